@@ -1,0 +1,2 @@
+#include <cstdio>
+int main() { std::puts("tilescope-cli"); return 0; }

@@ -1,0 +1,684 @@
+// Compilation of syntax trees to a small stack bytecode, and its interpreter.
+
+#include "expr/internal.h"
+
+#include <algorithm>
+
+namespace tilescope::expr {
+
+using namespace detail;
+
+// ---------------------------------------------------------------- Scope
+
+int Scope::addVariable(const std::string& name)
+{
+    if (const int s = slotOf(name); s >= 0)
+        return s;
+    m_variables.push_back({name, false, {}});
+    return static_cast<int>(m_variables.size()) - 1;
+}
+
+void Scope::setValueList(const std::string& name, std::vector<Value> values)
+{
+    const int s = addVariable(name);
+    auto& v = m_variables[static_cast<std::size_t>(s)];
+    v.hasValueList = true;
+    v.valueList = std::move(values);
+}
+
+void Scope::addConstant(const std::string& name, Value value)
+{
+    for (auto& c : m_constants)
+        if (c.name == name) {
+            c.value = value;
+            return;
+        }
+    m_constants.push_back({name, value});
+}
+
+int Scope::slotOf(std::string_view name) const
+{
+    for (std::size_t i = 0; i < m_variables.size(); ++i)
+        if (m_variables[i].name == name)
+            return static_cast<int>(i);
+    return -1;
+}
+
+std::vector<std::string> Scope::names() const
+{
+    std::vector<std::string> out;
+    for (const auto& v : m_variables)
+        out.push_back(v.name);
+    for (const auto& c : m_constants)
+        out.push_back(c.name);
+    return out;
+}
+
+const Scope::Variable* Scope::findVariable(std::string_view name) const
+{
+    const int s = slotOf(name);
+    return s < 0 ? nullptr : &m_variables[static_cast<std::size_t>(s)];
+}
+
+const Scope::Constant* Scope::findConstant(std::string_view name) const
+{
+    for (const auto& c : m_constants)
+        if (c.name == name)
+            return &c;
+    return nullptr;
+}
+
+// ---------------------------------------------------------------- errors
+
+const char* errorKindName(ErrorKind k)
+{
+    switch (k) {
+    case ErrorKind::Syntax:
+        return "SyntaxError";
+    case ErrorKind::Name:
+        return "NameError";
+    case ErrorKind::Type:
+        return "TypeError";
+    case ErrorKind::ZeroDivision:
+        return "ZeroDivisionError";
+    case ErrorKind::Value:
+        return "ValueError";
+    case ErrorKind::Overflow:
+        return "OverflowError";
+    case ErrorKind::Index:
+        return "IndexError";
+    }
+    return "Error";
+}
+
+namespace {
+std::string composeExprError(ErrorKind kind, const std::string& expression, int column, const std::string& message)
+{
+    return "column " + std::to_string(column) + ": " + errorKindName(kind) + ": " + message + ", in '" + expression +
+           "'";
+}
+} // namespace
+
+ExprError::ExprError(ErrorKind kind, std::string expression, int column, std::string message)
+    : std::runtime_error(composeExprError(kind, expression, column, message))
+    , m_kind(kind)
+    , m_expression(std::move(expression))
+    , m_column(column)
+    , m_message(std::move(message))
+{
+}
+
+// ---------------------------------------------------------------- code generation
+
+namespace {
+
+class CodeGen {
+public:
+    CodeGen(Expression::Program& program)
+        : m_p(program)
+    {
+    }
+
+    void run(const Node& root)
+    {
+        gen(root);
+        emit(Op::Return, root.column);
+        std::sort(m_slots.begin(), m_slots.end());
+        m_slots.erase(std::unique(m_slots.begin(), m_slots.end()), m_slots.end());
+        m_p.usedSlots = m_slots;
+        m_p.maxStack = m_maxDepth;
+    }
+
+private:
+    std::size_t emit(Op op, int column, std::int32_t arg = 0, std::uint8_t aux = 0)
+    {
+        Instr in;
+        in.op = op;
+        in.aux = aux;
+        in.column = static_cast<std::uint16_t>(std::clamp(column, 0, 65535));
+        in.arg = arg;
+        m_p.code.push_back(in);
+        return m_p.code.size() - 1;
+    }
+    void patch(std::size_t at) { m_p.code[at].arg = static_cast<std::int32_t>(m_p.code.size()); }
+    void push(int n = 1)
+    {
+        m_depth += n;
+        m_maxDepth = std::max(m_maxDepth, m_depth);
+    }
+    void pop(int n = 1) { m_depth -= n; }
+
+    [[noreturn]] void listError(const Node& n)
+    {
+        throw ExprError(ErrorKind::Type, m_p.source, n.column,
+                        "a list with variables in it can only follow 'in' or be the argument of min()/max()");
+    }
+
+    void gen(const Node& n)
+    {
+        switch (n.kind) {
+        case NodeKind::Const: {
+            m_p.constants.push_back(n.value);
+            emit(Op::LoadConst, n.column, static_cast<std::int32_t>(m_p.constants.size() - 1));
+            push();
+            return;
+        }
+        case NodeKind::Slot:
+            m_slots.push_back(n.slot);
+            emit(Op::LoadSlot, n.column, n.slot);
+            push();
+            return;
+        case NodeKind::Binary: {
+            gen(*n.kids[0]);
+            gen(*n.kids[1]);
+            Op op = Op::Binary;
+            switch (n.binOp) {
+            case BinOp::Add:
+                op = Op::Add;
+                break;
+            case BinOp::Sub:
+                op = Op::Sub;
+                break;
+            case BinOp::Mul:
+                op = Op::Mul;
+                break;
+            case BinOp::FloorDiv:
+                op = Op::FloorDiv;
+                break;
+            case BinOp::Mod:
+                op = Op::Mod;
+                break;
+            default:
+                break;
+            }
+            emit(op, n.column, 0, static_cast<std::uint8_t>(n.binOp));
+            pop();
+            return;
+        }
+        case NodeKind::Unary:
+            gen(*n.kids[0]);
+            if (n.unOp == UnOp::Not)
+                emit(Op::Not, n.column);
+            else
+                emit(Op::Unary, n.column, 0, static_cast<std::uint8_t>(n.unOp));
+            return;
+        case NodeKind::Compare:
+            genCompare(n);
+            return;
+        case NodeKind::And:
+        case NodeKind::Or: {
+            std::vector<std::size_t> jumps;
+            const Op jumpOp = n.kind == NodeKind::And ? Op::JumpIfFalseOrPop : Op::JumpIfTrueOrPop;
+            for (std::size_t i = 0; i < n.kids.size(); ++i) {
+                gen(*n.kids[i]);
+                if (i + 1 < n.kids.size()) {
+                    jumps.push_back(emit(jumpOp, n.column));
+                    pop();
+                }
+            }
+            for (auto j : jumps)
+                patch(j);
+            return;
+        }
+        case NodeKind::IfElse: {
+            gen(*n.kids[1]);
+            const std::size_t toElse = emit(Op::PopJumpIfFalse, n.column);
+            pop();
+            gen(*n.kids[0]);
+            const std::size_t toEnd = emit(Op::Jump, n.column);
+            pop();
+            patch(toElse);
+            gen(*n.kids[2]);
+            patch(toEnd);
+            return;
+        }
+        case NodeKind::Call: {
+            std::vector<const Node*> args;
+            for (const auto& k : n.kids)
+                args.push_back(k.get());
+            // min([a, b, c]) == min(a, b, c)
+            if ((n.builtin == Builtin::Min || n.builtin == Builtin::Max) && args.size() == 1 &&
+                args[0]->kind == NodeKind::ListDisplay) {
+                const Node* list = args[0];
+                args.clear();
+                for (const auto& k : list->kids)
+                    args.push_back(k.get());
+                if (args.empty())
+                    throw ExprError(ErrorKind::Value, m_p.source, n.column,
+                                    std::string(builtinName(n.builtin)) + "() arg is an empty sequence");
+                if (args.size() == 1) { // min([x]) is x
+                    gen(*args[0]);
+                    return;
+                }
+            }
+            for (const Node* a : args)
+                gen(*a);
+            emit(Op::Call, n.column, static_cast<std::int32_t>(args.size()), static_cast<std::uint8_t>(n.builtin));
+            pop(static_cast<int>(args.size()));
+            push();
+            return;
+        }
+        case NodeKind::Subscript:
+            gen(*n.kids[0]);
+            gen(*n.kids[1]);
+            emit(Op::Subscript, n.column);
+            pop();
+            return;
+        case NodeKind::ListDisplay:
+        case NodeKind::Comprehension:
+            listError(n);
+        }
+    }
+
+    void genCompare(const Node& n)
+    {
+        const std::size_t count = n.cmpOps.size();
+        gen(*n.kids[0]);
+        std::vector<std::size_t> chainJumps;
+        for (std::size_t i = 0; i < count; ++i) {
+            const CmpOp op = n.cmpOps[i];
+            const Node& rhs = *n.kids[i + 1];
+            const int column = n.cmpColumns[i];
+            const bool last = i + 1 == count;
+            if (rhs.kind == NodeKind::ListDisplay) {
+                if (!last || (op != CmpOp::In && op != CmpOp::NotIn))
+                    listError(rhs);
+                for (const auto& item : rhs.kids)
+                    gen(*item);
+                emit(op == CmpOp::In ? Op::InN : Op::NotInN, column, static_cast<std::int32_t>(rhs.kids.size()));
+                pop(static_cast<int>(rhs.kids.size()));
+                return;
+            }
+            gen(rhs);
+            if (!last) {
+                chainJumps.push_back(emit(Op::CompareChain, column, 0, static_cast<std::uint8_t>(op)));
+                pop(); // [a, b] -> [b]
+                continue;
+            }
+            Op specialised = Op::Compare;
+            switch (op) {
+            case CmpOp::Lt:
+                specialised = Op::Lt;
+                break;
+            case CmpOp::Le:
+                specialised = Op::Le;
+                break;
+            case CmpOp::Eq:
+                specialised = Op::Eq;
+                break;
+            case CmpOp::Ne:
+                specialised = Op::Ne;
+                break;
+            case CmpOp::Gt:
+                specialised = Op::Gt;
+                break;
+            case CmpOp::Ge:
+                specialised = Op::Ge;
+                break;
+            default:
+                break;
+            }
+            emit(specialised, column, 0, static_cast<std::uint8_t>(op));
+            pop();
+        }
+        for (auto j : chainJumps)
+            patch(j);
+    }
+
+    Expression::Program& m_p;
+    std::vector<int> m_slots;
+    int m_depth = 0;
+    int m_maxDepth = 0;
+};
+
+inline bool fastInts(const Value& a, const Value& b) { return a.kind == Kind::Int && b.kind == Kind::Int; }
+
+} // namespace
+
+// ---------------------------------------------------------------- interpreter
+
+bool Expression::Program::run(const Value* slotValues, Value& out, EvalStatus& st) const noexcept
+{
+    constexpr int kInline = 32;
+    Value inlineStack[kInline];
+    std::vector<Value> heapStack;
+    Value* base = inlineStack;
+    if (maxStack > kInline) {
+        try {
+            heapStack.resize(static_cast<std::size_t>(maxStack));
+        } catch (...) {
+            st = {false, ErrorKind::Overflow, 0, "expression too deep to evaluate"};
+            return false;
+        }
+        base = heapStack.data();
+    }
+    Value* sp = base;
+    const Instr* ip = code.data();
+    const Value* consts = constants.data();
+    std::size_t pc = 0;
+
+    auto raise = [&](const Instr& in) {
+        st.ok = false;
+        st.column = in.column;
+        return false;
+    };
+
+#define TS_CMP_FAST(OPERATOR)                                                                                          \
+    {                                                                                                                  \
+        Value& a = sp[-2];                                                                                             \
+        const Value& b = sp[-1];                                                                                       \
+        if (fastInts(a, b)) {                                                                                          \
+            a = Value::ofBool(a.i OPERATOR b.i);                                                                       \
+        } else {                                                                                                       \
+            bool r;                                                                                                    \
+            if (!compareOp(static_cast<CmpOp>(in.aux), a, b, r, st))                                                   \
+                return raise(in);                                                                                      \
+            a = Value::ofBool(r);                                                                                      \
+        }                                                                                                              \
+        --sp;                                                                                                          \
+        break;                                                                                                         \
+    }
+
+    for (;;) {
+        const Instr& in = ip[pc++];
+        switch (in.op) {
+        case Op::LoadSlot:
+            *sp++ = slotValues[in.arg];
+            break;
+        case Op::LoadConst:
+            *sp++ = consts[in.arg];
+            break;
+        case Op::Add: {
+            Value& a = sp[-2];
+            const Value& b = sp[-1];
+            std::int64_t r;
+            if (fastInts(a, b) && !__builtin_add_overflow(a.i, b.i, &r)) {
+                a.i = r;
+            } else if (!binaryOp(BinOp::Add, a, b, a, st)) {
+                return raise(in);
+            }
+            --sp;
+            break;
+        }
+        case Op::Sub: {
+            Value& a = sp[-2];
+            const Value& b = sp[-1];
+            std::int64_t r;
+            if (fastInts(a, b) && !__builtin_sub_overflow(a.i, b.i, &r)) {
+                a.i = r;
+            } else if (!binaryOp(BinOp::Sub, a, b, a, st)) {
+                return raise(in);
+            }
+            --sp;
+            break;
+        }
+        case Op::Mul: {
+            Value& a = sp[-2];
+            const Value& b = sp[-1];
+            std::int64_t r;
+            if (fastInts(a, b) && !__builtin_mul_overflow(a.i, b.i, &r)) {
+                a.i = r;
+            } else if (!binaryOp(BinOp::Mul, a, b, a, st)) {
+                return raise(in);
+            }
+            --sp;
+            break;
+        }
+        case Op::FloorDiv:
+        case Op::Mod: {
+            Value& a = sp[-2];
+            const Value& b = sp[-1];
+            if (fastInts(a, b) && b.i > 0 && a.i >= 0) { // the common case: C's division is Python's
+                a.i = in.op == Op::FloorDiv ? a.i / b.i : a.i % b.i;
+            } else if (!binaryOp(static_cast<BinOp>(in.aux), a, b, a, st)) {
+                return raise(in);
+            }
+            --sp;
+            break;
+        }
+        case Op::Binary: {
+            Value& a = sp[-2];
+            if (!binaryOp(static_cast<BinOp>(in.aux), a, sp[-1], a, st))
+                return raise(in);
+            --sp;
+            break;
+        }
+        case Op::Unary: {
+            Value& a = sp[-1];
+            if (!unaryOp(static_cast<UnOp>(in.aux), a, a, st))
+                return raise(in);
+            break;
+        }
+        case Op::Not:
+            sp[-1] = Value::ofBool(!truthy(sp[-1]));
+            break;
+        case Op::Lt:
+            TS_CMP_FAST(<)
+        case Op::Le:
+            TS_CMP_FAST(<=)
+        case Op::Eq:
+            TS_CMP_FAST(==)
+        case Op::Ne:
+            TS_CMP_FAST(!=)
+        case Op::Gt:
+            TS_CMP_FAST(>)
+        case Op::Ge:
+            TS_CMP_FAST(>=)
+        case Op::Compare: {
+            Value& a = sp[-2];
+            bool r;
+            if (!compareOp(static_cast<CmpOp>(in.aux), a, sp[-1], r, st))
+                return raise(in);
+            a = Value::ofBool(r);
+            --sp;
+            break;
+        }
+        case Op::CompareChain: {
+            // [a, b] -> [b] when a OP b holds; else [False] and jump past the chain.
+            Value& a = sp[-2];
+            const Value& b = sp[-1];
+            bool r;
+            if (fastInts(a, b)) {
+                switch (static_cast<CmpOp>(in.aux)) {
+                case CmpOp::Lt:
+                    r = a.i < b.i;
+                    break;
+                case CmpOp::Le:
+                    r = a.i <= b.i;
+                    break;
+                case CmpOp::Eq:
+                    r = a.i == b.i;
+                    break;
+                case CmpOp::Ne:
+                    r = a.i != b.i;
+                    break;
+                case CmpOp::Gt:
+                    r = a.i > b.i;
+                    break;
+                case CmpOp::Ge:
+                    r = a.i >= b.i;
+                    break;
+                default:
+                    if (!compareOp(static_cast<CmpOp>(in.aux), a, b, r, st))
+                        return raise(in);
+                }
+            } else if (!compareOp(static_cast<CmpOp>(in.aux), a, b, r, st)) {
+                return raise(in);
+            }
+            if (r) {
+                a = b;
+                --sp;
+            } else {
+                a = Value::ofBool(false);
+                --sp;
+                pc = static_cast<std::size_t>(in.arg);
+            }
+            break;
+        }
+        case Op::JumpIfFalseOrPop:
+            if (!truthy(sp[-1]))
+                pc = static_cast<std::size_t>(in.arg);
+            else
+                --sp;
+            break;
+        case Op::JumpIfTrueOrPop:
+            if (truthy(sp[-1]))
+                pc = static_cast<std::size_t>(in.arg);
+            else
+                --sp;
+            break;
+        case Op::PopJumpIfFalse:
+            if (!truthy(*--sp))
+                pc = static_cast<std::size_t>(in.arg);
+            break;
+        case Op::Jump:
+            pc = static_cast<std::size_t>(in.arg);
+            break;
+        case Op::Call: {
+            const int argc = in.arg;
+            Value* args = sp - argc;
+            Value r;
+            if (!callBuiltin(static_cast<Builtin>(in.aux), args, argc, r, st))
+                return raise(in);
+            sp = args;
+            *sp++ = r;
+            break;
+        }
+        case Op::Subscript: {
+            Value& a = sp[-2];
+            if (!subscript(a, sp[-1], a, st))
+                return raise(in);
+            --sp;
+            break;
+        }
+        case Op::InN:
+        case Op::NotInN: {
+            const int n = in.arg;
+            Value* items = sp - n;
+            const Value& x = items[-1];
+            bool found = false;
+            for (int k = 0; k < n && !found; ++k)
+                found = equal(x, items[k]);
+            sp = items;
+            sp[-1] = Value::ofBool(in.op == Op::InN ? found : !found);
+            break;
+        }
+        case Op::Return:
+            out = sp[-1];
+            return true;
+        }
+    }
+#undef TS_CMP_FAST
+}
+
+// ---------------------------------------------------------------- Expression
+
+namespace {
+const std::string& emptyString()
+{
+    static const std::string empty;
+    return empty;
+}
+} // namespace
+
+Expression::Expression() = default;
+
+Expression::Expression(std::shared_ptr<const Program> program)
+    : m_program(std::move(program))
+{
+}
+
+Expression Expression::compile(std::string_view source, const Scope& scope)
+{
+    auto program = std::make_shared<Program>();
+    program->source = std::string(source);
+    auto root = parse(source, scope, program->pool, ParseOptions{});
+    CodeGen(*program).run(*root);
+    return Expression(std::move(program));
+}
+
+const std::string& Expression::source() const { return m_program ? m_program->source : emptyString(); }
+
+std::span<const int> Expression::usedSlots() const
+{
+    if (!m_program)
+        return {};
+    return m_program->usedSlots;
+}
+
+bool Expression::tryEvaluate(const Value* slotValues, Value& result, EvalStatus& status) const noexcept
+{
+    if (!m_program) {
+        result = Value::ofBool(true);
+        return true;
+    }
+    status = EvalStatus{};
+    return m_program->run(slotValues, result, status);
+}
+
+ExprError Expression::errorFor(const EvalStatus& status) const
+{
+    return ExprError(status.kind, source(), status.column, status.message ? status.message : "evaluation failed");
+}
+
+Value Expression::evaluate(const Value* slotValues) const
+{
+    Value result;
+    EvalStatus st;
+    if (!tryEvaluate(slotValues, result, st))
+        throw errorFor(st);
+    return result;
+}
+
+bool Expression::test(const Value* slotValues) const { return truthy(evaluate(slotValues)); }
+
+std::int64_t Expression::evaluateInt(const Value* slotValues) const
+{
+    const Value v = evaluate(slotValues);
+    if (v.kind == Kind::Int || v.kind == Kind::Bool)
+        return v.i;
+    if (v.kind == Kind::Float && v.f == static_cast<double>(static_cast<std::int64_t>(v.f)))
+        return static_cast<std::int64_t>(v.f);
+    throw ExprError(ErrorKind::Type, source(), 1, "expected an integer, got " + repr(v));
+}
+
+double Expression::evaluateNumber(const Value* slotValues) const
+{
+    const Value v = evaluate(slotValues);
+    if (v.kind == Kind::Float)
+        return v.f;
+    if (v.kind == Kind::Int || v.kind == Kind::Bool)
+        return static_cast<double>(v.i);
+    throw ExprError(ErrorKind::Type, source(), 1, "expected a number, got " + repr(v));
+}
+
+// ---------------------------------------------------------------- value lists
+
+std::vector<Value> parseValueList(std::string_view source, std::vector<std::unique_ptr<std::string>>& strings)
+{
+    const std::string text(source);
+    ConstPool pool;
+    ParseOptions opts;
+    opts.allowComprehension = true;
+    const Scope empty;
+    auto root = parse(source, empty, pool, opts);
+    if (root->kind != NodeKind::Const)
+        throw ExprError(ErrorKind::Type, text, root->column, "the values must be constants");
+    if (root->value.kind != Kind::List)
+        throw ExprError(ErrorKind::Type, text, root->column,
+                        "expected a list such as [1, 2, 4] or range(...), got " + repr(root->value));
+    std::vector<Value> out;
+    for (const Value& v : root->value.items()) {
+        if (v.kind == Kind::List)
+            throw ExprError(ErrorKind::Type, text, root->column, "a value may not be a list: " + repr(v));
+        if (v.kind == Kind::Str) {
+            strings.push_back(std::make_unique<std::string>(*v.s));
+            out.push_back(Value::ofStr(strings.back().get()));
+        } else {
+            out.push_back(v);
+        }
+    }
+    return out;
+}
+
+} // namespace tilescope::expr

@@ -1,0 +1,126 @@
+#pragma once
+
+// Internals of the expression language shared by its parser, compiler and virtual machine.
+
+#include "expr/expr.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace tilescope::expr::detail {
+
+enum class BinOp : std::uint8_t { Add, Sub, Mul, TrueDiv, FloorDiv, Mod, Pow, BitAnd, BitOr, BitXor, LShift, RShift };
+enum class UnOp : std::uint8_t { Neg, Pos, Invert, Not };
+enum class CmpOp : std::uint8_t { Lt, Le, Eq, Ne, Gt, Ge, In, NotIn };
+enum class Builtin : std::uint8_t { Min, Max, Abs, Ceil, Floor, Log2, Sqrt, Int, Float, Round, Len, Pow, Bool, Range, List };
+
+const char* binOpText(BinOp op);
+const char* cmpOpText(CmpOp op);
+const char* builtinName(Builtin b);
+bool lookupBuiltin(std::string_view name, Builtin& out);
+
+// ---- runtime operations, shared by the VM's slow paths and constant folding ----
+// Each returns false and fills `st` (without the column) on a Python exception.
+bool binaryOp(BinOp op, const Value& a, const Value& b, Value& out, EvalStatus& st);
+bool unaryOp(UnOp op, const Value& a, Value& out, EvalStatus& st);
+bool compareOp(CmpOp op, const Value& a, const Value& b, bool& out, EvalStatus& st);
+/// Builtins other than range; `args` are argc values.
+bool callBuiltin(Builtin b, const Value* args, int argc, Value& out, EvalStatus& st);
+bool subscript(const Value& container, const Value& index, Value& out, EvalStatus& st);
+
+// ---- syntax tree ----
+enum class NodeKind : std::uint8_t {
+    Const,     // value
+    Slot,      // slot
+    Binary,    // binOp, kids[0], kids[1]
+    Unary,     // unOp, kids[0]
+    Compare,   // kids[0..n], cmpOps[n-1]
+    And,       // kids (2+)
+    Or,        // kids (2+)
+    IfElse,    // kids: body, test, orelse
+    Call,      // builtin, kids = args
+    Subscript, // kids: container, index
+    ListDisplay, // kids = items
+    Comprehension, // kids: element, iterable, [conditions...]; loopSlot
+};
+
+struct Node {
+    NodeKind kind = NodeKind::Const;
+    int column = 1; // 1-based, where an error in this node is reported
+    Value value;
+    int slot = -1;
+    BinOp binOp = BinOp::Add;
+    UnOp unOp = UnOp::Neg;
+    Builtin builtin = Builtin::Min;
+    std::vector<CmpOp> cmpOps;
+    std::vector<int> cmpColumns;
+    std::vector<std::unique_ptr<Node>> kids;
+    std::string name; // a slot's or a call's name, for messages
+};
+
+/// Storage for the constants that a compiled program (or a parsed value list) owns.
+struct ConstPool {
+    std::vector<std::unique_ptr<std::string>> strings;
+    std::vector<std::unique_ptr<ValueList>> lists;
+    const std::string* addString(std::string s);
+    Value addList(std::vector<Value> items);
+};
+
+struct ParseOptions {
+    bool allowComprehension = false;
+};
+
+/// Parses `source` against `scope`; names become slots or folded constants. Throws ExprError
+/// (SyntaxError, NameError, TypeError) with columns. Folds constant subtrees into `pool`.
+std::unique_ptr<Node> parse(std::string_view source, const Scope& scope, ConstPool& pool, const ParseOptions& opts);
+
+// ---- bytecode ----
+enum class Op : std::uint8_t {
+    LoadSlot,
+    LoadConst,
+    Binary,         // aux = BinOp
+    Add,            // specialised binaries with an int fast path
+    Sub,
+    Mul,
+    FloorDiv,
+    Mod,
+    Unary,          // aux = UnOp
+    Not,
+    Compare,        // aux = CmpOp
+    CompareChain,   // aux = CmpOp, arg = jump target when false
+    Lt, Le, Eq, Ne, Gt, Ge, // specialised comparisons with an int fast path
+    JumpIfFalseOrPop,
+    JumpIfTrueOrPop,
+    PopJumpIfFalse,
+    Jump,
+    Call,           // aux = Builtin, arg = argc
+    Subscript,
+    InN,            // arg = n: [x, a1..an] -> x in (a1..an)
+    NotInN,
+    Return,
+};
+
+struct Instr {
+    Op op;
+    std::uint8_t aux = 0;
+    std::uint16_t column = 0;
+    std::int32_t arg = 0;
+};
+
+} // namespace tilescope::expr::detail
+
+namespace tilescope::expr {
+
+struct Expression::Program {
+    std::string source;
+    std::vector<detail::Instr> code;
+    std::vector<Value> constants;
+    detail::ConstPool pool;
+    std::vector<int> usedSlots;
+    int maxStack = 0;
+
+    bool run(const Value* slotValues, Value& out, EvalStatus& st) const noexcept;
+};
+
+} // namespace tilescope::expr

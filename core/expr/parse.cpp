@@ -1,0 +1,1065 @@
+// Lexer and recursive-descent parser for the Python subset, with name resolution and
+// constant folding.
+
+#include "expr/internal.h"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <cstring>
+#include <numbers>
+
+namespace tilescope::expr::detail {
+
+const std::string* ConstPool::addString(std::string s)
+{
+    strings.push_back(std::make_unique<std::string>(std::move(s)));
+    return strings.back().get();
+}
+
+Value ConstPool::addList(std::vector<Value> items)
+{
+    lists.push_back(std::make_unique<ValueList>(items));
+    return lists.back()->value();
+}
+
+namespace {
+
+enum class Tok : std::uint8_t { End, Int, Float, Str, Name, Op, Keyword };
+
+struct Token {
+    Tok kind = Tok::End;
+    int column = 1;
+    std::string text; // operator / name / keyword text; string contents for Str
+    std::int64_t i = 0;
+    double f = 0;
+};
+
+constexpr const char* kKeywords[] = {"and", "or", "not", "if", "else", "in", "is", "True", "False", "None",
+                                     "for", "lambda"};
+
+// Operators, longest first so that "//" wins over "/".
+constexpr const char* kOperators[] = {"**", "//", "<=", ">=", "==", "!=", "<<", ">>", "+", "-", "*", "/", "%",
+                                      "<",  ">",  "(",  ")",  "[",  "]",  ",",  ".",  "&", "|", "^", "~", ":"};
+
+class Lexer {
+public:
+    Lexer(std::string_view src, const std::string& source)
+        : m_src(src)
+        , m_source(source)
+    {
+    }
+
+    std::vector<Token> run()
+    {
+        std::vector<Token> out;
+        int depth = 0;
+        while (true) {
+            skipSpace();
+            Token t;
+            t.column = static_cast<int>(m_pos) + 1;
+            if (m_pos >= m_src.size()) {
+                if (depth > 0)
+                    throw ExprError(ErrorKind::Syntax, m_source, t.column, "unexpected end of expression: a bracket is not closed");
+                t.kind = Tok::End;
+                out.push_back(t);
+                return out;
+            }
+            const char c = m_src[m_pos];
+            if (std::isdigit(static_cast<unsigned char>(c)) ||
+                (c == '.' && m_pos + 1 < m_src.size() && std::isdigit(static_cast<unsigned char>(m_src[m_pos + 1])))) {
+                number(t);
+            } else if (std::isalpha(static_cast<unsigned char>(c)) || c == '_') {
+                const std::size_t start = m_pos;
+                while (m_pos < m_src.size() &&
+                       (std::isalnum(static_cast<unsigned char>(m_src[m_pos])) || m_src[m_pos] == '_'))
+                    ++m_pos;
+                t.text = std::string(m_src.substr(start, m_pos - start));
+                t.kind = std::find_if(std::begin(kKeywords), std::end(kKeywords),
+                                      [&](const char* k) { return t.text == k; }) != std::end(kKeywords)
+                             ? Tok::Keyword
+                             : Tok::Name;
+            } else if (c == '\'' || c == '"') {
+                string(t);
+            } else {
+                bool matched = false;
+                for (const char* op : kOperators) {
+                    const std::size_t n = std::strlen(op);
+                    if (m_src.substr(m_pos, n) == op) {
+                        t.kind = Tok::Op;
+                        t.text = op;
+                        m_pos += n;
+                        matched = true;
+                        break;
+                    }
+                }
+                if (!matched) {
+                    const std::string what = c == '=' ? "'=' is assignment; use '==' to compare"
+                                             : c == '!' ? "'!' is not Python; use 'not' or '!='"
+                                                        : std::string("unexpected character '") + c + "'";
+                    throw ExprError(ErrorKind::Syntax, m_source, t.column, what);
+                }
+                if (t.text == "(" || t.text == "[")
+                    ++depth;
+                else if (t.text == ")" || t.text == "]") {
+                    if (--depth < 0)
+                        throw ExprError(ErrorKind::Syntax, m_source, t.column, "unmatched '" + t.text + "'");
+                }
+            }
+            out.push_back(std::move(t));
+        }
+    }
+
+private:
+    void skipSpace()
+    {
+        while (m_pos < m_src.size() && (m_src[m_pos] == ' ' || m_src[m_pos] == '\t' || m_src[m_pos] == '\n' ||
+                                        m_src[m_pos] == '\r'))
+            ++m_pos;
+    }
+
+    void number(Token& t)
+    {
+        const std::size_t start = m_pos;
+        auto isDigitOr_ = [&](char ch, bool hex) {
+            return (hex ? std::isxdigit(static_cast<unsigned char>(ch)) : std::isdigit(static_cast<unsigned char>(ch))) ||
+                   ch == '_';
+        };
+        if (m_src[m_pos] == '0' && m_pos + 1 < m_src.size() &&
+            (m_src[m_pos + 1] == 'x' || m_src[m_pos + 1] == 'X' || m_src[m_pos + 1] == 'b' || m_src[m_pos + 1] == 'B' ||
+             m_src[m_pos + 1] == 'o' || m_src[m_pos + 1] == 'O')) {
+            const char base = static_cast<char>(std::tolower(m_src[m_pos + 1]));
+            m_pos += 2;
+            const std::size_t digitsStart = m_pos;
+            while (m_pos < m_src.size() && isDigitOr_(m_src[m_pos], base == 'x'))
+                ++m_pos;
+            std::string digits;
+            for (std::size_t k = digitsStart; k < m_pos; ++k)
+                if (m_src[k] != '_')
+                    digits += m_src[k];
+            std::uint64_t v = 0;
+            const int radix = base == 'x' ? 16 : base == 'b' ? 2 : 8;
+            auto [ptr, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), v, radix);
+            if (digits.empty() || ec != std::errc() || ptr != digits.data() + digits.size())
+                throw ExprError(ErrorKind::Syntax, m_source, t.column, "invalid number literal");
+            if (v > static_cast<std::uint64_t>(INT64_MAX))
+                throw ExprError(ErrorKind::Overflow, m_source, t.column, "integer literal does not fit in 64 bits");
+            t.kind = Tok::Int;
+            t.i = static_cast<std::int64_t>(v);
+            checkNoTrailingName(t);
+            return;
+        }
+        bool isFloat = false;
+        while (m_pos < m_src.size() && isDigitOr_(m_src[m_pos], false))
+            ++m_pos;
+        if (m_pos < m_src.size() && m_src[m_pos] == '.') {
+            isFloat = true;
+            ++m_pos;
+            while (m_pos < m_src.size() && isDigitOr_(m_src[m_pos], false))
+                ++m_pos;
+        }
+        if (m_pos < m_src.size() && (m_src[m_pos] == 'e' || m_src[m_pos] == 'E')) {
+            std::size_t p = m_pos + 1;
+            if (p < m_src.size() && (m_src[p] == '+' || m_src[p] == '-'))
+                ++p;
+            if (p < m_src.size() && std::isdigit(static_cast<unsigned char>(m_src[p]))) {
+                isFloat = true;
+                m_pos = p;
+                while (m_pos < m_src.size() && isDigitOr_(m_src[m_pos], false))
+                    ++m_pos;
+            }
+        }
+        std::string text;
+        for (std::size_t k = start; k < m_pos; ++k) {
+            if (m_src[k] == '_') {
+                const bool ok = k > start && k + 1 < m_pos && std::isdigit(static_cast<unsigned char>(m_src[k - 1])) &&
+                                std::isdigit(static_cast<unsigned char>(m_src[k + 1]));
+                if (!ok)
+                    throw ExprError(ErrorKind::Syntax, m_source, static_cast<int>(k) + 1, "invalid number literal");
+                continue;
+            }
+            text += m_src[k];
+        }
+        if (isFloat) {
+            t.kind = Tok::Float;
+            t.f = std::strtod(text.c_str(), nullptr);
+        } else {
+            if (text.size() > 1 && text[0] == '0' && text.find_first_not_of('0') != std::string::npos)
+                throw ExprError(ErrorKind::Syntax, m_source, t.column,
+                                "leading zeros in decimal integer literals are not permitted");
+            t.kind = Tok::Int;
+            auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), t.i);
+            if (ec != std::errc())
+                throw ExprError(ErrorKind::Overflow, m_source, t.column, "integer literal does not fit in 64 bits");
+            (void)ptr;
+        }
+        checkNoTrailingName(t);
+    }
+
+    void checkNoTrailingName(const Token& t)
+    {
+        if (m_pos < m_src.size() && (std::isalpha(static_cast<unsigned char>(m_src[m_pos])) || m_src[m_pos] == '_'))
+            throw ExprError(ErrorKind::Syntax, m_source, t.column, "invalid number literal");
+    }
+
+    void string(Token& t)
+    {
+        const char quote = m_src[m_pos++];
+        std::string value;
+        while (true) {
+            if (m_pos >= m_src.size() || m_src[m_pos] == '\n')
+                throw ExprError(ErrorKind::Syntax, m_source, t.column, "unterminated string literal");
+            const char c = m_src[m_pos++];
+            if (c == quote)
+                break;
+            if (c == '\\' && m_pos < m_src.size()) {
+                const char e = m_src[m_pos++];
+                switch (e) {
+                case 'n':
+                    value += '\n';
+                    break;
+                case 't':
+                    value += '\t';
+                    break;
+                case '\\':
+                case '\'':
+                case '"':
+                    value += e;
+                    break;
+                default:
+                    value += '\\';
+                    value += e;
+                }
+                continue;
+            }
+            value += c;
+        }
+        t.kind = Tok::Str;
+        t.text = std::move(value);
+    }
+
+    std::string_view m_src;
+    const std::string& m_source;
+    std::size_t m_pos = 0;
+};
+
+int editDistance(std::string_view a, std::string_view b)
+{
+    std::vector<int> prev(b.size() + 1), cur(b.size() + 1);
+    for (std::size_t j = 0; j <= b.size(); ++j)
+        prev[j] = static_cast<int>(j);
+    for (std::size_t i = 1; i <= a.size(); ++i) {
+        cur[0] = static_cast<int>(i);
+        for (std::size_t j = 1; j <= b.size(); ++j) {
+            const int sub = prev[j - 1] + (std::tolower(a[i - 1]) == std::tolower(b[j - 1]) ? 0 : 1);
+            cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, sub});
+        }
+        std::swap(prev, cur);
+    }
+    return prev[b.size()];
+}
+
+class Parser {
+public:
+    Parser(std::vector<Token> tokens, const std::string& source, const Scope& scope, ConstPool& pool,
+           const ParseOptions& opts)
+        : m_toks(std::move(tokens))
+        , m_source(source)
+        , m_scope(scope)
+        , m_pool(pool)
+        , m_opts(opts)
+    {
+    }
+
+    std::unique_ptr<Node> parseAll()
+    {
+        if (peek().kind == Tok::End)
+            throw error(peek().column, "empty expression");
+        auto node = expression();
+        if (peek().kind != Tok::End) {
+            const Token& t = peek();
+            if (t.kind == Tok::Op && t.text == ",")
+                throw error(t.column, "a tuple is not an expression here; did you mean a list in brackets?");
+            throw error(t.column, "unexpected " + describe(t));
+        }
+        return node;
+    }
+
+private:
+    // ---- token helpers ----
+    const Token& peek(std::size_t ahead = 0) const { return m_toks[std::min(m_pos + ahead, m_toks.size() - 1)]; }
+    const Token& next() { return m_toks[std::min(m_pos++, m_toks.size() - 1)]; }
+    bool isOp(const char* op, std::size_t ahead = 0) const
+    {
+        const Token& t = peek(ahead);
+        return t.kind == Tok::Op && t.text == op;
+    }
+    bool isKeyword(const char* kw, std::size_t ahead = 0) const
+    {
+        const Token& t = peek(ahead);
+        return t.kind == Tok::Keyword && t.text == kw;
+    }
+    void expectOp(const char* op, const char* context)
+    {
+        if (!isOp(op))
+            throw error(peek().column, std::string("expected '") + op + "' " + context + ", found " + describe(peek()));
+        next();
+    }
+    static std::string describe(const Token& t)
+    {
+        switch (t.kind) {
+        case Tok::End:
+            return "the end of the expression";
+        case Tok::Int:
+        case Tok::Float:
+            return "a number";
+        case Tok::Str:
+            return "a string";
+        case Tok::Name:
+            return "name '" + t.text + "'";
+        case Tok::Keyword:
+            return "keyword '" + t.text + "'";
+        case Tok::Op:
+            return "'" + t.text + "'";
+        }
+        return "?";
+    }
+    ExprError error(int column, const std::string& message, ErrorKind kind = ErrorKind::Syntax) const
+    {
+        return ExprError(kind, m_source, column, message);
+    }
+
+    // ---- node helpers ----
+    static std::unique_ptr<Node> makeConst(Value v, int column)
+    {
+        auto n = std::make_unique<Node>();
+        n->kind = NodeKind::Const;
+        n->value = v;
+        n->column = column;
+        return n;
+    }
+    static bool isConst(const Node& n) { return n.kind == NodeKind::Const; }
+
+    // Replaces `node` by its value when all its inputs are constant and evaluating it succeeds;
+    // when it fails (1/0), the node stays, so the error happens (and is reported) at run time.
+    std::unique_ptr<Node> fold(std::unique_ptr<Node> node)
+    {
+        EvalStatus st;
+        Value out;
+        switch (node->kind) {
+        case NodeKind::Binary:
+            if (isConst(*node->kids[0]) && isConst(*node->kids[1]) &&
+                binaryOp(node->binOp, node->kids[0]->value, node->kids[1]->value, out, st))
+                return makeConst(out, node->column);
+            break;
+        case NodeKind::Unary:
+            if (isConst(*node->kids[0]) && unaryOp(node->unOp, node->kids[0]->value, out, st))
+                return makeConst(out, node->column);
+            break;
+        case NodeKind::Call: {
+            if (!std::all_of(node->kids.begin(), node->kids.end(), [](const auto& k) { return isConst(*k); }))
+                break;
+            std::vector<Value> args;
+            for (const auto& k : node->kids)
+                args.push_back(k->value);
+            if (callBuiltin(node->builtin, args.data(), static_cast<int>(args.size()), out, st))
+                return makeConst(out, node->column);
+            break;
+        }
+        case NodeKind::Subscript:
+            if (isConst(*node->kids[0]) && isConst(*node->kids[1]) &&
+                subscript(node->kids[0]->value, node->kids[1]->value, out, st))
+                return makeConst(out, node->column);
+            break;
+        case NodeKind::ListDisplay:
+            if (std::all_of(node->kids.begin(), node->kids.end(), [](const auto& k) { return isConst(*k); })) {
+                std::vector<Value> items;
+                for (const auto& k : node->kids)
+                    items.push_back(k->value);
+                return makeConst(m_pool.addList(std::move(items)), node->column);
+            }
+            break;
+        case NodeKind::Compare: {
+            if (!std::all_of(node->kids.begin(), node->kids.end(), [](const auto& k) { return isConst(*k); }))
+                break;
+            bool result = true;
+            for (std::size_t i = 0; i < node->cmpOps.size() && result; ++i)
+                if (!compareOp(node->cmpOps[i], node->kids[i]->value, node->kids[i + 1]->value, result, st))
+                    return node;
+            return makeConst(Value::ofBool(result), node->column);
+        }
+        case NodeKind::And:
+        case NodeKind::Or: {
+            // Fold leading constants: `True and x` -> x, `False and x` -> False.
+            const bool isAnd = node->kind == NodeKind::And;
+            while (!node->kids.empty() && isConst(*node->kids.front())) {
+                const bool t = truthy(node->kids.front()->value);
+                if (t != isAnd || node->kids.size() == 1)
+                    return std::move(node->kids.front());
+                node->kids.erase(node->kids.begin());
+            }
+            if (node->kids.size() == 1)
+                return std::move(node->kids.front());
+            break;
+        }
+        case NodeKind::IfElse:
+            if (isConst(*node->kids[1]))
+                return std::move(node->kids[truthy(node->kids[1]->value) ? 0 : 2]);
+            break;
+        default:
+            break;
+        }
+        return node;
+    }
+
+    // ---- grammar ----
+    std::unique_ptr<Node> expression()
+    {
+        if (isKeyword("lambda"))
+            throw error(peek().column, "lambda is not supported");
+        auto body = disjunction();
+        if (isKeyword("if")) {
+            const int column = next().column;
+            auto test = disjunction();
+            if (!isKeyword("else"))
+                throw error(peek().column, "expected 'else' in a conditional expression, found " + describe(peek()));
+            next();
+            auto orelse = expression();
+            auto n = std::make_unique<Node>();
+            n->kind = NodeKind::IfElse;
+            n->column = column;
+            n->kids.push_back(std::move(body));
+            n->kids.push_back(std::move(test));
+            n->kids.push_back(std::move(orelse));
+            return fold(std::move(n));
+        }
+        return body;
+    }
+
+    std::unique_ptr<Node> boolChain(NodeKind kind, const char* keyword, std::unique_ptr<Node> (Parser::*operand)())
+    {
+        auto first = (this->*operand)();
+        if (!isKeyword(keyword))
+            return first;
+        auto n = std::make_unique<Node>();
+        n->kind = kind;
+        n->column = peek().column;
+        n->kids.push_back(std::move(first));
+        while (isKeyword(keyword)) {
+            next();
+            n->kids.push_back((this->*operand)());
+        }
+        return fold(std::move(n));
+    }
+
+    std::unique_ptr<Node> disjunction() { return boolChain(NodeKind::Or, "or", &Parser::conjunction); }
+    std::unique_ptr<Node> conjunction() { return boolChain(NodeKind::And, "and", &Parser::inversion); }
+
+    std::unique_ptr<Node> inversion()
+    {
+        if (isKeyword("not")) {
+            const int column = next().column;
+            auto n = std::make_unique<Node>();
+            n->kind = NodeKind::Unary;
+            n->unOp = UnOp::Not;
+            n->column = column;
+            n->kids.push_back(inversion());
+            return fold(std::move(n));
+        }
+        return comparison();
+    }
+
+    bool comparisonOperator(CmpOp& op, int& column, std::size_t& width) const
+    {
+        const Token& t = peek();
+        column = t.column;
+        width = 1;
+        if (t.kind == Tok::Op) {
+            static const std::pair<const char*, CmpOp> ops[] = {{"<", CmpOp::Lt},  {"<=", CmpOp::Le},
+                                                                {"==", CmpOp::Eq}, {"!=", CmpOp::Ne},
+                                                                {">", CmpOp::Gt},  {">=", CmpOp::Ge}};
+            for (const auto& [text, o] : ops)
+                if (t.text == text) {
+                    op = o;
+                    return true;
+                }
+            return false;
+        }
+        if (t.kind == Tok::Keyword) {
+            if (t.text == "in") {
+                op = CmpOp::In;
+                return true;
+            }
+            if (t.text == "not" && isKeyword("in", 1)) {
+                op = CmpOp::NotIn;
+                width = 2;
+                return true;
+            }
+            if (t.text == "is")
+                throw error(t.column, "'is' is not supported; use '==' to compare values");
+        }
+        return false;
+    }
+
+    std::unique_ptr<Node> comparison()
+    {
+        auto first = bitOr();
+        CmpOp op;
+        int column;
+        std::size_t width;
+        if (!comparisonOperator(op, column, width))
+            return first;
+        auto n = std::make_unique<Node>();
+        n->kind = NodeKind::Compare;
+        n->column = column;
+        n->kids.push_back(std::move(first));
+        while (comparisonOperator(op, column, width)) {
+            m_pos += width;
+            n->cmpOps.push_back(op);
+            n->cmpColumns.push_back(column);
+            n->kids.push_back(bitOr());
+        }
+        return fold(std::move(n));
+    }
+
+    std::unique_ptr<Node> binary(BinOp op, int column, std::unique_ptr<Node> lhs, std::unique_ptr<Node> rhs)
+    {
+        auto n = std::make_unique<Node>();
+        n->kind = NodeKind::Binary;
+        n->binOp = op;
+        n->column = column;
+        n->kids.push_back(std::move(lhs));
+        n->kids.push_back(std::move(rhs));
+        return fold(std::move(n));
+    }
+
+    using Level = std::unique_ptr<Node> (Parser::*)();
+    std::unique_ptr<Node> leftAssoc(std::initializer_list<std::pair<const char*, BinOp>> ops, Level operand)
+    {
+        auto lhs = (this->*operand)();
+        while (true) {
+            bool matched = false;
+            for (const auto& [text, op] : ops) {
+                if (isOp(text)) {
+                    const int column = next().column;
+                    lhs = binary(op, column, std::move(lhs), (this->*operand)());
+                    matched = true;
+                    break;
+                }
+            }
+            if (!matched)
+                return lhs;
+        }
+    }
+
+    std::unique_ptr<Node> bitOr() { return leftAssoc({{"|", BinOp::BitOr}}, &Parser::bitXor); }
+    std::unique_ptr<Node> bitXor() { return leftAssoc({{"^", BinOp::BitXor}}, &Parser::bitAnd); }
+    std::unique_ptr<Node> bitAnd() { return leftAssoc({{"&", BinOp::BitAnd}}, &Parser::shift); }
+    std::unique_ptr<Node> shift() { return leftAssoc({{"<<", BinOp::LShift}, {">>", BinOp::RShift}}, &Parser::sum); }
+    std::unique_ptr<Node> sum() { return leftAssoc({{"+", BinOp::Add}, {"-", BinOp::Sub}}, &Parser::term); }
+    std::unique_ptr<Node> term()
+    {
+        return leftAssoc({{"*", BinOp::Mul}, {"/", BinOp::TrueDiv}, {"//", BinOp::FloorDiv}, {"%", BinOp::Mod}},
+                         &Parser::factor);
+    }
+
+    std::unique_ptr<Node> factor()
+    {
+        static const std::pair<const char*, UnOp> ops[] = {{"-", UnOp::Neg}, {"+", UnOp::Pos}, {"~", UnOp::Invert}};
+        for (const auto& [text, op] : ops) {
+            if (isOp(text)) {
+                const int column = next().column;
+                auto n = std::make_unique<Node>();
+                n->kind = NodeKind::Unary;
+                n->unOp = op;
+                n->column = column;
+                n->kids.push_back(factor());
+                return fold(std::move(n));
+            }
+        }
+        return power();
+    }
+
+    std::unique_ptr<Node> power()
+    {
+        auto base = primary();
+        if (isOp("**")) {
+            const int column = next().column;
+            return binary(BinOp::Pow, column, std::move(base), factor()); // right-associative, binds unary on its right
+        }
+        return base;
+    }
+
+    std::unique_ptr<Node> primary()
+    {
+        auto node = atom();
+        while (true) {
+            if (isOp("[")) {
+                const int column = next().column;
+                auto index = expression();
+                if (isOp(":"))
+                    throw error(peek().column, "slices are not supported");
+                expectOp("]", "to close the subscript");
+                auto n = std::make_unique<Node>();
+                n->kind = NodeKind::Subscript;
+                n->column = column;
+                n->kids.push_back(std::move(node));
+                n->kids.push_back(std::move(index));
+                node = fold(std::move(n));
+            } else if (isOp("(")) {
+                throw error(peek().column, "only the builtin functions can be called");
+            } else if (isOp(".")) {
+                throw error(peek().column, "attributes are not supported (except math.<function>)");
+            } else {
+                return node;
+            }
+        }
+    }
+
+    std::unique_ptr<Node> atom()
+    {
+        const Token& t = peek();
+        switch (t.kind) {
+        case Tok::Int:
+            next();
+            return makeConst(Value::ofInt(t.i), t.column);
+        case Tok::Float:
+            next();
+            return makeConst(Value::ofFloat(t.f), t.column);
+        case Tok::Str: {
+            next();
+            std::string text = t.text;
+            while (peek().kind == Tok::Str) // adjacent literals concatenate
+                text += next().text;
+            return makeConst(Value::ofStr(m_pool.addString(std::move(text))), t.column);
+        }
+        case Tok::Keyword:
+            if (t.text == "True" || t.text == "False") {
+                next();
+                return makeConst(Value::ofBool(t.text == "True"), t.column);
+            }
+            if (t.text == "None")
+                throw error(t.column, "None is not supported");
+            throw error(t.column, "unexpected " + describe(t));
+        case Tok::Name:
+            return name();
+        case Tok::Op:
+            if (t.text == "(")
+                return parenthesised();
+            if (t.text == "[")
+                return listDisplay();
+            throw error(t.column, "unexpected " + describe(t));
+        case Tok::End:
+            throw error(t.column, "unexpected end of expression");
+        }
+        throw error(t.column, "unexpected token");
+    }
+
+    std::unique_ptr<Node> parenthesised()
+    {
+        const int column = next().column;
+        if (isOp(")"))
+            throw error(column, "empty tuples are not supported");
+        auto inner = expression();
+        if (isOp(",")) { // a tuple: treated as a list (used after 'in')
+            auto n = std::make_unique<Node>();
+            n->kind = NodeKind::ListDisplay;
+            n->column = column;
+            n->kids.push_back(std::move(inner));
+            while (isOp(",")) {
+                next();
+                if (isOp(")"))
+                    break;
+                n->kids.push_back(expression());
+            }
+            expectOp(")", "to close the tuple");
+            return fold(std::move(n));
+        }
+        expectOp(")", "to close the parenthesis");
+        return inner;
+    }
+
+    std::unique_ptr<Node> listDisplay()
+    {
+        const int column = next().column;
+        auto n = std::make_unique<Node>();
+        n->kind = NodeKind::ListDisplay;
+        n->column = column;
+        if (isOp("]")) {
+            next();
+            return fold(std::move(n));
+        }
+        if (m_opts.allowComprehension && comprehensionAhead())
+            return comprehension(column);
+        n->kids.push_back(expression());
+        if (isKeyword("for"))
+            throw error(peek().column, "list comprehensions are supported only in parameter value lists");
+        while (isOp(",")) {
+            next();
+            if (isOp("]"))
+                break;
+            n->kids.push_back(expression());
+        }
+        expectOp("]", "to close the list");
+        return fold(std::move(n));
+    }
+
+    // Is there a 'for' at bracket depth 0 before the closing ']'?
+    bool comprehensionAhead() const
+    {
+        int depth = 0;
+        for (std::size_t k = m_pos; k < m_toks.size(); ++k) {
+            const Token& t = m_toks[k];
+            if (t.kind == Tok::Op && (t.text == "(" || t.text == "["))
+                ++depth;
+            else if (t.kind == Tok::Op && (t.text == ")" || t.text == "]")) {
+                if (depth-- == 0)
+                    return false;
+            } else if (depth == 0 && t.kind == Tok::Keyword && t.text == "for")
+                return true;
+            else if (t.kind == Tok::End)
+                return false;
+        }
+        return false;
+    }
+
+    // [element for NAME in iterable (if cond)*], evaluated now: the iterable must be constant
+    // and the element may use only the loop variable and constants.
+    std::unique_ptr<Node> comprehension(int column)
+    {
+        // Find the loop variable first, so that the element can be parsed with it in scope.
+        std::size_t k = m_pos;
+        int depth = 0;
+        for (; k < m_toks.size(); ++k) {
+            const Token& t = m_toks[k];
+            if (t.kind == Tok::Op && (t.text == "(" || t.text == "["))
+                ++depth;
+            else if (t.kind == Tok::Op && (t.text == ")" || t.text == "]"))
+                --depth;
+            else if (depth == 0 && t.kind == Tok::Keyword && t.text == "for")
+                break;
+        }
+        const Token& var = m_toks[k + 1];
+        if (var.kind != Tok::Name)
+            throw error(var.column, "expected a loop variable name after 'for'");
+        Scope inner;
+        inner.addVariable(var.text);
+        ConstPool& pool = m_pool;
+        const ParseOptions innerOpts;
+        // Parse the element with the loop variable as slot 0.
+        std::vector<Token> elementToks(m_toks.begin() + static_cast<std::ptrdiff_t>(m_pos),
+                                       m_toks.begin() + static_cast<std::ptrdiff_t>(k));
+        Token end;
+        end.kind = Tok::End;
+        end.column = m_toks[k].column;
+        elementToks.push_back(end);
+        Parser elementParser(std::move(elementToks), m_source, inner, pool, innerOpts);
+        auto element = elementParser.parseAll();
+        m_pos = k + 2;
+        if (!isKeyword("in"))
+            throw error(peek().column, "expected 'in' in the comprehension, found " + describe(peek()));
+        next();
+        const int iterColumn = peek().column;
+        auto iterable = disjunction();
+        if (!isConst(*iterable) || iterable->value.kind != Kind::List)
+            throw error(iterColumn, "the comprehension must iterate over a constant list or range()", ErrorKind::Type);
+        std::vector<std::unique_ptr<Node>> conditions;
+        while (isKeyword("if")) {
+            next();
+            // Conditions also see the loop variable: parse them with a sub-parser up to the next 'if' or ']'.
+            std::size_t e = m_pos;
+            int d = 0;
+            for (; e < m_toks.size(); ++e) {
+                const Token& t = m_toks[e];
+                if (t.kind == Tok::Op && (t.text == "(" || t.text == "["))
+                    ++d;
+                else if (t.kind == Tok::Op && (t.text == ")" || t.text == "]")) {
+                    if (d-- == 0)
+                        break;
+                } else if (d == 0 && t.kind == Tok::Keyword && t.text == "if")
+                    break;
+            }
+            std::vector<Token> condToks(m_toks.begin() + static_cast<std::ptrdiff_t>(m_pos),
+                                        m_toks.begin() + static_cast<std::ptrdiff_t>(e));
+            Token condEnd;
+            condEnd.kind = Tok::End;
+            condEnd.column = m_toks[std::min(e, m_toks.size() - 1)].column;
+            condToks.push_back(condEnd);
+            Parser condParser(std::move(condToks), m_source, inner, pool, innerOpts);
+            conditions.push_back(condParser.parseAll());
+            m_pos = e;
+        }
+        expectOp("]", "to close the comprehension");
+
+        std::vector<Value> items;
+        for (const Value& item : iterable->value.items()) {
+            bool keep = true;
+            for (const auto& c : conditions) {
+                Value v = evaluateTree(*c, item);
+                if (!truthy(v)) {
+                    keep = false;
+                    break;
+                }
+            }
+            if (keep)
+                items.push_back(evaluateTree(*element, item));
+        }
+        return makeConst(m_pool.addList(std::move(items)), column);
+    }
+
+    // Evaluates a small tree with slot 0 bound to `item` (comprehensions run at compile time).
+    Value evaluateTree(const Node& node, const Value& item) const;
+
+    std::unique_ptr<Node> name()
+    {
+        const Token t = next();
+        std::string text = t.text;
+        // math.<name>: the functions and constants of Python's math module that we know.
+        if (text == "math" && isOp(".") && peek(1).kind == Tok::Name) {
+            next();
+            text = next().text;
+            if (text == "pi")
+                return makeConst(Value::ofFloat(std::numbers::pi), t.column);
+            if (text == "e")
+                return makeConst(Value::ofFloat(std::numbers::e), t.column);
+            if (text == "inf")
+                return makeConst(Value::ofFloat(HUGE_VAL), t.column);
+            Builtin b;
+            if (!lookupBuiltin(text, b) || !isOp("("))
+                throw error(t.column, "name 'math." + text + "' is not supported", ErrorKind::Name);
+            return call(b, text, t.column);
+        }
+        if (isOp("(")) {
+            Builtin b;
+            if (!lookupBuiltin(text, b)) {
+                if (m_scope.findVariable(text) || m_scope.findConstant(text))
+                    throw error(t.column, "'" + text + "' is not callable", ErrorKind::Type);
+                throw error(t.column, "unknown function '" + text + "'" + hint(text, true), ErrorKind::Name);
+            }
+            return call(b, text, t.column);
+        }
+        if (const Scope::Constant* c = m_scope.findConstant(text))
+            return makeConst(c->value, t.column);
+        if (m_scope.findVariable(text)) {
+            auto n = std::make_unique<Node>();
+            n->kind = NodeKind::Slot;
+            n->slot = m_scope.slotOf(text);
+            n->column = t.column;
+            n->name = text;
+            return n;
+        }
+        throw error(t.column, "name '" + text + "' is not defined" + hint(text, false), ErrorKind::Name);
+    }
+
+    std::string hint(const std::string& text, bool function) const
+    {
+        std::string best;
+        int bestDistance = 3;
+        std::vector<std::string> candidates;
+        if (function) {
+            for (const char* f : {"min", "max", "abs", "ceil", "floor", "log2", "sqrt", "int", "float", "round",
+                                  "len", "pow", "bool", "range", "list"})
+                candidates.emplace_back(f);
+        } else {
+            candidates = m_scope.names();
+        }
+        for (const auto& c : candidates) {
+            const int d = editDistance(text, c);
+            if (d < bestDistance || (d == bestDistance && best.empty() && d <= 2)) {
+                bestDistance = d;
+                best = c;
+            }
+        }
+        if (best.empty() || bestDistance > std::max<int>(1, static_cast<int>(text.size()) / 3))
+            return "";
+        return "; did you mean '" + best + "'?";
+    }
+
+    std::unique_ptr<Node> call(Builtin b, const std::string& fname, int column)
+    {
+        expectOp("(", "to start the arguments");
+        auto n = std::make_unique<Node>();
+        n->kind = NodeKind::Call;
+        n->builtin = b;
+        n->column = column;
+        n->name = fname;
+        std::vector<int> argColumns;
+        if (!isOp(")")) {
+            while (true) {
+                argColumns.push_back(peek().column);
+                // min(name)/max(name) with a variable that has a value list: the list of its values.
+                if ((b == Builtin::Min || b == Builtin::Max) && peek().kind == Tok::Name &&
+                    (isOp(")", 1) && argColumns.size() == 1)) {
+                    const Scope::Variable* v = m_scope.findVariable(peek().text);
+                    if (v && v->hasValueList) {
+                        const int col = next().column;
+                        n->kids.push_back(makeConst(m_pool.addList(v->valueList), col));
+                        break;
+                    }
+                }
+                n->kids.push_back(expression());
+                if (!isOp(","))
+                    break;
+                next();
+                if (isOp(")"))
+                    break;
+            }
+        }
+        expectOp(")", "to close the call");
+        const int argc = static_cast<int>(n->kids.size());
+        auto arity = [&](int lo, int hi) {
+            if (argc < lo || argc > hi) {
+                std::string expected = lo == hi ? std::to_string(lo) : std::to_string(lo) + " to " + std::to_string(hi);
+                if (hi > 100)
+                    expected = "at least " + std::to_string(lo);
+                throw error(column,
+                            fname + "() takes " + expected + " argument" + (hi == 1 && lo == 1 ? "" : "s") + " (" +
+                                std::to_string(argc) + " given)",
+                            ErrorKind::Type);
+            }
+        };
+        switch (b) {
+        case Builtin::Min:
+        case Builtin::Max:
+            arity(1, 255);
+            break;
+        case Builtin::Pow:
+            arity(2, 2);
+            break;
+        case Builtin::Bool:
+            arity(0, 1);
+            break;
+        case Builtin::Round:
+            arity(1, 1);
+            break;
+        case Builtin::Range:
+            arity(1, 3);
+            return range(std::move(n));
+        default:
+            arity(1, 1);
+        }
+        return fold(std::move(n));
+    }
+
+    std::unique_ptr<Node> range(std::unique_ptr<Node> n)
+    {
+        std::int64_t args[3] = {0, 0, 0};
+        for (std::size_t k = 0; k < n->kids.size(); ++k) {
+            const Node& a = *n->kids[k];
+            if (!isConst(a) || !(a.value.kind == Kind::Int || a.value.kind == Kind::Bool))
+                throw error(a.column, "range() arguments must be constant integers here", ErrorKind::Type);
+            args[k] = a.value.i;
+        }
+        std::int64_t start = 0, stop = 0, step = 1;
+        if (n->kids.size() == 1)
+            stop = args[0];
+        else {
+            start = args[0];
+            stop = args[1];
+            if (n->kids.size() == 3)
+                step = args[2];
+        }
+        if (step == 0)
+            throw error(n->kids[2]->column, "range() arg 3 must not be zero", ErrorKind::Value);
+        std::vector<Value> items;
+        constexpr std::size_t kMaxRange = 1 << 20;
+        for (std::int64_t v = start; step > 0 ? v < stop : v > stop; v += step) {
+            if (items.size() >= kMaxRange)
+                throw error(n->column, "range() is too long (more than 1048576 items)", ErrorKind::Value);
+            items.push_back(Value::ofInt(v));
+            if ((step > 0 && v > INT64_MAX - step) || (step < 0 && v < INT64_MIN - step))
+                break;
+        }
+        return makeConst(m_pool.addList(std::move(items)), n->column);
+    }
+
+    std::vector<Token> m_toks;
+    std::size_t m_pos = 0;
+    const std::string& m_source;
+    const Scope& m_scope;
+    ConstPool& m_pool;
+    ParseOptions m_opts;
+};
+
+// Comprehension bodies are tiny and run once, at compile time: a direct tree walk is enough.
+Value Parser::evaluateTree(const Node& node, const Value& item) const
+{
+    EvalStatus st;
+    Value out;
+    auto raise = [&](int column) -> Value {
+        throw ExprError(st.kind, m_source, column, st.message ? st.message : "error");
+    };
+    switch (node.kind) {
+    case NodeKind::Const:
+        return node.value;
+    case NodeKind::Slot:
+        return item;
+    case NodeKind::Binary:
+        if (!binaryOp(node.binOp, evaluateTree(*node.kids[0], item), evaluateTree(*node.kids[1], item), out, st))
+            return raise(node.column);
+        return out;
+    case NodeKind::Unary:
+        if (!unaryOp(node.unOp, evaluateTree(*node.kids[0], item), out, st))
+            return raise(node.column);
+        return out;
+    case NodeKind::Compare: {
+        Value left = evaluateTree(*node.kids[0], item);
+        for (std::size_t i = 0; i < node.cmpOps.size(); ++i) {
+            Value right = evaluateTree(*node.kids[i + 1], item);
+            bool r;
+            if (!compareOp(node.cmpOps[i], left, right, r, st))
+                return raise(node.cmpColumns[i]);
+            if (!r)
+                return Value::ofBool(false);
+            left = right;
+        }
+        return Value::ofBool(true);
+    }
+    case NodeKind::And:
+    case NodeKind::Or: {
+        Value v;
+        for (const auto& k : node.kids) {
+            v = evaluateTree(*k, item);
+            if (truthy(v) != (node.kind == NodeKind::And))
+                return v;
+        }
+        return v;
+    }
+    case NodeKind::IfElse:
+        return truthy(evaluateTree(*node.kids[1], item)) ? evaluateTree(*node.kids[0], item)
+                                                          : evaluateTree(*node.kids[2], item);
+    case NodeKind::Call: {
+        std::vector<Value> args;
+        for (const auto& k : node.kids)
+            args.push_back(evaluateTree(*k, item));
+        if (!callBuiltin(node.builtin, args.data(), static_cast<int>(args.size()), out, st))
+            return raise(node.column);
+        return out;
+    }
+    case NodeKind::Subscript:
+        if (!subscript(evaluateTree(*node.kids[0], item), evaluateTree(*node.kids[1], item), out, st))
+            return raise(node.column);
+        return out;
+    case NodeKind::ListDisplay: {
+        std::vector<Value> items;
+        for (const auto& k : node.kids)
+            items.push_back(evaluateTree(*k, item));
+        return m_pool.addList(std::move(items));
+    }
+    case NodeKind::Comprehension:
+        break;
+    }
+    throw ExprError(ErrorKind::Syntax, m_source, node.column, "nested comprehensions are not supported");
+}
+
+} // namespace
+
+std::unique_ptr<Node> parse(std::string_view source, const Scope& scope, ConstPool& pool, const ParseOptions& opts)
+{
+    const std::string text(source);
+    Lexer lexer(source, text);
+    Parser parser(lexer.run(), text, scope, pool, opts);
+    return parser.parseAll();
+}
+
+} // namespace tilescope::expr::detail

@@ -1,0 +1,176 @@
+#pragma once
+
+// A tuning problem: T1 (the FAIR autotuning input format, schema
+// kernel_tuner/schema/T1/1.0.0/input-schema.json) plus Tilescope's additions under a
+// top-level "Tilescope" object. Read -> write -> read gives an equal problem; fields this
+// version does not know are kept and written back.
+
+#include "expr/expr.h"
+
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace tilescope {
+
+/// Where in a problem file a piece of text came from, for error messages.
+struct FieldRef {
+    std::string file;    ///< the problem file's path as the user gave it ("" when parsed from text)
+    std::string pointer; ///< JSON pointer, e.g. "/ConfigurationSpace/Conditions/2/Expression"
+};
+
+struct TuningParameter {
+    std::string name;
+    std::string type;       ///< T1 Type: int, uint, float, bool, string
+    std::string valuesText; ///< T1 Values as written: "[16, 32, 64]" or "range(1, 9)"
+    std::vector<expr::Value> values; ///< parsed from valuesText; strings point into `strings`
+    std::shared_ptr<const std::vector<std::unique_ptr<std::string>>> strings;
+
+    bool operator==(const TuningParameter& o) const;
+};
+
+struct Condition {
+    std::vector<std::string> parameters; ///< T1 Parameters (as written; the expression is what counts)
+    std::string expression;
+
+    bool operator==(const Condition&) const = default;
+};
+
+/// One problem shape: named integers (M, N, K, ...) usable in every expression of the problem.
+struct Shape {
+    std::vector<std::pair<std::string, std::int64_t>> dims; ///< in file order
+
+    std::string label() const; ///< "M=4096 N=4096 K=4096"
+    bool operator==(const Shape&) const = default;
+};
+
+struct ThreeD {
+    std::string x, y, z; ///< expressions; empty = absent (y and z default to 1)
+    bool operator==(const ThreeD&) const = default;
+};
+
+struct KernelArgument {
+    std::string name;
+    std::string type;        ///< T1 Type: float, double, half, int32, ..., custom
+    std::string memoryType;  ///< Scalar, Vector, Local, Symbol
+    std::string accessType;  ///< ReadOnly, WriteOnly, ReadWrite, or ""
+    std::string size;        ///< an expression ("M*K"); an integer in the file is kept as its digits
+    bool sizeIsNumber = false;
+    std::string fillType;    ///< Constant, Random, Generator, Script, BinaryRaw, BinaryHDF, or ""
+    std::optional<double> fillValue;
+    std::string dataSource;
+    std::optional<std::int64_t> randomSeed;
+    std::optional<std::int64_t> typeSize;
+    std::string value;       ///< Tilescope addition for Scalar arguments: an expression ("M"), "" = use FillValue
+
+    bool operator==(const KernelArgument&) const = default;
+};
+
+struct ReferenceArgument {
+    std::string name;
+    std::string targetName;
+    std::string fillType;
+    std::optional<double> fillValue;
+    std::string dataSource;
+    std::optional<std::int64_t> randomSeed;
+    std::string validationMethod; ///< AbsoluteDifference, SideBySideComparison, SideBySideRelativeComparison
+    std::optional<double> validationThreshold;
+
+    bool operator==(const ReferenceArgument&) const = default;
+};
+
+/// T1 KernelSpecification.Device: which device to tune on (Kernel Tuner uses Name).
+struct DeviceSpec {
+    std::optional<std::int64_t> platformId;
+    std::optional<std::int64_t> deviceId;
+    std::string name; ///< "" = absent
+    bool operator==(const DeviceSpec&) const = default;
+};
+
+struct BudgetEntry {
+    std::string type; ///< TuningDuration (seconds), ConfigurationCount, ConfigurationFraction
+    double value = 0;
+    bool operator==(const BudgetEntry&) const = default;
+};
+
+/// What "better" means. Without one, lower time is better.
+struct Objective {
+    std::string name;      ///< e.g. "TFLOP/s" or "GB/s"
+    std::string count;     ///< an expression of the shape and parameters: work per launch, e.g. "2*M*N*K"
+    double scale = 1;      ///< the objective is count / seconds / scale (1e12 for TFLOP/s)
+    bool operator==(const Objective&) const = default;
+};
+
+class TuningProblem {
+public:
+    /// Reads a problem file. Throws InputError naming the file and the JSON pointer of the bad
+    /// field, or the line and column of bad JSON. Every expression is compiled (and so checked)
+    /// here. A missing kernel file is an error too.
+    static TuningProblem load(const std::filesystem::path& path);
+    /// Parses problem text; `fileName` is used in messages, `baseDir` to resolve KernelFile.
+    /// An empty `baseDir` skips the kernel-file check (for problems made in memory or in tests).
+    static TuningProblem parse(const std::string& text, const std::string& fileName,
+                               const std::filesystem::path& baseDir);
+    /// Writes T1 JSON (2-space indent, T1 field order, "Tilescope" last).
+    std::string toJson() const;
+    void save(const std::filesystem::path& path) const;
+
+    // T1 sections
+    std::map<std::string, std::string> general; ///< General: FormatVersion, TimeUnit, ... (values as JSON text)
+    std::vector<TuningParameter> parameters;
+    std::vector<Condition> conditions;
+    std::string language = "CUDA";
+    std::string kernelName;
+    std::string kernelFile;                    ///< as written (relative to the problem file)
+    std::vector<std::string> compilerOptions;
+    ThreeD globalSize, localSize;
+    std::string globalSizeType;                ///< T1 GlobalSizeType: "CUDA" (grid in blocks), "OpenCL" (threads), "" = absent
+    std::vector<std::string> gridDivX, gridDivY, gridDivZ; ///< expressions; the grid is ceil(ProblemSize/product)
+    std::vector<std::string> problemSize;      ///< expressions, e.g. ["N", "M"] or ["4096"]
+    std::string sharedMemory;                  ///< dynamic shared memory in bytes, an expression ("" = 0)
+    std::vector<KernelArgument> arguments;
+    std::vector<ReferenceArgument> referenceArguments;
+    std::optional<DeviceSpec> device;          ///< KernelSpecification.Device (absent = nullopt)
+    std::optional<bool> profiling;             ///< KernelSpecification.Profiling
+    std::string simulationInput;               ///< KernelSpecification.SimulationInput, as written ("" = absent)
+    std::string searchName;                    ///< Search.Name ("" = absent)
+    std::vector<std::pair<std::string, std::string>> searchAttributes;
+    std::vector<BudgetEntry> budget;
+
+    // Tilescope extension
+    std::vector<Shape> shapes;                 ///< at least one when loaded (an empty shape if none given)
+    std::optional<Objective> objective;
+    std::vector<std::string> metrics;          ///< CUPTI metric names or "default"
+
+    /// Fields this version does not know, per section, kept verbatim (JSON text) for writing back.
+    /// The key is the JSON pointer of the object that held them ("" = the top level,
+    /// "/KernelSpecification/Arguments/2", ...); the value is a compact JSON object of those
+    /// members in file order. They are written back after that object's known fields.
+    /// (General keeps all its members in `general`, known or not.)
+    std::map<std::string, std::string> unknownFields;
+
+    // Derived
+    std::filesystem::path problemPath;          ///< the file it was loaded from ("" if parsed)
+    std::filesystem::path baseDir;              ///< the folder KernelFile is relative to (load: the file's folder)
+    std::filesystem::path kernelPath() const;   ///< KernelFile resolved against the problem's folder
+    std::string fileName;                       ///< as given to load/parse, for messages
+
+    /// The names an expression of this problem can use, with fixed slots: the parameters first
+    /// (slot i = parameters[i], each with its value list), then the shape's names, then
+    /// ProblemSize (a list). `values` below fills them.
+    expr::Scope scope() const;
+    /// Slot values for shape `shapeIndex`: a vector of scope().slotCount() values whose
+    /// parameter slots are 0 (for the caller to set) and whose other slots hold the shape's
+    /// names and ProblemSize. `storage` keeps the ProblemSize list alive. Throws InputError if
+    /// a ProblemSize expression fails for this shape.
+    std::vector<expr::Value> shapeSlots(std::size_t shapeIndex, expr::ValueList& storage) const;
+    int parameterIndex(std::string_view name) const; ///< -1 if absent
+
+    bool operator==(const TuningProblem& o) const; ///< compares content, not paths
+};
+
+} // namespace tilescope

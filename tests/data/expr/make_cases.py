@@ -1,0 +1,130 @@
+#!/usr/bin/env python3
+"""Computes the expected results of tst_expr's expression table with Python itself.
+
+Run from this folder: python3 make_cases.py > cases.json
+Each case is evaluated by Python's eval() with the variables below; the result's repr and
+type name, or the exception's class name, are recorded. For errors the column is where
+Tilescope reports it (1-based); for NameErrors it is the name's first character.
+"""
+import json
+import math
+import re
+
+VARS = {
+    "x": 7, "y": -3, "z": 0, "f": 2.5, "g": -0.5, "s": "half", "t": "float",
+    "BLOCK_M": 64, "BLOCK_N": 128, "BLOCK_K": 16, "THREAD_M": 8, "THREAD_N": 4, "VEC": 4,
+    "M": 4096, "N": 2048, "K": 1024, "flag": True, "off": False,
+    "ProblemSize": [4096, 2048, 1],
+}
+LISTS = {"filter_width": [3, 5, 7], "tile": [1, 2, 4, 8]}
+
+ENV = dict(VARS)
+ENV.update(LISTS)
+ENV.update({"ceil": math.ceil, "floor": math.floor, "log2": math.log2, "sqrt": math.sqrt, "math": math})
+
+# (expression, column of the error or None)
+CASES = [
+    # arithmetic and Python's division semantics
+    ("1 + 2 * 3", None), ("(1 + 2) * 3", None), ("7 // 2", None), ("-7 // 2", None), ("7 // -2", None),
+    ("-7 // -2", None), ("7 % 3", None), ("-7 % 3", None), ("7 % -3", None), ("-7 % -3", None),
+    ("7 / 2", None), ("6 / 3", None), ("-7.5 // 2", None), ("7.5 % -2", None), ("-7.5 % 2", None),
+    ("x // y", None), ("x % y", None), ("y // x", None), ("y % x", None), ("f // g", None), ("f % g", None),
+    ("2 ** 10", None), ("-2 ** 2", None), ("(-2) ** 2", None), ("2 ** -1", None), ("2 ** 3 ** 2", None),
+    ("-2 ** -2", None), ("2.0 ** 0.5", None), ("10 ** 18", None), ("4 ** 0.5", None),
+    ("1 + 2.0", None), ("3 * 0.1", None), ("0.1 + 0.2", None), ("1e16 + 1", None), ("1e-5 * 1", None),
+    ("True + True", None), ("True * 3", None), ("x * 1.0", None), ("-x", None), ("+y", None), ("~x", None),
+    ("x & 3", None), ("x | 8", None), ("x ^ 5", None), ("1 << 10", None), ("-16 >> 2", None),
+    ("BLOCK_M & (BLOCK_M - 1) == 0", None), ("(BLOCK_M & (BLOCK_M - 1)) == 0", None),
+    ("1_000_000 // 3", None), ("0x1F + 0b101 + 0o17", None),
+    # comparisons, chains, mixed types
+    ("32 <= BLOCK_M * BLOCK_N // (THREAD_M * THREAD_N) <= 1024", None), ("1 < 2 < 3", None), ("1 < 3 < 2", None),
+    ("3 > 2 == 2", None), ("1 == 1.0", None), ("True == 1", None), ("2 ** 53 + 1 == 2.0 ** 53", None),
+    ("2 ** 53 + 1 > 2.0 ** 53", None), ("s == 'half'", None), ("s != t", None), ("s < t", None),
+    ("x in [1, 7, 9]", None), ("x not in [1, 7, 9]", None), ("x in (y, z)", None), ("VEC in [BLOCK_K, 4]", None),
+    ("'al' in s", None), ("s in ['float', 'half']", None), ("1 == 'a'", None), ("[1, 2] == [1, 2.0]", None),
+    ("[1, 2] < [1, 3]", None), ("x < y < z < 100", None),
+    # boolean operators return operands and short-circuit
+    ("0 or 5", None), ("3 and 0", None), ("3 and 4", None), ("'' or 'x'", None), ("not 0", None), ("not x", None),
+    ("z != 0 and x // z > 1", None), ("z == 0 or x // z > 1", None), ("x > 3 and y < 0 and not off", None),
+    ("not x > 3", None), ("flag and off or x", None),
+    # conditional expressions
+    ("x if flag else y", None), ("x if off else y if flag else z", None), ("1 if z else 1 // z if False else 3", None),
+    ("(BLOCK_M if BLOCK_M > BLOCK_N else BLOCK_N) // 16", None),
+    # calls and subscripts
+    ("min(x, y, z)", None), ("max(x, 2.5)", None), ("max(filter_width)", None), ("min(tile)", None),
+    ("ProblemSize[0] + max(filter_width) - 1", None), ("ProblemSize[-1]", None), ("abs(y)", None),
+    ("abs(-2.5)", None), ("ceil(f)", None), ("floor(g)", None), ("ceil(7 / 2)", None), ("log2(BLOCK_M)", None),
+    ("int(log2(BLOCK_N))", None), ("sqrt(16)", None), ("int(-2.7)", None), ("int(f)", None), ("float(x)", None),
+    ("int('42')", None), ("max([x, y])", None), ("min(3, 1.0, 1)", None), ("math.ceil(K / BLOCK_K)", None),
+    ("max(1, min(BLOCK_M, BLOCK_N) // 8)", None), ("len(ProblemSize)", None), ("round(2.5)", None),
+    ("round(3.5)", None), ("round(-0.5)", None), ("pow(2, 5)", None), ("[1, 2, 3][1]", None),
+    ("4 * (BLOCK_M + BLOCK_N) * BLOCK_K <= 48 * 1024", None), ("M % BLOCK_M == 0 and N % BLOCK_N == 0", None),
+    ("(BLOCK_M * BLOCK_K) % (VEC * 64) == 0", None), ("1.5e3", None), (".5 + 1", None), ("3.", None),
+    # runtime errors: Python's exception and Tilescope's column
+    ("x // z", 3), ("x % z", 3), ("x / z", 3), ("f / 0", 3), ("1.0 // 0.0", 5), ("log2(z)", 1), ("sqrt(y)", 1),
+    ("s < x", 3), ("x + s", 3), ("ProblemSize[3]", 12), ("0 ** -1", 3), ("min([])", 1), ("int('4x')", 1),
+    ("2 ** 63", 3), ("x * 2 ** 62", 3), ("(-8) ** 0.5", 6), ("-(-2 ** 62 * 2)", 1),
+    # syntax errors (Tilescope's column)
+    ("x +", 4), ("(x + 1", 7), ("x = 1", 3), ("1 +* 2", 4), ("x if y", 7), ("", 1), ("x y", 3),
+    ("max(x,", 7), ("x ! y", 3), ("'abc", 1), ("1 2", 3), ("x.y", 2), ("[1, 2", 6), ("x)", 2),
+    ("x is 1", 3), ("lambda: 1", 1), ("x[1:2]", 4), ("007", 1),
+    # name errors (unknown names and functions)
+    ("BLOCK_Q * 2", None), ("x + foo", None), ("foo(3)", None), ("math.tan(1)", None),
+]
+
+
+# Where Tilescope departs from Python on purpose, with the reason: its ints are 64-bit
+# (Python's are unbounded), it has no complex numbers, and it supports no attributes, 'is',
+# lambdas or slices.
+DEPARTURES = {
+    "2 ** 63": ("OverflowError", lambda r: r["repr"] == str(2**63)),
+    "x * 2 ** 62": ("OverflowError", lambda r: int(r["repr"]) > 2**63 - 1),
+    "-(-2 ** 62 * 2)": ("OverflowError", lambda r: int(r["repr"]) == 2**63),
+    "(-8) ** 0.5": ("ValueError", lambda r: r["type"] == "complex"),
+    "x.y": ("SyntaxError", lambda r: r.get("error") == "AttributeError"),
+    "x is 1": ("SyntaxError", lambda r: r["repr"] == "False"),
+    "lambda: 1": ("SyntaxError", lambda r: r["type"] == "function"),
+    "x[1:2]": ("SyntaxError", lambda r: r.get("error") == "TypeError"),
+    "math.tan(1)": ("NameError", lambda r: r["type"] == "float"),
+}
+
+
+def python_eval(expr):
+    try:
+        value = eval(compile(expr, "<expr>", "eval"), dict(ENV))
+    except SyntaxError as e:
+        return {"error": "SyntaxError", "python_offset": e.offset}
+    except Exception as e:  # noqa: BLE001 - we record the class
+        return {"error": type(e).__name__}
+    return {"repr": repr(value), "type": type(value).__name__}
+
+
+def main():
+    out = []
+    for expr, column in CASES:
+        case = {"expr": expr}
+        case.update(python_eval(expr))
+        if expr in DEPARTURES:
+            kind, python_check = DEPARTURES[expr]
+            if not python_check(case):
+                raise SystemExit(f"{expr!r}: Python gave {case}, not what the departure note says")
+            python = case.get("error") or ("<function>" if case["type"] == "function" else case["repr"])
+            case = {"expr": expr, "error": kind, "python": python}
+        if "error" in case:
+            case.pop("python_offset", None)
+            if case["error"] == "NameError" or case["error"] == "AttributeError":
+                case["error"] = "NameError"
+                m = re.search(r"BLOCK_Q|foo|math\.tan", expr)
+                column = m.start() + 1
+            if column is None:
+                raise SystemExit(f"no column for the error case {expr!r}")
+            case["column"] = column
+        elif column is not None:
+            raise SystemExit(f"{expr!r} was expected to fail but gave {case['repr']}")
+        out.append(case)
+    json.dump({"variables": VARS, "lists": LISTS, "cases": out}, __import__("sys").stdout, indent=1)
+    print()
+
+
+if __name__ == "__main__":
+    main()

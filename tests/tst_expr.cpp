@@ -1,0 +1,307 @@
+// The expression language against Python: tests/data/expr/cases.json holds expressions with
+// the results (or exceptions) that Python itself computed (make_cases.py beside it).
+
+#include "expr/expr.h"
+
+#include <QtTest>
+
+#include <nlohmann/json.hpp>
+
+#include <fstream>
+
+using namespace tilescope::expr;
+
+namespace {
+
+// The variables of the case table as a Scope and its slot values.
+struct Environment {
+    Scope scope;
+    std::vector<Value> slotValues;
+    std::vector<std::unique_ptr<std::string>> strings;
+    std::vector<std::unique_ptr<ValueList>> lists;
+
+    Value toValue(const nlohmann::json& j)
+    {
+        if (j.is_boolean())
+            return Value::ofBool(j.get<bool>());
+        if (j.is_number_integer())
+            return Value::ofInt(j.get<std::int64_t>());
+        if (j.is_number_float())
+            return Value::ofFloat(j.get<double>());
+        if (j.is_string()) {
+            strings.push_back(std::make_unique<std::string>(j.get<std::string>()));
+            return Value::ofStr(strings.back().get());
+        }
+        auto list = std::make_unique<ValueList>();
+        for (const auto& item : j)
+            list->push_back(toValue(item));
+        lists.push_back(std::move(list));
+        return lists.back()->value();
+    }
+
+    explicit Environment(const nlohmann::json& doc)
+    {
+        for (const auto& [name, value] : doc["variables"].items()) {
+            scope.addVariable(name);
+            slotValues.push_back(toValue(value));
+        }
+        // A parameter's value list: min(name)/max(name) see the list. Python's environment binds the
+        // name to the list itself, so the slot holds the list too.
+        for (const auto& [name, values] : doc["lists"].items()) {
+            std::vector<Value> items;
+            for (const auto& v : values)
+                items.push_back(toValue(v));
+            scope.setValueList(name, items);
+            slotValues.push_back(toValue(values));
+        }
+    }
+};
+
+nlohmann::json loadCases()
+{
+    std::ifstream in(TILESCOPE_TEST_DATA "/expr/cases.json");
+    return nlohmann::json::parse(in);
+}
+
+ErrorKind kindFromName(const std::string& name)
+{
+    for (auto k : {ErrorKind::Syntax, ErrorKind::Name, ErrorKind::Type, ErrorKind::ZeroDivision, ErrorKind::Value,
+                   ErrorKind::Overflow, ErrorKind::Index})
+        if (name == errorKindName(k))
+            return k;
+    throw std::runtime_error("unknown error kind " + name);
+}
+
+} // namespace
+
+class TestExpr : public QObject {
+    Q_OBJECT
+
+private slots:
+    void initTestCase()
+    {
+        m_doc = loadCases();
+        m_env = std::make_unique<Environment>(m_doc);
+        QVERIFY(m_doc["cases"].size() >= 60);
+    }
+
+    void againstPython_data()
+    {
+        QTest::addColumn<int>("index");
+        const auto& cases = m_doc["cases"];
+        for (std::size_t i = 0; i < cases.size(); ++i)
+            QTest::newRow(cases[i]["expr"].get<std::string>().c_str()) << static_cast<int>(i);
+    }
+
+    void againstPython()
+    {
+        QFETCH(int, index);
+        const auto& c = m_doc["cases"][static_cast<std::size_t>(index)];
+        const std::string source = c["expr"];
+        if (c.contains("error")) {
+            const ErrorKind expected = kindFromName(c["error"]);
+            const int column = c["column"];
+            try {
+                const Expression e = Expression::compile(source, m_env->scope);
+                const Value v = e.evaluate(m_env->slotValues.data());
+                QFAIL(qPrintable(QString::fromStdString("expected " + c["error"].get<std::string>() + ", got " + repr(v))));
+            } catch (const ExprError& err) {
+                QCOMPARE(errorKindName(err.kind()), errorKindName(expected));
+                QCOMPARE(err.column(), column);
+                QCOMPARE(err.expression(), source);
+                const std::string what = err.what();
+                QVERIFY2(what.find("column " + std::to_string(column)) != std::string::npos, err.what());
+                QVERIFY2(what.find(errorKindName(expected)) != std::string::npos, err.what());
+            }
+            return;
+        }
+        const Expression e = Expression::compile(source, m_env->scope);
+        const Value v = e.evaluate(m_env->slotValues.data());
+        QCOMPARE(QString::fromStdString(repr(v)), QString::fromStdString(c["repr"]));
+        QCOMPARE(QString(typeName(v.kind)), QString::fromStdString(c["type"]));
+    }
+
+    void parseOnceEvaluateMany()
+    {
+        Scope scope;
+        const int a = scope.addVariable("BLOCK_M");
+        const int b = scope.addVariable("BLOCK_N");
+        const Expression e = Expression::compile("32 <= BLOCK_M * BLOCK_N // 64 <= 1024", scope);
+        QCOMPARE(std::vector<int>(e.usedSlots().begin(), e.usedSlots().end()), (std::vector<int>{a, b}));
+        Value values[2];
+        int holds = 0;
+        for (std::int64_t m = 1; m <= 512; m *= 2)
+            for (std::int64_t n = 1; n <= 512; n *= 2) {
+                values[a] = Value::ofInt(m);
+                values[b] = Value::ofInt(n);
+                const bool expected = 32 <= m * n / 64 && m * n / 64 <= 1024;
+                QCOMPARE(e.test(values), expected);
+                holds += expected;
+            }
+        QVERIFY(holds > 0 && holds < 100);
+    }
+
+    void shortCircuitSkipsErrors()
+    {
+        Scope scope;
+        scope.addVariable("d");
+        const Expression e = Expression::compile("d != 0 and 10 // d == 5 or d == 0", scope);
+        Value zero = Value::ofInt(0), two = Value::ofInt(2), three = Value::ofInt(3);
+        QVERIFY(e.test(&zero));
+        QVERIFY(e.test(&two));
+        QVERIFY(!e.test(&three));
+        // a conditional expression evaluates only the chosen branch
+        const Expression c = Expression::compile("10 // d if d else -1", scope);
+        QCOMPARE(c.evaluate(&zero).i, -1);
+        QCOMPARE(c.evaluate(&two).i, 5);
+    }
+
+    void constantFoldingKeepsRuntimeErrors()
+    {
+        const Scope scope;
+        const Expression e = Expression::compile("1 + 1 // 0", scope);
+        QVERIFY(e.isConstant());
+        Value out;
+        EvalStatus st;
+        QVERIFY(!e.tryEvaluate(nullptr, out, st));
+        QCOMPARE(st.kind, ErrorKind::ZeroDivision);
+        QCOMPARE(st.column, 7);
+        QVERIFY_THROWS_EXCEPTION(ExprError, e.evaluate(nullptr));
+    }
+
+    void constantsAndScope()
+    {
+        Scope scope;
+        scope.addConstant("M", Value::ofInt(4096));
+        scope.addVariable("BLOCK_M");
+        const Expression e = Expression::compile("M % BLOCK_M == 0", scope);
+        QCOMPARE(e.usedSlots().size(), std::size_t(1));
+        Value v = Value::ofInt(48);
+        QVERIFY(!e.test(&v));
+        v = Value::ofInt(64);
+        QVERIFY(e.test(&v));
+        QCOMPARE(Expression::compile("M // 2", scope).evaluateInt(nullptr), 2048);
+    }
+
+    void nameErrorsSuggest()
+    {
+        Scope scope;
+        scope.addVariable("BLOCK_M");
+        try {
+            Expression::compile("BLOCK_N * 2", scope);
+            QFAIL("expected a NameError");
+        } catch (const ExprError& e) {
+            QCOMPARE(e.kind(), ErrorKind::Name);
+            QVERIFY2(e.message().find("did you mean 'BLOCK_M'") != std::string::npos, e.what());
+        }
+        try {
+            Expression::compile("mx(1, 2)", scope);
+            QFAIL("expected a NameError");
+        } catch (const ExprError& e) {
+            QCOMPARE(e.kind(), ErrorKind::Name);
+            QVERIFY2(e.message().find("did you mean 'max'") != std::string::npos, e.what());
+        }
+        QVERIFY_THROWS_EXCEPTION(ExprError, Expression::compile("BLOCK_M(3)", scope));
+        QVERIFY_THROWS_EXCEPTION(ExprError, Expression::compile("abs(1, 2)", scope));
+    }
+
+    void valueLists_data()
+    {
+        QTest::addColumn<QString>("source");
+        QTest::addColumn<QString>("expected");
+        QTest::newRow("literal") << "[16, 32, 64]" << "[16, 32, 64]";
+        QTest::newRow("range") << "range(1, 9)" << "[1, 2, 3, 4, 5, 6, 7, 8]";
+        QTest::newRow("range step") << "list(range(0, 64, 16))" << "[0, 16, 32, 48]";
+        QTest::newRow("range down") << "range(4, 0, -2)" << "[4, 2]";
+        QTest::newRow("comprehension") << "[16 * i for i in range(1, 5)]" << "[16, 32, 48, 64]";
+        QTest::newRow("comprehension if") << "[2**i for i in range(6) if i % 2 == 0]" << "[1, 4, 16]";
+        QTest::newRow("strings") << "['float', \"half\"]" << "['float', 'half']";
+        QTest::newRow("tuple") << "(1, 2, 3)" << "[1, 2, 3]";
+        QTest::newRow("bools") << "[True, False]" << "[True, False]";
+        QTest::newRow("floats") << "[0.5, 1.0, 1e-3]" << "[0.5, 1.0, 0.001]";
+        QTest::newRow("arithmetic") << "[1024 // 4, 2 ** 8, -1]" << "[256, 256, -1]";
+        QTest::newRow("empty") << "[]" << "[]";
+    }
+
+    void valueLists()
+    {
+        QFETCH(QString, source);
+        QFETCH(QString, expected);
+        std::vector<std::unique_ptr<std::string>> strings;
+        const std::vector<Value> values = parseValueList(source.toStdString(), strings);
+        const ValueList list(values);
+        QCOMPARE(QString::fromStdString(repr(list.value())), expected);
+    }
+
+    void valueListErrors_data()
+    {
+        QTest::addColumn<QString>("source");
+        QTest::addColumn<int>("column");
+        QTest::newRow("not a list") << "5" << 1;
+        QTest::newRow("variable") << "[x, 1]" << 2;
+        QTest::newRow("nested") << "[1, [2]]" << 1;
+        QTest::newRow("syntax") << "[1, 2" << 6;
+        QTest::newRow("non-constant iterable") << "[i for i in y]" << 13;
+        QTest::newRow("range step zero") << "range(1, 5, 0)" << 13;
+    }
+
+    void valueListErrors()
+    {
+        QFETCH(QString, source);
+        QFETCH(int, column);
+        std::vector<std::unique_ptr<std::string>> strings;
+        try {
+            parseValueList(source.toStdString(), strings);
+            QFAIL("expected an error");
+        } catch (const ExprError& e) {
+            QCOMPARE(e.column(), column);
+        }
+    }
+
+    void reprMatchesPython_data()
+    {
+        QTest::addColumn<double>("value");
+        QTest::addColumn<QString>("expected");
+        // the expected texts are Python's repr() of the same doubles
+        QTest::newRow("1e16") << 1e16 << "1e+16";
+        QTest::newRow("1e15") << 1e15 << "1000000000000000.0";
+        QTest::newRow("1e-4") << 1e-4 << "0.0001";
+        QTest::newRow("1e-5") << 1e-5 << "1e-05";
+        QTest::newRow("123.456") << 123.456 << "123.456";
+        QTest::newRow("-0.0") << -0.0 << "-0.0";
+        QTest::newRow("1.5e-7") << 1.5e-7 << "1.5e-07";
+        QTest::newRow("2**70") << 1180591620717411303424.0 << "1.1805916207174113e+21";
+        QTest::newRow("0.1+0.2") << 0.1 + 0.2 << "0.30000000000000004";
+    }
+
+    void reprMatchesPython()
+    {
+        QFETCH(double, value);
+        QFETCH(QString, expected);
+        QCOMPARE(QString::fromStdString(repr(Value::ofFloat(value))), expected);
+    }
+
+    void deepNesting()
+    {
+        // 200 nested parentheses and a long sum: no recursion trouble, more stack than inline
+        std::string deep = std::string(200, '(') + "1" + std::string(200, ')');
+        QCOMPARE(Expression::compile(deep, Scope{}).evaluateInt(nullptr), 1);
+        Scope scope;
+        scope.addVariable("x");
+        std::string chain = "x";
+        for (int i = 0; i < 100; ++i) // right-nested: the operand stack grows to ~100 values
+            chain = "x * " + std::to_string(i) + " + (" + chain + ")";
+        const Value x = Value::ofInt(1);
+        std::int64_t expected = 1;
+        for (int i = 0; i < 100; ++i)
+            expected = i + expected;
+        QCOMPARE(Expression::compile(chain, scope).evaluateInt(&x), expected);
+    }
+
+private:
+    nlohmann::json m_doc;
+    std::unique_ptr<Environment> m_env;
+};
+
+QTEST_GUILESS_MAIN(TestExpr)
+#include "tst_expr.moc"
