@@ -3,6 +3,8 @@
 #include "expr/internal.h"
 
 #include <algorithm>
+#include <memory>
+#include <new>
 
 namespace tilescope::expr {
 
@@ -148,6 +150,24 @@ private:
     }
     void pop(int n = 1) { m_depth -= n; }
 
+    // Emits `base` (an operator with an int fast path) taking its right operand from a slot or
+    // a constant directly when it is one, else from the stack.
+    void emitWithOperand(Op base, const Node& rhs, int column, std::uint8_t aux)
+    {
+        const auto form = [base](int k) { return static_cast<Op>(static_cast<int>(base) + k); };
+        if (rhs.kind == NodeKind::Slot) {
+            m_slots.push_back(rhs.slot);
+            emit(form(1), column, rhs.slot, aux);
+        } else if (rhs.kind == NodeKind::Const) {
+            m_p.constants.push_back(rhs.value);
+            emit(form(2), column, static_cast<std::int32_t>(m_p.constants.size() - 1), aux);
+        } else {
+            gen(rhs);
+            emit(base, column, 0, aux);
+            pop();
+        }
+    }
+
     [[noreturn]] void listError(const Node& n)
     {
         throw ExprError(ErrorKind::Type, m_p.source, n.column,
@@ -170,29 +190,30 @@ private:
             return;
         case NodeKind::Binary: {
             gen(*n.kids[0]);
-            gen(*n.kids[1]);
-            Op op = Op::Binary;
+            Op fast;
             switch (n.binOp) {
             case BinOp::Add:
-                op = Op::Add;
+                fast = Op::Add;
                 break;
             case BinOp::Sub:
-                op = Op::Sub;
+                fast = Op::Sub;
                 break;
             case BinOp::Mul:
-                op = Op::Mul;
+                fast = Op::Mul;
                 break;
             case BinOp::FloorDiv:
-                op = Op::FloorDiv;
+                fast = Op::FloorDiv;
                 break;
             case BinOp::Mod:
-                op = Op::Mod;
+                fast = Op::Mod;
                 break;
             default:
-                break;
+                gen(*n.kids[1]);
+                emit(Op::Binary, n.column, 0, static_cast<std::uint8_t>(n.binOp));
+                pop();
+                return;
             }
-            emit(op, n.column, 0, static_cast<std::uint8_t>(n.binOp));
-            pop();
+            emitWithOperand(fast, *n.kids[1], n.column, static_cast<std::uint8_t>(n.binOp));
             return;
         }
         case NodeKind::Unary:
@@ -289,37 +310,39 @@ private:
                 pop(static_cast<int>(rhs.kids.size()));
                 return;
             }
-            gen(rhs);
             if (!last) {
+                gen(rhs);
                 chainJumps.push_back(emit(Op::CompareChain, column, 0, static_cast<std::uint8_t>(op)));
                 pop(); // [a, b] -> [b]
                 continue;
             }
-            Op specialised = Op::Compare;
+            Op fast = Op::Compare;
             switch (op) {
             case CmpOp::Lt:
-                specialised = Op::Lt;
+                fast = Op::Lt;
                 break;
             case CmpOp::Le:
-                specialised = Op::Le;
+                fast = Op::Le;
                 break;
             case CmpOp::Eq:
-                specialised = Op::Eq;
+                fast = Op::Eq;
                 break;
             case CmpOp::Ne:
-                specialised = Op::Ne;
+                fast = Op::Ne;
                 break;
             case CmpOp::Gt:
-                specialised = Op::Gt;
+                fast = Op::Gt;
                 break;
             case CmpOp::Ge:
-                specialised = Op::Ge;
+                fast = Op::Ge;
                 break;
             default:
-                break;
+                gen(rhs);
+                emit(Op::Compare, column, 0, static_cast<std::uint8_t>(op));
+                pop();
+                continue;
             }
-            emit(specialised, column, 0, static_cast<std::uint8_t>(op));
-            pop();
+            emitWithOperand(fast, rhs, column, static_cast<std::uint8_t>(op));
         }
         for (auto j : chainJumps)
             patch(j);
@@ -339,137 +362,137 @@ inline bool fastInts(const Value& a, const Value& b) { return a.kind == Kind::In
 
 bool Expression::Program::run(const Value* slotValues, Value& out, EvalStatus& st) const noexcept
 {
+    // Raw storage: a Value array would zero itself on every evaluation.
     constexpr int kInline = 32;
-    Value inlineStack[kInline];
-    std::vector<Value> heapStack;
-    Value* base = inlineStack;
+    alignas(Value) unsigned char inlineStack[kInline * sizeof(Value)];
+    std::unique_ptr<Value[]> heapStack;
+    Value* base = reinterpret_cast<Value*>(inlineStack);
     if (maxStack > kInline) {
-        try {
-            heapStack.resize(static_cast<std::size_t>(maxStack));
-        } catch (...) {
+        heapStack.reset(new (std::nothrow) Value[static_cast<std::size_t>(maxStack)]);
+        if (!heapStack) {
             st = {false, ErrorKind::Overflow, 0, "expression too deep to evaluate"};
             return false;
         }
-        base = heapStack.data();
+        base = heapStack.get();
     }
     Value* sp = base;
     const Instr* ip = code.data();
     const Value* consts = constants.data();
-    std::size_t pc = 0;
 
-    auto raise = [&](const Instr& in) {
-        st.ok = false;
-        st.column = in.column;
-        return false;
-    };
-
-#define TS_CMP_FAST(OPERATOR)                                                                                          \
-    {                                                                                                                  \
+    // The three forms of an operator with an int fast path; FAST(a, b) handles two ints
+    // (returning false to fall back), SLOW(a, b) does the full Python semantics into `a`.
+#define TS_FAST_FORMS(NAME, FAST, SLOW)                                                                                \
+    case Op::NAME: {                                                                                                   \
         Value& a = sp[-2];                                                                                             \
         const Value& b = sp[-1];                                                                                       \
-        if (fastInts(a, b)) {                                                                                          \
-            a = Value::ofBool(a.i OPERATOR b.i);                                                                       \
-        } else {                                                                                                       \
-            bool r;                                                                                                    \
-            if (!compareOp(static_cast<CmpOp>(in.aux), a, b, r, st))                                                   \
-                return raise(in);                                                                                      \
-            a = Value::ofBool(r);                                                                                      \
-        }                                                                                                              \
+        if (!(fastInts(a, b) && FAST(a, b)) && !SLOW(a, b))                                                            \
+            return raise(in);                                                                                          \
         --sp;                                                                                                          \
+        break;                                                                                                         \
+    }                                                                                                                  \
+    case Op::NAME##S: {                                                                                                \
+        Value& a = sp[-1];                                                                                             \
+        const Value& b = slotValues[in->arg];                                                                          \
+        if (!(fastInts(a, b) && FAST(a, b)) && !SLOW(a, b))                                                            \
+            return raise(in);                                                                                          \
+        break;                                                                                                         \
+    }                                                                                                                  \
+    case Op::NAME##C: {                                                                                                \
+        Value& a = sp[-1];                                                                                             \
+        const Value& b = consts[in->arg];                                                                              \
+        if (!(fastInts(a, b) && FAST(a, b)) && !SLOW(a, b))                                                            \
+            return raise(in);                                                                                          \
         break;                                                                                                         \
     }
 
-    for (;;) {
-        const Instr& in = ip[pc++];
-        switch (in.op) {
+#define TS_ARITH_SLOW(a, b) binaryOp(static_cast<BinOp>(in->aux), a, b, a, st)
+#define TS_ADD_FAST(a, b) addFast(a, b)
+#define TS_SUB_FAST(a, b) subFast(a, b)
+#define TS_MUL_FAST(a, b) mulFast(a, b)
+#define TS_FLOORDIV_FAST(a, b) ((b).i > 0 && (a).i >= 0 && ((a).i = (a).i / (b).i, true))
+#define TS_MOD_FAST(a, b) ((b).i > 0 && (a).i >= 0 && ((a).i = (a).i % (b).i, true))
+#define TS_CMP_SLOW(a, b) compareSlow(static_cast<CmpOp>(in->aux), a, b, st)
+#define TS_CMP_FAST(OPERATOR) [](Value& x, const Value& y) { x = Value::ofBool(x.i OPERATOR y.i); return true; }
+
+    const auto raise = [&](const Instr* in) {
+        st.ok = false;
+        st.column = in->column;
+        return false;
+    };
+    const auto addFast = [](Value& a, const Value& b) {
+        std::int64_t r; // a stays intact on overflow, for the slow path's error
+        if (__builtin_add_overflow(a.i, b.i, &r))
+            return false;
+        a.i = r;
+        return true;
+    };
+    const auto subFast = [](Value& a, const Value& b) {
+        std::int64_t r; // a stays intact on overflow, for the slow path's error
+        if (__builtin_sub_overflow(a.i, b.i, &r))
+            return false;
+        a.i = r;
+        return true;
+    };
+    const auto mulFast = [](Value& a, const Value& b) {
+        std::int64_t r; // a stays intact on overflow, for the slow path's error
+        if (__builtin_mul_overflow(a.i, b.i, &r))
+            return false;
+        a.i = r;
+        return true;
+    };
+    const auto compareSlow = [](CmpOp op, Value& a, const Value& b, EvalStatus& status) {
+        bool r;
+        if (!compareOp(op, a, b, r, status))
+            return false;
+        a = Value::ofBool(r);
+        return true;
+    };
+    const auto ltFast = TS_CMP_FAST(<);
+    const auto leFast = TS_CMP_FAST(<=);
+    const auto eqFast = TS_CMP_FAST(==);
+    const auto neFast = TS_CMP_FAST(!=);
+    const auto gtFast = TS_CMP_FAST(>);
+    const auto geFast = TS_CMP_FAST(>=);
+
+    for (const Instr* in = ip;; ++in) {
+        switch (in->op) {
         case Op::LoadSlot:
-            *sp++ = slotValues[in.arg];
+            *sp++ = slotValues[in->arg];
             break;
         case Op::LoadConst:
-            *sp++ = consts[in.arg];
+            *sp++ = consts[in->arg];
             break;
-        case Op::Add: {
-            Value& a = sp[-2];
-            const Value& b = sp[-1];
-            std::int64_t r;
-            if (fastInts(a, b) && !__builtin_add_overflow(a.i, b.i, &r)) {
-                a.i = r;
-            } else if (!binaryOp(BinOp::Add, a, b, a, st)) {
-                return raise(in);
-            }
-            --sp;
-            break;
-        }
-        case Op::Sub: {
-            Value& a = sp[-2];
-            const Value& b = sp[-1];
-            std::int64_t r;
-            if (fastInts(a, b) && !__builtin_sub_overflow(a.i, b.i, &r)) {
-                a.i = r;
-            } else if (!binaryOp(BinOp::Sub, a, b, a, st)) {
-                return raise(in);
-            }
-            --sp;
-            break;
-        }
-        case Op::Mul: {
-            Value& a = sp[-2];
-            const Value& b = sp[-1];
-            std::int64_t r;
-            if (fastInts(a, b) && !__builtin_mul_overflow(a.i, b.i, &r)) {
-                a.i = r;
-            } else if (!binaryOp(BinOp::Mul, a, b, a, st)) {
-                return raise(in);
-            }
-            --sp;
-            break;
-        }
-        case Op::FloorDiv:
-        case Op::Mod: {
-            Value& a = sp[-2];
-            const Value& b = sp[-1];
-            if (fastInts(a, b) && b.i > 0 && a.i >= 0) { // the common case: C's division is Python's
-                a.i = in.op == Op::FloorDiv ? a.i / b.i : a.i % b.i;
-            } else if (!binaryOp(static_cast<BinOp>(in.aux), a, b, a, st)) {
-                return raise(in);
-            }
-            --sp;
-            break;
-        }
+            TS_FAST_FORMS(Add, TS_ADD_FAST, TS_ARITH_SLOW)
+            TS_FAST_FORMS(Sub, TS_SUB_FAST, TS_ARITH_SLOW)
+            TS_FAST_FORMS(Mul, TS_MUL_FAST, TS_ARITH_SLOW)
+            TS_FAST_FORMS(FloorDiv, TS_FLOORDIV_FAST, TS_ARITH_SLOW)
+            TS_FAST_FORMS(Mod, TS_MOD_FAST, TS_ARITH_SLOW)
+            TS_FAST_FORMS(Lt, ltFast, TS_CMP_SLOW)
+            TS_FAST_FORMS(Le, leFast, TS_CMP_SLOW)
+            TS_FAST_FORMS(Eq, eqFast, TS_CMP_SLOW)
+            TS_FAST_FORMS(Ne, neFast, TS_CMP_SLOW)
+            TS_FAST_FORMS(Gt, gtFast, TS_CMP_SLOW)
+            TS_FAST_FORMS(Ge, geFast, TS_CMP_SLOW)
         case Op::Binary: {
             Value& a = sp[-2];
-            if (!binaryOp(static_cast<BinOp>(in.aux), a, sp[-1], a, st))
+            if (!binaryOp(static_cast<BinOp>(in->aux), a, sp[-1], a, st))
                 return raise(in);
             --sp;
             break;
         }
         case Op::Unary: {
             Value& a = sp[-1];
-            if (!unaryOp(static_cast<UnOp>(in.aux), a, a, st))
+            if (!unaryOp(static_cast<UnOp>(in->aux), a, a, st))
                 return raise(in);
             break;
         }
         case Op::Not:
             sp[-1] = Value::ofBool(!truthy(sp[-1]));
             break;
-        case Op::Lt:
-            TS_CMP_FAST(<)
-        case Op::Le:
-            TS_CMP_FAST(<=)
-        case Op::Eq:
-            TS_CMP_FAST(==)
-        case Op::Ne:
-            TS_CMP_FAST(!=)
-        case Op::Gt:
-            TS_CMP_FAST(>)
-        case Op::Ge:
-            TS_CMP_FAST(>=)
         case Op::Compare: {
             Value& a = sp[-2];
-            bool r;
-            if (!compareOp(static_cast<CmpOp>(in.aux), a, sp[-1], r, st))
+            if (!compareSlow(static_cast<CmpOp>(in->aux), a, sp[-1], st))
                 return raise(in);
-            a = Value::ofBool(r);
             --sp;
             break;
         }
@@ -478,67 +501,38 @@ bool Expression::Program::run(const Value* slotValues, Value& out, EvalStatus& s
             Value& a = sp[-2];
             const Value& b = sp[-1];
             bool r;
-            if (fastInts(a, b)) {
-                switch (static_cast<CmpOp>(in.aux)) {
-                case CmpOp::Lt:
-                    r = a.i < b.i;
-                    break;
-                case CmpOp::Le:
-                    r = a.i <= b.i;
-                    break;
-                case CmpOp::Eq:
-                    r = a.i == b.i;
-                    break;
-                case CmpOp::Ne:
-                    r = a.i != b.i;
-                    break;
-                case CmpOp::Gt:
-                    r = a.i > b.i;
-                    break;
-                case CmpOp::Ge:
-                    r = a.i >= b.i;
-                    break;
-                default:
-                    if (!compareOp(static_cast<CmpOp>(in.aux), a, b, r, st))
-                        return raise(in);
-                }
-            } else if (!compareOp(static_cast<CmpOp>(in.aux), a, b, r, st)) {
+            if (!compareOp(static_cast<CmpOp>(in->aux), a, b, r, st))
                 return raise(in);
-            }
-            if (r) {
-                a = b;
-                --sp;
-            } else {
-                a = Value::ofBool(false);
-                --sp;
-                pc = static_cast<std::size_t>(in.arg);
-            }
+            a = r ? b : Value::ofBool(false);
+            --sp;
+            if (!r)
+                in = ip + in->arg - 1;
             break;
         }
         case Op::JumpIfFalseOrPop:
             if (!truthy(sp[-1]))
-                pc = static_cast<std::size_t>(in.arg);
+                in = ip + in->arg - 1;
             else
                 --sp;
             break;
         case Op::JumpIfTrueOrPop:
             if (truthy(sp[-1]))
-                pc = static_cast<std::size_t>(in.arg);
+                in = ip + in->arg - 1;
             else
                 --sp;
             break;
         case Op::PopJumpIfFalse:
             if (!truthy(*--sp))
-                pc = static_cast<std::size_t>(in.arg);
+                in = ip + in->arg - 1;
             break;
         case Op::Jump:
-            pc = static_cast<std::size_t>(in.arg);
+            in = ip + in->arg - 1;
             break;
         case Op::Call: {
-            const int argc = in.arg;
+            const int argc = in->arg;
             Value* args = sp - argc;
             Value r;
-            if (!callBuiltin(static_cast<Builtin>(in.aux), args, argc, r, st))
+            if (!callBuiltin(static_cast<Builtin>(in->aux), args, argc, r, st))
                 return raise(in);
             sp = args;
             *sp++ = r;
@@ -553,14 +547,14 @@ bool Expression::Program::run(const Value* slotValues, Value& out, EvalStatus& s
         }
         case Op::InN:
         case Op::NotInN: {
-            const int n = in.arg;
+            const int n = in->arg;
             Value* items = sp - n;
             const Value& x = items[-1];
             bool found = false;
             for (int k = 0; k < n && !found; ++k)
                 found = equal(x, items[k]);
             sp = items;
-            sp[-1] = Value::ofBool(in.op == Op::InN ? found : !found);
+            sp[-1] = Value::ofBool(in->op == Op::InN ? found : !found);
             break;
         }
         case Op::Return:
@@ -568,6 +562,14 @@ bool Expression::Program::run(const Value* slotValues, Value& out, EvalStatus& s
             return true;
         }
     }
+#undef TS_FAST_FORMS
+#undef TS_ARITH_SLOW
+#undef TS_ADD_FAST
+#undef TS_SUB_FAST
+#undef TS_MUL_FAST
+#undef TS_FLOORDIV_FAST
+#undef TS_MOD_FAST
+#undef TS_CMP_SLOW
 #undef TS_CMP_FAST
 }
 

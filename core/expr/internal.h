@@ -76,20 +76,20 @@ struct ParseOptions {
 std::unique_ptr<Node> parse(std::string_view source, const Scope& scope, ConstPool& pool, const ParseOptions& opts);
 
 // ---- bytecode ----
+// The operators with an int fast path come in three forms: the right operand on the stack,
+// in a slot (..S, arg = slot) or a constant (..C, arg = constant index). That saves a dispatch
+// for most operators of a typical condition ("BLOCK_M * BLOCK_N <= 8192" is 3 instructions).
+#define TILESCOPE_EXPR_FAST_OPS(X) X(Add) X(Sub) X(Mul) X(FloorDiv) X(Mod) X(Lt) X(Le) X(Eq) X(Ne) X(Gt) X(Ge)
+#define TILESCOPE_EXPR_OP_FORMS(NAME) NAME, NAME##S, NAME##C,
+
 enum class Op : std::uint8_t {
     LoadSlot,
     LoadConst,
     Binary,         // aux = BinOp
-    Add,            // specialised binaries with an int fast path
-    Sub,
-    Mul,
-    FloorDiv,
-    Mod,
     Unary,          // aux = UnOp
     Not,
     Compare,        // aux = CmpOp
     CompareChain,   // aux = CmpOp, arg = jump target when false
-    Lt, Le, Eq, Ne, Gt, Ge, // specialised comparisons with an int fast path
     JumpIfFalseOrPop,
     JumpIfTrueOrPop,
     PopJumpIfFalse,
@@ -99,6 +99,7 @@ enum class Op : std::uint8_t {
     InN,            // arg = n: [x, a1..an] -> x in (a1..an)
     NotInN,
     Return,
+    TILESCOPE_EXPR_FAST_OPS(TILESCOPE_EXPR_OP_FORMS)
 };
 
 struct Instr {
