@@ -20,8 +20,7 @@ struct Environment {
     std::vector<std::unique_ptr<std::string>> strings;
     std::vector<std::unique_ptr<ValueList>> lists;
 
-    Value toValue(const nlohmann::json& j)
-    {
+    Value toValue(const nlohmann::json& j) {
         if (j.is_boolean())
             return Value::ofBool(j.get<bool>());
         if (j.is_number_integer())
@@ -39,8 +38,7 @@ struct Environment {
         return lists.back()->value();
     }
 
-    explicit Environment(const nlohmann::json& doc)
-    {
+    explicit Environment(const nlohmann::json& doc) {
         for (const auto& [name, value] : doc["variables"].items()) {
             scope.addVariable(name);
             slotValues.push_back(toValue(value));
@@ -57,14 +55,12 @@ struct Environment {
     }
 };
 
-nlohmann::json loadCases()
-{
+nlohmann::json loadCases() {
     std::ifstream in(TILESCOPE_TEST_DATA "/expr/cases.json");
     return nlohmann::json::parse(in);
 }
 
-ErrorKind kindFromName(const std::string& name)
-{
+ErrorKind kindFromName(const std::string& name) {
     for (auto k : {ErrorKind::Syntax, ErrorKind::Name, ErrorKind::Type, ErrorKind::ZeroDivision, ErrorKind::Value,
                    ErrorKind::Overflow, ErrorKind::Index})
         if (name == errorKindName(k))
@@ -78,23 +74,20 @@ class TestExpr : public QObject {
     Q_OBJECT
 
 private slots:
-    void initTestCase()
-    {
+    void initTestCase() {
         m_doc = loadCases();
         m_env = std::make_unique<Environment>(m_doc);
         QVERIFY(m_doc["cases"].size() >= 60);
     }
 
-    void againstPython_data()
-    {
+    void againstPython_data() {
         QTest::addColumn<int>("index");
         const auto& cases = m_doc["cases"];
         for (std::size_t i = 0; i < cases.size(); ++i)
             QTest::newRow(cases[i]["expr"].get<std::string>().c_str()) << static_cast<int>(i);
     }
 
-    void againstPython()
-    {
+    void againstPython() {
         QFETCH(int, index);
         const auto& c = m_doc["cases"][static_cast<std::size_t>(index)];
         const std::string source = c["expr"];
@@ -104,7 +97,8 @@ private slots:
             try {
                 const Expression e = Expression::compile(source, m_env->scope);
                 const Value v = e.evaluate(m_env->slotValues.data());
-                QFAIL(qPrintable(QString::fromStdString("expected " + c["error"].get<std::string>() + ", got " + repr(v))));
+                QFAIL(qPrintable(
+                    QString::fromStdString("expected " + c["error"].get<std::string>() + ", got " + repr(v))));
             } catch (const ExprError& err) {
                 QCOMPARE(errorKindName(err.kind()), errorKindName(expected));
                 QCOMPARE(err.column(), column);
@@ -121,8 +115,7 @@ private slots:
         QCOMPARE(QString(typeName(v.kind)), QString::fromStdString(c["type"]));
     }
 
-    void parseOnceEvaluateMany()
-    {
+    void parseOnceEvaluateMany() {
         Scope scope;
         const int a = scope.addVariable("BLOCK_M");
         const int b = scope.addVariable("BLOCK_N");
@@ -141,8 +134,7 @@ private slots:
         QVERIFY(holds > 0 && holds < 100);
     }
 
-    void shortCircuitSkipsErrors()
-    {
+    void shortCircuitSkipsErrors() {
         Scope scope;
         scope.addVariable("d");
         const Expression e = Expression::compile("d != 0 and 10 // d == 5 or d == 0", scope);
@@ -156,8 +148,7 @@ private slots:
         QCOMPARE(c.evaluate(&two).i, 5);
     }
 
-    void constantFoldingKeepsRuntimeErrors()
-    {
+    void constantFoldingKeepsRuntimeErrors() {
         const Scope scope;
         const Expression e = Expression::compile("1 + 1 // 0", scope);
         QVERIFY(e.isConstant());
@@ -169,8 +160,7 @@ private slots:
         QVERIFY_THROWS_EXCEPTION(ExprError, e.evaluate(nullptr));
     }
 
-    void constantsAndScope()
-    {
+    void constantsAndScope() {
         Scope scope;
         scope.addConstant("M", Value::ofInt(4096));
         scope.addVariable("BLOCK_M");
@@ -183,8 +173,7 @@ private slots:
         QCOMPARE(Expression::compile("M // 2", scope).evaluateInt(nullptr), 2048);
     }
 
-    void nameErrorsSuggest()
-    {
+    void nameErrorsSuggest() {
         Scope scope;
         scope.addVariable("BLOCK_M");
         try {
@@ -205,26 +194,36 @@ private slots:
         QVERIFY_THROWS_EXCEPTION(ExprError, Expression::compile("abs(1, 2)", scope));
     }
 
-    void valueLists_data()
-    {
+    void valueLists_data() {
         QTest::addColumn<QString>("source");
         QTest::addColumn<QString>("expected");
-        QTest::newRow("literal") << "[16, 32, 64]" << "[16, 32, 64]";
-        QTest::newRow("range") << "range(1, 9)" << "[1, 2, 3, 4, 5, 6, 7, 8]";
-        QTest::newRow("range step") << "list(range(0, 64, 16))" << "[0, 16, 32, 48]";
-        QTest::newRow("range down") << "range(4, 0, -2)" << "[4, 2]";
-        QTest::newRow("comprehension") << "[16 * i for i in range(1, 5)]" << "[16, 32, 48, 64]";
-        QTest::newRow("comprehension if") << "[2**i for i in range(6) if i % 2 == 0]" << "[1, 4, 16]";
-        QTest::newRow("strings") << "['float', \"half\"]" << "['float', 'half']";
-        QTest::newRow("tuple") << "(1, 2, 3)" << "[1, 2, 3]";
-        QTest::newRow("bools") << "[True, False]" << "[True, False]";
-        QTest::newRow("floats") << "[0.5, 1.0, 1e-3]" << "[0.5, 1.0, 0.001]";
-        QTest::newRow("arithmetic") << "[1024 // 4, 2 ** 8, -1]" << "[256, 256, -1]";
-        QTest::newRow("empty") << "[]" << "[]";
+        QTest::newRow("literal") << "[16, 32, 64]"
+                                 << "[16, 32, 64]";
+        QTest::newRow("range") << "range(1, 9)"
+                               << "[1, 2, 3, 4, 5, 6, 7, 8]";
+        QTest::newRow("range step") << "list(range(0, 64, 16))"
+                                    << "[0, 16, 32, 48]";
+        QTest::newRow("range down") << "range(4, 0, -2)"
+                                    << "[4, 2]";
+        QTest::newRow("comprehension") << "[16 * i for i in range(1, 5)]"
+                                       << "[16, 32, 48, 64]";
+        QTest::newRow("comprehension if") << "[2**i for i in range(6) if i % 2 == 0]"
+                                          << "[1, 4, 16]";
+        QTest::newRow("strings") << "['float', \"half\"]"
+                                 << "['float', 'half']";
+        QTest::newRow("tuple") << "(1, 2, 3)"
+                               << "[1, 2, 3]";
+        QTest::newRow("bools") << "[True, False]"
+                               << "[True, False]";
+        QTest::newRow("floats") << "[0.5, 1.0, 1e-3]"
+                                << "[0.5, 1.0, 0.001]";
+        QTest::newRow("arithmetic") << "[1024 // 4, 2 ** 8, -1]"
+                                    << "[256, 256, -1]";
+        QTest::newRow("empty") << "[]"
+                               << "[]";
     }
 
-    void valueLists()
-    {
+    void valueLists() {
         QFETCH(QString, source);
         QFETCH(QString, expected);
         std::vector<std::unique_ptr<std::string>> strings;
@@ -233,8 +232,7 @@ private slots:
         QCOMPARE(QString::fromStdString(repr(list.value())), expected);
     }
 
-    void valueListErrors_data()
-    {
+    void valueListErrors_data() {
         QTest::addColumn<QString>("source");
         QTest::addColumn<int>("column");
         QTest::newRow("not a list") << "5" << 1;
@@ -245,8 +243,7 @@ private slots:
         QTest::newRow("range step zero") << "range(1, 5, 0)" << 13;
     }
 
-    void valueListErrors()
-    {
+    void valueListErrors() {
         QFETCH(QString, source);
         QFETCH(int, column);
         std::vector<std::unique_ptr<std::string>> strings;
@@ -258,8 +255,7 @@ private slots:
         }
     }
 
-    void reprMatchesPython_data()
-    {
+    void reprMatchesPython_data() {
         QTest::addColumn<double>("value");
         QTest::addColumn<QString>("expected");
         // the expected texts are Python's repr() of the same doubles
@@ -274,15 +270,13 @@ private slots:
         QTest::newRow("0.1+0.2") << 0.1 + 0.2 << "0.30000000000000004";
     }
 
-    void reprMatchesPython()
-    {
+    void reprMatchesPython() {
         QFETCH(double, value);
         QFETCH(QString, expected);
         QCOMPARE(QString::fromStdString(repr(Value::ofFloat(value))), expected);
     }
 
-    void deepNesting()
-    {
+    void deepNesting() {
         // 200 nested parentheses and a long sum: no recursion trouble, more stack than inline
         std::string deep = std::string(200, '(') + "1" + std::string(200, ')');
         QCOMPARE(Expression::compile(deep, Scope{}).evaluateInt(nullptr), 1);

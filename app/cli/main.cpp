@@ -1,2 +1,5 @@
 #include <cstdio>
-int main() { std::puts("tilescope-cli"); return 0; }
+int main() {
+    std::puts("tilescope-cli");
+    return 0;
+}

@@ -3,8 +3,7 @@
 namespace tilescope {
 
 namespace {
-std::string compose(const std::string& file, const std::string& location, const std::string& message)
-{
+std::string compose(const std::string& file, const std::string& location, const std::string& message) {
     std::string text;
     if (!file.empty())
         text += file + ": ";
@@ -18,8 +17,6 @@ InputError::InputError(std::string file, std::string location, std::string messa
     : std::runtime_error(compose(file, location, message))
     , m_file(std::move(file))
     , m_location(std::move(location))
-    , m_message(std::move(message))
-{
-}
+    , m_message(std::move(message)) {}
 
 } // namespace tilescope

@@ -29,33 +29,27 @@ struct Value {
     };
 
     Value()
-        : i(0)
-    {
-    }
-    static Value ofInt(std::int64_t v)
-    {
+        : i(0) {}
+    static Value ofInt(std::int64_t v) {
         Value r;
         r.kind = Kind::Int;
         r.i = v;
         return r;
     }
-    static Value ofFloat(double v)
-    {
+    static Value ofFloat(double v) {
         Value r;
         r.kind = Kind::Float;
         r.f = v;
         return r;
     }
-    static Value ofBool(bool v)
-    {
+    static Value ofBool(bool v) {
         Value r;
         r.kind = Kind::Bool;
         r.i = v ? 1 : 0;
         return r;
     }
     /// The string must outlive every use of the value.
-    static Value ofStr(const std::string* v)
-    {
+    static Value ofStr(const std::string* v) {
         Value r;
         r.kind = Kind::Str;
         r.s = v;
@@ -93,6 +87,8 @@ bool truthy(const Value& v);
 bool equal(const Value& a, const Value& b);
 /// Python's repr: 3, 0.5, 1e+16, True, 'abc', [1, 2].
 std::string repr(const Value& v);
+/// The names of the builtin functions (min, max, ...), which no variable may take.
+const std::vector<std::string>& builtinNames();
 /// The Python type name: int, float, bool, str, list.
 const char* typeName(Kind k);
 
@@ -137,13 +133,13 @@ private:
 
 /// Why an expression failed: Python's exception names, for the runtime ones.
 enum class ErrorKind : std::uint8_t {
-    Syntax,        ///< SyntaxError (at parse time)
-    Name,          ///< NameError: an unknown name or function (at parse time)
-    Type,          ///< TypeError: e.g. '<' between 'str' and 'int', a call with the wrong arguments
-    ZeroDivision,  ///< ZeroDivisionError
-    Value,         ///< ValueError: e.g. math domain error in log2(-1)
-    Overflow,      ///< OverflowError: a 64-bit int overflowed (Python's ints are unbounded; ours are not)
-    Index,         ///< IndexError: list index out of range
+    Syntax,       ///< SyntaxError (at parse time)
+    Name,         ///< NameError: an unknown name or function (at parse time)
+    Type,         ///< TypeError: e.g. '<' between 'str' and 'int', a call with the wrong arguments
+    ZeroDivision, ///< ZeroDivisionError
+    Value,        ///< ValueError: e.g. math domain error in log2(-1)
+    Overflow,     ///< OverflowError: a 64-bit int overflowed (Python's ints are unbounded; ours are not)
+    Index,        ///< IndexError: list index out of range
 };
 const char* errorKindName(ErrorKind k); // "SyntaxError", "NameError", ...
 
@@ -210,11 +206,10 @@ private:
     std::shared_ptr<const Program> m_program;
 };
 
-/// Parses a Python literal list of constants, or a call of range(...) / list(range(...)),
-/// as T1's TuningParameter "Values" holds them: "[16, 32, 64]", "range(1, 9)",
-/// "[2**i for i in range(4)]" is NOT supported (comprehensions), but constant arithmetic is
-/// ("[1024 // 4, 2**8]"). Strings own their text in `strings` (stable addresses).
-/// Throws ExprError on bad syntax or non-constant items.
+/// Parses T1's TuningParameter "Values": a list or tuple of constants ("[16, 32, 64]",
+/// "[1024 // 4, 2**8]"), range(...) or list(range(...)), or a comprehension over a constant
+/// list ("[16 * i for i in range(1, 9) if i != 3]"). Strings own their text in `strings`
+/// (stable addresses). Throws ExprError on bad syntax or items that are not constants.
 std::vector<Value> parseValueList(std::string_view source, std::vector<std::unique_ptr<std::string>>& strings);
 
 } // namespace tilescope::expr

@@ -12,24 +12,21 @@ using namespace detail;
 
 // ---------------------------------------------------------------- Scope
 
-int Scope::addVariable(const std::string& name)
-{
+int Scope::addVariable(const std::string& name) {
     if (const int s = slotOf(name); s >= 0)
         return s;
     m_variables.push_back({name, false, {}});
     return static_cast<int>(m_variables.size()) - 1;
 }
 
-void Scope::setValueList(const std::string& name, std::vector<Value> values)
-{
+void Scope::setValueList(const std::string& name, std::vector<Value> values) {
     const int s = addVariable(name);
     auto& v = m_variables[static_cast<std::size_t>(s)];
     v.hasValueList = true;
     v.valueList = std::move(values);
 }
 
-void Scope::addConstant(const std::string& name, Value value)
-{
+void Scope::addConstant(const std::string& name, Value value) {
     for (auto& c : m_constants)
         if (c.name == name) {
             c.value = value;
@@ -38,16 +35,14 @@ void Scope::addConstant(const std::string& name, Value value)
     m_constants.push_back({name, value});
 }
 
-int Scope::slotOf(std::string_view name) const
-{
+int Scope::slotOf(std::string_view name) const {
     for (std::size_t i = 0; i < m_variables.size(); ++i)
         if (m_variables[i].name == name)
             return static_cast<int>(i);
     return -1;
 }
 
-std::vector<std::string> Scope::names() const
-{
+std::vector<std::string> Scope::names() const {
     std::vector<std::string> out;
     for (const auto& v : m_variables)
         out.push_back(v.name);
@@ -56,14 +51,12 @@ std::vector<std::string> Scope::names() const
     return out;
 }
 
-const Scope::Variable* Scope::findVariable(std::string_view name) const
-{
+const Scope::Variable* Scope::findVariable(std::string_view name) const {
     const int s = slotOf(name);
     return s < 0 ? nullptr : &m_variables[static_cast<std::size_t>(s)];
 }
 
-const Scope::Constant* Scope::findConstant(std::string_view name) const
-{
+const Scope::Constant* Scope::findConstant(std::string_view name) const {
     for (const auto& c : m_constants)
         if (c.name == name)
             return &c;
@@ -72,8 +65,7 @@ const Scope::Constant* Scope::findConstant(std::string_view name) const
 
 // ---------------------------------------------------------------- errors
 
-const char* errorKindName(ErrorKind k)
-{
+const char* errorKindName(ErrorKind k) {
     switch (k) {
     case ErrorKind::Syntax:
         return "SyntaxError";
@@ -94,8 +86,7 @@ const char* errorKindName(ErrorKind k)
 }
 
 namespace {
-std::string composeExprError(ErrorKind kind, const std::string& expression, int column, const std::string& message)
-{
+std::string composeExprError(ErrorKind kind, const std::string& expression, int column, const std::string& message) {
     return "column " + std::to_string(column) + ": " + errorKindName(kind) + ": " + message + ", in '" + expression +
            "'";
 }
@@ -106,9 +97,7 @@ ExprError::ExprError(ErrorKind kind, std::string expression, int column, std::st
     , m_kind(kind)
     , m_expression(std::move(expression))
     , m_column(column)
-    , m_message(std::move(message))
-{
-}
+    , m_message(std::move(message)) {}
 
 // ---------------------------------------------------------------- code generation
 
@@ -117,12 +106,9 @@ namespace {
 class CodeGen {
 public:
     CodeGen(Expression::Program& program)
-        : m_p(program)
-    {
-    }
+        : m_p(program) {}
 
-    void run(const Node& root)
-    {
+    void run(const Node& root) {
         gen(root);
         emit(Op::Return, root.column);
         std::sort(m_slots.begin(), m_slots.end());
@@ -132,8 +118,7 @@ public:
     }
 
 private:
-    std::size_t emit(Op op, int column, std::int32_t arg = 0, std::uint8_t aux = 0)
-    {
+    std::size_t emit(Op op, int column, std::int32_t arg = 0, std::uint8_t aux = 0) {
         Instr in;
         in.op = op;
         in.aux = aux;
@@ -143,8 +128,7 @@ private:
         return m_p.code.size() - 1;
     }
     void patch(std::size_t at) { m_p.code[at].arg = static_cast<std::int32_t>(m_p.code.size()); }
-    void push(int n = 1)
-    {
+    void push(int n = 1) {
         m_depth += n;
         m_maxDepth = std::max(m_maxDepth, m_depth);
     }
@@ -152,8 +136,7 @@ private:
 
     // Emits `base` (an operator with an int fast path) taking its right operand from a slot or
     // a constant directly when it is one, else from the stack.
-    void emitWithOperand(Op base, const Node& rhs, int column, std::uint8_t aux)
-    {
+    void emitWithOperand(Op base, const Node& rhs, int column, std::uint8_t aux) {
         const auto form = [base](int k) { return static_cast<Op>(static_cast<int>(base) + k); };
         if (rhs.kind == NodeKind::Slot) {
             m_slots.push_back(rhs.slot);
@@ -168,14 +151,12 @@ private:
         }
     }
 
-    [[noreturn]] void listError(const Node& n)
-    {
+    [[noreturn]] void listError(const Node& n) {
         throw ExprError(ErrorKind::Type, m_p.source, n.column,
                         "a list with variables in it can only follow 'in' or be the argument of min()/max()");
     }
 
-    void gen(const Node& n)
-    {
+    void gen(const Node& n) {
         switch (n.kind) {
         case NodeKind::Const: {
             m_p.constants.push_back(n.value);
@@ -291,8 +272,7 @@ private:
         }
     }
 
-    void genCompare(const Node& n)
-    {
+    void genCompare(const Node& n) {
         const std::size_t count = n.cmpOps.size();
         gen(*n.kids[0]);
         std::vector<std::size_t> chainJumps;
@@ -354,14 +334,15 @@ private:
     int m_maxDepth = 0;
 };
 
-inline bool fastInts(const Value& a, const Value& b) { return a.kind == Kind::Int && b.kind == Kind::Int; }
+inline bool fastInts(const Value& a, const Value& b) {
+    return a.kind == Kind::Int && b.kind == Kind::Int;
+}
 
 } // namespace
 
 // ---------------------------------------------------------------- interpreter
 
-bool Expression::Program::run(const Value* slotValues, Value& out, EvalStatus& st) const noexcept
-{
+bool Expression::Program::run(const Value* slotValues, Value& out, EvalStatus& st) const noexcept {
     // Raw storage: a Value array would zero itself on every evaluation.
     constexpr int kInline = 32;
     alignas(Value) unsigned char inlineStack[kInline * sizeof(Value)];
@@ -412,7 +393,11 @@ bool Expression::Program::run(const Value* slotValues, Value& out, EvalStatus& s
 #define TS_FLOORDIV_FAST(a, b) ((b).i > 0 && (a).i >= 0 && ((a).i = (a).i / (b).i, true))
 #define TS_MOD_FAST(a, b) ((b).i > 0 && (a).i >= 0 && ((a).i = (a).i % (b).i, true))
 #define TS_CMP_SLOW(a, b) compareSlow(static_cast<CmpOp>(in->aux), a, b, st)
-#define TS_CMP_FAST(OPERATOR) [](Value& x, const Value& y) { x = Value::ofBool(x.i OPERATOR y.i); return true; }
+#define TS_CMP_FAST(OPERATOR)                                                                                          \
+    [](Value& x, const Value& y) {                                                                                     \
+        x = Value::ofBool(x.i OPERATOR y.i);                                                                           \
+        return true;                                                                                                   \
+    }
 
     const auto raise = [&](const Instr* in) {
         st.ok = false;
@@ -576,8 +561,7 @@ bool Expression::Program::run(const Value* slotValues, Value& out, EvalStatus& s
 // ---------------------------------------------------------------- Expression
 
 namespace {
-const std::string& emptyString()
-{
+const std::string& emptyString() {
     static const std::string empty;
     return empty;
 }
@@ -586,12 +570,9 @@ const std::string& emptyString()
 Expression::Expression() = default;
 
 Expression::Expression(std::shared_ptr<const Program> program)
-    : m_program(std::move(program))
-{
-}
+    : m_program(std::move(program)) {}
 
-Expression Expression::compile(std::string_view source, const Scope& scope)
-{
+Expression Expression::compile(std::string_view source, const Scope& scope) {
     auto program = std::make_shared<Program>();
     program->source = std::string(source);
     auto root = parse(source, scope, program->pool, ParseOptions{});
@@ -599,17 +580,17 @@ Expression Expression::compile(std::string_view source, const Scope& scope)
     return Expression(std::move(program));
 }
 
-const std::string& Expression::source() const { return m_program ? m_program->source : emptyString(); }
+const std::string& Expression::source() const {
+    return m_program ? m_program->source : emptyString();
+}
 
-std::span<const int> Expression::usedSlots() const
-{
+std::span<const int> Expression::usedSlots() const {
     if (!m_program)
         return {};
     return m_program->usedSlots;
 }
 
-bool Expression::tryEvaluate(const Value* slotValues, Value& result, EvalStatus& status) const noexcept
-{
+bool Expression::tryEvaluate(const Value* slotValues, Value& result, EvalStatus& status) const noexcept {
     if (!m_program) {
         result = Value::ofBool(true);
         return true;
@@ -618,13 +599,11 @@ bool Expression::tryEvaluate(const Value* slotValues, Value& result, EvalStatus&
     return m_program->run(slotValues, result, status);
 }
 
-ExprError Expression::errorFor(const EvalStatus& status) const
-{
+ExprError Expression::errorFor(const EvalStatus& status) const {
     return ExprError(status.kind, source(), status.column, status.message ? status.message : "evaluation failed");
 }
 
-Value Expression::evaluate(const Value* slotValues) const
-{
+Value Expression::evaluate(const Value* slotValues) const {
     Value result;
     EvalStatus st;
     if (!tryEvaluate(slotValues, result, st))
@@ -632,10 +611,11 @@ Value Expression::evaluate(const Value* slotValues) const
     return result;
 }
 
-bool Expression::test(const Value* slotValues) const { return truthy(evaluate(slotValues)); }
+bool Expression::test(const Value* slotValues) const {
+    return truthy(evaluate(slotValues));
+}
 
-std::int64_t Expression::evaluateInt(const Value* slotValues) const
-{
+std::int64_t Expression::evaluateInt(const Value* slotValues) const {
     const Value v = evaluate(slotValues);
     if (v.kind == Kind::Int || v.kind == Kind::Bool)
         return v.i;
@@ -644,8 +624,7 @@ std::int64_t Expression::evaluateInt(const Value* slotValues) const
     throw ExprError(ErrorKind::Type, source(), 1, "expected an integer, got " + repr(v));
 }
 
-double Expression::evaluateNumber(const Value* slotValues) const
-{
+double Expression::evaluateNumber(const Value* slotValues) const {
     const Value v = evaluate(slotValues);
     if (v.kind == Kind::Float)
         return v.f;
@@ -656,8 +635,7 @@ double Expression::evaluateNumber(const Value* slotValues) const
 
 // ---------------------------------------------------------------- value lists
 
-std::vector<Value> parseValueList(std::string_view source, std::vector<std::unique_ptr<std::string>>& strings)
-{
+std::vector<Value> parseValueList(std::string_view source, std::vector<std::unique_ptr<std::string>>& strings) {
     const std::string text(source);
     ConstPool pool;
     ParseOptions opts;

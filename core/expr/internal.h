@@ -13,7 +13,23 @@ namespace tilescope::expr::detail {
 enum class BinOp : std::uint8_t { Add, Sub, Mul, TrueDiv, FloorDiv, Mod, Pow, BitAnd, BitOr, BitXor, LShift, RShift };
 enum class UnOp : std::uint8_t { Neg, Pos, Invert, Not };
 enum class CmpOp : std::uint8_t { Lt, Le, Eq, Ne, Gt, Ge, In, NotIn };
-enum class Builtin : std::uint8_t { Min, Max, Abs, Ceil, Floor, Log2, Sqrt, Int, Float, Round, Len, Pow, Bool, Range, List };
+enum class Builtin : std::uint8_t {
+    Min,
+    Max,
+    Abs,
+    Ceil,
+    Floor,
+    Log2,
+    Sqrt,
+    Int,
+    Float,
+    Round,
+    Len,
+    Pow,
+    Bool,
+    Range,
+    List
+};
 
 const char* binOpText(BinOp op);
 const char* cmpOpText(CmpOp op);
@@ -31,17 +47,17 @@ bool subscript(const Value& container, const Value& index, Value& out, EvalStatu
 
 // ---- syntax tree ----
 enum class NodeKind : std::uint8_t {
-    Const,     // value
-    Slot,      // slot
-    Binary,    // binOp, kids[0], kids[1]
-    Unary,     // unOp, kids[0]
-    Compare,   // kids[0..n], cmpOps[n-1]
-    And,       // kids (2+)
-    Or,        // kids (2+)
-    IfElse,    // kids: body, test, orelse
-    Call,      // builtin, kids = args
-    Subscript, // kids: container, index
-    ListDisplay, // kids = items
+    Const,         // value
+    Slot,          // slot
+    Binary,        // binOp, kids[0], kids[1]
+    Unary,         // unOp, kids[0]
+    Compare,       // kids[0..n], cmpOps[n-1]
+    And,           // kids (2+)
+    Or,            // kids (2+)
+    IfElse,        // kids: body, test, orelse
+    Call,          // builtin, kids = args
+    Subscript,     // kids: container, index
+    ListDisplay,   // kids = items
     Comprehension, // kids: element, iterable, [conditions...]; loopSlot
 };
 
@@ -85,18 +101,18 @@ std::unique_ptr<Node> parse(std::string_view source, const Scope& scope, ConstPo
 enum class Op : std::uint8_t {
     LoadSlot,
     LoadConst,
-    Binary,         // aux = BinOp
-    Unary,          // aux = UnOp
+    Binary, // aux = BinOp
+    Unary,  // aux = UnOp
     Not,
-    Compare,        // aux = CmpOp
-    CompareChain,   // aux = CmpOp, arg = jump target when false
+    Compare,      // aux = CmpOp
+    CompareChain, // aux = CmpOp, arg = jump target when false
     JumpIfFalseOrPop,
     JumpIfTrueOrPop,
     PopJumpIfFalse,
     Jump,
-    Call,           // aux = Builtin, arg = argc
+    Call, // aux = Builtin, arg = argc
     Subscript,
-    InN,            // arg = n: [x, a1..an] -> x in (a1..an)
+    InN, // arg = n: [x, a1..an] -> x in (a1..an)
     NotInN,
     Return,
     TILESCOPE_EXPR_FAST_OPS(TILESCOPE_EXPR_OP_FORMS)

@@ -15,22 +15,24 @@ namespace {
 
 constexpr double kTwo63 = 9223372036854775808.0; // 2^63, exactly representable
 
-bool fail(EvalStatus& st, ErrorKind kind, const char* message)
-{
+bool fail(EvalStatus& st, ErrorKind kind, const char* message) {
     st.ok = false;
     st.kind = kind;
     st.message = message;
     return false;
 }
 
-bool isIntLike(const Value& v) { return v.kind == Kind::Int || v.kind == Kind::Bool; }
+bool isIntLike(const Value& v) {
+    return v.kind == Kind::Int || v.kind == Kind::Bool;
+}
 
-double toDouble(const Value& v) { return v.kind == Kind::Float ? v.f : static_cast<double>(v.i); }
+double toDouble(const Value& v) {
+    return v.kind == Kind::Float ? v.f : static_cast<double>(v.i);
+}
 
 // Exact comparison of an int with a float, as Python does: -1 less, 0 equal, 1 greater;
 // 2 when the float is NaN (unordered).
-int compareIntFloat(std::int64_t i, double f)
-{
+int compareIntFloat(std::int64_t i, double f) {
     if (std::isnan(f))
         return 2;
     if (f >= kTwo63)
@@ -47,8 +49,7 @@ int compareIntFloat(std::int64_t i, double f)
 }
 
 // -1, 0, 1 for ordered numbers; 2 for unordered (NaN).
-int compareNumbers(const Value& a, const Value& b)
-{
+int compareNumbers(const Value& a, const Value& b) {
     if (isIntLike(a) && isIntLike(b))
         return a.i < b.i ? -1 : (a.i > b.i ? 1 : 0);
     if (isIntLike(a))
@@ -66,8 +67,7 @@ int compareNumbers(const Value& a, const Value& b)
     return 2;
 }
 
-bool floatToInt(double f, std::int64_t& out, EvalStatus& st)
-{
+bool floatToInt(double f, std::int64_t& out, EvalStatus& st) {
     if (std::isnan(f))
         return fail(st, ErrorKind::Value, "cannot convert float NaN to integer");
     if (std::isinf(f))
@@ -78,13 +78,11 @@ bool floatToInt(double f, std::int64_t& out, EvalStatus& st)
     return true;
 }
 
-bool intOverflow(EvalStatus& st)
-{
+bool intOverflow(EvalStatus& st) {
     return fail(st, ErrorKind::Overflow, "integer overflow: the result does not fit in 64 bits");
 }
 
-bool intPow(std::int64_t base, std::int64_t exp, std::int64_t& out, EvalStatus& st)
-{
+bool intPow(std::int64_t base, std::int64_t exp, std::int64_t& out, EvalStatus& st) {
     std::int64_t result = 1;
     while (exp > 0) {
         if (exp & 1) {
@@ -101,12 +99,12 @@ bool intPow(std::int64_t base, std::int64_t exp, std::int64_t& out, EvalStatus& 
     return true;
 }
 
-bool floatPow(double a, double b, Value& out, EvalStatus& st)
-{
+bool floatPow(double a, double b, Value& out, EvalStatus& st) {
     if (a == 0.0 && b < 0.0)
         return fail(st, ErrorKind::ZeroDivision, "0.0 cannot be raised to a negative power");
     if (a < 0.0 && std::isfinite(b) && b != std::floor(b))
-        return fail(st, ErrorKind::Value, "a negative number raised to a fractional power is complex, which is not supported");
+        return fail(st, ErrorKind::Value,
+                    "a negative number raised to a fractional power is complex, which is not supported");
     const double r = std::pow(a, b);
     if (std::isinf(r) && std::isfinite(a) && std::isfinite(b))
         return fail(st, ErrorKind::Overflow, "numerical result out of range");
@@ -115,8 +113,7 @@ bool floatPow(double a, double b, Value& out, EvalStatus& st)
 }
 
 // Python's float floor division and modulo (Objects/floatobject.c: float_divmod).
-void floatDivmod(double vx, double wx, double& floordiv, double& mod)
-{
+void floatDivmod(double vx, double wx, double& floordiv, double& mod) {
     mod = std::fmod(vx, wx);
     double div = (vx - mod) / wx;
     if (mod != 0.0) {
@@ -136,8 +133,7 @@ void floatDivmod(double vx, double wx, double& floordiv, double& mod)
     }
 }
 
-const char* unsupportedOperands(BinOp op)
-{
+const char* unsupportedOperands(BinOp op) {
     switch (op) {
     case BinOp::Add:
         return "unsupported operand type(s) for +";
@@ -167,8 +163,7 @@ const char* unsupportedOperands(BinOp op)
     return "unsupported operand type(s)";
 }
 
-const char* unorderable(CmpOp op)
-{
+const char* unorderable(CmpOp op) {
     switch (op) {
     case CmpOp::Lt:
         return "'<' not supported between these types";
@@ -184,8 +179,7 @@ const char* unorderable(CmpOp op)
 }
 
 // -1/0/1 ordering, 2 unordered (NaN); 3 when the types cannot be ordered.
-int order(const Value& a, const Value& b)
-{
+int order(const Value& a, const Value& b) {
     if (a.isNumber() && b.isNumber())
         return compareNumbers(a, b);
     if (a.kind == Kind::Str && b.kind == Kind::Str) {
@@ -206,8 +200,7 @@ int order(const Value& a, const Value& b)
     return 3;
 }
 
-bool valuesEqual(const Value& a, const Value& b)
-{
+bool valuesEqual(const Value& a, const Value& b) {
     if (a.isNumber() && b.isNumber())
         return compareNumbers(a, b) == 0;
     if (a.kind != b.kind)
@@ -227,8 +220,7 @@ bool valuesEqual(const Value& a, const Value& b)
     return false;
 }
 
-bool parseIntText(const std::string& text, std::int64_t& out)
-{
+bool parseIntText(const std::string& text, std::int64_t& out) {
     std::size_t b = 0, e = text.size();
     while (b < e && std::isspace(static_cast<unsigned char>(text[b])))
         ++b;
@@ -250,8 +242,7 @@ bool parseIntText(const std::string& text, std::int64_t& out)
     return ec == std::errc() && ptr == digits.data() + digits.size();
 }
 
-bool minMax(bool isMax, const Value* items, std::size_t n, Value& out, EvalStatus& st, bool fromList)
-{
+bool minMax(bool isMax, const Value* items, std::size_t n, Value& out, EvalStatus& st, bool fromList) {
     if (n == 0)
         return fail(st, ErrorKind::Value,
                     fromList ? (isMax ? "max() arg is an empty sequence" : "min() arg is an empty sequence")
@@ -270,8 +261,7 @@ bool minMax(bool isMax, const Value* items, std::size_t n, Value& out, EvalStatu
 
 } // namespace
 
-bool binaryOp(BinOp op, const Value& a, const Value& b, Value& out, EvalStatus& st)
-{
+bool binaryOp(BinOp op, const Value& a, const Value& b, Value& out, EvalStatus& st) {
     if (!a.isNumber() || !b.isNumber()) {
         if (op == BinOp::Add && a.kind == b.kind && (a.kind == Kind::Str || a.kind == Kind::List))
             return fail(st, ErrorKind::Type, "concatenation of strings or lists is not supported");
@@ -379,16 +369,16 @@ bool binaryOp(BinOp op, const Value& a, const Value& b, Value& out, EvalStatus& 
     return fail(st, ErrorKind::Type, "unknown operator");
 }
 
-bool unaryOp(UnOp op, const Value& a, Value& out, EvalStatus& st)
-{
+bool unaryOp(UnOp op, const Value& a, Value& out, EvalStatus& st) {
     if (op == UnOp::Not) {
         out = Value::ofBool(!truthy(a));
         return true;
     }
     if (!a.isNumber())
         return fail(st, ErrorKind::Type,
-                    op == UnOp::Neg ? "bad operand type for unary -" : op == UnOp::Pos ? "bad operand type for unary +"
-                                                                                       : "bad operand type for unary ~");
+                    op == UnOp::Neg   ? "bad operand type for unary -"
+                    : op == UnOp::Pos ? "bad operand type for unary +"
+                                      : "bad operand type for unary ~");
     switch (op) {
     case UnOp::Neg:
         if (a.kind == Kind::Float) {
@@ -413,8 +403,7 @@ bool unaryOp(UnOp op, const Value& a, Value& out, EvalStatus& st)
     return true;
 }
 
-bool compareOp(CmpOp op, const Value& a, const Value& b, bool& out, EvalStatus& st)
-{
+bool compareOp(CmpOp op, const Value& a, const Value& b, bool& out, EvalStatus& st) {
     switch (op) {
     case CmpOp::Eq:
         out = valuesEqual(a, b);
@@ -470,8 +459,7 @@ bool compareOp(CmpOp op, const Value& a, const Value& b, bool& out, EvalStatus& 
     return true;
 }
 
-bool subscript(const Value& container, const Value& index, Value& out, EvalStatus& st)
-{
+bool subscript(const Value& container, const Value& index, Value& out, EvalStatus& st) {
     if (container.kind != Kind::List)
         return fail(st, ErrorKind::Type,
                     container.kind == Kind::Str ? "indexing strings is not supported" : "object is not subscriptable");
@@ -487,8 +475,7 @@ bool subscript(const Value& container, const Value& index, Value& out, EvalStatu
     return true;
 }
 
-bool callBuiltin(Builtin b, const Value* args, int argc, Value& out, EvalStatus& st)
-{
+bool callBuiltin(Builtin b, const Value* args, int argc, Value& out, EvalStatus& st) {
     auto needNumber = [&](const Value& v, const char* message) {
         if (v.isNumber())
             return true;
@@ -622,14 +609,12 @@ bool callBuiltin(Builtin b, const Value* args, int argc, Value& out, EvalStatus&
     return fail(st, ErrorKind::Type, "this function cannot be called here");
 }
 
-const char* binOpText(BinOp op)
-{
+const char* binOpText(BinOp op) {
     static const char* texts[] = {"+", "-", "*", "/", "//", "%", "**", "&", "|", "^", "<<", ">>"};
     return texts[static_cast<int>(op)];
 }
 
-const char* cmpOpText(CmpOp op)
-{
+const char* cmpOpText(CmpOp op) {
     static const char* texts[] = {"<", "<=", "==", "!=", ">", ">=", "in", "not in"};
     return texts[static_cast<int>(op)];
 }
@@ -640,23 +625,37 @@ struct BuiltinEntry {
     Builtin builtin;
 };
 constexpr BuiltinEntry kBuiltins[] = {
-    {"min", Builtin::Min},     {"max", Builtin::Max},   {"abs", Builtin::Abs},     {"ceil", Builtin::Ceil},
-    {"floor", Builtin::Floor}, {"log2", Builtin::Log2}, {"sqrt", Builtin::Sqrt},   {"int", Builtin::Int},
+    {"min", Builtin::Min},     {"max", Builtin::Max},     {"abs", Builtin::Abs},   {"ceil", Builtin::Ceil},
+    {"floor", Builtin::Floor}, {"log2", Builtin::Log2},   {"sqrt", Builtin::Sqrt}, {"int", Builtin::Int},
     {"float", Builtin::Float}, {"round", Builtin::Round}, {"len", Builtin::Len},   {"pow", Builtin::Pow},
     {"bool", Builtin::Bool},   {"range", Builtin::Range}, {"list", Builtin::List},
 };
 } // namespace
 
-const char* builtinName(Builtin b)
-{
+} // namespace tilescope::expr::detail
+
+namespace tilescope::expr {
+const std::vector<std::string>& builtinNames() {
+    static const std::vector<std::string> names = [] {
+        std::vector<std::string> out;
+        for (const auto& e : detail::kBuiltins)
+            out.emplace_back(e.name);
+        return out;
+    }();
+    return names;
+}
+} // namespace tilescope::expr
+
+namespace tilescope::expr::detail {
+
+const char* builtinName(Builtin b) {
     for (const auto& e : kBuiltins)
         if (e.builtin == b)
             return e.name;
     return "?";
 }
 
-bool lookupBuiltin(std::string_view name, Builtin& out)
-{
+bool lookupBuiltin(std::string_view name, Builtin& out) {
     for (const auto& e : kBuiltins)
         if (name == e.name) {
             out = e.builtin;

@@ -11,14 +11,12 @@
 
 namespace tilescope::expr::detail {
 
-const std::string* ConstPool::addString(std::string s)
-{
+const std::string* ConstPool::addString(std::string s) {
     strings.push_back(std::make_unique<std::string>(std::move(s)));
     return strings.back().get();
 }
 
-Value ConstPool::addList(std::vector<Value> items)
-{
+Value ConstPool::addList(std::vector<Value> items) {
     lists.push_back(std::make_unique<ValueList>(items));
     return lists.back()->value();
 }
@@ -35,8 +33,8 @@ struct Token {
     double f = 0;
 };
 
-constexpr const char* kKeywords[] = {"and", "or", "not", "if", "else", "in", "is", "True", "False", "None",
-                                     "for", "lambda"};
+constexpr const char* kKeywords[] = {"and", "or",   "not",   "if",   "else", "in",
+                                     "is",  "True", "False", "None", "for",  "lambda"};
 
 // Operators, longest first so that "//" wins over "/".
 constexpr const char* kOperators[] = {"**", "//", "<=", ">=", "==", "!=", "<<", ">>", "+", "-", "*", "/", "%",
@@ -46,12 +44,9 @@ class Lexer {
 public:
     Lexer(std::string_view src, const std::string& source)
         : m_src(src)
-        , m_source(source)
-    {
-    }
+        , m_source(source) {}
 
-    std::vector<Token> run()
-    {
+    std::vector<Token> run() {
         std::vector<Token> out;
         int depth = 0;
         while (true) {
@@ -60,7 +55,8 @@ public:
             t.column = static_cast<int>(m_pos) + 1;
             if (m_pos >= m_src.size()) {
                 if (depth > 0)
-                    throw ExprError(ErrorKind::Syntax, m_source, t.column, "unexpected end of expression: a bracket is not closed");
+                    throw ExprError(ErrorKind::Syntax, m_source, t.column,
+                                    "unexpected end of expression: a bracket is not closed");
                 t.kind = Tok::End;
                 out.push_back(t);
                 return out;
@@ -94,7 +90,7 @@ public:
                     }
                 }
                 if (!matched) {
-                    const std::string what = c == '=' ? "'=' is assignment; use '==' to compare"
+                    const std::string what = c == '='   ? "'=' is assignment; use '==' to compare"
                                              : c == '!' ? "'!' is not Python; use 'not' or '!='"
                                                         : std::string("unexpected character '") + c + "'";
                     throw ExprError(ErrorKind::Syntax, m_source, t.column, what);
@@ -111,18 +107,17 @@ public:
     }
 
 private:
-    void skipSpace()
-    {
-        while (m_pos < m_src.size() && (m_src[m_pos] == ' ' || m_src[m_pos] == '\t' || m_src[m_pos] == '\n' ||
-                                        m_src[m_pos] == '\r'))
+    void skipSpace() {
+        while (m_pos < m_src.size() &&
+               (m_src[m_pos] == ' ' || m_src[m_pos] == '\t' || m_src[m_pos] == '\n' || m_src[m_pos] == '\r'))
             ++m_pos;
     }
 
-    void number(Token& t)
-    {
+    void number(Token& t) {
         const std::size_t start = m_pos;
         auto isDigitOr_ = [&](char ch, bool hex) {
-            return (hex ? std::isxdigit(static_cast<unsigned char>(ch)) : std::isdigit(static_cast<unsigned char>(ch))) ||
+            return (hex ? std::isxdigit(static_cast<unsigned char>(ch))
+                        : std::isdigit(static_cast<unsigned char>(ch))) ||
                    ch == '_';
         };
         if (m_src[m_pos] == '0' && m_pos + 1 < m_src.size() &&
@@ -196,14 +191,12 @@ private:
         checkNoTrailingName(t);
     }
 
-    void checkNoTrailingName(const Token& t)
-    {
+    void checkNoTrailingName(const Token& t) {
         if (m_pos < m_src.size() && (std::isalpha(static_cast<unsigned char>(m_src[m_pos])) || m_src[m_pos] == '_'))
             throw ExprError(ErrorKind::Syntax, m_source, t.column, "invalid number literal");
     }
 
-    void string(Token& t)
-    {
+    void string(Token& t) {
         const char quote = m_src[m_pos++];
         std::string value;
         while (true) {
@@ -243,8 +236,7 @@ private:
     std::size_t m_pos = 0;
 };
 
-int editDistance(std::string_view a, std::string_view b)
-{
+int editDistance(std::string_view a, std::string_view b) {
     std::vector<int> prev(b.size() + 1), cur(b.size() + 1);
     for (std::size_t j = 0; j <= b.size(); ++j)
         prev[j] = static_cast<int>(j);
@@ -267,12 +259,9 @@ public:
         , m_source(source)
         , m_scope(scope)
         , m_pool(pool)
-        , m_opts(opts)
-    {
-    }
+        , m_opts(opts) {}
 
-    std::unique_ptr<Node> parseAll()
-    {
+    std::unique_ptr<Node> parseAll() {
         if (peek().kind == Tok::End)
             throw error(peek().column, "empty expression");
         auto node = expression();
@@ -289,24 +278,20 @@ private:
     // ---- token helpers ----
     const Token& peek(std::size_t ahead = 0) const { return m_toks[std::min(m_pos + ahead, m_toks.size() - 1)]; }
     const Token& next() { return m_toks[std::min(m_pos++, m_toks.size() - 1)]; }
-    bool isOp(const char* op, std::size_t ahead = 0) const
-    {
+    bool isOp(const char* op, std::size_t ahead = 0) const {
         const Token& t = peek(ahead);
         return t.kind == Tok::Op && t.text == op;
     }
-    bool isKeyword(const char* kw, std::size_t ahead = 0) const
-    {
+    bool isKeyword(const char* kw, std::size_t ahead = 0) const {
         const Token& t = peek(ahead);
         return t.kind == Tok::Keyword && t.text == kw;
     }
-    void expectOp(const char* op, const char* context)
-    {
+    void expectOp(const char* op, const char* context) {
         if (!isOp(op))
             throw error(peek().column, std::string("expected '") + op + "' " + context + ", found " + describe(peek()));
         next();
     }
-    static std::string describe(const Token& t)
-    {
+    static std::string describe(const Token& t) {
         switch (t.kind) {
         case Tok::End:
             return "the end of the expression";
@@ -324,14 +309,12 @@ private:
         }
         return "?";
     }
-    ExprError error(int column, const std::string& message, ErrorKind kind = ErrorKind::Syntax) const
-    {
+    ExprError error(int column, const std::string& message, ErrorKind kind = ErrorKind::Syntax) const {
         return ExprError(kind, m_source, column, message);
     }
 
     // ---- node helpers ----
-    static std::unique_ptr<Node> makeConst(Value v, int column)
-    {
+    static std::unique_ptr<Node> makeConst(Value v, int column) {
         auto n = std::make_unique<Node>();
         n->kind = NodeKind::Const;
         n->value = v;
@@ -342,8 +325,7 @@ private:
 
     // Replaces `node` by its value when all its inputs are constant and evaluating it succeeds;
     // when it fails (1/0), the node stays, so the error happens (and is reported) at run time.
-    std::unique_ptr<Node> fold(std::unique_ptr<Node> node)
-    {
+    std::unique_ptr<Node> fold(std::unique_ptr<Node> node) {
         EvalStatus st;
         Value out;
         switch (node->kind) {
@@ -413,8 +395,7 @@ private:
     }
 
     // ---- grammar ----
-    std::unique_ptr<Node> expression()
-    {
+    std::unique_ptr<Node> expression() {
         if (isKeyword("lambda"))
             throw error(peek().column, "lambda is not supported");
         auto body = disjunction();
@@ -436,8 +417,7 @@ private:
         return body;
     }
 
-    std::unique_ptr<Node> boolChain(NodeKind kind, const char* keyword, std::unique_ptr<Node> (Parser::*operand)())
-    {
+    std::unique_ptr<Node> boolChain(NodeKind kind, const char* keyword, std::unique_ptr<Node> (Parser::*operand)()) {
         auto first = (this->*operand)();
         if (!isKeyword(keyword))
             return first;
@@ -455,8 +435,7 @@ private:
     std::unique_ptr<Node> disjunction() { return boolChain(NodeKind::Or, "or", &Parser::conjunction); }
     std::unique_ptr<Node> conjunction() { return boolChain(NodeKind::And, "and", &Parser::inversion); }
 
-    std::unique_ptr<Node> inversion()
-    {
+    std::unique_ptr<Node> inversion() {
         if (isKeyword("not")) {
             const int column = next().column;
             auto n = std::make_unique<Node>();
@@ -469,8 +448,7 @@ private:
         return comparison();
     }
 
-    bool comparisonOperator(CmpOp& op, int& column, std::size_t& width) const
-    {
+    bool comparisonOperator(CmpOp& op, int& column, std::size_t& width) const {
         const Token& t = peek();
         column = t.column;
         width = 1;
@@ -501,8 +479,7 @@ private:
         return false;
     }
 
-    std::unique_ptr<Node> comparison()
-    {
+    std::unique_ptr<Node> comparison() {
         auto first = bitOr();
         CmpOp op;
         int column;
@@ -522,8 +499,7 @@ private:
         return fold(std::move(n));
     }
 
-    std::unique_ptr<Node> binary(BinOp op, int column, std::unique_ptr<Node> lhs, std::unique_ptr<Node> rhs)
-    {
+    std::unique_ptr<Node> binary(BinOp op, int column, std::unique_ptr<Node> lhs, std::unique_ptr<Node> rhs) {
         auto n = std::make_unique<Node>();
         n->kind = NodeKind::Binary;
         n->binOp = op;
@@ -534,8 +510,7 @@ private:
     }
 
     using Level = std::unique_ptr<Node> (Parser::*)();
-    std::unique_ptr<Node> leftAssoc(std::initializer_list<std::pair<const char*, BinOp>> ops, Level operand)
-    {
+    std::unique_ptr<Node> leftAssoc(std::initializer_list<std::pair<const char*, BinOp>> ops, Level operand) {
         auto lhs = (this->*operand)();
         while (true) {
             bool matched = false;
@@ -557,14 +532,12 @@ private:
     std::unique_ptr<Node> bitAnd() { return leftAssoc({{"&", BinOp::BitAnd}}, &Parser::shift); }
     std::unique_ptr<Node> shift() { return leftAssoc({{"<<", BinOp::LShift}, {">>", BinOp::RShift}}, &Parser::sum); }
     std::unique_ptr<Node> sum() { return leftAssoc({{"+", BinOp::Add}, {"-", BinOp::Sub}}, &Parser::term); }
-    std::unique_ptr<Node> term()
-    {
+    std::unique_ptr<Node> term() {
         return leftAssoc({{"*", BinOp::Mul}, {"/", BinOp::TrueDiv}, {"//", BinOp::FloorDiv}, {"%", BinOp::Mod}},
                          &Parser::factor);
     }
 
-    std::unique_ptr<Node> factor()
-    {
+    std::unique_ptr<Node> factor() {
         static const std::pair<const char*, UnOp> ops[] = {{"-", UnOp::Neg}, {"+", UnOp::Pos}, {"~", UnOp::Invert}};
         for (const auto& [text, op] : ops) {
             if (isOp(text)) {
@@ -580,8 +553,7 @@ private:
         return power();
     }
 
-    std::unique_ptr<Node> power()
-    {
+    std::unique_ptr<Node> power() {
         auto base = primary();
         if (isOp("**")) {
             const int column = next().column;
@@ -590,8 +562,7 @@ private:
         return base;
     }
 
-    std::unique_ptr<Node> primary()
-    {
+    std::unique_ptr<Node> primary() {
         auto node = atom();
         while (true) {
             if (isOp("[")) {
@@ -616,8 +587,7 @@ private:
         }
     }
 
-    std::unique_ptr<Node> atom()
-    {
+    std::unique_ptr<Node> atom() {
         const Token& t = peek();
         switch (t.kind) {
         case Tok::Int:
@@ -655,8 +625,7 @@ private:
         throw error(t.column, "unexpected token");
     }
 
-    std::unique_ptr<Node> parenthesised()
-    {
+    std::unique_ptr<Node> parenthesised() {
         const int column = next().column;
         if (isOp(")"))
             throw error(column, "empty tuples are not supported");
@@ -679,8 +648,7 @@ private:
         return inner;
     }
 
-    std::unique_ptr<Node> listDisplay()
-    {
+    std::unique_ptr<Node> listDisplay() {
         const int column = next().column;
         auto n = std::make_unique<Node>();
         n->kind = NodeKind::ListDisplay;
@@ -705,8 +673,7 @@ private:
     }
 
     // Is there a 'for' at bracket depth 0 before the closing ']'?
-    bool comprehensionAhead() const
-    {
+    bool comprehensionAhead() const {
         int depth = 0;
         for (std::size_t k = m_pos; k < m_toks.size(); ++k) {
             const Token& t = m_toks[k];
@@ -725,8 +692,7 @@ private:
 
     // [element for NAME in iterable (if cond)*], evaluated now: the iterable must be constant
     // and the element may use only the loop variable and constants.
-    std::unique_ptr<Node> comprehension(int column)
-    {
+    std::unique_ptr<Node> comprehension(int column) {
         // Find the loop variable first, so that the element can be parsed with it in scope.
         std::size_t k = m_pos;
         int depth = 0;
@@ -810,8 +776,7 @@ private:
     // Evaluates a small tree with slot 0 bound to `item` (comprehensions run at compile time).
     Value evaluateTree(const Node& node, const Value& item) const;
 
-    std::unique_ptr<Node> name()
-    {
+    std::unique_ptr<Node> name() {
         const Token t = next();
         std::string text = t.text;
         // math.<name>: the functions and constants of Python's math module that we know.
@@ -851,14 +816,13 @@ private:
         throw error(t.column, "name '" + text + "' is not defined" + hint(text, false), ErrorKind::Name);
     }
 
-    std::string hint(const std::string& text, bool function) const
-    {
+    std::string hint(const std::string& text, bool function) const {
         std::string best;
         int bestDistance = 3;
         std::vector<std::string> candidates;
         if (function) {
-            for (const char* f : {"min", "max", "abs", "ceil", "floor", "log2", "sqrt", "int", "float", "round",
-                                  "len", "pow", "bool", "range", "list"})
+            for (const char* f : {"min", "max", "abs", "ceil", "floor", "log2", "sqrt", "int", "float", "round", "len",
+                                  "pow", "bool", "range", "list"})
                 candidates.emplace_back(f);
         } else {
             candidates = m_scope.names();
@@ -875,8 +839,7 @@ private:
         return "; did you mean '" + best + "'?";
     }
 
-    std::unique_ptr<Node> call(Builtin b, const std::string& fname, int column)
-    {
+    std::unique_ptr<Node> call(Builtin b, const std::string& fname, int column) {
         expectOp("(", "to start the arguments");
         auto n = std::make_unique<Node>();
         n->kind = NodeKind::Call;
@@ -941,8 +904,7 @@ private:
         return fold(std::move(n));
     }
 
-    std::unique_ptr<Node> range(std::unique_ptr<Node> n)
-    {
+    std::unique_ptr<Node> range(std::unique_ptr<Node> n) {
         std::int64_t args[3] = {0, 0, 0};
         for (std::size_t k = 0; k < n->kids.size(); ++k) {
             const Node& a = *n->kids[k];
@@ -982,8 +944,7 @@ private:
 };
 
 // Comprehension bodies are tiny and run once, at compile time: a direct tree walk is enough.
-Value Parser::evaluateTree(const Node& node, const Value& item) const
-{
+Value Parser::evaluateTree(const Node& node, const Value& item) const {
     EvalStatus st;
     Value out;
     auto raise = [&](int column) -> Value {
@@ -1027,7 +988,7 @@ Value Parser::evaluateTree(const Node& node, const Value& item) const
     }
     case NodeKind::IfElse:
         return truthy(evaluateTree(*node.kids[1], item)) ? evaluateTree(*node.kids[0], item)
-                                                          : evaluateTree(*node.kids[2], item);
+                                                         : evaluateTree(*node.kids[2], item);
     case NodeKind::Call: {
         std::vector<Value> args;
         for (const auto& k : node.kids)
@@ -1054,8 +1015,7 @@ Value Parser::evaluateTree(const Node& node, const Value& item) const
 
 } // namespace
 
-std::unique_ptr<Node> parse(std::string_view source, const Scope& scope, ConstPool& pool, const ParseOptions& opts)
-{
+std::unique_ptr<Node> parse(std::string_view source, const Scope& scope, ConstPool& pool, const ParseOptions& opts) {
     const std::string text(source);
     Lexer lexer(source, text);
     Parser parser(lexer.run(), text, scope, pool, opts);

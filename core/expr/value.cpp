@@ -7,13 +7,10 @@
 namespace tilescope::expr {
 
 ValueList::ValueList()
-    : m_storage(1, Value::ofInt(0))
-{
-}
+    : m_storage(1, Value::ofInt(0)) {}
 
 ValueList::ValueList(std::span<const Value> items)
-    : ValueList()
-{
+    : ValueList() {
     m_storage.insert(m_storage.end(), items.begin(), items.end());
     m_storage[0].i = static_cast<std::int64_t>(items.size());
 }
@@ -21,22 +18,19 @@ ValueList::ValueList(std::span<const Value> items)
 ValueList::ValueList(const ValueList& other) = default;
 ValueList& ValueList::operator=(const ValueList& other) = default;
 
-void ValueList::push_back(Value v)
-{
+void ValueList::push_back(Value v) {
     m_storage.push_back(v);
     m_storage[0].i = static_cast<std::int64_t>(m_storage.size() - 1);
 }
 
-Value ValueList::value() const
-{
+Value ValueList::value() const {
     Value r;
     r.kind = Kind::List;
     r.list = m_storage.data();
     return r;
 }
 
-const char* typeName(Kind k)
-{
+const char* typeName(Kind k) {
     switch (k) {
     case Kind::Int:
         return "int";
@@ -52,8 +46,7 @@ const char* typeName(Kind k)
     return "?";
 }
 
-bool truthy(const Value& v)
-{
+bool truthy(const Value& v) {
     switch (v.kind) {
     case Kind::Int:
     case Kind::Bool:
@@ -68,8 +61,7 @@ bool truthy(const Value& v)
     return false;
 }
 
-bool equal(const Value& a, const Value& b)
-{
+bool equal(const Value& a, const Value& b) {
     bool result = false;
     EvalStatus st;
     detail::compareOp(detail::CmpOp::Eq, a, b, result, st); // == never raises
@@ -80,8 +72,7 @@ namespace {
 
 // Python's float repr: the shortest digits that round-trip, fixed notation for decimal
 // exponents in [-4, 16), scientific otherwise, and always a '.' or an exponent.
-std::string floatRepr(double f)
-{
+std::string floatRepr(double f) {
     if (std::isnan(f))
         return "nan";
     if (std::isinf(f))
@@ -121,8 +112,7 @@ std::string floatRepr(double f)
     return out + exp;
 }
 
-std::string strRepr(const std::string& s)
-{
+std::string strRepr(const std::string& s) {
     const bool useDouble = s.find('\'') != std::string::npos && s.find('"') == std::string::npos;
     const char quote = useDouble ? '"' : '\'';
     std::string out(1, quote);
@@ -140,8 +130,7 @@ std::string strRepr(const std::string& s)
 
 } // namespace
 
-std::string repr(const Value& v)
-{
+std::string repr(const Value& v) {
     switch (v.kind) {
     case Kind::Int:
         return std::to_string(v.i);

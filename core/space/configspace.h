@@ -24,20 +24,20 @@ using Config = std::vector<std::uint16_t>;
 
 /// A failure of a condition while enumerating (for the report; the config counts as invalid).
 struct ConditionFailure {
-    int condition = -1;       ///< index into the problem's conditions
-    std::uint64_t count = 0;  ///< how many partial configs made it raise
-    std::string firstError;   ///< the first error's text, e.g. "ZeroDivisionError: ... at column 5"
-    Config firstConfig;       ///< a (partial) config that raised it; unbound parameters are 0
+    int condition = -1;      ///< index into the problem's conditions
+    std::uint64_t count = 0; ///< how many partial configs made it raise
+    std::string firstError;  ///< the first error's text, e.g. "ZeroDivisionError: ... at column 5"
+    Config firstConfig;      ///< a (partial) config that raised it; unbound parameters are 0
 };
 
 struct SpaceStats {
-    double rawSize = 0;                ///< product of the value counts (may exceed 2^64)
+    double rawSize = 0; ///< product of the value counts (may exceed 2^64)
     std::uint64_t validSize = 0;
     double enumerationSeconds = 0;
     std::uint64_t conditionEvaluations = 0;
-    bool materialized = false;         ///< the valid configs are held in memory
+    bool materialized = false; ///< the valid configs are held in memory
     std::vector<ConditionFailure> failures;
-    std::vector<int> searchOrder;      ///< parameter indices in the order they were bound
+    std::vector<int> searchOrder; ///< parameter indices in the order they were bound
 };
 
 struct SpaceLimits {
@@ -52,15 +52,14 @@ class ConfigSpace {
 public:
     /// Builds the space of `problem` for shape `shapeIndex`. Throws InputError when it cannot
     /// (a condition that fails to compile; a space beyond the limits, saying which limit).
-    static ConfigSpace build(const TuningProblem& problem, std::size_t shapeIndex = 0,
-                             const SpaceLimits& limits = {});
+    static ConfigSpace build(const TuningProblem& problem, std::size_t shapeIndex = 0, const SpaceLimits& limits = {});
 
     ConfigSpace(ConfigSpace&&) noexcept;
     ConfigSpace& operator=(ConfigSpace&&) noexcept;
     ~ConfigSpace();
 
-    std::uint64_t size() const;         ///< the number of valid configs
-    double rawSize() const;             ///< the product of the value counts
+    std::uint64_t size() const; ///< the number of valid configs
+    double rawSize() const;     ///< the product of the value counts
     const SpaceStats& stats() const;
     int parameterCount() const;
     const std::string& parameterName(int p) const;

@@ -25,8 +25,8 @@ struct FieldRef {
 
 struct TuningParameter {
     std::string name;
-    std::string type;       ///< T1 Type: int, uint, float, bool, string
-    std::string valuesText; ///< T1 Values as written: "[16, 32, 64]" or "range(1, 9)"
+    std::string type;                ///< T1 Type: int, uint, float, bool, string
+    std::string valuesText;          ///< T1 Values as written: "[16, 32, 64]" or "range(1, 9)"
     std::vector<expr::Value> values; ///< parsed from valuesText; strings point into `strings`
     std::shared_ptr<const std::vector<std::unique_ptr<std::string>>> strings;
 
@@ -55,17 +55,17 @@ struct ThreeD {
 
 struct KernelArgument {
     std::string name;
-    std::string type;        ///< T1 Type: float, double, half, int32, ..., custom
-    std::string memoryType;  ///< Scalar, Vector, Local, Symbol
-    std::string accessType;  ///< ReadOnly, WriteOnly, ReadWrite, or ""
-    std::string size;        ///< an expression ("M*K"); an integer in the file is kept as its digits
+    std::string type;       ///< T1 Type: float, double, half, int32, ..., custom
+    std::string memoryType; ///< Scalar, Vector, Local, Symbol
+    std::string accessType; ///< ReadOnly, WriteOnly, ReadWrite, or ""
+    std::string size;       ///< an expression ("M*K"); an integer in the file is kept as its digits
     bool sizeIsNumber = false;
-    std::string fillType;    ///< Constant, Random, Generator, Script, BinaryRaw, BinaryHDF, or ""
+    std::string fillType; ///< Constant, Random, Generator, Script, BinaryRaw, BinaryHDF, or ""
     std::optional<double> fillValue;
     std::string dataSource;
     std::optional<std::int64_t> randomSeed;
     std::optional<std::int64_t> typeSize;
-    std::string value;       ///< Tilescope addition for Scalar arguments: an expression ("M"), "" = use FillValue
+    std::string value; ///< Tilescope addition for Scalar arguments: an expression ("M"), "" = use FillValue
 
     bool operator==(const KernelArgument&) const = default;
 };
@@ -99,9 +99,9 @@ struct BudgetEntry {
 
 /// What "better" means. Without one, lower time is better.
 struct Objective {
-    std::string name;      ///< e.g. "TFLOP/s" or "GB/s"
-    std::string count;     ///< an expression of the shape and parameters: work per launch, e.g. "2*M*N*K"
-    double scale = 1;      ///< the objective is count / seconds / scale (1e12 for TFLOP/s)
+    std::string name;  ///< e.g. "TFLOP/s" or "GB/s"
+    std::string count; ///< an expression of the shape and parameters: work per launch, e.g. "2*M*N*K"
+    double scale = 1;  ///< the objective is count / seconds / scale (1e12 for TFLOP/s)
     bool operator==(const Objective&) const = default;
 };
 
@@ -125,26 +125,26 @@ public:
     std::vector<Condition> conditions;
     std::string language = "CUDA";
     std::string kernelName;
-    std::string kernelFile;                    ///< as written (relative to the problem file)
+    std::string kernelFile; ///< as written (relative to the problem file)
     std::vector<std::string> compilerOptions;
     ThreeD globalSize, localSize;
-    std::string globalSizeType;                ///< T1 GlobalSizeType: "CUDA" (grid in blocks), "OpenCL" (threads), "" = absent
+    std::string globalSizeType; ///< T1 GlobalSizeType: "CUDA" (grid in blocks), "OpenCL" (threads), "" = absent
     std::vector<std::string> gridDivX, gridDivY, gridDivZ; ///< expressions; the grid is ceil(ProblemSize/product)
-    std::vector<std::string> problemSize;      ///< expressions, e.g. ["N", "M"] or ["4096"]
-    std::string sharedMemory;                  ///< dynamic shared memory in bytes, an expression ("" = 0)
+    std::vector<std::string> problemSize;                  ///< expressions, e.g. ["N", "M"] or ["4096"]
+    std::string sharedMemory;                              ///< dynamic shared memory in bytes, an expression ("" = 0)
     std::vector<KernelArgument> arguments;
     std::vector<ReferenceArgument> referenceArguments;
-    std::optional<DeviceSpec> device;          ///< KernelSpecification.Device (absent = nullopt)
-    std::optional<bool> profiling;             ///< KernelSpecification.Profiling
-    std::string simulationInput;               ///< KernelSpecification.SimulationInput, as written ("" = absent)
-    std::string searchName;                    ///< Search.Name ("" = absent)
+    std::optional<DeviceSpec> device; ///< KernelSpecification.Device (absent = nullopt)
+    std::optional<bool> profiling;    ///< KernelSpecification.Profiling
+    std::string simulationInput;      ///< KernelSpecification.SimulationInput, as written ("" = absent)
+    std::string searchName;           ///< Search.Name ("" = absent)
     std::vector<std::pair<std::string, std::string>> searchAttributes;
     std::vector<BudgetEntry> budget;
 
     // Tilescope extension
-    std::vector<Shape> shapes;                 ///< at least one when loaded (an empty shape if none given)
+    std::vector<Shape> shapes; ///< at least one when loaded (an empty shape if none given)
     std::optional<Objective> objective;
-    std::vector<std::string> metrics;          ///< CUPTI metric names or "default"
+    std::vector<std::string> metrics; ///< CUPTI metric names or "default"
 
     /// Fields this version does not know, per section, kept verbatim (JSON text) for writing back.
     /// The key is the JSON pointer of the object that held them ("" = the top level,
@@ -154,10 +154,10 @@ public:
     std::map<std::string, std::string> unknownFields;
 
     // Derived
-    std::filesystem::path problemPath;          ///< the file it was loaded from ("" if parsed)
-    std::filesystem::path baseDir;              ///< the folder KernelFile is relative to (load: the file's folder)
-    std::filesystem::path kernelPath() const;   ///< KernelFile resolved against the problem's folder
-    std::string fileName;                       ///< as given to load/parse, for messages
+    std::filesystem::path problemPath;        ///< the file it was loaded from ("" if parsed)
+    std::filesystem::path baseDir;            ///< the folder KernelFile is relative to (load: the file's folder)
+    std::filesystem::path kernelPath() const; ///< KernelFile resolved against the problem's folder
+    std::string fileName;                     ///< as given to load/parse, for messages
 
     /// The names an expression of this problem can use, with fixed slots: the parameters first
     /// (slot i = parameters[i], each with its value list), then the shape's names, then

@@ -30,8 +30,7 @@ struct Case {
     std::function<bool(const std::int64_t*)> native;
 };
 
-std::vector<std::array<Value, kParams>> makeConfigs()
-{
+std::vector<std::array<Value, kParams>> makeConfigs() {
     std::mt19937_64 rng(42);
     const std::int64_t tiles[] = {16, 32, 64, 128, 256};
     const std::int64_t small[] = {1, 2, 4, 8, 16};
@@ -48,8 +47,7 @@ std::vector<std::array<Value, kParams>> makeConfigs()
 }
 
 template <typename F>
-double evalsPerSecond(F&& evaluateAll, double seconds, std::size_t& sink)
-{
+double evalsPerSecond(F&& evaluateAll, double seconds, std::size_t& sink) {
     std::size_t evaluations = 0;
     const auto start = Clock::now();
     const auto deadline = start + std::chrono::duration<double>(seconds);
@@ -60,16 +58,14 @@ double evalsPerSecond(F&& evaluateAll, double seconds, std::size_t& sink)
     return static_cast<double>(evaluations) / std::chrono::duration<double>(Clock::now() - start).count();
 }
 
-double median(std::vector<double> v)
-{
+double median(std::vector<double> v) {
     std::sort(v.begin(), v.end());
     return v[v.size() / 2];
 }
 
 } // namespace
 
-int main(int argc, char** argv)
-{
+int main(int argc, char** argv) {
     const double seconds = argc > 1 ? std::atof(argv[1]) : 0.3;
     Scope scope;
     for (const char* name : {"BLOCK_M", "BLOCK_N", "BLOCK_K", "THREAD_M", "THREAD_N", "VEC"})
@@ -86,10 +82,13 @@ int main(int argc, char** argv)
              const std::int64_t t = (p[0] / p[3]) * (p[1] / p[4]);
              return 32 <= t && t <= 1024;
          }},
-        {"compound: smem and load split", "4 * (BLOCK_M + BLOCK_N) * BLOCK_K <= 48 * 1024 and (BLOCK_M * BLOCK_K) % ((BLOCK_M // THREAD_M) * (BLOCK_N // THREAD_N) * VEC) == 0",
+        {"compound: smem and load split",
+         "4 * (BLOCK_M + BLOCK_N) * BLOCK_K <= 48 * 1024 and (BLOCK_M * BLOCK_K) % ((BLOCK_M // THREAD_M) * (BLOCK_N "
+         "// THREAD_N) * VEC) == 0",
          [](const std::int64_t* p) {
              const std::int64_t threads = (p[0] / p[3]) * (p[1] / p[4]);
-             return 4 * (p[0] + p[1]) * p[2] <= 48 * 1024 && threads * p[5] != 0 && (p[0] * p[2]) % (threads * p[5]) == 0;
+             return 4 * (p[0] + p[1]) * p[2] <= 48 * 1024 && threads * p[5] != 0 &&
+                    (p[0] * p[2]) % (threads * p[5]) == 0;
          }},
     };
 

@@ -1,0 +1,222 @@
+#include "compile/compiler.h"
+
+#include <nvrtc.h>
+
+#include <algorithm>
+#include <chrono>
+
+namespace tilescope {
+
+namespace {
+
+constexpr std::string_view kDefaultSourceName = "kernel.cu";
+
+bool isIdentifier(std::string_view s) {
+    auto isAlpha = [](char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; };
+    auto isDigit = [](char c) { return c >= '0' && c <= '9'; };
+    if (s.empty() || !isAlpha(s.front()))
+        return false;
+    return std::all_of(s.begin(), s.end(), [&](char c) { return isAlpha(c) || isDigit(c); });
+}
+
+// Owns an nvrtcProgram so that every early return destroys it.
+class Program {
+public:
+    explicit Program(nvrtcProgram program)
+        : m_program(program) {}
+    ~Program() { nvrtcDestroyProgram(&m_program); }
+    Program(const Program&) = delete;
+    Program& operator=(const Program&) = delete;
+
+    nvrtcProgram get() const { return m_program; }
+
+private:
+    nvrtcProgram m_program;
+};
+
+std::string programLog(nvrtcProgram program) {
+    std::size_t size = 0;
+    if (nvrtcGetProgramLogSize(program, &size) != NVRTC_SUCCESS || size <= 1)
+        return {};
+    std::string log(size, '\0');
+    if (nvrtcGetProgramLog(program, log.data()) != NVRTC_SUCCESS)
+        return {};
+    while (!log.empty() && (log.back() == '\0' || log.back() == '\n'))
+        log.pop_back();
+    return log;
+}
+
+// The line of the log a user wants first: the first error, else the first line.
+std::string firstError(std::string_view log) {
+    std::string_view first;
+    while (!log.empty()) {
+        const std::size_t newline = log.find('\n');
+        const std::string_view line = log.substr(0, newline);
+        log.remove_prefix(newline == std::string_view::npos ? log.size() : newline + 1);
+        if (line.find("error") != std::string_view::npos)
+            return std::string(line);
+        if (first.empty())
+            first = line;
+    }
+    return std::string(first);
+}
+
+const std::vector<std::string>& cachedSupportedArchs() {
+    static const std::vector<std::string> archs = supportedArchs();
+    return archs;
+}
+
+// Rejects what NVRTC would misread rather than reject: an option is one argv element, so a
+// define name with a space or '=' would silently define something else.
+std::string validate(const CompileRequest& request) {
+    if (request.kernelName.empty())
+        return "no kernel name given";
+    if (request.arch.rfind("sm_", 0) != 0)
+        return "arch '" + request.arch + "' is not a real GPU architecture such as sm_90 (a cubin needs one)";
+    // NVRTC's own message for this ("invalid value for --gpu-architecture") does not say which
+    // archs it takes. "sm_90a" and "sm_100f" are the arch-specific variants of a listed number.
+    const std::vector<std::string>& archs = cachedSupportedArchs();
+    const std::string_view number =
+        std::string_view(request.arch).substr(3, request.arch.find_first_not_of("0123456789", 3) - 3);
+    if (!archs.empty() && std::find(archs.begin(), archs.end(), "sm_" + std::string(number)) == archs.end())
+        return "arch '" + request.arch + "' is not supported by NVRTC " + nvrtcVersionString() + " (" + archs.front() +
+               " to " + archs.back() + ")";
+    for (const auto& [name, value] : request.defines) {
+        if (!isIdentifier(name))
+            return "define name '" + name + "' is not an identifier";
+        if (value.find_first_of("\r\n") != std::string::npos)
+            return "the value of define " + name + " contains a line break";
+    }
+    return {};
+}
+
+CompileResult failure(CompileStatus status, std::string message, std::string log) {
+    CompileResult result;
+    result.status = status;
+    result.message = std::move(message);
+    result.log = std::move(log);
+    result.nvrtcVersion = nvrtcVersionString();
+    return result;
+}
+
+} // namespace
+
+std::string_view compileStatusName(CompileStatus status) {
+    switch (status) {
+    case CompileStatus::Ok:
+        return "Ok";
+    case CompileStatus::CompileError:
+        return "CompileError";
+    case CompileStatus::NoKernel:
+        return "NoKernel";
+    }
+    return "?";
+}
+
+std::vector<std::string> compileOptions(const CompileRequest& request) {
+    std::vector<std::string> options;
+    options.reserve(2 + request.defines.size() + request.includeDirs.size() + request.options.size());
+    options.push_back("--gpu-architecture=" + request.arch);
+    options.emplace_back("--ptxas-options=-v");
+    for (const auto& [name, value] : request.defines)
+        options.push_back("-D" + name + "=" + value);
+    for (const std::string& dir : request.includeDirs)
+        options.push_back("-I" + dir);
+    options.insert(options.end(), request.options.begin(), request.options.end());
+    return options;
+}
+
+CompileResult compileKernel(const CompileRequest& request) {
+    if (std::string problem = validate(request); !problem.empty())
+        return failure(CompileStatus::CompileError, problem, problem);
+
+    const auto start = std::chrono::steady_clock::now();
+    auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
+
+    const std::string name = request.sourceName.empty() ? std::string(kDefaultSourceName) : request.sourceName;
+    nvrtcProgram raw = nullptr;
+    if (const nvrtcResult rc = nvrtcCreateProgram(&raw, request.source.c_str(), name.c_str(), 0, nullptr, nullptr);
+        rc != NVRTC_SUCCESS) {
+        CompileResult result =
+            failure(CompileStatus::CompileError,
+                    std::string("NVRTC could not create the program: ") + nvrtcGetErrorString(rc), {});
+        result.seconds = elapsed();
+        return result;
+    }
+    Program program(raw);
+
+    const std::vector<std::string> options = compileOptions(request);
+    std::vector<const char*> argv;
+    argv.reserve(options.size());
+    for (const std::string& option : options)
+        argv.push_back(option.c_str());
+
+    const nvrtcResult rc = nvrtcCompileProgram(program.get(), static_cast<int>(argv.size()), argv.data());
+    std::string log = programLog(program.get());
+    if (rc != NVRTC_SUCCESS) {
+        // Compiler diagnostics already name the file and line; other failures (a bad option)
+        // need NVRTC's word for what went wrong.
+        std::string message = firstError(log);
+        if (rc != NVRTC_ERROR_COMPILATION)
+            message = std::string(nvrtcGetErrorString(rc)) + (message.empty() ? "" : ": " + message);
+        CompileResult result = failure(CompileStatus::CompileError, std::move(message), std::move(log));
+        result.seconds = elapsed();
+        return result;
+    }
+
+    CompileResult result;
+    std::size_t cubinSize = 0;
+    if (nvrtcGetCUBINSize(program.get(), &cubinSize) != NVRTC_SUCCESS || cubinSize == 0) {
+        result = failure(CompileStatus::CompileError,
+                         "NVRTC produced no cubin (is '" + request.arch + "' a real arch?)", std::move(log));
+        result.seconds = elapsed();
+        return result;
+    }
+    result.cubin.resize(cubinSize);
+    if (nvrtcGetCUBIN(program.get(), result.cubin.data()) != NVRTC_SUCCESS) {
+        result = failure(CompileStatus::CompileError, "NVRTC could not return the cubin", std::move(log));
+        result.seconds = elapsed();
+        return result;
+    }
+    result.seconds = elapsed();
+    result.nvrtcVersion = nvrtcVersionString();
+    // One arch per program, so the first entry of that name is the one.
+    result.info = parsePtxasLog(log, request.kernelName);
+    result.log = std::move(log);
+    if (result.info.registers < 0) {
+        result.status = CompileStatus::NoKernel;
+        result.message = "no entry function '" + request.kernelName + "' in " + name +
+                         " (a __global__ function needs extern \"C\" to keep its name)";
+    } else {
+        result.status = CompileStatus::Ok;
+    }
+    return result;
+}
+
+std::string nvrtcVersionString() {
+    static const std::string version = [] {
+        int major = 0;
+        int minor = 0;
+        if (nvrtcVersion(&major, &minor) != NVRTC_SUCCESS)
+            return std::string("unknown");
+        return std::to_string(major) + "." + std::to_string(minor);
+    }();
+    return version;
+}
+
+std::vector<std::string> supportedArchs() {
+    int count = 0;
+    if (nvrtcGetNumSupportedArchs(&count) != NVRTC_SUCCESS || count <= 0)
+        return {};
+    std::vector<int> archs(static_cast<std::size_t>(count));
+    if (nvrtcGetSupportedArchs(archs.data()) != NVRTC_SUCCESS)
+        return {};
+    std::sort(archs.begin(), archs.end());
+    std::vector<std::string> names;
+    names.reserve(archs.size());
+    for (int arch : archs)
+        names.push_back("sm_" + std::to_string(arch));
+    return names;
+}
+
+} // namespace tilescope

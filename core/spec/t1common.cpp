@@ -1,0 +1,42 @@
+#include "spec/t1common.h"
+
+#include <charconv>
+
+namespace tilescope::spec {
+
+std::string escapePointerToken(std::string_view key) {
+    std::string out;
+    out.reserve(key.size());
+    for (char c : key) {
+        if (c == '~')
+            out += "~0";
+        else if (c == '/')
+            out += "~1";
+        else
+            out += c;
+    }
+    return out;
+}
+
+std::optional<std::int64_t> parseIntegerLiteral(std::string_view text) {
+    if (text.empty())
+        return std::nullopt;
+    // from_chars accepts a leading '-' but not '+', leading spaces or a trailing rest: exactly
+    // the literals we write back as JSON integers.
+    std::int64_t value = 0;
+    const char* end = text.data() + text.size();
+    auto [ptr, ec] = std::from_chars(text.data(), end, value);
+    if (ec != std::errc() || ptr != end)
+        return std::nullopt;
+    // "007" or "-0" would not come back as the same text; keep those as expressions.
+    if (std::to_string(value) != text)
+        return std::nullopt;
+    return value;
+}
+
+std::string describeExprError(const expr::ExprError& e) {
+    return "column " + std::to_string(e.column()) + ": " + expr::errorKindName(e.kind()) + ": " + e.message() +
+           " in '" + e.expression() + "'";
+}
+
+} // namespace tilescope::spec

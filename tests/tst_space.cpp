@@ -1,0 +1,334 @@
+// ConfigSpace against brute force: counts, membership, the index bijection, sampling and
+// neighbours, on hand-made and random small spaces; lazy counting of huge spaces.
+
+#include "base/error.h"
+#include "space/configspace.h"
+#include "spec/tuningproblem.h"
+
+#include <QtTest>
+
+#include <random>
+#include <set>
+
+using namespace tilescope;
+using expr::Value;
+
+namespace {
+
+struct ParamDef {
+    std::string name;
+    std::vector<std::int64_t> values;
+};
+
+TuningProblem makeProblem(const std::vector<ParamDef>& params, const std::vector<std::string>& conditions,
+                          const std::vector<Shape>& shapes = {Shape{}}) {
+    TuningProblem problem;
+    problem.fileName = "test.json";
+    for (const auto& p : params) {
+        TuningParameter tp;
+        tp.name = p.name;
+        tp.type = "int";
+        for (auto v : p.values)
+            tp.values.push_back(Value::ofInt(v));
+        tp.valuesText = expr::repr(expr::ValueList(tp.values).value());
+        problem.parameters.push_back(std::move(tp));
+    }
+    for (const auto& c : conditions)
+        problem.conditions.push_back(Condition{{}, c});
+    problem.shapes = shapes;
+    return problem;
+}
+
+// All valid configs by brute force over the raw space, in mixed-radix order.
+std::set<Config> bruteForce(const TuningProblem& problem, std::size_t shape = 0) {
+    const expr::Scope scope = problem.scope();
+    expr::ValueList storage;
+    std::vector<Value> slotValues = problem.shapeSlots(shape, storage);
+    std::vector<expr::Expression> conditions;
+    for (const auto& c : problem.conditions)
+        conditions.push_back(expr::Expression::compile(c.expression, scope));
+    const std::size_t P = problem.parameters.size();
+    std::set<Config> valid;
+    Config config(P, 0);
+    while (true) {
+        for (std::size_t p = 0; p < P; ++p)
+            slotValues[p] = problem.parameters[p].values[config[p]];
+        bool ok = true;
+        for (const auto& c : conditions) {
+            Value out;
+            expr::EvalStatus st;
+            if (!c.tryEvaluate(slotValues.data(), out, st) || !expr::truthy(out)) {
+                ok = false;
+                break;
+            }
+        }
+        if (ok)
+            valid.insert(config);
+        std::size_t p = 0;
+        for (; p < P; ++p) {
+            if (++config[p] < problem.parameters[p].values.size())
+                break;
+            config[p] = 0;
+        }
+        if (p == P)
+            break;
+    }
+    return valid;
+}
+
+// Checks everything a space promises against the brute-force set.
+void checkAgainstBruteForce(const ConfigSpace& space, const std::set<Config>& expected) {
+    QCOMPARE(space.size(), std::uint64_t(expected.size()));
+    std::set<Config> seen;
+    for (std::uint64_t i = 0; i < space.size(); ++i) {
+        const Config c = space.at(i);
+        QVERIFY2(expected.count(c), qPrintable(QString::fromStdString("not valid: " + space.describe(c))));
+        QVERIFY(space.isValid(c));
+        QCOMPARE(space.indexOf(c), std::optional<std::uint64_t>(i));
+        seen.insert(c);
+    }
+    QCOMPARE(seen.size(), expected.size()); // at() is injective, so a bijection onto the valid set
+}
+
+TuningProblem randomProblem(std::mt19937_64& rng) {
+    const char* names[] = {"a", "b", "c", "d", "e", "f"};
+    const int P = 2 + static_cast<int>(rng() % 5);
+    std::vector<ParamDef> params;
+    for (int p = 0; p < P; ++p) {
+        ParamDef def{names[p], {}};
+        const int n = 1 + static_cast<int>(rng() % 6);
+        std::set<std::int64_t> values;
+        while (static_cast<int>(values.size()) < n)
+            values.insert(static_cast<std::int64_t>(rng() % 17) - 3);
+        def.values.assign(values.begin(), values.end());
+        params.push_back(def);
+    }
+    const char* templates[] = {
+        "{0} * {1} <= 12",
+        "{0} % 3 == {1} % 3",
+        "{0} + {1} != 4",
+        "{0} // 2 > {1} - 3",
+        "{0} < {1} < {2}",
+        "({0} if {1} > 2 else {2}) % 2 == 0",
+        "10 // ({0} - 2) > -3",
+        "abs({0} - {1}) >= 2",
+        "{0} in [1, 2, 3, {1}]",
+        "not ({0} == {1} or {1} == {2})",
+        "min({0}, {1}) + max({1}, {2}) > 3",
+    };
+    std::vector<std::string> conditions;
+    const int C = static_cast<int>(rng() % 4);
+    for (int c = 0; c < C; ++c) {
+        std::string t = templates[rng() % std::size(templates)];
+        for (int k = 0; k < 3; ++k) {
+            const std::string placeholder = "{" + std::to_string(k) + "}";
+            for (std::size_t pos; (pos = t.find(placeholder)) != std::string::npos;)
+                t.replace(pos, placeholder.size(), names[rng() % static_cast<std::size_t>(P)]);
+        }
+        conditions.push_back(t);
+    }
+    return makeProblem(params, conditions);
+}
+
+} // namespace
+
+class TestSpace : public QObject {
+    Q_OBJECT
+
+private slots:
+    void handMade() {
+        const auto problem =
+            makeProblem({{"BLOCK_M", {16, 32, 64, 128}},
+                         {"BLOCK_N", {16, 32, 64, 128}},
+                         {"THREAD_M", {1, 2, 4, 8}},
+                         {"THREAD_N", {1, 2, 4, 8}},
+                         {"VEC", {1, 2, 4}}},
+                        {"BLOCK_M % THREAD_M == 0", "32 <= (BLOCK_M // THREAD_M) * (BLOCK_N // THREAD_N) <= 256",
+                         "THREAD_N % VEC == 0"});
+        const ConfigSpace space = ConfigSpace::build(problem);
+        QCOMPARE(space.rawSize(), 768.0);
+        checkAgainstBruteForce(space, bruteForce(problem));
+        QVERIFY(space.size() > 0 && space.size() < 768);
+        QVERIFY(space.stats().materialized);
+        QCOMPARE(space.stats().searchOrder.size(), std::size_t(5));
+    }
+
+    void randomSpaces() {
+        std::mt19937_64 rng(20261129);
+        for (int trial = 0; trial < 300; ++trial) {
+            const TuningProblem problem = randomProblem(rng);
+            const auto expected = bruteForce(problem);
+            const ConfigSpace space = ConfigSpace::build(problem);
+            checkAgainstBruteForce(space, expected);
+            // the lazy path (memoised counts only) gives the same bijection
+            SpaceLimits lazy;
+            lazy.maxMaterializedBytes = 0;
+            const ConfigSpace lazySpace = ConfigSpace::build(problem, 0, lazy);
+            QVERIFY(!lazySpace.stats().materialized || lazySpace.size() <= 1);
+            QCOMPARE(lazySpace.size(), space.size());
+            for (std::uint64_t i = 0; i < space.size(); ++i)
+                QCOMPARE(lazySpace.at(i), space.at(i));
+            if (QTest::currentTestFailed()) {
+                for (const auto& c : problem.conditions)
+                    qWarning("condition: %s", c.expression.c_str());
+                return;
+            }
+        }
+    }
+
+    void invalidConfigsHaveNoIndex() {
+        const auto problem = makeProblem({{"a", {1, 2, 3}}, {"b", {1, 2, 3}}}, {"a < b"});
+        const ConfigSpace space = ConfigSpace::build(problem);
+        QCOMPARE(space.size(), std::uint64_t(3));
+        QCOMPARE(space.indexOf(Config{2, 0}), std::nullopt); // a=3, b=1
+        QCOMPARE(space.indexOf(Config{0, 9}), std::nullopt); // out of range
+        QCOMPARE(space.indexOf(Config{0}), std::nullopt);    // wrong length
+        QVERIFY(!space.isValid(Config{1, 1}));
+        QVERIFY_THROWS_EXCEPTION(std::out_of_range, space.at(3));
+    }
+
+    void raisingConditionsAreInvalidAndReported() {
+        const auto problem = makeProblem({{"a", {0, 1, 2, 3, 4}}, {"b", {1, 2}}}, {"12 // (a - 2) > b"});
+        const ConfigSpace space = ConfigSpace::build(problem);
+        checkAgainstBruteForce(space, bruteForce(problem));
+        const auto& failures = space.stats().failures;
+        QCOMPARE(failures.size(), std::size_t(1));
+        QCOMPARE(failures[0].condition, 0);
+        QVERIFY(failures[0].count >= 1);
+        QVERIFY2(failures[0].firstError.find("ZeroDivisionError") != std::string::npos, failures[0].firstError.c_str());
+        QCOMPARE(int(failures[0].firstConfig[0]), 2); // a = 2
+    }
+
+    void shapesInConditions() {
+        const auto problem = makeProblem({{"BLOCK", {16, 32, 64, 128}}}, {"M % BLOCK == 0"},
+                                         {Shape{{{"M", 4096}}}, Shape{{{"M", 96}}}, Shape{{{"M", 100}}}});
+        QCOMPARE(ConfigSpace::build(problem, 0).size(), std::uint64_t(4));
+        QCOMPARE(ConfigSpace::build(problem, 1).size(), std::uint64_t(2));
+        QCOMPARE(ConfigSpace::build(problem, 2).size(), std::uint64_t(0));
+        // a condition on the shape alone holds for every config or none
+        const auto big = makeProblem({{"BLOCK", {16, 32}}}, {"M >= 1024"}, {Shape{{{"M", 4096}}}, Shape{{{"M", 96}}}});
+        QCOMPARE(ConfigSpace::build(big, 0).size(), std::uint64_t(2));
+        QCOMPARE(ConfigSpace::build(big, 1).size(), std::uint64_t(0));
+    }
+
+    void samplingWithoutReplacement() {
+        const auto problem =
+            makeProblem({{"a", {1, 2, 3, 4, 5, 6, 7, 8}}, {"b", {1, 2, 3, 4, 5, 6, 7, 8}}}, {"a * b <= 24"});
+        const ConfigSpace space = ConfigSpace::build(problem);
+        const std::uint64_t N = space.size();
+        // the whole space, in random order: every index exactly once
+        const auto all = space.sample(N + 10, 7);
+        QCOMPARE(all.size(), std::size_t(N));
+        QCOMPARE(std::set<std::uint64_t>(all.begin(), all.end()).size(), std::size_t(N));
+        QVERIFY(*std::max_element(all.begin(), all.end()) < N);
+        // deterministic for a seed, different across seeds
+        QCOMPARE(space.sample(5, 1), space.sample(5, 1));
+        QVERIFY(space.sample(5, 1) != space.sample(5, 2));
+        // small samples are distinct and roughly uniform: every index is hit over many draws
+        std::vector<int> hits(static_cast<std::size_t>(N), 0);
+        for (std::uint64_t seed = 0; seed < 2000; ++seed) {
+            const auto s = space.sample(3, seed);
+            QCOMPARE(std::set<std::uint64_t>(s.begin(), s.end()).size(), std::size_t(3));
+            for (auto i : s)
+                ++hits[static_cast<std::size_t>(i)];
+        }
+        const double expected = 2000.0 * 3 / static_cast<double>(N);
+        for (int h : hits)
+            QVERIFY2(h > expected * 0.6 && h < expected * 1.4,
+                     qPrintable(QString("hits %1, expected %2").arg(h).arg(expected)));
+    }
+
+    void neighboursStayValid() {
+        const auto problem = makeProblem({{"a", {1, 2, 4, 8, 16}}, {"b", {1, 2, 4, 8, 16}}, {"c", {1, 2, 3}}},
+                                         {"a * b <= 32", "c <= b"});
+        const ConfigSpace space = ConfigSpace::build(problem);
+        const auto valid = bruteForce(problem);
+        for (std::uint64_t i = 0; i < space.size(); ++i) {
+            const Config c = space.at(i);
+            for (auto kind : {ConfigSpace::NeighbourKind::Adjacent, ConfigSpace::NeighbourKind::AnyValue}) {
+                std::set<Config> expected;
+                for (std::size_t p = 0; p < c.size(); ++p) {
+                    const int n = static_cast<int>(problem.parameters[p].values.size());
+                    for (int v = 0; v < n; ++v) {
+                        if (v == c[p] || (kind == ConfigSpace::NeighbourKind::Adjacent && std::abs(v - c[p]) != 1))
+                            continue;
+                        Config d = c;
+                        d[p] = static_cast<std::uint16_t>(v);
+                        if (valid.count(d))
+                            expected.insert(d);
+                    }
+                }
+                const auto got = space.neighbours(c, kind);
+                QCOMPARE(std::set<Config>(got.begin(), got.end()), expected);
+                QCOMPARE(got.size(), expected.size());
+            }
+        }
+    }
+
+    void hugeSpaceIsCountedLazily() {
+        // 12 parameters of 10 values: 10^12 raw. Conditions pair them up (p0 <= p1, p2 <= p3, ...),
+        // so 55 of the 100 combinations of each pair hold: 55^6 valid configs.
+        std::vector<ParamDef> params;
+        std::vector<std::string> conditions;
+        for (int p = 0; p < 12; ++p)
+            params.push_back({"p" + std::to_string(p), {0, 1, 2, 3, 4, 5, 6, 7, 8, 9}});
+        for (int p = 0; p < 12; p += 2)
+            conditions.push_back("p" + std::to_string(p) + " <= p" + std::to_string(p + 1));
+        const auto problem = makeProblem(params, conditions);
+        const ConfigSpace space = ConfigSpace::build(problem);
+        QCOMPARE(space.rawSize(), 1e12);
+        QCOMPARE(space.size(), std::uint64_t(27680640625)); // 55^6
+        QVERIFY(!space.stats().materialized);
+        for (std::uint64_t index : space.sample(200, 3)) {
+            const Config c = space.at(index);
+            QVERIFY(space.isValid(c));
+            QCOMPARE(space.indexOf(c), std::optional<std::uint64_t>(index));
+        }
+        QCOMPARE(space.indexOf(space.at(space.size() - 1)), std::optional<std::uint64_t>(space.size() - 1));
+        // neighbours work without the configs in memory
+        QVERIFY(!space.neighbours(space.at(12345), ConfigSpace::NeighbourKind::Adjacent).empty());
+    }
+
+    void unstructuredHugeSpaceIsRefusedClearly() {
+        // one condition reads every parameter: no memo helps; within small limits, a clear error
+        std::vector<ParamDef> params;
+        std::string sum = "p0";
+        for (int p = 0; p < 10; ++p)
+            params.push_back({"p" + std::to_string(p), {0, 1, 2, 3, 4, 5, 6, 7, 8, 9}});
+        for (int p = 1; p < 10; ++p)
+            sum += " + p" + std::to_string(p);
+        const auto problem = makeProblem(params, {sum + " != 3"});
+        SpaceLimits limits;
+        limits.maxMemoEntries = 10000;
+        limits.maxMaterializedBytes = 100000;
+        try {
+            ConfigSpace::build(problem, 0, limits);
+            QFAIL("expected an InputError");
+        } catch (const InputError& e) {
+            QCOMPARE(e.location(), std::string("/ConfigurationSpace"));
+            QVERIFY2(std::string(e.what()).find("too large") != std::string::npos, e.what());
+            QVERIFY2(std::string(e.what()).find("10000") != std::string::npos, e.what());
+        }
+    }
+
+    void noParametersAndNoConditions() {
+        const auto empty = makeProblem({}, {});
+        QCOMPARE(ConfigSpace::build(empty).size(), std::uint64_t(1));
+        const auto free = makeProblem({{"a", {1, 2, 3}}, {"b", {4, 5}}}, {});
+        const ConfigSpace space = ConfigSpace::build(free);
+        checkAgainstBruteForce(space, bruteForce(free));
+    }
+
+    void sgemmProblem() {
+        const TuningProblem problem = TuningProblem::load(TILESCOPE_SOURCE_DIR "/kernels/sgemm/sgemm.json");
+        const ConfigSpace space = ConfigSpace::build(problem);
+        QVERIFY(space.size() > 100);
+        if (space.rawSize() <= 2e6)
+            QCOMPARE(space.size(), std::uint64_t(bruteForce(problem).size()));
+        for (std::uint64_t index : space.sample(50, 1))
+            QCOMPARE(space.indexOf(space.at(index)), std::optional<std::uint64_t>(index));
+    }
+};
+
+QTEST_GUILESS_MAIN(TestSpace)
+#include "tst_space.moc"
