@@ -1,5 +1,66 @@
+// tilescope-cli: the command-line face of Tilescope. Wiring only: each subcommand parses its
+// options and calls the engine in core/.
+
+#include "cli.h"
+
+#include "base/error.h"
+
 #include <cstdio>
-int main() {
-    std::puts("tilescope-cli");
-    return 0;
+#include <exception>
+#include <map>
+
+namespace tilescope::cli {
+
+namespace {
+std::map<const CLI::App*, Action>& actions() {
+    static std::map<const CLI::App*, Action> registry;
+    return registry;
+}
+} // namespace
+
+void setAction(CLI::App* subcommand, Action action) { actions()[subcommand] = std::move(action); }
+
+} // namespace tilescope::cli
+
+int main(int argc, char** argv) {
+    using namespace tilescope::cli;
+    CLI::App app{"Tilescope: a workbench for autotuning CUDA kernels.\n"
+                 "Explore a tuning problem's config space, analyse register spilling and occupancy\n"
+                 "offline, tune on the GPU and export the winners.",
+                 "tilescope-cli"};
+    app.set_version_flag("--version", std::string("tilescope-cli ") + TILESCOPE_VERSION);
+    app.require_subcommand(1);
+    app.footer("Run 'tilescope-cli COMMAND --help' for a command's options.\n"
+               "Exit status: 0 ok, 1 internal error, 2 bad input (the message says what and where).\n");
+    registerSpace(app);
+    registerAnalyze(app);
+
+    try {
+        app.parse(argc, argv);
+    } catch (const CLI::CallForHelp& e) {
+        return app.exit(e);
+    } catch (const CLI::CallForAllHelp& e) {
+        return app.exit(e);
+    } catch (const CLI::CallForVersion& e) {
+        return app.exit(e);
+    } catch (const CLI::ParseError& e) {
+        app.exit(e); // prints the message and a hint
+        return kBadInput;
+    }
+
+    for (const CLI::App* sub : app.get_subcommands()) {
+        const auto it = actions().find(sub);
+        if (it == actions().end())
+            continue;
+        try {
+            return it->second();
+        } catch (const tilescope::InputError& e) {
+            std::fprintf(stderr, "error: %s\n", e.what());
+            return kBadInput;
+        } catch (const std::exception& e) {
+            std::fprintf(stderr, "internal error: %s\n", e.what());
+            return kInternalError;
+        }
+    }
+    return kInternalError;
 }

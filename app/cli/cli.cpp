@@ -1,0 +1,133 @@
+#include "cli.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <unistd.h>
+
+namespace tilescope::cli {
+
+Progress::Progress(std::string verb, std::uint64_t total)
+    : m_verb(std::move(verb))
+    , m_total(total)
+    , m_start(std::chrono::steady_clock::now())
+    , m_lastDraw(m_start - std::chrono::seconds(1))
+    , m_tty(isatty(fileno(stderr)) != 0) {}
+
+Progress::~Progress() {
+    if (!m_finished && m_tty)
+        std::fputc('\n', stderr);
+}
+
+void Progress::update(std::uint64_t done, const std::string& extra) {
+    const auto now = std::chrono::steady_clock::now();
+    if (!m_tty || now - m_lastDraw < std::chrono::milliseconds(100))
+        return;
+    m_lastDraw = now;
+    draw(done, extra, false);
+}
+
+void Progress::finish(const std::string& extra) {
+    if (m_finished)
+        return;
+    m_finished = true;
+    draw(m_total, extra, true);
+}
+
+void Progress::draw(std::uint64_t done, const std::string& extra, bool final) {
+    const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - m_start).count();
+    const double rate = elapsed > 0 ? static_cast<double>(done) / elapsed : 0;
+    std::string line = m_verb + " " + formatCount(static_cast<double>(done)) + "/" +
+                       formatCount(static_cast<double>(m_total));
+    char buf[96];
+    if (rate > 0) {
+        std::snprintf(buf, sizeof buf, "  %.1f/s", rate);
+        line += buf;
+    }
+    if (final) {
+        line += "  in " + formatDuration(elapsed);
+    } else if (rate > 0 && done < m_total) {
+        line += "  ETA " + formatDuration(static_cast<double>(m_total - done) / rate);
+    }
+    if (!extra.empty())
+        line += "  " + extra;
+    if (m_tty)
+        std::fprintf(stderr, "\r\033[K%s%s", line.c_str(), final ? "\n" : "");
+    else if (final)
+        std::fprintf(stderr, "%s\n", line.c_str());
+    std::fflush(stderr);
+}
+
+TextTable::TextTable(std::vector<std::string> headers, std::vector<bool> rightAligned)
+    : m_headers(std::move(headers))
+    , m_right(std::move(rightAligned)) {
+    m_right.resize(m_headers.size(), false);
+}
+
+void TextTable::addRow(std::vector<std::string> cells) {
+    cells.resize(m_headers.size());
+    m_rows.push_back(std::move(cells));
+}
+
+std::string TextTable::render(int indent) const {
+    std::vector<std::size_t> width(m_headers.size(), 0);
+    auto measure = [&](const std::vector<std::string>& row) {
+        for (std::size_t c = 0; c < row.size(); ++c)
+            width[c] = std::max(width[c], row[c].size());
+    };
+    measure(m_headers);
+    for (const auto& row : m_rows)
+        measure(row);
+    std::string out;
+    auto emitRow = [&](const std::vector<std::string>& row) {
+        std::string line(static_cast<std::size_t>(indent), ' ');
+        for (std::size_t c = 0; c < row.size(); ++c) {
+            const std::string pad(width[c] - row[c].size(), ' ');
+            line += m_right[c] ? pad + row[c] : row[c] + (c + 1 < row.size() ? pad : "");
+            if (c + 1 < row.size())
+                line += "  ";
+        }
+        while (!line.empty() && line.back() == ' ')
+            line.pop_back();
+        out += line + "\n";
+    };
+    emitRow(m_headers);
+    for (const auto& row : m_rows)
+        emitRow(row);
+    return out;
+}
+
+std::string formatDuration(double seconds) {
+    char buf[64];
+    if (seconds < 1e-3)
+        std::snprintf(buf, sizeof buf, "%.0f us", seconds * 1e6);
+    else if (seconds < 1)
+        std::snprintf(buf, sizeof buf, "%.3g ms", seconds * 1e3);
+    else if (seconds < 60)
+        std::snprintf(buf, sizeof buf, "%.1f s", seconds);
+    else if (seconds < 3600)
+        std::snprintf(buf, sizeof buf, "%d min %02d s", static_cast<int>(seconds / 60), static_cast<int>(seconds) % 60);
+    else
+        std::snprintf(buf, sizeof buf, "%d h %02d min", static_cast<int>(seconds / 3600),
+                      static_cast<int>(seconds / 60) % 60);
+    return buf;
+}
+
+std::string formatCount(double n) {
+    if (!(n < 1e18)) { // huge raw sizes: scientific
+        char buf[32];
+        std::snprintf(buf, sizeof buf, "%.3g", n);
+        return buf;
+    }
+    std::string digits = std::to_string(static_cast<unsigned long long>(std::llround(n)));
+    std::string out;
+    const int lead = static_cast<int>(digits.size()) % 3;
+    for (std::size_t i = 0; i < digits.size(); ++i) {
+        if (i > 0 && (static_cast<int>(i) - lead) % 3 == 0)
+            out += ',';
+        out += digits[i];
+    }
+    return out;
+}
+
+} // namespace tilescope::cli

@@ -1,0 +1,69 @@
+#pragma once
+
+// Shared pieces of tilescope-cli's subcommands. Each subcommand lives in its own file and
+// registers itself on the CLI11 app; main.cpp wires them together and maps errors to exit codes.
+
+#include <CLI/CLI.hpp>
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace tilescope::cli {
+
+/// Exit codes: 0 ok, 1 internal error, 2 bad input (the message on stderr says what and where).
+enum ExitCode : int { kOk = 0, kInternalError = 1, kBadInput = 2 };
+
+/// A subcommand's action returns an exit code; InputError thrown from it becomes kBadInput.
+using Action = std::function<int()>;
+
+/// Registers a subcommand; `action` is run by main() when the subcommand is selected.
+void setAction(CLI::App* subcommand, Action action);
+
+/// `tilescope-cli space ...`
+void registerSpace(CLI::App& app);
+/// `tilescope-cli analyze ...`
+void registerAnalyze(CLI::App& app);
+
+/// A progress line on stderr ("compiled 120/400  35.2/s  ETA 8s"), redrawn at most 10 times per
+/// second, only when stderr is a terminal (or always, when forced), finished with a newline.
+class Progress {
+public:
+    Progress(std::string verb, std::uint64_t total);
+    ~Progress();
+    void update(std::uint64_t done, const std::string& extra = {});
+    void finish(const std::string& extra = {});
+
+private:
+    void draw(std::uint64_t done, const std::string& extra, bool final);
+    std::string m_verb;
+    std::uint64_t m_total;
+    std::chrono::steady_clock::time_point m_start;
+    std::chrono::steady_clock::time_point m_lastDraw;
+    bool m_tty;
+    bool m_finished = false;
+};
+
+/// A plain-text table: a header row, columns padded to their widest cell; numeric columns
+/// (those marked) right-aligned.
+class TextTable {
+public:
+    explicit TextTable(std::vector<std::string> headers, std::vector<bool> rightAligned = {});
+    void addRow(std::vector<std::string> cells);
+    std::size_t rows() const { return m_rows.size(); }
+    std::string render(int indent = 2) const;
+
+private:
+    std::vector<std::string> m_headers;
+    std::vector<bool> m_right;
+    std::vector<std::vector<std::string>> m_rows;
+};
+
+/// Formats a duration for people: "850 ms", "12.3 s", "4 min 05 s".
+std::string formatDuration(double seconds);
+/// Formats a count with thousands separators: 27,680,640,625.
+std::string formatCount(double n);
+
+} // namespace tilescope::cli

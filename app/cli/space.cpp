@@ -1,0 +1,213 @@
+// tilescope-cli space: a tuning problem's config space at a glance.
+
+#include "cli.h"
+
+#include "base/error.h"
+#include "space/configspace.h"
+#include "spec/tuningproblem.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cstdio>
+#include <iostream>
+
+namespace tilescope::cli {
+
+namespace {
+
+struct SpaceOptions {
+    std::string problemPath;
+    bool countOnly = false;
+    std::uint64_t sample = 10;
+    std::uint64_t seed = 0;
+    std::size_t shape = 0;
+    bool json = false;
+};
+
+nlohmann::ordered_json valueToJson(const expr::Value& v) {
+    switch (v.kind) {
+    case expr::Kind::Int:
+        return v.i;
+    case expr::Kind::Float:
+        return v.f;
+    case expr::Kind::Bool:
+        return v.i != 0;
+    case expr::Kind::Str:
+        return *v.s;
+    case expr::Kind::List: {
+        nlohmann::ordered_json list = nlohmann::ordered_json::array();
+        for (const auto& item : v.items())
+            list.push_back(valueToJson(item));
+        return list;
+    }
+    }
+    return nullptr;
+}
+
+// Values for people: strings without quotes, everything else as Python writes it.
+std::string plain(const expr::Value& v) { return v.kind == expr::Kind::Str ? *v.s : expr::repr(v); }
+
+std::string valuesSummary(const TuningParameter& p) {
+    std::string out;
+    for (std::size_t i = 0; i < p.values.size(); ++i) {
+        if (i == 8 && p.values.size() > 10) {
+            out += ", ... " + plain(p.values.back());
+            break;
+        }
+        if (i > 0)
+            out += ", ";
+        out += plain(p.values[i]);
+    }
+    return out;
+}
+
+std::string percent(double part, double whole) {
+    char buf[32];
+    const double pct = whole > 0 ? 100.0 * part / whole : 0;
+    std::snprintf(buf, sizeof buf, pct >= 0.1 || pct == 0 ? "%.1f %%" : "%.2g %%", pct);
+    return buf;
+}
+
+int runSpace(const SpaceOptions& opt) {
+    const TuningProblem problem = TuningProblem::load(opt.problemPath);
+    if (opt.shape >= problem.shapes.size())
+        throw InputError(opt.problemPath, "--shape",
+                         "shape " + std::to_string(opt.shape) + " does not exist; the problem has " +
+                             std::to_string(problem.shapes.size()) + " shape(s), numbered from 0");
+    const ConfigSpace space = ConfigSpace::build(problem, opt.shape);
+    const SpaceStats& stats = space.stats();
+    const std::vector<std::uint64_t> samples =
+        opt.countOnly ? std::vector<std::uint64_t>{} : space.sample(opt.sample, opt.seed);
+
+    std::vector<std::string> order;
+    for (int p : stats.searchOrder)
+        order.push_back(space.parameterName(p));
+
+    if (opt.json) {
+        nlohmann::ordered_json out;
+        out["problem"] = opt.problemPath;
+        out["kernel"] = problem.kernelName;
+        out["shape_index"] = opt.shape;
+        nlohmann::ordered_json shape = nlohmann::ordered_json::object();
+        for (const auto& [name, value] : problem.shapes[opt.shape].dims)
+            shape[name] = value;
+        out["shape"] = shape;
+        out["raw_size"] = stats.rawSize;
+        out["valid_size"] = space.size();
+        out["enumeration_seconds"] = stats.enumerationSeconds;
+        out["materialized"] = stats.materialized;
+        out["search_order"] = order;
+        nlohmann::ordered_json params = nlohmann::ordered_json::array();
+        for (const auto& p : problem.parameters) {
+            nlohmann::ordered_json values = nlohmann::ordered_json::array();
+            for (const auto& v : p.values)
+                values.push_back(valueToJson(v));
+            params.push_back({{"name", p.name}, {"type", p.type}, {"values", values}});
+        }
+        out["parameters"] = params;
+        nlohmann::ordered_json conditions = nlohmann::ordered_json::array();
+        for (const auto& c : problem.conditions)
+            conditions.push_back(c.expression);
+        out["conditions"] = conditions;
+        nlohmann::ordered_json failures = nlohmann::ordered_json::array();
+        for (const auto& f : stats.failures)
+            failures.push_back({{"condition", f.condition},
+                                {"expression", problem.conditions[static_cast<std::size_t>(f.condition)].expression},
+                                {"count", f.count},
+                                {"first_error", f.firstError}});
+        out["condition_errors"] = failures;
+        out["seed"] = opt.seed;
+        nlohmann::ordered_json list = nlohmann::ordered_json::array();
+        for (std::uint64_t index : samples) {
+            const Config config = space.at(index);
+            nlohmann::ordered_json entry;
+            for (int p = 0; p < space.parameterCount(); ++p)
+                entry[space.parameterName(p)] = valueToJson(space.value(config, p));
+            list.push_back(entry);
+        }
+        out["samples"] = list;
+        out["sample_indices"] = samples;
+        std::cout << out.dump(2) << "\n";
+        return kOk;
+    }
+
+    if (opt.countOnly) {
+        std::printf("%llu valid of %s raw configs (%s)\n", static_cast<unsigned long long>(space.size()),
+                    formatCount(stats.rawSize).c_str(), percent(static_cast<double>(space.size()), stats.rawSize).c_str());
+        return kOk;
+    }
+
+    std::printf("Problem      %s  (kernel %s in %s)\n", opt.problemPath.c_str(), problem.kernelName.c_str(),
+                problem.kernelFile.c_str());
+    if (!problem.shapes[opt.shape].dims.empty())
+        std::printf("Shape        %s  (shape %zu; the problem has shapes 0..%zu, --shape selects)\n", problem.shapes[opt.shape].label().c_str(),
+                    opt.shape, problem.shapes.size() - 1);
+
+    TextTable params({"name", "type", "count", "values"}, {false, false, true, false});
+    for (const auto& p : problem.parameters)
+        params.addRow({p.name, p.type, std::to_string(p.values.size()), valuesSummary(p)});
+    std::printf("\nParameters (%zu)\n%s", problem.parameters.size(), params.render().c_str());
+
+    if (!problem.conditions.empty()) {
+        std::printf("\nConditions (%zu)\n", problem.conditions.size());
+        for (std::size_t c = 0; c < problem.conditions.size(); ++c)
+            std::printf("  %2zu  %s\n", c + 1, problem.conditions[c].expression.c_str());
+    }
+
+    std::printf("\nSpace\n");
+    std::printf("  raw size      %s\n", formatCount(stats.rawSize).c_str());
+    std::printf("  valid size    %s  (%s of raw)\n", formatCount(static_cast<double>(space.size())).c_str(),
+                percent(static_cast<double>(space.size()), stats.rawSize).c_str());
+    std::string orderText;
+    for (const auto& name : order)
+        orderText += (orderText.empty() ? "" : ", ") + name;
+    std::printf("  enumeration   %s%s\n", formatDuration(stats.enumerationSeconds).c_str(),
+                stats.materialized ? "" : "  (counted lazily: too many configs to hold)");
+    std::printf("  search order  %s\n", orderText.c_str());
+    for (const auto& f : stats.failures)
+        std::fprintf(stderr, "warning: condition %d raised for %s partial config(s), which count as invalid: %s\n",
+                     f.condition + 1, formatCount(static_cast<double>(f.count)).c_str(), f.firstError.c_str());
+
+    if (!samples.empty()) {
+        std::vector<std::string> headers{"index"};
+        std::vector<bool> right{true};
+        for (int p = 0; p < space.parameterCount(); ++p) {
+            headers.push_back(space.parameterName(p));
+            right.push_back(true);
+        }
+        TextTable table(headers, right);
+        for (std::uint64_t index : samples) {
+            const Config config = space.at(index);
+            std::vector<std::string> row{std::to_string(index)};
+            for (int p = 0; p < space.parameterCount(); ++p)
+                row.push_back(plain(space.value(config, p)));
+            table.addRow(row);
+        }
+        std::printf("\nSample (%zu of %s, seed %llu)\n%s", samples.size(),
+                    formatCount(static_cast<double>(space.size())).c_str(), static_cast<unsigned long long>(opt.seed),
+                    table.render().c_str());
+    }
+    return kOk;
+}
+
+} // namespace
+
+void registerSpace(CLI::App& app) {
+    auto opt = std::make_shared<SpaceOptions>();
+    CLI::App* cmd = app.add_subcommand("space", "Show a problem's config space: parameters, conditions, the raw and "
+                                                "valid sizes, the enumeration time and sampled configs");
+    cmd->add_option("problem", opt->problemPath, "A tuning problem in T1 JSON (for example kernels/sgemm/sgemm.json)")
+        ->required();
+    cmd->add_flag("--count", opt->countOnly, "Print only the raw and valid sizes");
+    cmd->add_option("--sample", opt->sample, "How many valid configs to draw at random, without replacement")
+        ->capture_default_str();
+    cmd->add_option("--seed", opt->seed, "Seed of the random sample (the same seed gives the same sample)")
+        ->capture_default_str();
+    cmd->add_option("--shape", opt->shape, "Which of the problem's shapes (Tilescope.Shapes), numbered from 0")
+        ->capture_default_str();
+    cmd->add_flag("--json", opt->json,
+                  "Print one JSON object (raw_size, valid_size, samples as name -> value, and more)");
+    setAction(cmd, [opt] { return runSpace(*opt); });
+}
+
+} // namespace tilescope::cli

@@ -1,0 +1,214 @@
+// tilescope-cli, run as a user runs it: the real executable, its output and exit status.
+
+#include "space/configspace.h"
+#include "spec/tuningproblem.h"
+
+#include <QProcess>
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <set>
+
+using namespace tilescope;
+
+namespace {
+
+struct Run {
+    int status = -1;
+    QString out;
+    QString err;
+};
+
+Run cli(const QStringList& args) {
+    QProcess p;
+    p.start(QStringLiteral(TILESCOPE_CLI), args);
+    if (!p.waitForFinished(120000)) {
+        p.kill();
+        return {};
+    }
+    Run r;
+    r.status = p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1;
+    r.out = QString::fromUtf8(p.readAllStandardOutput());
+    r.err = QString::fromUtf8(p.readAllStandardError());
+    return r;
+}
+
+// JSON written with single quotes in this file (moc trips over raw strings); q() turns them into double quotes.
+std::string q(std::string text) {
+    std::replace(text.begin(), text.end(), '\'', '"');
+    return text;
+}
+
+QString qs(const std::string& text) {
+    return QString::fromStdString(q(text));
+}
+
+const QString kSgemm = QStringLiteral(TILESCOPE_SOURCE_DIR "/kernels/sgemm/sgemm.json");
+
+// A problem file with the given parameters and conditions, and a kernel file beside it.
+QString writeProblem(const QTemporaryDir& dir, const QString& name, const std::string& parameters,
+                     const std::string& conditions) {
+    QFile kernel(dir.filePath("k.cu"));
+    kernel.open(QIODevice::WriteOnly);
+    kernel.write("extern \"C\" __global__ void k() {}\n");
+    const std::string text =
+        q("{\n  'ConfigurationSpace': {'TuningParameters': [") + parameters + q("], 'Conditions': [") + conditions +
+        q("]},\n  'KernelSpecification': {'Language': 'CUDA', 'KernelName': 'k', 'KernelFile': 'k.cu',\n               "
+          "           'GlobalSize': {'X': '1'}, 'LocalSize': {'X': '32'}}\n}");
+    QFile f(dir.filePath(name));
+    f.open(QIODevice::WriteOnly);
+    f.write(text.c_str());
+    return f.fileName();
+}
+
+} // namespace
+
+class TestCli : public QObject {
+    Q_OBJECT
+
+private slots:
+    void helpAndVersion() {
+        const Run help = cli({"--help"});
+        QCOMPARE(help.status, 0);
+        QVERIFY(help.out.contains("space"));
+        QVERIFY(help.out.contains("Exit status"));
+        const Run spaceHelp = cli({"space", "--help"});
+        QCOMPARE(spaceHelp.status, 0);
+        QVERIFY(spaceHelp.out.contains("--sample"));
+        QVERIFY(spaceHelp.out.contains("--seed"));
+        const Run version = cli({"--version"});
+        QCOMPARE(version.status, 0);
+        QVERIFY(version.out.contains("tilescope-cli"));
+    }
+
+    void spaceText() {
+        const Run r = cli({"space", kSgemm, "--sample", "5", "--seed", "3"});
+        QCOMPARE(r.status, 0);
+        QVERIFY2(r.out.contains("raw size      7,200"), qPrintable(r.out));
+        QVERIFY(r.out.contains("Parameters (7)"));
+        QVERIFY(r.out.contains("BLOCK_M"));
+        QVERIFY(r.out.contains("enumeration"));
+        QVERIFY(r.out.contains("Sample (5 of"));
+        const Run count = cli({"space", kSgemm, "--count"});
+        QCOMPARE(count.status, 0);
+        QVERIFY2(count.out.contains("valid of 7,200 raw configs"), qPrintable(count.out));
+    }
+
+    void spaceJsonAgreesWithTheEngine() {
+        const Run r = cli({"space", kSgemm, "--json", "--sample", "25", "--seed", "11"});
+        QCOMPARE(r.status, 0);
+        const auto doc = nlohmann::json::parse(r.out.toStdString());
+        const TuningProblem problem = TuningProblem::load(kSgemm.toStdString());
+        const ConfigSpace space = ConfigSpace::build(problem);
+        QCOMPARE(doc["raw_size"].get<double>(), 7200.0);
+        QCOMPARE(doc["valid_size"].get<std::uint64_t>(), space.size());
+        QCOMPARE(doc["samples"].size(), std::size_t(25));
+        std::set<std::string> distinct;
+        for (const auto& sample : doc["samples"]) {
+            Config config(problem.parameters.size());
+            for (std::size_t p = 0; p < problem.parameters.size(); ++p) {
+                const auto& values = problem.parameters[p].values;
+                const auto v = sample[problem.parameters[p].name].get<std::int64_t>();
+                const auto it = std::find_if(values.begin(), values.end(), [&](const auto& x) { return x.i == v; });
+                QVERIFY(it != values.end());
+                config[p] = static_cast<std::uint16_t>(it - values.begin());
+            }
+            QVERIFY2(space.isValid(config), sample.dump().c_str());
+            distinct.insert(sample.dump());
+        }
+        QCOMPARE(distinct.size(), std::size_t(25)); // without replacement
+        // the same seed gives the same sample, another seed another
+        auto samplesOf = [](const Run& run) { return nlohmann::json::parse(run.out.toStdString())["samples"]; };
+        QCOMPARE(samplesOf(cli({"space", kSgemm, "--json", "--sample", "25", "--seed", "11"})), doc["samples"]);
+        QVERIFY(samplesOf(cli({"space", kSgemm, "--json", "--sample", "25", "--seed", "12"})) != doc["samples"]);
+    }
+
+    void badInput_data() {
+        QTest::addColumn<QStringList>("args");
+        QTest::addColumn<QString>("message");
+        QTest::newRow("missing file") << QStringList{"space", "no-such-problem.json"} << "no-such-problem.json";
+        QTest::newRow("bad shape") << QStringList{"space", kSgemm, "--shape", "7"} << "shape 7 does not exist";
+        QTest::newRow("no problem") << QStringList{"space"} << "problem is required";
+        QTest::newRow("no command") << QStringList{} << "subcommand";
+        QTest::newRow("unknown option") << QStringList{"space", kSgemm, "--bogus"} << "--bogus";
+        QTest::newRow("bad number") << QStringList{"space", kSgemm, "--sample", "ten"} << "--sample";
+    }
+
+    void badInput() {
+        QFETCH(QStringList, args);
+        QFETCH(QString, message);
+        const Run r = cli(args);
+        QCOMPARE(r.status, 2);
+        QVERIFY2(r.err.contains(message, Qt::CaseInsensitive), qPrintable(r.err));
+    }
+
+    void badProblemFiles_data() {
+        QTest::addColumn<QString>("parameters");
+        QTest::addColumn<QString>("conditions");
+        QTest::addColumn<QString>("message");
+        const QString ok = qs("{'Name': 'a', 'Type': 'int', 'Values': '[1, 2, 4]'}");
+        QTest::newRow("unknown name") << ok << qs("{'Parameters': ['a'], 'Expression': 'a * b_q < 4'}")
+                                      << "/ConfigurationSpace/Conditions/0/Expression: column 5: NameError";
+        QTest::newRow("syntax error") << ok << qs("{'Parameters': ['a'], 'Expression': 'a <'}")
+                                      << "/ConfigurationSpace/Conditions/0/Expression: column 4: SyntaxError";
+        QTest::newRow("empty values") << qs("{'Name': 'a', 'Type': 'int', 'Values': '[]'}") << ""
+                                      << "/ConfigurationSpace/TuningParameters/0/Values";
+        QTest::newRow("duplicate") << ok + "," + ok << ""
+                                   << "duplicate";
+        QTest::newRow("wrong type") << qs("{'Name': 'a', 'Type': 'int', 'Values': 5}") << ""
+                                    << "/ConfigurationSpace/TuningParameters/0/Values";
+    }
+
+    void badProblemFiles() {
+        QFETCH(QString, parameters);
+        QFETCH(QString, conditions);
+        QFETCH(QString, message);
+        QTemporaryDir dir;
+        const QString path = writeProblem(dir, "p.json", parameters.toStdString(), conditions.toStdString());
+        const Run r = cli({"space", path});
+        QCOMPARE(r.status, 2);
+        QVERIFY2(r.err.contains(message), qPrintable(r.err));
+        QVERIFY2(r.err.contains("p.json"), qPrintable(r.err));
+    }
+
+    void hugeSpace() {
+        // 12 parameters of 10 values (10^12 raw), paired conditions: 55^6 valid, counted lazily
+        std::string params, conditions;
+        for (int p = 0; p < 12; ++p)
+            params += std::string(p ? "," : "") + q("{'Name': 'p") + std::to_string(p) +
+                      q("', 'Type': 'int', 'Values': 'range(10)'}");
+        for (int p = 0; p < 12; p += 2)
+            conditions += std::string(p ? "," : "") + q("{'Parameters': [], 'Expression': 'p") + std::to_string(p) +
+                          " <= p" + std::to_string(p + 1) + q("'}");
+        QTemporaryDir dir;
+        const Run r = cli({"space", writeProblem(dir, "huge.json", params, conditions), "--json", "--sample", "3"});
+        QCOMPARE(r.status, 0);
+        const auto doc = nlohmann::json::parse(r.out.toStdString());
+        QCOMPARE(doc["raw_size"].get<double>(), 1e12);
+        QCOMPARE(doc["valid_size"].get<std::uint64_t>(), std::uint64_t(27680640625));
+        QCOMPARE(doc["materialized"].get<bool>(), false);
+        QCOMPARE(doc["samples"].size(), std::size_t(3));
+    }
+
+    void conditionErrorsAreReportedNotFatal() {
+        QTemporaryDir dir;
+        const QString path = writeProblem(dir, "div.json", q("{'Name': 'a', 'Type': 'int', 'Values': '[0, 1, 2]'}"),
+                                          q("{'Parameters': ['a'], 'Expression': '4 // a >= 2'}"));
+        const Run r = cli({"space", path, "--json"});
+        QCOMPARE(r.status, 0);
+        const auto doc = nlohmann::json::parse(r.out.toStdString());
+        QCOMPARE(doc["valid_size"].get<int>(), 2);
+        QCOMPARE(doc["condition_errors"].size(), std::size_t(1));
+        QVERIFY(doc["condition_errors"][0]["first_error"].get<std::string>().find("ZeroDivisionError") !=
+                std::string::npos);
+        const Run text = cli({"space", path});
+        QCOMPARE(text.status, 0);
+        QVERIFY2(text.err.contains("warning: condition 1 raised"), qPrintable(text.err));
+    }
+};
+
+QTEST_GUILESS_MAIN(TestCli)
+#include "tst_cli.moc"
