@@ -1,0 +1,31 @@
+#pragma once
+
+// Numbers for people, the same way in every view: counts with digit grouping, durations with a
+// unit that fits, shares as percentages, expression values as Python writes them.
+
+#include "expr/expr.h"
+
+#include <QString>
+#include <QVariant>
+
+#include <cstdint>
+
+namespace tilescope::views {
+
+/// 2761 -> "2,761" (the locale's grouping; English when the locale is "C"). Counts beyond
+/// 10^15 as "1.23 × 10^18".
+QString formatCount(double n);
+QString formatCount(std::uint64_t n);
+/// 0.00042 -> "420 µs", 1.5 -> "1.50 s", 95 -> "1 min 35 s".
+QString formatDuration(double seconds);
+/// part / whole as "7.7 %" (with enough digits to not show 0.0 for a tiny non-zero share).
+QString formatShare(double part, double whole);
+/// A value as Python's repr writes it: 64, 0.5, True, 'abc'.
+QString formatValue(const expr::Value& value);
+
+/// Qt::TextAlignmentRole for numbers in tables.
+QVariant numberAlignment();
+/// Qt::TextAlignmentRole for text in tables (and their headers).
+QVariant textAlignment();
+
+} // namespace tilescope::views

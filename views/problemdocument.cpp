@@ -1,0 +1,137 @@
+#include "problemdocument.h"
+
+#include "base/error.h"
+#include "spec/tuningproblem.h"
+
+#include <QFile>
+#include <QFileInfo>
+
+#include <algorithm>
+#include <filesystem>
+
+namespace tilescope::views {
+
+namespace {
+
+// Kernel sources are small; a cap keeps a mistaken multi-gigabyte "kernel" from freezing the view.
+constexpr qint64 kMaxKernelBytes = 8 << 20;
+
+std::filesystem::path toPath(const QString& path) {
+    return std::filesystem::path(path.toStdU16String());
+}
+
+QString fromPath(const std::filesystem::path& path) {
+    return QString::fromStdU16String(path.u16string());
+}
+
+} // namespace
+
+QString ProblemError::text() const {
+    QString out = file;
+    if (!location.isEmpty())
+        out += (out.isEmpty() ? QString() : QStringLiteral(": ")) + location;
+    return out.isEmpty() ? message : out + QStringLiteral(": ") + message;
+}
+
+ProblemDocument::ProblemDocument(QObject* parent)
+    : QObject(parent) {}
+
+ProblemDocument::~ProblemDocument() = default;
+
+bool ProblemDocument::load(const QString& path, Origin origin) {
+    const QString absolute = QFileInfo(path).absoluteFilePath();
+    std::shared_ptr<const TuningProblem> problem;
+    try {
+        problem = std::make_shared<const TuningProblem>(TuningProblem::load(toPath(absolute)));
+    } catch (const InputError& e) {
+        emit loadFailed({path, QString::fromStdString(e.location()), QString::fromStdString(e.message())});
+        return false;
+    } catch (const std::exception& e) {
+        emit loadFailed({path, {}, QString::fromStdString(e.what())});
+        return false;
+    }
+
+    m_problem = std::move(problem);
+    m_path = absolute;
+    m_origin = origin;
+    m_shapeIndex = 0;
+    m_kernelPath = fromPath(m_problem->kernelPath());
+    m_kernelSource.clear();
+    m_kernelError.clear();
+    QFile kernel(m_kernelPath);
+    if (!kernel.open(QIODevice::ReadOnly))
+        m_kernelError = tr("Cannot read %1: %2").arg(m_kernelPath, kernel.errorString());
+    else if (kernel.size() > kMaxKernelBytes)
+        m_kernelError = tr("%1 is too large to show (%2 MiB)").arg(m_kernelPath).arg(kernel.size() >> 20);
+    else
+        m_kernelSource = QString::fromUtf8(kernel.readAll());
+    emit problemChanged();
+    emit shapeChanged(m_shapeIndex);
+    return true;
+}
+
+QString ProblemDocument::displayName() const {
+    if (m_path.isEmpty())
+        return {};
+    const QString name = QFileInfo(m_path).fileName();
+    return m_origin == Origin::Example ? tr("%1 (example)").arg(name) : name;
+}
+
+void ProblemDocument::setShapeIndex(int index) {
+    if (!m_problem)
+        return;
+    index = std::clamp(index, 0, std::max(0, static_cast<int>(m_problem->shapes.size()) - 1));
+    if (index == m_shapeIndex)
+        return;
+    m_shapeIndex = index;
+    emit shapeChanged(index);
+}
+
+bool ProblemDocument::saveAs(const QString& path, ProblemError* error) {
+    auto fail = [&](const QString& location, const QString& message) {
+        if (error)
+            *error = {path, location, message};
+        return false;
+    };
+    if (!m_problem)
+        return fail({}, tr("no problem is open"));
+
+    TuningProblem copy = *m_problem;
+    const QFileInfo target(path);
+    const QString targetDir = target.absolutePath();
+    const QFileInfo kernel(m_kernelPath);
+    if (m_origin == Origin::Example) {
+        // The example lives in a temporary folder that goes away: put its kernel beside the copy.
+        const QString kernelTarget = targetDir + QLatin1Char('/') + kernel.fileName();
+        if (QFileInfo::exists(kernelTarget)) {
+            QFile existing(kernelTarget);
+            if (!existing.open(QIODevice::ReadOnly) || QString::fromUtf8(existing.readAll()) != m_kernelSource)
+                return fail(
+                    QStringLiteral("/KernelSpecification/KernelFile"),
+                    tr("%1 already exists with other content; save the problem in another folder").arg(kernelTarget));
+        } else if (!QFile::copy(m_kernelPath, kernelTarget)) {
+            return fail(QStringLiteral("/KernelSpecification/KernelFile"), tr("cannot write %1").arg(kernelTarget));
+        } else {
+            QFile::setPermissions(kernelTarget, QFile::permissions(kernelTarget) | QFileDevice::WriteOwner);
+        }
+        copy.kernelFile = kernel.fileName().toStdString();
+    } else {
+        std::error_code ec;
+        const auto relative = std::filesystem::relative(toPath(kernel.absoluteFilePath()), toPath(targetDir), ec);
+        copy.kernelFile = ec || relative.empty() ? kernel.absoluteFilePath().toStdString() : relative.generic_string();
+    }
+    try {
+        copy.save(toPath(target.absoluteFilePath()));
+    } catch (const InputError& e) {
+        return fail(QString::fromStdString(e.location()), QString::fromStdString(e.message()));
+    } catch (const std::exception& e) {
+        return fail({}, QString::fromStdString(e.what()));
+    }
+    const int shape = m_shapeIndex;
+    if (!load(target.absoluteFilePath(), Origin::File))
+        return fail({}, tr("the saved file could not be read back"));
+    setShapeIndex(shape);
+    return true;
+}
+
+} // namespace tilescope::views

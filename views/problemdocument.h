@@ -1,0 +1,81 @@
+#pragma once
+
+// The open tuning problem: an immutable snapshot of the engine's TuningProblem, the file it came
+// from, its kernel source and the shape being looked at. Loading a bad file keeps the current
+// problem and reports the error with its file and field.
+
+#include <QObject>
+#include <QString>
+
+#include <memory>
+#include <optional>
+
+namespace tilescope {
+class TuningProblem;
+}
+
+namespace tilescope::views {
+
+/// Why a problem could not be opened or saved: the file, the field inside it (a JSON pointer,
+/// or "line 4, column 7" for bad JSON; may be empty) and what is wrong.
+struct ProblemError {
+    QString file;
+    QString location;
+    QString message;
+
+    /// "sgemm.json: /ConfigurationSpace/Conditions/2/Expression: unknown name 'BLOCK_Q'".
+    QString text() const;
+};
+
+class ProblemDocument : public QObject {
+    Q_OBJECT
+public:
+    enum class Origin {
+        File,    ///< a file the user opened
+        Example, ///< the embedded example, extracted to a temporary folder
+    };
+
+    explicit ProblemDocument(QObject* parent = nullptr);
+    ~ProblemDocument() override;
+
+    /// Reads a problem file. On success it becomes the current problem (shape 0) and
+    /// problemChanged() is emitted; on failure the current problem stays and loadFailed() is
+    /// emitted. Never throws.
+    bool load(const QString& path, Origin origin = Origin::File);
+    /// Writes the current problem to `path`, its KernelFile rewritten so that it still resolves
+    /// from there (the embedded example's kernel is copied beside it), then opens the written
+    /// file. On failure returns false and fills `error`.
+    bool saveAs(const QString& path, ProblemError* error);
+
+    bool hasProblem() const { return m_problem != nullptr; }
+    std::shared_ptr<const TuningProblem> problem() const { return m_problem; }
+    /// The file the problem was read from (absolute).
+    QString path() const { return m_path; }
+    Origin origin() const { return m_origin; }
+    /// For titles: "sgemm.json", or "sgemm.json (example)" for the embedded example.
+    QString displayName() const;
+    /// The kernel source text ("" when it could not be read; see kernelError()).
+    QString kernelSource() const { return m_kernelSource; }
+    QString kernelPath() const { return m_kernelPath; }
+    QString kernelError() const { return m_kernelError; }
+
+    int shapeIndex() const { return m_shapeIndex; }
+    /// Selects the shape to look at (clamped to the problem's shapes).
+    void setShapeIndex(int index);
+
+signals:
+    void problemChanged();
+    void shapeChanged(int index);
+    void loadFailed(const tilescope::views::ProblemError& error);
+
+private:
+    std::shared_ptr<const TuningProblem> m_problem;
+    QString m_path;
+    Origin m_origin = Origin::File;
+    QString m_kernelSource;
+    QString m_kernelPath;
+    QString m_kernelError;
+    int m_shapeIndex = 0;
+};
+
+} // namespace tilescope::views

@@ -1,0 +1,108 @@
+#pragma once
+
+// Builds config spaces off the GUI thread and delivers them in stages through signals on the
+// GUI thread: the space and its statistics first, then a sample of configs, then what each
+// condition removes. Only the newest request counts: results of older ones are dropped.
+
+#include "space/configspace.h"
+#include "spec/tuningproblem.h"
+
+#include <QObject>
+#include <QString>
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <vector>
+
+class QThreadPool;
+
+namespace tilescope::views {
+
+/// The space of one (problem, shape): its statistics, or why it could not be built.
+struct SpaceResult {
+    std::shared_ptr<const TuningProblem> problem;
+    std::size_t shapeIndex = 0;
+    std::shared_ptr<const ConfigSpace> space; ///< null when the build failed
+    SpaceStats stats;                         ///< empty when the build failed
+    QString errorLocation;                    ///< JSON pointer of the failing field, when it failed
+    QString errorMessage;                     ///< "" when it succeeded
+
+    bool ok() const { return space != nullptr; }
+};
+
+/// A uniform sample of valid configs of one space.
+struct SampleSet {
+    std::shared_ptr<const ConfigSpace> space;
+    std::uint64_t seed = 0;
+    std::vector<std::uint64_t> indices; ///< indices into the space, in sampled order
+    std::vector<Config> configs;        ///< configs[i] = space->at(indices[i])
+};
+
+/// What one condition does to the space of one shape.
+struct ConditionImpact {
+    /// Raw combinations that fail this condition on its own (nullopt: not computable).
+    std::optional<double> rejected;
+    /// Valid configs that only this condition rejects: the valid size gained by dropping it.
+    std::optional<std::uint64_t> removed;
+};
+
+struct ConditionImpactSet {
+    std::shared_ptr<const ConfigSpace> space;
+    double rawSize = 0;
+    std::vector<ConditionImpact> conditions; ///< one per condition of the problem
+};
+
+class SpaceController : public QObject {
+    Q_OBJECT
+public:
+    explicit SpaceController(QObject* parent = nullptr);
+    /// Waits for the build in progress, if any (a build cannot be interrupted; the stages after
+    /// it are skipped).
+    ~SpaceController() override;
+
+    /// Builds the space of `problem` for shape `shapeIndex` (null: clears), then samples it and
+    /// measures the conditions. Results of earlier requests that arrive later are dropped.
+    void setProblem(std::shared_ptr<const TuningProblem> problem, std::size_t shapeIndex);
+    /// How many configs to sample and with which seed; re-samples the current space.
+    void setSampling(int count, std::uint64_t seed);
+
+    int sampleCount() const { return m_sampleCount; }
+    std::uint64_t seed() const { return m_seed; }
+    /// True while a request has not delivered all its stages.
+    bool isBusy() const { return m_busy; }
+
+    std::shared_ptr<const SpaceResult> currentSpace() const { return m_space; }
+    std::shared_ptr<const SampleSet> currentSamples() const { return m_samples; }
+    std::shared_ptr<const ConditionImpactSet> currentImpact() const { return m_impact; }
+
+signals:
+    /// A build started (the previous results are stale from now on).
+    void spaceRequested();
+    void spaceReady(std::shared_ptr<const tilescope::views::SpaceResult> result);
+    void samplesReady(std::shared_ptr<const tilescope::views::SampleSet> samples);
+    void impactReady(std::shared_ptr<const tilescope::views::ConditionImpactSet> impact);
+    void busyChanged(bool busy);
+    /// Every stage of the newest request has been delivered.
+    void settled();
+
+private:
+    void startSampling(std::shared_ptr<const ConfigSpace> space);
+    void updateBusy();
+
+    std::unique_ptr<QThreadPool> m_buildPool;  // one thread: builds run one at a time, stale queued ones are dropped
+    std::unique_ptr<QThreadPool> m_samplePool; // re-sampling does not wait behind a build
+    std::atomic<std::uint64_t> m_buildGeneration{0};
+    std::atomic<std::uint64_t> m_sampleGeneration{0};
+    std::uint64_t m_buildsDone = 0;  // the newest build generation whose stages are all delivered
+    std::uint64_t m_samplesDone = 0; // the newest sample generation delivered
+    int m_sampleCount = 20;
+    std::uint64_t m_seed = 1;
+    bool m_busy = false;
+    std::shared_ptr<const SpaceResult> m_space;
+    std::shared_ptr<const SampleSet> m_samples;
+    std::shared_ptr<const ConditionImpactSet> m_impact;
+};
+
+} // namespace tilescope::views
