@@ -311,6 +311,21 @@ private slots:
         }
     }
 
+    void cancelStopsABuild() {
+        // an unstructured 10^10 space would take long; a set cancel flag stops it at once
+        std::vector<ParamDef> params;
+        std::string sum = "p0";
+        for (int p = 0; p < 10; ++p)
+            params.push_back({"p" + std::to_string(p), {0, 1, 2, 3, 4, 5, 6, 7, 8, 9}});
+        for (int p = 1; p < 10; ++p)
+            sum += " + p" + std::to_string(p);
+        const auto problem = makeProblem(params, {sum + " != 3"});
+        std::atomic<bool> cancel{true};
+        SpaceLimits limits;
+        limits.cancel = &cancel;
+        QVERIFY_THROWS_EXCEPTION(Cancelled, ConfigSpace::build(problem, 0, limits));
+    }
+
     void noParametersAndNoConditions() {
         const auto empty = makeProblem({}, {});
         QCOMPARE(ConfigSpace::build(empty).size(), std::uint64_t(1));

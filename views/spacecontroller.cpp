@@ -18,8 +18,10 @@ namespace {
 // overflow gives "unknown" rather than a long wait.
 std::vector<ConditionImpact> measureConditions(const TuningProblem& problem, std::size_t shapeIndex,
                                                std::uint64_t validSize, double rawSize,
-                                               const std::function<bool()>& cancelled) {
+                                               const std::function<bool()>& cancelled,
+                                               const std::atomic<bool>* cancelFlag) {
     SpaceLimits countOnly;
+    countOnly.cancel = cancelFlag;
     countOnly.maxMaterializedBytes = 0;
     countOnly.maxMemoEntries = std::uint64_t(1) << 20;
     std::vector<ConditionImpact> out(problem.conditions.size());
@@ -58,7 +60,8 @@ SpaceController::SpaceController(QObject* parent)
 }
 
 SpaceController::~SpaceController() {
-    ++m_buildGeneration; // the running task skips its remaining stages
+    m_cancelBuild->store(true); // a running build stops soon instead of running to its end
+    ++m_buildGeneration;        // the running task skips its remaining stages
     ++m_sampleGeneration;
     m_buildPool->clear();
     m_samplePool->clear();
@@ -68,6 +71,8 @@ SpaceController::~SpaceController() {
 
 void SpaceController::setProblem(std::shared_ptr<const TuningProblem> problem, std::size_t shapeIndex) {
     const std::uint64_t generation = ++m_buildGeneration;
+    m_cancelBuild->store(true); // the build in flight, if any, is stale: stop it
+    m_cancelBuild = std::make_shared<std::atomic<bool>>(false);
     m_buildPool->clear(); // queued builds that have not started are stale
     // Samples in flight belong to the old space: nothing to wait for any more.
     m_samplesDone = ++m_sampleGeneration;
@@ -82,13 +87,17 @@ void SpaceController::setProblem(std::shared_ptr<const TuningProblem> problem, s
     }
     updateBusy();
 
-    m_buildPool->start([this, generation, problem = std::move(problem), shapeIndex]() {
+    m_buildPool->start([this, generation, problem = std::move(problem), shapeIndex, cancel = m_cancelBuild]() {
         auto result = std::make_shared<SpaceResult>();
         result->problem = problem;
         result->shapeIndex = shapeIndex;
         try {
-            result->space = std::make_shared<const ConfigSpace>(ConfigSpace::build(*problem, shapeIndex));
+            SpaceLimits limits;
+            limits.cancel = cancel.get();
+            result->space = std::make_shared<const ConfigSpace>(ConfigSpace::build(*problem, shapeIndex, limits));
             result->stats = result->space->stats();
+        } catch (const Cancelled&) {
+            return; // a newer request replaced this one
         } catch (const InputError& e) {
             result->errorLocation = QString::fromStdString(e.location());
             result->errorMessage = QString::fromStdString(e.message());
@@ -119,7 +128,8 @@ void SpaceController::setProblem(std::shared_ptr<const TuningProblem> problem, s
         impact->space = delivered->space;
         impact->rawSize = delivered->stats.rawSize;
         impact->conditions =
-            measureConditions(*problem, shapeIndex, delivered->stats.validSize, delivered->stats.rawSize, cancelled);
+            measureConditions(*problem, shapeIndex, delivered->stats.validSize, delivered->stats.rawSize, cancelled,
+                              cancel.get());
         if (cancelled())
             return;
         std::shared_ptr<const ConditionImpactSet> impactDelivered = std::move(impact);

@@ -23,4 +23,11 @@ private:
     std::string m_message;
 };
 
+/// Work stopped because the caller asked it to (a cancel flag); not an error to report.
+class Cancelled : public std::runtime_error {
+public:
+    Cancelled()
+        : std::runtime_error("cancelled") {}
+};
+
 } // namespace tilescope

@@ -97,6 +97,7 @@ struct ConfigSpace::Impl {
     std::vector<std::unordered_map<std::string, std::uint64_t>> wideMemo; // per level, when keys are wider
     std::uint64_t memoEntries = 0;
     std::vector<std::uint16_t> flat; // materialised configs in search order, each in parameter order
+    std::uint64_t visits = 0;      // for polling the cancel flag now and then
 
     int paramCount() const { return static_cast<int>(names.size()); }
 
@@ -216,6 +217,8 @@ struct ConfigSpace::Impl {
     // Conditions of one level; a condition that raises counts as failing (and is recorded when
     // `record` is set, which only the build does).
     bool passes(const State& s, const Level& level, bool record) {
+        if ((++visits & 0xfff) == 0 && limits.cancel && limits.cancel->load(std::memory_order_relaxed))
+            throw Cancelled();
         for (int c : level.conditions) {
             Value out;
             expr::EvalStatus st;

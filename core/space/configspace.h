@@ -7,6 +7,7 @@
 
 #include "expr/expr.h"
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -46,12 +47,15 @@ struct SpaceLimits {
     std::uint64_t maxMaterializedBytes = std::uint64_t(512) << 20;
     /// Entries of the memo used for lazy counting; beyond it the space is refused with a clear error.
     std::uint64_t maxMemoEntries = std::uint64_t(16) << 20;
+    /// When set and it turns true, build() stops soon and throws Cancelled (a GUI's stale request).
+    const std::atomic<bool>* cancel = nullptr;
 };
 
 class ConfigSpace {
 public:
     /// Builds the space of `problem` for shape `shapeIndex`. Throws InputError when it cannot
-    /// (a condition that fails to compile; a space beyond the limits, saying which limit).
+    /// (a condition that fails to compile; a space beyond the limits, saying which limit), and
+    /// Cancelled when limits.cancel turned true.
     static ConfigSpace build(const TuningProblem& problem, std::size_t shapeIndex = 0, const SpaceLimits& limits = {});
 
     ConfigSpace(ConfigSpace&&) noexcept;
