@@ -1,5 +1,535 @@
-// Placeholder until the analyze command lands (issue 3).
+// tilescope-cli analyze: offline static analysis of a problem's configs for one or more archs:
+// registers, spills, stack, shared memory, theoretical occupancy and its limiter per config, a
+// summary per arch, and a suggested register-pressure rule. NVRTC only; no GPU needed.
+
 #include "cli.h"
+
+#include "analysis/staticanalysis.h"
+#include "base/error.h"
+#include "compile/compilecache.h"
+#include "compile/compileservice.h"
+#include "space/configspace.h"
+#include "spec/tuningproblem.h"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <numeric>
+
 namespace tilescope::cli {
-void registerAnalyze(CLI::App&) {}
+
+namespace {
+
+constexpr std::uint64_t kDefaultSample = 64;
+constexpr std::size_t kFullLogs = 5;                // failed compiles whose log the text output shows
+constexpr std::size_t kLogLines = 15;               // lines of each such log
+constexpr std::uint64_t kMaxSpaceWalk = 20'000'000; // configs a rule is counted over for the space total
+
+struct AnalyzeOptions {
+    std::string problemPath;
+    std::vector<std::string> archs;
+    bool all = false;
+    std::uint64_t sample = 0;
+    std::uint64_t seed = 0;
+    unsigned jobs = 0;
+    std::size_t shape = 0;
+    bool json = false;
+    std::string csvPath;
+    std::string cacheDir;
+    bool noCache = false;
+};
+
+nlohmann::ordered_json valueToJson(const expr::Value& v) {
+    switch (v.kind) {
+    case expr::Kind::Int:
+        return v.i;
+    case expr::Kind::Float:
+        return v.f;
+    case expr::Kind::Bool:
+        return v.i != 0;
+    case expr::Kind::Str:
+        return *v.s;
+    case expr::Kind::List:
+        break;
+    }
+    return expr::repr(v);
+}
+
+std::string plain(const expr::Value& v) {
+    return v.kind == expr::Kind::Str ? *v.s : expr::repr(v);
+}
+
+std::string statusName(CompileStatus status) {
+    switch (status) {
+    case CompileStatus::Ok:
+        return "ok";
+    case CompileStatus::CompileError:
+        return "compile_error";
+    case CompileStatus::NoKernel:
+        return "no_kernel";
+    case CompileStatus::Cancelled:
+        return "cancelled";
+    }
+    return "unknown";
+}
+
+std::string fixed1(double v) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.1f", v);
+    return buf;
+}
+
+std::string percentOf(double part, double whole) {
+    return whole > 0 ? fixed1(100.0 * part / whole) + " %" : "-";
+}
+
+std::string csvField(const std::string& text) {
+    if (text.find_first_of(",\"\n\r") == std::string::npos)
+        return text;
+    std::string out = "\"";
+    for (char c : text) {
+        if (c == '"')
+            out += '"';
+        out += c;
+    }
+    return out + "\"";
+}
+
+std::string firstLine(const std::string& text, std::size_t maxChars) {
+    std::string line = text.substr(0, text.find('\n'));
+    if (line.size() > maxChars)
+        line = line.substr(0, maxChars - 3) + "...";
+    return line;
+}
+
+std::string joinIndices(const std::vector<std::uint64_t>& indices, std::size_t shown) {
+    std::string text;
+    for (std::size_t i = 0; i < indices.size() && i < shown; ++i)
+        text += (i ? ", " : "") + std::to_string(indices[i]);
+    if (indices.size() > shown)
+        text += ", ...";
+    return text;
+}
+
+nlohmann::ordered_json recordJson(const ConfigAnalysis& r, const ConfigSpace& space) {
+    nlohmann::ordered_json record;
+    record["index"] = r.index;
+    nlohmann::ordered_json config = nlohmann::ordered_json::object();
+    for (int p = 0; p < space.parameterCount(); ++p)
+        config[space.parameterName(p)] = valueToJson(space.value(r.config, p));
+    record["config"] = config;
+    record["arch"] = r.arch;
+    record["status"] = statusName(r.status);
+    const bool ok = r.compiled();
+    const bool occ = ok && r.geometry.error.empty();
+    auto orNull = [](bool have, auto value) { return have ? nlohmann::ordered_json(value) : nlohmann::ordered_json(); };
+    record["registers"] = orNull(ok, r.info.registers);
+    record["spill_stores"] = orNull(ok, r.info.spillStores);
+    record["spill_loads"] = orNull(ok, r.info.spillLoads);
+    record["stack_frame"] = orNull(ok, r.info.stackFrame);
+    record["shared_bytes"] = orNull(ok, r.sharedBytes());
+    record["shared_static"] = orNull(ok, r.info.sharedStatic);
+    record["shared_dynamic"] = orNull(r.geometry.error.empty(), r.geometry.sharedDynamic);
+    record["barriers"] = orNull(ok, r.info.barriers);
+    record["block_size"] = orNull(r.geometry.error.empty(), r.geometry.blockSize);
+    record["occupancy"] = orNull(occ, r.occupancy.percent());
+    record["active_blocks"] = orNull(occ, r.occupancy.activeBlocks);
+    record["active_warps"] = orNull(occ, r.occupancy.activeWarps);
+    record["limiter"] = orNull(occ, std::string(limiterName(r.occupancy.limiter)));
+    record["spill_class"] = orNull(ok, std::string(spillClassName(r.spill)));
+    if (occ && !r.occupancy.launchable)
+        record["launch_error"] = r.occupancy.reason;
+    record["compile_seconds"] = r.compileSeconds;
+    record["cached"] = r.cached;
+    if (!r.message.empty())
+        record["message"] = r.message;
+    if (!ok)
+        record["log"] = r.log;
+    return record;
+}
+
+void writeCsv(const std::string& path, const std::vector<ConfigAnalysis>& results, const ConfigSpace& space) {
+    std::ofstream out(path, std::ios::binary | std::ios::trunc);
+    if (!out)
+        throw InputError(path, "--csv", "cannot write the file");
+    out << "index";
+    for (int p = 0; p < space.parameterCount(); ++p)
+        out << ',' << csvField(space.parameterName(p));
+    out << ",arch,status,registers,spill_stores,spill_loads,stack_frame,shared_bytes,shared_static,shared_dynamic,"
+           "barriers,block_size,occupancy,active_blocks,limiter,spill_class,compile_seconds,cached,message\n";
+    for (const ConfigAnalysis& r : results) {
+        const bool ok = r.compiled();
+        const bool occ = ok && r.geometry.error.empty();
+        auto num = [](bool have, auto v) { return have ? std::to_string(v) : std::string(); };
+        out << r.index;
+        for (int p = 0; p < space.parameterCount(); ++p)
+            out << ',' << csvField(plain(space.value(r.config, p)));
+        out << ',' << r.arch << ',' << statusName(r.status) << ',' << num(ok, r.info.registers) << ','
+            << num(ok, r.info.spillStores) << ',' << num(ok, r.info.spillLoads) << ',' << num(ok, r.info.stackFrame)
+            << ',' << num(ok, r.sharedBytes()) << ',' << num(ok, r.info.sharedStatic) << ','
+            << num(r.geometry.error.empty(), r.geometry.sharedDynamic) << ',' << num(ok, r.info.barriers) << ','
+            << num(r.geometry.error.empty(), r.geometry.blockSize) << ','
+            << (occ ? fixed1(r.occupancy.percent()) : std::string()) << ',' << num(occ, r.occupancy.activeBlocks) << ','
+            << (occ ? std::string(limiterName(r.occupancy.limiter)) : std::string()) << ','
+            << (ok ? std::string(spillClassName(r.spill)) : std::string()) << ',' << r.compileSeconds << ','
+            << (r.cached ? 1 : 0) << ',' << csvField(r.message.empty() ? r.occupancy.reason : r.message) << '\n';
+    }
+    if (!out.flush())
+        throw InputError(path, "--csv", "cannot write the file");
+}
+
+std::string configTable(const std::vector<ConfigAnalysis>& results, const ConfigSpace& space) {
+    std::vector<std::string> headers{"index"};
+    std::vector<bool> right{true};
+    for (int p = 0; p < space.parameterCount(); ++p) {
+        headers.push_back(space.parameterName(p));
+        right.push_back(true);
+    }
+    for (const char* h :
+         {"arch", "regs", "spill st", "spill ld", "stack", "smem", "threads", "occ %", "limiter", "spill"}) {
+        headers.emplace_back(h);
+        right.push_back(std::string_view(h) != "arch" && std::string_view(h) != "limiter" &&
+                        std::string_view(h) != "spill");
+    }
+    TextTable table(headers, right);
+    std::uint64_t previous = ~std::uint64_t(0);
+    for (const ConfigAnalysis& r : results) {
+        std::vector<std::string> row;
+        // The config's values once, on its first arch's row.
+        const bool first = r.index != previous;
+        previous = r.index;
+        row.push_back(first ? std::to_string(r.index) : "");
+        for (int p = 0; p < space.parameterCount(); ++p)
+            row.push_back(first ? plain(space.value(r.config, p)) : "");
+        row.push_back(r.arch);
+        if (!r.compiled()) {
+            row.insert(row.end(), 8, "-");
+            // NVRTC's messages say "error" themselves; others (a bad option) may not.
+            const bool saysError = r.message.find("error") != std::string::npos;
+            row.push_back((saysError ? "" : "error: ") + firstLine(r.message, 80));
+        } else {
+            row.push_back(std::to_string(r.info.registers));
+            row.push_back(std::to_string(r.info.spillStores));
+            row.push_back(std::to_string(r.info.spillLoads));
+            row.push_back(std::to_string(r.info.stackFrame));
+            row.push_back(std::to_string(r.sharedBytes()));
+            row.push_back(r.geometry.error.empty() ? std::to_string(r.geometry.blockSize) : "?");
+            if (!r.geometry.error.empty()) {
+                row.push_back("-");
+                row.push_back("(" + firstLine(r.geometry.error, 60) + ")");
+            } else if (!r.occupancy.launchable) {
+                row.push_back("0");
+                row.push_back(std::string(limiterName(r.occupancy.limiter)) + " (cannot launch)");
+            } else {
+                row.push_back(fixed1(r.occupancy.percent()));
+                row.push_back(std::string(limiterName(r.occupancy.limiter)));
+            }
+            row.push_back(std::string(spillClassName(r.spill)));
+        }
+        table.addRow(std::move(row));
+    }
+    return table.render();
+}
+
+std::string summaryText(const std::vector<ConfigAnalysis>& results, const std::vector<std::string>& archs) {
+    const std::vector<ArchSummary> summaries = summarizeByArch(results, archs);
+    TextTable table({"arch", "configs", "compiled", "errors", "spilling", "light", "heavy", "local only",
+                     "occ % min / median / max", "limiters"},
+                    {false, true, true, true, true, true, true, true, false, false});
+    for (const ArchSummary& s : summaries) {
+        std::string limiters;
+        std::vector<std::pair<std::size_t, Limiter>> counts;
+        for (std::size_t l = 0; l < s.limiters.size(); ++l) {
+            if (s.limiters[l] > 0)
+                counts.emplace_back(s.limiters[l], static_cast<Limiter>(l));
+        }
+        std::stable_sort(counts.begin(), counts.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+        for (const auto& [n, l] : counts)
+            limiters += (limiters.empty() ? "" : ", ") + std::string(limiterName(l)) + " " + std::to_string(n);
+        if (s.unlaunchable > 0)
+            limiters += (limiters.empty() ? "" : ", ") + std::string("cannot launch ") + std::to_string(s.unlaunchable);
+        const bool any = s.compiled > s.unlaunchable;
+        table.addRow(
+            {s.arch, std::to_string(s.configs), std::to_string(s.compiled), std::to_string(s.failed),
+             std::to_string(s.spilling), std::to_string(s.lightSpills), std::to_string(s.heavySpills),
+             std::to_string(s.localOnly),
+             any ? fixed1(s.minOccupancy) + " / " + fixed1(s.medianOccupancy) + " / " + fixed1(s.maxOccupancy) : "-",
+             limiters});
+    }
+    std::string text = table.render();
+    const std::vector<SpillDifference> differences = spillDifferences(results, archs);
+    for (const SpillDifference& d : differences) {
+        text += "  spill on " + d.spillsOn + " but not on " + d.cleanOn + ": " + std::to_string(d.indices.size()) +
+                (d.indices.size() == 1 ? " config" : " configs") + " (index " + joinIndices(d.indices, 12) + ")\n";
+    }
+    if (archs.size() > 1 && differences.empty())
+        text += "  the same configs spill on every arch\n";
+    return text;
+}
+
+// The parameters a condition names, in the problem's order (T1 Conditions list them).
+std::vector<std::string> conditionParameters(const TuningProblem& problem, const std::string& condition) {
+    std::vector<std::string> names;
+    const expr::Expression e = expr::Expression::compile(condition, problem.scope());
+    for (int slot : e.usedSlots()) {
+        if (slot < static_cast<int>(problem.parameters.size()))
+            names.push_back(problem.parameters[static_cast<std::size_t>(slot)].name);
+    }
+    return names;
+}
+
+std::string describeCounts(const RuleCounts& c) {
+    std::string text = "prunes " + std::to_string(c.pruned) + " of " + std::to_string(c.total) + " configs: ";
+    text += c.missed() == 0 ? "every spilling one (" + std::to_string(c.positives) + ")"
+                            : std::to_string(c.prunedPositives) + " of the " + std::to_string(c.positives) +
+                                  " spilling ones (" + std::to_string(c.missed()) + " spilling configs kept)";
+    text += c.prunedNegatives == 0 ? ", and no config that does not spill"
+                                   : ", and " + std::to_string(c.prunedNegatives) + " that do not spill (wrongly)";
+    return text;
+}
+
+std::string ruleText(const TuningProblem& problem, const ConfigSpace& space, std::size_t shape,
+                     const std::vector<ConfigAnalysis>& results, const std::vector<std::string>& archs, bool sampled) {
+    std::string text;
+    auto describe = [&](const SuggestedRule& rule, const std::string& label) {
+        text += "  " + label + rule.condition + "\n";
+        text += "    " + describeCounts(rule.counts) + "\n";
+        if (space.size() <= kMaxSpaceWalk) {
+            const std::uint64_t pruned = countPrunedInSpace(problem, space, shape, rule.condition);
+            text += "    over the whole space: prunes " + formatCount(static_cast<double>(pruned)) + " of " +
+                    formatCount(static_cast<double>(space.size())) + " valid configs (" +
+                    percentOf(static_cast<double>(pruned), static_cast<double>(space.size())) + ")\n";
+        }
+    };
+    for (const std::string& arch : archs) {
+        const RuleSuggestion any = suggestSpillRule(problem, shape, results, arch);
+        text += "\nSuggested register-pressure rule for " + arch + "\n";
+        if (!any.found) {
+            text += "  none: " + any.reason + "\n";
+            continue;
+        }
+        describe(any.best, "");
+        // Few-byte spills come and go with ptxas' heuristics and blur any bound; the heavy ones
+        // are what costs, so say how many of those the rule takes.
+        std::vector<RuleSample> heavy;
+        for (const ConfigAnalysis& r : results) {
+            if (r.arch == arch && r.compiled())
+                heavy.push_back({r.config, r.spill == SpillClass::Heavy});
+        }
+        const RuleCounts heavyCounts = evaluateRule(problem, shape, any.best.condition, heavy);
+        if (heavyCounts.positives > 0 && heavyCounts.positives < any.best.counts.positives)
+            text += "    of the " + std::to_string(heavyCounts.positives) +
+                    " heavy spills (>= " + std::to_string(kHeavySpillBytes) + " bytes per thread) it prunes " +
+                    std::to_string(heavyCounts.prunedPositives) + "\n";
+        if (any.catchAll)
+            describe(*any.catchAll, "to prune every spilling config: ");
+        nlohmann::ordered_json condition;
+        condition["Parameters"] = conditionParameters(problem, any.best.condition);
+        condition["Expression"] = any.best.condition;
+        text += "  as a T1 condition (ConfigurationSpace.Conditions): " + condition.dump() + "\n";
+        if (sampled)
+            text += "  (learnt from a sample; --all learns from every config)\n";
+    }
+    return text;
+}
+
+std::string failuresText(const std::vector<ConfigAnalysis>& results) {
+    // Grouped by message: a parameter value that breaks the kernel breaks it the same way in
+    // every config that has it.
+    std::vector<std::pair<std::string, std::vector<const ConfigAnalysis*>>> groups;
+    std::size_t failed = 0;
+    for (const ConfigAnalysis& r : results) {
+        if (r.compiled())
+            continue;
+        ++failed;
+        auto it = std::find_if(groups.begin(), groups.end(), [&](const auto& g) { return g.first == r.message; });
+        if (it == groups.end())
+            groups.push_back({r.message, {&r}});
+        else
+            it->second.push_back(&r);
+    }
+    if (failed == 0)
+        return {};
+    std::string text =
+        "\nCompile errors (" + std::to_string(failed) + " of " + std::to_string(results.size()) + " compiles)\n";
+    for (std::size_t g = 0; g < groups.size(); ++g) {
+        const auto& [message, members] = groups[g];
+        std::vector<std::uint64_t> indices;
+        std::vector<std::string> archs;
+        for (const ConfigAnalysis* r : members) {
+            if (indices.empty() || indices.back() != r->index)
+                indices.push_back(r->index);
+            if (std::find(archs.begin(), archs.end(), r->arch) == archs.end())
+                archs.push_back(r->arch);
+        }
+        std::string archList;
+        for (const std::string& arch : archs)
+            archList += (archList.empty() ? "" : ", ") + arch;
+        text += "  " + firstLine(message, 110) + "\n";
+        text += "    " + std::to_string(members.size()) + (members.size() == 1 ? " compile" : " compiles") +
+                ": index " + joinIndices(indices, 16) + " on " + archList + "\n";
+        if (g >= kFullLogs)
+            continue;
+        const ConfigAnalysis& first = *members.front();
+        text += "    log of index " + std::to_string(first.index) + " on " + first.arch + ":\n";
+        std::size_t lines = 0;
+        std::size_t start = 0;
+        while (start < first.log.size()) {
+            const std::size_t end = first.log.find('\n', start);
+            if (lines == kLogLines) {
+                text += "      ... (--json has every log in full)\n";
+                break;
+            }
+            text +=
+                "      " + first.log.substr(start, end == std::string::npos ? std::string::npos : end - start) + "\n";
+            ++lines;
+            if (end == std::string::npos)
+                break;
+            start = end + 1;
+        }
+    }
+    return text;
+}
+
+int runAnalyze(AnalyzeOptions opt) {
+    const TuningProblem problem = TuningProblem::load(opt.problemPath);
+    const std::size_t shapes = std::max<std::size_t>(problem.shapes.size(), 1);
+    if (opt.shape >= shapes)
+        throw InputError(opt.problemPath, "--shape",
+                         "shape " + std::to_string(opt.shape) + " does not exist; the problem has " +
+                             std::to_string(shapes) + " shape(s), numbered from 0");
+
+    // Archs: as given, without repeats; every one must be analysable before any work starts.
+    std::vector<std::string> archs;
+    for (const std::string& arch : opt.archs) {
+        if (std::find(archs.begin(), archs.end(), arch) == archs.end())
+            archs.push_back(arch);
+    }
+    if (archs.empty())
+        archs.push_back("sm_90");
+    for (const std::string& arch : archs)
+        StaticAnalyzer::checkArch(arch);
+
+    const StaticAnalyzer analyzer(problem, opt.shape);
+    const ConfigSpace space = ConfigSpace::build(problem, opt.shape);
+    if (space.size() == 0)
+        throw InputError(
+            opt.problemPath, "/ConfigurationSpace/Conditions",
+            "no config satisfies the conditions" +
+                (problem.shapes.empty() ? std::string() : " for shape " + problem.shapes[opt.shape].label()));
+
+    std::vector<std::uint64_t> indices;
+    bool sampled = false;
+    std::string selection;
+    if (opt.all || (opt.sample == 0 && space.size() <= kDefaultSample)) {
+        indices.resize(space.size());
+        std::iota(indices.begin(), indices.end(), std::uint64_t(0));
+        selection = "all " + formatCount(static_cast<double>(space.size())) + " valid configs";
+    } else {
+        const std::uint64_t n = opt.sample > 0 ? opt.sample : kDefaultSample;
+        indices = space.sample(n, opt.seed);
+        std::sort(indices.begin(), indices.end());
+        sampled = indices.size() < space.size();
+        selection = formatCount(static_cast<double>(indices.size())) + " of " +
+                    formatCount(static_cast<double>(space.size())) + " valid configs, sampled with seed " +
+                    std::to_string(opt.seed);
+        if (opt.sample == 0)
+            selection += " (the default; --all for every config, --sample N for another number)";
+    }
+
+    std::shared_ptr<CompileCache> cache;
+    if (!opt.noCache) {
+        CompileCacheOptions cacheOptions;
+        cacheOptions.directory = opt.cacheDir;
+        cache = std::make_shared<CompileCache>(cacheOptions);
+    }
+    CompileService service({opt.jobs, cache});
+
+    std::string archList;
+    for (const std::string& arch : archs)
+        archList += (archList.empty() ? "" : ", ") + arch;
+    std::fprintf(stderr, "Analysing %s on %s: NVRTC %s, %u threads, %s\n", selection.c_str(), archList.c_str(),
+                 nvrtcVersionString().c_str(), service.threadCount(),
+                 cache ? ("cache " + cache->directory().string()).c_str() : "no cache");
+
+    const std::size_t total = indices.size() * archs.size();
+    Progress progress("compiled", total);
+    const std::vector<ConfigAnalysis> results =
+        analyzer.run(space, indices, archs, service, [&](std::size_t done, std::size_t) { progress.update(done); });
+    std::size_t errors = 0;
+    std::size_t cached = 0;
+    for (const ConfigAnalysis& r : results) {
+        errors += r.compiled() ? 0 : 1;
+        cached += r.cached ? 1 : 0;
+    }
+    progress.finish(std::to_string(errors) + (errors == 1 ? " error, " : " errors, ") + std::to_string(cached) +
+                    " from the cache");
+
+    if (!opt.csvPath.empty())
+        writeCsv(opt.csvPath, results, space);
+
+    const std::string summary =
+        "\nSummary\n" + summaryText(results, archs) + ruleText(problem, space, opt.shape, results, archs, sampled);
+    if (opt.json) {
+        nlohmann::ordered_json list = nlohmann::ordered_json::array();
+        for (const ConfigAnalysis& r : results)
+            list.push_back(recordJson(r, space));
+        std::cout << list.dump(2) << "\n";
+        // stdout stays one JSON document; the summary is for people.
+        std::fprintf(stderr, "%s", summary.c_str());
+        return kOk;
+    }
+
+    std::string header = "Problem  " + opt.problemPath + "  (kernel " + problem.kernelName;
+    if (!problem.shapes.empty() && !problem.shapes[opt.shape].dims.empty())
+        header += ", shape " + problem.shapes[opt.shape].label();
+    header += ")\n";
+    std::printf("%s\n%s%s%s", header.c_str(), configTable(results, space).c_str(), failuresText(results).c_str(),
+                summary.c_str());
+    return kOk;
+}
+
+} // namespace
+
+void registerAnalyze(CLI::App& app) {
+    auto opt = std::make_shared<AnalyzeOptions>();
+    CLI::App* cmd = app.add_subcommand(
+        "analyze", "Compile a problem's configs offline (NVRTC, no GPU) for one or more archs and report registers, "
+                   "spills, stack, shared memory, theoretical occupancy and its limiter per config, a summary per "
+                   "arch and a suggested register-pressure rule");
+    cmd->add_option("problem", opt->problemPath, "A tuning problem in T1 JSON (for example kernels/sgemm/sgemm.json)")
+        ->required();
+    std::string archHelp = "A real GPU arch to compile for; repeat or separate with commas (default sm_90). "
+                           "Analysable:";
+    for (const std::string& arch : StaticAnalyzer::analysableArchs())
+        archHelp += " " + arch;
+    cmd->add_option("--arch", opt->archs, archHelp)->delimiter(',');
+    CLI::Option* all = cmd->add_flag("--all", opt->all, "Analyse every valid config");
+    CLI::Option* sample = cmd->add_option("--sample", opt->sample,
+                                          "Analyse N valid configs drawn at random without replacement (default: " +
+                                              std::to_string(kDefaultSample) + ", or all when the space is that small)")
+                              ->check(CLI::PositiveNumber);
+    all->excludes(sample);
+    cmd->add_option("--seed", opt->seed, "Seed of the sample (the same seed gives the same configs)")
+        ->capture_default_str();
+    cmd->add_option("--jobs,-j", opt->jobs, "Compile threads (default: one per hardware thread)");
+    cmd->add_option("--shape", opt->shape, "Which of the problem's shapes (Tilescope.Shapes), numbered from 0")
+        ->capture_default_str();
+    cmd->add_flag("--json", opt->json,
+                  "Print a JSON list of records, one per (config, arch): config, arch, status, registers, "
+                  "spill_stores, spill_loads, stack_frame, shared_bytes, occupancy (percent), limiter, ... "
+                  "(the summary and rule then go to stderr)");
+    cmd->add_option("--csv", opt->csvPath, "Also write the records to FILE as CSV");
+    CLI::Option* cacheDir = cmd->add_option("--cache-dir", opt->cacheDir,
+                                            "Folder of the compile cache (default: $TILESCOPE_CACHE_DIR/compile, else "
+                                            "$XDG_CACHE_HOME/tilescope/compile, else ~/.cache/tilescope/compile)");
+    CLI::Option* noCache = cmd->add_flag("--no-cache", opt->noCache, "Compile everything; read and write no cache");
+    cacheDir->excludes(noCache);
+    setAction(cmd, [opt] { return runAnalyze(*opt); });
+}
+
 } // namespace tilescope::cli

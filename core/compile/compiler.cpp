@@ -34,6 +34,28 @@ private:
     nvrtcProgram m_program;
 };
 
+// ptxas reports its own wall time ("ptxas info    : Compile time = 12.3 ms"); without that line
+// the log, like the rest of a result, depends only on the request.
+std::string withoutTimings(const std::string& log) {
+    static constexpr std::string_view kTiming = "Compile time = ";
+    if (log.find(kTiming) == std::string::npos)
+        return log;
+    std::string kept;
+    kept.reserve(log.size());
+    std::size_t start = 0;
+    while (start < log.size()) {
+        std::size_t end = log.find('\n', start);
+        end = end == std::string::npos ? log.size() : end + 1;
+        const std::string_view line(log.data() + start, end - start);
+        if (!(line.rfind("ptxas", 0) == 0 && line.find(kTiming) != std::string_view::npos))
+            kept.append(line);
+        start = end;
+    }
+    while (!kept.empty() && kept.back() == '\n')
+        kept.pop_back();
+    return kept;
+}
+
 std::string programLog(nvrtcProgram program) {
     std::size_t size = 0;
     if (nvrtcGetProgramLogSize(program, &size) != NVRTC_SUCCESS || size <= 1)
@@ -43,7 +65,7 @@ std::string programLog(nvrtcProgram program) {
         return {};
     while (!log.empty() && (log.back() == '\0' || log.back() == '\n'))
         log.pop_back();
-    return log;
+    return withoutTimings(log);
 }
 
 // The line of the log a user wants first: the first error, else the first line.
@@ -109,6 +131,8 @@ std::string_view compileStatusName(CompileStatus status) {
         return "CompileError";
     case CompileStatus::NoKernel:
         return "NoKernel";
+    case CompileStatus::Cancelled:
+        return "Cancelled";
     }
     return "?";
 }
@@ -141,6 +165,7 @@ CompileResult compileKernel(const CompileRequest& request) {
             failure(CompileStatus::CompileError,
                     std::string("NVRTC could not create the program: ") + nvrtcGetErrorString(rc), {});
         result.seconds = elapsed();
+        result.transient = true;
         return result;
     }
     Program program(raw);
@@ -161,6 +186,9 @@ CompileResult compileKernel(const CompileRequest& request) {
             message = std::string(nvrtcGetErrorString(rc)) + (message.empty() ? "" : ": " + message);
         CompileResult result = failure(CompileStatus::CompileError, std::move(message), std::move(log));
         result.seconds = elapsed();
+        // Out of memory or an internal NVRTC error may pass; a rejected source or option will not.
+        result.transient = rc == NVRTC_ERROR_OUT_OF_MEMORY || rc == NVRTC_ERROR_INTERNAL_ERROR ||
+                           rc == NVRTC_ERROR_BUILTIN_OPERATION_FAILURE;
         return result;
     }
 
@@ -170,12 +198,14 @@ CompileResult compileKernel(const CompileRequest& request) {
         result = failure(CompileStatus::CompileError,
                          "NVRTC produced no cubin (is '" + request.arch + "' a real arch?)", std::move(log));
         result.seconds = elapsed();
+        result.transient = true;
         return result;
     }
     result.cubin.resize(cubinSize);
     if (nvrtcGetCUBIN(program.get(), result.cubin.data()) != NVRTC_SUCCESS) {
         result = failure(CompileStatus::CompileError, "NVRTC could not return the cubin", std::move(log));
         result.seconds = elapsed();
+        result.transient = true;
         return result;
     }
     result.seconds = elapsed();
@@ -190,6 +220,44 @@ CompileResult compileKernel(const CompileRequest& request) {
     } else {
         result.status = CompileStatus::Ok;
     }
+    return result;
+}
+
+PtxResult generatePtx(const CompileRequest& request) {
+    PtxResult result;
+    if (std::string problem = validate(request); !problem.empty()) {
+        result.log = problem;
+        return result;
+    }
+    const std::string name = request.sourceName.empty() ? std::string(kDefaultSourceName) : request.sourceName;
+    nvrtcProgram raw = nullptr;
+    if (const nvrtcResult rc = nvrtcCreateProgram(&raw, request.source.c_str(), name.c_str(), 0, nullptr, nullptr);
+        rc != NVRTC_SUCCESS) {
+        result.log = std::string("NVRTC could not create the program: ") + nvrtcGetErrorString(rc);
+        return result;
+    }
+    Program program(raw);
+
+    // compileOptions() less the ptxas report, with the virtual arch of the same number.
+    std::vector<std::string> options = compileOptions(request);
+    options.erase(std::remove(options.begin(), options.end(), std::string("--ptxas-options=-v")), options.end());
+    options.front() = "--gpu-architecture=compute_" + request.arch.substr(3);
+    std::vector<const char*> argv;
+    for (const std::string& option : options)
+        argv.push_back(option.c_str());
+    const nvrtcResult rc = nvrtcCompileProgram(program.get(), static_cast<int>(argv.size()), argv.data());
+    result.log = programLog(program.get());
+    if (rc != NVRTC_SUCCESS)
+        return result;
+    std::size_t size = 0;
+    if (nvrtcGetPTXSize(program.get(), &size) != NVRTC_SUCCESS || size == 0)
+        return result;
+    result.ptx.resize(size);
+    if (nvrtcGetPTX(program.get(), result.ptx.data()) != NVRTC_SUCCESS)
+        return result;
+    while (!result.ptx.empty() && result.ptx.back() == '\0')
+        result.ptx.pop_back();
+    result.ok = true;
     return result;
 }
 

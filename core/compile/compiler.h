@@ -3,8 +3,8 @@
 // Compiling one kernel variant: (source, #defines, options, arch) -> cubin + what ptxas reports
 // about the entry function (registers, spills, stack, static shared memory). NVRTC runs here
 // without a GPU or driver, for any arch it supports. Everything is a value type, and a result
-// depends only on the request and the NVRTC version (bar `seconds`; cubins were seen to be
-// byte-identical across runs and threads), so a cache can key results on the whole request
+// depends only on the request and the NVRTC version (bar `seconds` and `cached`; cubins were seen
+// to be byte-identical across runs and threads), so a cache can key results on the whole request
 // (compileOptions() spells out what NVRTC sees) plus nvrtcVersionString().
 
 #include <cstdint>
@@ -63,19 +63,24 @@ enum class CompileStatus {
     Ok,           ///< cubin and static info are set
     CompileError, ///< NVRTC rejected the source or the options; `message` and `log` say why
     NoKernel,     ///< it compiled, but ptxas reported no entry function named kernelName
+    Cancelled,    ///< never compiled: the caller cancelled the batch (CompileService::compileAll)
 };
 
-/// "Ok", "CompileError", "NoKernel". (Not toString: Qt Test finds toString by ADL for QCOMPARE.)
+/// "Ok", "CompileError", "NoKernel", "Cancelled". (Not toString: Qt Test finds toString by ADL for QCOMPARE.)
 std::string_view compileStatusName(CompileStatus status);
 
 struct CompileResult {
     CompileStatus status = CompileStatus::CompileError;
     std::string message;      ///< one line for the user; empty when Ok
-    std::string log;          ///< NVRTC's program log as is: diagnostics and the ptxas report
+    std::string log;          ///< NVRTC's program log: diagnostics and the ptxas report (less ptxas' timing line)
     std::vector<char> cubin;  ///< the ELF image; empty on CompileError
     StaticInfo info;          ///< of kernelName, for the requested arch
     double seconds = 0.0;     ///< wall time spent in NVRTC
     std::string nvrtcVersion; ///< "13.0"
+    bool cached = false;      ///< served from the on-disk cache (`seconds` is then the original compile's)
+    /// The failure may not repeat (NVRTC out of memory, a cancelled batch): never cached.
+    /// Errors the source, defines, options or arch cause are deterministic and cached.
+    bool transient = false;
 
     bool ok() const { return status == CompileStatus::Ok; }
 };
@@ -90,6 +95,18 @@ std::vector<std::string> compileOptions(const CompileRequest& request);
 /// (seen: 15 threads compiling 2761 variants concurrently). Never
 /// throws for anything the source, defines or options can cause: that is a CompileError result.
 CompileResult compileKernel(const CompileRequest& request);
+
+/// NVRTC's PTX for `request`: the same source, defines and options, for the request's arch as a
+/// virtual arch (sm_90 -> compute_90), without running ptxas. For reading the code a config
+/// compiles to, and for checking our static info against the stand-alone ptxas on the very PTX
+/// NVRTC makes (nvcc's front end makes different PTX from the same source). `ok` is false with
+/// the reason in `log` when NVRTC fails.
+struct PtxResult {
+    bool ok = false;
+    std::string ptx;
+    std::string log;
+};
+PtxResult generatePtx(const CompileRequest& request);
 
 /// The NVRTC version this program runs with: "13.0".
 std::string nvrtcVersionString();

@@ -1,0 +1,108 @@
+#include "compile/compileservice.h"
+
+#include <condition_variable>
+#include <exception>
+#include <mutex>
+
+namespace tilescope {
+
+namespace {
+
+CompileResult internalFailure(const char* what) {
+    CompileResult result;
+    result.status = CompileStatus::CompileError;
+    result.message = std::string("internal error while compiling: ") + what;
+    result.log = result.message;
+    result.nvrtcVersion = nvrtcVersionString();
+    result.transient = true;
+    return result;
+}
+
+} // namespace
+
+CompileService::CompileService(CompileServiceOptions options)
+    : m_cache(std::move(options.cache))
+    , m_pool(std::make_unique<ThreadPool>(options.threads)) {}
+
+CompileService::~CompileService() {
+    m_pool.reset();
+}
+
+CompileResult CompileService::compile(const CompileRequest& request) const {
+    // A pool thread must not die of an exception (std::bad_alloc from a huge log, a filesystem
+    // error): it becomes a transient failure of this request.
+    try {
+        std::string key;
+        if (m_cache) {
+            key = compileCacheKey(request);
+            if (std::optional<CompileResult> hit = m_cache->load(key))
+                return std::move(*hit);
+        }
+        CompileResult result = compileKernel(request);
+        if (m_cache)
+            m_cache->store(key, result);
+        return result;
+    } catch (const std::exception& error) {
+        return internalFailure(error.what());
+    } catch (...) {
+        return internalFailure("unknown exception");
+    }
+}
+
+std::future<CompileResult> CompileService::submit(CompileRequest request) {
+    auto task = std::make_shared<std::packaged_task<CompileResult()>>(
+        [this, request = std::move(request)] { return compile(request); });
+    std::future<CompileResult> future = task->get_future();
+    m_pool->post([task] { (*task)(); });
+    return future;
+}
+
+std::vector<CompileResult> CompileService::compileAll(const std::vector<CompileRequest>& requests,
+                                                      const CompileProgress& progress,
+                                                      const std::atomic<bool>* cancel) {
+    struct Batch {
+        std::mutex mutex;
+        std::condition_variable changed;
+        std::size_t done = 0;
+    };
+    auto batch = std::make_shared<Batch>();
+    std::vector<CompileResult> results(requests.size());
+
+    for (std::size_t i = 0; i < requests.size(); ++i) {
+        m_pool->post([this, batch, cancel, &requests, &results, i] {
+            CompileResult result;
+            if (cancel && cancel->load(std::memory_order_relaxed)) {
+                result.status = CompileStatus::Cancelled;
+                result.message = "cancelled";
+                result.nvrtcVersion = nvrtcVersionString();
+                result.transient = true;
+            } else {
+                result = compile(requests[i]);
+            }
+            // Each job writes its own slot; the mutex orders the write before the caller's read.
+            std::lock_guard lock(batch->mutex);
+            results[i] = std::move(result);
+            ++batch->done;
+            batch->changed.notify_all();
+        });
+    }
+
+    std::size_t reported = static_cast<std::size_t>(-1);
+    std::unique_lock lock(batch->mutex);
+    for (;;) {
+        const std::size_t done = batch->done;
+        if (progress && done != reported) {
+            reported = done;
+            lock.unlock();
+            progress(done, requests.size());
+            lock.lock();
+            continue; // more may have finished while reporting
+        }
+        if (done == requests.size())
+            break;
+        batch->changed.wait(lock, [&] { return batch->done != done; });
+    }
+    return results;
+}
+
+} // namespace tilescope

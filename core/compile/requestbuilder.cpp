@@ -1,0 +1,74 @@
+#include "compile/requestbuilder.h"
+
+#include "base/error.h"
+#include "spec/tuningproblem.h"
+
+#include <fstream>
+#include <sstream>
+
+namespace tilescope {
+
+std::string defineValue(const expr::Value& value) {
+    switch (value.kind) {
+    case expr::Kind::Int:
+        return std::to_string(value.i);
+    case expr::Kind::Bool:
+        return value.i ? "1" : "0";
+    case expr::Kind::Str:
+        return *value.s;
+    case expr::Kind::Float:
+    case expr::Kind::List:
+        break;
+    }
+    return expr::repr(value);
+}
+
+RequestBuilder::RequestBuilder(const TuningProblem& problem) {
+    const std::filesystem::path path = problem.kernelPath();
+    std::ifstream in(path, std::ios::binary);
+    if (!in)
+        throw InputError(problem.fileName, "/KernelSpecification/KernelFile",
+                         "cannot read the kernel file '" + path.string() + "'");
+    std::ostringstream text;
+    text << in.rdbuf();
+    if (in.bad())
+        throw InputError(problem.fileName, "/KernelSpecification/KernelFile",
+                         "cannot read the kernel file '" + path.string() + "'");
+
+    m_base.source = text.str();
+    // The file name alone: diagnostics read "sgemm.cu(12): error ...", and the cache key (which
+    // covers the name) stays the same wherever the checkout lives.
+    m_base.sourceName = path.filename().string();
+    m_base.kernelName = problem.kernelName;
+    m_base.options = problem.compilerOptions;
+    std::error_code ec;
+    const std::filesystem::path dir = std::filesystem::absolute(path, ec).parent_path();
+    if (!ec && !dir.empty())
+        m_base.includeDirs.push_back(dir.string());
+
+    for (const TuningParameter& parameter : problem.parameters) {
+        m_names.push_back(parameter.name);
+        std::vector<std::string> texts;
+        texts.reserve(parameter.values.size());
+        for (const expr::Value& value : parameter.values)
+            texts.push_back(defineValue(value));
+        m_texts.push_back(std::move(texts));
+    }
+}
+
+std::vector<std::pair<std::string, std::string>> RequestBuilder::defines(const Config& config) const {
+    std::vector<std::pair<std::string, std::string>> result;
+    result.reserve(m_names.size());
+    for (std::size_t p = 0; p < m_names.size() && p < config.size(); ++p)
+        result.emplace_back(m_names[p], m_texts[p].at(config[p]));
+    return result;
+}
+
+CompileRequest RequestBuilder::request(const Config& config, const std::string& arch) const {
+    CompileRequest request = m_base;
+    request.defines = defines(config);
+    request.arch = arch;
+    return request;
+}
+
+} // namespace tilescope
