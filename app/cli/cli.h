@@ -26,6 +26,14 @@ void setAction(CLI::App* subcommand, Action action);
 void registerSpace(CLI::App& app);
 /// `tilescope-cli analyze ...`
 void registerAnalyze(CLI::App& app);
+/// `tilescope-cli tune ...`
+void registerTune(CLI::App& app);
+/// `tilescope-cli show ...`
+void registerShow(CLI::App& app);
+/// `tilescope-cli export ...`
+void registerExport(CLI::App& app);
+/// `tilescope-cli import ...`
+void registerImport(CLI::App& app);
 
 /// A progress line on stderr ("compiled 120/400  35.2/s  ETA 8s"), redrawn at most 10 times per
 /// second, only when stderr is a terminal (or always, when forced), finished with a newline.

@@ -34,6 +34,10 @@ int main(int argc, char** argv) {
                "Exit status: 0 ok, 1 internal error, 2 bad input (the message says what and where).\n");
     registerSpace(app);
     registerAnalyze(app);
+    registerTune(app);
+    registerShow(app);
+    registerExport(app);
+    registerImport(app);
 
     try {
         app.parse(argc, argv);

@@ -1,0 +1,113 @@
+// tilescope-cli export: a results database's winners and results in the formats code consumes:
+// T4, a JSON cache of the best config per (kernel, shape, device), triton.Config lists, a C++
+// header with a lookup by shape, CSV.
+
+#include "cli.h"
+
+#include "base/error.h"
+#include "exchange/exchange.h"
+#include "store/resultstore.h"
+
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+
+namespace tilescope::cli {
+
+namespace {
+
+struct ExportOptions {
+    std::string db;
+    std::string format;
+    std::string output;
+    std::int64_t session = 0;
+    std::size_t top = 8;
+    CLI::Option* sessionOption = nullptr;
+};
+
+int runExport(const ExportOptions& opt) {
+    const ResultStore store = ResultStore::open(opt.db, StoreMode::ReadOnly);
+    std::vector<SessionInfo> sessions = store.sessions();
+    if (opt.sessionOption->count() > 0) {
+        std::erase_if(sessions, [&](const SessionInfo& s) { return s.id != opt.session; });
+        if (sessions.empty())
+            throw InputError(opt.db, "--session", "no session " + std::to_string(opt.session));
+    }
+    if (sessions.empty())
+        throw InputError(opt.db, "", "the database holds no sessions to export");
+
+    std::vector<SessionData> data;
+    if (opt.format == "t4" && opt.sessionOption->count() == 0) {
+        // T4 holds one session: the newest with results.
+        const SessionInfo* pick = &sessions.back();
+        for (auto it = sessions.rbegin(); it != sessions.rend(); ++it)
+            if (store.resultCount(it->id) > 0) {
+                pick = &*it;
+                break;
+            }
+        if (sessions.size() > 1)
+            std::fprintf(stderr, "note: exporting session %lld of %zu (--session picks another)\n",
+                         static_cast<long long>(pick->id), sessions.size());
+        data.push_back(store.load(pick->id));
+    } else {
+        for (const SessionInfo& s : sessions)
+            data.push_back(store.load(s.id));
+    }
+
+    std::string text;
+    if (opt.format == "t4") {
+        text = writeT4(data.front());
+    } else if (opt.format == "json") {
+        text = writeBestConfigsJson(bestConfigs(data));
+    } else if (opt.format == "triton") {
+        text = writeTritonConfigs(data, opt.top);
+    } else if (opt.format == "cpp") {
+        const std::vector<BestConfig> best = bestConfigs(data);
+        if (best.empty())
+            throw InputError(opt.db, "", "no config ran correctly: there is nothing to put in a header");
+        text = writeCppHeader(best);
+    } else if (opt.format == "csv") {
+        text = writeCsv(data);
+    } else {
+        throw InputError("", "--format", "unknown format '" + opt.format + "' (known: t4, json, triton, cpp, csv)");
+    }
+
+    if (opt.output.empty() || opt.output == "-") {
+        std::cout << text;
+        std::cout.flush();
+        return kOk;
+    }
+    std::ofstream out(opt.output, std::ios::binary | std::ios::trunc);
+    if (!out)
+        throw InputError(opt.output, "-o", "cannot write the file (a missing folder or no permission?)");
+    out << text;
+    out.close();
+    if (!out)
+        throw InputError(opt.output, "-o", "writing the file failed (disk full?)");
+    std::fprintf(stderr, "wrote %s (%s, %zu bytes)\n", opt.output.c_str(), opt.format.c_str(), text.size());
+    return kOk;
+}
+
+} // namespace
+
+void registerExport(CLI::App& app) {
+    auto opt = std::make_shared<ExportOptions>();
+    CLI::App* cmd = app.add_subcommand("export", "Export results: T4, a JSON cache of the best config per (kernel, "
+                                                 "shape, device), triton.Config lists, a C++ header, CSV");
+    cmd->add_option("db", opt->db, "A results database")->required();
+    cmd->add_option("--format", opt->format,
+                    "t4: one session's results (T4 1.0.0); json: the best config per (kernel, shape, device); "
+                    "triton: Python with triton.Config lists of the top configs; cpp: a C++17 header with a lookup "
+                    "by shape; csv: every result")
+        ->required()
+        ->check(CLI::IsMember({"t4", "json", "triton", "cpp", "csv"}));
+    cmd->add_option("-o,--output", opt->output, "Write to FILE (default: standard output)");
+    opt->sessionOption = cmd->add_option("--session", opt->session,
+                                         "Export only this session (default: all; for t4 the newest with results)");
+    cmd->add_option("--top", opt->top, "triton: configs per (shape, device)")
+        ->check(CLI::PositiveNumber)
+        ->capture_default_str();
+    setAction(cmd, [opt] { return runExport(*opt); });
+}
+
+} // namespace tilescope::cli

@@ -1,0 +1,214 @@
+// tilescope-cli show: what a results database holds: its sessions, and a session's results,
+// best first. Opens the database read-only, so it works while a tuner writes to it.
+
+#include "cli.h"
+
+#include "base/error.h"
+#include "store/resultstore.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+#include <cstdio>
+#include <iostream>
+
+namespace tilescope::cli {
+
+namespace {
+
+struct ShowOptions {
+    std::string db;
+    std::int64_t session = 0;
+    std::size_t top = 0;
+    bool json = false;
+    CLI::Option* sessionOption = nullptr;
+    CLI::Option* topOption = nullptr;
+};
+
+std::string fmt(const char* format, double v) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, format, v);
+    return buf;
+}
+
+using Json = nlohmann::ordered_json;
+
+// JSON has no NaN or infinity: those become null.
+Json number(double v) {
+    return std::isfinite(v) ? Json(v) : Json();
+}
+
+Json resultJson(const ResultRecord& r, std::size_t rank, const SessionInfo& session) {
+    const Measurement& m = r.measurement;
+    const bool timed = m.time.samples > 0 || m.time.medianMs > 0;
+    Json out = Json::object();
+    out["rank"] = rank;
+    out["session"] = session.id;
+    out["config"] = r.config;
+    out["status"] = std::string(statusName(m.status));
+    out["time_ms"] = timed ? number(m.time.medianMs) : Json();
+    out["time_min_ms"] = timed ? number(m.time.minMs) : Json();
+    out["time_max_ms"] = timed ? number(m.time.maxMs) : Json();
+    out["time_stdev_ms"] = timed ? number(m.time.stdevMs) : Json();
+    out["samples"] = m.time.samples;
+    if (!session.objectiveName.empty())
+        out["objective"] =
+            Json{{"name", session.objectiveName}, {"value", r.objective ? number(*r.objective) : Json()}};
+    out["compile_s"] = number(m.compileSeconds);
+    out["benchmark_s"] = number(m.benchmarkSeconds);
+    if (m.staticInfo) {
+        out["registers"] = m.staticInfo->registers;
+        out["spill_stores"] = m.staticInfo->spillStores;
+        out["spill_loads"] = m.staticInfo->spillLoads;
+        out["stack_frame"] = m.staticInfo->stackFrame;
+        out["shared_static"] = m.staticInfo->sharedStatic;
+    }
+    if (r.blockSize)
+        out["block_size"] = *r.blockSize;
+    if (r.occupancy)
+        out["occupancy"] = number(*r.occupancy);
+    if (m.verificationError)
+        out["verification_error"] = number(*m.verificationError);
+    if (!m.metrics.empty()) {
+        Json metrics = Json::object();
+        for (const Metric& metric : m.metrics)
+            metrics[metric.name] = number(metric.value);
+        out["metrics"] = metrics;
+    }
+    if (r.spaceIndex)
+        out["space_index"] = *r.spaceIndex;
+    if (!m.message.empty())
+        out["message"] = m.message;
+    out["recorded_at"] = r.recordedAt;
+    return out;
+}
+
+std::string statusSummary(const StatusCounts& counts) {
+    std::string text;
+    for (const ResultStatus s : kAllStatuses)
+        if (counts.of(s) > 0)
+            text += (text.empty() ? "" : ", ") + std::string(statusName(s)) + " " + formatCount(double(counts.of(s)));
+    return text.empty() ? "none" : text;
+}
+
+int runShow(const ShowOptions& opt) {
+    const ResultStore store = ResultStore::open(opt.db, StoreMode::ReadOnly);
+    const std::vector<SessionInfo> sessions = store.sessions();
+    if (sessions.empty()) {
+        if (opt.json)
+            std::cout << "[]\n";
+        else
+            std::printf("%s holds no sessions yet\n", opt.db.c_str());
+        return kOk;
+    }
+    const SessionInfo* chosen = &sessions.back();
+    if (opt.sessionOption->count() > 0) {
+        chosen = nullptr;
+        for (const SessionInfo& s : sessions)
+            if (s.id == opt.session)
+                chosen = &s;
+        if (!chosen) {
+            std::string ids;
+            for (const SessionInfo& s : sessions)
+                ids += (ids.empty() ? "" : ", ") + std::to_string(s.id);
+            throw InputError(opt.db, "--session",
+                             "no session " + std::to_string(opt.session) + " (sessions: " + ids + ")");
+        }
+    }
+    const std::size_t top = opt.topOption->count() > 0 ? opt.top : (opt.json ? 0 : 10);
+    const std::vector<ResultRecord> results = store.results(chosen->id, true, top);
+
+    if (opt.json) {
+        nlohmann::ordered_json list = nlohmann::ordered_json::array();
+        for (std::size_t i = 0; i < results.size(); ++i)
+            list.push_back(resultJson(results[i], i + 1, *chosen));
+        std::cout << list.dump(2) << "\n";
+        return kOk;
+    }
+
+    if (sessions.size() > 1 || opt.sessionOption->count() == 0) {
+        TextTable table({"id", "kernel", "shape", "backend", "strategy", "seed", "state", "results", "started"},
+                        {true, false, false, false, false, true, false, true, false});
+        for (const SessionInfo& s : sessions)
+            table.addRow({std::to_string(s.id), s.kernel, s.shapeLabel(), s.backend, s.strategy,
+                          s.strategy.empty() ? "" : std::to_string(s.seed), std::string(sessionStateName(s.state)),
+                          formatCount(double(store.resultCount(s.id))), s.startedAt});
+        std::printf("Sessions (%zu)\n%s\n", sessions.size(), table.render().c_str());
+    }
+
+    const SessionInfo& s = *chosen;
+    std::printf("Session %lld  %s  %s\n", static_cast<long long>(s.id),
+                s.kernel.empty() ? "(kernel unknown)" : s.kernel.c_str(), s.shapeLabel().c_str());
+    std::printf("  backend     %s\n", s.backend.c_str());
+    if (!s.strategy.empty())
+        std::printf("  strategy    %s, seed %llu, budget: %s\n", s.strategy.c_str(),
+                    static_cast<unsigned long long>(s.seed), s.budget.empty() ? "the whole space" : s.budget.c_str());
+    if (!s.deviceName.empty() || !s.arch.empty())
+        std::printf("  device      %s%s\n", s.deviceName.empty() ? "unknown" : s.deviceName.c_str(),
+                    s.arch.empty() ? "" : (" (" + s.arch + ")").c_str());
+    std::printf("  state       %s%s%s\n", std::string(sessionStateName(s.state)).c_str(), s.message.empty() ? "" : ": ",
+                s.message.c_str());
+    std::printf("  results     %s: %s\n", formatCount(double(store.resultCount(s.id))).c_str(),
+                statusSummary(store.statusCounts(s.id)).c_str());
+
+    if (results.empty())
+        return kOk;
+    std::vector<std::string> headers{"rank"};
+    std::vector<bool> right{true};
+    for (const std::string& p : s.parameters) {
+        headers.push_back(p);
+        right.push_back(true);
+    }
+    for (const char* h : {"status", "time_ms", "stdev_ms"}) {
+        headers.push_back(h);
+        right.push_back(std::string(h) != "status");
+    }
+    if (!s.objectiveName.empty()) {
+        headers.push_back(s.objectiveName);
+        right.push_back(true);
+    }
+    headers.push_back("regs");
+    right.push_back(true);
+    headers.push_back("occupancy");
+    right.push_back(true);
+    TextTable table(headers, right);
+    for (std::size_t i = 0; i < results.size(); ++i) {
+        const ResultRecord& r = results[i];
+        const Measurement& m = r.measurement;
+        const bool timed = m.time.samples > 0 || m.time.medianMs > 0;
+        std::vector<std::string> row{std::to_string(i + 1)};
+        for (const std::string& p : s.parameters) {
+            const auto it = r.config.find(p);
+            row.push_back(it == r.config.end() ? "" : it->is_string() ? it->get<std::string>() : it->dump());
+        }
+        row.push_back(std::string(statusName(m.status)));
+        row.push_back(timed ? fmt("%.4g", m.time.medianMs) : "");
+        row.push_back(timed && m.time.samples > 1 ? fmt("%.2g", m.time.stdevMs) : "");
+        if (!s.objectiveName.empty())
+            row.push_back(r.objective ? fmt("%.2f", *r.objective) : "");
+        row.push_back(m.staticInfo && m.staticInfo->registers >= 0 ? std::to_string(m.staticInfo->registers) : "");
+        row.push_back(r.occupancy ? fmt("%.0f %%", *r.occupancy) : "");
+        table.addRow(row);
+    }
+    std::printf("\nTop %zu of %s, best first\n%s", results.size(), formatCount(double(store.resultCount(s.id))).c_str(),
+                table.render().c_str());
+    return kOk;
+}
+
+} // namespace
+
+void registerShow(CLI::App& app) {
+    auto opt = std::make_shared<ShowOptions>();
+    CLI::App* cmd = app.add_subcommand("show", "Show a results database: its sessions and a session's results, best "
+                                               "first (read-only; works while a tuner writes)");
+    cmd->add_option("db", opt->db, "A results database (tilescope-cli tune ... --db FILE, or import)")->required();
+    opt->sessionOption = cmd->add_option("--session", opt->session, "Which session (default: the newest)");
+    opt->topOption = cmd->add_option("--top", opt->top, "How many results, best first (default: 10; with --json all)")
+                         ->check(CLI::PositiveNumber);
+    cmd->add_flag("--json", opt->json,
+                  "Print a JSON list of results, best first, each with config (name -> value), status, time_ms "
+                  "and more");
+    setAction(cmd, [opt] { return runShow(*opt); });
+}
+
+} // namespace tilescope::cli

@@ -1,0 +1,248 @@
+// tilescope-cli tune: a tuning session from the command line. The engine is TuningSession in
+// core/tuner; this file picks the backend, the strategy and the budget from the options, shows
+// progress on stderr and a summary on stdout.
+
+#include "cli.h"
+
+#include "base/error.h"
+#include "measure/replay/replaybackend.h"
+#include "search/strategy.h"
+#include "spec/tuningproblem.h"
+#include "store/resultstore.h"
+#include "tuner/tuningsession.h"
+
+#include <atomic>
+#include <csignal>
+#include <cstdio>
+#include <filesystem>
+#include <memory>
+
+namespace tilescope::cli {
+
+namespace {
+
+struct TuneOptions {
+    std::string problemPath;
+    std::string backend;
+    std::string strategy;
+    std::uint64_t budget = 0;
+    double fraction = 0;
+    double maxTime = 0;
+    std::uint64_t seed = 0;
+    std::string db;
+    bool resume = false;
+    std::size_t shape = 0;
+    int replayDelayMs = 0;
+    CLI::Option* strategyOption = nullptr;
+    CLI::Option* budgetOption = nullptr;
+    CLI::Option* fractionOption = nullptr;
+    CLI::Option* maxTimeOption = nullptr;
+};
+
+// The session a signal cancels. cancel() only sets an atomic flag, which a handler may do.
+std::atomic<TuningSession*> g_session{nullptr};
+
+void onInterrupt(int) {
+    if (TuningSession* s = g_session.load())
+        s->cancel();
+}
+
+std::string fmt(const char* format, double v) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, format, v);
+    return buf;
+}
+
+std::string bestText(const ResultRecord& best, const std::string& objectiveName) {
+    std::string text = fmt("%.4g ms", best.timeMs());
+    if (best.objective)
+        text += "  " + fmt("%.4g", *best.objective) + " " + objectiveName;
+    return text;
+}
+
+std::string statusSummary(const StatusCounts& counts) {
+    std::string text;
+    for (const ResultStatus s : kAllStatuses)
+        if (counts.of(s) > 0)
+            text += (text.empty() ? "" : ", ") + std::string(statusName(s)) + " " + formatCount(double(counts.of(s)));
+    return text.empty() ? "none" : text;
+}
+
+int runTune(const TuneOptions& opt) {
+    const TuningProblem problem = TuningProblem::load(opt.problemPath);
+    if (opt.shape >= problem.shapes.size())
+        throw InputError(opt.problemPath, "--shape",
+                         "shape " + std::to_string(opt.shape) + " does not exist; the problem has " +
+                             std::to_string(problem.shapes.size()) + " shape(s), numbered from 0");
+
+    // The backend.
+    std::unique_ptr<Backend> backend;
+    std::string backendLabel;
+    if (opt.backend.rfind("replay:", 0) == 0) {
+        const std::filesystem::path recording = opt.backend.substr(7);
+        if (recording.empty())
+            throw InputError("", "--backend", "replay needs a recording: --backend replay:FILE");
+        ReplayOptions replay;
+        replay.delay = std::chrono::milliseconds(std::max(0, opt.replayDelayMs));
+        backend = std::make_unique<ReplayBackend>(recording, replay);
+        std::error_code ec;
+        const std::filesystem::path canonical = std::filesystem::weakly_canonical(recording, ec);
+        backendLabel = "replay:" + (ec ? recording.string() : canonical.string());
+    } else if (opt.backend == "cuda") {
+        throw InputError("", "--backend",
+                         "the CUDA backend is not available in this version yet (it arrives with tilescope-worker); "
+                         "use --backend replay:FILE to replay a recording (a T4 file, a Kernel Tuner cache or a "
+                         "Tilescope database)");
+    } else {
+        throw InputError("", "--backend", "unknown backend '" + opt.backend + "' (known: replay:FILE)");
+    }
+
+    SessionOptions options;
+    options.shapeIndex = opt.shape;
+    options.seed = opt.seed;
+    options.resume = opt.resume;
+    options.backendLabel = backendLabel;
+    if (opt.strategyOption->count() > 0) {
+        options.strategy = opt.strategy;
+    } else {
+        // The problem's T1 Search.Name when it is one we know, else exhaustive.
+        const std::string fromProblem = canonicalStrategyName(problem.searchName);
+        options.strategy = fromProblem.empty() ? "exhaustive" : fromProblem;
+        if (fromProblem.empty() && !problem.searchName.empty())
+            std::fprintf(stderr,
+                         "note: the problem's Search.Name '%s' is no strategy this version has; tuning "
+                         "exhaustively (--strategy picks one)\n",
+                         problem.searchName.c_str());
+    }
+    if (canonicalStrategyName(options.strategy).empty())
+        throw InputError("", "--strategy", "unknown strategy '" + options.strategy + "' (known: exhaustive, random)");
+    if (opt.budgetOption->count() > 0)
+        options.budget.configs = opt.budget;
+    else if (opt.fractionOption->count() > 0)
+        options.budget.fraction = opt.fraction;
+    else if (opt.maxTimeOption->count() > 0)
+        options.budget.seconds = opt.maxTime;
+    else
+        options.budget = Budget::fromProblem(problem);
+
+    ResultStore store = ResultStore::open(opt.db, StoreMode::ReadWrite);
+
+    std::unique_ptr<Progress> progress;
+    std::uint64_t priorDone = 0;
+    std::string objectiveName;
+    SessionEvents events;
+    events.started = [&](const SessionInfo& info, const SessionProgress& p) {
+        priorDone = p.done;
+        objectiveName = info.objectiveName;
+        std::string verb = "tuned";
+        if (priorDone > 0)
+            verb = "tuned (resumed; " + formatCount(double(priorDone)) + " done before)";
+        progress = std::make_unique<Progress>(verb, p.total > priorDone ? p.total - priorDone : 0);
+    };
+    events.progress = [&](const SessionProgress& p) {
+        if (progress)
+            progress->update(p.done - std::min(p.done, priorDone),
+                             p.best ? "best " + bestText(*p.best, objectiveName) : std::string());
+    };
+
+    TuningSession session(problem, *backend, store, options, events);
+    g_session.store(&session);
+    const auto oldInt = std::signal(SIGINT, onInterrupt);
+    const auto oldTerm = std::signal(SIGTERM, onInterrupt);
+    SessionSummary summary;
+    try {
+        summary = session.run();
+    } catch (...) {
+        g_session.store(nullptr);
+        std::signal(SIGINT, oldInt);
+        std::signal(SIGTERM, oldTerm);
+        throw;
+    }
+    g_session.store(nullptr);
+    std::signal(SIGINT, oldInt);
+    std::signal(SIGTERM, oldTerm);
+    // The progress line's last state: complete only when the session got through its total (a
+    // cancelled or timed-out run ends on its last update; the summary says where it stopped).
+    if (progress &&
+        summary.progress.done + summary.progress.counts.of(ResultStatus::Skipped) >= summary.progress.total) {
+        const SessionProgress& p = summary.progress;
+        progress->finish(p.best ? "best " + bestText(*p.best, objectiveName) : std::string());
+    }
+
+    const SessionInfo& s = summary.session;
+    const SessionProgress& p = summary.progress;
+    std::printf("Session %lld %s: %s\n", static_cast<long long>(s.id), std::string(sessionStateName(s.state)).c_str(),
+                summary.stopReason.c_str());
+    std::printf("  problem     %s  (kernel %s%s)\n", opt.problemPath.c_str(), s.kernel.c_str(),
+                s.shape.empty() ? "" : (", shape " + std::to_string(opt.shape) + ": " + s.shapeLabel()).c_str());
+    const auto* replay = dynamic_cast<const ReplayBackend*>(backend.get());
+    std::printf("  backend     %s\n",
+                replay ? ("replay of " + opt.backend.substr(7) + " (" + formatCount(double(replay->matchedResults())) +
+                          " recorded configs" + (s.deviceName.empty() ? "" : " on " + s.deviceName) + ")")
+                             .c_str()
+                       : s.backend.c_str());
+    std::printf("  strategy    %s, seed %llu, budget: %s\n", s.strategy.c_str(),
+                static_cast<unsigned long long>(s.seed), s.budget.empty() ? "the whole space" : s.budget.c_str());
+    std::printf("  results     %s of %s configs%s: %s\n", formatCount(double(p.done)).c_str(),
+                formatCount(double(p.total)).c_str(),
+                summary.resumed ? (" (resumed; this run " + formatCount(double(p.thisRun)) + ")").c_str() : "",
+                statusSummary(p.counts).c_str());
+    if (p.best)
+        std::printf("  best        %s  %s\n", bestText(*p.best, objectiveName).c_str(),
+                    describeConfig(p.best->config).c_str());
+    else
+        std::printf("  best        none (no config ran correctly)\n");
+    std::printf("  time        %s wall; recorded compile + benchmark time %s%s\n",
+                formatDuration(p.elapsedSeconds).c_str(), formatDuration(p.recordedSeconds).c_str(),
+                replay ? " (what the recorded session spent on these configs)" : "");
+    std::printf("  database    %s  (tilescope-cli show %s --session %lld)\n", opt.db.c_str(), opt.db.c_str(),
+                static_cast<long long>(s.id));
+    if (p.counts.of(ResultStatus::Skipped) > 0)
+        std::fprintf(stderr, "note: %s config(s) were skipped: absent from the recording\n",
+                     formatCount(double(p.counts.of(ResultStatus::Skipped))).c_str());
+    return s.state == SessionState::Cancelled ? 130 : kOk;
+}
+
+} // namespace
+
+void registerTune(CLI::App& app) {
+    auto opt = std::make_shared<TuneOptions>();
+    CLI::App* cmd = app.add_subcommand("tune", "Tune a problem: evaluate configs chosen by a strategy on a backend, "
+                                               "storing every result in a database as it arrives");
+    cmd->add_option("problem", opt->problemPath, "A tuning problem in T1 JSON (for example kernels/sgemm/sgemm.json)")
+        ->required();
+    cmd->add_option("--backend", opt->backend,
+                    "Where measurements come from: replay:FILE answers from a recording (a T4 results file, a "
+                    "Kernel Tuner cache or a Tilescope database); cuda arrives with the GPU worker")
+        ->required();
+    opt->strategyOption =
+        cmd->add_option("--strategy", opt->strategy,
+                        "exhaustive (every config in order) or random (random order without replacement); "
+                        "default: the problem's Search.Name, else exhaustive");
+    opt->budgetOption =
+        cmd->add_option("--budget", opt->budget, "Evaluate at most N configs")->check(CLI::PositiveNumber);
+    opt->fractionOption = cmd->add_option("--fraction", opt->fraction, "Evaluate at most this fraction of the space")
+                              ->check(CLI::Range(0.0, 1.0));
+    opt->maxTimeOption = cmd->add_option("--max-time", opt->maxTime,
+                                         "Stop after S seconds of tuning (with replay: of recorded time, so the "
+                                         "replay stops where the real session would have)")
+                             ->check(CLI::PositiveNumber);
+    opt->budgetOption->excludes(opt->fractionOption)->excludes(opt->maxTimeOption);
+    opt->fractionOption->excludes(opt->maxTimeOption);
+    cmd->add_option("--seed", opt->seed, "Seed of the random strategy (the same seed gives the same run)")
+        ->capture_default_str();
+    cmd->add_option("--db", opt->db, "The results database (SQLite; created when missing)")->required();
+    cmd->add_flag("--resume", opt->resume,
+                  "Continue the newest session of the same problem, shape, backend, strategy and seed in the "
+                  "database, skipping every config it has done");
+    cmd->add_option("--shape", opt->shape, "Which of the problem's shapes (Tilescope.Shapes), numbered from 0")
+        ->capture_default_str();
+    // A testing aid, hidden from --help: wall time per replayed config, so that a test can kill a run midway.
+    cmd->add_option("--replay-delay-ms", opt->replayDelayMs)->group("");
+    cmd->footer("Without --budget, --fraction or --max-time, the problem's T1 Budget applies (none: the whole "
+                "space). Ctrl-C stops after the results in hand; --resume continues.\n"
+                "Exit status: 0 done, 2 bad input, 130 interrupted (resumable).");
+    setAction(cmd, [opt] { return runTune(*opt); });
+}
+
+} // namespace tilescope::cli

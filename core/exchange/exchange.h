@@ -1,0 +1,103 @@
+#pragma once
+
+// Results in and out of Tilescope.
+//
+// In: T4 results files (the community autotuning output format, schema
+// kernel_tuner/schema/T4/1.0.0/results-schema.json), Kernel Tuner cache JSON (schemas
+// kernel_tuner/schema/cache/1.0.0, 1.0.1 and 1.1.0, and the unversioned caches before them,
+// including caches a killed Kernel Tuner left unclosed) and Tilescope databases. Each becomes
+// SessionData, which import writes into a store and the replay backend answers from.
+//
+// Out: T4 (Tilescope's own fields ride along in a "tilescope" object per result and in
+// "metadata", so our T4 imports back to the same results), a JSON cache of the best config per
+// (kernel, shape, device), triton.Config lists, a self-contained C++ header with a lookup by
+// shape, and CSV of every result.
+//
+// Units: Tilescope keeps times in ms and costs (compile, benchmark) in seconds; T4 and Kernel
+// Tuner caches carry everything in ms, as Kernel Tuner writes them.
+
+#include "store/records.h"
+
+#include <cstddef>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace tilescope {
+
+class ResultStore;
+
+enum class RecordingFormat {
+    Unknown,
+    TilescopeDatabase, ///< a SQLite results database
+    T4,                ///< a T4 results file
+    KernelTunerCache,  ///< a Kernel Tuner cache file
+    BestConfigs,       ///< Tilescope's JSON cache of best configs (an export, not a recording)
+};
+
+/// "Tilescope database", "T4", "Kernel Tuner cache", "best-config JSON", "unknown".
+std::string recordingFormatName(RecordingFormat format);
+/// The format of a file, by its content. Throws InputError when the file cannot be read.
+RecordingFormat detectRecordingFormat(const std::filesystem::path& path);
+
+/// Parses a T4 results file. Throws InputError with the file and the place: bad or truncated
+/// JSON (line and column), an unknown schema version, a missing required field
+/// ("/results/12: missing 'invalidity'").
+SessionData parseT4(const std::string& text, const std::string& fileName);
+/// Parses a Kernel Tuner cache file. Throws InputError likewise (an unknown schema_version
+/// names the versions this build reads).
+SessionData parseKernelTunerCache(const std::string& text, const std::string& fileName);
+/// Every session a recording holds: one for T4 and Kernel Tuner caches, all of a database's.
+/// Throws InputError for a file that is none of them.
+std::vector<SessionData> readRecording(const std::filesystem::path& path);
+
+/// Writes `data` into `store` as a new session in state Imported (its results in one
+/// transaction) and returns the session's id. `source` names the file in the session's backend
+/// column ("import:FILE").
+std::int64_t importSession(ResultStore& store, SessionData data, const std::string& source);
+
+/// T4 JSON of one session (2-space indent).
+std::string writeT4(const SessionData& session);
+
+/// The best Ok config of one (kernel, shape, device).
+struct BestConfig {
+    std::string kernel;
+    std::vector<std::pair<std::string, std::int64_t>> shape; ///< may be empty
+    std::vector<std::int64_t> problemSize;                   ///< when the shape has no names
+    std::string device;                                      ///< "" unknown
+    std::string arch;                                        ///< "" unknown
+    ConfigValues config = ConfigValues::object();
+    double timeMs = 0;
+    std::string objectiveName;       ///< "" = none
+    std::optional<double> objective; ///< its value
+    std::int64_t sessionId = 0;
+
+    bool operator==(const BestConfig&) const = default;
+};
+
+/// The best config per (kernel, shape, device) over `sessions`, ordered by kernel, device, shape.
+std::vector<BestConfig> bestConfigs(const std::vector<SessionData>& sessions);
+/// Tilescope's JSON cache: {"format": "tilescope-best-configs", "version": 1, "entries": [...]}.
+std::string writeBestConfigsJson(const std::vector<BestConfig>& best);
+/// Reads it back. Throws InputError for bad JSON or another format or version.
+std::vector<BestConfig> parseBestConfigsJson(const std::string& text, const std::string& fileName);
+
+/// Python source defining, per kernel, a list of triton.Config: the `topK` best configs of
+/// every (shape, device), best first, without repeats. Parameters named like warps
+/// (num_warps, NUM_WARPS, WARPS, warps) and stages (num_stages, NUM_STAGES, STAGES, stages)
+/// become the num_warps= and num_stages= arguments; the rest go in the kwargs dict.
+std::string writeTritonConfigs(const std::vector<SessionData>& sessions, std::size_t topK);
+
+/// A C++17 header of its own (only <cstdint>): per kernel a namespace with a Config struct, a
+/// constexpr table kEntries of the best config per (shape, device), `const Config*
+/// lookup(shape dims...)` and `lookupOn(device, shape dims...)` (nullptr for a shape not tuned),
+/// and their constexpr twins find() / findOn() giving the index in kEntries or -1.
+/// `guardName` names the namespace that holds them all ("tilescope_tuned").
+std::string writeCppHeader(const std::vector<BestConfig>& best, const std::string& guardName = "tilescope_tuned");
+
+/// CSV (RFC 4180) of every result of every session: one row per result, the union of the
+/// sessions' parameters as columns.
+std::string writeCsv(const std::vector<SessionData>& sessions);
+
+} // namespace tilescope

@@ -1,0 +1,657 @@
+// Writing results: T4, the best-config JSON cache, triton.Config lists, a C++ header, CSV.
+
+#include "exchange/exchange.h"
+#include "exchange/jsontext.h"
+
+#include "base/error.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <map>
+#include <set>
+#include <tuple>
+
+namespace tilescope {
+
+using Json = nlohmann::ordered_json;
+using exchange::number;
+
+namespace {
+
+Json sessionMetadata(const SessionInfo& info) {
+    Json meta = Json::object();
+    meta["session"] = info.id;
+    meta["kernel"] = info.kernel;
+    Json shape = Json::object();
+    for (const auto& [name, value] : info.shape)
+        shape[name] = value;
+    meta["shape"] = shape;
+    meta["problem_size"] = info.problemSize;
+    if (info.shapeIndex)
+        meta["shape_index"] = *info.shapeIndex;
+    meta["parameters"] = info.parameters;
+    meta["device"] = info.deviceName;
+    meta["arch"] = info.arch;
+    meta["backend"] = info.backend;
+    meta["strategy"] = info.strategy;
+    meta["seed"] = info.seed;
+    meta["budget"] = info.budget;
+    meta["objective"] = info.objectiveName;
+    meta["space_size"] = info.spaceSize;
+    meta["started_at"] = info.startedAt;
+    meta["ended_at"] = info.endedAt;
+    meta["state"] = std::string(sessionStateName(info.state));
+    meta["problem_hash"] = info.problemHash;
+    meta["source_hash"] = info.sourceHash;
+    meta["tool_version"] = info.toolVersion;
+    const Json provenance = Json::parse(info.provenanceJson.empty() ? "{}" : info.provenanceJson, nullptr, false);
+    meta["provenance"] = provenance.is_object() ? provenance : Json::object();
+    meta["problem_json"] = info.problemJson;
+    return meta;
+}
+
+std::pair<const char*, int> invalidityOf(ResultStatus s) {
+    switch (s) {
+    case ResultStatus::Ok:
+        return {"correct", 1};
+    case ResultStatus::CompileError:
+        return {"compile", 0};
+    case ResultStatus::LaunchError:
+    case ResultStatus::Crashed:
+        return {"runtime", 0};
+    case ResultStatus::WrongResult:
+        return {"correctness", 0};
+    case ResultStatus::Timeout:
+        return {"timeout", 0};
+    case ResultStatus::Pruned:
+    case ResultStatus::Skipped:
+        break;
+    }
+    return {"constraints", 0};
+}
+
+Json measurementOf(const std::string& name, double value, const char* unit) {
+    return Json{{"name", name}, {"value", number(value)}, {"unit", unit}};
+}
+
+Json resultToT4(const SessionInfo& info, const ResultRecord& r) {
+    const Measurement& m = r.measurement;
+    Json out = Json::object();
+    out["timestamp"] = r.recordedAt;
+    out["configuration"] = r.config;
+    out["objectives"] = Json::array({info.objectiveName.empty() ? "time" : info.objectiveName});
+    out["times"] = Json{{"compilation_time", m.compileSeconds * 1e3},
+                        {"benchmark", m.benchmarkSeconds * 1e3},
+                        {"framework", 0},
+                        {"search_algorithm", 0},
+                        {"validation", 0}};
+    const auto [invalidity, correctness] = invalidityOf(m.status);
+    out["invalidity"] = invalidity;
+    out["correctness"] = correctness;
+    Json measurements = Json::array();
+    const bool timed = m.time.samples > 0 || m.time.medianMs > 0;
+    if (timed) {
+        measurements.push_back(measurementOf("time", m.time.medianMs, "ms"));
+        measurements.push_back(measurementOf("time_min", m.time.minMs, "ms"));
+        measurements.push_back(measurementOf("time_max", m.time.maxMs, "ms"));
+        measurements.push_back(measurementOf("time_stdev", m.time.stdevMs, "ms"));
+        measurements.push_back(measurementOf("samples", m.time.samples, ""));
+    }
+    if (r.objective && !info.objectiveName.empty())
+        measurements.push_back(measurementOf(info.objectiveName, *r.objective, ""));
+    for (const Metric& metric : m.metrics)
+        measurements.push_back(measurementOf(metric.name, metric.value, ""));
+    out["measurements"] = measurements;
+
+    // Exact values and what T4 has no field for, so that our T4 imports back to the same results.
+    Json ext = Json::object();
+    ext["status"] = std::string(statusName(m.status));
+    if (!m.message.empty())
+        ext["message"] = m.message;
+    if (!r.log.empty())
+        ext["log"] = r.log;
+    if (r.spaceIndex)
+        ext["space_index"] = *r.spaceIndex;
+    ext["time"] = Json{{"median_ms", m.time.medianMs},
+                       {"min_ms", m.time.minMs},
+                       {"max_ms", m.time.maxMs},
+                       {"stdev_ms", m.time.stdevMs},
+                       {"samples", m.time.samples}};
+    ext["compile_s"] = m.compileSeconds;
+    ext["benchmark_s"] = m.benchmarkSeconds;
+    if (m.verificationError)
+        ext["verification_error"] = number(*m.verificationError);
+    if (m.device >= 0)
+        ext["device"] = m.device;
+    if (r.objective)
+        ext["objective"] = number(*r.objective);
+    if (r.blockSize)
+        ext["block_size"] = *r.blockSize;
+    if (r.sharedDynamic)
+        ext["shared_dynamic"] = *r.sharedDynamic;
+    if (r.occupancy)
+        ext["occupancy"] = number(*r.occupancy);
+    if (m.staticInfo) {
+        const StaticInfo& i = *m.staticInfo;
+        ext["static"] =
+            Json{{"registers", i.registers},         {"barriers", i.barriers},      {"stack_frame", i.stackFrame},
+                 {"spill_stores", i.spillStores},    {"spill_loads", i.spillLoads}, {"shared_static", i.sharedStatic},
+                 {"constant_bytes", i.constantBytes}};
+    }
+    if (!m.metrics.empty()) {
+        Json metrics = Json::object();
+        for (const Metric& metric : m.metrics)
+            metrics[metric.name] = number(metric.value);
+        ext["metrics"] = metrics;
+    }
+    out["tilescope"] = ext;
+    return out;
+}
+
+std::string shapeKey(const SessionInfo& info) {
+    return info.shapeLabel();
+}
+
+} // namespace
+
+std::string writeT4(const SessionData& session) {
+    // Indented, but one result a line: readable, and a quarter of the size of indenting them too.
+    Json head = Json::object();
+    head["schema_version"] = "1.0.0";
+    head["metadata"] = Json{{"timeunit", "milliseconds"}, {"tilescope", sessionMetadata(session.info)}};
+    std::string text = head.dump(2);
+    text.resize(text.size() - 2); // the closing "\n}"
+    text += ",\n  \"results\": [";
+    for (std::size_t i = 0; i < session.results.size(); ++i)
+        text += (i ? ",\n    " : "\n    ") + resultToT4(session.info, session.results[i]).dump();
+    text += session.results.empty() ? "]\n}\n" : "\n  ]\n}\n";
+    return text;
+}
+
+// Best configs
+
+std::vector<BestConfig> bestConfigs(const std::vector<SessionData>& sessions) {
+    using Key = std::tuple<std::string, std::string, std::string>; // kernel, device, shape
+    std::map<Key, std::pair<const SessionInfo*, const ResultRecord*>> best;
+    for (const SessionData& s : sessions) {
+        for (const ResultRecord& r : s.results) {
+            if (!r.ok())
+                continue;
+            const Key key{s.info.kernel, s.info.deviceName, shapeKey(s.info)};
+            auto it = best.find(key);
+            if (it == best.end())
+                best.emplace(key, std::make_pair(&s.info, &r));
+            else if (ranksBefore(r, *it->second.second))
+                it->second = {&s.info, &r};
+        }
+    }
+    std::vector<BestConfig> out;
+    for (const auto& [key, value] : best) {
+        const auto& [info, r] = value;
+        BestConfig b;
+        b.kernel = info->kernel;
+        b.shape = info->shape;
+        b.problemSize = info->shape.empty() ? info->problemSize : std::vector<std::int64_t>{};
+        b.device = info->deviceName;
+        b.arch = info->arch;
+        b.config = r->config;
+        b.timeMs = r->timeMs();
+        if (r->objective && !info->objectiveName.empty()) {
+            b.objectiveName = info->objectiveName;
+            b.objective = r->objective;
+        }
+        b.sessionId = info->id;
+        out.push_back(std::move(b));
+    }
+    return out;
+}
+
+std::string writeBestConfigsJson(const std::vector<BestConfig>& best) {
+    Json doc = Json::object();
+    doc["format"] = "tilescope-best-configs";
+    doc["version"] = 1;
+    doc["generated_by"] = std::string("tilescope ") + TILESCOPE_VERSION;
+    Json entries = Json::array();
+    for (const BestConfig& b : best) {
+        Json e = Json::object();
+        std::string shape;
+        Json shapeJson = Json::object();
+        for (const auto& [name, value] : b.shape) {
+            shapeJson[name] = value;
+            shape += (shape.empty() ? "" : " ") + name + "=" + std::to_string(value);
+        }
+        if (b.shape.empty() && !b.problemSize.empty()) {
+            shape = "problem_size=";
+            for (std::size_t i = 0; i < b.problemSize.size(); ++i)
+                shape += (i ? "," : "") + std::to_string(b.problemSize[i]);
+        }
+        e["key"] = b.kernel + " | " + shape + " | " + b.device;
+        e["kernel"] = b.kernel;
+        e["shape"] = shapeJson;
+        e["problem_size"] = b.problemSize;
+        e["device"] = b.device;
+        e["arch"] = b.arch;
+        e["config"] = b.config;
+        e["time_ms"] = number(b.timeMs);
+        if (b.objective)
+            e["objective"] = Json{{"name", b.objectiveName}, {"value", number(*b.objective)}};
+        e["session"] = b.sessionId;
+        entries.push_back(e);
+    }
+    doc["entries"] = entries;
+    return doc.dump(2) + "\n";
+}
+
+std::vector<BestConfig> parseBestConfigsJson(const std::string& text, const std::string& fileName) {
+    const Json doc = exchange::parseJson(text, fileName);
+    if (!doc.is_object() || doc.value("format", std::string()) != "tilescope-best-configs")
+        throw InputError(fileName, "/format",
+                         "not a Tilescope best-config JSON (\"format\": \"tilescope-best-configs\")");
+    if (doc.value("version", 0) != 1)
+        throw InputError(fileName, "/version",
+                         "unknown version " + doc.value("version", Json()).dump() + " (this version reads 1)");
+    const auto entries = doc.find("entries");
+    if (entries == doc.end() || !entries->is_array())
+        throw InputError(fileName, "/entries", "expected an array");
+    std::vector<BestConfig> out;
+    std::size_t i = 0;
+    for (const Json& e : *entries) {
+        const std::string where = "/entries/" + std::to_string(i++);
+        if (!e.is_object() || !e.contains("config") || !e["config"].is_object())
+            throw InputError(fileName, where, "expected an object with a \"config\" object");
+        BestConfig b;
+        b.kernel = e.value("kernel", std::string());
+        if (const auto s = e.find("shape"); s != e.end() && s->is_object())
+            for (auto d = s->begin(); d != s->end(); ++d)
+                if (d.value().is_number_integer())
+                    b.shape.emplace_back(d.key(), d.value().get<std::int64_t>());
+        if (const auto p = e.find("problem_size"); p != e.end() && p->is_array())
+            for (const auto& v : *p)
+                if (v.is_number_integer())
+                    b.problemSize.push_back(v.get<std::int64_t>());
+        b.device = e.value("device", std::string());
+        b.arch = e.value("arch", std::string());
+        b.config = e["config"];
+        if (const auto t = e.find("time_ms"); t != e.end() && t->is_number())
+            b.timeMs = t->get<double>();
+        if (const auto o = e.find("objective"); o != e.end() && o->is_object()) {
+            b.objectiveName = o->value("name", std::string());
+            if (const auto v = o->find("value"); v != o->end() && v->is_number())
+                b.objective = v->get<double>();
+        }
+        b.sessionId = e.value("session", std::int64_t(0));
+        out.push_back(std::move(b));
+    }
+    return out;
+}
+
+// Identifiers and literals for generated code
+
+namespace {
+
+std::string identifier(const std::string& name, const std::string& fallback) {
+    std::string out;
+    for (const char c : name)
+        out += std::isalnum(static_cast<unsigned char>(c)) || c == '_' ? c : '_';
+    if (out.empty())
+        out = fallback;
+    if (std::isdigit(static_cast<unsigned char>(out[0])))
+        out = "k" + out;
+    static const std::set<std::string> kReserved = {
+        "and",     "bool",    "break",    "case",     "char",   "class",   "const",  "continue",  "default",
+        "delete",  "do",      "double",   "else",     "enum",   "false",   "float",  "for",       "if",
+        "in",      "int",     "is",       "long",     "not",    "or",      "return", "short",     "signed",
+        "sizeof",  "static",  "struct",   "switch",   "true",   "typedef", "union",  "unsigned",  "void",
+        "while",   "None",    "True",     "False",    "def",    "import",  "from",   "lambda",    "pass",
+        "with",    "yield",   "global",   "template", "this",   "new",     "auto",   "namespace", "operator",
+        "private", "public",  "using",    "virtual",  "device", "lookup",  "Config", "Entry",     "kEntries",
+        "detail",  "time_ms", "lookupOn", "config",   "e",      "find",    "findOn", "i"};
+    if (kReserved.count(out))
+        out += '_';
+    return out;
+}
+
+std::string pythonLiteral(const Json& v) {
+    if (v.is_boolean())
+        return v.get<bool>() ? "True" : "False";
+    if (v.is_null())
+        return "None";
+    if (v.is_array()) {
+        std::string out = "[";
+        for (std::size_t i = 0; i < v.size(); ++i)
+            out += (i ? ", " : "") + pythonLiteral(v[i]);
+        return out + "]";
+    }
+    if (v.is_number_float()) {
+        const double d = v.get<double>();
+        if (std::isnan(d))
+            return "float('nan')";
+        if (std::isinf(d))
+            return d > 0 ? "float('inf')" : "float('-inf')";
+    }
+    return v.dump(); // ints, floats (shortest round-trip form), strings (JSON escapes are Python's too)
+}
+
+std::string lower(std::string s) {
+    for (char& c : s)
+        c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return s;
+}
+
+bool isWarpsName(const std::string& name) {
+    const std::string l = lower(name);
+    return l == "num_warps" || l == "warps" || l == "nwarps" || l == "n_warps";
+}
+
+bool isStagesName(const std::string& name) {
+    const std::string l = lower(name);
+    return l == "num_stages" || l == "stages" || l == "nstages" || l == "n_stages";
+}
+
+std::string fixed(double v, int digits) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.*f", digits, v);
+    return buf;
+}
+
+} // namespace
+
+std::string writeTritonConfigs(const std::vector<SessionData>& sessions, std::size_t topK) {
+    // kernel -> (shape, device) -> results of every session of that key
+    std::map<std::string, std::map<std::pair<std::string, std::string>, std::vector<const ResultRecord*>>> groups;
+    std::map<std::string, std::string> objectiveOf;
+    for (const SessionData& s : sessions) {
+        auto& group = groups[s.info.kernel][{shapeKey(s.info), s.info.deviceName}];
+        for (const ResultRecord& r : s.results)
+            if (r.ok())
+                group.push_back(&r);
+        if (!s.info.objectiveName.empty())
+            objectiveOf[s.info.kernel] = s.info.objectiveName;
+    }
+    std::string out;
+    out += "# Tuned configs for triton.autotune, exported by Tilescope " + std::string(TILESCOPE_VERSION) + ".\n";
+    out += "# Per kernel: the " + std::to_string(topK) +
+           " best configs of every (shape, device), best first, without repeats.\n";
+    out += "import triton\n";
+    std::vector<std::string> names;
+    for (auto& [kernel, byKey] : groups) {
+        const std::string var = identifier(kernel, "kernel") + "_configs";
+        names.push_back(var);
+        out += "\n" + var + " = [\n";
+        std::set<std::string> seen;
+        for (auto& [key, results] : byKey) {
+            std::stable_sort(results.begin(), results.end(),
+                             [](const ResultRecord* a, const ResultRecord* b) { return ranksBefore(*a, *b); });
+            const std::string where = (key.first.empty() ? std::string("one shape") : key.first) +
+                                      (key.second.empty() ? "" : " on " + key.second);
+            out += "    # " + where + "\n";
+            std::size_t taken = 0;
+            for (const ResultRecord* r : results) {
+                if (taken == topK)
+                    break;
+                ++taken;
+                const std::string id = configKey(r->config);
+                std::string note = fixed(r->timeMs(), 4) + " ms";
+                if (r->objective && objectiveOf.count(kernel))
+                    note += ", " + fixed(*r->objective, 2) + " " + objectiveOf[kernel];
+                if (!seen.insert(id).second) {
+                    out += "    # (listed above) " + describeConfig(r->config) + ": " + note + "\n";
+                    continue;
+                }
+                std::string kwargs, extra;
+                for (auto it = r->config.begin(); it != r->config.end(); ++it) {
+                    if (isWarpsName(it.key()))
+                        extra += ", num_warps=" + pythonLiteral(it.value());
+                    else if (isStagesName(it.key()))
+                        extra += ", num_stages=" + pythonLiteral(it.value());
+                    else
+                        kwargs +=
+                            (kwargs.empty() ? "" : ", ") + Json(it.key()).dump() + ": " + pythonLiteral(it.value());
+                }
+                out += "    triton.Config({" + kwargs + "}" + extra + "),  # " + note + "\n";
+            }
+        }
+        out += "]\n";
+    }
+    if (names.size() == 1)
+        out += "\nconfigs = " + names.front() + "\n";
+    return out;
+}
+
+std::string writeCppHeader(const std::vector<BestConfig>& best, const std::string& guardName) {
+    std::map<std::string, std::vector<const BestConfig*>> byKernel;
+    for (const BestConfig& b : best)
+        byKernel[b.kernel].push_back(&b);
+    auto quote = [](const std::string& s) {
+        std::string out = "\"";
+        for (const char c : s) {
+            if (c == '"' || c == '\\')
+                out += '\\';
+            if (c == '\n') {
+                out += "\\n";
+                continue;
+            }
+            out += c;
+        }
+        return out + "\"";
+    };
+    auto cppNumber = [](double v) {
+        if (!std::isfinite(v))
+            return std::string("0.0");
+        std::string text = Json(v).dump();
+        if (text.find_first_of(".eE") == std::string::npos)
+            text += ".0";
+        return text;
+    };
+
+    std::string out;
+    out += "// Tuned configs exported by Tilescope " + std::string(TILESCOPE_VERSION) +
+           ": the best config per (shape, device).\n";
+    out += "// Self-contained C++17. Per kernel: lookup(shape...) gives the best config of the first device\n";
+    out += "// tuned for that shape, lookupOn(device, shape...) that of one device; nullptr when not tuned.\n";
+    out += "// find() and findOn() give the index in kEntries (-1: not tuned) and work at compile time.\n";
+    out += "#pragma once\n\n#include <cstdint>\n\n";
+    const std::string ns = identifier(guardName, "tilescope_tuned");
+    out += "namespace " + ns + " {\n\n";
+    out += "namespace detail {\n";
+    out += "constexpr bool sameText(const char* a, const char* b) {\n";
+    out += "    while (*a != '\\0' && *a == *b) {\n        ++a;\n        ++b;\n    }\n    return *a == *b;\n}\n";
+    out += "} // namespace detail\n";
+
+    for (const auto& [kernel, entries] : byKernel) {
+        // Parameters in the first entry's order, then any the others add.
+        std::vector<std::string> params;
+        std::vector<std::string> dims;
+        for (const BestConfig* b : entries) {
+            for (auto it = b->config.begin(); it != b->config.end(); ++it)
+                if (std::find(params.begin(), params.end(), it.key()) == params.end())
+                    params.push_back(it.key());
+            for (const auto& [name, value] : b->shape)
+                if (std::find(dims.begin(), dims.end(), name) == dims.end())
+                    dims.push_back(name);
+        }
+        std::size_t sizeDims = 0;
+        for (const BestConfig* b : entries)
+            if (b->shape.empty())
+                sizeDims = std::max(sizeDims, b->problemSize.size());
+        if (dims.empty())
+            for (std::size_t i = 0; i < sizeDims; ++i)
+                dims.push_back("problem_size_" + std::to_string(i));
+
+        // A C++ type per parameter from the values it takes.
+        std::vector<std::string> types;
+        for (const std::string& p : params) {
+            bool allInt = true, allBool = true, anyNumber = false, anyString = false;
+            for (const BestConfig* b : entries) {
+                const auto it = b->config.find(p);
+                if (it == b->config.end())
+                    continue;
+                allInt = allInt && it->is_number_integer();
+                allBool = allBool && it->is_boolean();
+                anyNumber = anyNumber || it->is_number();
+                anyString = anyString || !(it->is_number() || it->is_boolean());
+            }
+            types.push_back(anyString ? "const char*" : allBool ? "bool" : allInt ? "long long" : "double");
+        }
+        auto literal = [&](std::size_t p, const BestConfig* b) -> std::string {
+            const auto it = b->config.find(params[p]);
+            const std::string& type = types[p];
+            if (it == b->config.end())
+                return type == "const char*" ? "\"\"" : type == "bool" ? "false" : "0";
+            if (type == "const char*")
+                return quote(it->is_string() ? it->get<std::string>() : it->dump());
+            if (type == "bool")
+                return it->get<bool>() ? "true" : "false";
+            if (type == "long long")
+                return it->dump() + "LL";
+            return cppNumber(it->is_boolean() ? (it->get<bool>() ? 1.0 : 0.0) : it->get<double>());
+        };
+
+        std::vector<std::string> dimIds, paramIds;
+        for (const std::string& d : dims)
+            dimIds.push_back(identifier(d, "dim"));
+        for (const std::string& p : params)
+            paramIds.push_back(identifier(p, "param"));
+
+        out += "\nnamespace " + identifier(kernel, "kernel") + " {\n\n";
+        out += "struct Config {\n";
+        for (std::size_t p = 0; p < params.size(); ++p)
+            out += "    " + types[p] + " " + paramIds[p] + ";\n";
+        if (params.empty())
+            out += "    int unused;\n";
+        out += "};\n\n";
+        out += "struct Entry {\n";
+        for (const std::string& d : dimIds)
+            out += "    std::int64_t " + d + ";\n";
+        out += "    const char* device;\n    Config config;\n    double time_ms;\n};\n\n";
+        out += "inline constexpr Entry kEntries[] = {\n";
+        for (const BestConfig* b : entries) {
+            std::string row = "    {";
+            for (std::size_t d = 0; d < dims.size(); ++d) {
+                std::int64_t v = 0;
+                if (!b->shape.empty()) {
+                    for (const auto& [name, value] : b->shape)
+                        if (name == dims[d])
+                            v = value;
+                } else if (d < b->problemSize.size()) {
+                    v = b->problemSize[d];
+                }
+                row += std::to_string(v) + ", ";
+            }
+            row += quote(b->device) + ", {";
+            for (std::size_t p = 0; p < params.size(); ++p)
+                row += (p ? ", " : "") + literal(p, b);
+            if (params.empty())
+                row += "0";
+            row += "}, " + cppNumber(b->timeMs) + "},";
+            std::string label;
+            for (const auto& [name, value] : b->shape)
+                label += (label.empty() ? "" : " ") + name + "=" + std::to_string(value);
+            out += row + (label.empty() ? "" : "  // " + label) + "\n";
+        }
+        out += "};\n\n";
+
+        std::string args, match, names;
+        for (std::size_t d = 0; d < dimIds.size(); ++d) {
+            args += (d ? ", " : "") + std::string("std::int64_t ") + dimIds[d];
+            names += (d ? ", " : "") + dimIds[d];
+            match += "kEntries[i]." + dimIds[d] + " == " + dimIds[d] + " && ";
+        }
+        // find() is constexpr for compile-time use; lookup() returns a pointer and is not, because
+        // GCC's -Waddress warns about comparing a constant-folded table address with nullptr.
+        const std::string count = "int(sizeof kEntries / sizeof kEntries[0])";
+        out += "/// The index in kEntries of the best config for this shape on `device`, or -1.\n";
+        out += "constexpr int findOn(const char* device" + (args.empty() ? "" : ", " + args) + ") {\n";
+        out += "    for (int i = 0; i < " + count + "; ++i)\n";
+        out += "        if (" + match + "detail::sameText(kEntries[i].device, device))\n";
+        out += "            return i;\n    return -1;\n}\n\n";
+        out += "/// The index in kEntries of the best config for this shape (the first device tuned for it), or -1.\n";
+        out += "constexpr int find(" + args + ") {\n";
+        if (match.empty()) {
+            out += "    return 0;\n}\n\n"; // no shape: the first entry (there is at least one)
+        } else {
+            out += "    for (int i = 0; i < " + count + "; ++i)\n";
+            out += "        if (" + match.substr(0, match.size() - 4) + ")\n            return i;\n";
+            out += "    return -1;\n}\n\n";
+        }
+        out += "/// The best config for this shape on `device`, or nullptr when that was not tuned.\n";
+        out += "inline const Config* lookupOn(const char* device" + (args.empty() ? "" : ", " + args) + ") {\n";
+        out += "    const int i = findOn(device" + (names.empty() ? "" : ", " + names) + ");\n";
+        out += "    return i < 0 ? nullptr : &kEntries[i].config;\n}\n\n";
+        out += "/// The best config for this shape (of the first device tuned for it), or nullptr.\n";
+        out += "inline const Config* lookup(" + args + ") {\n";
+        out += "    const int i = find(" + names + ");\n";
+        out += "    return i < 0 ? nullptr : &kEntries[i].config;\n}\n\n";
+        out += "} // namespace " + identifier(kernel, "kernel") + "\n";
+    }
+    out += "\n} // namespace " + ns + "\n";
+    return out;
+}
+
+std::string writeCsv(const std::vector<SessionData>& sessions) {
+    auto field = [](const std::string& text) {
+        if (text.find_first_of(",\"\n\r") == std::string::npos)
+            return text;
+        std::string out = "\"";
+        for (const char c : text) {
+            if (c == '"')
+                out += '"';
+            out += c;
+        }
+        return out + "\"";
+    };
+    auto num = [](double v) { return std::isfinite(v) ? Json(v).dump() : std::string(); };
+    std::vector<std::string> params;
+    for (const SessionData& s : sessions) {
+        for (const std::string& p : s.info.parameters)
+            if (std::find(params.begin(), params.end(), p) == params.end())
+                params.push_back(p);
+        for (const ResultRecord& r : s.results)
+            for (auto it = r.config.begin(); it != r.config.end(); ++it)
+                if (std::find(params.begin(), params.end(), it.key()) == params.end())
+                    params.push_back(it.key());
+    }
+    std::string out = "session,kernel,shape,device";
+    for (const std::string& p : params)
+        out += "," + field(p);
+    out += ",status,time_ms,time_min_ms,time_max_ms,time_stdev_ms,samples,objective,compile_s,benchmark_s,registers,"
+           "spill_stores,spill_loads,stack_frame,shared_static,block_size,occupancy,verification_error,message\n";
+    for (const SessionData& s : sessions) {
+        const std::string prefix = std::to_string(s.info.id) + "," + field(s.info.kernel) + "," +
+                                   field(s.info.shapeLabel()) + "," + field(s.info.deviceName);
+        for (const ResultRecord& r : s.results) {
+            const Measurement& m = r.measurement;
+            std::string row = prefix;
+            for (const std::string& p : params) {
+                const auto it = r.config.find(p);
+                row += ",";
+                if (it != r.config.end())
+                    row += field(it->is_string() ? it->get<std::string>() : it->dump());
+            }
+            const bool timed = m.time.samples > 0 || m.time.medianMs > 0;
+            row += "," + std::string(statusName(m.status));
+            row += "," + (timed ? num(m.time.medianMs) : "") + "," + (timed ? num(m.time.minMs) : "") + "," +
+                   (timed ? num(m.time.maxMs) : "") + "," + (timed ? num(m.time.stdevMs) : "");
+            row += "," + std::to_string(m.time.samples);
+            row += "," + (r.objective ? num(*r.objective) : "");
+            row += "," + num(m.compileSeconds) + "," + num(m.benchmarkSeconds);
+            if (m.staticInfo) {
+                const StaticInfo& i = *m.staticInfo;
+                row += "," + (i.registers >= 0 ? std::to_string(i.registers) : "") + "," +
+                       std::to_string(i.spillStores) + "," + std::to_string(i.spillLoads) + "," +
+                       std::to_string(i.stackFrame) + "," + std::to_string(i.sharedStatic);
+            } else {
+                row += ",,,,,";
+            }
+            row += "," + (r.blockSize ? std::to_string(*r.blockSize) : "");
+            row += "," + (r.occupancy ? num(*r.occupancy) : "");
+            row += "," + (m.verificationError ? num(*m.verificationError) : "");
+            row += "," + field(m.message);
+            out += row + "\n";
+        }
+    }
+    return out;
+}
+
+} // namespace tilescope

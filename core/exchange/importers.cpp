@@ -1,0 +1,603 @@
+// Reading recordings: T4 results files, Kernel Tuner caches, Tilescope databases.
+
+#include "exchange/exchange.h"
+#include "exchange/jsontext.h"
+
+#include "base/error.h"
+#include "store/resultstore.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <numeric>
+#include <sstream>
+
+namespace tilescope {
+
+using Json = nlohmann::ordered_json;
+
+namespace exchange {
+
+nlohmann::ordered_json parseJson(const std::string& text, const std::string& fileName) {
+    try {
+        return Json::parse(text);
+    } catch (const Json::parse_error& e) {
+        const std::size_t at = std::min<std::size_t>(e.byte > 0 ? e.byte - 1 : 0, text.size());
+        std::size_t line = 1, column = 1;
+        for (std::size_t i = 0; i < at; ++i) {
+            if (text[i] == '\n') {
+                ++line;
+                column = 1;
+            } else {
+                ++column;
+            }
+        }
+        std::size_t last = text.find_last_not_of(" \t\r\n");
+        const bool atEnd = last == std::string::npos || at >= last + 1;
+        const std::string where = "line " + std::to_string(line) + ", column " + std::to_string(column);
+        if (atEnd)
+            throw InputError(fileName, where,
+                             "the JSON ends early: the file is truncated or incomplete (" +
+                                 std::to_string(text.size()) + " bytes)");
+        std::string message = e.what();
+        // nlohmann's text starts "[json.exception.parse_error.101] parse error at line 1, column 5: ..."
+        if (const auto colon = message.find(": "); colon != std::string::npos)
+            message = message.substr(colon + 2);
+        throw InputError(fileName, where, "bad JSON: " + message);
+    }
+}
+
+std::string readText(const std::filesystem::path& path) {
+    std::error_code ec;
+    if (!std::filesystem::exists(path, ec))
+        throw InputError(path.string(), "", "no such file");
+    if (std::filesystem::is_directory(path, ec))
+        throw InputError(path.string(), "", "is a folder, not a file");
+    std::ifstream in(path, std::ios::binary);
+    if (!in)
+        throw InputError(path.string(), "", "cannot read the file");
+    std::ostringstream text;
+    text << in.rdbuf();
+    return text.str();
+}
+
+nlohmann::ordered_json number(double v) {
+    return std::isfinite(v) ? Json(v) : Json(nullptr);
+}
+
+} // namespace exchange
+
+namespace {
+
+using exchange::parseJson;
+
+[[noreturn]] void fail(const std::string& file, const std::string& where, const std::string& message) {
+    throw InputError(file, where, message);
+}
+
+const Json& require(const Json& object, const char* key, const std::string& file, const std::string& where) {
+    const auto it = object.find(key);
+    if (it == object.end())
+        fail(file, where.empty() ? "/" : where, std::string("missing required field '") + key + "'");
+    return *it;
+}
+
+double toMs(double value, const std::string& unit) {
+    if (unit == "s" || unit == "seconds")
+        return value * 1e3;
+    if (unit == "us" || unit == "microseconds")
+        return value * 1e-3;
+    if (unit == "ns" || unit == "nanoseconds")
+        return value * 1e-6;
+    return value; // "ms", "miliseconds" (sic, Kernel Tuner), "" or anything else: Kernel Tuner writes ms
+}
+
+double numberOr(const Json& object, const char* key, double fallback) {
+    const auto it = object.find(key);
+    return it != object.end() && it->is_number() ? it->get<double>() : fallback;
+}
+
+// Median, min, max, sample stdev of runtimes in ms.
+TimingStats statsOf(const std::vector<double>& runtimes) {
+    TimingStats t;
+    if (runtimes.empty())
+        return t;
+    std::vector<double> sorted = runtimes;
+    std::sort(sorted.begin(), sorted.end());
+    const std::size_t n = sorted.size();
+    t.medianMs = n % 2 ? sorted[n / 2] : 0.5 * (sorted[n / 2 - 1] + sorted[n / 2]);
+    t.minMs = sorted.front();
+    t.maxMs = sorted.back();
+    if (n > 1) {
+        const double mean = std::accumulate(sorted.begin(), sorted.end(), 0.0) / static_cast<double>(n);
+        double ss = 0;
+        for (double v : sorted)
+            ss += (v - mean) * (v - mean);
+        t.stdevMs = std::sqrt(ss / static_cast<double>(n - 1));
+    }
+    t.samples = static_cast<int>(n);
+    return t;
+}
+
+std::vector<double> numbers(const Json& array) {
+    std::vector<double> out;
+    if (array.is_array())
+        for (const auto& v : array)
+            if (v.is_number())
+                out.push_back(v.get<double>());
+    return out;
+}
+
+// Session fields of Tilescope's T4 metadata ("metadata": {"tilescope": {...}}).
+void readSessionMetadata(const Json& meta, SessionInfo& info) {
+    auto str = [&](const char* key, std::string& out) {
+        if (const auto it = meta.find(key); it != meta.end() && it->is_string())
+            out = it->get<std::string>();
+    };
+    str("kernel", info.kernel);
+    str("problem_json", info.problemJson);
+    str("problem_hash", info.problemHash);
+    str("source_hash", info.sourceHash);
+    str("backend", info.backend);
+    str("strategy", info.strategy);
+    str("budget", info.budget);
+    str("device", info.deviceName);
+    str("arch", info.arch);
+    str("objective", info.objectiveName);
+    str("started_at", info.startedAt);
+    str("ended_at", info.endedAt);
+    str("tool_version", info.toolVersion);
+    if (const auto it = meta.find("seed"); it != meta.end() && it->is_number_unsigned())
+        info.seed = it->get<std::uint64_t>();
+    if (const auto it = meta.find("shape_index"); it != meta.end() && it->is_number_integer())
+        info.shapeIndex = it->get<std::int64_t>();
+    if (const auto it = meta.find("space_size"); it != meta.end() && it->is_number_unsigned())
+        info.spaceSize = it->get<std::uint64_t>();
+    if (const auto it = meta.find("shape"); it != meta.end() && it->is_object())
+        for (auto d = it->begin(); d != it->end(); ++d)
+            if (d.value().is_number_integer())
+                info.shape.emplace_back(d.key(), d.value().get<std::int64_t>());
+    if (const auto it = meta.find("problem_size"); it != meta.end() && it->is_array())
+        for (const auto& v : *it)
+            if (v.is_number_integer())
+                info.problemSize.push_back(v.get<std::int64_t>());
+    if (const auto it = meta.find("parameters"); it != meta.end() && it->is_array())
+        for (const auto& v : *it)
+            if (v.is_string())
+                info.parameters.push_back(v.get<std::string>());
+    if (const auto it = meta.find("provenance"); it != meta.end() && it->is_object())
+        info.provenanceJson = it->dump();
+}
+
+// Tilescope's per-result extension object of our own T4 files.
+void readResultExtension(const Json& ext, ResultRecord& r) {
+    Measurement& m = r.measurement;
+    if (const auto it = ext.find("status"); it != ext.end() && it->is_string())
+        if (const auto status = parseStatus(it->get<std::string>()))
+            m.status = *status;
+    if (const auto it = ext.find("message"); it != ext.end() && it->is_string())
+        m.message = it->get<std::string>();
+    if (const auto it = ext.find("log"); it != ext.end() && it->is_string())
+        r.log = it->get<std::string>();
+    if (const auto it = ext.find("space_index"); it != ext.end() && it->is_number_unsigned())
+        r.spaceIndex = it->get<std::uint64_t>();
+    if (const auto it = ext.find("time"); it != ext.end() && it->is_object()) {
+        m.time.medianMs = numberOr(*it, "median_ms", m.time.medianMs);
+        m.time.minMs = numberOr(*it, "min_ms", m.time.minMs);
+        m.time.maxMs = numberOr(*it, "max_ms", m.time.maxMs);
+        m.time.stdevMs = numberOr(*it, "stdev_ms", m.time.stdevMs);
+        m.time.samples = static_cast<int>(numberOr(*it, "samples", m.time.samples));
+    }
+    m.compileSeconds = numberOr(ext, "compile_s", m.compileSeconds);
+    m.benchmarkSeconds = numberOr(ext, "benchmark_s", m.benchmarkSeconds);
+    if (const auto it = ext.find("verification_error"); it != ext.end() && it->is_number())
+        m.verificationError = it->get<double>();
+    if (const auto it = ext.find("device"); it != ext.end() && it->is_number_integer())
+        m.device = it->get<int>();
+    if (const auto it = ext.find("objective"); it != ext.end() && it->is_number())
+        r.objective = it->get<double>();
+    if (const auto it = ext.find("block_size"); it != ext.end() && it->is_number_integer())
+        r.blockSize = it->get<std::int64_t>();
+    if (const auto it = ext.find("shared_dynamic"); it != ext.end() && it->is_number_integer())
+        r.sharedDynamic = it->get<std::int64_t>();
+    if (const auto it = ext.find("occupancy"); it != ext.end() && it->is_number())
+        r.occupancy = it->get<double>();
+    if (const auto it = ext.find("static"); it != ext.end() && it->is_object()) {
+        StaticInfo i;
+        i.registers = static_cast<int>(numberOr(*it, "registers", -1));
+        i.barriers = static_cast<int>(numberOr(*it, "barriers", 0));
+        i.stackFrame = static_cast<std::int64_t>(numberOr(*it, "stack_frame", 0));
+        i.spillStores = static_cast<std::int64_t>(numberOr(*it, "spill_stores", 0));
+        i.spillLoads = static_cast<std::int64_t>(numberOr(*it, "spill_loads", 0));
+        i.sharedStatic = static_cast<std::int64_t>(numberOr(*it, "shared_static", 0));
+        i.constantBytes = static_cast<std::int64_t>(numberOr(*it, "constant_bytes", 0));
+        m.staticInfo = i;
+    }
+    if (const auto it = ext.find("metrics"); it != ext.end() && it->is_object()) {
+        m.metrics.clear();
+        for (auto mt = it->begin(); mt != it->end(); ++mt)
+            m.metrics.push_back({mt.key(), mt.value().is_number() ? mt.value().get<double>() : NAN});
+    }
+}
+
+ResultStatus statusOfInvalidity(const std::string& invalidity, double correctness) {
+    if (invalidity == "compile")
+        return ResultStatus::CompileError;
+    if (invalidity == "runtime")
+        return ResultStatus::LaunchError;
+    if (invalidity == "timeout")
+        return ResultStatus::Timeout;
+    if (invalidity == "correctness")
+        return ResultStatus::WrongResult;
+    if (invalidity == "constraints")
+        return ResultStatus::Pruned;
+    return correctness > 0 ? ResultStatus::Ok : ResultStatus::WrongResult;
+}
+
+} // namespace
+
+SessionData parseT4(const std::string& text, const std::string& fileName) {
+    const Json doc = parseJson(text, fileName);
+    if (!doc.is_object())
+        fail(fileName, "/", "not a T4 results file: expected a JSON object with \"results\"");
+    if (const auto it = doc.find("schema_version"); it != doc.end()) {
+        if (!it->is_string() || it->get<std::string>() != "1.0.0")
+            fail(fileName, "/schema_version",
+                 "unknown T4 schema version " + it->dump() + " (this version reads T4 1.0.0)");
+    }
+    const Json& results = require(doc, "results", fileName, "");
+    if (!results.is_array())
+        fail(fileName, "/results", "expected an array of results");
+
+    SessionData data;
+    SessionInfo& info = data.info;
+    info.state = SessionState::Imported;
+    const Json* meta = nullptr;
+    if (const auto m = doc.find("metadata"); m != doc.end() && m->is_object())
+        if (const auto t = m->find("tilescope"); t != m->end() && t->is_object())
+            meta = &*t;
+    if (meta)
+        readSessionMetadata(*meta, info);
+
+    std::size_t index = 0;
+    for (const Json& entry : results) {
+        const std::string where = "/results/" + std::to_string(index++);
+        if (!entry.is_object())
+            fail(fileName, where, "expected an object");
+        const Json& configuration = require(entry, "configuration", fileName, where);
+        const Json& times = require(entry, "times", fileName, where);
+        const Json& invalidity = require(entry, "invalidity", fileName, where);
+        const Json& correctness = require(entry, "correctness", fileName, where);
+        if (!configuration.is_object())
+            fail(fileName, where + "/configuration", "expected an object of parameter values");
+        if (!times.is_object())
+            fail(fileName, where + "/times", "expected an object");
+        static const char* kInvalidity[] = {"timeout", "compile", "runtime", "correctness", "constraints", "correct"};
+        if (!invalidity.is_string() || std::none_of(std::begin(kInvalidity), std::end(kInvalidity),
+                                                    [&](const char* v) { return invalidity.get<std::string>() == v; }))
+            fail(fileName, where + "/invalidity",
+                 "expected one of timeout, compile, runtime, correctness, constraints, correct; found " +
+                     invalidity.dump());
+        if (!correctness.is_number())
+            fail(fileName, where + "/correctness", "expected a number");
+
+        ResultRecord r;
+        r.config = configuration;
+        if (info.parameters.empty())
+            for (auto it = configuration.begin(); it != configuration.end(); ++it)
+                info.parameters.push_back(it.key());
+        Measurement& m = r.measurement;
+        m.status = statusOfInvalidity(invalidity.get<std::string>(), correctness.get<double>());
+        // Kernel Tuner writes "compilation"; the schema names "compilation_time". Both in ms.
+        m.compileSeconds = numberOr(times, "compilation_time", numberOr(times, "compilation", 0)) / 1e3;
+        const std::vector<double> runtimes = numbers(times.value("runtimes", Json::array()));
+        m.benchmarkSeconds = numberOr(times, "benchmark", std::accumulate(runtimes.begin(), runtimes.end(), 0.0)) / 1e3;
+        if (!runtimes.empty())
+            m.time = statsOf(runtimes);
+
+        std::string objectiveName = "time";
+        if (const auto it = entry.find("objectives");
+            it != entry.end() && it->is_array() && !it->empty() && (*it)[0].is_string())
+            objectiveName = (*it)[0].get<std::string>();
+        if (const auto it = entry.find("measurements"); it != entry.end() && it->is_array()) {
+            for (const Json& meas : *it) {
+                if (!meas.is_object() || !meas.contains("name") || !meas["name"].is_string())
+                    continue;
+                const std::string name = meas["name"].get<std::string>();
+                const Json value = meas.value("value", Json());
+                if (!value.is_number())
+                    continue; // strings and arrays (Kernel Tuner's "times") carry nothing we keep
+                const std::string unit = meas.value("unit", std::string());
+                const double v = value.get<double>();
+                if (name == "time") {
+                    m.time.medianMs = toMs(v, unit);
+                    if (m.time.samples == 0)
+                        m.time.minMs = m.time.maxMs = m.time.medianMs;
+                } else if (name == "time_min") {
+                    m.time.minMs = toMs(v, unit);
+                } else if (name == "time_max") {
+                    m.time.maxMs = toMs(v, unit);
+                } else if (name == "time_stdev") {
+                    m.time.stdevMs = toMs(v, unit);
+                } else if (name == "samples") {
+                    m.time.samples = static_cast<int>(v);
+                } else {
+                    if (name == objectiveName && name != "time") {
+                        r.objective = v;
+                        if (info.objectiveName.empty())
+                            info.objectiveName = name;
+                    } else {
+                        m.metrics.push_back({name, v});
+                    }
+                }
+            }
+        }
+        if (m.status == ResultStatus::Ok && m.time.samples == 0 && m.time.medianMs > 0)
+            m.time.samples = 1;
+        if (const auto it = entry.find("timestamp"); it != entry.end() && it->is_string())
+            r.recordedAt = it->get<std::string>();
+        if (const auto it = entry.find("tilescope"); it != entry.end() && it->is_object())
+            readResultExtension(*it, r);
+        data.results.push_back(std::move(r));
+    }
+    return data;
+}
+
+SessionData parseKernelTunerCache(const std::string& text, const std::string& fileName) {
+    Json doc;
+    try {
+        doc = parseJson(text, fileName);
+    } catch (const InputError&) {
+        // Kernel Tuner appends entries as it goes and closes the file at the end: a run that was
+        // stopped leaves it open. Close it as Kernel Tuner's reader does; if that does not parse
+        // either, the file is damaged and the first error is the one to report.
+        std::string closed = text;
+        while (!closed.empty() && std::isspace(static_cast<unsigned char>(closed.back())))
+            closed.pop_back();
+        if (!closed.empty() && closed.back() == ',')
+            closed.pop_back();
+        closed += "}\n}";
+        doc = Json::parse(closed, nullptr, false);
+        if (doc.is_discarded())
+            throw;
+    }
+    if (!doc.is_object())
+        fail(fileName, "/", "not a Kernel Tuner cache: expected a JSON object");
+    static const char* kVersions[] = {"1.0.0", "1.0.1", "1.1.0"};
+    if (const auto it = doc.find("schema_version"); it != doc.end()) {
+        if (!it->is_string() || std::none_of(std::begin(kVersions), std::end(kVersions),
+                                             [&](const char* v) { return it->get<std::string>() == v; }))
+            fail(fileName, "/schema_version",
+                 "unknown Kernel Tuner cache schema version " + it->dump() +
+                     " (this version reads 1.0.0, 1.0.1, 1.1.0 and unversioned caches)");
+    }
+    const bool versioned = doc.contains("schema_version");
+    // Unversioned caches (before 1.0.0) may lack the objective; Kernel Tuner assumes time.
+    const Json& device = require(doc, "device_name", fileName, "");
+    const Json& kernel = require(doc, "kernel_name", fileName, "");
+    const Json& keysJson = require(doc, "tune_params_keys", fileName, "");
+    const Json& cache = require(doc, "cache", fileName, "");
+    if (versioned) {
+        require(doc, "problem_size", fileName, "");
+        require(doc, "tune_params", fileName, "");
+        require(doc, "objective", fileName, "");
+    }
+    if (!cache.is_object())
+        fail(fileName, "/cache", "expected an object of entries");
+    if (!keysJson.is_array())
+        fail(fileName, "/tune_params_keys", "expected an array of parameter names");
+    const std::string objective = doc.value("objective", std::string("time"));
+
+    SessionData data;
+    SessionInfo& info = data.info;
+    info.state = SessionState::Imported;
+    info.kernel = kernel.is_string() ? kernel.get<std::string>() : "";
+    info.deviceName = device.is_string() ? device.get<std::string>() : "";
+    for (const auto& k : keysJson) {
+        if (!k.is_string())
+            fail(fileName, "/tune_params_keys", "expected parameter names (strings)");
+        info.parameters.push_back(k.get<std::string>());
+    }
+    if (const auto it = doc.find("problem_size"); it != doc.end()) {
+        if (it->is_array()) {
+            for (const auto& v : *it)
+                if (v.is_number_integer())
+                    info.problemSize.push_back(v.get<std::int64_t>());
+        } else if (it->is_number_integer()) {
+            info.problemSize.push_back(it->get<std::int64_t>());
+        } else if (it->is_string()) { // 1.1.0 allows "4096x4096" and the like
+            std::string digits;
+            for (const char c : it->get<std::string>() + " ") {
+                if (std::isdigit(static_cast<unsigned char>(c))) {
+                    digits += c;
+                } else if (!digits.empty()) {
+                    info.problemSize.push_back(std::stoll(digits));
+                    digits.clear();
+                }
+            }
+        }
+    }
+    const bool throughput = objective != "time" && objective.find("/s") != std::string::npos;
+    if (throughput)
+        info.objectiveName = objective;
+
+    static const char* kKnown[] = {"time",           "times",         "compile_time",   "verification_time",
+                                   "benchmark_time", "strategy_time", "framework_time", "timestamp"};
+    for (auto it = cache.begin(); it != cache.end(); ++it) {
+        const std::string where = "/cache/" + it.key();
+        const Json& entry = it.value();
+        if (!entry.is_object())
+            fail(fileName, where, "expected an object");
+        ResultRecord r;
+        for (const std::string& name : info.parameters) {
+            const auto v = entry.find(name);
+            if (v == entry.end())
+                fail(fileName, where, "missing the value of parameter '" + name + "'");
+            r.config[name] = *v;
+        }
+        Measurement& m = r.measurement;
+        const Json& time = require(entry, "time", fileName, where);
+        const std::vector<double> runtimes = numbers(entry.value("times", Json::array()));
+        if (time.is_number()) {
+            m.status = ResultStatus::Ok;
+            if (!runtimes.empty())
+                m.time = statsOf(runtimes);
+            m.time.medianMs = time.get<double>(); // Kernel Tuner's time (the mean of its runs, in ms)
+            if (runtimes.empty()) {
+                m.time.minMs = m.time.maxMs = m.time.medianMs;
+                m.time.samples = 1;
+            }
+        } else if (time.is_string()) {
+            const std::string error = time.get<std::string>();
+            if (error == "InvalidConfig") {
+                m.status = ResultStatus::Pruned;
+                m.message = "Kernel Tuner: InvalidConfig (violates a restriction or a device limit)";
+            } else if (error == "CompilationFailedConfig") {
+                m.status = ResultStatus::CompileError;
+                m.message = "Kernel Tuner: CompilationFailedConfig";
+            } else {
+                m.status = ResultStatus::LaunchError;
+                m.message = "Kernel Tuner: " + error;
+            }
+        } else {
+            fail(fileName, where + "/time", "expected a number (ms) or an error name");
+        }
+        m.compileSeconds = numberOr(entry, "compile_time", 0) / 1e3;
+        m.benchmarkSeconds = numberOr(entry, "benchmark_time", 0) / 1e3;
+        if (const auto ts = entry.find("timestamp"); ts != entry.end() && ts->is_string())
+            r.recordedAt = ts->get<std::string>();
+        for (auto f = entry.begin(); f != entry.end(); ++f) {
+            const std::string& name = f.key();
+            if (!f.value().is_number() ||
+                std::find(info.parameters.begin(), info.parameters.end(), name) != info.parameters.end())
+                continue;
+            if (std::any_of(std::begin(kKnown), std::end(kKnown), [&](const char* k) { return name == k; }))
+                continue;
+            if (throughput && name == objective) {
+                if (m.status == ResultStatus::Ok)
+                    r.objective = f.value().get<double>();
+                continue;
+            }
+            m.metrics.push_back({name, f.value().get<double>()});
+        }
+        data.results.push_back(std::move(r));
+    }
+    return data;
+}
+
+std::string recordingFormatName(RecordingFormat format) {
+    switch (format) {
+    case RecordingFormat::TilescopeDatabase:
+        return "Tilescope database";
+    case RecordingFormat::T4:
+        return "T4";
+    case RecordingFormat::KernelTunerCache:
+        return "Kernel Tuner cache";
+    case RecordingFormat::BestConfigs:
+        return "best-config JSON";
+    case RecordingFormat::Unknown:
+        break;
+    }
+    return "unknown";
+}
+
+namespace {
+
+RecordingFormat formatOfJson(const Json& doc) {
+    if (!doc.is_object())
+        return RecordingFormat::Unknown;
+    if (doc.contains("cache") && (doc.contains("tune_params_keys") || doc.contains("kernel_name")))
+        return RecordingFormat::KernelTunerCache;
+    if (doc.contains("results"))
+        return RecordingFormat::T4;
+    if (doc.value("format", std::string()) == "tilescope-best-configs")
+        return RecordingFormat::BestConfigs;
+    return RecordingFormat::Unknown;
+}
+
+bool isSqlite(const std::filesystem::path& path) {
+    std::ifstream in(path, std::ios::binary);
+    char header[16] = {};
+    in.read(header, sizeof header);
+    return in.gcount() == 16 && std::memcmp(header, "SQLite format 3", 16) == 0;
+}
+
+// Sniffs the format from the first bytes, so a truncated file is still recognised (and then
+// reported as truncated by its parser, not as "unknown").
+RecordingFormat sniff(const std::string& text) {
+    const std::string head = text.substr(0, 4096);
+    if (head.find("\"tune_params_keys\"") != std::string::npos || head.find("\"kernel_name\"") != std::string::npos)
+        return RecordingFormat::KernelTunerCache;
+    if (head.find("\"results\"") != std::string::npos)
+        return RecordingFormat::T4;
+    if (head.find("tilescope-best-configs") != std::string::npos)
+        return RecordingFormat::BestConfigs;
+    return RecordingFormat::Unknown;
+}
+
+} // namespace
+
+RecordingFormat detectRecordingFormat(const std::filesystem::path& path) {
+    const std::string text = exchange::readText(path);
+    if (isSqlite(path))
+        return RecordingFormat::TilescopeDatabase;
+    const Json doc = Json::parse(text, nullptr, false);
+    if (!doc.is_discarded())
+        return formatOfJson(doc);
+    return sniff(text);
+}
+
+std::vector<SessionData> readRecording(const std::filesystem::path& path) {
+    const std::string name = path.string();
+    if (isSqlite(path)) {
+        const ResultStore store = ResultStore::open(path, StoreMode::ReadOnly);
+        std::vector<SessionData> out;
+        for (const SessionInfo& s : store.sessions())
+            out.push_back(store.load(s.id));
+        if (out.empty())
+            throw InputError(name, "", "the database holds no sessions");
+        return out;
+    }
+    const std::string text = exchange::readText(path);
+    const Json doc = Json::parse(text, nullptr, false);
+    const RecordingFormat format = doc.is_discarded() ? sniff(text) : formatOfJson(doc);
+    switch (format) {
+    case RecordingFormat::T4:
+        return {parseT4(text, name)};
+    case RecordingFormat::KernelTunerCache:
+        return {parseKernelTunerCache(text, name)};
+    case RecordingFormat::BestConfigs:
+        throw InputError(name, "",
+                         "a best-config JSON holds only winners, not a recording; use a T4 file, a Kernel "
+                         "Tuner cache or a Tilescope database");
+    case RecordingFormat::TilescopeDatabase:
+    case RecordingFormat::Unknown:
+        break;
+    }
+    if (doc.is_discarded())
+        exchange::parseJson(text, name); // throws with the line and column
+    throw InputError(name, "",
+                     "not a recording: expected a T4 results file, a Kernel Tuner cache or a Tilescope "
+                     "database");
+}
+
+std::int64_t importSession(ResultStore& store, SessionData data, const std::string& source) {
+    SessionInfo info = data.info;
+    info.state = SessionState::Imported;
+    if (info.backend.empty() || info.backend.rfind("import:", 0) != 0)
+        info.backend = "import:" + source + (info.backend.empty() ? "" : " (" + info.backend + ")");
+    if (info.startedAt.empty())
+        info.startedAt = nowIso8601();
+    if (info.endedAt.empty())
+        info.endedAt = nowIso8601();
+    if (info.parameters.empty() && !data.results.empty())
+        for (auto it = data.results.front().config.begin(); it != data.results.front().config.end(); ++it)
+            info.parameters.push_back(it.key());
+    const std::int64_t id = store.createSession(info);
+    store.appendMany(id, data.results);
+    return id;
+}
+
+} // namespace tilescope

@@ -1,0 +1,76 @@
+#pragma once
+
+// Where measurements come from. A backend is opened for one problem at one shape, then measures
+// batches of configs: the CUDA backend (issue 5) dispatches a batch's configs to one worker
+// process per GPU as workers become idle and reports each result as it completes; the replay
+// backend answers from a recording. Both are driven by a TuningSession on one thread.
+
+#include "analysis/gpuarch.h"
+#include "compile/compiler.h"
+#include "measure/measurement.h"
+#include "space/configspace.h"
+
+#include <atomic>
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <span>
+#include <string>
+
+namespace tilescope {
+
+class TuningProblem;
+
+/// What a backend tells the session once opened.
+struct BackendInfo {
+    std::string kind;        ///< "replay", "cuda"
+    std::string description; ///< for people: "replay of rec.json (Kernel Tuner cache, 2761 results)"
+    std::string deviceName;  ///< "NVIDIA H200"; "" unknown
+    std::string arch;        ///< "sm_90"; "" unknown (then the session compiles only for an arch it is given)
+    /// The device's limits, for pruning configs that cannot launch; nullopt: none known (nothing
+    /// is pruned by limits). A replay gives the recorded device's arch table entry when it knows one.
+    std::optional<ArchLimits> limits;
+    std::string provenanceJson = "{}"; ///< device UUID, driver, CUDA version, SM clock, ... (JSON object)
+    bool needsCubins = false;          ///< measure() needs each config's compiled cubin (CUDA)
+    /// Times are recorded, not spent (a replay): the session's time budget counts the recorded
+    /// compile and benchmark times instead of the wall clock.
+    bool simulated = false;
+    std::size_t preferredBatch = 1; ///< configs per measure() call that keep every device busy
+};
+
+/// One config to measure.
+struct MeasureItem {
+    std::uint64_t index = 0;                 ///< in the session's ConfigSpace
+    Config config;                           ///< value indices
+    const CompileResult* compiled = nullptr; ///< its compile (cubin, static info); null when not compiled
+};
+
+/// Limits of one measure() call.
+struct MeasureControl {
+    double perConfigSeconds = 0; ///< a config measured longer than this is a Timeout (0 = no cap)
+    /// Past it, configs not started come back Skipped ("the run's time cap was reached").
+    std::optional<std::chrono::steady_clock::time_point> deadline;
+    const std::atomic<bool>* cancel = nullptr; ///< once set, configs not started come back Skipped ("cancelled")
+};
+
+/// Receives item `item`'s measurement, on the thread that called measure(), in completion order.
+using MeasureSink = std::function<void(std::size_t item, Measurement measurement)>;
+
+class Backend {
+public:
+    virtual ~Backend() = default;
+    /// Prepares to measure configs of `problem` at shape `shapeIndex` (whose space is `space`;
+    /// all three outlive the backend's use). Throws InputError when it cannot: a recording of
+    /// another problem or shape, no device.
+    virtual BackendInfo open(const TuningProblem& problem, std::size_t shapeIndex, const ConfigSpace& space) = 0;
+    /// Measures every item exactly once and reports each to `sink` before returning. Nothing a
+    /// config does makes it throw: faults, hangs and errors are results.
+    virtual void measure(std::span<const MeasureItem> items, const MeasureControl& control,
+                         const MeasureSink& sink) = 0;
+    /// Releases devices and workers. Called once the session ends; safe to call twice.
+    virtual void close() {}
+};
+
+} // namespace tilescope

@@ -1,0 +1,81 @@
+#pragma once
+
+// What one evaluation of a config gives, whichever backend produced it (the GPU worker, a replay
+// of a recording): the status, the timing statistics, hardware metrics, and what it cost.
+
+#include "compile/compiler.h"
+
+#include <cstdint>
+#include <iterator>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace tilescope {
+
+/// The outcome of evaluating one config. Only Ok results rank; every status is a result that is
+/// stored, so a run never loses a config.
+enum class ResultStatus : std::uint8_t {
+    Ok,           ///< compiled, ran, verified; timing is valid
+    CompileError, ///< NVRTC rejected it; the log is kept
+    LaunchError,  ///< the launch failed (too many resources, bad geometry)
+    WrongResult,  ///< ran but the output did not match the reference
+    Crashed,      ///< the worker died running it (illegal address, trap)
+    Timeout,      ///< the watchdog stopped it
+    Pruned,       ///< never run: over the device's limits (shared memory, threads) or a prune rule
+    Skipped,      ///< never run: e.g. absent from a replayed recording
+};
+
+/// "ok", "compile_error", "launch_error", "wrong_result", "crashed", "timeout", "pruned", "skipped".
+std::string_view statusName(ResultStatus status);
+/// The inverse of statusName; nullopt for an unknown name.
+std::optional<ResultStatus> parseStatus(std::string_view name);
+/// Statuses that a replayed or resumed session may treat as final for a config.
+inline bool isMeasured(ResultStatus s) {
+    return s != ResultStatus::Skipped;
+}
+/// Every status, in enum order (for tables and counts).
+inline constexpr ResultStatus kAllStatuses[] = {
+    ResultStatus::Ok,      ResultStatus::CompileError, ResultStatus::LaunchError, ResultStatus::WrongResult,
+    ResultStatus::Crashed, ResultStatus::Timeout,      ResultStatus::Pruned,      ResultStatus::Skipped,
+};
+inline constexpr std::size_t kStatusCount = std::size(kAllStatuses);
+
+/// Kernel time statistics over the timed samples, in milliseconds.
+struct TimingStats {
+    double medianMs = 0;
+    double minMs = 0;
+    double maxMs = 0;
+    double stdevMs = 0;
+    int samples = 0;
+
+    bool operator==(const TimingStats&) const = default;
+};
+
+/// A named hardware counter or derived value (CUPTI metric names, e.g. "dram__bytes_read.sum").
+struct Metric {
+    std::string name;
+    double value = 0;
+
+    bool operator==(const Metric&) const = default;
+};
+
+/// What a backend reports for one config.
+struct Measurement {
+    ResultStatus status = ResultStatus::Skipped;
+    TimingStats time;                        ///< valid when status == Ok (and for WrongResult when timed)
+    std::vector<Metric> metrics;             ///< empty when metrics are off or unavailable
+    double compileSeconds = 0;               ///< compile wall time (a replay reports the recorded one)
+    double benchmarkSeconds = 0;             ///< wall time spent measuring this config (recorded, for a replay)
+    std::optional<double> verificationError; ///< the largest error against the reference, when verified
+    std::string message;                     ///< why it failed, or a note ("absent from the recording")
+    int device = -1;                         ///< which device measured it (-1: none)
+    /// What the backend knows of the compiled kernel: the worker's function attributes, or a
+    /// recording's static info. The session prefers its own compile's report when it has one.
+    std::optional<StaticInfo> staticInfo;
+
+    bool operator==(const Measurement&) const = default;
+};
+
+} // namespace tilescope

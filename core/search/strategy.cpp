@@ -1,0 +1,182 @@
+#include "search/strategy.h"
+
+#include "base/error.h"
+#include "spec/tuningproblem.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <random>
+#include <unordered_map>
+#include <unordered_set>
+
+namespace tilescope {
+
+Budget Budget::fromProblem(const TuningProblem& problem) {
+    Budget budget;
+    for (std::size_t i = 0; i < problem.budget.size(); ++i) {
+        const BudgetEntry& e = problem.budget[i];
+        const std::string where = "/Budget/" + std::to_string(i);
+        if (e.type == "ConfigurationCount") {
+            if (!(e.value >= 1))
+                throw InputError(problem.fileName, where, "ConfigurationCount must be at least 1");
+            budget.configs = static_cast<std::uint64_t>(e.value);
+        } else if (e.type == "ConfigurationFraction") {
+            if (!(e.value > 0 && e.value <= 1))
+                throw InputError(problem.fileName, where, "ConfigurationFraction must be in (0, 1]");
+            budget.fraction = e.value;
+        } else if (e.type == "TuningDuration") {
+            if (!(e.value > 0))
+                throw InputError(problem.fileName, where, "TuningDuration must be a positive number of seconds");
+            budget.seconds = e.value;
+        } else {
+            throw InputError(problem.fileName, where,
+                             "unknown budget type '" + e.type +
+                                 "' (known: ConfigurationCount, ConfigurationFraction, TuningDuration)");
+        }
+    }
+    return budget;
+}
+
+std::uint64_t Budget::configLimit(std::uint64_t spaceSize) const {
+    std::uint64_t limit = spaceSize;
+    if (configs)
+        limit = std::min(limit, *configs);
+    if (fraction) {
+        const double n = std::ceil(*fraction * static_cast<double>(spaceSize) - 1e-9);
+        limit = std::min(limit, static_cast<std::uint64_t>(std::max(0.0, n)));
+    }
+    return limit;
+}
+
+std::string Budget::describe() const {
+    std::string text;
+    char buf[64];
+    if (configs)
+        text += std::to_string(*configs) + " configs";
+    if (fraction) {
+        std::snprintf(buf, sizeof buf, "%g %% of the space", *fraction * 100);
+        text += (text.empty() ? "" : ", ") + std::string(buf);
+    }
+    if (seconds) {
+        std::snprintf(buf, sizeof buf, "%g s", *seconds);
+        text += (text.empty() ? "" : ", ") + std::string(buf);
+    }
+    return text;
+}
+
+// Exhaustive
+
+ExhaustiveStrategy::ExhaustiveStrategy(const StrategyContext& context)
+    : m_size(context.space->size()) {}
+
+std::vector<std::uint64_t> ExhaustiveStrategy::propose(std::size_t count) {
+    std::vector<std::uint64_t> out;
+    while (out.size() < count && m_next < m_size) {
+        const std::uint64_t i = m_next++;
+        if (m_seen.erase(i) > 0)
+            continue;
+        out.push_back(i);
+    }
+    return out;
+}
+
+void ExhaustiveStrategy::observe(std::span<const Observation> observations) {
+    // Only configs not yet proposed matter: those the walk has passed are never proposed again.
+    for (const Observation& o : observations) {
+        if (o.index >= m_next && o.index < m_size)
+            m_seen.insert(o.index);
+    }
+}
+
+bool ExhaustiveStrategy::done() const {
+    // Every config not yet walked may have been seen already: then nothing is left.
+    return m_next + m_seen.size() >= m_size;
+}
+
+// Random
+
+struct RandomStrategy::State {
+    std::uint64_t size = 0;
+    std::mt19937_64 rng;
+    std::uint64_t position = 0;                               // draws so far
+    std::unordered_map<std::uint64_t, std::uint64_t> swapped; // slot -> value, where not the identity
+    std::unordered_set<std::uint64_t> seen;                   // observed without being drawn (resume)
+
+    std::uint64_t slot(std::uint64_t i) const {
+        const auto it = swapped.find(i);
+        return it == swapped.end() ? i : it->second;
+    }
+    // One Fisher-Yates step over the virtual array [0, size).
+    std::uint64_t draw() {
+        const std::uint64_t j = position + uniformBelow(rng, size - position);
+        const std::uint64_t value = slot(j);
+        if (j != position)
+            swapped[j] = slot(position);
+        swapped.erase(position);
+        ++position;
+        return value;
+    }
+};
+
+RandomStrategy::RandomStrategy(const StrategyContext& context)
+    : m_state(std::make_unique<State>()) {
+    m_state->size = context.space->size();
+    m_state->rng.seed(context.seed);
+}
+
+RandomStrategy::~RandomStrategy() = default;
+
+std::vector<std::uint64_t> RandomStrategy::propose(std::size_t count) {
+    State& s = *m_state;
+    std::vector<std::uint64_t> out;
+    while (out.size() < count && s.position < s.size) {
+        const std::uint64_t value = s.draw();
+        if (s.seen.erase(value) > 0)
+            continue;
+        out.push_back(value);
+    }
+    return out;
+}
+
+void RandomStrategy::observe(std::span<const Observation> observations) {
+    // Observations of drawn configs need nothing; prior ones are skipped when their turn comes, so
+    // a resumed session walks the same order as an uninterrupted one.
+    for (const Observation& o : observations)
+        if (o.prior && o.index < m_state->size)
+            m_state->seen.insert(o.index);
+}
+
+bool RandomStrategy::done() const {
+    return m_state->position + m_state->seen.size() >= m_state->size;
+}
+
+// Factory
+
+std::vector<std::string> strategyNames() {
+    return {"exhaustive", "random"};
+}
+
+std::string canonicalStrategyName(std::string_view name) {
+    if (name == "exhaustive" || name == "brute_force" || name == "bruteforce")
+        return "exhaustive";
+    if (name == "random" || name == "random_sample")
+        return "random";
+    return {};
+}
+
+std::unique_ptr<Strategy> makeStrategy(std::string_view name, const StrategyContext& context) {
+    if (!context.space)
+        throw std::logic_error("makeStrategy: no space");
+    const std::string canonical = canonicalStrategyName(name);
+    if (canonical == "exhaustive")
+        return std::make_unique<ExhaustiveStrategy>(context);
+    if (canonical == "random")
+        return std::make_unique<RandomStrategy>(context);
+    std::string known;
+    for (const auto& n : strategyNames())
+        known += (known.empty() ? "" : ", ") + n;
+    throw InputError("", "--strategy", "unknown strategy '" + std::string(name) + "' (known: " + known + ")");
+}
+
+} // namespace tilescope

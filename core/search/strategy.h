@@ -1,0 +1,129 @@
+#pragma once
+
+// Search strategies: which configs of a space to evaluate, in which order. A strategy proposes
+// batches of space indices and observes their results (failures included); it never proposes an
+// invalid config or one it proposed or observed before, and it is deterministic for a seed.
+// Budgets (how many configs, how long) are the session's business: a strategy only learns the
+// budget to plan (a model-based strategy sizes its initial design from it).
+
+#include "compile/compiler.h"
+#include "measure/measurement.h"
+#include "space/configspace.h"
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <unordered_set>
+#include <vector>
+
+namespace tilescope {
+
+class TuningProblem;
+
+/// How much to tune: any combination of limits; the first reached ends the session.
+struct Budget {
+    std::optional<std::uint64_t> configs; ///< T1 ConfigurationCount: at most this many evaluations
+    std::optional<double> fraction;       ///< T1 ConfigurationFraction: of the valid space, in (0, 1]
+    std::optional<double> seconds;        ///< T1 TuningDuration: of tuning time (see TuningSession)
+
+    /// The budget a problem's T1 "Budget" entries give. Throws InputError for an unknown type or a
+    /// value out of range.
+    static Budget fromProblem(const TuningProblem& problem);
+    /// The most evaluations in a space of `spaceSize` valid configs: the smaller of the count and
+    /// ceil(fraction * spaceSize); spaceSize when neither is set.
+    std::uint64_t configLimit(std::uint64_t spaceSize) const;
+    /// For people: "100 configs, 60 s" or "" when unlimited.
+    std::string describe() const;
+    bool unlimited() const { return !configs && !fraction && !seconds; }
+};
+
+/// What compiling a config tells before any device time is spent.
+struct StaticFeatures {
+    StaticInfo info;              ///< registers, spills, stack, static shared memory
+    std::int64_t blockSize = 0;   ///< threads per block
+    std::int64_t sharedBytes = 0; ///< static + dynamic shared memory per block
+    double occupancy = 0;         ///< theoretical occupancy, percent (0 when unknown)
+    bool launchable = true;       ///< within the device's limits
+};
+
+/// One evaluated config, as a strategy sees it.
+struct Observation {
+    std::uint64_t index = 0; ///< in the space
+    ResultStatus status = ResultStatus::Ok;
+    /// Lower is better: the median time in ms, or minus the objective (e.g. -TFLOP/s) when the
+    /// problem has one. Meaningful only when status == Ok.
+    double score = 0;
+    std::optional<StaticFeatures> features; ///< when the session compiled it (or a recording had them)
+    bool prior = false; ///< recorded before this run (a resumed session): not proposed by this strategy
+};
+
+/// What a strategy is made with.
+struct StrategyContext {
+    const ConfigSpace* space = nullptr; ///< outlives the strategy
+    std::uint64_t seed = 0;
+    Budget budget;
+    std::uint64_t configLimit = 0; ///< budget.configLimit(space->size())
+    /// Static features of any config of the space, compiling it when needed (cached); empty when
+    /// the session does not compile. For strategies that rank candidates before measuring them.
+    std::function<std::optional<StaticFeatures>(std::uint64_t index)> staticFeatures;
+};
+
+class Strategy {
+public:
+    virtual ~Strategy() = default;
+    virtual std::string name() const = 0;
+    /// Up to `count` configs (space indices) to evaluate next, each valid and never proposed or
+    /// observed before. Fewer, or none, when the strategy waits for results of configs in flight
+    /// (then done() is false) or has nothing left (done() is true).
+    virtual std::vector<std::uint64_t> propose(std::size_t count) = 0;
+    /// Results in any order: of proposed configs, or of prior ones (a resumed session passes
+    /// those, with `prior` set, before its first propose()).
+    virtual void observe(std::span<const Observation> observations) = 0;
+    /// Nothing more to propose, ever.
+    virtual bool done() const = 0;
+};
+
+/// Visits every config in index order.
+class ExhaustiveStrategy : public Strategy {
+public:
+    explicit ExhaustiveStrategy(const StrategyContext& context);
+    std::string name() const override { return "exhaustive"; }
+    std::vector<std::uint64_t> propose(std::size_t count) override;
+    void observe(std::span<const Observation> observations) override;
+    bool done() const override;
+
+private:
+    std::uint64_t m_size;
+    std::uint64_t m_next = 0;
+    std::unordered_set<std::uint64_t> m_seen; // observed before their turn (resume)
+};
+
+/// Uniformly random order without replacement: a Fisher-Yates shuffle drawn lazily (memory grows
+/// with the configs drawn, not the space), deterministic for the seed on every platform.
+class RandomStrategy : public Strategy {
+public:
+    explicit RandomStrategy(const StrategyContext& context);
+    ~RandomStrategy() override;
+    std::string name() const override { return "random"; }
+    std::vector<std::uint64_t> propose(std::size_t count) override;
+    void observe(std::span<const Observation> observations) override;
+    bool done() const override;
+
+private:
+    struct State;
+    std::unique_ptr<State> m_state;
+};
+
+/// The strategies makeStrategy() knows: "exhaustive", "random".
+std::vector<std::string> strategyNames();
+/// The canonical name of a strategy name or alias (T1/Kernel Tuner's "brute_force" is
+/// "exhaustive", "random_sample" is "random"); "" when unknown.
+std::string canonicalStrategyName(std::string_view name);
+/// Makes a strategy by name or alias. Throws InputError for an unknown name, listing the known ones.
+std::unique_ptr<Strategy> makeStrategy(std::string_view name, const StrategyContext& context);
+
+} // namespace tilescope

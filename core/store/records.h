@@ -1,0 +1,112 @@
+#pragma once
+
+// The value types of tuning results as the store keeps them and the exchange formats carry
+// them: a session (what was tuned, where, how) and its results (one config's measurement plus
+// what compiling it told). Independent of a ConfigSpace: a config is a JSON object name -> value,
+// so results of imported files, older problem versions and other tools fit too.
+
+#include "measure/measurement.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace tilescope {
+
+/// Where a session stands.
+enum class SessionState : std::uint8_t {
+    Running,   ///< being tuned (or its tuner died: resume it)
+    Finished,  ///< its strategy or budget ended it
+    Cancelled, ///< the user stopped it (resumable)
+    Failed,    ///< an error ended it (`message` says which)
+    Imported,  ///< read from a file (T4, a Kernel Tuner cache)
+};
+
+/// "running", "finished", "cancelled", "failed", "imported".
+std::string_view sessionStateName(SessionState state);
+std::optional<SessionState> parseSessionState(std::string_view name);
+
+/// A config as recorded: a JSON object of parameter name -> value (numbers, bools, strings),
+/// in the problem's parameter order.
+using ConfigValues = nlohmann::ordered_json;
+
+/// A config's identity within a session: its values in order, each as compact JSON, joined by
+/// commas ("64,128,8,4,4,4,2"; a string value keeps its quotes). Like Kernel Tuner's cache keys.
+std::string configKey(const ConfigValues& config);
+/// The config as compact JSON text, as ConfigValues::dump() writes it (but faster).
+std::string configJson(const ConfigValues& config);
+/// "BLOCK_M=64 BLOCK_N=128 ..." (strings without quotes).
+std::string describeConfig(const ConfigValues& config);
+
+/// One tuning session: a problem at one shape on one backend with one strategy.
+struct SessionInfo {
+    std::int64_t id = 0;                    ///< assigned by the store
+    std::string kernel;                     ///< the kernel's name ("" unknown)
+    std::string problemJson;                ///< the T1 problem as tuned ("" for imports that carry none)
+    std::string problemHash;                ///< SHA-256 (hex) of problemJson ("" when none)
+    std::string sourceHash;                 ///< SHA-256 (hex) of the kernel source ("" unknown)
+    std::optional<std::int64_t> shapeIndex; ///< which of the problem's shapes
+    std::vector<std::pair<std::string, std::int64_t>> shape; ///< its dims, in file order (may be empty)
+    std::vector<std::int64_t> problemSize;                   ///< T1 ProblemSize evaluated (Kernel Tuner's key)
+    std::vector<std::string> parameters;                     ///< parameter names, in order
+    std::string backend;                                     ///< "replay:FILE", "cuda", "import:FILE"
+    std::string strategy;                                    ///< "exhaustive", "random", ... ("" for imports)
+    std::uint64_t seed = 0;
+    std::string budget;                ///< for people: "100 configs", "10 % of the space", "60 s", "" = the whole space
+    std::string deviceName;            ///< "NVIDIA H200" ("" unknown)
+    std::string arch;                  ///< "sm_90" ("" unknown)
+    std::string provenanceJson = "{}"; ///< device UUID, driver, CUDA and NVRTC versions, clocks, tool version
+    std::string objectiveName;         ///< "TFLOP/s"; "" = time only (lower is better)
+    std::uint64_t spaceSize = 0;       ///< valid configs at this shape (0 unknown)
+    std::string startedAt;             ///< ISO 8601 UTC, "2026-11-29T10:04:05.123Z"
+    std::string endedAt;               ///< "" while running
+    SessionState state = SessionState::Running;
+    std::string message; ///< why it failed, or a note
+    std::string toolVersion = TILESCOPE_VERSION;
+
+    /// "M=4096 N=4096 K=4096", else "problem_size=4096,4096", else "".
+    std::string shapeLabel() const;
+};
+
+/// One evaluation of one config.
+struct ResultRecord {
+    std::int64_t id = 0; ///< assigned by the store
+    std::int64_t sessionId = 0;
+    std::optional<std::uint64_t> spaceIndex; ///< in the session's ConfigSpace, when known
+    ConfigValues config = ConfigValues::object();
+    Measurement measurement;                   ///< status, timing, metrics, costs, static info (measurement.staticInfo)
+    std::optional<double> objective;           ///< the session's objective (e.g. TFLOP/s), for Ok results
+    std::optional<std::int64_t> blockSize;     ///< threads per block
+    std::optional<std::int64_t> sharedDynamic; ///< bytes of dynamic shared memory per block
+    std::optional<double> occupancy;           ///< theoretical occupancy in percent
+    std::string log;                           ///< the compile log of a compile error
+    std::string recordedAt;                    ///< ISO 8601 UTC; the store sets it when empty
+
+    ResultStatus status() const { return measurement.status; }
+    bool ok() const { return measurement.status == ResultStatus::Ok; }
+    double timeMs() const { return measurement.time.medianMs; }
+};
+
+/// A session with its results: what import writes into a store, export reads, replay answers from.
+struct SessionData {
+    SessionInfo info;
+    std::vector<ResultRecord> results;
+};
+
+/// Whether `a` ranks before `b`: Ok results first; among them the higher objective when both
+/// have one, else the lower median time; ties by lower id. Failed results keep their order.
+bool ranksBefore(const ResultRecord& a, const ResultRecord& b);
+/// The results sorted by rank, best first (stable).
+std::vector<ResultRecord> ranked(std::vector<ResultRecord> results);
+/// The best Ok result, or nullopt.
+std::optional<ResultRecord> bestOf(const std::vector<ResultRecord>& results);
+
+/// The current time as ISO 8601 UTC with milliseconds.
+std::string nowIso8601();
+
+} // namespace tilescope

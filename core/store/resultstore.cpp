@@ -1,0 +1,712 @@
+#include "store/resultstore.h"
+
+#include "base/error.h"
+#include "store/schema.h"
+
+#include <sqlite3.h>
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <stdexcept>
+#include <unordered_map>
+
+namespace tilescope {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// A prepared statement, reset after each use. Column and bind indices follow SQLite (bind from 1,
+// columns from 0).
+class Statement {
+public:
+    Statement() = default;
+    Statement(sqlite3* db, const char* sql)
+        : m_db(db) {
+        if (sqlite3_prepare_v3(db, sql, -1, SQLITE_PREPARE_PERSISTENT, &m_stmt, nullptr) != SQLITE_OK)
+            throw std::runtime_error(std::string("SQLite: cannot prepare: ") + sqlite3_errmsg(db) + " in: " + sql);
+    }
+    Statement(const Statement&) = delete;
+    Statement& operator=(const Statement&) = delete;
+    Statement(Statement&& o) noexcept
+        : m_db(o.m_db)
+        , m_stmt(o.m_stmt) {
+        o.m_stmt = nullptr;
+    }
+    Statement& operator=(Statement&& o) noexcept {
+        std::swap(m_db, o.m_db);
+        std::swap(m_stmt, o.m_stmt);
+        return *this;
+    }
+    ~Statement() { sqlite3_finalize(m_stmt); }
+
+    Statement& bind(int i, std::int64_t v) {
+        check(sqlite3_bind_int64(m_stmt, i, v));
+        return *this;
+    }
+    Statement& bind(int i, double v) {
+        check(std::isfinite(v) ? sqlite3_bind_double(m_stmt, i, v) : sqlite3_bind_null(m_stmt, i));
+        return *this;
+    }
+    Statement& bind(int i, const std::string& v) {
+        check(sqlite3_bind_text(m_stmt, i, v.data(), static_cast<int>(v.size()), SQLITE_TRANSIENT));
+        return *this;
+    }
+    /// Text that outlives the statement's next run(): bound without a copy.
+    Statement& bindView(int i, std::string_view v) {
+        check(sqlite3_bind_text(m_stmt, i, v.data(), static_cast<int>(v.size()), SQLITE_STATIC));
+        return *this;
+    }
+    Statement& bindNull(int i) {
+        check(sqlite3_bind_null(m_stmt, i));
+        return *this;
+    }
+    template <typename T>
+    Statement& bind(int i, const std::optional<T>& v) {
+        if (v)
+            return bind(i, *v);
+        return bindNull(i);
+    }
+
+    /// Steps once: true while a row is available.
+    bool step() {
+        const int rc = sqlite3_step(m_stmt);
+        if (rc == SQLITE_ROW)
+            return true;
+        if (rc == SQLITE_DONE)
+            return false;
+        const std::string message = sqlite3_errmsg(m_db);
+        sqlite3_reset(m_stmt);
+        throw std::runtime_error("SQLite: " + message);
+    }
+    void run() {
+        while (step()) {
+        }
+        reset();
+    }
+    // Bindings stay: every use binds all parameters again.
+    void reset() { sqlite3_reset(m_stmt); }
+
+    bool isNull(int c) const { return sqlite3_column_type(m_stmt, c) == SQLITE_NULL; }
+    std::int64_t integer(int c) const { return sqlite3_column_int64(m_stmt, c); }
+    double real(int c) const { return sqlite3_column_double(m_stmt, c); }
+    std::string text(int c) const {
+        const auto* p = sqlite3_column_text(m_stmt, c);
+        return p ? std::string(reinterpret_cast<const char*>(p),
+                               static_cast<std::size_t>(sqlite3_column_bytes(m_stmt, c)))
+                 : std::string();
+    }
+    std::optional<std::int64_t> optInteger(int c) const {
+        return isNull(c) ? std::nullopt : std::optional<std::int64_t>(integer(c));
+    }
+    std::optional<double> optReal(int c) const { return isNull(c) ? std::nullopt : std::optional<double>(real(c)); }
+
+private:
+    void check(int rc) {
+        if (rc != SQLITE_OK)
+            throw std::runtime_error(std::string("SQLite: cannot bind: ") + sqlite3_errmsg(m_db));
+    }
+    sqlite3* m_db = nullptr;
+    sqlite3_stmt* m_stmt = nullptr;
+};
+
+// Text JSON writes as it is (no quotes or backslashes to escape, ASCII only).
+bool plainText(const std::string& s) {
+    for (const char c : s)
+        if (c == '"' || c == '\\' || static_cast<unsigned char>(c) < 0x20 || static_cast<unsigned char>(c) >= 0x80)
+            return false;
+    return true;
+}
+
+std::string shapeJson(const SessionInfo& info) {
+    nlohmann::ordered_json shape = nlohmann::ordered_json::object();
+    for (const auto& [name, value] : info.shape)
+        shape[name] = value;
+    return shape.dump();
+}
+
+} // namespace
+
+struct ResultStore::Impl {
+    std::filesystem::path path;
+    bool readOnly = false;
+    StoreOptions options;
+    sqlite3* db = nullptr;
+    std::thread::id owner = std::this_thread::get_id();
+    int schemaVersion = 0;
+
+    bool inTransaction = false;
+    Clock::time_point lastCommit{}; // the epoch: the first append commits at once
+
+    Statement begin, commit, insertConfig, insertResult, deleteSkipped;
+    // Per session: config key -> config id, for the configs this connection has seen.
+    std::unordered_map<std::int64_t, std::unordered_map<std::string, std::int64_t>> configIds;
+
+    ~Impl() {
+        if (db) {
+            if (inTransaction)
+                sqlite3_exec(db, "COMMIT", nullptr, nullptr, nullptr);
+            // Statements must be finalised before the connection closes.
+            begin = Statement();
+            commit = Statement();
+            insertConfig = Statement();
+            insertResult = Statement();
+            deleteSkipped = Statement();
+            sqlite3_close_v2(db);
+        }
+    }
+
+    void checkThread() const {
+        if (std::this_thread::get_id() != owner)
+            throw std::logic_error("ResultStore used from a thread other than the one that opened it");
+    }
+    void checkWritable() const {
+        if (readOnly)
+            throw InputError(path.string(), "", "the database was opened read-only");
+    }
+
+    void exec(const char* sql) {
+        char* error = nullptr;
+        if (sqlite3_exec(db, sql, nullptr, nullptr, &error) != SQLITE_OK) {
+            const std::string message = error ? error : sqlite3_errmsg(db);
+            sqlite3_free(error);
+            throw std::runtime_error("SQLite: " + message);
+        }
+    }
+
+    void beginIfNeeded() {
+        if (!inTransaction) {
+            begin.run();
+            inTransaction = true;
+        }
+    }
+    // Commits pending results. Only a commit of results restarts the interval: the first result
+    // after a quiet spell is then committed at once.
+    void commitNow() {
+        if (inTransaction) {
+            commit.run();
+            inTransaction = false;
+            lastCommit = Clock::now();
+        }
+    }
+
+    void prepareWriters() {
+        begin = Statement(db, "BEGIN IMMEDIATE");
+        commit = Statement(db, "COMMIT");
+        insertConfig = Statement(db, "INSERT INTO configs (session_id, space_index, key, config) VALUES (?, ?, ?, ?)");
+        insertResult = Statement(
+            db, "INSERT INTO results (session_id, config_id, status, time_ms, time_min_ms, time_max_ms, time_stdev_ms, "
+                "samples, objective, compile_s, benchmark_s, verification_error, registers, barriers, stack_frame, "
+                "spill_stores, spill_loads, shared_static, constant_bytes, block_size, shared_dynamic, occupancy, "
+                "device, metrics, message, log, recorded_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
+                "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+        // Scoped by session and status, so that results_by_session finds the few rows.
+        deleteSkipped =
+            Statement(db, "DELETE FROM results WHERE session_id = ? AND status = 'skipped' AND config_id = ?");
+    }
+
+    std::int64_t configId(std::int64_t sessionId, const ResultRecord& r, bool& existed) {
+        auto [known, first] = configIds.try_emplace(sessionId);
+        auto& ids = known->second;
+        if (first) {
+            // The session's configs, once: this map is what keeps a config to one row per session
+            // (a unique index would cost a third of a bulk import's time; one tuner drives a session).
+            Statement all(db, "SELECT key, id FROM configs WHERE session_id = ?");
+            all.bind(1, sessionId);
+            while (all.step())
+                ids.emplace(all.text(0), all.integer(1));
+        }
+        std::string key = configKey(r.config);
+        if (const auto it = ids.find(key); it != ids.end()) {
+            existed = true;
+            return it->second;
+        }
+        insertConfig.bind(1, sessionId);
+        if (r.spaceIndex)
+            insertConfig.bind(2, static_cast<std::int64_t>(*r.spaceIndex));
+        else
+            insertConfig.bindNull(2);
+        const std::string text = configJson(r.config);
+        insertConfig.bindView(3, key).bindView(4, text);
+        insertConfig.run();
+        existed = false;
+        const std::int64_t id = sqlite3_last_insert_rowid(db);
+        ids.emplace(std::move(key), id);
+        return id;
+    }
+
+    // `now` stands in for records without a time.
+    std::int64_t insert(std::int64_t sessionId, const ResultRecord& r, const std::string& now) {
+        bool existed = false;
+        const std::int64_t config = configId(sessionId, r, existed);
+        if (existed)
+            deleteSkipped.bind(1, sessionId).bind(2, config).run();
+        const Measurement& m = r.measurement;
+        const bool timed = m.time.samples > 0 || m.time.medianMs > 0;
+        Statement& s = insertResult;
+        s.bind(1, sessionId).bind(2, config).bindView(3, statusName(m.status));
+        if (timed)
+            s.bind(4, m.time.medianMs).bind(5, m.time.minMs).bind(6, m.time.maxMs).bind(7, m.time.stdevMs);
+        else
+            s.bindNull(4).bindNull(5).bindNull(6).bindNull(7);
+        s.bind(8, std::int64_t(m.time.samples)).bind(9, r.objective).bind(10, m.compileSeconds);
+        s.bind(11, m.benchmarkSeconds).bind(12, m.verificationError);
+        if (m.staticInfo) {
+            const StaticInfo& i = *m.staticInfo;
+            if (i.registers >= 0)
+                s.bind(13, std::int64_t(i.registers));
+            else
+                s.bindNull(13);
+            s.bind(14, std::int64_t(i.barriers)).bind(15, i.stackFrame).bind(16, i.spillStores);
+            s.bind(17, i.spillLoads).bind(18, i.sharedStatic).bind(19, i.constantBytes);
+        } else {
+            for (int c = 13; c <= 19; ++c)
+                s.bindNull(c);
+        }
+        s.bind(20, r.blockSize).bind(21, r.sharedDynamic).bind(22, r.occupancy);
+        if (m.device >= 0)
+            s.bind(23, std::int64_t(m.device));
+        else
+            s.bindNull(23);
+        std::string metrics = "{}";
+        if (!m.metrics.empty()) {
+            metrics = "{";
+            for (const Metric& metric : m.metrics) {
+                if (metrics.size() > 1)
+                    metrics += ',';
+                if (plainText(metric.name))
+                    metrics.append("\"").append(metric.name).append("\"");
+                else
+                    metrics += nlohmann::json(metric.name).dump();
+                metrics += ':';
+                if (std::isfinite(metric.value)) {
+                    char buf[32];
+                    metrics.append(buf, std::to_chars(buf, buf + sizeof buf, metric.value).ptr);
+                } else {
+                    metrics += "null";
+                }
+            }
+            metrics += '}';
+        }
+        s.bindView(24, metrics).bindView(25, m.message).bindView(26, r.log);
+        s.bindView(27, r.recordedAt.empty() ? now : r.recordedAt);
+        s.run();
+        return sqlite3_last_insert_rowid(db);
+    }
+
+    static SessionInfo readSession(const Statement& s) {
+        SessionInfo info;
+        info.id = s.integer(0);
+        info.kernel = s.text(1);
+        info.problemJson = s.text(2);
+        info.problemHash = s.text(3);
+        info.sourceHash = s.text(4);
+        info.shapeIndex = s.optInteger(5);
+        const auto shape = nlohmann::ordered_json::parse(s.text(6), nullptr, false);
+        if (shape.is_object())
+            for (auto it = shape.begin(); it != shape.end(); ++it)
+                if (it.value().is_number_integer())
+                    info.shape.emplace_back(it.key(), it.value().get<std::int64_t>());
+        const auto size = nlohmann::json::parse(s.text(7), nullptr, false);
+        if (size.is_array())
+            for (const auto& v : size)
+                if (v.is_number_integer())
+                    info.problemSize.push_back(v.get<std::int64_t>());
+        const auto params = nlohmann::json::parse(s.text(8), nullptr, false);
+        if (params.is_array())
+            for (const auto& v : params)
+                if (v.is_string())
+                    info.parameters.push_back(v.get<std::string>());
+        info.backend = s.text(9);
+        info.strategy = s.text(10);
+        info.seed = static_cast<std::uint64_t>(s.integer(11));
+        info.budget = s.text(12);
+        info.deviceName = s.text(13);
+        info.arch = s.text(14);
+        info.provenanceJson = s.text(15);
+        info.objectiveName = s.text(16);
+        info.spaceSize = static_cast<std::uint64_t>(s.integer(17));
+        info.startedAt = s.text(18);
+        info.endedAt = s.text(19);
+        info.state = parseSessionState(s.text(20)).value_or(SessionState::Failed);
+        info.message = s.text(21);
+        info.toolVersion = s.text(22);
+        return info;
+    }
+
+    static constexpr const char* kSessionColumns =
+        "SELECT id, kernel, problem_json, problem_hash, source_hash, shape_index, shape, problem_size, parameters, "
+        "backend, strategy, seed, budget, device_name, arch, provenance, objective_name, space_size, started_at, "
+        "ended_at, state, message, tool_version FROM sessions ";
+
+    std::vector<ResultRecord> readResults(std::int64_t sessionId) const {
+        std::vector<ResultRecord> out;
+        Statement s(db, "SELECT r.id, c.space_index, c.config, r.status, r.time_ms, r.time_min_ms, r.time_max_ms, "
+                        "r.time_stdev_ms, r.samples, r.objective, r.compile_s, r.benchmark_s, r.verification_error, "
+                        "r.registers, r.barriers, r.stack_frame, r.spill_stores, r.spill_loads, r.shared_static, "
+                        "r.constant_bytes, r.block_size, r.shared_dynamic, r.occupancy, r.device, r.message, r.log, "
+                        "r.recorded_at, r.metrics FROM results r JOIN configs c ON c.id = r.config_id "
+                        "WHERE r.session_id = ? ORDER BY r.id");
+        s.bind(1, sessionId);
+        while (s.step()) {
+            ResultRecord r;
+            r.id = s.integer(0);
+            r.sessionId = sessionId;
+            if (const auto index = s.optInteger(1))
+                r.spaceIndex = static_cast<std::uint64_t>(*index);
+            r.config = ConfigValues::parse(s.text(2), nullptr, false);
+            if (!r.config.is_object())
+                r.config = ConfigValues::object();
+            Measurement& m = r.measurement;
+            m.status = parseStatus(s.text(3)).value_or(ResultStatus::Skipped);
+            m.time.medianMs = s.optReal(4).value_or(0);
+            m.time.minMs = s.optReal(5).value_or(0);
+            m.time.maxMs = s.optReal(6).value_or(0);
+            m.time.stdevMs = s.optReal(7).value_or(0);
+            m.time.samples = static_cast<int>(s.integer(8));
+            r.objective = s.optReal(9);
+            m.compileSeconds = s.real(10);
+            m.benchmarkSeconds = s.real(11);
+            m.verificationError = s.optReal(12);
+            if (!s.isNull(14)) { // barriers is set whenever static info was
+                StaticInfo i;
+                i.registers = static_cast<int>(s.optInteger(13).value_or(-1));
+                i.barriers = static_cast<int>(s.integer(14));
+                i.stackFrame = s.integer(15);
+                i.spillStores = s.integer(16);
+                i.spillLoads = s.integer(17);
+                i.sharedStatic = s.integer(18);
+                i.constantBytes = s.integer(19);
+                m.staticInfo = i;
+            }
+            r.blockSize = s.optInteger(20);
+            r.sharedDynamic = s.optInteger(21);
+            r.occupancy = s.optReal(22);
+            m.device = static_cast<int>(s.optInteger(23).value_or(-1));
+            m.message = s.text(24);
+            r.log = s.text(25);
+            r.recordedAt = s.text(26);
+            const std::string metrics = s.text(27);
+            if (metrics.size() > 2) {
+                const auto parsed = nlohmann::ordered_json::parse(metrics, nullptr, false);
+                if (parsed.is_object())
+                    for (auto it = parsed.begin(); it != parsed.end(); ++it)
+                        m.metrics.push_back({it.key(), it.value().is_number() ? it.value().get<double>() : NAN});
+            }
+            out.push_back(std::move(r));
+        }
+        return out;
+    }
+};
+
+namespace {
+
+[[noreturn]] void openError(const std::filesystem::path& path, const std::string& message) {
+    throw InputError(path.string(), "", message);
+}
+
+int queryInt(sqlite3* db, const char* sql) {
+    Statement s(db, sql);
+    return s.step() ? static_cast<int>(s.integer(0)) : 0;
+}
+
+bool looksLikeSqlite(const std::filesystem::path& path) {
+    std::ifstream in(path, std::ios::binary);
+    char header[16] = {};
+    in.read(header, sizeof header);
+    const auto got = in.gcount();
+    return got == 0 || (got == 16 && std::memcmp(header, "SQLite format 3", 16) == 0);
+}
+
+} // namespace
+
+ResultStore ResultStore::open(const std::filesystem::path& path, StoreMode mode, const StoreOptions& options) {
+    namespace fs = std::filesystem;
+    const bool readOnly = mode == StoreMode::ReadOnly;
+    std::error_code ec;
+    if (path.empty())
+        openError(path, "no database path given");
+    if (fs::is_directory(path, ec))
+        openError(path, "is a folder, not a database file");
+    const bool exists = fs::exists(path, ec);
+    if (!exists) {
+        if (readOnly)
+            openError(path, "no such database (check the path; `tilescope-cli tune ... --db FILE` creates one)");
+        const fs::path parent = path.has_parent_path() ? path.parent_path() : fs::path(".");
+        if (!fs::is_directory(parent, ec))
+            openError(path, "cannot create the database: the folder " + parent.string() + " does not exist");
+    } else if (!looksLikeSqlite(path)) {
+        openError(path, "not a SQLite database (a Tilescope results database is a SQLite file)");
+    }
+
+    auto impl = std::make_unique<Impl>();
+    impl->path = path;
+    impl->readOnly = readOnly;
+    impl->options = options;
+    const int flags =
+        (readOnly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE) | SQLITE_OPEN_NOMUTEX;
+    const int rc = sqlite3_open_v2(path.c_str(), &impl->db, flags, nullptr);
+    if (rc != SQLITE_OK) {
+        const std::string why = impl->db ? sqlite3_errmsg(impl->db) : sqlite3_errstr(rc);
+        openError(path, readOnly ? "cannot open the database: " + why
+                                 : "cannot open the database for writing (a read-only file or folder?): " + why);
+    }
+    sqlite3* db = impl->db;
+    sqlite3_extended_result_codes(db, 1);
+    sqlite3_busy_timeout(db, static_cast<int>(options.busyTimeout.count()));
+    if (!readOnly && sqlite3_db_readonly(db, "main") == 1)
+        openError(path, "the database is read-only (file permissions); tuning and importing need to write it");
+
+    try {
+        // Reading the schema is the first access: a damaged or foreign file fails here.
+        const int tables = queryInt(db, "SELECT count(*) FROM sqlite_master");
+        const int hasVersion =
+            queryInt(db, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'schema_version'");
+        const int appId = queryInt(db, "PRAGMA application_id");
+        if ((tables > 0 && !hasVersion) || (appId != 0 && appId != store::kApplicationId))
+            openError(path, "a SQLite database, but not a Tilescope results database");
+        const int version = hasVersion ? queryInt(db, "SELECT max(version) FROM schema_version") : 0;
+        if (version > kSchemaVersion)
+            openError(path, "the database has schema version " + std::to_string(version) +
+                                ", newer than this Tilescope reads (up to " + std::to_string(kSchemaVersion) +
+                                "): it was written by a newer Tilescope; use that version (its `export` writes "
+                                "T4 or CSV that this one reads)");
+        if (readOnly) {
+            if (version == 0)
+                openError(path, "an empty database: it holds no Tilescope schema yet");
+            if (version < kSchemaVersion)
+                openError(path, "the database has the older schema version " + std::to_string(version) +
+                                    "; open it once read-write (tune or import) to upgrade it");
+        } else {
+            impl->exec("PRAGMA journal_mode = WAL");
+            impl->exec("PRAGMA synchronous = NORMAL"); // WAL + NORMAL: durable across a killed process
+            // A bulk import's transaction spills to the WAL when the page cache fills: 64 MB keeps
+            // 100,000 results in memory until the commit.
+            impl->exec("PRAGMA cache_size = -65536");
+            if (version < kSchemaVersion) {
+                impl->exec("BEGIN IMMEDIATE");
+                for (const store::Migration& m : store::migrations()) {
+                    if (m.version <= version)
+                        continue;
+                    impl->exec(m.sql);
+                    Statement mark(db,
+                                   "INSERT INTO schema_version (version, applied_at, tool_version) VALUES (?, ?, ?)");
+                    mark.bind(1, std::int64_t(m.version)).bind(2, nowIso8601()).bind(3, std::string(TILESCOPE_VERSION));
+                    mark.run();
+                }
+                impl->exec(("PRAGMA application_id = " + std::to_string(store::kApplicationId)).c_str());
+                impl->exec("COMMIT");
+            }
+            impl->prepareWriters();
+        }
+        // Foreign keys stay off (SQLite's default): see schema.cpp.
+        impl->schemaVersion = kSchemaVersion;
+    } catch (const InputError&) {
+        throw;
+    } catch (const std::exception& e) {
+        const int code = sqlite3_errcode(db) & 0xff;
+        if (code == SQLITE_NOTADB || code == SQLITE_CORRUPT)
+            openError(path, "not a SQLite database, or a damaged one: " + std::string(sqlite3_errmsg(db)));
+        if (code == SQLITE_READONLY || code == SQLITE_CANTOPEN || code == SQLITE_PERM || code == SQLITE_AUTH)
+            openError(path, "cannot write the database or its journal (a read-only file or folder?): " +
+                                std::string(sqlite3_errmsg(db)));
+        if (code == SQLITE_BUSY)
+            openError(path, "the database is locked by another process");
+        openError(path, std::string("cannot open the database: ") + e.what());
+    }
+    return ResultStore(std::move(impl));
+}
+
+ResultStore::ResultStore(std::unique_ptr<Impl> impl)
+    : m_impl(std::move(impl)) {}
+ResultStore::ResultStore(ResultStore&&) noexcept = default;
+ResultStore& ResultStore::operator=(ResultStore&&) noexcept = default;
+ResultStore::~ResultStore() = default;
+
+const std::filesystem::path& ResultStore::path() const {
+    return m_impl->path;
+}
+bool ResultStore::readOnly() const {
+    return m_impl->readOnly;
+}
+int ResultStore::schemaVersion() const {
+    return m_impl->schemaVersion;
+}
+
+std::int64_t ResultStore::createSession(const SessionInfo& info) {
+    m_impl->checkThread();
+    m_impl->checkWritable();
+    m_impl->commitNow();
+    Statement s(m_impl->db,
+                "INSERT INTO sessions (kernel, problem_json, problem_hash, source_hash, shape_index, shape, "
+                "problem_size, parameters, backend, strategy, seed, budget, device_name, arch, provenance, "
+                "objective_name, space_size, started_at, ended_at, state, message, tool_version) VALUES (?, ?, ?, ?, "
+                "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+    s.bind(1, info.kernel).bind(2, info.problemJson).bind(3, info.problemHash).bind(4, info.sourceHash);
+    s.bind(5, info.shapeIndex).bind(6, shapeJson(info)).bind(7, nlohmann::json(info.problemSize).dump());
+    s.bind(8, nlohmann::json(info.parameters).dump()).bind(9, info.backend).bind(10, info.strategy);
+    s.bind(11, static_cast<std::int64_t>(info.seed)).bind(12, info.budget).bind(13, info.deviceName);
+    s.bind(14, info.arch).bind(15, info.provenanceJson.empty() ? std::string("{}") : info.provenanceJson);
+    s.bind(16, info.objectiveName).bind(17, static_cast<std::int64_t>(info.spaceSize));
+    s.bind(18, info.startedAt.empty() ? nowIso8601() : info.startedAt);
+    if (info.endedAt.empty())
+        s.bindNull(19);
+    else
+        s.bind(19, info.endedAt);
+    s.bind(20, std::string(sessionStateName(info.state))).bind(21, info.message).bind(22, info.toolVersion);
+    s.run();
+    return sqlite3_last_insert_rowid(m_impl->db);
+}
+
+void ResultStore::setSessionState(std::int64_t sessionId, SessionState state, const std::string& message) {
+    m_impl->checkThread();
+    m_impl->checkWritable();
+    m_impl->commitNow();
+    Statement s(m_impl->db, "UPDATE sessions SET state = ?, ended_at = ?, message = ? WHERE id = ?");
+    s.bind(1, std::string(sessionStateName(state)));
+    if (state == SessionState::Running)
+        s.bindNull(2);
+    else
+        s.bind(2, nowIso8601());
+    s.bind(3, message).bind(4, sessionId);
+    s.run();
+}
+
+void ResultStore::setSessionProvenance(std::int64_t sessionId, const std::string& deviceName, const std::string& arch,
+                                       const std::string& provenanceJson) {
+    m_impl->checkThread();
+    m_impl->checkWritable();
+    m_impl->commitNow();
+    Statement s(m_impl->db, "UPDATE sessions SET device_name = ?, arch = ?, provenance = ? WHERE id = ?");
+    s.bind(1, deviceName).bind(2, arch).bind(3, provenanceJson.empty() ? std::string("{}") : provenanceJson);
+    s.bind(4, sessionId).run();
+}
+
+void ResultStore::deleteSession(std::int64_t sessionId) {
+    m_impl->checkThread();
+    m_impl->checkWritable();
+    m_impl->beginIfNeeded();
+    for (const char* sql : {"DELETE FROM results WHERE session_id = ?", "DELETE FROM configs WHERE session_id = ?",
+                            "DELETE FROM sessions WHERE id = ?"}) {
+        Statement s(m_impl->db, sql);
+        s.bind(1, sessionId).run();
+    }
+    m_impl->commitNow();
+    m_impl->configIds.erase(sessionId);
+}
+
+std::vector<SessionInfo> ResultStore::sessions() const {
+    m_impl->checkThread();
+    Statement s(m_impl->db, (std::string(Impl::kSessionColumns) + "ORDER BY id").c_str());
+    std::vector<SessionInfo> out;
+    while (s.step())
+        out.push_back(Impl::readSession(s));
+    return out;
+}
+
+std::optional<SessionInfo> ResultStore::session(std::int64_t sessionId) const {
+    m_impl->checkThread();
+    Statement s(m_impl->db, (std::string(Impl::kSessionColumns) + "WHERE id = ?").c_str());
+    s.bind(1, sessionId);
+    if (!s.step())
+        return std::nullopt;
+    return Impl::readSession(s);
+}
+
+std::optional<SessionInfo> ResultStore::findResumable(const SessionInfo& like) const {
+    m_impl->checkThread();
+    Statement s(m_impl->db, (std::string(Impl::kSessionColumns) +
+                             "WHERE problem_hash = ? AND shape_index IS ? AND backend = ? AND strategy = ? AND "
+                             "seed = ? AND state != 'imported' ORDER BY id DESC LIMIT 1")
+                                .c_str());
+    s.bind(1, like.problemHash).bind(2, like.shapeIndex).bind(3, like.backend).bind(4, like.strategy);
+    s.bind(5, static_cast<std::int64_t>(like.seed));
+    if (!s.step())
+        return std::nullopt;
+    return Impl::readSession(s);
+}
+
+std::int64_t ResultStore::append(std::int64_t sessionId, const ResultRecord& record) {
+    m_impl->checkThread();
+    m_impl->checkWritable();
+    m_impl->beginIfNeeded();
+    const std::int64_t id = m_impl->insert(sessionId, record, record.recordedAt.empty() ? nowIso8601() : "");
+    if (Clock::now() - m_impl->lastCommit >= m_impl->options.commitInterval)
+        m_impl->commitNow();
+    return id;
+}
+
+void ResultStore::appendMany(std::int64_t sessionId, std::span<const ResultRecord> records) {
+    m_impl->checkThread();
+    m_impl->checkWritable();
+    m_impl->beginIfNeeded();
+    const std::string now = nowIso8601();
+    for (const ResultRecord& r : records)
+        m_impl->insert(sessionId, r, now);
+    m_impl->commitNow();
+}
+
+void ResultStore::flush() {
+    m_impl->checkThread();
+    if (!m_impl->readOnly)
+        m_impl->commitNow();
+}
+
+bool ResultStore::commitIfDue() {
+    m_impl->checkThread();
+    if (!m_impl->inTransaction || Clock::now() - m_impl->lastCommit < m_impl->options.commitInterval)
+        return false;
+    m_impl->commitNow();
+    return true;
+}
+
+std::vector<ResultRecord> ResultStore::results(std::int64_t sessionId, bool rankedOrder, std::size_t limit) const {
+    m_impl->checkThread();
+    std::vector<ResultRecord> out = m_impl->readResults(sessionId);
+    if (rankedOrder)
+        out = ranked(std::move(out));
+    if (limit > 0 && out.size() > limit)
+        out.resize(limit);
+    return out;
+}
+
+std::uint64_t ResultStore::resultCount(std::int64_t sessionId) const {
+    m_impl->checkThread();
+    Statement s(m_impl->db, "SELECT count(*) FROM results WHERE session_id = ?");
+    s.bind(1, sessionId);
+    return s.step() ? static_cast<std::uint64_t>(s.integer(0)) : 0;
+}
+
+StatusCounts ResultStore::statusCounts(std::int64_t sessionId) const {
+    m_impl->checkThread();
+    Statement s(m_impl->db, "SELECT status, count(*) FROM results WHERE session_id = ? GROUP BY status");
+    s.bind(1, sessionId);
+    StatusCounts counts;
+    while (s.step()) {
+        if (const auto status = parseStatus(s.text(0))) {
+            const auto n = static_cast<std::uint64_t>(s.integer(1));
+            counts.byStatus[static_cast<std::size_t>(*status)] += n;
+            counts.total += n;
+        }
+    }
+    return counts;
+}
+
+std::optional<ResultRecord> ResultStore::best(std::int64_t sessionId) const {
+    return bestOf(results(sessionId));
+}
+
+SessionData ResultStore::load(std::int64_t sessionId) const {
+    SessionData data;
+    const auto info = session(sessionId);
+    if (!info)
+        throw InputError(path().string(), "", "no session " + std::to_string(sessionId) + " in the database");
+    data.info = *info;
+    data.results = results(sessionId);
+    return data;
+}
+
+} // namespace tilescope

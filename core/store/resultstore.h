@@ -1,0 +1,114 @@
+#pragma once
+
+// The results database: one SQLite file (WAL journal) holding tuning sessions, their configs and
+// results and metrics. A tuner appends results as they arrive; each is committed within
+// `commitInterval` (100 ms), so a killed tuner loses at most that much, and a resumed session
+// skips every config already done. Other processes (the GUI, `show`) read while a tuner writes.
+// The schema is documented for users (README, "The results database") and versioned: a newer
+// schema than this build knows is refused, an older one is migrated on a read-write open.
+//
+// A ResultStore belongs to the thread that opened it (SQLite connections are not shared between
+// threads here); every call from another thread throws std::logic_error.
+
+#include "store/records.h"
+
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace tilescope {
+
+enum class StoreMode {
+    ReadWrite, ///< creates the file when missing, migrates an older schema
+    ReadOnly,  ///< never writes; the file must exist
+};
+
+struct StoreOptions {
+    /// Results appended one by one are committed at the latest this long after the first of them
+    /// (or at flush()): the most a killed tuner can lose.
+    std::chrono::milliseconds commitInterval{100};
+    /// How long a write waits for another process's write lock before failing.
+    std::chrono::milliseconds busyTimeout{5000};
+};
+
+/// Results per status of one session (indexed by ResultStatus).
+struct StatusCounts {
+    std::uint64_t byStatus[kStatusCount] = {};
+    std::uint64_t total = 0;
+    std::uint64_t of(ResultStatus s) const { return byStatus[static_cast<std::size_t>(s)]; }
+};
+
+class ResultStore {
+public:
+    /// The schema version this build writes.
+    static constexpr int kSchemaVersion = 1;
+
+    /// Opens (or, read-write, creates) the database at `path`. Throws InputError, naming the path:
+    /// a missing file (read-only) or folder, a file or folder it may not write (read-write), a file
+    /// that is not SQLite, a SQLite file that is not a Tilescope database, a newer schema.
+    static ResultStore open(const std::filesystem::path& path, StoreMode mode = StoreMode::ReadWrite,
+                            const StoreOptions& options = {});
+
+    ResultStore(ResultStore&&) noexcept;
+    ResultStore& operator=(ResultStore&&) noexcept;
+    /// Commits what is pending.
+    ~ResultStore();
+
+    const std::filesystem::path& path() const;
+    bool readOnly() const;
+    /// The schema version of the file (after migration: kSchemaVersion).
+    int schemaVersion() const;
+
+    // Sessions
+
+    /// Adds a session (committed at once) and returns its id. `info.id` is ignored.
+    std::int64_t createSession(const SessionInfo& info);
+    /// Sets a session's state, end time (now, unless it is Running) and message.
+    void setSessionState(std::int64_t sessionId, SessionState state, const std::string& message = {});
+    /// Replaces the session's provenance JSON (a backend learns the device once it runs).
+    void setSessionProvenance(std::int64_t sessionId, const std::string& deviceName, const std::string& arch,
+                              const std::string& provenanceJson);
+    /// Removes a session with its configs, results and metrics (one transaction).
+    void deleteSession(std::int64_t sessionId);
+    std::vector<SessionInfo> sessions() const;
+    std::optional<SessionInfo> session(std::int64_t sessionId) const;
+    /// The newest session that a re-run of the same tuning continues: same problem hash, shape
+    /// index, backend, strategy and seed.
+    std::optional<SessionInfo> findResumable(const SessionInfo& like) const;
+
+    // Results
+
+    /// Appends a result (its config is added to the session's configs when new) and returns
+    /// the result's id. A Skipped result is a placeholder: appending another result for the same
+    /// config replaces it. Committed within commitInterval.
+    std::int64_t append(std::int64_t sessionId, const ResultRecord& record);
+    /// Appends many results in one transaction (imports): far faster than one by one.
+    void appendMany(std::int64_t sessionId, std::span<const ResultRecord> records);
+    /// Commits pending results now.
+    void flush();
+    /// Commits pending results if the oldest is older than commitInterval; whether it committed.
+    bool commitIfDue();
+
+    /// The session's results: in insertion order, or ranked (best first; see ranksBefore).
+    /// `limit` 0 = all.
+    std::vector<ResultRecord> results(std::int64_t sessionId, bool rankedOrder = false, std::size_t limit = 0) const;
+    std::uint64_t resultCount(std::int64_t sessionId) const;
+    StatusCounts statusCounts(std::int64_t sessionId) const;
+    std::optional<ResultRecord> best(std::int64_t sessionId) const;
+    /// Everything of a session, for export.
+    SessionData load(std::int64_t sessionId) const;
+
+    struct Impl;
+
+private:
+    explicit ResultStore(std::unique_ptr<Impl> impl);
+    std::unique_ptr<Impl> m_impl;
+};
+
+} // namespace tilescope

@@ -1,0 +1,583 @@
+#include "tuner/tuningsession.h"
+
+#include "analysis/staticanalysis.h"
+#include "base/error.h"
+#include "compile/sha256.h"
+#include "exchange/configcodec.h"
+#include "spec/tuningproblem.h"
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <deque>
+#include <fstream>
+#include <future>
+#include <sstream>
+#include <unordered_map>
+#include <unordered_set>
+
+namespace tilescope {
+
+namespace {
+using Clock = std::chrono::steady_clock;
+
+double secondsSince(Clock::time_point t) {
+    return std::chrono::duration<double>(Clock::now() - t).count();
+}
+
+std::string fileHash(const std::filesystem::path& path) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in)
+        return {};
+    std::ostringstream text;
+    text << in.rdbuf();
+    return Sha256::hex(Sha256::hash(text.str()));
+}
+
+std::string formatSeconds(double s) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%g", s);
+    return buf;
+}
+} // namespace
+
+// ObjectiveEvaluator
+
+struct ObjectiveEvaluator::Impl {
+    bool enabled = false;
+    std::string name;
+    expr::Expression count;
+    double scale = 1;
+    expr::ValueList storage;
+    std::vector<expr::Value> slots;
+    std::size_t parameters = 0;
+};
+
+ObjectiveEvaluator::ObjectiveEvaluator(const TuningProblem& problem, std::size_t shapeIndex)
+    : m_impl(std::make_unique<Impl>()) {
+    if (!problem.objective || problem.objective->count.empty())
+        return;
+    Impl& d = *m_impl;
+    d.name = problem.objective->name.empty() ? "objective" : problem.objective->name;
+    d.scale = problem.objective->scale > 0 ? problem.objective->scale : 1;
+    try {
+        d.count = expr::Expression::compile(problem.objective->count, problem.scope());
+    } catch (const expr::ExprError& e) {
+        throw InputError(problem.fileName, "/Tilescope/Objective/Count", e.what());
+    }
+    d.slots = problem.shapeSlots(shapeIndex, d.storage);
+    d.parameters = problem.parameters.size();
+    d.enabled = true;
+}
+
+ObjectiveEvaluator::~ObjectiveEvaluator() = default;
+bool ObjectiveEvaluator::enabled() const {
+    return m_impl->enabled;
+}
+const std::string& ObjectiveEvaluator::name() const {
+    return m_impl->name;
+}
+
+std::optional<double> ObjectiveEvaluator::value(const ConfigSpace& space, const Config& config, double timeMs) const {
+    const Impl& d = *m_impl;
+    if (!d.enabled || !(timeMs > 0))
+        return std::nullopt;
+    std::vector<expr::Value> slots = d.slots;
+    for (std::size_t p = 0; p < d.parameters && p < config.size(); ++p)
+        slots[p] = space.value(config, static_cast<int>(p));
+    expr::Value out;
+    expr::EvalStatus status;
+    if (!d.count.tryEvaluate(slots.data(), out, status) || !out.isNumber())
+        return std::nullopt;
+    const double count = out.kind == expr::Kind::Float ? out.f : static_cast<double>(out.i);
+    return count / (timeMs * 1e-3) / d.scale;
+}
+
+// TuningSession
+
+TuningSession::TuningSession(const TuningProblem& problem, Backend& backend, ResultStore& store, SessionOptions options,
+                             SessionEvents events, CompileService* compiler)
+    : m_problem(problem)
+    , m_backend(backend)
+    , m_store(store)
+    , m_options(std::move(options))
+    , m_events(std::move(events))
+    , m_compiler(compiler) {}
+
+TuningSession::~TuningSession() = default;
+
+void TuningSession::cancel() {
+    m_cancel.store(true);
+}
+bool TuningSession::cancelled() const {
+    return m_cancel.load();
+}
+
+// Everything of one run(): the pipeline's state.
+struct TuningSession::Run {
+    TuningSession& self;
+    const TuningProblem& problem;
+    const SessionOptions& options;
+    ConfigSpace space;
+    BackendInfo backend;
+    std::unique_ptr<ConfigCodec> codec;
+    std::unique_ptr<ObjectiveEvaluator> objective;
+    std::unique_ptr<StaticAnalyzer> analyzer;
+    std::optional<ArchLimits> limits;
+    std::string arch;
+    bool compiling = false;
+
+    SessionInfo info;
+    std::int64_t sessionId = 0;
+    bool resumed = false;
+    std::uint64_t priorResults = 0;
+    std::unique_ptr<Strategy> strategy;
+
+    std::unordered_set<std::uint64_t> done;         // configs with a final result
+    std::unordered_set<std::uint64_t> placeholders; // configs whose stored result is Skipped (the store replaces it)
+    SessionProgress progress;
+    Clock::time_point start = Clock::now();
+    std::string stopReason;
+
+    struct Pending {
+        std::uint64_t index = 0;
+        Config config;
+        std::future<CompileResult> future;
+        std::optional<CompileResult> compiled;
+        std::optional<ConfigAnalysis> analysis;
+    };
+    std::deque<Pending> queue;
+
+    Run(TuningSession& s, ConfigSpace builtSpace)
+        : self(s)
+        , problem(s.m_problem)
+        , options(s.m_options)
+        , space(std::move(builtSpace)) {}
+
+    bool timeUp() const {
+        if (!options.budget.seconds)
+            return false;
+        return (backend.simulated ? progress.recordedSeconds : secondsSince(start)) >= *options.budget.seconds;
+    }
+
+    void updateRates() {
+        progress.elapsedSeconds = secondsSince(start);
+        progress.rate =
+            progress.elapsedSeconds > 0 ? static_cast<double>(progress.thisRun) / progress.elapsedSeconds : 0;
+        progress.etaSeconds = progress.rate > 0 && progress.total >= progress.done
+                                  ? static_cast<double>(progress.total - progress.done) / progress.rate
+                                  : -1;
+    }
+
+    Observation observationOf(const ResultRecord& r, std::uint64_t index, bool prior) const {
+        Observation o;
+        o.index = index;
+        o.status = r.status();
+        o.score = r.objective ? -*r.objective : r.timeMs();
+        o.prior = prior;
+        if (r.measurement.staticInfo) {
+            StaticFeatures f;
+            f.info = *r.measurement.staticInfo;
+            f.blockSize = r.blockSize.value_or(0);
+            f.sharedBytes = f.info.sharedStatic + r.sharedDynamic.value_or(0);
+            f.occupancy = r.occupancy.value_or(0);
+            f.launchable = r.status() != ResultStatus::Pruned;
+            o.features = f;
+        }
+        return o;
+    }
+
+    void count(const ResultRecord& r, int sign) {
+        auto& n = progress.counts.byStatus[static_cast<std::size_t>(r.status())];
+        n = sign > 0 ? n + 1 : n - 1;
+        progress.counts.total = sign > 0 ? progress.counts.total + 1 : progress.counts.total - 1;
+    }
+
+    // Stores a result and tells everyone.
+    void record(ResultRecord r, std::uint64_t index) {
+        r.sessionId = sessionId;
+        r.spaceIndex = index;
+        if (r.recordedAt.empty())
+            r.recordedAt = nowIso8601();
+        r.id = self.m_store.append(sessionId, r);
+        ++progress.thisRun;
+        if (placeholders.erase(index) > 0) {
+            ResultRecord replaced;
+            replaced.measurement.status = ResultStatus::Skipped;
+            count(replaced, -1);
+        }
+        if (r.status() == ResultStatus::Skipped)
+            placeholders.insert(index);
+        count(r, +1);
+        progress.recordedSeconds += r.measurement.compileSeconds + r.measurement.benchmarkSeconds;
+        if (isMeasured(r.status()))
+            if (done.insert(index).second)
+                ++progress.done;
+        const bool better = r.ok() && (!progress.best || ranksBefore(r, *progress.best));
+        if (better)
+            progress.best = r;
+        const Observation o = observationOf(r, index, false);
+        strategy->observe(std::span<const Observation>(&o, 1));
+        if (self.m_events.result)
+            self.m_events.result(r);
+        if (better && self.m_events.newBest)
+            self.m_events.newBest(r);
+        updateRates();
+        if (self.m_events.progress)
+            self.m_events.progress(progress);
+    }
+
+    ResultRecord baseRecord(const Pending& p) const {
+        ResultRecord r;
+        r.config = codec->toValues(p.config);
+        if (p.analysis) {
+            const ConfigAnalysis& a = *p.analysis;
+            if (a.geometry.error.empty()) {
+                r.blockSize = a.geometry.blockSize;
+                r.sharedDynamic = a.geometry.sharedDynamic;
+            }
+            if (a.compiled())
+                r.measurement.staticInfo = a.info;
+            if (a.compiled() && a.geometry.error.empty() && a.occupancy.maxWarps > 0)
+                r.occupancy = a.occupancy.percent();
+        }
+        return r;
+    }
+
+    Pending makePending(std::uint64_t index) {
+        Pending p;
+        p.index = index;
+        p.config = space.at(index);
+        if (compiling)
+            p.future = self.m_compiler->submit(analyzer->requests().request(p.config, arch));
+        return p;
+    }
+
+    static bool ready(const Pending& p) {
+        return !p.future.valid() || p.future.wait_for(std::chrono::seconds(0)) == std::future_status::ready;
+    }
+
+    // Compile errors and configs over the device's limits become results without measuring.
+    std::optional<ResultRecord> verdictBeforeMeasuring(Pending& p) {
+        if (!compiling)
+            return std::nullopt;
+        const CompileResult& cr = *p.compiled;
+        p.analysis = analyzer->analyze(p.index, p.config, arch, cr);
+        const ConfigAnalysis& a = *p.analysis;
+        ResultRecord r = baseRecord(p);
+        r.measurement.compileSeconds = cr.seconds;
+        if (!cr.ok()) {
+            r.measurement.status = ResultStatus::CompileError;
+            r.measurement.message = cr.message.empty() ? std::string(compileStatusName(cr.status)) : cr.message;
+            r.log = cr.log;
+            return r;
+        }
+        if (!a.geometry.error.empty()) {
+            r.measurement.status = ResultStatus::LaunchError;
+            r.measurement.message = a.geometry.error;
+            return r;
+        }
+        if (limits) {
+            KernelResources k;
+            k.registers = cr.info.registers;
+            k.sharedStatic = cr.info.sharedStatic;
+            k.sharedDynamic = a.geometry.sharedDynamic;
+            k.barriers = cr.info.barriers;
+            k.blockSize = a.geometry.blockSize;
+            const Occupancy occ = theoreticalOccupancy(*limits, k);
+            if (!occ.launchable) {
+                r.measurement.status = ResultStatus::Pruned;
+                r.measurement.message = "over the device's limits: " + occ.reason;
+                return r;
+            }
+        }
+        if (options.pruneHeavySpills && a.spill == SpillClass::Heavy) {
+            r.measurement.status = ResultStatus::Pruned;
+            r.measurement.message = "heavy register spilling: " + std::to_string(cr.info.spillStores) +
+                                    " bytes stored, " + std::to_string(cr.info.spillLoads) + " loaded per thread";
+            return r;
+        }
+        return std::nullopt;
+    }
+
+    void setUp() {
+        const TuningProblem& pr = problem;
+        backend = self.m_backend.open(pr, options.shapeIndex, space);
+        arch = options.arch.empty() ? backend.arch : options.arch;
+        using C = SessionOptions::Compile;
+        compiling = options.compile == C::Always || (options.compile == C::Auto && backend.needsCubins);
+        if (compiling) {
+            if (!self.m_compiler)
+                throw std::logic_error("TuningSession: compiling needs a CompileService");
+            if (arch.empty())
+                throw InputError(pr.fileName, "", "no arch to compile for: the backend knows no device arch; give one");
+            StaticAnalyzer::checkArch(arch);
+            analyzer = std::make_unique<StaticAnalyzer>(pr, options.shapeIndex);
+        }
+        if (backend.limits)
+            limits = backend.limits;
+        else if (compiling)
+            if (const ArchLimits* l = findArch(arch))
+                limits = *l;
+        codec = std::make_unique<ConfigCodec>(space);
+        objective = std::make_unique<ObjectiveEvaluator>(pr, options.shapeIndex);
+
+        const std::string strategyName = canonicalStrategyName(options.strategy);
+        if (strategyName.empty()) {
+            StrategyContext probe;
+            probe.space = &space;
+            makeStrategy(options.strategy, probe); // throws the InputError listing the names
+        }
+
+        info.kernel = pr.kernelName;
+        info.problemJson = pr.toJson();
+        info.problemHash = Sha256::hex(Sha256::hash(info.problemJson));
+        info.sourceHash = fileHash(pr.kernelPath());
+        info.shapeIndex = static_cast<std::int64_t>(options.shapeIndex);
+        if (options.shapeIndex < pr.shapes.size())
+            info.shape = pr.shapes[options.shapeIndex].dims;
+        if (!pr.problemSize.empty()) {
+            expr::ValueList storage;
+            pr.shapeSlots(options.shapeIndex, storage);
+            for (const auto& v : storage.items())
+                info.problemSize.push_back(v.i);
+        }
+        for (const auto& p : pr.parameters)
+            info.parameters.push_back(p.name);
+        info.backend = options.backendLabel.empty() ? backend.kind : options.backendLabel;
+        info.strategy = strategyName;
+        info.seed = options.seed;
+        info.budget = options.budget.describe();
+        info.deviceName = backend.deviceName;
+        info.arch = backend.arch.empty() ? arch : backend.arch;
+        nlohmann::ordered_json provenance = nlohmann::ordered_json::parse(backend.provenanceJson, nullptr, false);
+        if (!provenance.is_object())
+            provenance = nlohmann::ordered_json::object();
+        provenance["tool_version"] = TILESCOPE_VERSION;
+        provenance["backend"] = backend.description;
+        if (compiling)
+            provenance["nvrtc_version"] = nvrtcVersionString();
+        info.provenanceJson = provenance.dump();
+        info.objectiveName = objective->enabled() ? objective->name() : "";
+        info.spaceSize = space.size();
+        info.state = SessionState::Running;
+        info.startedAt = nowIso8601();
+
+        std::vector<ResultRecord> prior;
+        if (options.resume) {
+            if (const auto found = self.m_store.findResumable(info)) {
+                sessionId = found->id;
+                resumed = true;
+                self.m_store.setSessionState(sessionId, SessionState::Running);
+                prior = self.m_store.results(sessionId);
+                info.startedAt = found->startedAt;
+            }
+        }
+        if (!resumed)
+            sessionId = self.m_store.createSession(info);
+        info.id = sessionId;
+        priorResults = prior.size();
+
+        StrategyContext context;
+        context.space = &space;
+        context.seed = options.seed;
+        context.budget = options.budget;
+        context.configLimit = options.budget.configLimit(space.size());
+        if (compiling) {
+            context.staticFeatures = [this](std::uint64_t index) -> std::optional<StaticFeatures> {
+                if (index >= space.size())
+                    return std::nullopt;
+                const Config config = space.at(index);
+                const CompileResult cr = self.m_compiler->compile(analyzer->requests().request(config, arch));
+                if (!cr.ok())
+                    return std::nullopt;
+                const ConfigAnalysis a = analyzer->analyze(index, config, arch, cr);
+                StaticFeatures f;
+                f.info = a.info;
+                f.blockSize = a.geometry.blockSize;
+                f.sharedBytes = a.sharedBytes();
+                f.occupancy = a.occupancy.percent();
+                f.launchable = a.occupancy.launchable;
+                return f;
+            };
+        }
+        strategy = makeStrategy(strategyName, context);
+        progress.total = std::min<std::uint64_t>(context.configLimit, space.size());
+
+        // Prior results: counted, and observed by the strategy, which then never proposes them.
+        std::vector<Observation> observations;
+        for (const ResultRecord& r : prior) {
+            std::optional<std::uint64_t> index = r.spaceIndex;
+            if (!index || *index >= space.size() || codec->toValues(space.at(*index)) != r.config)
+                index = codec->indexOf(r.config);
+            count(r, +1);
+            progress.recordedSeconds += r.measurement.compileSeconds + r.measurement.benchmarkSeconds;
+            if (r.ok() && (!progress.best || ranksBefore(r, *progress.best)))
+                progress.best = r;
+            if (index && r.status() == ResultStatus::Skipped)
+                placeholders.insert(*index);
+            if (!index || !isMeasured(r.status()))
+                continue;
+            if (done.insert(*index).second) {
+                ++progress.done;
+                observations.push_back(observationOf(r, *index, true));
+            }
+        }
+        strategy->observe(observations);
+    }
+
+    void loop() {
+        const std::size_t batch =
+            std::max<std::size_t>(1, options.batchSize ? options.batchSize : backend.preferredBatch);
+        const std::size_t ahead = std::max(batch, options.compileAhead ? options.compileAhead
+                                                  : compiling          ? batch + 2 * self.m_compiler->threadCount()
+                                                                       : batch);
+        std::optional<Clock::time_point> deadline;
+        if (options.budget.seconds && !backend.simulated)
+            deadline = start + std::chrono::duration_cast<Clock::duration>(
+                                   std::chrono::duration<double>(*options.budget.seconds));
+        bool proposing = true;
+        for (;;) {
+            if (self.m_cancel.load()) {
+                stopReason = "cancelled";
+                break;
+            }
+            if (proposing && timeUp()) {
+                proposing = false;
+                queue.clear(); // not evaluated: left for a resume with a larger budget
+                stopReason = "the time budget of " + formatSeconds(*options.budget.seconds) + " s is spent" +
+                             (backend.simulated ? " (recorded time)" : "");
+            }
+            while (proposing && queue.size() < ahead) {
+                const std::uint64_t planned = progress.done + queue.size();
+                if (planned >= progress.total)
+                    break;
+                const auto want =
+                    static_cast<std::size_t>(std::min<std::uint64_t>(ahead - queue.size(), progress.total - planned));
+                const std::vector<std::uint64_t> ids = strategy->propose(want);
+                if (ids.empty())
+                    break;
+                for (const std::uint64_t id : ids)
+                    if (id < space.size() && !done.count(id))
+                        queue.push_back(makePending(id));
+            }
+            if (queue.empty()) {
+                if (stopReason.empty()) {
+                    if (progress.done >= space.size())
+                        stopReason = "every config of the space is done";
+                    else if (progress.done + placeholders.size() >= space.size())
+                        stopReason =
+                            "every config of the space is done (" + std::to_string(placeholders.size()) + " skipped)";
+                    else if (progress.done >= progress.total)
+                        stopReason = "the budget of " + std::to_string(progress.total) + " configs is spent";
+                    else if (strategy->done())
+                        stopReason = "the strategy has nothing more to propose";
+                    else
+                        stopReason = "the strategy proposed nothing more";
+                }
+                break;
+            }
+
+            // A batch: the oldest config (waiting for its compile), then those behind it that are ready.
+            std::vector<Pending> taken;
+            taken.push_back(std::move(queue.front()));
+            queue.pop_front();
+            while (taken.size() < batch && !queue.empty() && ready(queue.front())) {
+                taken.push_back(std::move(queue.front()));
+                queue.pop_front();
+            }
+            std::vector<MeasureItem> items;
+            std::vector<std::size_t> itemOf; // item -> index in `taken`
+            for (std::size_t i = 0; i < taken.size(); ++i) {
+                Pending& p = taken[i];
+                if (p.future.valid())
+                    p.compiled = p.future.get();
+                if (auto verdict = verdictBeforeMeasuring(p)) {
+                    record(std::move(*verdict), p.index);
+                    continue;
+                }
+                MeasureItem item;
+                item.index = p.index;
+                item.config = p.config;
+                item.compiled = p.compiled ? &*p.compiled : nullptr;
+                items.push_back(std::move(item));
+                itemOf.push_back(i);
+            }
+            if (!items.empty()) {
+                MeasureControl control;
+                control.perConfigSeconds = options.perConfigSeconds;
+                control.deadline = deadline;
+                control.cancel = &self.m_cancel;
+                self.m_backend.measure(items, control, [&](std::size_t item, Measurement m) {
+                    const Pending& p = taken.at(itemOf.at(item));
+                    // Configs the backend skipped because the run is stopping were not evaluated:
+                    // nothing to store, a resume does them.
+                    if (m.status == ResultStatus::Skipped &&
+                        (self.m_cancel.load() || (deadline && Clock::now() >= *deadline)))
+                        return;
+                    // A replay's time budget ends where the real session's would have: the result
+                    // that crosses it is the last.
+                    if (backend.simulated && timeUp())
+                        return;
+                    ResultRecord r = baseRecord(p);
+                    const std::optional<StaticInfo> ours = r.measurement.staticInfo;
+                    r.measurement = std::move(m);
+                    if (ours)
+                        r.measurement.staticInfo = ours;
+                    if (p.compiled)
+                        r.measurement.compileSeconds = p.compiled->seconds;
+                    if (r.ok())
+                        r.objective = objective->value(space, p.config, r.timeMs());
+                    record(std::move(r), p.index);
+                });
+            }
+            self.m_store.flush();
+        }
+        self.m_store.flush();
+    }
+};
+
+SessionSummary TuningSession::run() {
+    if (m_options.shapeIndex >= std::max<std::size_t>(1, m_problem.shapes.size()))
+        throw InputError(m_problem.fileName, "--shape",
+                         "shape " + std::to_string(m_options.shapeIndex) + " does not exist; the problem has " +
+                             std::to_string(m_problem.shapes.size()) + " shape(s), numbered from 0");
+    Run run(*this, ConfigSpace::build(m_problem, m_options.shapeIndex));
+    run.setUp(); // InputErrors before the session exists leave nothing behind
+
+    if (m_events.started) {
+        run.updateRates();
+        m_events.started(run.info, run.progress);
+    }
+    try {
+        run.loop();
+        const bool wasCancelled = m_cancel.load();
+        m_store.setSessionState(run.sessionId, wasCancelled ? SessionState::Cancelled : SessionState::Finished,
+                                run.stopReason);
+    } catch (const std::exception& e) {
+        try {
+            m_store.flush();
+            m_store.setSessionState(run.sessionId, SessionState::Failed, e.what());
+        } catch (...) {
+            // The store itself failed: the error below says why.
+        }
+        if (m_events.error)
+            m_events.error(e.what());
+        m_backend.close();
+        throw;
+    }
+    m_backend.close();
+
+    SessionSummary summary;
+    summary.session = m_store.session(run.sessionId).value_or(run.info);
+    summary.resumed = run.resumed;
+    summary.priorResults = run.priorResults;
+    run.updateRates();
+    summary.progress = run.progress;
+    summary.stopReason = run.stopReason;
+    if (m_events.finished)
+        m_events.finished(summary);
+    return summary;
+}
+
+} // namespace tilescope

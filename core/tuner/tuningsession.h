@@ -1,0 +1,140 @@
+#pragma once
+
+// A tuning session: the pipeline strategy -> compile -> prune -> measure -> store -> observe.
+//
+// The strategy proposes configs; each is compiled on the compile service's pool, running ahead
+// of measurement through a bounded queue, so the device never waits for NVRTC; configs that
+// cannot launch on the device (threads, shared memory, registers per block over its limits) or
+// that a prune rule rejects are recorded `pruned` without running; the rest go to the backend in
+// batches; every result is appended to the store as it arrives (committed within ~100 ms) and
+// observed by the strategy. A session can be resumed: re-running it skips every config done.
+//
+// run() blocks on the calling thread, which must be the thread that opened the store; events are
+// called on that thread. cancel() may be called from any thread (a signal handler included:
+// it only sets an atomic flag).
+
+#include "compile/compileservice.h"
+#include "measure/backend.h"
+#include "search/strategy.h"
+#include "store/resultstore.h"
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+
+namespace tilescope {
+
+class TuningProblem;
+
+struct SessionOptions {
+    std::size_t shapeIndex = 0;
+    std::string strategy = "exhaustive"; ///< a name makeStrategy() knows
+    std::uint64_t seed = 0;
+    /// Count, fraction and time limits. The time is wall time of this run, except with a
+    /// simulated backend (replay), where it is the recorded compile + benchmark time of the
+    /// session's results: a replayed time budget stops where the real session would have.
+    Budget budget;
+    double perConfigSeconds = 0;  ///< cap on measuring one config (0 = none): over it is a Timeout
+    std::size_t batchSize = 0;    ///< configs per backend call (0: the backend's preference)
+    std::size_t compileAhead = 0; ///< configs compiled or compiling ahead of measurement (0: batch + 2 per thread)
+
+    enum class Compile {
+        Auto,   ///< when the backend needs cubins
+        Never,  ///< no compile, no static info (a replay answers without)
+        Always, ///< compile even for a replay: static info and pruning for the recorded device
+    };
+    Compile compile = Compile::Auto;
+    std::string arch;              ///< compile for this arch ("": the backend's device)
+    bool pruneHeavySpills = false; ///< also prune configs that spill heavily (see classifySpill)
+
+    /// Continue the newest session of the same problem, shape, backend, strategy and seed in the
+    /// store (a new one when there is none): configs already done are skipped.
+    bool resume = false;
+    /// The session's backend as recorded ("replay:/path/rec.json", "cuda"); resume matches on it.
+    std::string backendLabel;
+};
+
+/// Where a session stands.
+struct SessionProgress {
+    std::uint64_t done = 0;    ///< configs with a final result (prior runs included)
+    std::uint64_t total = 0;   ///< configs the session evaluates at most: the budget's count or the space
+    std::uint64_t thisRun = 0; ///< results stored by this run
+    StatusCounts counts;       ///< the session's results per status (prior runs included)
+    std::optional<ResultRecord> best;
+    double elapsedSeconds = 0;  ///< wall time of this run
+    double recordedSeconds = 0; ///< compile + benchmark time of the session's results: what the device spent
+    double rate = 0;            ///< results per second of wall time, this run
+    double etaSeconds = -1;     ///< wall time left at that rate (-1: unknown)
+};
+
+struct SessionSummary {
+    SessionInfo session; ///< as stored, with its final state
+    bool resumed = false;
+    std::uint64_t priorResults = 0; ///< results the resumed session had
+    SessionProgress progress;       ///< at the end
+    std::string stopReason;         ///< for people: "every config of the space is done", "cancelled", ...
+};
+
+/// Callbacks, each optional, called on the thread that runs the session.
+struct SessionEvents {
+    std::function<void(const SessionInfo&, const SessionProgress&)> started;
+    std::function<void(const ResultRecord&)> result;
+    std::function<void(const ResultRecord&)> newBest;
+    std::function<void(const SessionProgress&)> progress;
+    std::function<void(const SessionSummary&)> finished;
+    std::function<void(const std::string&)> error;
+};
+
+class TuningSession {
+public:
+    /// Everything passed must outlive the session. `compiler` may be null when nothing compiles
+    /// (SessionOptions::Compile::Never, or Auto with a backend that needs no cubins).
+    TuningSession(const TuningProblem& problem, Backend& backend, ResultStore& store, SessionOptions options,
+                  SessionEvents events = {}, CompileService* compiler = nullptr);
+    ~TuningSession();
+    TuningSession(const TuningSession&) = delete;
+    TuningSession& operator=(const TuningSession&) = delete;
+
+    /// Runs to the end: the strategy is done, the budget spent, or cancel() called. Throws
+    /// InputError for a setup the user got wrong (a shape out of range, a recording of another
+    /// problem) before anything is stored. Any later error marks the session failed, is reported
+    /// to the error event, and is rethrown; the results stored so far stay.
+    SessionSummary run();
+    /// Asks run() to stop after the results in hand: configs not measured yet are left for a resume.
+    void cancel();
+    bool cancelled() const;
+
+private:
+    struct Run;
+    const TuningProblem& m_problem;
+    Backend& m_backend;
+    ResultStore& m_store;
+    SessionOptions m_options;
+    SessionEvents m_events;
+    CompileService* m_compiler;
+    std::atomic<bool> m_cancel{false};
+};
+
+/// The objective of `problem` for a config at shape `shapeIndex`: Count / seconds / Scale,
+/// e.g. TFLOP/s. Compiled once, evaluated per result.
+class ObjectiveEvaluator {
+public:
+    /// Throws InputError when the Count expression does not compile. Without an objective in the
+    /// problem, value() is always nullopt.
+    ObjectiveEvaluator(const TuningProblem& problem, std::size_t shapeIndex);
+    ~ObjectiveEvaluator();
+    bool enabled() const;
+    const std::string& name() const;
+    /// nullopt when disabled, the time is not positive or the expression fails for this config.
+    std::optional<double> value(const ConfigSpace& space, const Config& config, double timeMs) const;
+
+private:
+    struct Impl;
+    std::unique_ptr<Impl> m_impl;
+};
+
+} // namespace tilescope

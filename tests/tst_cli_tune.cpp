@@ -1,0 +1,531 @@
+// tilescope-cli tune / show / export / import, run as a user runs them: the real executable, a
+// recording the test makes, a run killed with SIGKILL and resumed, exports put to use (g++,
+// python3), and bad input answered with a clear message and exit status 2.
+
+#include "exchange/exchange.h"
+#include "space/configspace.h"
+#include "spec/tuningproblem.h"
+#include "store/resultstore.h"
+
+#include <QElapsedTimer>
+#include <QProcess>
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include <sqlite3.h>
+
+#include <cmath>
+#include <fstream>
+#include <map>
+#include <set>
+
+using namespace tilescope;
+using Json = nlohmann::ordered_json;
+
+namespace {
+
+struct Run {
+    int status = -1;
+    QString out;
+    QString err;
+};
+
+Run cli(const QStringList& args) {
+    QProcess p;
+    p.start(QStringLiteral(TILESCOPE_CLI), args);
+    if (!p.waitForFinished(120000)) {
+        p.kill();
+        p.waitForFinished();
+        return {};
+    }
+    Run r;
+    r.status = p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1;
+    r.out = QString::fromUtf8(p.readAllStandardOutput());
+    r.err = QString::fromUtf8(p.readAllStandardError());
+    return r;
+}
+
+QString describe(const Run& r) {
+    return "status " + QString::number(r.status) + "\nstdout:\n" + r.out + "\nstderr:\n" + r.err;
+}
+
+const QString kSgemm = QStringLiteral(TILESCOPE_SOURCE_DIR "/kernels/sgemm/sgemm.json");
+const QString kTiny = QStringLiteral(TILESCOPE_TEST_DATA "/tuning/tiny.json");
+const QString kTinyCache = QStringLiteral(TILESCOPE_TEST_DATA "/tuning/tiny_ktcache.json");
+const QString kTinyT4 = QStringLiteral(TILESCOPE_TEST_DATA "/tuning/tiny_t4.json");
+
+void writeFile(const QString& path, const std::string& text) {
+    std::ofstream(path.toStdString(), std::ios::binary) << text;
+}
+
+std::string readFile(const QString& path) {
+    std::ifstream in(path.toStdString(), std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+// A Kernel Tuner cache of sgemm at one shape, every valid config, with synthetic but plausible
+// times (a register-blocked SGEMM near 50 TFLOP/s at best on an H200) and some failures.
+// Returns the cache's text and the best config's values and time.
+struct Recording {
+    std::string text;
+    Json bestConfig;
+    double bestMs = 0;
+    std::size_t configs = 0;
+};
+
+Recording sgemmRecording(std::size_t shapeIndex) {
+    const TuningProblem problem = TuningProblem::load(kSgemm.toStdString());
+    const ConfigSpace space = ConfigSpace::build(problem, shapeIndex);
+    const auto& dims = problem.shapes[shapeIndex].dims;
+    const double m = double(dims[0].second), n = double(dims[1].second), k = double(dims[2].second);
+    Json doc = Json::object();
+    doc["schema_version"] = "1.1.0";
+    doc["device_name"] = "NVIDIA H200";
+    doc["kernel_name"] = "sgemm";
+    doc["problem_size"] = {std::int64_t(n), std::int64_t(m)}; // sgemm's ProblemSize is [N, M]
+    Json keys = Json::array(), params = Json::object();
+    for (int p = 0; p < space.parameterCount(); ++p) {
+        keys.push_back(space.parameterName(p));
+        Json values = Json::array();
+        for (const auto& v : space.parameterValues(p))
+            values.push_back(v.i);
+        params[space.parameterName(p)] = values;
+    }
+    doc["tune_params_keys"] = keys;
+    doc["tune_params"] = params;
+    doc["objective"] = "time";
+    Json cache = Json::object();
+    Recording rec;
+    for (std::uint64_t i = 0; i < space.size(); ++i) {
+        const Config c = space.at(i);
+        Json entry = Json::object();
+        std::string key;
+        std::map<std::string, double> v;
+        for (int p = 0; p < space.parameterCount(); ++p) {
+            const std::int64_t value = space.value(c, p).i;
+            entry[space.parameterName(p)] = value;
+            key += (key.empty() ? "" : ",") + std::to_string(value);
+            v[space.parameterName(p)] = double(value);
+        }
+        const double tile = std::log2(v["BLOCK_M"] * v["BLOCK_N"] / (128.0 * 128.0));
+        const double perThread = std::log2(v["THREAD_M"] * v["THREAD_N"] / 64.0);
+        double eff = std::exp(-0.1 * tile * tile) * std::exp(-0.15 * perThread * perThread);
+        eff *= (v["VEC"] == 4 ? 1.0 : v["VEC"] == 2 ? 0.93 : 0.85) * (v["STAGES"] == 2 ? 1.0 : 0.92);
+        eff *= 1.0 + 1e-5 * double((i * 7919) % 10007); // distinct times
+        const double ms = 2 * m * n * k / (50e12 * eff) * 1e3;
+        if (v["THREAD_M"] * v["THREAD_N"] >= 256) {
+            entry["time"] = "CompilationFailedConfig";
+        } else if (i % 97 == 5) {
+            entry["time"] = "RuntimeFailedConfig";
+        } else {
+            entry["time"] = ms;
+            entry["times"] = {ms * 0.999, ms, ms * 1.001};
+            if (rec.bestConfig.is_null() || ms < rec.bestMs) {
+                rec.bestMs = ms;
+                rec.bestConfig = Json::object();
+                for (int p = 0; p < space.parameterCount(); ++p)
+                    rec.bestConfig[space.parameterName(p)] = space.value(c, p).i;
+            }
+        }
+        entry["compile_time"] = 300.0 + double(i % 200);
+        entry["verification_time"] = 0;
+        entry["benchmark_time"] = 25.0 + ms * 30;
+        entry["strategy_time"] = 0;
+        entry["framework_time"] = 0.4;
+        entry["timestamp"] = "2026-11-20 12:00:00.000000+00:00";
+        cache[key] = entry;
+    }
+    doc["cache"] = cache;
+    rec.text = doc.dump();
+    rec.configs = space.size();
+    return rec;
+}
+
+Json showJson(const QString& db, const QStringList& extra = {}) {
+    const Run r = cli(QStringList{"show", db, "--json"} + extra);
+    if (r.status != 0)
+        qWarning("%s", qPrintable(describe(r)));
+    return Json::parse(r.out.toStdString(), nullptr, false);
+}
+
+// The space indices of a session's results in the order they were stored (read directly).
+std::vector<std::uint64_t> storedOrder(const QString& db) {
+    const ResultStore store = ResultStore::open(db.toStdString(), StoreMode::ReadOnly);
+    std::vector<std::uint64_t> out;
+    for (const ResultRecord& r : store.results(store.sessions().back().id))
+        out.push_back(r.spaceIndex.value_or(~std::uint64_t(0)));
+    return out;
+}
+
+bool haveProgram(const char* name) {
+    return !QStandardPaths::findExecutable(name).isEmpty();
+}
+
+} // namespace
+
+class TestCliTune : public QObject {
+    Q_OBJECT
+
+private slots:
+    void help() {
+        const Run top = cli({"--help"});
+        for (const char* command : {"tune", "show", "export", "import"})
+            QVERIFY2(top.out.contains(command), qPrintable(top.out));
+        const Run tune = cli({"tune", "--help"});
+        QCOMPARE(tune.status, 0);
+        for (const char* flag : {"--backend", "--strategy", "--budget", "--fraction", "--max-time", "--seed", "--db",
+                                 "--resume", "--shape"})
+            QVERIFY2(tune.out.contains(flag), flag);
+        QVERIFY(!tune.out.contains("replay-delay")); // a testing aid, hidden
+        const Run exp = cli({"export", "--help"});
+        QVERIFY(exp.out.contains("t4") && exp.out.contains("triton") && exp.out.contains("cpp"));
+    }
+
+    void importThenReplayExhaustively() {
+        QTemporaryDir dir;
+        const Recording rec = sgemmRecording(0);
+        const QString cache = dir.filePath("sgemm_cache.json");
+        writeFile(cache, rec.text);
+        const QString recDb = dir.filePath("recording.db");
+        const Run imported = cli({"import", cache, "--db", recDb});
+        QVERIFY2(imported.status == 0 && imported.out.contains("imported 2,761 results") &&
+                     imported.out.contains("Kernel Tuner cache") && imported.out.contains("as session 1"),
+                 qPrintable(describe(imported)));
+
+        // Replay the imported session (a Tilescope database), exhaustively.
+        const QString runDb = dir.filePath("run.db");
+        const Run tuned = cli({"tune", kSgemm, "--backend", "replay:" + recDb, "--db", runDb});
+        QVERIFY2(tuned.status == 0, qPrintable(describe(tuned)));
+        QVERIFY2(tuned.out.contains("Session 1 finished: every config of the space is done"), qPrintable(tuned.out));
+        QVERIFY2(tuned.out.contains("2,761 of 2,761 configs"), qPrintable(tuned.out));
+        QVERIFY(tuned.out.contains("best ") && tuned.out.contains("TFLOP/s"));
+        QVERIFY(tuned.out.contains("recorded compile + benchmark time"));
+        // The progress line (stderr is no terminal here: only its final state).
+        QVERIFY2(tuned.err.contains("tuned 2,761/2,761") && tuned.err.contains("/s") && tuned.err.contains("best "),
+                 qPrintable(tuned.err));
+
+        // The best equals the recording's best.
+        const Json results = showJson(runDb);
+        QCOMPARE(results.size(), rec.configs);
+        QCOMPARE(results[0]["config"].dump(), rec.bestConfig.dump());
+        QCOMPARE(results[0]["status"].get<std::string>(), std::string("ok"));
+        QCOMPARE(results[0]["time_ms"].get<double>(), rec.bestMs);
+        QCOMPARE(results[0]["rank"].get<int>(), 1);
+        for (std::size_t i = 1; i < results.size(); ++i)
+            if (results[i]["status"] == "ok")
+                QVERIFY(results[i]["objective"]["value"].get<double>() <=
+                        results[i - 1]["objective"]["value"].get<double>());
+        QCOMPARE(showJson(runDb, {"--top", "3"}).size(), std::size_t(3));
+
+        // Replaying the cache file itself gives the same.
+        const QString direct = dir.filePath("direct.db");
+        QCOMPARE(cli({"tune", kSgemm, "--backend", "replay:" + cache, "--db", direct}).status, 0);
+        QCOMPARE(showJson(direct, {"--top", "1"})[0]["config"].dump(), rec.bestConfig.dump());
+
+        // The text view.
+        const Run shown = cli({"show", runDb});
+        QVERIFY2(shown.status == 0 && shown.out.contains("Top 10 of 2,761") && shown.out.contains("BLOCK_M") &&
+                     shown.out.contains("TFLOP/s"),
+                 qPrintable(describe(shown)));
+    }
+
+    void randomWithASeedIsReproducible() {
+        QTemporaryDir dir;
+        auto run = [&](const QString& name, const QString& seed) {
+            const QString db = dir.filePath(name);
+            const Run r = cli({"tune", kTiny, "--backend", "replay:" + kTinyCache, "--strategy", "random", "--seed",
+                               seed, "--budget", "50", "--db", db});
+            if (r.status != 0)
+                qWarning("%s", qPrintable(describe(r)));
+            return storedOrder(db);
+        };
+        const auto a = run("a.db", "7");
+        const auto b = run("b.db", "7");
+        const auto c = run("c.db", "8");
+        // 50 configs evaluated; a config the recording lacks is skipped and does not count.
+        QVERIFY(a.size() >= 50 && a.size() <= 54);
+        QVERIFY(a == b);
+        QVERIFY(a != c);
+    }
+
+    void killedMidRunThenResumed() {
+        QTemporaryDir dir;
+        const QString db = dir.filePath("k.db");
+        const QStringList args = {"tune", kTiny,  "--backend", "replay:" + kTinyCache, "--strategy", "random", "--seed",
+                                  "3",    "--db", db};
+        QProcess slow;
+        slow.start(QStringLiteral(TILESCOPE_CLI), args + QStringList{"--replay-delay-ms", "10"});
+        QVERIFY(slow.waitForStarted());
+        // Wait until results are committed, then kill it without warning.
+        QElapsedTimer clock;
+        clock.start();
+        std::uint64_t seen = 0;
+        while (seen < 40 && clock.elapsed() < 30000) {
+            QTest::qWait(20);
+            try {
+                const ResultStore store = ResultStore::open(db.toStdString(), StoreMode::ReadOnly);
+                const auto sessions = store.sessions();
+                if (!sessions.empty())
+                    seen = store.resultCount(sessions.back().id);
+            } catch (const std::exception&) {
+                // not created yet
+            }
+        }
+        QVERIFY2(seen >= 40, "the run did not get going");
+        slow.kill(); // SIGKILL
+        QVERIFY(slow.waitForFinished());
+        QCOMPARE(slow.exitStatus(), QProcess::CrashExit);
+
+        std::map<std::string, std::pair<std::int64_t, std::string>> before; // config -> (result id, what it said)
+        std::int64_t sessionId = 0;
+        {
+            const ResultStore store = ResultStore::open(db.toStdString(), StoreMode::ReadOnly);
+            sessionId = store.sessions().back().id;
+            QCOMPARE(store.session(sessionId)->state, SessionState::Running); // it never got to say otherwise
+            for (const ResultRecord& r : store.results(sessionId))
+                before[configKey(r.config)] = {r.id, std::string(statusName(r.status())) + " " +
+                                                         std::to_string(r.timeMs()) + " " + r.measurement.message};
+        }
+        QVERIFY(before.size() >= 40);
+        QVERIFY2(before.size() < 264, "the run finished before it was killed");
+
+        const Run resumed = cli(args + QStringList{"--resume"});
+        QVERIFY2(resumed.status == 0, qPrintable(describe(resumed)));
+        QVERIFY2(resumed.out.contains("resumed"), qPrintable(resumed.out));
+        const ResultStore store = ResultStore::open(db.toStdString(), StoreMode::ReadOnly);
+        QCOMPARE(store.sessions().size(), std::size_t(1)); // the same session, continued
+        QCOMPARE(store.session(sessionId)->state, SessionState::Finished);
+        const auto results = store.results(sessionId);
+        // Every config exactly once ...
+        QCOMPARE(results.size(), std::size_t(264));
+        std::set<std::string> keys;
+        for (const ResultRecord& r : results)
+            keys.insert(configKey(r.config));
+        QCOMPARE(keys.size(), std::size_t(264));
+        // ... and nothing committed before the kill lost or changed (a skipped config, absent from
+        // the recording, is a placeholder that the resumed run replaces with the same verdict).
+        std::map<std::string, std::pair<std::int64_t, std::string>> after;
+        for (const ResultRecord& r : results)
+            after[configKey(r.config)] = {r.id, std::string(statusName(r.status())) + " " + std::to_string(r.timeMs()) +
+                                                    " " + r.measurement.message};
+        for (const auto& [key, was] : before) {
+            QVERIFY(after.count(key));
+            QCOMPARE(after[key].second, was.second);
+            if (was.second.rfind("skipped", 0) != 0)
+                QCOMPARE(after[key].first, was.first);
+        }
+        // The same results as a run never interrupted.
+        const QString clean = dir.filePath("clean.db");
+        QCOMPARE(cli(args.mid(0, args.size() - 1) + QStringList{clean}).status, 0);
+        QCOMPARE(showJson(clean)[0]["config"].dump(), showJson(db)[0]["config"].dump());
+        auto sorted = [](std::vector<std::uint64_t> v) {
+            std::sort(v.begin(), v.end());
+            return v;
+        };
+        QVERIFY(sorted(storedOrder(clean)) == sorted(storedOrder(db)));
+    }
+
+    void exportsAreUsable() {
+        QTemporaryDir dir;
+        const QString db = dir.filePath("run.db");
+        // Two shapes of sgemm, each replayed from its own recording.
+        Json bestOf[2];
+        for (std::size_t shape = 0; shape < 2; ++shape) {
+            const Recording rec = sgemmRecording(shape);
+            const QString cache = dir.filePath(QString("cache%1.json").arg(shape));
+            writeFile(cache, rec.text);
+            const Run r =
+                cli({"tune", kSgemm, "--backend", "replay:" + cache, "--shape", QString::number(shape), "--db", db});
+            QVERIFY2(r.status == 0, qPrintable(describe(r)));
+            bestOf[shape] = rec.bestConfig;
+        }
+
+        // T4: the schema's required fields, and it imports back to the same results.
+        const QString t4 = dir.filePath("run.t4.json");
+        const Run exported = cli({"export", db, "--format", "t4", "-o", t4});
+        QVERIFY2(exported.status == 0, qPrintable(describe(exported)));
+        const Json doc = Json::parse(readFile(t4));
+        QCOMPARE(doc["schema_version"].get<std::string>(), std::string("1.0.0"));
+        for (const Json& r : doc["results"])
+            for (const char* field : {"configuration", "times", "invalidity", "correctness"})
+                QVERIFY2(r.contains(field), field);
+        const QString back = dir.filePath("back.db");
+        QCOMPARE(cli({"import", t4, "--db", back}).status, 0);
+        const Json original = showJson(db, {"--session", "2"});
+        const Json reimported = showJson(back);
+        QCOMPARE(reimported.size(), original.size());
+        for (std::size_t i = 0; i < original.size(); ++i) {
+            QCOMPARE(reimported[i]["config"].dump(), original[i]["config"].dump());
+            QCOMPARE(reimported[i]["status"], original[i]["status"]);
+            QCOMPARE(reimported[i]["time_ms"].dump(), original[i]["time_ms"].dump());
+            QCOMPARE(reimported[i]["objective"].dump(), original[i]["objective"].dump());
+        }
+
+        // JSON: the best config per (kernel, shape, device), and it round-trips.
+        const QString json = dir.filePath("best.json");
+        QCOMPARE(cli({"export", db, "--format", "json", "-o", json}).status, 0);
+        const auto best = parseBestConfigsJson(readFile(json), "best.json");
+        QVERIFY(best == bestConfigs(readRecording(db.toStdString())));
+        QCOMPARE(best.size(), std::size_t(2));
+        QCOMPARE(writeBestConfigsJson(best), readFile(json));
+
+        // C++: compiles on its own and looks up the right config per shape.
+        if (haveProgram("g++")) {
+            const QString header = dir.filePath("sgemm_tuned.h");
+            QCOMPARE(cli({"export", db, "--format", "cpp", "-o", header}).status, 0);
+            std::string main = "#include \"sgemm_tuned.h\"\n#include <cstdio>\nint main() {\n"
+                               "    using namespace tilescope_tuned::sgemm;\n    int bad = 0;\n";
+            const char* dims[2] = {"4096, 4096, 4096", "2048, 2048, 2048"};
+            for (int s = 0; s < 2; ++s) {
+                std::string check;
+                for (auto it = bestOf[s].begin(); it != bestOf[s].end(); ++it)
+                    check += std::string(check.empty() ? "" : " && ") + "c->" + it.key() + " == " + it.value().dump();
+                main += "    { const Config* c = lookup(" + std::string(dims[s]) + "); if (!c || !(" + check +
+                        ")) ++bad; }\n";
+            }
+            main += "    if (lookup(1, 2, 3) != nullptr) ++bad;\n"
+                    "    if (lookupOn(\"NVIDIA H200\", 2048, 2048, 2048) != lookup(2048, 2048, 2048)) ++bad;\n"
+                    "    std::printf(\"bad %d\\n\", bad);\n    return bad;\n}\n";
+            writeFile(dir.filePath("main.cpp"), main);
+            QProcess gxx;
+            gxx.setProcessChannelMode(QProcess::MergedChannels);
+            gxx.start("g++", {"-std=c++17", "-Wall", "-Wextra", "-Werror", "-o", dir.filePath("lookup"),
+                              dir.filePath("main.cpp")});
+            QVERIFY(gxx.waitForFinished(120000));
+            QVERIFY2(gxx.exitCode() == 0, gxx.readAll().constData());
+            QProcess lookup;
+            lookup.start(dir.filePath("lookup"), {});
+            QVERIFY(lookup.waitForFinished());
+            QVERIFY2(lookup.exitCode() == 0, lookup.readAllStandardOutput().constData());
+        }
+
+        // Triton: parses as Python, STAGES became num_stages.
+        const Run triton = cli({"export", db, "--format", "triton", "--top", "4"});
+        QCOMPARE(triton.status, 0);
+        QVERIFY(triton.out.contains("sgemm_configs = [") && triton.out.contains("num_stages="));
+        QVERIFY(!triton.out.contains("\"STAGES\""));
+        if (haveProgram("python3")) {
+            QProcess python;
+            python.start("python3", {"-c", "import ast, sys; ast.parse(sys.stdin.read()); print('parsed')"});
+            python.write(triton.out.toUtf8());
+            python.closeWriteChannel();
+            QVERIFY(python.waitForFinished());
+            QVERIFY2(python.exitCode() == 0 && python.readAllStandardOutput().contains("parsed"),
+                     python.readAllStandardError().constData());
+        }
+
+        // CSV: every result of every session, and a header.
+        const Run csv = cli({"export", db, "--format", "csv"});
+        QCOMPARE(csv.status, 0);
+        QCOMPARE(csv.out.count('\n'), 2 * 2761 + 1);
+        QVERIFY(csv.out.startsWith("session,kernel,shape,device,BLOCK_M,"));
+    }
+
+    void maxTimeReplaysDeterministically() {
+        QTemporaryDir dir;
+        auto count = [&](const QString& name) {
+            const QString db = dir.filePath(name);
+            const Run r = cli({"tune", kTiny, "--backend", "replay:" + kTinyT4, "--max-time", "15", "--db", db});
+            if (r.status != 0 || !r.out.contains("time budget"))
+                qWarning("%s", qPrintable(describe(r)));
+            return storedOrder(db).size();
+        };
+        const std::size_t a = count("a.db");
+        QVERIFY(a > 10 && a < 264);
+        QCOMPARE(count("b.db"), a);
+    }
+
+    void badInput_data() {
+        QTest::addColumn<QString>("what");
+        QTest::addColumn<QString>("expected");
+        QTest::newRow("truncated T4") << "truncated-t4"
+                                      << "truncated";
+        QTest::newRow("cache of an unknown schema version") << "cache-version"
+                                                            << "schema version \"9.0.0\"";
+        QTest::newRow("database of a newer schema") << "newer-db"
+                                                    << "newer than this Tilescope reads";
+        QTest::newRow("missing database") << "missing-db"
+                                          << "no such database";
+        QTest::newRow("database in a missing folder") << "missing-folder"
+                                                      << "does not exist";
+        QTest::newRow("database in a read-only place") << "read-only"
+                                                       << "/proc/tilescope-tune-test.db";
+        QTest::newRow("recording of another problem") << "mismatch"
+                                                      << "does not match the problem";
+        QTest::newRow("recording at another shape") << "other-shape"
+                                                    << "--shape";
+        QTest::newRow("cuda backend") << "cuda"
+                                      << "not available";
+        QTest::newRow("two budgets") << "two-budgets"
+                                     << "excludes";
+        QTest::newRow("unknown strategy") << "strategy"
+                                          << "unknown strategy 'simplex'";
+        QTest::newRow("unknown export format") << "format"
+                                               << "--format";
+        QTest::newRow("unknown session") << "session"
+                                         << "no session 99";
+    }
+
+    void badInput() {
+        QFETCH(QString, what);
+        QFETCH(QString, expected);
+        QTemporaryDir dir;
+        // A database with one session in it, which no failure below may change.
+        const QString db = dir.filePath("r.db");
+        QCOMPARE(cli({"import", kTinyCache, "--db", db}).status, 0);
+        Run r;
+        if (what == "truncated-t4") {
+            const std::string text = readFile(kTinyT4);
+            writeFile(dir.filePath("cut.json"), text.substr(0, text.size() / 2));
+            r = cli({"import", dir.filePath("cut.json"), "--db", db});
+        } else if (what == "cache-version") {
+            Json doc = Json::parse(readFile(kTinyCache));
+            doc["schema_version"] = "9.0.0";
+            writeFile(dir.filePath("v9.json"), doc.dump());
+            r = cli({"import", dir.filePath("v9.json"), "--db", db});
+        } else if (what == "newer-db") {
+            const QString newer = dir.filePath("newer.db");
+            QCOMPARE(cli({"import", kTinyCache, "--db", newer}).status, 0);
+            sqlite3* handle = nullptr;
+            sqlite3_open(newer.toUtf8().constData(), &handle);
+            sqlite3_exec(handle, "INSERT INTO schema_version VALUES (2, 'later', '9.9')", nullptr, nullptr, nullptr);
+            sqlite3_close(handle);
+            r = cli({"show", newer});
+            const Run tune = cli({"tune", kTiny, "--backend", "replay:" + kTinyCache, "--db", newer});
+            QCOMPARE(tune.status, 2);
+            QVERIFY2(tune.err.contains(expected), qPrintable(describe(tune)));
+        } else if (what == "missing-db") {
+            r = cli({"show", dir.filePath("none.db")});
+            QVERIFY(!QFile::exists(dir.filePath("none.db")));
+        } else if (what == "missing-folder") {
+            r = cli({"tune", kTiny, "--backend", "replay:" + kTinyCache, "--db", dir.filePath("no/such/r.db")});
+        } else if (what == "read-only") {
+            r = cli({"tune", kTiny, "--backend", "replay:" + kTinyCache, "--db", "/proc/tilescope-tune-test.db"});
+        } else if (what == "mismatch") {
+            r = cli({"tune", kSgemm, "--backend", "replay:" + kTinyCache, "--db", db});
+        } else if (what == "other-shape") {
+            r = cli({"tune", kTiny, "--backend", "replay:" + kTinyCache, "--shape", "1", "--db", db});
+        } else if (what == "cuda") {
+            r = cli({"tune", kTiny, "--backend", "cuda", "--db", db});
+        } else if (what == "two-budgets") {
+            r = cli(
+                {"tune", kTiny, "--backend", "replay:" + kTinyCache, "--budget", "5", "--fraction", "0.5", "--db", db});
+        } else if (what == "strategy") {
+            r = cli({"tune", kTiny, "--backend", "replay:" + kTinyCache, "--strategy", "simplex", "--db", db});
+        } else if (what == "format") {
+            r = cli({"export", db, "--format", "yaml"});
+        } else if (what == "session") {
+            r = cli({"show", db, "--session", "99"});
+        }
+        QVERIFY2(r.status == 2, qPrintable(describe(r)));
+        QVERIFY2(r.err.contains(expected), qPrintable(describe(r)));
+        QVERIFY2(!r.err.contains("internal error"), qPrintable(describe(r)));
+        // Nothing lost: the database still holds its one session, whole.
+        const ResultStore store = ResultStore::open(db.toStdString(), StoreMode::ReadOnly);
+        QCOMPARE(store.sessions().size(), std::size_t(1));
+        QCOMPARE(store.resultCount(store.sessions()[0].id), std::uint64_t(260));
+    }
+};
+
+QTEST_GUILESS_MAIN(TestCliTune)
+#include "tst_cli_tune.moc"

@@ -1,0 +1,482 @@
+// Exchange formats: Kernel Tuner caches and T4 in (with their damage), and every export usable:
+// T4 imports back to the same results, the C++ header compiles and looks up the right configs,
+// the Triton snippet parses as Python, the JSON cache round-trips, CSV quotes what it must.
+
+#include "base/error.h"
+#include "exchange/exchange.h"
+#include "store/resultstore.h"
+
+#include <QProcess>
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include <cmath>
+#include <fstream>
+#include <set>
+
+using namespace tilescope;
+using Json = nlohmann::ordered_json;
+
+namespace {
+
+const std::string kCache = TILESCOPE_TEST_DATA "/tuning/tiny_ktcache.json";
+const std::string kT4 = TILESCOPE_TEST_DATA "/tuning/tiny_t4.json";
+
+std::string readFile(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+void writeFile(const std::string& path, const std::string& text) {
+    std::ofstream(path, std::ios::binary) << text;
+}
+
+template <typename F>
+std::string inputErrorOf(F&& f) {
+    try {
+        f();
+    } catch (const InputError& e) {
+        return e.what();
+    }
+    return {};
+}
+
+// A session with every kind of field set, two shapes' worth of them when `shape` differs.
+SessionData syntheticSession(std::int64_t id, std::int64_t m, const std::string& device, double scale) {
+    SessionData d;
+    SessionInfo& s = d.info;
+    s.id = id;
+    s.kernel = "matmul";
+    s.shapeIndex = 0;
+    s.shape = {{"M", m}, {"N", 1024}};
+    s.problemSize = {1024, m};
+    s.parameters = {"BLOCK_M", "num_warps", "STAGES", "SPLIT", "LAYOUT", "RATIO"};
+    s.backend = "cuda";
+    s.strategy = "random";
+    s.seed = 9;
+    s.deviceName = device;
+    s.arch = "sm_90";
+    s.objectiveName = "TFLOP/s";
+    s.spaceSize = 12;
+    s.state = SessionState::Finished;
+    s.startedAt = "2026-11-29T10:00:00.000Z";
+    s.endedAt = "2026-11-29T10:05:00.000Z";
+    s.provenanceJson = "{\"driver\":\"580.1\"}";
+    const ResultStatus statuses[] = {ResultStatus::Ok,          ResultStatus::Ok,      ResultStatus::CompileError,
+                                     ResultStatus::Ok,          ResultStatus::Crashed, ResultStatus::WrongResult,
+                                     ResultStatus::Ok,          ResultStatus::Timeout, ResultStatus::Pruned,
+                                     ResultStatus::LaunchError, ResultStatus::Ok,      ResultStatus::Skipped};
+    for (int i = 0; i < 12; ++i) {
+        ResultRecord r;
+        r.id = id * 100 + i;
+        r.spaceIndex = static_cast<std::uint64_t>(i);
+        r.config["BLOCK_M"] = 16 << (i % 4);
+        r.config["num_warps"] = 1 << (i % 3);
+        r.config["STAGES"] = 1 + i % 2;
+        r.config["SPLIT"] = i % 2 == 0;
+        r.config["LAYOUT"] = i % 3 ? "row" : "col\"umn";
+        r.config["RATIO"] = 0.25 * (i + 1);
+        Measurement& mm = r.measurement;
+        mm.status = statuses[i];
+        if (mm.status == ResultStatus::Ok || mm.status == ResultStatus::WrongResult) {
+            const double t = scale * (1.0 + 0.37 * ((i * 5) % 7));
+            mm.time = {t, t * 0.98, t * 1.05, t * 0.012, 25};
+            r.objective = 2.0 * m * 1024 * 512 / (t * 1e-3) / 1e12;
+            mm.metrics = {{"dram__bytes_read.sum", 1.5e8 + i},
+                          {"sm__warps_active.avg.pct_of_peak_sustained_active", 40.0 + i}};
+        }
+        if (mm.status == ResultStatus::WrongResult)
+            mm.verificationError = 0.5;
+        if (mm.status != ResultStatus::Ok)
+            mm.message = "failed, \"badly\"\nsee log";
+        if (mm.status == ResultStatus::CompileError)
+            r.log = "k.cu(3): error: expected a ';'";
+        mm.compileSeconds = 0.1 + 0.01 * i;
+        mm.benchmarkSeconds = 0.02 * i;
+        mm.device = 0;
+        if (mm.status != ResultStatus::CompileError && mm.status != ResultStatus::Skipped) {
+            StaticInfo info;
+            info.registers = 40 + i;
+            info.barriers = 1;
+            info.stackFrame = 8 * i;
+            info.spillStores = i;
+            info.spillLoads = i;
+            info.sharedStatic = 1024 * i;
+            info.constantBytes = 400;
+            mm.staticInfo = info;
+            r.blockSize = 128;
+            r.sharedDynamic = 0;
+            r.occupancy = 50.0;
+        }
+        r.recordedAt = "2026-11-29T10:01:0" + std::to_string(i % 10) + ".000Z";
+        d.results.push_back(r);
+    }
+    return d;
+}
+
+void compareResults(const std::vector<ResultRecord>& got, const std::vector<ResultRecord>& want) {
+    QCOMPARE(got.size(), want.size());
+    for (std::size_t i = 0; i < got.size(); ++i) {
+        const ResultRecord& a = got[i];
+        const ResultRecord& b = want[i];
+        QCOMPARE(a.config.dump(), b.config.dump());
+        QCOMPARE(a.spaceIndex, b.spaceIndex);
+        QVERIFY2(a.measurement == b.measurement, describeConfig(a.config).c_str());
+        QCOMPARE(a.objective, b.objective);
+        QCOMPARE(a.blockSize, b.blockSize);
+        QCOMPARE(a.sharedDynamic, b.sharedDynamic);
+        QCOMPARE(a.occupancy, b.occupancy);
+        QCOMPARE(a.log, b.log);
+        QCOMPARE(a.recordedAt, b.recordedAt);
+    }
+}
+
+int runProcess(const QString& program, const QStringList& args, QString* output = nullptr,
+               const QByteArray& input = {}) {
+    QProcess p;
+    p.setProcessChannelMode(QProcess::MergedChannels);
+    p.start(program, args);
+    if (!p.waitForStarted(10000))
+        return -2;
+    if (!input.isEmpty()) {
+        p.write(input);
+    }
+    p.closeWriteChannel();
+    if (!p.waitForFinished(120000)) {
+        p.kill();
+        return -1;
+    }
+    if (output)
+        *output = QString::fromUtf8(p.readAll());
+    return p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1;
+}
+
+bool haveProgram(const char* name) {
+    return !QStandardPaths::findExecutable(name).isEmpty();
+}
+
+} // namespace
+
+class TestExchange : public QObject {
+    Q_OBJECT
+
+private slots:
+    void kernelTunerCache() {
+        const SessionData d = parseKernelTunerCache(readFile(kCache), kCache);
+        QCOMPARE(d.info.kernel, std::string("scale"));
+        QCOMPARE(d.info.deviceName, std::string("NVIDIA H200"));
+        QVERIFY(d.info.problemSize == std::vector<std::int64_t>{1048576});
+        QVERIFY((d.info.parameters == std::vector<std::string>{"BLOCK", "ITEMS", "NUM_WARPS", "NUM_STAGES"}));
+        QCOMPARE(d.info.objectiveName, std::string()); // Kernel Tuner's objective is time
+        QCOMPARE(d.results.size(), std::size_t(260));
+        std::map<ResultStatus, int> counts;
+        for (const ResultRecord& r : d.results)
+            ++counts[r.status()];
+        QCOMPARE(counts[ResultStatus::Ok], 202);
+        QCOMPARE(counts[ResultStatus::CompileError], 28);
+        QCOMPARE(counts[ResultStatus::Pruned], 28);
+        QCOMPARE(counts[ResultStatus::LaunchError], 2);
+        const ResultRecord& first = d.results.front(); // "32,1,1,1"
+        QCOMPARE(first.config.dump(), std::string("{\"BLOCK\":32,\"ITEMS\":1,\"NUM_WARPS\":1,\"NUM_STAGES\":1}"));
+        QCOMPARE(first.measurement.time.medianMs, 0.009331); // Kernel Tuner's time, in ms
+        QCOMPARE(first.measurement.time.samples, 3);
+        QCOMPARE(first.measurement.time.minMs, 0.00932);
+        QCOMPARE(first.measurement.time.maxMs, 0.009345);
+        QCOMPARE(first.measurement.compileSeconds, 0.20476); // ms in the file
+        QCOMPARE(first.measurement.benchmarkSeconds, 0.010839);
+        QCOMPARE(first.measurement.metrics.size(), std::size_t(1));
+        QCOMPARE(first.measurement.metrics[0].name, std::string("GB/s"));
+        QVERIFY(first.recordedAt.find("2026-11-20") == 0);
+        QCOMPARE(detectRecordingFormat(kCache), RecordingFormat::KernelTunerCache);
+    }
+
+    void anOpenKernelTunerCacheIsRead() {
+        // A Kernel Tuner run that was stopped leaves the cache open: the last entry ends with ','.
+        std::string text = readFile(kCache);
+        text.resize(text.rfind("}}"));
+        text += "},";
+        const SessionData d = parseKernelTunerCache(text, "open.json");
+        QCOMPARE(d.results.size(), std::size_t(260));
+    }
+
+    void damagedKernelTunerCaches() {
+        const std::string text = readFile(kCache);
+        // Cut in the middle of an entry.
+        std::string why = inputErrorOf([&] { parseKernelTunerCache(text.substr(0, text.size() / 2), "cut.json"); });
+        QVERIFY2(why.find("cut.json: line ") == 0 && why.find("truncated") != std::string::npos, why.c_str());
+        // A schema version from the future.
+        Json doc = Json::parse(text);
+        doc["schema_version"] = "2.0.0";
+        why = inputErrorOf([&] { parseKernelTunerCache(doc.dump(), "future.json"); });
+        QVERIFY2(why.find("future.json: /schema_version: unknown Kernel Tuner cache schema version \"2.0.0\"") == 0,
+                 why.c_str());
+        QVERIFY(why.find("1.0.0, 1.0.1, 1.1.0") != std::string::npos);
+        // A required field missing.
+        doc = Json::parse(text);
+        doc.erase("tune_params_keys");
+        why = inputErrorOf([&] { parseKernelTunerCache(doc.dump(), "k.json"); });
+        QVERIFY2(why.find("missing required field 'tune_params_keys'") != std::string::npos, why.c_str());
+        // An entry without a parameter's value.
+        doc = Json::parse(text);
+        doc["cache"]["32,1,1,1"].erase("ITEMS");
+        why = inputErrorOf([&] { parseKernelTunerCache(doc.dump(), "k.json"); });
+        QVERIFY2(why.find("/cache/32,1,1,1: missing the value of parameter 'ITEMS'") != std::string::npos, why.c_str());
+        // Unversioned caches (before 1.0.0) are read, as Kernel Tuner reads them.
+        doc = Json::parse(text);
+        doc.erase("schema_version");
+        doc.erase("objective");
+        QCOMPARE(parseKernelTunerCache(doc.dump(), "old.json").results.size(), std::size_t(260));
+    }
+
+    void t4FromKernelTuner() {
+        const SessionData d = parseT4(readFile(kT4), kT4);
+        QCOMPARE(d.results.size(), std::size_t(260));
+        QVERIFY((d.info.parameters == std::vector<std::string>{"BLOCK", "ITEMS", "NUM_WARPS", "NUM_STAGES"}));
+        const ResultRecord& first = d.results.front();
+        QCOMPARE(first.status(), ResultStatus::Ok);
+        QCOMPARE(first.measurement.time.medianMs, 0.009331);
+        QCOMPARE(first.measurement.time.samples, 3); // from the runtimes
+        QCOMPARE(first.measurement.compileSeconds, 0.20476);
+        std::map<ResultStatus, int> counts;
+        for (const ResultRecord& r : d.results)
+            ++counts[r.status()];
+        QCOMPARE(counts[ResultStatus::Ok], 202);
+        QCOMPARE(counts[ResultStatus::CompileError], 28);
+        QCOMPARE(counts[ResultStatus::Pruned], 28);
+        QCOMPARE(counts[ResultStatus::LaunchError], 2);
+        QCOMPARE(detectRecordingFormat(kT4), RecordingFormat::T4);
+        // The same recording in both formats.
+        const SessionData kt = parseKernelTunerCache(readFile(kCache), kCache);
+        QCOMPARE(bestOf(d.results)->config.dump(), bestOf(kt.results)->config.dump());
+    }
+
+    void damagedT4() {
+        const std::string text = readFile(kT4);
+        std::string why = inputErrorOf([&] { parseT4(text.substr(0, text.size() * 2 / 3), "cut.json"); });
+        QVERIFY2(why.find("cut.json: line 1, column ") == 0 && why.find("truncated") != std::string::npos, why.c_str());
+        QTemporaryDir dir;
+        const std::string cut = dir.filePath("cut.json").toStdString();
+        writeFile(cut, text.substr(0, text.size() / 3));
+        why = inputErrorOf([&] { readRecording(cut); }); // sniffed as T4, reported as truncated
+        QVERIFY2(why.find("truncated") != std::string::npos, why.c_str());
+
+        Json doc = Json::parse(text);
+        doc["results"][3].erase("invalidity");
+        why = inputErrorOf([&] { parseT4(doc.dump(), "t4.json"); });
+        QVERIFY2(why.find("t4.json: /results/3: missing required field 'invalidity'") == 0, why.c_str());
+        doc = Json::parse(text);
+        doc["results"][5]["invalidity"] = "flaky";
+        why = inputErrorOf([&] { parseT4(doc.dump(), "t4.json"); });
+        QVERIFY2(why.find("/results/5/invalidity") != std::string::npos, why.c_str());
+        doc = Json::parse(text);
+        doc["schema_version"] = "3.1.0";
+        why = inputErrorOf([&] { parseT4(doc.dump(), "t4.json"); });
+        QVERIFY2(why.find("unknown T4 schema version \"3.1.0\"") != std::string::npos, why.c_str());
+        why = inputErrorOf([&] { parseT4("[1, 2]", "t4.json"); });
+        QVERIFY(!why.empty());
+        why = inputErrorOf([&] { parseT4("{\"results\": [1, 2}", "t4.json"); });
+        QVERIFY2(why.find("bad JSON") != std::string::npos, why.c_str());
+    }
+
+    void t4RoundTrip() {
+        const SessionData original = syntheticSession(3, 4096, "NVIDIA H200", 1.0);
+        const std::string text = writeT4(original);
+        // The schema's required fields, in every result.
+        const Json doc = Json::parse(text);
+        QCOMPARE(doc["schema_version"].get<std::string>(), std::string("1.0.0"));
+        QCOMPARE(doc["results"].size(), original.results.size());
+        static const std::set<std::string> kInvalidity = {"timeout",     "compile",     "runtime",
+                                                          "correctness", "constraints", "correct"};
+        for (const Json& r : doc["results"]) {
+            QVERIFY(r["configuration"].is_object());
+            QVERIFY(r["times"].is_object());
+            QVERIFY(r["times"]["compilation_time"].is_number());
+            QVERIFY(kInvalidity.count(r["invalidity"].get<std::string>()));
+            QVERIFY(r["correctness"].is_number());
+            QVERIFY(r["objectives"].is_array());
+            QVERIFY(r["measurements"].is_array());
+            for (const Json& m : r["measurements"]) {
+                QVERIFY(m["name"].is_string());
+                QVERIFY(m["value"].is_number() || m["value"].is_null());
+                QVERIFY(m["unit"].is_string());
+            }
+        }
+        QCOMPARE(doc["results"][0]["invalidity"].get<std::string>(), std::string("correct"));
+        QCOMPARE(doc["results"][2]["invalidity"].get<std::string>(), std::string("compile"));
+        QCOMPARE(doc["results"][5]["invalidity"].get<std::string>(), std::string("correctness"));
+
+        const SessionData back = parseT4(text, "back.json");
+        compareResults(back.results, original.results);
+        QCOMPARE(back.info.kernel, original.info.kernel);
+        QVERIFY(back.info.shape == original.info.shape);
+        QVERIFY(back.info.problemSize == original.info.problemSize);
+        QVERIFY(back.info.parameters == original.info.parameters);
+        QCOMPARE(back.info.deviceName, original.info.deviceName);
+        QCOMPARE(back.info.arch, original.info.arch);
+        QCOMPARE(back.info.objectiveName, original.info.objectiveName);
+        QCOMPARE(back.info.strategy, original.info.strategy);
+        QCOMPARE(back.info.seed, original.info.seed);
+        QCOMPARE(back.info.spaceSize, original.info.spaceSize);
+        QCOMPARE(back.info.provenanceJson, original.info.provenanceJson);
+        const std::string again = writeT4(back);
+        QCOMPARE(again.substr(again.find("\"results\"")), text.substr(text.find("\"results\"")));
+
+        // Through a store and back out: the same again.
+        QTemporaryDir dir;
+        ResultStore store = ResultStore::open(dir.filePath("r.db").toStdString());
+        const std::int64_t id = importSession(store, back, "back.json");
+        const SessionData stored = store.load(id);
+        compareResults(stored.results, original.results);
+        QCOMPARE(stored.info.state, SessionState::Imported);
+        QVERIFY(stored.info.backend.find("import:back.json") == 0);
+        compareResults(parseT4(writeT4(stored), "again.json").results, original.results);
+    }
+
+    void bestConfigsJsonRoundTrips() {
+        const std::vector<SessionData> sessions = {
+            syntheticSession(1, 4096, "NVIDIA H200", 1.0), syntheticSession(2, 2048, "NVIDIA H200", 0.5),
+            syntheticSession(3, 4096, "NVIDIA A100", 2.0), syntheticSession(4, 4096, "NVIDIA H200", 0.9)};
+        const std::vector<BestConfig> best = bestConfigs(sessions);
+        QCOMPARE(best.size(), std::size_t(3)); // (matmul, 4096, H200) spans sessions 1 and 4
+        for (const BestConfig& b : best) {
+            QCOMPARE(b.kernel, std::string("matmul"));
+            QVERIFY(b.objective);
+            if (b.device == "NVIDIA H200" && b.shape[0].second == 4096)
+                QCOMPARE(b.sessionId, std::int64_t(4)); // 0.9x the times of session 1
+        }
+        const std::string text = writeBestConfigsJson(best);
+        const std::vector<BestConfig> back = parseBestConfigsJson(text, "best.json");
+        QVERIFY(back == best);
+        QCOMPARE(writeBestConfigsJson(back), text);
+        QCOMPARE(Json::parse(text)["entries"][0]["key"].get<std::string>(),
+                 std::string("matmul | M=4096 N=1024 | NVIDIA A100"));
+        QVERIFY(!inputErrorOf([] { parseBestConfigsJson("{\"format\": \"other\"}", "x.json"); }).empty());
+        QVERIFY(!inputErrorOf([] {
+                     parseBestConfigsJson("{\"format\": \"tilescope-best-configs\", \"version\": 2}", "x.json");
+                 }).empty());
+    }
+
+    void tritonSnippetParsesAsPython() {
+        const std::vector<SessionData> sessions = {syntheticSession(1, 4096, "NVIDIA H200", 1.0),
+                                                   syntheticSession(2, 2048, "NVIDIA H200", 0.5)};
+        const std::string text = writeTritonConfigs(sessions, 3);
+        QVERIFY(text.find("import triton") != std::string::npos);
+        QVERIFY(text.find("matmul_configs = [") != std::string::npos);
+        QVERIFY(text.find("num_warps=") != std::string::npos);     // from the parameter num_warps
+        QVERIFY(text.find("num_stages=") != std::string::npos);    // from STAGES
+        QVERIFY(text.find("\"num_warps\":") == std::string::npos); // not in the kwargs
+        QVERIFY(text.find("\"STAGES\":") == std::string::npos);
+        QVERIFY(text.find("\"SPLIT\": True") != std::string::npos ||
+                text.find("\"SPLIT\": False") != std::string::npos);
+        QVERIFY(text.find("\"RATIO\": ") != std::string::npos);
+        if (!haveProgram("python3"))
+            QSKIP("python3 is not installed");
+        // Parse it, and run it against a stand-in triton module: the lists hold 3 configs per shape.
+        const QString check = "import ast, sys, types\n"
+                              "src = sys.stdin.read()\n"
+                              "ast.parse(src)\n"
+                              "class Config:\n"
+                              "    def __init__(self, kwargs, num_warps=4, num_stages=2):\n"
+                              "        self.kwargs, self.num_warps, self.num_stages = kwargs, num_warps, num_stages\n"
+                              "sys.modules['triton'] = types.SimpleNamespace(Config=Config)\n"
+                              "ns = {}\n"
+                              "exec(src, ns)\n"
+                              "print(len(ns['configs']), ns['configs'][0].num_warps, ns['configs'][0].kwargs)\n";
+        QString output;
+        QCOMPARE(runProcess("python3", {"-c", check}, &output, QByteArray::fromStdString(text)), 0);
+        // Both shapes rank the same configs first: the second shape's repeat them, as comments.
+        QVERIFY2(output.startsWith("3 "), qPrintable(output));
+    }
+
+    void cppHeaderCompilesAndLooksUp() {
+        if (!haveProgram("g++"))
+            QSKIP("g++ is not installed");
+        const std::vector<SessionData> sessions = {syntheticSession(1, 4096, "NVIDIA H200", 1.0),
+                                                   syntheticSession(2, 2048, "NVIDIA H200", 0.5),
+                                                   syntheticSession(3, 4096, "NVIDIA A100", 2.0)};
+        const std::vector<BestConfig> best = bestConfigs(sessions);
+        QTemporaryDir dir;
+        writeFile(dir.filePath("tuned.h").toStdString(), writeCppHeader(best));
+        // A program that checks every entry's lookup against the expected values.
+        std::string main = "#include \"tuned.h\"\n#include <cstdio>\n#include <cstring>\nint main() {\n"
+                           "    using namespace tilescope_tuned::matmul;\n    int bad = 0;\n";
+        for (const BestConfig& b : best) {
+            const std::string dims = std::to_string(b.shape[0].second) + ", " + std::to_string(b.shape[1].second);
+            const std::string check = "c->BLOCK_M == " + b.config["BLOCK_M"].dump() +
+                                      " && c->num_warps == " + b.config["num_warps"].dump() +
+                                      " && c->STAGES == " + b.config["STAGES"].dump() +
+                                      " && c->SPLIT == " + (b.config["SPLIT"].get<bool>() ? "true" : "false") +
+                                      " && c->RATIO == " + b.config["RATIO"].dump() + " && std::strcmp(c->LAYOUT, " +
+                                      b.config["LAYOUT"].dump() + ") == 0";
+            main += "    { const Config* c = lookupOn(\"" + b.device + "\", " + dims + "); if (!c || !(" + check +
+                    ")) { std::puts(\"wrong: " + b.device + " " + dims + "\"); ++bad; } }\n";
+        }
+        main +=
+            "    if (lookup(4096, 1024) == nullptr || lookup(2048, 1024) == nullptr) ++bad;\n"
+            "    if (lookup(1234, 1024) != nullptr || lookupOn(\"NVIDIA A100\", 2048, 1024) != nullptr) ++bad;\n"
+            "    static_assert(find(2048, 1024) >= 0 && find(1, 2) == -1, \"constexpr find\");\n"
+            "    static_assert(kEntries[findOn(\"NVIDIA A100\", 4096, 1024)].config.BLOCK_M > 0, \"in constants\");\n"
+            "    std::printf(\"%d entries checked, %d bad\\n\", int(sizeof kEntries / sizeof kEntries[0]), bad);\n"
+            "    return bad;\n}\n";
+        writeFile(dir.filePath("main.cpp").toStdString(), main);
+        QString output;
+        const int built = runProcess("g++",
+                                     {"-std=c++17", "-Wall", "-Wextra", "-Werror", "-pedantic", "-o",
+                                      dir.filePath("lookup"), dir.filePath("main.cpp")},
+                                     &output);
+        QVERIFY2(built == 0, qPrintable(output));
+        QCOMPARE(runProcess(dir.filePath("lookup"), {}, &output), 0);
+        QVERIFY2(output.contains("3 entries checked, 0 bad"), qPrintable(output));
+        // The header alone compiles too.
+        QCOMPARE(runProcess("g++", {"-std=c++17", "-fsyntax-only", "-x", "c++", dir.filePath("tuned.h")}, &output), 0);
+    }
+
+    void csvQuotesWhatItMust() {
+        const SessionData s = syntheticSession(7, 4096, "NVIDIA H200", 1.0);
+        const std::string csv = writeCsv({s});
+        QVERIFY(csv.rfind("session,kernel,shape,device,BLOCK_M,num_warps,STAGES,SPLIT,LAYOUT,RATIO,status,time_ms,",
+                          0) == 0);
+        // Rows: the header plus one per result; quoted newlines do not end a row.
+        int rows = 0;
+        bool quoted = false;
+        for (const char c : csv) {
+            if (c == '"')
+                quoted = !quoted;
+            else if (c == '\n' && !quoted)
+                ++rows;
+        }
+        QCOMPARE(rows, 13);
+        QVERIFY(csv.find("\"col\"\"umn\"") != std::string::npos);
+        QVERIFY(csv.find("\"failed, \"\"badly\"\"\nsee log\"") != std::string::npos);
+        QVERIFY(csv.find(",compile_error,,,,,0,,") != std::string::npos); // untimed: empty cells
+    }
+
+    void recordingsAndImports() {
+        QTemporaryDir dir;
+        const std::string db = dir.filePath("r.db").toStdString();
+        {
+            ResultStore store = ResultStore::open(db);
+            importSession(store, parseKernelTunerCache(readFile(kCache), kCache), "tiny_ktcache.json");
+            importSession(store, syntheticSession(0, 4096, "NVIDIA H200", 1.0), "synthetic");
+        }
+        QCOMPARE(detectRecordingFormat(db), RecordingFormat::TilescopeDatabase);
+        const auto sessions = readRecording(db);
+        QCOMPARE(sessions.size(), std::size_t(2));
+        QCOMPARE(sessions[0].results.size(), std::size_t(260));
+        QCOMPARE(sessions[0].info.kernel, std::string("scale"));
+        QCOMPARE(readRecording(kT4).size(), std::size_t(1));
+
+        const std::string best = dir.filePath("best.json").toStdString();
+        writeFile(best, writeBestConfigsJson(bestConfigs(sessions)));
+        QCOMPARE(detectRecordingFormat(best), RecordingFormat::BestConfigs);
+        QVERIFY(inputErrorOf([&] { readRecording(best); }).find("only winners") != std::string::npos);
+        const std::string other = dir.filePath("other.json").toStdString();
+        writeFile(other, "{\"hello\": 1}");
+        QVERIFY(inputErrorOf([&] { readRecording(other); }).find("not a recording") != std::string::npos);
+        QVERIFY(inputErrorOf([&] { readRecording(dir.filePath("none.json").toStdString()); }).find("no such file") !=
+                std::string::npos);
+    }
+};
+
+QTEST_GUILESS_MAIN(TestExchange)
+#include "tst_exchange.moc"

@@ -1,0 +1,476 @@
+// The results database: what goes in comes out, commits are timely, readers read while a writer
+// writes, and bad paths, foreign files and newer schemas are refused with a clear message.
+
+#include "base/error.h"
+#include "store/resultstore.h"
+#include "store/schema.h"
+
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include <sqlite3.h>
+
+#include <atomic>
+#include <cmath>
+#include <fstream>
+#include <thread>
+#include <unistd.h>
+
+using namespace tilescope;
+
+namespace {
+
+std::string path(const QTemporaryDir& dir, const char* name) {
+    return dir.filePath(name).toStdString();
+}
+
+// Raw SQL on a database file, bypassing ResultStore (to tamper with it as another program might).
+void rawSql(const std::string& file, const char* sql) {
+    sqlite3* db = nullptr;
+    QCOMPARE(sqlite3_open(file.c_str(), &db), SQLITE_OK);
+    char* error = nullptr;
+    const int rc = sqlite3_exec(db, sql, nullptr, nullptr, &error);
+    const std::string message = error ? error : "";
+    sqlite3_free(error);
+    sqlite3_close(db);
+    QVERIFY2(rc == SQLITE_OK, message.c_str());
+}
+
+std::string rawQuery(const std::string& file, const char* sql) {
+    sqlite3* db = nullptr;
+    sqlite3_open(file.c_str(), &db);
+    sqlite3_stmt* stmt = nullptr;
+    std::string out;
+    if (sqlite3_prepare_v2(db, sql, -1, &stmt, nullptr) == SQLITE_OK && sqlite3_step(stmt) == SQLITE_ROW)
+        out = reinterpret_cast<const char*>(sqlite3_column_text(stmt, 0));
+    sqlite3_finalize(stmt);
+    sqlite3_close(db);
+    return out;
+}
+
+SessionInfo sampleSession() {
+    SessionInfo s;
+    s.kernel = "sgemm";
+    s.problemJson = "{\"General\": {}}";
+    s.problemHash = "abc123";
+    s.sourceHash = "def456";
+    s.shapeIndex = 1;
+    s.shape = {{"M", 2048}, {"N", 1024}, {"K", 512}};
+    s.problemSize = {1024, 2048};
+    s.parameters = {"BLOCK_M", "LAYOUT", "SCALE"};
+    s.backend = "replay:/tmp/rec.json";
+    s.strategy = "random";
+    s.seed = 42;
+    s.budget = "100 configs";
+    s.deviceName = "NVIDIA H200";
+    s.arch = "sm_90";
+    s.provenanceJson = "{\"driver\":\"580.1\"}";
+    s.objectiveName = "TFLOP/s";
+    s.spaceSize = 2761;
+    s.startedAt = "2026-11-29T10:00:00.000Z";
+    return s;
+}
+
+ResultRecord sampleResult(int i, ResultStatus status = ResultStatus::Ok) {
+    ResultRecord r;
+    r.spaceIndex = static_cast<std::uint64_t>(i);
+    r.config = ConfigValues::object();
+    r.config["BLOCK_M"] = 32 * (i + 1);
+    r.config["LAYOUT"] = i % 2 ? "row" : "col";
+    r.config["SCALE"] = 0.5 * i;
+    Measurement& m = r.measurement;
+    m.status = status;
+    if (status == ResultStatus::Ok || status == ResultStatus::WrongResult) {
+        m.time = {1.0 + i, 0.9 + i, 1.2 + i, 0.01 * i, 10 + i};
+        r.objective = 100.0 / (1.0 + i);
+    }
+    m.compileSeconds = 0.25 + i;
+    m.benchmarkSeconds = 0.05 * i;
+    if (i % 3 == 0)
+        m.metrics = {{"dram__bytes_read.sum", 1e9 + i}, {"sm__warps_active.avg.pct_of_peak_sustained_active", 55.5}};
+    if (status == ResultStatus::WrongResult)
+        m.verificationError = 0.125;
+    if (status != ResultStatus::Ok)
+        m.message = "why, with \"quotes\", commas\nand a newline";
+    m.device = i % 2 ? 0 : -1;
+    if (i % 2 == 0) {
+        StaticInfo info;
+        info.registers = 64 + i;
+        info.barriers = 1;
+        info.stackFrame = 16;
+        info.spillStores = i;
+        info.spillLoads = 2 * i;
+        info.sharedStatic = 4096;
+        info.constantBytes = 380;
+        m.staticInfo = info;
+        r.blockSize = 256;
+        r.sharedDynamic = 0;
+        r.occupancy = 62.5;
+    }
+    if (status == ResultStatus::CompileError)
+        r.log = "error: identifier \"x\" is undefined";
+    r.recordedAt = "2026-11-29T10:00:0" + std::to_string(i % 10) + ".000Z";
+    return r;
+}
+
+void compareRecords(const ResultRecord& got, const ResultRecord& want) {
+    QCOMPARE(got.config.dump(), want.config.dump());
+    QCOMPARE(got.spaceIndex, want.spaceIndex);
+    QVERIFY(got.measurement == want.measurement);
+    QCOMPARE(got.objective, want.objective);
+    QCOMPARE(got.blockSize, want.blockSize);
+    QCOMPARE(got.sharedDynamic, want.sharedDynamic);
+    QCOMPARE(got.occupancy, want.occupancy);
+    QCOMPARE(got.log, want.log);
+    QCOMPARE(got.recordedAt, want.recordedAt);
+}
+
+template <typename F>
+QString inputErrorOf(F&& f) {
+    try {
+        f();
+    } catch (const InputError& e) {
+        return QString::fromStdString(e.what());
+    }
+    return {};
+}
+
+} // namespace
+
+class TestStore : public QObject {
+    Q_OBJECT
+
+private slots:
+    void statusNamesRoundTrip() {
+        QCOMPARE(kStatusCount, std::size_t(8));
+        for (const ResultStatus s : kAllStatuses)
+            QCOMPARE(parseStatus(statusName(s)), std::optional<ResultStatus>(s));
+        QCOMPARE(statusName(ResultStatus::CompileError), std::string_view("compile_error"));
+        QCOMPARE(statusName(ResultStatus::WrongResult), std::string_view("wrong_result"));
+        QVERIFY(!parseStatus("fine"));
+        QVERIFY(!parseStatus(""));
+        QVERIFY(isMeasured(ResultStatus::Pruned));
+        QVERIFY(!isMeasured(ResultStatus::Skipped));
+    }
+
+    void whatGoesInComesOut() {
+        QTemporaryDir dir;
+        const std::string file = path(dir, "r.db");
+        const SessionInfo info = sampleSession();
+        std::vector<ResultRecord> written;
+        std::int64_t id = 0;
+        {
+            ResultStore store = ResultStore::open(file);
+            QCOMPARE(store.schemaVersion(), ResultStore::kSchemaVersion);
+            id = store.createSession(info);
+            QVERIFY(id > 0);
+            const ResultStatus statuses[] = {
+                ResultStatus::Ok, ResultStatus::CompileError, ResultStatus::WrongResult, ResultStatus::Pruned,
+                ResultStatus::Ok, ResultStatus::Crashed,      ResultStatus::Timeout,     ResultStatus::LaunchError};
+            for (int i = 0; i < 8; ++i) {
+                written.push_back(sampleResult(i, statuses[i]));
+                written.back().id = store.append(id, written.back());
+            }
+        } // closing commits
+        const ResultStore store = ResultStore::open(file, StoreMode::ReadOnly);
+        QVERIFY(store.readOnly());
+        const auto sessions = store.sessions();
+        QCOMPARE(sessions.size(), std::size_t(1));
+        const SessionInfo& s = sessions[0];
+        QCOMPARE(s.id, id);
+        QCOMPARE(s.kernel, info.kernel);
+        QCOMPARE(s.problemJson, info.problemJson);
+        QCOMPARE(s.problemHash, info.problemHash);
+        QCOMPARE(s.sourceHash, info.sourceHash);
+        QCOMPARE(s.shapeIndex, info.shapeIndex);
+        QVERIFY(s.shape == info.shape);
+        QVERIFY(s.problemSize == info.problemSize);
+        QVERIFY(s.parameters == info.parameters);
+        QCOMPARE(s.backend, info.backend);
+        QCOMPARE(s.strategy, info.strategy);
+        QCOMPARE(s.seed, info.seed);
+        QCOMPARE(s.budget, info.budget);
+        QCOMPARE(s.deviceName, info.deviceName);
+        QCOMPARE(s.arch, info.arch);
+        QCOMPARE(s.provenanceJson, info.provenanceJson);
+        QCOMPARE(s.objectiveName, info.objectiveName);
+        QCOMPARE(s.spaceSize, info.spaceSize);
+        QCOMPARE(s.startedAt, info.startedAt);
+        QCOMPARE(s.state, SessionState::Running);
+        QCOMPARE(s.shapeLabel(), std::string("M=2048 N=1024 K=512"));
+
+        const auto results = store.results(id);
+        QCOMPARE(results.size(), written.size());
+        for (std::size_t i = 0; i < results.size(); ++i) {
+            QCOMPARE(results[i].id, written[i].id);
+            QCOMPARE(results[i].sessionId, id);
+            compareRecords(results[i], written[i]);
+        }
+        const StatusCounts counts = store.statusCounts(id);
+        QCOMPARE(counts.total, std::uint64_t(8));
+        QCOMPARE(counts.of(ResultStatus::Ok), std::uint64_t(2));
+        QCOMPARE(store.resultCount(id), std::uint64_t(8));
+
+        // Ranked: Ok by objective (higher first), then the failures in their order.
+        const auto ranked = store.results(id, true);
+        QCOMPARE(ranked[0].config.dump(), written[0].config.dump());
+        QCOMPARE(ranked[1].config.dump(), written[4].config.dump());
+        QCOMPARE(ranked[2].status(), ResultStatus::CompileError);
+        QCOMPARE(store.results(id, true, 3).size(), std::size_t(3));
+        QCOMPARE(store.best(id)->config.dump(), written[0].config.dump());
+
+        const SessionData data = store.load(id);
+        QCOMPARE(data.results.size(), std::size_t(8));
+        QVERIFY(!inputErrorOf([&] { store.load(99); }).isEmpty());
+    }
+
+    void sessionStateAndResume() {
+        QTemporaryDir dir;
+        ResultStore store = ResultStore::open(path(dir, "r.db"));
+        SessionInfo a = sampleSession();
+        const std::int64_t first = store.createSession(a);
+        store.setSessionState(first, SessionState::Cancelled, "interrupted");
+        const auto s = store.session(first);
+        QCOMPARE(s->state, SessionState::Cancelled);
+        QCOMPARE(s->message, std::string("interrupted"));
+        QVERIFY(!s->endedAt.empty());
+        const std::int64_t second = store.createSession(a);
+        QCOMPARE(store.findResumable(a)->id, second); // the newest of the same identity
+        SessionInfo other = a;
+        other.seed = 43;
+        QVERIFY(!store.findResumable(other));
+        other = a;
+        other.shapeIndex = 0;
+        QVERIFY(!store.findResumable(other));
+        other = a;
+        other.backend = "replay:/tmp/other.json";
+        QVERIFY(!store.findResumable(other));
+        store.setSessionState(second, SessionState::Running);
+        QVERIFY(store.session(second)->endedAt.empty());
+        store.setSessionProvenance(second, "NVIDIA H100", "sm_90", "{\"uuid\":\"GPU-1\"}");
+        QCOMPARE(store.session(second)->deviceName, std::string("NVIDIA H100"));
+        QCOMPARE(store.session(second)->provenanceJson, std::string("{\"uuid\":\"GPU-1\"}"));
+        QVERIFY(!store.session(77));
+
+        store.append(second, sampleResult(0));
+        store.append(first, sampleResult(3));
+        store.deleteSession(second);
+        QVERIFY(!store.session(second));
+        QCOMPARE(store.resultCount(second), std::uint64_t(0));
+        QCOMPARE(store.resultCount(first), std::uint64_t(1));
+        QCOMPARE(store.results(first)[0].measurement.metrics.size(), std::size_t(2)); // the other's metrics stay
+    }
+
+    void skippedIsAPlaceholder() {
+        QTemporaryDir dir;
+        ResultStore store = ResultStore::open(path(dir, "r.db"));
+        const std::int64_t id = store.createSession(sampleSession());
+        store.append(id, sampleResult(1, ResultStatus::Skipped));
+        store.append(id, sampleResult(2, ResultStatus::Ok));
+        store.append(id, sampleResult(1, ResultStatus::Ok)); // replaces the placeholder
+        store.append(id, sampleResult(2, ResultStatus::Ok)); // a second measurement is kept
+        const auto results = store.results(id);
+        QCOMPARE(results.size(), std::size_t(3));
+        QCOMPARE(store.statusCounts(id).of(ResultStatus::Skipped), std::uint64_t(0));
+    }
+
+    void schemaIsVersionedAndWal() {
+        QTemporaryDir dir;
+        const std::string file = path(dir, "r.db");
+        { ResultStore::open(file); }
+        QCOMPARE(rawQuery(file, "SELECT max(version) FROM schema_version"),
+                 std::to_string(ResultStore::kSchemaVersion));
+        QCOMPARE(rawQuery(file, "PRAGMA journal_mode"), std::string("wal"));
+        QCOMPARE(rawQuery(file, "PRAGMA application_id"), std::to_string(store::kApplicationId));
+        QCOMPARE(store::migrations().size(), std::size_t(ResultStore::kSchemaVersion));
+        for (std::size_t i = 0; i < store::migrations().size(); ++i)
+            QCOMPARE(store::migrations()[i].version, int(i + 1));
+        // Reopening an up-to-date database migrates nothing.
+        { ResultStore::open(file); }
+        QCOMPARE(rawQuery(file, "SELECT count(*) FROM schema_version"), std::string("1"));
+        // The documented view works.
+        ResultStore store = ResultStore::open(file);
+        const auto id = store.createSession(sampleSession());
+        store.append(id, sampleResult(0));
+        store.flush();
+        QCOMPARE(rawQuery(file, "SELECT json_extract(config, '$.BLOCK_M') FROM result_view"), std::string("32"));
+        QCOMPARE(rawQuery(file,
+                          "SELECT value FROM metrics WHERE name = 'sm__warps_active.avg.pct_of_peak_sustained_active'"),
+                 std::string("55.5"));
+        QCOMPARE(rawQuery(file, "SELECT count(*) FROM metrics WHERE result_id = 1"), std::string("2"));
+    }
+
+    void newerSchemaIsRefused() {
+        QTemporaryDir dir;
+        const std::string file = path(dir, "r.db");
+        {
+            ResultStore store = ResultStore::open(file);
+            store.createSession(sampleSession());
+        }
+        rawSql(file, "INSERT INTO schema_version (version, applied_at, tool_version) VALUES (7, 'later', '9.0')");
+        for (const StoreMode mode : {StoreMode::ReadWrite, StoreMode::ReadOnly}) {
+            const QString message = inputErrorOf([&] { ResultStore::open(file, mode); });
+            QVERIFY2(message.contains("schema version 7") && message.contains("newer"), qPrintable(message));
+        }
+        // Nothing was changed by the refusal.
+        QCOMPARE(rawQuery(file, "SELECT count(*) FROM sessions"), std::string("1"));
+    }
+
+    void foreignFilesAreRefused() {
+        QTemporaryDir dir;
+        const std::string text = path(dir, "notes.txt");
+        std::ofstream(text) << "just some text, long enough to be more than a header\n";
+        QString message = inputErrorOf([&] { ResultStore::open(text); });
+        QVERIFY2(message.contains("not a SQLite database"), qPrintable(message));
+
+        const std::string other = path(dir, "other.db");
+        rawSql(other, "CREATE TABLE people (name TEXT)");
+        message = inputErrorOf([&] { ResultStore::open(other); });
+        QVERIFY2(message.contains("not a Tilescope results database"), qPrintable(message));
+        QCOMPARE(rawQuery(other, "SELECT count(*) FROM sqlite_master WHERE name = 'sessions'"), std::string("0"));
+    }
+
+    void badPaths() {
+        QTemporaryDir dir;
+        QString message = inputErrorOf([&] { ResultStore::open(path(dir, "missing.db"), StoreMode::ReadOnly); });
+        QVERIFY2(message.contains("no such database"), qPrintable(message));
+        QVERIFY(!QFile::exists(dir.filePath("missing.db"))); // a read-only open creates nothing
+
+        message = inputErrorOf([&] { ResultStore::open(path(dir, "no/such/folder/r.db")); });
+        QVERIFY2(message.contains("does not exist"), qPrintable(message));
+
+        message = inputErrorOf([&] { ResultStore::open(dir.path().toStdString()); });
+        QVERIFY2(message.contains("is a folder"), qPrintable(message));
+
+        // A place nobody may create files in, root included.
+        message = inputErrorOf([&] { ResultStore::open("/proc/tilescope-test.db"); });
+        QVERIFY2(message.contains("/proc/tilescope-test.db") && message.contains("cannot"), qPrintable(message));
+
+        message = inputErrorOf([] { ResultStore::open(""); });
+        QVERIFY(!message.isEmpty());
+    }
+
+    void readOnlyFile() {
+        if (geteuid() == 0)
+            QSKIP("running as root, which may write read-only files (badPaths covers a read-only place)");
+        QTemporaryDir dir;
+        const std::string file = path(dir, "r.db");
+        { ResultStore::open(file).createSession(sampleSession()); }
+        QFile::setPermissions(QString::fromStdString(file), QFileDevice::ReadOwner | QFileDevice::ReadGroup);
+        const QString message = inputErrorOf([&] { ResultStore::open(file); });
+        QVERIFY2(message.contains("read-only") || message.contains("cannot"), qPrintable(message));
+    }
+
+    void readOnlyModeRejectsWrites() {
+        QTemporaryDir dir;
+        const std::string file = path(dir, "r.db");
+        std::int64_t id = 0;
+        { id = ResultStore::open(file).createSession(sampleSession()); }
+        ResultStore store = ResultStore::open(file, StoreMode::ReadOnly);
+        QVERIFY(inputErrorOf([&] { store.append(id, sampleResult(0)); }).contains("read-only"));
+        QVERIFY(inputErrorOf([&] { store.createSession(sampleSession()); }).contains("read-only"));
+        QCOMPARE(store.resultCount(id), std::uint64_t(0));
+    }
+
+    void commitsWithinTheInterval() {
+        QTemporaryDir dir;
+        const std::string file = path(dir, "r.db");
+        StoreOptions options;
+        options.commitInterval = std::chrono::milliseconds(150);
+        ResultStore writer = ResultStore::open(file, StoreMode::ReadWrite, options);
+        const std::int64_t id = writer.createSession(sampleSession());
+        const ResultStore reader = ResultStore::open(file, StoreMode::ReadOnly);
+        writer.append(id, sampleResult(0)); // the first after a quiet spell commits at once
+        QCOMPARE(reader.resultCount(id), std::uint64_t(1));
+        writer.append(id, sampleResult(1)); // batched with what follows for up to 150 ms
+        writer.append(id, sampleResult(2));
+        QCOMPARE(reader.resultCount(id), std::uint64_t(1));
+        QVERIFY(!writer.commitIfDue());
+        std::this_thread::sleep_for(std::chrono::milliseconds(170));
+        QVERIFY(writer.commitIfDue());
+        QCOMPARE(reader.resultCount(id), std::uint64_t(3));
+        writer.append(id, sampleResult(3));
+        QCOMPARE(reader.resultCount(id), std::uint64_t(3));
+        std::this_thread::sleep_for(std::chrono::milliseconds(170));
+        writer.append(id, sampleResult(4)); // due: commits both
+        QCOMPARE(reader.resultCount(id), std::uint64_t(5));
+        writer.append(id, sampleResult(5));
+        writer.flush();
+        QCOMPARE(reader.resultCount(id), std::uint64_t(6));
+    }
+
+    void readersReadWhileAWriterWrites() {
+        QTemporaryDir dir;
+        const std::string file = path(dir, "r.db");
+        std::int64_t id = 0;
+        { id = ResultStore::open(file).createSession(sampleSession()); }
+        constexpr int kResults = 3000;
+        std::atomic<bool> finished{false};
+        std::string writerError;
+        std::thread writer([&] {
+            try {
+                StoreOptions options;
+                options.commitInterval = std::chrono::milliseconds(2);
+                ResultStore store = ResultStore::open(file, StoreMode::ReadWrite, options);
+                for (int i = 0; i < kResults; ++i)
+                    store.append(id, sampleResult(i));
+                store.flush();
+            } catch (const std::exception& e) {
+                writerError = e.what();
+            }
+            finished = true;
+        });
+        const ResultStore reader = ResultStore::open(file, StoreMode::ReadOnly);
+        std::uint64_t last = 0;
+        int reads = 0;
+        while (!finished.load()) {
+            const std::uint64_t n = reader.resultCount(id);
+            QVERIFY(n >= last); // snapshots only grow
+            last = n;
+            ++reads;
+        }
+        writer.join();
+        QVERIFY2(writerError.empty(), writerError.c_str());
+        QCOMPARE(reader.resultCount(id), std::uint64_t(kResults));
+        QVERIFY(reads > 0);
+    }
+
+    void theConnectionStaysOnItsThread() {
+        QTemporaryDir dir;
+        ResultStore store = ResultStore::open(path(dir, "r.db"));
+        bool threw = false;
+        std::thread other([&] {
+            try {
+                store.sessions();
+            } catch (const std::logic_error&) {
+                threw = true;
+            }
+        });
+        other.join();
+        QVERIFY(threw);
+        QVERIFY(store.sessions().empty()); // still fine on its own thread
+    }
+
+    void configHelpers() {
+        ConfigValues c = ConfigValues::object();
+        c["A"] = 64;
+        c["B"] = "row";
+        c["C"] = 0.5;
+        c["D"] = true;
+        QCOMPARE(configKey(c), std::string("64,\"row\",0.5,true"));
+        QCOMPARE(describeConfig(c), std::string("A=64 B=row C=0.5 D=true"));
+        QCOMPARE(configJson(c), c.dump());
+        c["Q\"uote"] = -7;
+        c["U"] = std::uint64_t(1) << 63;
+        QCOMPARE(configJson(c), c.dump());
+        QCOMPARE(configJson(ConfigValues::object()), std::string("{}"));
+        QCOMPARE(sessionStateName(SessionState::Imported), std::string_view("imported"));
+        QCOMPARE(parseSessionState("cancelled"), std::optional<SessionState>(SessionState::Cancelled));
+        const std::string now = nowIso8601();
+        QCOMPARE(now.size(), std::size_t(24));
+        QCOMPARE(now.back(), 'Z');
+    }
+};
+
+QTEST_GUILESS_MAIN(TestStore)
+#include "tst_store.moc"

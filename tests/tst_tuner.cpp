@@ -1,0 +1,492 @@
+// Tuning sessions end to end in the engine: replay, budgets, events, cancellation, failure,
+// resume, the per-config cap, and the compile -> prune -> measure pipeline with real NVRTC.
+
+#include "analysis/gpuarch.h"
+#include "base/error.h"
+#include "compile/compilecache.h"
+#include "compile/compileservice.h"
+#include "exchange/configcodec.h"
+#include "exchange/exchange.h"
+#include "measure/replay/replaybackend.h"
+#include "spec/tuningproblem.h"
+#include "store/resultstore.h"
+#include "tuner/tuningsession.h"
+
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include <cmath>
+#include <fstream>
+#include <map>
+#include <set>
+
+using namespace tilescope;
+
+namespace {
+
+const std::string kTiny = TILESCOPE_TEST_DATA "/tuning/tiny.json";
+const std::string kTinyCache = TILESCOPE_TEST_DATA "/tuning/tiny_ktcache.json";
+
+// A backend that answers from a formula, counts what it is asked, and fails on request.
+class FakeBackend : public Backend {
+public:
+    BackendInfo info;
+    std::vector<std::uint64_t> measured;
+    std::vector<std::size_t> batches;
+    std::vector<bool> hadCubins;
+    long throwAfter = -1;
+    int opened = 0;
+    int closed = 0;
+
+    FakeBackend() {
+        info.kind = "fake";
+        info.deviceName = "Fake GPU";
+        info.preferredBatch = 8;
+    }
+
+    static double timeOf(std::uint64_t index) {
+        return 1.0 + static_cast<double>((index * 7919) % 10007) / 1000.0; // distinct for index < 10007
+    }
+
+    BackendInfo open(const TuningProblem&, std::size_t, const ConfigSpace&) override {
+        ++opened;
+        return info;
+    }
+    void measure(std::span<const MeasureItem> items, const MeasureControl& control, const MeasureSink& sink) override {
+        batches.push_back(items.size());
+        for (std::size_t i = 0; i < items.size(); ++i) {
+            Measurement m;
+            if (control.cancel && control.cancel->load()) {
+                m.status = ResultStatus::Skipped;
+                m.message = "cancelled";
+                sink(i, m);
+                continue;
+            }
+            if (throwAfter >= 0 && static_cast<long>(measured.size()) == throwAfter)
+                throw std::runtime_error("the device fell off the bus");
+            measured.push_back(items[i].index);
+            hadCubins.push_back(items[i].compiled && !items[i].compiled->cubin.empty());
+            m.status = ResultStatus::Ok;
+            const double t = timeOf(items[i].index);
+            m.time = {t, t * 0.99, t * 1.02, t * 0.01, 10};
+            m.benchmarkSeconds = 0.05;
+            m.device = 0;
+            sink(i, m);
+        }
+    }
+    void close() override { ++closed; }
+};
+
+struct Recorder {
+    int started = 0;
+    int finished = 0;
+    int progress = 0;
+    std::vector<ResultRecord> results;
+    std::vector<ResultRecord> bests;
+    std::vector<std::string> errors;
+    std::function<void(const ResultRecord&)> onResult;
+
+    SessionEvents events() {
+        SessionEvents e;
+        e.started = [this](const SessionInfo&, const SessionProgress&) { ++started; };
+        e.result = [this](const ResultRecord& r) {
+            results.push_back(r);
+            if (onResult)
+                onResult(r);
+        };
+        e.newBest = [this](const ResultRecord& r) { bests.push_back(r); };
+        e.progress = [this](const SessionProgress&) { ++progress; };
+        e.finished = [this](const SessionSummary&) { ++finished; };
+        e.error = [this](const std::string& what) { errors.push_back(what); };
+        return e;
+    }
+};
+
+std::string dbPath(const QTemporaryDir& dir, const char* name = "r.db") {
+    return dir.filePath(name).toStdString();
+}
+
+// The space indices of a session's results, in the order they were stored.
+std::vector<std::uint64_t> indicesOf(const ResultStore& store, std::int64_t session) {
+    std::vector<std::uint64_t> out;
+    for (const ResultRecord& r : store.results(session))
+        out.push_back(r.spaceIndex.value_or(~std::uint64_t(0)));
+    return out;
+}
+
+} // namespace
+
+class TestTuner : public QObject {
+    Q_OBJECT
+
+    TuningProblem m_tiny = TuningProblem::load(kTiny);
+
+private slots:
+    void replayExhaustiveFindsTheRecordedBest() {
+        QTemporaryDir dir;
+        ResultStore store = ResultStore::open(dbPath(dir));
+        ReplayBackend backend(kTinyCache);
+        Recorder rec;
+        SessionOptions options;
+        options.backendLabel = "replay:tiny_ktcache.json";
+        TuningSession session(m_tiny, backend, store, options, rec.events());
+        const SessionSummary summary = session.run();
+
+        // The recording's best, computed here from the file.
+        const std::string text = [] {
+            std::ifstream in(kTinyCache);
+            return std::string(std::istreambuf_iterator<char>(in), {});
+        }();
+        const SessionData recording = parseKernelTunerCache(text, kTinyCache);
+        const auto recordedBest = bestOf(recording.results);
+        QVERIFY(recordedBest);
+        QVERIFY(summary.progress.best);
+        QCOMPARE(summary.progress.best->config.dump(), recordedBest->config.dump());
+        QCOMPARE(summary.progress.best->timeMs(), recordedBest->timeMs());
+        QVERIFY(summary.progress.best->objective); // GB/s, from the problem's objective
+        QCOMPARE(*summary.progress.best->objective, 8.0 * 1048576 / (recordedBest->timeMs() * 1e-3) / 1e9);
+
+        const ConfigSpace space = ConfigSpace::build(m_tiny);
+        QCOMPARE(summary.session.state, SessionState::Finished);
+        QCOMPARE(summary.progress.total, space.size());
+        QCOMPARE(summary.progress.counts.total, space.size());
+        QCOMPARE(summary.progress.counts.of(ResultStatus::Skipped), std::uint64_t(4)); // absent from the recording
+        QCOMPARE(summary.progress.done, space.size() - 4);
+        QVERIFY2(summary.stopReason.find("every config") != std::string::npos, summary.stopReason.c_str());
+        QCOMPARE(summary.session.deviceName, std::string("NVIDIA H200"));
+        QCOMPARE(summary.session.strategy, std::string("exhaustive"));
+        QCOMPARE(summary.session.objectiveName, std::string("GB/s"));
+        QCOMPARE(summary.session.spaceSize, space.size());
+        QVERIFY(!summary.session.problemHash.empty());
+        QVERIFY(!summary.session.sourceHash.empty());
+        QVERIFY(summary.session.provenanceJson.find("replayed_from") != std::string::npos);
+        // The recorded cost of what was replayed: compile + benchmark of every result.
+        double cost = 0;
+        for (const ResultRecord& r : recording.results)
+            cost += r.measurement.compileSeconds + r.measurement.benchmarkSeconds;
+        QVERIFY(std::abs(summary.progress.recordedSeconds - cost) < 1e-6 * cost);
+
+        QCOMPARE(rec.started, 1);
+        QCOMPARE(rec.finished, 1);
+        QCOMPARE(rec.results.size(), std::size_t(space.size()));
+        QCOMPARE(rec.progress, int(space.size()));
+        QVERIFY(rec.errors.empty());
+        for (std::size_t i = 1; i < rec.bests.size(); ++i)
+            QVERIFY(ranksBefore(rec.bests[i], rec.bests[i - 1]));
+        QCOMPARE(rec.bests.back().config.dump(), recordedBest->config.dump());
+        for (const ResultRecord& r : rec.results)
+            if (r.status() == ResultStatus::Skipped)
+                QCOMPARE(r.measurement.message, std::string("absent from the recording"));
+
+        // Every config exactly once, in the store as in the events.
+        const auto stored = indicesOf(store, summary.session.id);
+        QCOMPARE(stored.size(), std::size_t(space.size()));
+        QCOMPARE(std::set<std::uint64_t>(stored.begin(), stored.end()).size(), stored.size());
+        QCOMPARE(store.best(summary.session.id)->config.dump(), recordedBest->config.dump());
+    }
+
+    void randomIsReproducible() {
+        QTemporaryDir dir;
+        ResultStore store = ResultStore::open(dbPath(dir));
+        auto runWith = [&](std::uint64_t seed) {
+            FakeBackend backend;
+            SessionOptions options;
+            options.strategy = "random";
+            options.seed = seed;
+            options.budget.configs = 40;
+            TuningSession session(m_tiny, backend, store, options);
+            return indicesOf(store, session.run().session.id);
+        };
+        const auto a = runWith(5);
+        const auto b = runWith(5);
+        const auto c = runWith(6);
+        QCOMPARE(a.size(), std::size_t(40));
+        QVERIFY(a == b);
+        QVERIFY(a != c);
+        QCOMPARE(store.sessions().size(), std::size_t(3)); // no --resume: a new session each time
+    }
+
+    void budgets() {
+        QTemporaryDir dir;
+        ResultStore store = ResultStore::open(dbPath(dir));
+        {
+            FakeBackend backend;
+            SessionOptions options;
+            options.budget.fraction = 0.25;
+            TuningSession session(m_tiny, backend, store, options);
+            const auto summary = session.run();
+            QCOMPARE(summary.progress.counts.total, std::uint64_t(66)); // ceil(0.25 * 264)
+            QVERIFY2(summary.stopReason.find("budget of 66") != std::string::npos, summary.stopReason.c_str());
+            for (std::size_t n : backend.batches)
+                QVERIFY(n <= 8); // the backend's preferred batch
+        }
+        {
+            // A replayed time budget counts recorded time: it stops where the real session would have.
+            ReplayBackend backend(kTinyCache);
+            SessionOptions options;
+            options.budget.seconds = 20;
+            TuningSession session(m_tiny, backend, store, options);
+            const auto summary = session.run();
+            const auto results = store.results(summary.session.id);
+            double spent = 0;
+            for (const ResultRecord& r : results)
+                spent += r.measurement.compileSeconds + r.measurement.benchmarkSeconds;
+            const ResultRecord& last = results.back();
+            QVERIFY(spent >= 20);
+            QVERIFY(spent - last.measurement.compileSeconds - last.measurement.benchmarkSeconds < 20);
+            QVERIFY(results.size() < 264);
+            QVERIFY2(summary.stopReason.find("time budget") != std::string::npos, summary.stopReason.c_str());
+            // ... deterministically.
+            ReplayBackend again(kTinyCache);
+            TuningSession second(m_tiny, again, store, options);
+            QCOMPARE(store.results(second.run().session.id).size(), results.size());
+        }
+    }
+
+    void cancelThenResume() {
+        QTemporaryDir dir;
+        ResultStore store = ResultStore::open(dbPath(dir));
+        SessionOptions options;
+        options.strategy = "random";
+        options.seed = 3;
+        options.resume = true;
+        options.backendLabel = "fake";
+        std::int64_t id = 0;
+        {
+            FakeBackend backend;
+            Recorder rec;
+            TuningSession* self = nullptr;
+            rec.onResult = [&](const ResultRecord&) {
+                if (rec.results.size() == 30)
+                    self->cancel();
+            };
+            TuningSession session(m_tiny, backend, store, options, rec.events());
+            self = &session;
+            const auto summary = session.run();
+            id = summary.session.id;
+            QCOMPARE(summary.session.state, SessionState::Cancelled);
+            QCOMPARE(summary.stopReason, std::string("cancelled"));
+            QCOMPARE(store.resultCount(id), std::uint64_t(30)); // configs skipped as cancelled are not stored
+            QCOMPARE(backend.closed, 1);
+        }
+        FakeBackend backend;
+        TuningSession session(m_tiny, backend, store, options);
+        const auto summary = session.run();
+        QCOMPARE(summary.session.id, id);
+        QVERIFY(summary.resumed);
+        QCOMPARE(summary.priorResults, std::uint64_t(30));
+        QCOMPARE(summary.session.state, SessionState::Finished);
+        QCOMPARE(summary.progress.thisRun, std::uint64_t(264 - 30));
+        const auto stored = indicesOf(store, id);
+        QCOMPARE(stored.size(), std::size_t(264));
+        QCOMPARE(std::set<std::uint64_t>(stored.begin(), stored.end()).size(), std::size_t(264));
+        // The resumed run measured only what was missing, and ends as an uninterrupted run would.
+        QCOMPARE(backend.measured.size(), std::size_t(264 - 30));
+        QTemporaryDir other;
+        ResultStore fresh = ResultStore::open(dbPath(other));
+        FakeBackend b2;
+        TuningSession uninterrupted(m_tiny, b2, fresh, options);
+        const auto full = indicesOf(fresh, uninterrupted.run().session.id);
+        QVERIFY(full == stored);
+    }
+
+    void aFailureKeepsWhatWasStored() {
+        QTemporaryDir dir;
+        ResultStore store = ResultStore::open(dbPath(dir));
+        SessionOptions options;
+        options.resume = true;
+        std::int64_t id = 0;
+        {
+            FakeBackend backend;
+            backend.throwAfter = 50;
+            Recorder rec;
+            TuningSession session(m_tiny, backend, store, options, rec.events());
+            QVERIFY_THROWS_EXCEPTION(std::runtime_error, session.run());
+            QCOMPARE(rec.errors.size(), std::size_t(1));
+            QVERIFY(rec.errors[0].find("fell off the bus") != std::string::npos);
+            QCOMPARE(rec.finished, 0);
+            id = store.sessions().back().id;
+            QCOMPARE(store.session(id)->state, SessionState::Failed);
+            QCOMPARE(store.resultCount(id), std::uint64_t(50));
+        }
+        FakeBackend backend;
+        TuningSession session(m_tiny, backend, store, options);
+        const auto summary = session.run();
+        QCOMPARE(summary.session.id, id);
+        QCOMPARE(store.resultCount(id), std::uint64_t(264));
+        const auto stored = indicesOf(store, id);
+        QCOMPARE(std::set<std::uint64_t>(stored.begin(), stored.end()).size(), std::size_t(264));
+    }
+
+    void perConfigCap() {
+        QTemporaryDir dir;
+        ResultStore store = ResultStore::open(dbPath(dir));
+        ReplayBackend backend(kTinyCache);
+        SessionOptions options;
+        options.perConfigSeconds = 0.0105;
+        TuningSession session(m_tiny, backend, store, options);
+        const auto summary = session.run();
+        const auto timeouts = summary.progress.counts.of(ResultStatus::Timeout);
+        QVERIFY(timeouts > 10);
+        QVERIFY(summary.progress.counts.of(ResultStatus::Ok) > 10);
+        for (const ResultRecord& r : store.results(summary.session.id)) {
+            if (r.status() == ResultStatus::Timeout) {
+                QVERIFY(r.measurement.message.find("per-config cap") != std::string::npos);
+                QCOMPARE(r.measurement.benchmarkSeconds, 0.0105);
+            } else if (r.ok()) {
+                QVERIFY(r.measurement.benchmarkSeconds <= 0.0105);
+            }
+        }
+    }
+
+    void compileThenPruneThenMeasure() {
+        // A real compile: four configs, one over the threads-per-block limit (pruned), one over
+        // the static shared memory limit (a compile error), two measured.
+        QTemporaryDir dir;
+        {
+            std::ofstream kernel(dir.filePath("k.cu").toStdString());
+            kernel << "extern \"C\" __global__ void k(float* out) {\n"
+                      "    __shared__ float buf[BLOCK * ITEMS];\n"
+                      "    for (int i = 0; i < ITEMS; ++i) buf[i * BLOCK + threadIdx.x] = threadIdx.x * i;\n"
+                      "    __syncthreads();\n"
+                      "    out[blockIdx.x * BLOCK + threadIdx.x] = buf[(threadIdx.x * 7) % (BLOCK * ITEMS)];\n"
+                      "}\n";
+        }
+        const std::string text =
+            "{\"ConfigurationSpace\": {\"TuningParameters\": ["
+            "{\"Name\": \"BLOCK\", \"Type\": \"int\", \"Values\": \"[256, 2048]\"},"
+            "{\"Name\": \"ITEMS\", \"Type\": \"int\", \"Values\": \"[1, 16]\"}]},"
+            "\"KernelSpecification\": {\"Language\": \"CUDA\", \"KernelName\": \"k\", \"KernelFile\": \"k.cu\","
+            "\"GlobalSize\": {\"X\": \"4\"}, \"LocalSize\": {\"X\": \"BLOCK\"}}}";
+        const TuningProblem problem = TuningProblem::parse(text, "k.json", dir.path().toStdString());
+        CompileCacheOptions cacheOptions;
+        cacheOptions.directory = dir.filePath("cache").toStdString();
+        CompileServiceOptions serviceOptions;
+        serviceOptions.threads = 2;
+        serviceOptions.cache = std::make_shared<CompileCache>(cacheOptions);
+        CompileService service(serviceOptions);
+
+        ResultStore store = ResultStore::open(dbPath(dir));
+        FakeBackend backend;
+        backend.info.needsCubins = true;
+        backend.info.arch = "sm_90";
+        backend.info.limits = *findArch("sm_90");
+        TuningSession session(problem, backend, store, {}, {}, &service);
+        const auto summary = session.run();
+        QCOMPARE(summary.progress.counts.total, std::uint64_t(4));
+
+        std::map<std::string, ResultRecord> byConfig;
+        for (const ResultRecord& r : store.results(summary.session.id))
+            byConfig[describeConfig(r.config)] = r;
+        const ResultRecord& small = byConfig.at("BLOCK=256 ITEMS=1");
+        const ResultRecord& wide = byConfig.at("BLOCK=256 ITEMS=16");
+        const ResultRecord& tooManyThreads = byConfig.at("BLOCK=2048 ITEMS=1");
+        const ResultRecord& tooMuchShared = byConfig.at("BLOCK=2048 ITEMS=16");
+        QCOMPARE(small.status(), ResultStatus::Ok);
+        QCOMPARE(wide.status(), ResultStatus::Ok);
+        QCOMPARE(tooManyThreads.status(), ResultStatus::Pruned);
+        QVERIFY2(tooManyThreads.measurement.message.find("2048") != std::string::npos,
+                 tooManyThreads.measurement.message.c_str());
+        QCOMPARE(tooMuchShared.status(), ResultStatus::CompileError);
+        QVERIFY(!tooMuchShared.log.empty());
+        for (const ResultRecord* r : {&small, &wide}) {
+            QVERIFY(r->measurement.staticInfo);
+            QVERIFY(r->measurement.staticInfo->registers > 0);
+            QCOMPARE(r->blockSize, std::optional<std::int64_t>(256));
+            QVERIFY(r->occupancy && *r->occupancy > 0);
+            QVERIFY(r->measurement.compileSeconds > 0);
+            QCOMPARE(r->measurement.time.medianMs, FakeBackend::timeOf(*r->spaceIndex));
+        }
+        QCOMPARE(wide.measurement.staticInfo->sharedStatic, std::int64_t(256 * 16 * 4));
+        QVERIFY(tooManyThreads.measurement.staticInfo); // compiled fine, pruned by the device's limits
+        // Only the two launchable configs reached the device, each with its cubin.
+        QCOMPARE(backend.measured.size(), std::size_t(2));
+        QVERIFY(std::all_of(backend.hadCubins.begin(), backend.hadCubins.end(), [](bool b) { return b; }));
+        QVERIFY(summary.session.provenanceJson.find("nvrtc_version") != std::string::npos);
+        QCOMPARE(summary.session.arch, std::string("sm_90"));
+    }
+
+    void recordingsOfAnotherProblemAreRefused() {
+        QTemporaryDir dir;
+        ResultStore store = ResultStore::open(dbPath(dir));
+        auto refusal = [&](const TuningProblem& problem, std::size_t shape) {
+            ReplayBackend backend(kTinyCache);
+            SessionOptions options;
+            options.shapeIndex = shape;
+            TuningSession session(problem, backend, store, options);
+            try {
+                session.run();
+            } catch (const InputError& e) {
+                return std::string(e.what());
+            }
+            return std::string();
+        };
+        // Another shape: the cache's problem_size is [1048576].
+        std::string why = refusal(m_tiny, 1);
+        QVERIFY2(why.find("does not match") != std::string::npos && why.find("--shape") != std::string::npos,
+                 why.c_str());
+        // Another kernel.
+        TuningProblem renamed = m_tiny;
+        renamed.kernelName = "saxpy";
+        why = refusal(renamed, 0);
+        QVERIFY2(why.find("kernel 'scale'") != std::string::npos, why.c_str());
+        // Other parameters.
+        TuningProblem other = TuningProblem::load(TILESCOPE_SOURCE_DIR "/kernels/sgemm/sgemm.json");
+        other.kernelName = "scale";
+        why = refusal(other, 0);
+        QVERIFY2(why.find("missing BLOCK_M") != std::string::npos && why.find("unknown BLOCK") != std::string::npos,
+                 why.c_str());
+        // A shape out of range.
+        why = refusal(m_tiny, 5);
+        QVERIFY2(why.find("shape 5 does not exist") != std::string::npos, why.c_str());
+        // Nothing was stored by any of them.
+        QVERIFY(store.sessions().empty());
+    }
+
+    void objective() {
+        const ObjectiveEvaluator eval(m_tiny, 0);
+        QVERIFY(eval.enabled());
+        QCOMPARE(eval.name(), std::string("GB/s"));
+        const ConfigSpace space = ConfigSpace::build(m_tiny);
+        const auto v = eval.value(space, space.at(0), 0.004);
+        QVERIFY(v);
+        QCOMPARE(*v, 8.0 * 1048576 / 4e-6 / 1e9);
+        QVERIFY(!eval.value(space, space.at(0), 0));
+        const ObjectiveEvaluator atShape1(m_tiny, 1);
+        QCOMPARE(*atShape1.value(space, space.at(0), 0.004), 8.0 * 4096 / 4e-6 / 1e9);
+        TuningProblem none = m_tiny;
+        none.objective.reset();
+        QVERIFY(!ObjectiveEvaluator(none, 0).enabled());
+    }
+
+    void configCodec() {
+        const ConfigSpace space = ConfigSpace::build(m_tiny);
+        const ConfigCodec codec(space);
+        QCOMPARE(codec.names().size(), std::size_t(4));
+        for (std::uint64_t i = 0; i < space.size(); i += 17) {
+            const ConfigValues values = codec.toValues(space.at(i));
+            QCOMPARE(codec.indexOf(values), std::optional<std::uint64_t>(i));
+        }
+        ConfigValues v = nlohmann::ordered_json::parse("{\"NUM_STAGES\": 2, \"BLOCK\": 256.0, \"ITEMS\": 4, "
+                                                       "\"NUM_WARPS\": 4}");
+        QVERIFY(codec.indexOf(v)); // any order; 256.0 == 256
+        std::string why;
+        v["ITEMS"] = 3;
+        QVERIFY(!codec.fromValues(v, &why));
+        QVERIFY2(why.find("'ITEMS' has no value 3") != std::string::npos, why.c_str());
+        v.erase("ITEMS");
+        QVERIFY(!codec.fromValues(v, &why));
+        QVERIFY2(why.find("no value for parameter 'ITEMS'") != std::string::npos, why.c_str());
+        v["COLOUR"] = "red";
+        QVERIFY(!codec.fromValues(v, &why));
+        QVERIFY2(why.find("unknown parameter 'COLOUR'") != std::string::npos, why.c_str());
+        // Valid values, but a config the conditions reject: BLOCK >= 32 * NUM_WARPS fails.
+        const ConfigValues rejected =
+            nlohmann::ordered_json::parse("{\"BLOCK\": 32, \"ITEMS\": 1, \"NUM_WARPS\": 8, \"NUM_STAGES\": 1}");
+        QVERIFY(codec.fromValues(rejected));
+        QVERIFY(!codec.indexOf(rejected));
+    }
+};
+
+QTEST_GUILESS_MAIN(TestTuner)
+#include "tst_tuner.moc"
