@@ -5,13 +5,19 @@
 #include "cli.h"
 
 #include "base/error.h"
+#include "compile/compilecache.h"
+#include "compile/compileservice.h"
+#include "measure/cuda/cudabackend.h"
+#include "measure/metricnames.h"
 #include "measure/replay/replaybackend.h"
 #include "search/strategy.h"
 #include "spec/tuningproblem.h"
 #include "store/resultstore.h"
 #include "tuner/tuningsession.h"
 
+#include <algorithm>
 #include <atomic>
+#include <charconv>
 #include <csignal>
 #include <cstdio>
 #include <filesystem>
@@ -33,6 +39,17 @@ struct TuneOptions {
     bool resume = false;
     std::size_t shape = 0;
     int replayDelayMs = 0;
+    // --backend cuda
+    std::string devices = "0";
+    std::string metrics;
+    unsigned jobs = 0;
+    std::string cacheDir;
+    bool noCache = false;
+    bool noVerify = false;
+    double configTimeout = 0;
+    double sampleSeconds = 0.25;
+    int minSamples = 10;
+    CLI::Option* metricsOption = nullptr;
     CLI::Option* strategyOption = nullptr;
     CLI::Option* budgetOption = nullptr;
     CLI::Option* fractionOption = nullptr;
@@ -58,6 +75,39 @@ std::string bestText(const ResultRecord& best, const std::string& objectiveName)
     if (best.objective)
         text += "  " + fmt("%.4g", *best.objective) + " " + objectiveName;
     return text;
+}
+
+std::vector<std::string> splitList(const std::string& text) {
+    std::vector<std::string> out;
+    std::size_t start = 0;
+    while (start <= text.size()) {
+        const std::size_t comma = text.find(',', start);
+        std::string piece = text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+        piece.erase(0, piece.find_first_not_of(" \t"));
+        piece.erase(piece.find_last_not_of(" \t") + 1);
+        if (!piece.empty())
+            out.push_back(piece);
+        if (comma == std::string::npos)
+            break;
+        start = comma + 1;
+    }
+    return out;
+}
+
+std::vector<int> parseDevices(const std::string& text) {
+    std::vector<int> devices;
+    for (const std::string& piece : splitList(text)) {
+        int value = -1;
+        const auto [ptr, ec] = std::from_chars(piece.data(), piece.data() + piece.size(), value);
+        if (ec != std::errc{} || ptr != piece.data() + piece.size() || value < 0)
+            throw InputError("", "--devices", "'" + piece + "' is not a device number (expected e.g. 0 or 0,1,2)");
+        if (std::find(devices.begin(), devices.end(), value) != devices.end())
+            throw InputError("", "--devices", "device " + piece + " is listed twice");
+        devices.push_back(value);
+    }
+    if (devices.empty())
+        throw InputError("", "--devices", "no device given (expected e.g. 0 or 0,1,2)");
+    return devices;
 }
 
 std::string statusSummary(const StatusCounts& counts) {
@@ -89,12 +139,19 @@ int runTune(const TuneOptions& opt) {
         const std::filesystem::path canonical = std::filesystem::weakly_canonical(recording, ec);
         backendLabel = "replay:" + (ec ? recording.string() : canonical.string());
     } else if (opt.backend == "cuda") {
-        throw InputError("", "--backend",
-                         "the CUDA backend is not available in this version yet (it arrives with tilescope-worker); "
-                         "use --backend replay:FILE to replay a recording (a T4 file, a Kernel Tuner cache or a "
-                         "Tilescope database)");
+        CudaBackendOptions cuda;
+        cuda.devices = parseDevices(opt.devices);
+        cuda.metrics = expandMetricNames(opt.metricsOption->count() > 0 ? splitList(opt.metrics) : problem.metrics);
+        cuda.verify = !opt.noVerify;
+        cuda.seed = opt.seed;
+        cuda.timing.maxSeconds = opt.sampleSeconds;
+        cuda.timing.minSamples = opt.minSamples;
+        cuda.watchdogSeconds = opt.configTimeout;
+        cuda.note = [](const std::string& text) { std::fprintf(stderr, "note: %s\n", text.c_str()); };
+        backend = std::make_unique<CudaBackend>(std::move(cuda));
+        backendLabel = "cuda:" + opt.devices;
     } else {
-        throw InputError("", "--backend", "unknown backend '" + opt.backend + "' (known: replay:FILE)");
+        throw InputError("", "--backend", "unknown backend '" + opt.backend + "' (known: cuda, replay:FILE)");
     }
 
     SessionOptions options;
@@ -145,7 +202,19 @@ int runTune(const TuneOptions& opt) {
                              p.best ? "best " + bestText(*p.best, objectiveName) : std::string());
     };
 
-    TuningSession session(problem, *backend, store, options, events);
+    // Configs are compiled (NVRTC, on a pool, through the on-disk cache) when the backend runs them.
+    std::unique_ptr<CompileService> compiler;
+    if (opt.backend == "cuda") {
+        std::shared_ptr<CompileCache> cache;
+        if (!opt.noCache) {
+            CompileCacheOptions cacheOptions;
+            cacheOptions.directory = opt.cacheDir;
+            cache = std::make_shared<CompileCache>(cacheOptions);
+        }
+        compiler = std::make_unique<CompileService>(CompileServiceOptions{opt.jobs, cache});
+    }
+
+    TuningSession session(problem, *backend, store, options, events, compiler.get());
     g_session.store(&session);
     const auto oldInt = std::signal(SIGINT, onInterrupt);
     const auto oldTerm = std::signal(SIGTERM, onInterrupt);
@@ -198,8 +267,9 @@ int runTune(const TuneOptions& opt) {
     std::printf("  database    %s  (tilescope-cli show %s --session %lld)\n", opt.db.c_str(), opt.db.c_str(),
                 static_cast<long long>(s.id));
     if (p.counts.of(ResultStatus::Skipped) > 0)
-        std::fprintf(stderr, "note: %s config(s) were skipped: absent from the recording\n",
-                     formatCount(double(p.counts.of(ResultStatus::Skipped))).c_str());
+        std::fprintf(stderr, "note: %s config(s) were skipped%s\n",
+                     formatCount(double(p.counts.of(ResultStatus::Skipped))).c_str(),
+                     replay ? ": absent from the recording" : " (tilescope-cli show lists why)");
     return s.state == SessionState::Cancelled ? 130 : kOk;
 }
 
@@ -212,8 +282,9 @@ void registerTune(CLI::App& app) {
     cmd->add_option("problem", opt->problemPath, "A tuning problem in T1 JSON (for example kernels/sgemm/sgemm.json)")
         ->required();
     cmd->add_option("--backend", opt->backend,
-                    "Where measurements come from: replay:FILE answers from a recording (a T4 results file, a "
-                    "Kernel Tuner cache or a Tilescope database); cuda arrives with the GPU worker")
+                    "Where measurements come from: cuda measures on this machine's GPUs (one tilescope-worker "
+                    "process per device); replay:FILE answers from a recording (a T4 results file, a Kernel Tuner "
+                    "cache or a Tilescope database)")
         ->required();
     opt->strategyOption =
         cmd->add_option("--strategy", opt->strategy,
@@ -237,6 +308,41 @@ void registerTune(CLI::App& app) {
                   "database, skipping every config it has done");
     cmd->add_option("--shape", opt->shape, "Which of the problem's shapes (Tilescope.Shapes), numbered from 0")
         ->capture_default_str();
+    cmd->add_option("--devices", opt->devices, "With cuda: the GPUs to use, e.g. 0 or 0,1,2,3 (one worker each)")
+        ->capture_default_str()
+        ->group("CUDA backend");
+    opt->metricsOption = cmd->add_option("--metrics", opt->metrics,
+                                         "With cuda: CUPTI metrics per config in a separate profiling pass: default, "
+                                         "none, or metric names separated by commas (default: the problem's "
+                                         "Tilescope.Metrics)")
+                             ->group("CUDA backend");
+    cmd->add_option("--jobs", opt->jobs, "With cuda: compile threads (default: one per hardware thread)")
+        ->group("CUDA backend");
+    CLI::Option* cacheDir = cmd->add_option("--cache-dir", opt->cacheDir,
+                                            "With cuda: folder of the compile cache (default: $TILESCOPE_CACHE_DIR/"
+                                            "compile, else $XDG_CACHE_HOME/tilescope/compile)")
+                                ->group("CUDA backend");
+    CLI::Option* noCache = cmd->add_flag("--no-cache", opt->noCache, "With cuda: compile everything, use no cache")
+                               ->group("CUDA backend");
+    cacheDir->excludes(noCache);
+    cmd->add_flag("--no-verify", opt->noVerify,
+                  "With cuda: do not compare outputs with the reference (the first config that runs)")
+        ->group("CUDA backend");
+    cmd->add_option("--sample-time", opt->sampleSeconds,
+                    "With cuda: kernel time to spend sampling each config, in seconds (sampling stops earlier "
+                    "once the spread is under 0.5 %)")
+        ->capture_default_str()
+        ->check(CLI::PositiveNumber)
+        ->group("CUDA backend");
+    cmd->add_option("--min-samples", opt->minSamples, "With cuda: timed launches per config at least")
+        ->capture_default_str()
+        ->check(CLI::Range(1, 100000))
+        ->group("CUDA backend");
+    cmd->add_option("--config-timeout", opt->configTimeout,
+                    "With cuda: a config without a result after S seconds is a timeout and its worker is "
+                    "restarted (default: derived from --sample-time)")
+        ->check(CLI::PositiveNumber)
+        ->group("CUDA backend");
     // A testing aid, hidden from --help: wall time per replayed config, so that a test can kill a run midway.
     cmd->add_option("--replay-delay-ms", opt->replayDelayMs)->group("");
     cmd->footer("Without --budget, --fraction or --max-time, the problem's T1 Budget applies (none: the whole "

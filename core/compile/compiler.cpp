@@ -4,12 +4,23 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
+#include <mutex>
 
 namespace tilescope {
 
 namespace {
 
 constexpr std::string_view kDefaultSourceName = "kernel.cu";
+
+// Where an NVIDIA driver is installed, NVRTC serves a program it compiled before from the
+// driver's compute cache (~/.nv/ComputeCache) and then ptxas prints no -v report, so the static
+// info (registers, spills) would be lost. Tilescope keeps its own cache of full results, so the
+// driver's is switched off for this process, once, before the first compile.
+void disableDriverComputeCache() {
+    static std::once_flag once;
+    std::call_once(once, [] { ::setenv("CUDA_CACHE_DISABLE", "1", 1); });
+}
 
 bool isIdentifier(std::string_view s) {
     auto isAlpha = [](char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; };
@@ -154,6 +165,7 @@ CompileResult compileKernel(const CompileRequest& request) {
     if (std::string problem = validate(request); !problem.empty())
         return failure(CompileStatus::CompileError, problem, problem);
 
+    disableDriverComputeCache();
     const auto start = std::chrono::steady_clock::now();
     auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
 
@@ -213,7 +225,12 @@ CompileResult compileKernel(const CompileRequest& request) {
     // One arch per program, so the first entry of that name is the one.
     result.info = parsePtxasLog(log, request.kernelName);
     result.log = std::move(log);
-    if (result.info.registers < 0) {
+    if (result.info.registers < 0 && result.log.find("Compiling entry function") == std::string::npos) {
+        // A cubin without any ptxas report: something served it from a cache of its own.
+        result.status = CompileStatus::NoKernel;
+        result.message = "ptxas printed no report for " + name + ", so registers and spills are unknown";
+        result.transient = true;
+    } else if (result.info.registers < 0) {
         result.status = CompileStatus::NoKernel;
         result.message = "no entry function '" + request.kernelName + "' in " + name +
                          " (a __global__ function needs extern \"C\" to keep its name)";

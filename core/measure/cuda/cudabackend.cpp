@@ -1,0 +1,686 @@
+#include "measure/cuda/cudabackend.h"
+
+#include "analysis/gpuarch.h"
+#include "base/error.h"
+#include "spec/tuningproblem.h"
+
+#include <nlohmann/json.hpp>
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <deque>
+#include <optional>
+#include <set>
+#include <thread>
+
+extern char** environ;
+
+namespace tilescope {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+constexpr std::uint64_t kReferenceJob = ~std::uint64_t{0};
+constexpr std::size_t kStderrTail = 4000;
+
+// A pipe end moved to a descriptor >= 10, close-on-exec: the spawn's dup2 to 3 and 4 then always
+// copies (dup2(3, 3) would keep close-on-exec and the worker would never see it).
+int highFd(int fd) {
+    const int moved = ::fcntl(fd, F_DUPFD_CLOEXEC, 10);
+    ::close(fd);
+    return moved;
+}
+
+std::string describeExit(int status) {
+    if (WIFSIGNALED(status)) {
+        const int sig = WTERMSIG(status);
+        const char* name = ::strsignal(sig);
+        return "killed by signal " + std::to_string(sig) + (name ? std::string(" (") + name + ")" : std::string());
+    }
+    if (WIFEXITED(status))
+        return "exited with code " + std::to_string(WEXITSTATUS(status));
+    return "ended";
+}
+
+// The last line of a worker's stderr that says something, for crash reasons.
+std::string lastWords(const std::string& tail) {
+    std::string text = tail;
+    while (!text.empty() && (text.back() == '\n' || text.back() == ' '))
+        text.pop_back();
+    const std::size_t newline = text.rfind('\n');
+    text = newline == std::string::npos ? text : text.substr(newline + 1);
+    return text.size() > 300 ? text.substr(text.size() - 300) : text;
+}
+
+void ignoreSigpipe() {
+    struct sigaction current {};
+    if (::sigaction(SIGPIPE, nullptr, &current) == 0 && current.sa_handler == SIG_DFL) {
+        struct sigaction ignore {};
+        ignore.sa_handler = SIG_IGN;
+        ::sigaction(SIGPIPE, &ignore, nullptr);
+    }
+}
+
+Measurement failed(ResultStatus status, std::string message, int device = -1) {
+    Measurement m;
+    m.status = status;
+    m.message = std::move(message);
+    m.device = device;
+    return m;
+}
+
+} // namespace
+
+struct CudaBackend::Impl {
+    struct Worker {
+        int device = -1;
+        pid_t pid = -1;
+        int in = -1;  // we write requests
+        int out = -1; // we read replies
+        int err = -1; // its stderr, non-blocking
+        std::string errTail;
+        worker::DeviceInfo info;
+        bool alive = false;
+        bool hasReference = false;
+        bool referenceFailed = false; // re-running the reference failed here: this worker does not verify
+        // The job in flight.
+        bool busy = false;
+        std::uint64_t job = 0; // an item index, or kReferenceJob
+        bool candidate = false;
+        Clock::time_point deadline;
+    };
+
+    CudaBackendOptions options;
+    const TuningProblem* problem = nullptr;
+    std::size_t shape = 0;
+    std::vector<Worker> workers;
+    int restarts = 0;
+    std::set<std::string> notesSaid;
+
+    struct Reference {
+        Config config;
+        std::vector<char> cubin;
+    };
+    std::optional<Reference> reference;
+
+    void note(const std::string& text) {
+        if (options.note && notesSaid.insert(text).second)
+            options.note(text);
+    }
+
+    std::filesystem::path workerPath() const {
+        if (!options.workerPath.empty())
+            return options.workerPath;
+        if (const char* env = std::getenv("TILESCOPE_WORKER"); env && *env)
+            return env;
+        std::error_code ec;
+        const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", ec);
+        return (ec ? std::filesystem::path(".") : self.parent_path()) / "tilescope-worker";
+    }
+
+    void drainStderr(Worker& w) {
+        if (w.err < 0)
+            return;
+        char buffer[4096];
+        for (;;) {
+            const ssize_t n = ::read(w.err, buffer, sizeof buffer);
+            if (n < 0 && errno == EINTR)
+                continue;
+            if (n <= 0)
+                break;
+            w.errTail.append(buffer, static_cast<std::size_t>(n));
+            if (w.errTail.size() > kStderrTail)
+                w.errTail.erase(0, w.errTail.size() - kStderrTail);
+        }
+    }
+
+    void closeFds(Worker& w) {
+        for (int* fd : {&w.in, &w.out, &w.err}) {
+            if (*fd >= 0)
+                ::close(*fd);
+            *fd = -1;
+        }
+    }
+
+    // Waits for the process to end (killing it after `graceMs`) and says how it ended.
+    std::string reap(Worker& w, int graceMs) {
+        std::string how = "ended";
+        if (w.pid > 0) {
+            int status = 0;
+            const auto until = Clock::now() + std::chrono::milliseconds(graceMs);
+            pid_t got = 0;
+            while ((got = ::waitpid(w.pid, &status, WNOHANG)) == 0 && Clock::now() < until)
+                std::this_thread::sleep_for(std::chrono::milliseconds(5));
+            if (got == 0) {
+                ::kill(w.pid, SIGKILL);
+                got = ::waitpid(w.pid, &status, 0);
+            }
+            if (got == w.pid)
+                how = describeExit(status);
+        }
+        drainStderr(w);
+        closeFds(w);
+        w.pid = -1;
+        w.alive = false;
+        w.busy = false;
+        w.hasReference = false;
+        return how;
+    }
+
+    // Starts the process; hello and open come later (so that several start at once).
+    std::string spawn(Worker& w) {
+        w.errTail.clear();
+        int toWorker[2];
+        int fromWorker[2];
+        int errPipe[2];
+        if (::pipe(toWorker) != 0)
+            return std::string("cannot make a pipe: ") + std::strerror(errno);
+        if (::pipe(fromWorker) != 0) {
+            ::close(toWorker[0]);
+            ::close(toWorker[1]);
+            return std::string("cannot make a pipe: ") + std::strerror(errno);
+        }
+        if (::pipe(errPipe) != 0) {
+            for (int fd : {toWorker[0], toWorker[1], fromWorker[0], fromWorker[1]})
+                ::close(fd);
+            return std::string("cannot make a pipe: ") + std::strerror(errno);
+        }
+        const int childIn = highFd(toWorker[0]);
+        const int childOut = highFd(fromWorker[1]);
+        const int childErr = highFd(errPipe[1]);
+        w.in = highFd(toWorker[1]);
+        w.out = highFd(fromWorker[0]);
+        w.err = highFd(errPipe[0]);
+        ::fcntl(w.err, F_SETFL, ::fcntl(w.err, F_GETFL) | O_NONBLOCK);
+
+        const std::string path = workerPath().string();
+        const std::string device = std::to_string(w.device);
+        std::vector<std::string> args = {path, "--device", device, "--in", "3", "--out", "4"};
+        std::vector<char*> argv;
+        for (std::string& a : args)
+            argv.push_back(a.data());
+        argv.push_back(nullptr);
+
+        posix_spawn_file_actions_t actions;
+        posix_spawn_file_actions_init(&actions);
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+        posix_spawn_file_actions_adddup2(&actions, childIn, 3);
+        posix_spawn_file_actions_adddup2(&actions, childOut, 4);
+        // Anything the driver or CUPTI prints goes to the captured stderr, never to our stdout.
+        posix_spawn_file_actions_adddup2(&actions, childErr, 1);
+        posix_spawn_file_actions_adddup2(&actions, childErr, 2);
+        pid_t pid = -1;
+        const int rc = ::posix_spawn(&pid, path.c_str(), &actions, nullptr, argv.data(), environ);
+        posix_spawn_file_actions_destroy(&actions);
+        ::close(childIn);
+        ::close(childOut);
+        ::close(childErr);
+        if (rc != 0) {
+            closeFds(w);
+            return "cannot start " + path + ": " + std::strerror(rc);
+        }
+        w.pid = pid;
+        w.alive = true;
+        w.busy = false;
+        w.hasReference = false;
+        w.referenceFailed = false;
+        return {};
+    }
+
+    // Reads one reply within `seconds`; "" and the frame, or why not.
+    std::string readReply(Worker& w, worker::Frame& frame, double seconds, const char* what) {
+        const worker::ReadStatus status = worker::readFrame(w.out, frame, static_cast<int>(seconds * 1000));
+        if (status == worker::ReadStatus::Ok)
+            return {};
+        if (status == worker::ReadStatus::TimedOut) {
+            const std::string how = reap(w, 0);
+            return std::string("no ") + what + " from the worker within " + std::to_string(static_cast<int>(seconds)) +
+                   " s (" + how + ")";
+        }
+        const std::string how = reap(w, 2000);
+        const std::string words = lastWords(w.errTail);
+        return std::string("the worker ") + how + " before its " + what + (words.empty() ? "" : ": " + words);
+    }
+
+    // Hello + open for a spawned worker; "" or why it cannot be used.
+    std::string greet(Worker& w) {
+        worker::Frame frame;
+        if (std::string error = readReply(w, frame, options.startSeconds, "hello"); !error.empty())
+            return error;
+        worker::Hello hello;
+        try {
+            hello = worker::decodeHello(frame);
+        } catch (const std::exception& e) {
+            reap(w, 0);
+            return e.what();
+        }
+        if (!hello.ok) {
+            reap(w, 2000);
+            return hello.error.empty() ? "the worker could not use the device" : hello.error;
+        }
+        w.info = hello.device;
+        if (!w.info.cuptiNote.empty() && !options.metrics.empty())
+            note("device " + std::to_string(w.device) + ": " + w.info.cuptiNote);
+
+        worker::Open open;
+        open.problemText = problem->toJson();
+        open.problemName = problem->fileName;
+        open.baseDir = problem->baseDir.string();
+        open.shape = shape;
+        open.seed = options.seed;
+        if (!worker::writeFrame(w.in, worker::encode(open))) {
+            const std::string how = reap(w, 2000);
+            return "the worker " + how + " before it could open the problem: " + lastWords(w.errTail);
+        }
+        return {};
+    }
+
+    std::string opened(Worker& w) {
+        worker::Frame frame;
+        if (std::string error = readReply(w, frame, options.startSeconds, "answer to open"); !error.empty())
+            return error;
+        try {
+            const worker::Opened answer = worker::decodeOpened(frame);
+            if (!answer.ok) {
+                reap(w, 2000);
+                return answer.error;
+            }
+        } catch (const std::exception& e) {
+            reap(w, 0);
+            return e.what();
+        }
+        return {};
+    }
+
+    std::string start(Worker& w) {
+        if (std::string error = spawn(w); !error.empty())
+            return error;
+        if (std::string error = greet(w); !error.empty())
+            return error;
+        return opened(w);
+    }
+
+    // After a crash or a timeout: a fresh worker, its buffers rebuilt.
+    void restart(Worker& w) {
+        ++restarts;
+        if (std::string error = start(w); !error.empty()) {
+            w.alive = false;
+            note("device " + std::to_string(w.device) + ": the worker could not be started again: " + error);
+        }
+    }
+
+    double watchdogSeconds(const MeasureControl& control) const {
+        if (options.watchdogSeconds > 0)
+            return options.watchdogSeconds;
+        if (control.perConfigSeconds > 0)
+            return control.perConfigSeconds;
+        const worker::TimingRule& t = options.timing;
+        // Loading, verifying, warming up and sampling, with room for slow configs; a profiling
+        // pass replays the kernel and saves and restores its buffers.
+        return 10.0 + 4.0 * (t.maxSeconds + t.warmupSeconds) + (options.metrics.empty() ? 0.0 : 30.0);
+    }
+
+    bool send(Worker& w, std::uint64_t job, const Config& config, const std::vector<char>& cubin, bool makeReference,
+              double watchdog) {
+        worker::Measure m;
+        m.id = job;
+        m.config = config;
+        m.kernelName = problem->kernelName;
+        m.verify = options.verify && !w.referenceFailed;
+        m.makeReference = makeReference;
+        if (job == kReferenceJob) {
+            // Only its output matters: one sample, no profiling.
+            m.timing.minSamples = 1;
+            m.timing.maxSamples = 1;
+            m.timing.warmupSeconds = 0;
+            m.timing.maxSeconds = 0;
+        } else {
+            m.timing = options.timing;
+            m.metrics = options.metrics;
+        }
+        // Set first: when the write fails, the job is the one lost.
+        w.busy = true;
+        w.job = job;
+        w.candidate = makeReference && job != kReferenceJob;
+        w.deadline = Clock::now() + std::chrono::milliseconds(static_cast<std::int64_t>(watchdog * 1000));
+        return worker::writeFrame(w.in, worker::encode(m, cubin));
+    }
+};
+
+CudaBackend::CudaBackend(CudaBackendOptions options)
+    : m_impl(std::make_unique<Impl>()) {
+    m_impl->options = std::move(options);
+    if (m_impl->options.devices.empty())
+        m_impl->options.devices = {0};
+}
+
+CudaBackend::~CudaBackend() {
+    close();
+}
+
+std::filesystem::path CudaBackend::resolvedWorkerPath() const {
+    return m_impl->workerPath();
+}
+
+BackendInfo CudaBackend::open(const TuningProblem& problem, std::size_t shapeIndex, const ConfigSpace&) {
+    Impl& d = *m_impl;
+    close();
+    ignoreSigpipe();
+    d.problem = &problem;
+    d.shape = shapeIndex;
+    d.reference.reset();
+
+    const std::filesystem::path path = d.workerPath();
+    if (!std::filesystem::exists(path))
+        throw InputError({}, {}, "the GPU worker " + path.string() +
+                                     " does not exist (set TILESCOPE_WORKER to its path)");
+
+    d.workers.clear();
+    for (int device : d.options.devices) {
+        Impl::Worker w;
+        w.device = device;
+        d.workers.push_back(std::move(w));
+    }
+    std::vector<std::string> errors(d.workers.size());
+    for (std::size_t i = 0; i < d.workers.size(); ++i)
+        errors[i] = d.spawn(d.workers[i]);
+    for (std::size_t i = 0; i < d.workers.size(); ++i) {
+        if (errors[i].empty())
+            errors[i] = d.greet(d.workers[i]);
+    }
+    for (std::size_t i = 0; i < d.workers.size(); ++i) {
+        if (errors[i].empty())
+            errors[i] = d.opened(d.workers[i]);
+    }
+
+    std::string why;
+    std::vector<Impl::Worker> usable;
+    for (std::size_t i = 0; i < d.workers.size(); ++i) {
+        if (errors[i].empty()) {
+            usable.push_back(std::move(d.workers[i]));
+            continue;
+        }
+        const std::string line = "device " + std::to_string(d.workers[i].device) + ": " + errors[i];
+        why += (why.empty() ? "" : "; ") + line;
+    }
+    d.workers = std::move(usable);
+    if (d.workers.empty()) {
+        std::string message = "cannot measure on the GPU: " + why;
+        if (why.find("no NVIDIA driver") != std::string::npos)
+            message += ". Without a GPU, replay a recording (--backend replay:FILE) or analyse offline "
+                       "(tilescope-cli analyze)";
+        throw InputError(problem.fileName, {}, message);
+    }
+    if (!why.empty())
+        d.note("devices left out: " + why);
+
+    const worker::DeviceInfo& first = d.workers.front().info;
+    BackendInfo info;
+    info.kind = "cuda";
+    info.deviceName = first.name;
+    info.arch = first.arch;
+    if (const ArchLimits* limits = findArch(first.arch))
+        info.limits = *limits;
+    std::string list;
+    nlohmann::json devices = nlohmann::json::array();
+    for (const Impl::Worker& w : d.workers) {
+        list += (list.empty() ? "" : ", ") + std::to_string(w.device);
+        devices.push_back(nlohmann::json::parse(worker::provenanceJson(w.info)));
+        if (w.info.arch != first.arch)
+            d.note("device " + std::to_string(w.device) + " is " + w.info.arch + ", device " +
+                   std::to_string(d.workers.front().device) + " is " + first.arch +
+                   ": configs are compiled for " + first.arch + " only");
+    }
+    info.description = "CUDA on " + first.name + " (" + first.arch + (d.workers.size() > 1 ? ", devices " : ", device ") +
+                       list + ")";
+    const worker::TimingRule& t = d.options.timing;
+    nlohmann::json provenance{
+        {"devices", devices},
+        {"timing",
+         {{"min_samples", t.minSamples},
+          {"max_samples", t.maxSamples},
+          {"target_rel_stdev", t.targetRelStdev},
+          {"max_seconds", t.maxSeconds},
+          {"flush_l2", t.flushL2}}},
+        {"verify", d.options.verify},
+        {"metrics", d.options.metrics},
+        {"seed", d.options.seed},
+        {"tool_version", TILESCOPE_VERSION},
+    };
+    info.provenanceJson = provenance.dump();
+    info.needsCubins = true;
+    info.simulated = false;
+    info.preferredBatch = 2 * d.workers.size();
+    return info;
+}
+
+void CudaBackend::measure(std::span<const MeasureItem> items, const MeasureControl& control, const MeasureSink& sink) {
+    Impl& d = *m_impl;
+    std::deque<std::size_t> pending;
+    for (std::size_t i = 0; i < items.size(); ++i)
+        pending.push_back(i);
+    const double watchdog = d.watchdogSeconds(control);
+
+    auto stopReason = [&]() -> const char* {
+        if (control.cancel && control.cancel->load())
+            return "cancelled";
+        if (control.deadline && Clock::now() >= *control.deadline)
+            return "the run's time cap was reached";
+        return nullptr;
+    };
+    auto anyBusy = [&] {
+        return std::any_of(d.workers.begin(), d.workers.end(), [](const Impl::Worker& w) { return w.busy; });
+    };
+    auto anyAlive = [&] {
+        return std::any_of(d.workers.begin(), d.workers.end(), [](const Impl::Worker& w) { return w.alive; });
+    };
+    auto candidateInFlight = [&] {
+        return std::any_of(d.workers.begin(), d.workers.end(),
+                           [](const Impl::Worker& w) { return w.busy && w.candidate; });
+    };
+
+    // A worker's job ended without a result: crashed or timed out.
+    auto lost = [&](Impl::Worker& w, ResultStatus status, const std::string& why) {
+        const std::uint64_t job = w.job;
+        w.busy = false;
+        w.candidate = false;
+        if (job == kReferenceJob) {
+            // The reference itself failed on a fresh worker: it measures without verifying.
+            d.note("device " + std::to_string(w.device) + ": re-running the reference config failed (" + why +
+                   "); its results are not verified");
+            d.restart(w);
+            w.referenceFailed = true;
+            return;
+        }
+        sink(static_cast<std::size_t>(job), failed(status, why, w.device));
+        d.restart(w);
+    };
+
+    while (!pending.empty() || anyBusy()) {
+        // Dispatch to idle workers.
+        for (Impl::Worker& w : d.workers) {
+            if (!w.alive || w.busy)
+                continue;
+            if (const char* reason = stopReason()) {
+                while (!pending.empty()) {
+                    sink(pending.front(), failed(ResultStatus::Skipped, reason));
+                    pending.pop_front();
+                }
+                break;
+            }
+            const bool verifying = d.options.verify && !w.referenceFailed;
+            if (verifying && d.reference && !w.hasReference) {
+                if (!d.send(w, kReferenceJob, d.reference->config, d.reference->cubin, true, watchdog))
+                    lost(w, ResultStatus::Crashed, "the worker " + d.reap(w, 2000) + ": " + lastWords(w.errTail));
+                continue;
+            }
+            if (pending.empty())
+                continue;
+            const bool makeReference = verifying && !d.reference;
+            if (makeReference && candidateInFlight())
+                continue; // the first correct output decides the reference; wait for it
+            const std::size_t index = pending.front();
+            pending.pop_front();
+            const MeasureItem& item = items[index];
+            if (!item.compiled || item.compiled->cubin.empty()) {
+                sink(index, failed(ResultStatus::LaunchError, "no cubin to run (the config did not compile)"));
+                continue;
+            }
+            if (!d.send(w, index, item.config, item.compiled->cubin, makeReference, watchdog)) {
+                lost(w, ResultStatus::Crashed, "the worker " + d.reap(w, 2000) + " before the config was sent: " +
+                                                   lastWords(w.errTail));
+            }
+        }
+        if (!anyAlive()) {
+            while (!pending.empty()) {
+                sink(pending.front(), failed(ResultStatus::Skipped, "no GPU worker is left running"));
+                pending.pop_front();
+            }
+            break;
+        }
+        if (!anyBusy())
+            continue;
+
+        // Wait for a reply, a death or a watchdog.
+        std::vector<pollfd> fds;
+        std::vector<std::pair<std::size_t, bool>> owners; // worker, is its stderr
+        Clock::time_point nearest = Clock::time_point::max();
+        for (std::size_t i = 0; i < d.workers.size(); ++i) {
+            Impl::Worker& w = d.workers[i];
+            if (!w.alive)
+                continue;
+            if (w.busy) {
+                fds.push_back(pollfd{w.out, POLLIN, 0});
+                owners.emplace_back(i, false);
+                nearest = std::min(nearest, w.deadline);
+            }
+            if (w.err >= 0) {
+                fds.push_back(pollfd{w.err, POLLIN, 0});
+                owners.emplace_back(i, true);
+            }
+        }
+        // Wake at least every 100 ms to notice a cancel.
+        const auto wait = std::chrono::duration_cast<std::chrono::milliseconds>(nearest - Clock::now()).count();
+        const int timeout = static_cast<int>(std::clamp<std::int64_t>(wait, 0, 100));
+        const int ready = ::poll(fds.data(), fds.size(), timeout);
+        if (ready < 0 && errno != EINTR)
+            throw std::runtime_error(std::string("poll failed: ") + std::strerror(errno));
+
+        for (std::size_t k = 0; ready > 0 && k < fds.size(); ++k) {
+            if (fds[k].revents == 0)
+                continue;
+            Impl::Worker& w = d.workers[owners[k].first];
+            if (owners[k].second) {
+                d.drainStderr(w);
+                continue;
+            }
+            if (!w.busy || !w.alive)
+                continue;
+            worker::Frame frame;
+            // The frame has begun (or the pipe closed): it completes quickly or not at all.
+            const worker::ReadStatus status = worker::readFrame(w.out, frame, 30000);
+            if (status != worker::ReadStatus::Ok) {
+                const std::string how = d.reap(w, 2000);
+                const std::string words = lastWords(w.errTail);
+                w.busy = true; // for lost()
+                lost(w, ResultStatus::Crashed,
+                     "the worker " + how + " while measuring it" + (words.empty() ? "" : ": " + words));
+                continue;
+            }
+            worker::Result result;
+            try {
+                result = worker::decodeResult(frame);
+            } catch (const std::exception& e) {
+                d.reap(w, 0);
+                w.busy = true;
+                lost(w, ResultStatus::Crashed, std::string("the worker sent a bad reply: ") + e.what());
+                continue;
+            }
+            w.busy = false;
+            if (!result.metricsNote.empty())
+                d.note("device " + std::to_string(w.device) + ": " + result.metricsNote);
+            const bool ok = result.measurement.status == ResultStatus::Ok;
+            if (w.job == kReferenceJob) {
+                w.hasReference = ok;
+                if (!ok) {
+                    w.referenceFailed = true;
+                    d.note("device " + std::to_string(w.device) + ": re-running the reference config failed (" +
+                           result.measurement.message + "); its results are not verified");
+                }
+            } else {
+                const std::size_t index = static_cast<std::size_t>(w.job);
+                if (w.candidate && ok) {
+                    d.reference = Impl::Reference{items[index].config, items[index].compiled->cubin};
+                    w.hasReference = true;
+                }
+                if (result.function && !result.measurement.staticInfo) {
+                    StaticInfo info;
+                    info.registers = result.function->registers;
+                    info.stackFrame = result.function->localBytes;
+                    info.sharedStatic = result.function->sharedStatic;
+                    result.measurement.staticInfo = info;
+                }
+                if (result.measurement.device < 0)
+                    result.measurement.device = w.device;
+                sink(index, std::move(result.measurement));
+            }
+            w.candidate = false;
+            if (result.fatal) {
+                // The context is lost; the worker exits by itself.
+                d.reap(w, 5000);
+                d.restart(w);
+            }
+        }
+
+        // The watchdog.
+        const auto now = Clock::now();
+        for (Impl::Worker& w : d.workers) {
+            if (w.alive && w.busy && now >= w.deadline) {
+                ::kill(w.pid, SIGKILL);
+                d.reap(w, 5000);
+                w.busy = true;
+                char seconds[32];
+                std::snprintf(seconds, sizeof seconds, "%.1f", watchdog);
+                lost(w, ResultStatus::Timeout,
+                     std::string("no result within ") + seconds + " s: the worker was stopped (a hang?)");
+            }
+        }
+    }
+}
+
+void CudaBackend::close() {
+    Impl& d = *m_impl;
+    for (Impl::Worker& w : d.workers) {
+        if (!w.alive)
+            continue;
+        if (!w.busy)
+            worker::writeFrame(w.in, worker::encodeShutdown());
+        else
+            ::kill(w.pid, SIGKILL);
+        d.reap(w, 5000);
+    }
+    d.workers.clear();
+}
+
+std::vector<worker::DeviceInfo> CudaBackend::devices() const {
+    std::vector<worker::DeviceInfo> out;
+    for (const Impl::Worker& w : m_impl->workers)
+        out.push_back(w.info);
+    return out;
+}
+
+int CudaBackend::restarts() const {
+    return m_impl->restarts;
+}
+
+} // namespace tilescope

@@ -1,0 +1,427 @@
+#include "measure/cuda/workerprotocol.h"
+
+#include <nlohmann/json.hpp>
+
+#include <poll.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <stdexcept>
+
+namespace tilescope::worker {
+
+namespace {
+
+using nlohmann::json;
+
+constexpr std::uint32_t kMaxPart = 1u << 30;
+
+void putU32(char* out, std::uint32_t v) {
+    for (int i = 0; i < 4; ++i)
+        out[i] = static_cast<char>((v >> (8 * i)) & 0xFFu);
+}
+
+std::uint32_t getU32(const char* in) {
+    std::uint32_t v = 0;
+    for (int i = 0; i < 4; ++i)
+        v |= static_cast<std::uint32_t>(static_cast<unsigned char>(in[i])) << (8 * i);
+    return v;
+}
+
+bool writeAll(int fd, const char* data, std::size_t size) {
+    while (size > 0) {
+        const ssize_t n = ::write(fd, data, size);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            return false;
+        data += n;
+        size -= static_cast<std::size_t>(n);
+    }
+    return true;
+}
+
+enum class Part { Ok, Closed, Broken, TimedOut };
+
+// Reads exactly `size` bytes before `deadline` (none when timeoutMs < 0). `started` tells
+// whether a frame has begun (then an early end is Broken, not Closed).
+Part readAll(int fd, char* data, std::size_t size, int timeoutMs, std::chrono::steady_clock::time_point deadline,
+             bool started) {
+    while (size > 0) {
+        if (timeoutMs >= 0) {
+            const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline -
+                                                                                    std::chrono::steady_clock::now());
+            pollfd p{fd, POLLIN, 0};
+            const int wait = static_cast<int>(std::max<std::int64_t>(0, left.count()));
+            const int rc = ::poll(&p, 1, wait);
+            if (rc < 0 && errno == EINTR)
+                continue;
+            if (rc == 0)
+                return Part::TimedOut;
+            if (rc < 0)
+                return started ? Part::Broken : Part::Closed;
+        }
+        const ssize_t n = ::read(fd, data, size);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            return started ? Part::Broken : Part::Closed;
+        data += n;
+        size -= static_cast<std::size_t>(n);
+        started = true;
+    }
+    return Part::Ok;
+}
+
+Frame frameOf(const json& header, std::vector<char> blob = {}) {
+    return Frame{header.dump(), std::move(blob)};
+}
+
+json parseHeader(const Frame& frame, const char* type) {
+    json header = json::parse(frame.header, nullptr, false);
+    if (header.is_discarded() || !header.is_object())
+        throw std::runtime_error("a worker message is not a JSON object");
+    if (header.value("type", std::string()) != type)
+        throw std::runtime_error(std::string("expected a '") + type + "' message, got '" +
+                                 header.value("type", std::string()) + "'");
+    return header;
+}
+
+// Doubles that JSON cannot hold (NaN, infinities) travel as strings.
+json number(double v) {
+    if (std::isnan(v))
+        return "nan";
+    if (std::isinf(v))
+        return v > 0 ? "inf" : "-inf";
+    return v;
+}
+
+double numberOf(const json& j) {
+    if (j.is_number())
+        return j.get<double>();
+    if (j.is_string()) {
+        const std::string s = j.get<std::string>();
+        if (s == "inf")
+            return std::numeric_limits<double>::infinity();
+        if (s == "-inf")
+            return -std::numeric_limits<double>::infinity();
+        return std::numeric_limits<double>::quiet_NaN();
+    }
+    throw std::runtime_error("a worker message holds a number of the wrong type");
+}
+
+json deviceJson(const DeviceInfo& d) {
+    return json{{"ordinal", d.ordinal},
+                {"name", d.name},
+                {"uuid", d.uuid},
+                {"arch", d.arch},
+                {"sm_count", d.smCount},
+                {"l2_bytes", d.l2Bytes},
+                {"global_memory_bytes", d.globalMemoryBytes},
+                {"sm_clock_khz", d.smClockKHz},
+                {"memory_clock_khz", d.memoryClockKHz},
+                {"driver_version", d.driverVersion},
+                {"cupti_note", d.cuptiNote}};
+}
+
+DeviceInfo deviceOf(const json& j) {
+    DeviceInfo d;
+    d.ordinal = j.value("ordinal", -1);
+    d.name = j.value("name", std::string());
+    d.uuid = j.value("uuid", std::string());
+    d.arch = j.value("arch", std::string());
+    d.smCount = j.value("sm_count", 0);
+    d.l2Bytes = j.value("l2_bytes", std::int64_t{0});
+    d.globalMemoryBytes = j.value("global_memory_bytes", std::int64_t{0});
+    d.smClockKHz = j.value("sm_clock_khz", 0);
+    d.memoryClockKHz = j.value("memory_clock_khz", 0);
+    d.driverVersion = j.value("driver_version", 0);
+    d.cuptiNote = j.value("cupti_note", std::string());
+    return d;
+}
+
+json staticJson(const StaticInfo& s) {
+    return json{{"registers", s.registers},        {"barriers", s.barriers},
+                {"stack_frame", s.stackFrame},     {"spill_stores", s.spillStores},
+                {"spill_loads", s.spillLoads},     {"shared_static", s.sharedStatic},
+                {"constant_bytes", s.constantBytes}};
+}
+
+StaticInfo staticOf(const json& j) {
+    StaticInfo s;
+    s.registers = j.value("registers", -1);
+    s.barriers = j.value("barriers", 0);
+    s.stackFrame = j.value("stack_frame", std::int64_t{0});
+    s.spillStores = j.value("spill_stores", std::int64_t{0});
+    s.spillLoads = j.value("spill_loads", std::int64_t{0});
+    s.sharedStatic = j.value("shared_static", std::int64_t{0});
+    s.constantBytes = j.value("constant_bytes", std::int64_t{0});
+    return s;
+}
+
+json measurementJson(const Measurement& m) {
+    json metrics = json::array();
+    for (const Metric& metric : m.metrics)
+        metrics.push_back(json{{"name", metric.name}, {"value", number(metric.value)}});
+    json j{{"status", std::string(statusName(m.status))},
+           {"time",
+            {{"median_ms", number(m.time.medianMs)},
+             {"min_ms", number(m.time.minMs)},
+             {"max_ms", number(m.time.maxMs)},
+             {"stdev_ms", number(m.time.stdevMs)},
+             {"samples", m.time.samples}}},
+           {"metrics", std::move(metrics)},
+           {"compile_seconds", number(m.compileSeconds)},
+           {"benchmark_seconds", number(m.benchmarkSeconds)},
+           {"message", m.message},
+           {"device", m.device}};
+    if (m.verificationError)
+        j["verification_error"] = number(*m.verificationError);
+    if (m.staticInfo)
+        j["static_info"] = staticJson(*m.staticInfo);
+    return j;
+}
+
+Measurement measurementOf(const json& j) {
+    Measurement m;
+    const std::optional<ResultStatus> status = parseStatus(j.at("status").get<std::string>());
+    if (!status)
+        throw std::runtime_error("a worker result has an unknown status '" + j.at("status").get<std::string>() + "'");
+    m.status = *status;
+    const json& t = j.at("time");
+    m.time.medianMs = numberOf(t.at("median_ms"));
+    m.time.minMs = numberOf(t.at("min_ms"));
+    m.time.maxMs = numberOf(t.at("max_ms"));
+    m.time.stdevMs = numberOf(t.at("stdev_ms"));
+    m.time.samples = t.at("samples").get<int>();
+    for (const json& metric : j.at("metrics"))
+        m.metrics.push_back(Metric{metric.at("name").get<std::string>(), numberOf(metric.at("value"))});
+    m.compileSeconds = numberOf(j.at("compile_seconds"));
+    m.benchmarkSeconds = numberOf(j.at("benchmark_seconds"));
+    m.message = j.value("message", std::string());
+    m.device = j.value("device", -1);
+    if (j.contains("verification_error"))
+        m.verificationError = numberOf(j.at("verification_error"));
+    if (j.contains("static_info"))
+        m.staticInfo = staticOf(j.at("static_info"));
+    return m;
+}
+
+json timingJson(const TimingRule& t) {
+    return json{{"min_samples", t.minSamples},         {"max_samples", t.maxSamples},
+                {"target_rel_stdev", t.targetRelStdev}, {"warmup_seconds", t.warmupSeconds},
+                {"max_seconds", t.maxSeconds},          {"flush_l2", t.flushL2}};
+}
+
+TimingRule timingOf(const json& j) {
+    TimingRule t;
+    t.minSamples = j.value("min_samples", t.minSamples);
+    t.maxSamples = j.value("max_samples", t.maxSamples);
+    t.targetRelStdev = j.value("target_rel_stdev", t.targetRelStdev);
+    t.warmupSeconds = j.value("warmup_seconds", t.warmupSeconds);
+    t.maxSeconds = j.value("max_seconds", t.maxSeconds);
+    t.flushL2 = j.value("flush_l2", t.flushL2);
+    return t;
+}
+
+// The whole decode of a message is guarded: a JSON type error becomes a runtime_error that
+// names the message.
+template <typename F>
+auto guarded(const char* type, F&& f) -> decltype(f()) {
+    try {
+        return f();
+    } catch (const json::exception& e) {
+        throw std::runtime_error(std::string("a malformed '") + type + "' message: " + e.what());
+    }
+}
+
+} // namespace
+
+bool writeFrame(int fd, const Frame& frame) {
+    if (frame.header.size() > kMaxPart || frame.blob.size() > kMaxPart)
+        return false;
+    char lengths[8];
+    putU32(lengths, static_cast<std::uint32_t>(frame.header.size()));
+    putU32(lengths + 4, static_cast<std::uint32_t>(frame.blob.size()));
+    return writeAll(fd, lengths, sizeof lengths) && writeAll(fd, frame.header.data(), frame.header.size()) &&
+           writeAll(fd, frame.blob.data(), frame.blob.size());
+}
+
+ReadStatus readFrame(int fd, Frame& frame, int timeoutMs) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(std::max(0, timeoutMs));
+    auto status = [](Part p) {
+        switch (p) {
+        case Part::Ok:
+            return ReadStatus::Ok;
+        case Part::Closed:
+            return ReadStatus::Closed;
+        case Part::Broken:
+            return ReadStatus::Broken;
+        case Part::TimedOut:
+            break;
+        }
+        return ReadStatus::TimedOut;
+    };
+    char lengths[8];
+    if (const Part p = readAll(fd, lengths, sizeof lengths, timeoutMs, deadline, false); p != Part::Ok)
+        return status(p);
+    const std::uint32_t headerSize = getU32(lengths);
+    const std::uint32_t blobSize = getU32(lengths + 4);
+    if (headerSize == 0 || headerSize > kMaxPart || blobSize > kMaxPart)
+        return ReadStatus::Broken;
+    frame.header.assign(headerSize, '\0');
+    frame.blob.assign(blobSize, '\0');
+    if (const Part p = readAll(fd, frame.header.data(), headerSize, timeoutMs, deadline, true); p != Part::Ok)
+        return status(p);
+    if (const Part p = readAll(fd, frame.blob.data(), blobSize, timeoutMs, deadline, true); p != Part::Ok)
+        return status(p);
+    return ReadStatus::Ok;
+}
+
+Frame encode(const Hello& m) {
+    return frameOf(json{{"type", "hello"}, {"ok", m.ok}, {"error", m.error}, {"device", deviceJson(m.device)}});
+}
+
+Frame encode(const Open& m) {
+    return frameOf(json{{"type", "open"},
+                        {"problem", m.problemText},
+                        {"problem_name", m.problemName},
+                        {"base_dir", m.baseDir},
+                        {"shape", m.shape},
+                        {"seed", m.seed}});
+}
+
+Frame encode(const Opened& m) {
+    return frameOf(json{{"type", "opened"}, {"ok", m.ok}, {"error", m.error}, {"buffer_bytes", m.bufferBytes}});
+}
+
+Frame encode(const Measure& m, std::vector<char> cubin) {
+    return frameOf(json{{"type", "measure"},
+                        {"id", m.id},
+                        {"config", m.config},
+                        {"kernel", m.kernelName},
+                        {"timing", timingJson(m.timing)},
+                        {"verify", m.verify},
+                        {"make_reference", m.makeReference},
+                        {"metrics", m.metrics}},
+                   std::move(cubin));
+}
+
+Frame encode(const Result& m) {
+    json j{{"type", "result"},
+           {"id", m.id},
+           {"measurement", measurementJson(m.measurement)},
+           {"fatal", m.fatal},
+           {"metrics_note", m.metricsNote}};
+    if (m.function) {
+        const FunctionInfo& f = *m.function;
+        j["function"] = json{{"registers", f.registers},
+                             {"local_bytes", f.localBytes},
+                             {"shared_static", f.sharedStatic},
+                             {"max_threads_per_block", f.maxThreadsPerBlock},
+                             {"blocks_per_sm", f.blocksPerSm},
+                             {"grid", {f.grid[0], f.grid[1], f.grid[2]}},
+                             {"block", {f.block[0], f.block[1], f.block[2]}},
+                             {"shared_dynamic", f.sharedDynamic}};
+    }
+    return frameOf(j);
+}
+
+Frame encodeShutdown() {
+    return frameOf(json{{"type", "shutdown"}});
+}
+
+std::string frameType(const Frame& frame) {
+    const json header = json::parse(frame.header, nullptr, false);
+    if (header.is_discarded() || !header.is_object())
+        return {};
+    const auto it = header.find("type");
+    return it != header.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+Hello decodeHello(const Frame& frame) {
+    return guarded("hello", [&] {
+        const json j = parseHeader(frame, "hello");
+        Hello m;
+        m.ok = j.at("ok").get<bool>();
+        m.error = j.value("error", std::string());
+        m.device = deviceOf(j.at("device"));
+        return m;
+    });
+}
+
+Open decodeOpen(const Frame& frame) {
+    return guarded("open", [&] {
+        const json j = parseHeader(frame, "open");
+        Open m;
+        m.problemText = j.at("problem").get<std::string>();
+        m.problemName = j.value("problem_name", std::string());
+        m.baseDir = j.value("base_dir", std::string());
+        m.shape = j.at("shape").get<std::uint64_t>();
+        m.seed = j.value("seed", std::uint64_t{0});
+        return m;
+    });
+}
+
+Opened decodeOpened(const Frame& frame) {
+    return guarded("opened", [&] {
+        const json j = parseHeader(frame, "opened");
+        Opened m;
+        m.ok = j.at("ok").get<bool>();
+        m.error = j.value("error", std::string());
+        m.bufferBytes = j.value("buffer_bytes", std::int64_t{0});
+        return m;
+    });
+}
+
+Measure decodeMeasure(const Frame& frame) {
+    return guarded("measure", [&] {
+        const json j = parseHeader(frame, "measure");
+        Measure m;
+        m.id = j.at("id").get<std::uint64_t>();
+        m.config = j.at("config").get<std::vector<std::uint16_t>>();
+        m.kernelName = j.at("kernel").get<std::string>();
+        m.timing = timingOf(j.at("timing"));
+        m.verify = j.value("verify", true);
+        m.makeReference = j.value("make_reference", false);
+        m.metrics = j.value("metrics", std::vector<std::string>());
+        return m;
+    });
+}
+
+Result decodeResult(const Frame& frame) {
+    return guarded("result", [&] {
+        const json j = parseHeader(frame, "result");
+        Result m;
+        m.id = j.at("id").get<std::uint64_t>();
+        m.measurement = measurementOf(j.at("measurement"));
+        m.fatal = j.value("fatal", false);
+        m.metricsNote = j.value("metrics_note", std::string());
+        if (j.contains("function")) {
+            const json& f = j.at("function");
+            FunctionInfo info;
+            info.registers = f.at("registers").get<int>();
+            info.localBytes = f.at("local_bytes").get<std::int64_t>();
+            info.sharedStatic = f.at("shared_static").get<std::int64_t>();
+            info.maxThreadsPerBlock = f.at("max_threads_per_block").get<int>();
+            info.blocksPerSm = f.at("blocks_per_sm").get<int>();
+            for (int i = 0; i < 3; ++i) {
+                info.grid[i] = f.at("grid").at(i).get<std::int64_t>();
+                info.block[i] = f.at("block").at(i).get<std::int64_t>();
+            }
+            info.sharedDynamic = f.at("shared_dynamic").get<std::int64_t>();
+            m.function = info;
+        }
+        return m;
+    });
+}
+
+std::string provenanceJson(const DeviceInfo& device) {
+    return deviceJson(device).dump();
+}
+
+} // namespace tilescope::worker

@@ -1,0 +1,152 @@
+#pragma once
+
+// The conversation between the engine and a tilescope-worker process (one per GPU).
+//
+// The worker reads requests from one pipe and writes replies to another (file descriptors given
+// on its command line, so stray output of CUDA or CUPTI on stdout cannot corrupt the stream).
+// A frame is: u32 header length, u32 blob length (both little-endian), the header (a JSON
+// object whose "type" names the message) and the blob (a cubin, or nothing).
+//
+//   worker  -> engine   hello     once at start: the device and its provenance, or why not
+//   engine  -> worker   open      a problem (T1 text), shape, seed: allocate and fill buffers
+//   worker  -> engine   opened    ok, or why not (an argument it cannot build, out of memory)
+//   engine  -> worker   measure   one config: its parameter values, the cubin (blob), the
+//                                 timing rule, whether to verify, which metrics
+//   worker  -> engine   result    its Measurement; `fatal` when the context is lost (the worker
+//                                 exits after sending it and the engine starts a fresh one)
+//   engine  -> worker   shutdown  release everything and exit 0
+//
+// No CUDA here: both sides include this header.
+
+#include "measure/measurement.h"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace tilescope::worker {
+
+/// One frame: the JSON header text and the blob.
+struct Frame {
+    std::string header;
+    std::vector<char> blob;
+};
+
+/// Writes a whole frame to `fd` (retrying on EINTR and short writes). False when the pipe is
+/// closed or broken (the other side died); SIGPIPE must be ignored by the caller.
+bool writeFrame(int fd, const Frame& frame);
+
+enum class ReadStatus {
+    Ok,
+    Closed,  ///< the other side closed the pipe (or died) before a frame began
+    Broken,  ///< a frame ended early, or its lengths are absurd
+    TimedOut ///< nothing complete arrived within the timeout
+};
+
+/// Reads one frame from `fd`. `timeoutMs` < 0 waits for ever; otherwise the whole frame must
+/// arrive within it. A frame larger than 1 GiB is Broken.
+ReadStatus readFrame(int fd, Frame& frame, int timeoutMs = -1);
+
+/// The device a worker owns, as it reports it in `hello`.
+struct DeviceInfo {
+    int ordinal = -1;
+    std::string name;           ///< "NVIDIA H200"
+    std::string uuid;           ///< "GPU-8c1f..."
+    std::string arch;           ///< "sm_90"
+    int smCount = 0;
+    std::int64_t l2Bytes = 0;
+    std::int64_t globalMemoryBytes = 0;
+    int smClockKHz = 0;         ///< the maximum SM clock the driver reports
+    int memoryClockKHz = 0;
+    int driverVersion = 0;      ///< cuDriverGetVersion: 13000
+    std::string cuptiNote;      ///< "" when CUPTI counters can be read; otherwise why not
+};
+
+struct Hello {
+    bool ok = false;
+    std::string error; ///< when !ok: "no NVIDIA driver (libcuda.so.1 not found)", "no device 3", ...
+    DeviceInfo device;
+};
+
+/// How long to measure one config (the method of DESIGN.md: warm-up, an L2 flush before every
+/// sample, CUDA events per sample, stop when the relative spread is small).
+struct TimingRule {
+    int minSamples = 10;
+    int maxSamples = 200;
+    double targetRelStdev = 0.005; ///< stop once stdev/mean of the samples is at most this
+    double warmupSeconds = 0.005;  ///< launches before the first sample, at least one
+    double maxSeconds = 0.25;      ///< kernel time to spend sampling one config (past it, stop at 3 samples or more)
+    bool flushL2 = true;
+};
+
+struct Open {
+    std::string problemText; ///< the problem's T1 JSON
+    std::string problemName; ///< for messages ("sgemm.json")
+    std::string baseDir;     ///< the problem's folder: data files (ReferenceArguments' DataSource) are relative to it
+    std::uint64_t shape = 0;
+    std::uint64_t seed = 0;  ///< for Random fills: each argument's RandomSeed, or this
+};
+
+struct Opened {
+    bool ok = false;
+    std::string error;
+    std::int64_t bufferBytes = 0; ///< device memory taken by the problem's arguments
+};
+
+struct Measure {
+    std::uint64_t id = 0;                ///< echoed in the result
+    /// The config: for each parameter of the problem, in its order, the index of its value in
+    /// that parameter's value list (as ConfigSpace's Config holds it).
+    std::vector<std::uint16_t> config;
+    std::string kernelName;              ///< the entry function in the cubin
+    TimingRule timing;
+    bool verify = true;
+    /// This config's output becomes the reference the others are compared with (verify must be
+    /// on; when the config itself fails, no reference is kept).
+    bool makeReference = false;
+    std::vector<std::string> metrics;    ///< CUPTI metric names; empty: no profiling pass
+};
+
+/// What the worker learned from the loaded function (cuFuncGetAttribute) and its launch.
+struct FunctionInfo {
+    int registers = -1;
+    std::int64_t localBytes = 0;   ///< per thread
+    std::int64_t sharedStatic = 0; ///< per block
+    int maxThreadsPerBlock = 0;
+    int blocksPerSm = -1;          ///< cuOccupancyMaxActiveBlocksPerMultiprocessor for the launch
+    std::int64_t grid[3] = {1, 1, 1};
+    std::int64_t block[3] = {1, 1, 1};
+    std::int64_t sharedDynamic = 0;
+};
+
+struct Result {
+    std::uint64_t id = 0;
+    Measurement measurement;        ///< status, time, metrics, verification error, message
+    std::optional<FunctionInfo> function;
+    bool fatal = false;             ///< the CUDA context is lost; the worker exits after this
+    std::string metricsNote;        ///< once: why metrics could not be collected ("" = fine)
+};
+
+// Encoding. Every decode throws std::runtime_error for a header that is not the message.
+Frame encode(const Hello& m);
+Frame encode(const Open& m);
+Frame encode(const Opened& m);
+Frame encode(const Measure& m, std::vector<char> cubin);
+Frame encode(const Result& m);
+Frame encodeShutdown();
+
+/// The "type" of a frame's header: "hello", "open", "opened", "measure", "result", "shutdown";
+/// "" when the header is not JSON or has no type.
+std::string frameType(const Frame& frame);
+
+Hello decodeHello(const Frame& frame);
+Open decodeOpen(const Frame& frame);
+Opened decodeOpened(const Frame& frame);
+Measure decodeMeasure(const Frame& frame); ///< the cubin stays in frame.blob
+Result decodeResult(const Frame& frame);
+
+/// The DeviceInfo as a JSON object (for a session's provenance).
+std::string provenanceJson(const DeviceInfo& device);
+
+} // namespace tilescope::worker

@@ -1,0 +1,62 @@
+#include "measure/metricnames.h"
+
+#include <algorithm>
+#include <utility>
+
+namespace tilescope {
+
+namespace {
+
+const std::vector<std::pair<std::string, std::string>>& labels() {
+    static const std::vector<std::pair<std::string, std::string>> table = {
+        {"gpu__time_duration.sum", "duration ns"},
+        {"sm__warps_active.avg.pct_of_peak_sustained_active", "achieved occupancy %"},
+        {"l1tex__t_sectors_pipe_lsu_mem_local_op_ld.sum", "local load sectors"},
+        {"l1tex__t_sectors_pipe_lsu_mem_local_op_st.sum", "local store sectors"},
+        {"dram__bytes_read.sum", "DRAM bytes read"},
+        {"dram__bytes_write.sum", "DRAM bytes written"},
+        {"sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active", "tensor pipe %"},
+    };
+    return table;
+}
+
+} // namespace
+
+const std::vector<std::string>& defaultMetricNames() {
+    static const std::vector<std::string> names = [] {
+        std::vector<std::string> out;
+        for (const auto& [name, label] : labels())
+            out.push_back(name);
+        return out;
+    }();
+    return names;
+}
+
+std::vector<std::string> expandMetricNames(const std::vector<std::string>& names) {
+    std::vector<std::string> out;
+    auto add = [&](const std::string& name) {
+        if (std::find(out.begin(), out.end(), name) == out.end())
+            out.push_back(name);
+    };
+    if (names.size() == 1 && names.front() == "none")
+        return out;
+    for (const std::string& name : names) {
+        if (name == "default") {
+            for (const std::string& d : defaultMetricNames())
+                add(d);
+        } else if (!name.empty() && name != "none") {
+            add(name);
+        }
+    }
+    return out;
+}
+
+std::string metricLabel(const std::string& name) {
+    for (const auto& [n, label] : labels()) {
+        if (n == name)
+            return label;
+    }
+    return name;
+}
+
+} // namespace tilescope

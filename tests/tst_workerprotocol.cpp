@@ -1,0 +1,301 @@
+// The engine <-> tilescope-worker protocol: every message survives encode -> pipe -> decode,
+// numbers JSON cannot hold (NaN, infinities) included; damaged, early-ended and late frames are
+// told apart; a frame of the wrong type is refused with a message.
+
+#include "measure/cuda/workerprotocol.h"
+
+#include <QtTest>
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <limits>
+#include <thread>
+
+using namespace tilescope;
+using namespace tilescope::worker;
+
+namespace {
+
+struct Pipe {
+    int read = -1;
+    int write = -1;
+    Pipe() {
+        int fds[2];
+        if (::pipe(fds) == 0) {
+            read = fds[0];
+            write = fds[1];
+        }
+    }
+    ~Pipe() {
+        closeWrite();
+        if (read >= 0)
+            ::close(read);
+    }
+    void closeWrite() {
+        if (write >= 0)
+            ::close(write);
+        write = -1;
+    }
+};
+
+// Through a real pipe, with a writer thread (frames may exceed the pipe's buffer).
+Frame roundTrip(const Frame& frame) {
+    Pipe pipe;
+    std::thread writer([&] { QVERIFY(writeFrame(pipe.write, frame)); });
+    Frame back;
+    const ReadStatus status = readFrame(pipe.read, back, 5000);
+    writer.join();
+    if (status != ReadStatus::Ok)
+        qWarning("readFrame: %d", static_cast<int>(status));
+    return back;
+}
+
+} // namespace
+
+class TestWorkerProtocol : public QObject {
+    Q_OBJECT
+
+private slots:
+    void hello();
+    void openAndOpened();
+    void measureCarriesTheCubin();
+    void resultWithEverything();
+    void resultKeepsNaNAndInfinity();
+    void wrongTypeIsRefused();
+    void closedBeforeAFrame();
+    void endedMidFrame();
+    void timesOut();
+    void absurdLengthIsBroken();
+};
+
+void TestWorkerProtocol::hello() {
+    Hello m;
+    m.ok = true;
+    m.device.ordinal = 3;
+    m.device.name = "NVIDIA H200";
+    m.device.uuid = "GPU-01234567-89ab-cdef-0123-456789abcdef";
+    m.device.arch = "sm_90";
+    m.device.smCount = 132;
+    m.device.l2Bytes = 60 * 1024 * 1024;
+    m.device.globalMemoryBytes = 150'000'000'000;
+    m.device.smClockKHz = 1'980'000;
+    m.device.memoryClockKHz = 3'201'000;
+    m.device.driverVersion = 13000;
+    m.device.cuptiNote = "counters restricted";
+    const Frame f = roundTrip(encode(m));
+    QCOMPARE(frameType(f), std::string("hello"));
+    const Hello back = decodeHello(f);
+    QVERIFY(back.ok);
+    QCOMPARE(back.device.ordinal, 3);
+    QCOMPARE(back.device.name, m.device.name);
+    QCOMPARE(back.device.uuid, m.device.uuid);
+    QCOMPARE(back.device.arch, m.device.arch);
+    QCOMPARE(back.device.smCount, 132);
+    QCOMPARE(back.device.l2Bytes, m.device.l2Bytes);
+    QCOMPARE(back.device.globalMemoryBytes, m.device.globalMemoryBytes);
+    QCOMPARE(back.device.smClockKHz, m.device.smClockKHz);
+    QCOMPARE(back.device.driverVersion, 13000);
+    QCOMPARE(back.device.cuptiNote, m.device.cuptiNote);
+
+    Hello no;
+    no.error = "no NVIDIA driver: libcuda.so.1: cannot open shared object file";
+    const Hello noBack = decodeHello(roundTrip(encode(no)));
+    QVERIFY(!noBack.ok);
+    QCOMPARE(noBack.error, no.error);
+}
+
+void TestWorkerProtocol::openAndOpened() {
+    Open m;
+    m.problemText = std::string("{\"General\": {\"FormatVersion\": 1}, \"text\": \"quotes \\\" and \\n newlines\"}");
+    m.problemName = "sgemm.json";
+    m.baseDir = "kernels/sgemm";
+    m.shape = 1;
+    m.seed = 0xFFFFFFFFFFFFFFFFull;
+    const Open back = decodeOpen(roundTrip(encode(m)));
+    QCOMPARE(back.problemText, m.problemText);
+    QCOMPARE(back.problemName, m.problemName);
+    QCOMPARE(back.baseDir, m.baseDir);
+    QCOMPARE(back.shape, std::uint64_t{1});
+    QCOMPARE(back.seed, m.seed);
+
+    Opened o;
+    o.ok = false;
+    o.error = "argument 'A': out of device memory";
+    o.bufferBytes = 3ll << 30;
+    const Opened oBack = decodeOpened(roundTrip(encode(o)));
+    QVERIFY(!oBack.ok);
+    QCOMPARE(oBack.error, o.error);
+    QCOMPARE(oBack.bufferBytes, o.bufferBytes);
+}
+
+void TestWorkerProtocol::measureCarriesTheCubin() {
+    Measure m;
+    m.id = 12345;
+    m.config = {0, 3, 65535, 7};
+    m.kernelName = "sgemm";
+    m.timing.minSamples = 5;
+    m.timing.maxSamples = 77;
+    m.timing.targetRelStdev = 0.01;
+    m.timing.warmupSeconds = 0.002;
+    m.timing.maxSeconds = 0.5;
+    m.timing.flushL2 = false;
+    m.verify = false;
+    m.makeReference = true;
+    m.metrics = {"dram__bytes_read.sum", "gpu__time_duration.sum"};
+    // A cubin bigger than a pipe's buffer, with every byte value.
+    std::vector<char> cubin(300'000);
+    for (std::size_t i = 0; i < cubin.size(); ++i)
+        cubin[i] = static_cast<char>(i * 7 + 3);
+    const Frame f = roundTrip(encode(m, cubin));
+    QCOMPARE(frameType(f), std::string("measure"));
+    const Measure back = decodeMeasure(f);
+    QCOMPARE(back.id, m.id);
+    QCOMPARE(back.config, m.config);
+    QCOMPARE(back.kernelName, m.kernelName);
+    QCOMPARE(back.timing.minSamples, 5);
+    QCOMPARE(back.timing.maxSamples, 77);
+    QCOMPARE(back.timing.targetRelStdev, 0.01);
+    QCOMPARE(back.timing.warmupSeconds, 0.002);
+    QCOMPARE(back.timing.maxSeconds, 0.5);
+    QCOMPARE(back.timing.flushL2, false);
+    QCOMPARE(back.verify, false);
+    QCOMPARE(back.makeReference, true);
+    QCOMPARE(back.metrics, m.metrics);
+    QVERIFY(f.blob == cubin);
+}
+
+void TestWorkerProtocol::resultWithEverything() {
+    Result m;
+    m.id = 9;
+    m.measurement.status = ResultStatus::WrongResult;
+    m.measurement.time = TimingStats{1.25, 1.0, 2.5, 0.125, 31};
+    m.measurement.metrics = {{"l1tex__t_sectors_pipe_lsu_mem_local_op_ld.sum", 2.7e8}, {"dram__bytes_read.sum", 0}};
+    m.measurement.benchmarkSeconds = 0.0625;
+    m.measurement.verificationError = 0.5;
+    m.measurement.message = "argument 'C' element 7: 16.5, expected 15";
+    m.measurement.device = 2;
+    StaticInfo info;
+    info.registers = 255;
+    info.stackFrame = 1304;
+    info.sharedStatic = 8192;
+    m.measurement.staticInfo = info;
+    FunctionInfo function;
+    function.registers = 255;
+    function.localBytes = 1304;
+    function.sharedStatic = 8192;
+    function.maxThreadsPerBlock = 256;
+    function.blocksPerSm = 1;
+    function.grid[0] = 32;
+    function.grid[1] = 16;
+    function.block[0] = 256;
+    function.sharedDynamic = 65536;
+    m.function = function;
+    m.fatal = true;
+    m.metricsNote = "unknown metric 'x'";
+
+    const Result back = decodeResult(roundTrip(encode(m)));
+    QCOMPARE(back.id, std::uint64_t{9});
+    QVERIFY(back.measurement == m.measurement);
+    QVERIFY(back.function.has_value());
+    QCOMPARE(back.function->registers, 255);
+    QCOMPARE(back.function->localBytes, std::int64_t{1304});
+    QCOMPARE(back.function->blocksPerSm, 1);
+    QCOMPARE(back.function->grid[0], std::int64_t{32});
+    QCOMPARE(back.function->grid[1], std::int64_t{16});
+    QCOMPARE(back.function->grid[2], std::int64_t{1});
+    QCOMPARE(back.function->block[0], std::int64_t{256});
+    QCOMPARE(back.function->sharedDynamic, std::int64_t{65536});
+    QVERIFY(back.fatal);
+    QCOMPARE(back.metricsNote, m.metricsNote);
+
+    Result bare;
+    bare.measurement.status = ResultStatus::Crashed;
+    const Result bareBack = decodeResult(roundTrip(encode(bare)));
+    QVERIFY(!bareBack.function);
+    QVERIFY(!bareBack.measurement.staticInfo);
+    QVERIFY(!bareBack.measurement.verificationError);
+    QCOMPARE(bareBack.measurement.status, ResultStatus::Crashed);
+}
+
+void TestWorkerProtocol::resultKeepsNaNAndInfinity() {
+    Result m;
+    m.measurement.status = ResultStatus::WrongResult;
+    m.measurement.verificationError = std::numeric_limits<double>::infinity();
+    m.measurement.time.medianMs = std::numeric_limits<double>::quiet_NaN();
+    m.measurement.metrics = {{"x", -std::numeric_limits<double>::infinity()}};
+    const Result back = decodeResult(roundTrip(encode(m)));
+    QVERIFY(std::isinf(*back.measurement.verificationError) && *back.measurement.verificationError > 0);
+    QVERIFY(std::isnan(back.measurement.time.medianMs));
+    QVERIFY(std::isinf(back.measurement.metrics.at(0).value) && back.measurement.metrics.at(0).value < 0);
+}
+
+void TestWorkerProtocol::wrongTypeIsRefused() {
+    const Frame f = encode(Opened{});
+    QCOMPARE(frameType(f), std::string("opened"));
+    try {
+        decodeResult(f);
+        QFAIL("a result decoded from an 'opened' frame");
+    } catch (const std::runtime_error& e) {
+        QVERIFY2(std::string(e.what()).find("'result'") != std::string::npos, e.what());
+    }
+    Frame junk{"not json", {}};
+    QCOMPARE(frameType(junk), std::string());
+    QVERIFY_THROWS_EXCEPTION(std::runtime_error, decodeHello(junk));
+    // The right type with a field of the wrong type.
+    Frame bad{R"({"type": "result", "id": "nine", "measurement": {}})", {}};
+    try {
+        decodeResult(bad);
+        QFAIL("a malformed result decoded");
+    } catch (const std::runtime_error& e) {
+        QVERIFY2(std::string(e.what()).find("malformed 'result'") != std::string::npos, e.what());
+    }
+}
+
+void TestWorkerProtocol::closedBeforeAFrame() {
+    Pipe pipe;
+    pipe.closeWrite();
+    Frame f;
+    QCOMPARE(readFrame(pipe.read, f, 1000), ReadStatus::Closed);
+    QCOMPARE(readFrame(pipe.read, f), ReadStatus::Closed); // no timeout: still returns
+}
+
+void TestWorkerProtocol::endedMidFrame() {
+    Pipe pipe;
+    const Frame whole = encode(Open{"{}", "p.json", "", 0, 1});
+    // Only the lengths and half the header, then the writer dies.
+    std::string bytes(8, '\0');
+    const std::uint32_t size = static_cast<std::uint32_t>(whole.header.size());
+    for (int i = 0; i < 4; ++i)
+        bytes[static_cast<std::size_t>(i)] = static_cast<char>((size >> (8 * i)) & 0xFF);
+    bytes += whole.header.substr(0, whole.header.size() / 2);
+    QCOMPARE(::write(pipe.write, bytes.data(), bytes.size()), static_cast<ssize_t>(bytes.size()));
+    pipe.closeWrite();
+    Frame f;
+    QCOMPARE(readFrame(pipe.read, f, 1000), ReadStatus::Broken);
+}
+
+void TestWorkerProtocol::timesOut() {
+    Pipe pipe;
+    Frame f;
+    QElapsedTimer timer;
+    timer.start();
+    QCOMPARE(readFrame(pipe.read, f, 200), ReadStatus::TimedOut);
+    QVERIFY(timer.elapsed() >= 150);
+    // A frame that begins but does not finish in time is late, not complete.
+    const char lengths[8] = {10, 0, 0, 0, 0, 0, 0, 0};
+    QCOMPARE(::write(pipe.write, lengths, 8), ssize_t{8});
+    QCOMPARE(readFrame(pipe.read, f, 200), ReadStatus::TimedOut);
+}
+
+void TestWorkerProtocol::absurdLengthIsBroken() {
+    Pipe pipe;
+    const unsigned char lengths[8] = {0xFF, 0xFF, 0xFF, 0xFF, 0, 0, 0, 0};
+    QCOMPARE(::write(pipe.write, lengths, 8), ssize_t{8});
+    Frame f;
+    QCOMPARE(readFrame(pipe.read, f, 1000), ReadStatus::Broken);
+}
+
+QTEST_GUILESS_MAIN(TestWorkerProtocol)
+#include "tst_workerprotocol.moc"
