@@ -4,10 +4,12 @@
 #include "cli.h"
 
 #include "base/error.h"
+#include "measure/metricnames.h"
 #include "store/resultstore.h"
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <iostream>
@@ -169,8 +171,20 @@ int runShow(const ShowOptions& opt) {
     }
     headers.push_back("regs");
     right.push_back(true);
+    headers.push_back("spill B");
+    right.push_back(true);
     headers.push_back("occupancy");
     right.push_back(true);
+    // CUPTI metrics, one column per metric any listed result has, in the order first seen.
+    std::vector<std::string> metricNames;
+    for (const ResultRecord& r : results)
+        for (const Metric& metric : r.measurement.metrics)
+            if (std::find(metricNames.begin(), metricNames.end(), metric.name) == metricNames.end())
+                metricNames.push_back(metric.name);
+    for (const std::string& name : metricNames) {
+        headers.push_back(metricLabel(name));
+        right.push_back(true);
+    }
     TextTable table(headers, right);
     for (std::size_t i = 0; i < results.size(); ++i) {
         const ResultRecord& r = results[i];
@@ -187,7 +201,15 @@ int runShow(const ShowOptions& opt) {
         if (!s.objectiveName.empty())
             row.push_back(r.objective ? fmt("%.2f", *r.objective) : "");
         row.push_back(m.staticInfo && m.staticInfo->registers >= 0 ? std::to_string(m.staticInfo->registers) : "");
+        row.push_back(m.staticInfo && m.staticInfo->spills()
+                          ? std::to_string(m.staticInfo->spillStores) + "/" + std::to_string(m.staticInfo->spillLoads)
+                          : (m.staticInfo ? "0" : ""));
         row.push_back(r.occupancy ? fmt("%.0f %%", *r.occupancy) : "");
+        for (const std::string& name : metricNames) {
+            const auto it = std::find_if(m.metrics.begin(), m.metrics.end(),
+                                         [&](const Metric& metric) { return metric.name == name; });
+            row.push_back(it == m.metrics.end() ? "" : fmt("%.4g", it->value));
+        }
         table.addRow(row);
     }
     std::printf("\nTop %zu of %s, best first\n%s", results.size(), formatCount(double(store.resultCount(s.id))).c_str(),

@@ -17,10 +17,13 @@ constexpr std::string_view kDefaultSourceName = "kernel.cu";
 // driver's compute cache (~/.nv/ComputeCache) and then ptxas prints no -v report, so the static
 // info (registers, spills) would be lost. Tilescope keeps its own cache of full results, so the
 // driver's is switched off for this process, once, before the first compile.
+// The driver reads the variable when it initializes (cuInit), so it is set at program start too,
+// before anything in the process can load the driver.
 void disableDriverComputeCache() {
     static std::once_flag once;
     std::call_once(once, [] { ::setenv("CUDA_CACHE_DISABLE", "1", 1); });
 }
+[[maybe_unused]] const bool kCacheDisabledAtStart = (disableDriverComputeCache(), true);
 
 bool isIdentifier(std::string_view s) {
     auto isAlpha = [](char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; };

@@ -1,0 +1,624 @@
+#include "measure/cuda/launchplan.h"
+
+#include "base/error.h"
+#include "measure/cuda/argumentdata.h"
+#include "spec/tuningproblem.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+namespace tilescope {
+
+namespace {
+
+constexpr std::int64_t kMax32 = std::numeric_limits<std::int32_t>::max();
+
+std::string describeExprError(const expr::ExprError& error) {
+    return std::string(expr::errorKindName(error.kind())) + ": " + error.message() + " in '" + error.expression() +
+           "' at column " + std::to_string(error.column());
+}
+
+struct TypeInfo {
+    const char* name;
+    ElementType element;
+    int lanes;
+};
+
+// T1's argument types the worker can build (every T1 type but "custom"), plus bfloat16.
+constexpr TypeInfo kTypes[] = {
+    {"bool", ElementType::Bool, 1},        {"int8", ElementType::Int8, 1},      {"uint8", ElementType::UInt8, 1},
+    {"int16", ElementType::Int16, 1},      {"uint16", ElementType::UInt16, 1},  {"int32", ElementType::Int32, 1},
+    {"uint32", ElementType::UInt32, 1},    {"int64", ElementType::Int64, 1},    {"uint64", ElementType::UInt64, 1},
+    {"half", ElementType::Half, 1},        {"half2", ElementType::Half, 2},     {"half4", ElementType::Half, 4},
+    {"half8", ElementType::Half, 8},       {"half16", ElementType::Half, 16},   {"bfloat16", ElementType::BFloat16, 1},
+    {"float", ElementType::Float, 1},      {"float2", ElementType::Float, 2},   {"float4", ElementType::Float, 4},
+    {"float8", ElementType::Float, 8},     {"float16", ElementType::Float, 16}, {"double", ElementType::Double, 1},
+    {"double2", ElementType::Double, 2},   {"double4", ElementType::Double, 4}, {"double8", ElementType::Double, 8},
+    {"double16", ElementType::Double, 16},
+};
+
+const TypeInfo* findType(std::string_view name) {
+    for (const TypeInfo& t : kTypes) {
+        if (name == t.name)
+            return &t;
+    }
+    return nullptr;
+}
+
+std::string numberText(double v) {
+    char text[64];
+    std::snprintf(text, sizeof text, "%.17g", v);
+    return text;
+}
+
+template <typename T>
+void store(std::array<unsigned char, 8>& bytes, T value) {
+    static_assert(sizeof(T) <= 8);
+    bytes.fill(0);
+    std::memcpy(bytes.data(), &value, sizeof(T));
+}
+
+} // namespace
+
+std::string_view elementTypeName(ElementType type) {
+    switch (type) {
+    case ElementType::Bool:
+        return "bool";
+    case ElementType::Int8:
+        return "int8";
+    case ElementType::UInt8:
+        return "uint8";
+    case ElementType::Int16:
+        return "int16";
+    case ElementType::UInt16:
+        return "uint16";
+    case ElementType::Int32:
+        return "int32";
+    case ElementType::UInt32:
+        return "uint32";
+    case ElementType::Int64:
+        return "int64";
+    case ElementType::UInt64:
+        return "uint64";
+    case ElementType::Half:
+        return "half";
+    case ElementType::BFloat16:
+        return "bfloat16";
+    case ElementType::Float:
+        return "float";
+    case ElementType::Double:
+        return "double";
+    }
+    return "?";
+}
+
+std::size_t elementSize(ElementType type) {
+    switch (type) {
+    case ElementType::Bool:
+    case ElementType::Int8:
+    case ElementType::UInt8:
+        return 1;
+    case ElementType::Int16:
+    case ElementType::UInt16:
+    case ElementType::Half:
+    case ElementType::BFloat16:
+        return 2;
+    case ElementType::Int32:
+    case ElementType::UInt32:
+    case ElementType::Float:
+        return 4;
+    case ElementType::Int64:
+    case ElementType::UInt64:
+    case ElementType::Double:
+        return 8;
+    }
+    return 1;
+}
+
+bool isFloatingPoint(ElementType type) {
+    return type == ElementType::Half || type == ElementType::BFloat16 || type == ElementType::Float ||
+           type == ElementType::Double;
+}
+
+std::string ArgumentSpec::label() const {
+    return name.empty() ? "argument " + std::to_string(index) : "argument '" + name + "'";
+}
+
+std::string_view gridRuleName(GridRule rule) {
+    switch (rule) {
+    case GridRule::GlobalSizeInBlocks:
+        return "GlobalSize in blocks (GlobalSizeType CUDA)";
+    case GridRule::ProblemSizeOverGridDiv:
+        return "ProblemSize divided by GridDiv";
+    case GridRule::GlobalSizeInThreads:
+        return "GlobalSize in threads, divided by LocalSize";
+    }
+    return "?";
+}
+
+struct LaunchPlanner::Expressions {
+    GridRule rule = GridRule::GlobalSizeInThreads;
+    // Invalid expressions stand for absent fields (a dimension of 1, no shared memory).
+    std::array<expr::Expression, 3> global;
+    std::array<expr::Expression, 3> local;
+    std::array<std::vector<expr::Expression>, 3> gridDiv;
+    std::array<std::int64_t, 3> problemSize{1, 1, 1};
+    expr::Expression shared;
+    expr::ValueList storage; // ProblemSize of the shape, which the slots point at
+    std::vector<expr::Value> shapeSlots;
+};
+
+namespace {
+
+const char* const kAxes[] = {"X", "Y", "Z"};
+
+/// The builder of the argument list: compiles and evaluates each argument's expressions for the
+/// shape, failing with the field's JSON pointer.
+class ArgumentReader {
+public:
+    ArgumentReader(const TuningProblem& problem, const expr::Scope& scope, const std::vector<expr::Value>& slots,
+                   std::string shapeLabel)
+        : m_problem(problem)
+        , m_scope(scope)
+        , m_slots(slots)
+        , m_shapeLabel(std::move(shapeLabel)) {}
+
+    ArgumentSpec read(std::size_t i) {
+        const KernelArgument& a = m_problem.arguments[i];
+        const std::string ptr = "/KernelSpecification/Arguments/" + std::to_string(i);
+        ArgumentSpec s;
+        s.index = i;
+        s.name = a.name;
+        s.typeName = a.type;
+        const std::string who = s.label();
+
+        const TypeInfo* type = findType(a.type);
+        if (!type) {
+            fail(ptr + "/Type", who + ": Type '" + a.type +
+                                    "' is not supported (a custom type has no known layout to fill and compare; "
+                                    "use bool, int8 to uint64, half, bfloat16, float, double or their vector forms)");
+        }
+        s.element = type->element;
+        s.lanes = type->lanes;
+        if (a.typeSize && *a.typeSize != static_cast<std::int64_t>(s.elementBytes()))
+            fail(ptr + "/TypeSize", who + ": TypeSize " + std::to_string(*a.typeSize) + " does not match Type '" +
+                                        a.type + "' (" + std::to_string(s.elementBytes()) + " bytes)");
+
+        if (a.memoryType == "Vector")
+            s.memory = MemoryKind::Vector;
+        else if (a.memoryType == "Scalar")
+            s.memory = MemoryKind::Scalar;
+        else
+            fail(ptr + "/MemoryType", who + ": MemoryType '" + a.memoryType +
+                                          "' is not supported (the worker passes Scalar and Vector arguments)");
+
+        if (a.accessType.empty() || a.accessType == "ReadWrite")
+            s.access = Access::ReadWrite;
+        else if (a.accessType == "ReadOnly")
+            s.access = Access::ReadOnly;
+        else if (a.accessType == "WriteOnly")
+            s.access = Access::WriteOnly;
+        else
+            fail(ptr + "/AccessType", who + ": unknown AccessType '" + a.accessType + "'");
+
+        if (s.isVector())
+            readVector(a, ptr, s);
+        else
+            readScalar(a, ptr, s);
+        return s;
+    }
+
+private:
+    [[noreturn]] void fail(const std::string& pointer, const std::string& message) const {
+        throw InputError(m_problem.fileName, pointer, message);
+    }
+
+    std::string atShape() const { return m_shapeLabel.empty() ? std::string() : " (shape " + m_shapeLabel + ")"; }
+
+    /// Compiles `source` and evaluates it for the shape; a parameter outside min()/max() is an error.
+    expr::Value evaluate(const std::string& source, const std::string& pointer, const std::string& who,
+                         const char* field) const {
+        expr::Expression e;
+        try {
+            e = expr::Expression::compile(source, m_scope);
+        } catch (const expr::ExprError& error) {
+            fail(pointer, who + ": " + describeExprError(error));
+        }
+        const int parameters = static_cast<int>(m_problem.parameters.size());
+        for (int slot : e.usedSlots()) {
+            if (slot < parameters) {
+                const std::string& p = m_scope.nameOf(slot);
+                fail(pointer, who + ": " + field + " '" + source + "' depends on the config (parameter '" + p +
+                                  "'); it must be fixed for a shape (max(" + p + ") stands for the largest value of " +
+                                  p + ")");
+            }
+        }
+        expr::Value v;
+        try {
+            v = e.evaluate(m_slots.data());
+        } catch (const expr::ExprError& error) {
+            fail(pointer, who + ": " + field + ": " + describeExprError(error) + atShape());
+        }
+        // Strings and lists point into the expression, which dies here: only numbers leave.
+        if (!v.isNumber())
+            fail(pointer, who + ": " + field + " '" + source + "' is " + expr::repr(v) + ", not a number");
+        return v;
+    }
+
+    void readVector(const KernelArgument& a, const std::string& ptr, ArgumentSpec& s) const {
+        const std::string who = s.label();
+        if (a.size.empty())
+            fail(ptr, who + ": a Vector argument needs a Size");
+        const expr::Value size = evaluate(a.size, ptr + "/Size", who, "Size");
+        std::int64_t count = 0;
+        if (size.kind == expr::Kind::Int || size.kind == expr::Kind::Bool) {
+            count = size.i;
+        } else if (size.kind == expr::Kind::Float && std::isfinite(size.f) && std::trunc(size.f) == size.f &&
+                   std::fabs(size.f) < 9.0e18) {
+            count = static_cast<std::int64_t>(size.f);
+        } else {
+            fail(ptr + "/Size",
+                 who + ": Size '" + a.size + "' is " + expr::repr(size) + ", not a whole number" + atShape());
+        }
+        if (count <= 0)
+            fail(ptr + "/Size", who + ": Size '" + a.size + "' is " + std::to_string(count) +
+                                    " (a buffer needs at least one element)" + atShape());
+        // 2^50 bytes is far beyond any device's memory: a size past it is a mistake in the file.
+        if (count > (std::int64_t{1} << 50) / static_cast<std::int64_t>(s.elementBytes()))
+            fail(ptr + "/Size", who + ": Size '" + a.size + "' is " + std::to_string(count) + " elements of " +
+                                    std::to_string(s.elementBytes()) + " bytes, more than any device holds" +
+                                    atShape());
+        s.count = count;
+
+        if (a.fillType.empty() || a.fillType == "Constant") {
+            s.fill = FillKind::Constant;
+            s.fillValue = a.fillValue.value_or(0.0);
+            if (const std::string why = valueFits(s.element, s.fillValue); !why.empty())
+                fail(ptr + "/FillValue", who + ": FillValue " + numberText(s.fillValue) + " is " + why);
+        } else if (a.fillType == "Random") {
+            s.fill = FillKind::Random;
+            s.randomSeed = a.randomSeed;
+        } else if (a.fillType == "BinaryRaw") {
+            s.fill = FillKind::BinaryRaw;
+            if (a.dataSource.empty())
+                fail(ptr, who + ": FillType BinaryRaw needs a DataSource (a file of " + std::to_string(s.bytes()) +
+                              " bytes, relative to the problem's folder)");
+            s.dataSource = a.dataSource;
+        } else {
+            fail(ptr + "/FillType",
+                 who + ": FillType '" + a.fillType + "' is not supported (use Constant, Random or BinaryRaw)");
+        }
+    }
+
+    void readScalar(const KernelArgument& a, const std::string& ptr, ArgumentSpec& s) const {
+        const std::string who = s.label();
+        if (s.lanes != 1)
+            fail(ptr + "/Type", who + ": a Scalar argument of vector type '" + a.type + "' is not supported");
+        if (!a.value.empty()) {
+            const expr::Value v = evaluate(a.value, ptr + "/Value", who, "Value");
+            if (v.kind == expr::Kind::Int || v.kind == expr::Kind::Bool) {
+                s.scalarValue = static_cast<double>(v.i);
+                if (!isFloatingPoint(s.element)) {
+                    if (const std::string why = integerFits(s.element, v.i); !why.empty())
+                        fail(ptr + "/Value",
+                             who + ": Value '" + a.value + "' is " + std::to_string(v.i) + ", " + why + atShape());
+                    encodeInteger(s, v.i);
+                    return;
+                }
+            } else {
+                s.scalarValue = v.f; // evaluate() lets numbers only through
+            }
+            if (const std::string why = valueFits(s.element, s.scalarValue); !why.empty())
+                fail(ptr + "/Value",
+                     who + ": Value '" + a.value + "' is " + numberText(s.scalarValue) + ", " + why + atShape());
+        } else if (a.fillValue) {
+            s.scalarValue = *a.fillValue;
+            if (const std::string why = valueFits(s.element, s.scalarValue); !why.empty())
+                fail(ptr + "/FillValue", who + ": FillValue " + numberText(s.scalarValue) + " is " + why);
+        } else {
+            fail(ptr, who + ": a Scalar argument needs a value: \"Value\" (an expression such as \"M\") or FillValue");
+        }
+        encodeNumber(s);
+    }
+
+    static std::string integerFits(ElementType type, std::int64_t v) {
+        if (type == ElementType::Int64)
+            return {};
+        if (type == ElementType::UInt64)
+            return v < 0 ? "below the range of uint64" : std::string();
+        // Every other integer type's values are exact in a double.
+        return valueFits(type, static_cast<double>(v));
+    }
+
+    static void encodeInteger(ArgumentSpec& s, std::int64_t v) {
+        switch (s.element) {
+        case ElementType::Bool:
+            store(s.scalarBytes, static_cast<std::uint8_t>(v != 0));
+            break;
+        case ElementType::Int8:
+            store(s.scalarBytes, static_cast<std::int8_t>(v));
+            break;
+        case ElementType::UInt8:
+            store(s.scalarBytes, static_cast<std::uint8_t>(v));
+            break;
+        case ElementType::Int16:
+            store(s.scalarBytes, static_cast<std::int16_t>(v));
+            break;
+        case ElementType::UInt16:
+            store(s.scalarBytes, static_cast<std::uint16_t>(v));
+            break;
+        case ElementType::Int32:
+            store(s.scalarBytes, static_cast<std::int32_t>(v));
+            break;
+        case ElementType::UInt32:
+            store(s.scalarBytes, static_cast<std::uint32_t>(v));
+            break;
+        case ElementType::Int64:
+            store(s.scalarBytes, v);
+            break;
+        case ElementType::UInt64:
+            store(s.scalarBytes, static_cast<std::uint64_t>(v));
+            break;
+        default:
+            break;
+        }
+    }
+
+    static void encodeNumber(ArgumentSpec& s) {
+        const double v = s.scalarValue;
+        switch (s.element) {
+        case ElementType::Half:
+            store(s.scalarBytes, halfFromFloat(static_cast<float>(v)));
+            break;
+        case ElementType::BFloat16:
+            store(s.scalarBytes, bfloat16FromFloat(static_cast<float>(v)));
+            break;
+        case ElementType::Float:
+            store(s.scalarBytes, static_cast<float>(v));
+            break;
+        case ElementType::Double:
+            store(s.scalarBytes, v);
+            break;
+        case ElementType::UInt64:
+            // Beyond 2^63 a double cannot go through int64.
+            store(s.scalarBytes, static_cast<std::uint64_t>(v));
+            break;
+        default:
+            encodeInteger(s, static_cast<std::int64_t>(v));
+            break;
+        }
+    }
+
+    const TuningProblem& m_problem;
+    const expr::Scope& m_scope;
+    const std::vector<expr::Value>& m_slots;
+    std::string m_shapeLabel;
+};
+
+} // namespace
+
+LaunchPlanner::LaunchPlanner(const TuningProblem& problem, std::size_t shapeIndex)
+    : m_problem(problem)
+    , m_shapeIndex(shapeIndex)
+    , m_expressions(std::make_unique<Expressions>()) {
+    const std::size_t shapes = std::max<std::size_t>(problem.shapes.size(), 1);
+    if (shapeIndex >= shapes)
+        throw InputError(problem.fileName, "/Tilescope/Shapes",
+                         "shape " + std::to_string(shapeIndex) + " does not exist (the problem has " +
+                             std::to_string(shapes) + (shapes == 1 ? " shape)" : " shapes)"));
+    Expressions& x = *m_expressions;
+    const expr::Scope scope = problem.scope();
+    auto compile = [&](const std::string& text, const std::string& pointer) {
+        try {
+            return expr::Expression::compile(text, scope);
+        } catch (const expr::ExprError& error) {
+            throw InputError(problem.fileName, pointer, describeExprError(error));
+        }
+    };
+    const std::string ks = "/KernelSpecification/";
+    const std::array<const std::string*, 3> global = {&problem.globalSize.x, &problem.globalSize.y,
+                                                      &problem.globalSize.z};
+    const std::array<const std::string*, 3> local = {&problem.localSize.x, &problem.localSize.y, &problem.localSize.z};
+    const std::array<const std::vector<std::string>*, 3> gridDiv = {&problem.gridDivX, &problem.gridDivY,
+                                                                    &problem.gridDivZ};
+    for (std::size_t i = 0; i < 3; ++i) {
+        if (!global[i]->empty())
+            x.global[i] = compile(*global[i], ks + "GlobalSize/" + kAxes[i]);
+        if (!local[i]->empty())
+            x.local[i] = compile(*local[i], ks + "LocalSize/" + kAxes[i]);
+        for (std::size_t k = 0; k < gridDiv[i]->size(); ++k)
+            x.gridDiv[i].push_back(compile((*gridDiv[i])[k], ks + "GridDiv" + kAxes[i] + "/" + std::to_string(k)));
+    }
+    if (!problem.sharedMemory.empty())
+        x.shared = compile(problem.sharedMemory, ks + "SharedMemory");
+
+    x.shapeSlots = problem.shapeSlots(shapeIndex, x.storage);
+    const auto problemSize = x.storage.items();
+    for (std::size_t i = 0; i < 3 && i < problemSize.size(); ++i)
+        x.problemSize[i] = problemSize[i].i;
+
+    const bool anyGridDiv = !problem.gridDivX.empty() || !problem.gridDivY.empty() || !problem.gridDivZ.empty();
+    if (problem.globalSizeType == "CUDA")
+        x.rule = GridRule::GlobalSizeInBlocks;
+    else if (!problem.problemSize.empty() && anyGridDiv)
+        x.rule = GridRule::ProblemSizeOverGridDiv;
+    else
+        x.rule = GridRule::GlobalSizeInThreads;
+
+    const Shape* shape = shapeIndex < problem.shapes.size() ? &problem.shapes[shapeIndex] : nullptr;
+    ArgumentReader reader(problem, scope, x.shapeSlots, shape ? shape->label() : std::string());
+    for (std::size_t i = 0; i < problem.arguments.size(); ++i)
+        m_arguments.push_back(reader.read(i));
+}
+
+LaunchPlanner::~LaunchPlanner() = default;
+
+GridRule LaunchPlanner::gridRule() const {
+    return m_expressions->rule;
+}
+
+const std::vector<ArgumentSpec>& LaunchPlanner::arguments() const {
+    return m_arguments;
+}
+
+std::int64_t LaunchPlanner::bufferBytes() const {
+    std::int64_t total = 0;
+    for (const ArgumentSpec& a : m_arguments) {
+        if (a.isVector())
+            total += a.bytes();
+    }
+    return total;
+}
+
+LaunchPlan LaunchPlanner::plan(const Config& config) const {
+    const Expressions& x = *m_expressions;
+    LaunchPlan p;
+    const std::size_t parameters = m_problem.parameters.size();
+    if (config.size() != parameters) {
+        p.error = "the config has " + std::to_string(config.size()) + " values, the problem " +
+                  std::to_string(parameters) + " parameters";
+        return p;
+    }
+    std::vector<expr::Value> slots = x.shapeSlots;
+    for (std::size_t i = 0; i < parameters; ++i) {
+        const auto& values = m_problem.parameters[i].values;
+        if (config[i] >= values.size()) {
+            p.error = "the config's value index " + std::to_string(config[i]) + " for " + m_problem.parameters[i].name +
+                      " is out of range (it has " + std::to_string(values.size()) + " values)";
+            return p;
+        }
+        slots[i] = values[config[i]];
+    }
+
+    // Evaluates an expression to an integer; false with p.error set when it fails.
+    auto integer = [&](const expr::Expression& e, const std::string& what, std::int64_t& out) {
+        try {
+            out = e.evaluateInt(slots.data());
+            return true;
+        } catch (const expr::ExprError& error) {
+            p.error = what + ": " + describeExprError(error);
+            return false;
+        }
+    };
+    auto quoted = [](const expr::Expression& e) { return " '" + e.source() + "'"; };
+
+    for (std::size_t i = 0; i < 3; ++i) {
+        const expr::Expression& e = x.local[i];
+        if (!e.valid())
+            continue;
+        const std::string what = std::string("LocalSize.") + kAxes[i];
+        if (!integer(e, what, p.block[i]))
+            return p;
+        if (p.block[i] < 1 || p.block[i] > kMax32) {
+            p.error = what + quoted(e) + " is " + std::to_string(p.block[i]) + " threads (a block needs 1 or more" +
+                      (p.block[i] < 1 ? ")" : ", and at most 2^31 - 1)");
+            return p;
+        }
+    }
+    if (p.block[0] * p.block[1] > kMax32 || p.block[0] * p.block[1] * p.block[2] > kMax32) {
+        p.error = "the block of " + std::to_string(p.block[0]) + " x " + std::to_string(p.block[1]) + " x " +
+                  std::to_string(p.block[2]) + " threads is beyond any device's limit";
+        return p;
+    }
+
+    for (std::size_t i = 0; i < 3; ++i) {
+        std::int64_t blocks = 1;
+        std::string what;
+        switch (x.rule) {
+        case GridRule::GlobalSizeInBlocks: {
+            const expr::Expression& e = x.global[i];
+            if (!e.valid())
+                break;
+            what = std::string("GlobalSize.") + kAxes[i] + quoted(e) + ", in blocks";
+            if (!integer(e, std::string("GlobalSize.") + kAxes[i], blocks))
+                return p;
+            break;
+        }
+        case GridRule::GlobalSizeInThreads: {
+            const expr::Expression& e = x.global[i];
+            if (!e.valid())
+                break;
+            std::int64_t threads = 0;
+            if (!integer(e, std::string("GlobalSize.") + kAxes[i], threads))
+                return p;
+            what = std::string("GlobalSize.") + kAxes[i] + quoted(e) + " = " + std::to_string(threads) +
+                   " threads over blocks of " + std::to_string(p.block[i]);
+            if (threads < 1) {
+                p.error = std::string("GlobalSize.") + kAxes[i] + quoted(e) + " is " + std::to_string(threads) +
+                          " threads (the grid needs at least one block)";
+                return p;
+            }
+            blocks = threads / p.block[i] + (threads % p.block[i] != 0 ? 1 : 0);
+            break;
+        }
+        case GridRule::ProblemSizeOverGridDiv: {
+            const std::int64_t size = x.problemSize[i];
+            if (size < 1) {
+                p.error = "ProblemSize[" + std::to_string(i) + "] is " + std::to_string(size) +
+                          " (the grid needs at least one block)";
+                return p;
+            }
+            what = "ProblemSize[" + std::to_string(i) + "] = " + std::to_string(size) + " over ";
+            if (x.gridDiv[i].empty()) {
+                // Kernel Tuner's default divisor: the block's size in this dimension.
+                what += "the block's " + std::string(kAxes[i]) + " size " + std::to_string(p.block[i]);
+                blocks = size / p.block[i] + (size % p.block[i] != 0 ? 1 : 0);
+                break;
+            }
+            double product = 1;
+            bool integral = true;
+            std::string divisors;
+            for (std::size_t k = 0; k < x.gridDiv[i].size(); ++k) {
+                const expr::Expression& e = x.gridDiv[i][k];
+                const std::string name = std::string("GridDiv") + kAxes[i] + "[" + std::to_string(k) + "]";
+                double d = 0;
+                try {
+                    d = e.evaluateNumber(slots.data());
+                } catch (const expr::ExprError& error) {
+                    p.error = name + ": " + describeExprError(error);
+                    return p;
+                }
+                if (!(d > 0) || !std::isfinite(d)) {
+                    p.error = name + quoted(e) + " is " + numberText(d) + " (a grid divisor must be positive)";
+                    return p;
+                }
+                product *= d;
+                integral = integral && std::trunc(d) == d;
+                divisors += (divisors.empty() ? "" : " * ") + e.source();
+            }
+            what += divisors;
+            // Whole divisors divide exactly (a product below 2^53 is exact in a double), as
+            // Kernel Tuner's ceil(float(size) / float(product)) does for any size it can hold.
+            if (integral && product < 9007199254740992.0) {
+                const auto divisor = static_cast<std::int64_t>(product);
+                blocks = size / divisor + (size % divisor != 0 ? 1 : 0);
+            } else {
+                blocks = static_cast<std::int64_t>(std::min(std::ceil(static_cast<double>(size) / product), 9.0e18));
+            }
+            break;
+        }
+        }
+        if (blocks < 1 || blocks > kMax32) {
+            p.error = std::string("the grid's ") + kAxes[i] + " size is " + std::to_string(blocks) + " blocks" +
+                      (what.empty() ? std::string() : " (" + what + ")") +
+                      (blocks < 1 ? ": a grid needs at least one block" : ": more than 2^31 - 1");
+            return p;
+        }
+        p.grid[i] = blocks;
+    }
+
+    if (x.shared.valid()) {
+        if (!integer(x.shared, "SharedMemory", p.sharedDynamic))
+            return p;
+        if (p.sharedDynamic < 0 || p.sharedDynamic > kMax32) {
+            p.error = "SharedMemory" + quoted(x.shared) + " is " + std::to_string(p.sharedDynamic) + " bytes" +
+                      (p.sharedDynamic < 0 ? " (negative)" : " (more than any device has)");
+            return p;
+        }
+    }
+    return p;
+}
+
+} // namespace tilescope

@@ -1,0 +1,148 @@
+#pragma once
+
+// How a tuning problem's kernel is launched for one shape: its argument list (what each buffer
+// holds and how big it is, each scalar's value) and, per config, the grid, the block and the
+// dynamic shared memory, all from the T1 expressions. No CUDA here: the worker uses it to build
+// buffers and launches, and it is tested without a GPU.
+
+#include "space/configspace.h"
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace tilescope {
+
+class TuningProblem;
+
+/// The type of one value in a buffer (for T1's vector types such as float4, of one lane).
+enum class ElementType : std::uint8_t {
+    Bool,
+    Int8,
+    UInt8,
+    Int16,
+    UInt16,
+    Int32,
+    UInt32,
+    Int64,
+    UInt64,
+    Half,
+    BFloat16,
+    Float,
+    Double,
+};
+
+/// T1's name of the type: "float", "int32", "bfloat16", ...
+std::string_view elementTypeName(ElementType type);
+/// Bytes of one value (bool: 1).
+std::size_t elementSize(ElementType type);
+/// Half, BFloat16, Float and Double.
+bool isFloatingPoint(ElementType type);
+
+enum class MemoryKind : std::uint8_t { Scalar, Vector };
+enum class Access : std::uint8_t { ReadOnly, WriteOnly, ReadWrite };
+/// How a buffer starts: every value FillValue; uniform random values (see argumentdata.h); the
+/// bytes of a raw binary file.
+enum class FillKind : std::uint8_t { Constant, Random, BinaryRaw };
+
+/// One kernel argument, in the problem's order.
+struct ArgumentSpec {
+    std::size_t index = 0; ///< in the problem's Arguments
+    std::string name;      ///< may be empty (T1 Name is optional)
+    std::string typeName;  ///< T1 Type as written: "float", "half2", ...
+    ElementType element = ElementType::Float;
+    int lanes = 1; ///< values per T1 element: 4 for float4, else 1
+    MemoryKind memory = MemoryKind::Vector;
+    Access access = Access::ReadWrite; ///< absent in the file = ReadWrite
+
+    // Vector arguments
+    std::int64_t count = 0; ///< T1 elements (the Size expression's value for the shape)
+    FillKind fill = FillKind::Constant;
+    double fillValue = 0;                   ///< Constant (absent FillValue = 0)
+    std::optional<std::int64_t> randomSeed; ///< Random: the file's RandomSeed (absent: derived from the run's seed)
+    std::string dataSource;                 ///< BinaryRaw: as written, relative to the problem's folder
+
+    // Scalar arguments
+    double scalarValue = 0; ///< the value (Tilescope "Value" expression, else FillValue), for messages
+    /// The value as the kernel receives it: elementSize(element) bytes in host byte order, the
+    /// rest zero. Eight-byte aligned so that its address can go straight into a launch.
+    alignas(8) std::array<unsigned char, 8> scalarBytes{};
+
+    std::size_t elementBytes() const { return elementSize(element) * static_cast<std::size_t>(lanes); }
+    std::int64_t values() const { return count * lanes; } ///< values of `element` in the buffer
+    std::int64_t bytes() const { return count * static_cast<std::int64_t>(elementBytes()); }
+    bool isVector() const { return memory == MemoryKind::Vector; }
+    /// A buffer the kernel writes (WriteOnly or ReadWrite).
+    bool isOutput() const { return isVector() && access != Access::ReadOnly; }
+    /// "argument 'C'", or "argument 3" when it has no name: for messages.
+    std::string label() const;
+};
+
+/// The launch of one config.
+struct LaunchPlan {
+    std::array<std::int64_t, 3> grid{1, 1, 1};  ///< blocks
+    std::array<std::int64_t, 3> block{1, 1, 1}; ///< threads
+    std::int64_t sharedDynamic = 0;             ///< bytes
+    std::string error; ///< why the config cannot be launched: which expression, what went wrong ("" = fine)
+
+    bool ok() const { return error.empty(); }
+    std::int64_t threadsPerBlock() const { return block[0] * block[1] * block[2]; }
+};
+
+/// How the grid follows from the problem (Kernel Tuner's semantics).
+enum class GridRule : std::uint8_t {
+    /// GlobalSizeType "CUDA": GlobalSize is the grid, in blocks.
+    GlobalSizeInBlocks,
+    /// ProblemSize and GridDiv given: grid_i = ceil(ProblemSize_i / product(GridDiv_i)); a
+    /// dimension without GridDiv is divided by the block's size in it (Kernel Tuner's default
+    /// divisor, block_size_x/y/z), one without ProblemSize is 1.
+    ProblemSizeOverGridDiv,
+    /// Otherwise GlobalSize counts threads: grid_i = ceil(GlobalSize_i / LocalSize_i).
+    GlobalSizeInThreads,
+};
+
+/// "GlobalSize in blocks (GlobalSizeType CUDA)", ...: for messages and reports.
+std::string_view gridRuleName(GridRule rule);
+
+class LaunchPlanner {
+public:
+    /// Compiles the problem's geometry expressions and builds the argument list for shape
+    /// `shapeIndex`; `problem` must outlive the planner. Throws InputError (naming the field by
+    /// its JSON pointer) for a shape index out of range, an expression that does not compile or
+    /// fails for the shape, and arguments the worker cannot build: a MemoryType other than
+    /// Scalar and Vector, a custom type, a FillType other than Constant, Random and BinaryRaw, a
+    /// Size or Value that depends on the config (min(P)/max(P) of a parameter P are fine: they
+    /// stand for its value list), a value that does not fit the argument's type.
+    LaunchPlanner(const TuningProblem& problem, std::size_t shapeIndex);
+    ~LaunchPlanner();
+    LaunchPlanner(const LaunchPlanner&) = delete;
+    LaunchPlanner& operator=(const LaunchPlanner&) = delete;
+
+    const TuningProblem& problem() const { return m_problem; }
+    std::size_t shapeIndex() const { return m_shapeIndex; }
+    GridRule gridRule() const;
+
+    /// The kernel's arguments for the shape, in order.
+    const std::vector<ArgumentSpec>& arguments() const;
+    /// Bytes of all Vector arguments together.
+    std::int64_t bufferBytes() const;
+
+    /// The launch of `config` (value indices, one per parameter). Never throws: a config whose
+    /// expressions fail or give an impossible geometry (a dimension below 1, negative shared
+    /// memory, a value beyond 32 bits) comes back with `error` set.
+    LaunchPlan plan(const Config& config) const;
+
+private:
+    struct Expressions;
+    const TuningProblem& m_problem;
+    std::size_t m_shapeIndex;
+    std::vector<ArgumentSpec> m_arguments;
+    std::unique_ptr<Expressions> m_expressions;
+};
+
+} // namespace tilescope

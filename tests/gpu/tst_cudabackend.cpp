@@ -1,0 +1,300 @@
+// On a GPU: the CUDA backend end to end, through the real tilescope-worker processes.
+//
+// - A copy kernel's best measured bandwidth is within 10 % of a device-to-device copy's
+//   (cuMemcpyDtoD timed with events in this process).
+// - On kernels/sgemm, configs that spill (ptxas) show local-memory sectors through CUPTI and
+//   the others none; the worker's registers equal the static analysis'; achieved occupancy is
+//   reported.
+// - A session over tests/data/cuda/faults.json, whose MODE parameter makes configs fault, hang,
+//   compute wrong results or trap: each is recorded crashed / timeout / wrong_result, and every
+//   other config of the same session completes.
+
+#include "compile/compilecache.h"
+#include "compile/compileservice.h"
+#include "compile/requestbuilder.h"
+#include "measure/cuda/cudabackend.h"
+#include "measure/cuda/device/cudadriver.h"
+#include "measure/metricnames.h"
+#include "space/configspace.h"
+#include "spec/tuningproblem.h"
+#include "store/resultstore.h"
+#include "tuner/tuningsession.h"
+
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include <algorithm>
+#include <map>
+#include <numeric>
+
+using namespace tilescope;
+
+namespace {
+
+std::filesystem::path sourceDir() {
+    return TILESCOPE_SOURCE_DIR;
+}
+
+std::string workerPath() {
+#ifdef TILESCOPE_WORKER
+    return TILESCOPE_WORKER;
+#else
+    return {};
+#endif
+}
+
+double metricOf(const Measurement& m, const std::string& name) {
+    for (const Metric& metric : m.metrics) {
+        if (metric.name == name)
+            return metric.value;
+    }
+    return -1;
+}
+
+} // namespace
+
+class TestCudaBackend : public QObject {
+    Q_OBJECT
+
+private slots:
+    void initTestCase();
+    void copyReachesDeviceBandwidth();
+    void sgemmSpillsAndRegisters();
+    void faultsAreIsolated();
+
+private:
+    // Device-to-device copy bandwidth (read + write) in GB/s, timed in this process.
+    double deviceCopyGBs(std::size_t bytes);
+
+    QString m_skip;
+    std::string m_arch;
+    CudaBackendOptions m_options;
+    std::unique_ptr<CompileService> m_compiler;
+    QTemporaryDir m_dir;
+};
+
+void TestCudaBackend::initTestCase() {
+    std::string error;
+    const cuda::Driver* cu = cuda::Driver::load(&error);
+    if (!cu) {
+        m_skip = QString::fromStdString(error);
+        QSKIP(qPrintable(m_skip));
+    }
+    int count = 0;
+    if (cu->cuInit(0) != CUDA_SUCCESS || cu->cuDeviceGetCount(&count) != CUDA_SUCCESS || count == 0) {
+        m_skip = QStringLiteral("no CUDA device");
+        QSKIP(qPrintable(m_skip));
+    }
+    CUdevice device = 0;
+    QCOMPARE(cu->cuDeviceGet(&device, 0), CUDA_SUCCESS);
+    int major = 0;
+    int minor = 0;
+    cu->cuDeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, device);
+    cu->cuDeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, device);
+    m_arch = "sm_" + std::to_string(major * 10 + minor);
+    QVERIFY(m_dir.isValid());
+
+    m_options.workerPath = workerPath();
+    m_options.note = [](const std::string& text) { qInfo("note: %s", text.c_str()); };
+    CompileCacheOptions cacheOptions;
+    cacheOptions.directory = (std::filesystem::path(m_dir.path().toStdString()) / "cache").string();
+    m_compiler = std::make_unique<CompileService>(CompileServiceOptions{0, std::make_shared<CompileCache>(cacheOptions)});
+}
+
+double TestCudaBackend::deviceCopyGBs(std::size_t bytes) {
+    const cuda::Driver* cu = cuda::Driver::load(nullptr);
+    CUdevice device = 0;
+    cu->cuDeviceGet(&device, 0);
+    CUcontext context = nullptr;
+    if (cu->cuDevicePrimaryCtxRetain(&context, device) != CUDA_SUCCESS)
+        return 0;
+    cu->cuCtxSetCurrent(context);
+    CUdeviceptr a = 0;
+    CUdeviceptr b = 0;
+    double best = 0;
+    if (cu->cuMemAlloc(&a, bytes) == CUDA_SUCCESS && cu->cuMemAlloc(&b, bytes) == CUDA_SUCCESS) {
+        CUevent start = nullptr;
+        CUevent stop = nullptr;
+        cu->cuEventCreate(&start, CU_EVENT_DEFAULT);
+        cu->cuEventCreate(&stop, CU_EVENT_DEFAULT);
+        cu->cuMemsetD8(a, 1, bytes);
+        std::vector<double> times;
+        for (int i = 0; i < 12; ++i) {
+            cu->cuEventRecord(start, nullptr);
+            cu->cuMemcpyDtoD(b, a, bytes);
+            cu->cuEventRecord(stop, nullptr);
+            cu->cuEventSynchronize(stop);
+            float ms = 0;
+            cu->cuEventElapsedTime(&ms, start, stop);
+            if (i >= 2)
+                times.push_back(ms);
+        }
+        std::sort(times.begin(), times.end());
+        const double median = times[times.size() / 2];
+        best = 2.0 * static_cast<double>(bytes) / (median * 1e-3) / 1e9;
+        cu->cuEventDestroy(start);
+        cu->cuEventDestroy(stop);
+    }
+    if (a)
+        cu->cuMemFree(a);
+    if (b)
+        cu->cuMemFree(b);
+    cu->cuDevicePrimaryCtxRelease(device);
+    return best;
+}
+
+void TestCudaBackend::copyReachesDeviceBandwidth() {
+    if (!m_skip.isEmpty())
+        QSKIP(qPrintable(m_skip));
+    const TuningProblem problem = TuningProblem::load(sourceDir() / "kernels/copy/copy.json");
+    const ConfigSpace space = ConfigSpace::build(problem, 0);
+    std::int64_t n = 0;
+    for (const auto& [name, value] : problem.shapes.at(0).dims)
+        n = name == "N" ? value : n;
+    QVERIFY(n > 0);
+    const double reference = deviceCopyGBs(static_cast<std::size_t>(n) * sizeof(float));
+    qInfo("device-to-device copy of %lld MB: %.0f GB/s (read + write)", static_cast<long long>(n * 4 / 1000000),
+          reference);
+    QVERIFY(reference > 0);
+
+    const std::string db = (std::filesystem::path(m_dir.path().toStdString()) / "copy.db").string();
+    ResultStore store = ResultStore::open(db, StoreMode::ReadWrite);
+    CudaBackendOptions options = m_options;
+    CudaBackend backend(options);
+    SessionOptions session;
+    session.backendLabel = "cuda:0";
+    TuningSession tuning(problem, backend, store, session, {}, m_compiler.get());
+    const SessionSummary summary = tuning.run();
+    QCOMPARE(summary.progress.done, space.size());
+    QVERIFY(summary.progress.best.has_value());
+    const ResultRecord& best = *summary.progress.best;
+    QVERIFY(best.objective.has_value());
+    qInfo("copy: %llu configs, %llu ok; best %.0f GB/s (%.1f %% of the device copy) at %s",
+          static_cast<unsigned long long>(summary.progress.done),
+          static_cast<unsigned long long>(summary.progress.counts.of(ResultStatus::Ok)), *best.objective,
+          100.0 * *best.objective / reference, best.config.dump().c_str());
+    QCOMPARE(summary.progress.counts.of(ResultStatus::Ok), space.size());
+    QVERIFY2(*best.objective >= 0.9 * reference, "the best copy config is more than 10 % below a device copy");
+    // The metrics came along: DRAM traffic of a copy is about its bytes read and written.
+    const double read = metricOf(best.measurement, "dram__bytes_read.sum");
+    const double written = metricOf(best.measurement, "dram__bytes_write.sum");
+    qInfo("best copy config: DRAM read %.3g B, written %.3g B (buffer %.3g B)", read, written, double(n) * 4);
+    if (!best.measurement.metrics.empty()) {
+        QVERIFY(read > 0.9 * double(n) * 4 && read < 1.2 * double(n) * 4);
+        QVERIFY(written > 0.9 * double(n) * 4 && written < 1.2 * double(n) * 4);
+    }
+}
+
+void TestCudaBackend::sgemmSpillsAndRegisters() {
+    if (!m_skip.isEmpty())
+        QSKIP(qPrintable(m_skip));
+    const TuningProblem problem = TuningProblem::load(sourceDir() / "kernels/sgemm/sgemm.json");
+    const std::size_t shape = 1; // 2048^3: quick
+    const ConfigSpace space = ConfigSpace::build(problem, shape);
+    const RequestBuilder builder(problem);
+
+    // Pick spilling and clean configs by the static analysis of a sample.
+    const std::vector<std::uint64_t> sample = space.sample(400, 7);
+    std::vector<CompileRequest> requests;
+    for (std::uint64_t index : sample)
+        requests.push_back(builder.request(space.at(index), m_arch));
+    const std::vector<CompileResult> compiled = m_compiler->compileAll(requests);
+    std::vector<std::size_t> chosen;
+    int spilling = 0;
+    int clean = 0;
+    for (std::size_t i = 0; i < compiled.size() && (spilling < 10 || clean < 10); ++i) {
+        if (!compiled[i].ok())
+            continue;
+        const bool spills = compiled[i].info.spills() && compiled[i].info.spillStores >= 64;
+        const bool none = !compiled[i].info.spills() && compiled[i].info.stackFrame == 0;
+        if (spills && spilling < 10) {
+            ++spilling;
+            chosen.push_back(i);
+        } else if (none && clean < 10) {
+            ++clean;
+            chosen.push_back(i);
+        }
+    }
+    QCOMPARE(spilling, 10);
+    QCOMPARE(clean, 10);
+
+    CudaBackendOptions options = m_options;
+    options.metrics = defaultMetricNames();
+    CudaBackend backend(options);
+    const BackendInfo info = backend.open(problem, shape, space);
+    QCOMPARE(info.arch, m_arch);
+    std::vector<MeasureItem> items;
+    for (std::size_t i : chosen)
+        items.push_back(MeasureItem{sample[i], space.at(sample[i]), &compiled[i]});
+    std::map<std::size_t, Measurement> results;
+    backend.measure(items, MeasureControl{}, [&](std::size_t item, Measurement m) { results[item] = std::move(m); });
+    QCOMPARE(results.size(), items.size());
+
+    for (std::size_t k = 0; k < items.size(); ++k) {
+        const Measurement& m = results.at(k);
+        const StaticInfo& expected = items[k].compiled->info;
+        const std::string what = space.describe(items[k].config);
+        QVERIFY2(m.status == ResultStatus::Ok, (what + ": " + std::string(statusName(m.status)) + " " + m.message).c_str());
+        QVERIFY2(m.staticInfo.has_value(), what.c_str());
+        QCOMPARE(m.staticInfo->registers, expected.registers);
+        QCOMPARE(m.staticInfo->sharedStatic, expected.sharedStatic);
+        QCOMPARE(m.staticInfo->stackFrame, expected.stackFrame);
+        QVERIFY2(m.time.samples >= 3 && m.time.medianMs > 0, what.c_str());
+        const double localLd = metricOf(m, "l1tex__t_sectors_pipe_lsu_mem_local_op_ld.sum");
+        const double localSt = metricOf(m, "l1tex__t_sectors_pipe_lsu_mem_local_op_st.sum");
+        const double occupancy = metricOf(m, "sm__warps_active.avg.pct_of_peak_sustained_active");
+        qInfo("%s: %d registers, spill %lld/%lld B, %.3f ms, local sectors ld %.3g st %.3g, achieved occupancy "
+              "%.1f %%, verification error %g",
+              what.c_str(), m.staticInfo->registers, static_cast<long long>(expected.spillStores),
+              static_cast<long long>(expected.spillLoads), m.time.medianMs, localLd, localSt, occupancy,
+              m.verificationError.value_or(-1));
+        QVERIFY2(occupancy > 0 && occupancy <= 100, what.c_str());
+        if (expected.spills())
+            QVERIFY2(localLd + localSt > 0, (what + " spills but shows no local-memory traffic").c_str());
+        else
+            QVERIFY2(localLd == 0 && localSt == 0, (what + " does not spill but shows local traffic").c_str());
+    }
+    backend.close();
+}
+
+void TestCudaBackend::faultsAreIsolated() {
+    if (!m_skip.isEmpty())
+        QSKIP(qPrintable(m_skip));
+    const TuningProblem problem = TuningProblem::load(sourceDir() / "tests/data/cuda/faults.json");
+    const ConfigSpace space = ConfigSpace::build(problem, 0);
+    const int mode = problem.parameterIndex("MODE");
+    QVERIFY(mode >= 0);
+
+    const std::string db = (std::filesystem::path(m_dir.path().toStdString()) / "faults.db").string();
+    ResultStore store = ResultStore::open(db, StoreMode::ReadWrite);
+    CudaBackendOptions options = m_options;
+    CudaBackend backend(options);
+    SessionOptions session;
+    session.backendLabel = "cuda:0";
+    session.perConfigSeconds = 8; // the watchdog for the hanging configs
+    TuningSession tuning(problem, backend, store, session, {}, m_compiler.get());
+    const SessionSummary summary = tuning.run();
+    qInfo("faults: %llu configs, %d worker restarts", static_cast<unsigned long long>(summary.progress.done),
+          backend.restarts());
+
+    const std::vector<ResultRecord> results = store.results(summary.session.id);
+    QCOMPARE(results.size(), static_cast<std::size_t>(space.size()));
+    const std::map<std::int64_t, ResultStatus> expected = {
+        {0, ResultStatus::Ok},      {1, ResultStatus::Crashed}, {2, ResultStatus::Timeout},
+        {3, ResultStatus::WrongResult}, {4, ResultStatus::Crashed},
+    };
+    std::map<std::int64_t, int> seen;
+    for (const ResultRecord& r : results) {
+        const std::int64_t m = r.config.at("MODE").get<std::int64_t>();
+        ++seen[m];
+        qInfo("%s: %s %s", r.config.dump().c_str(), std::string(statusName(r.status())).c_str(),
+              r.measurement.message.c_str());
+        QVERIFY2(r.status() == expected.at(m), r.config.dump().c_str());
+        if (m == 3)
+            QVERIFY(r.measurement.verificationError.has_value() && *r.measurement.verificationError > 0);
+    }
+    QCOMPARE(seen.size(), expected.size());
+}
+
+QTEST_GUILESS_MAIN(TestCudaBackend)
+#include "tst_cudabackend.moc"

@@ -1,0 +1,900 @@
+// core/measure/cuda without a GPU: the launch planner (grid, block and shared memory of configs
+// under each of Kernel Tuner's grid rules, kernels/sgemm by hand, buffers sized by max(param),
+// and every error a problem's arguments or geometry can cause), and the host side of the
+// worker's buffers (half and bfloat16 conversions, fills, the comparison with a reference).
+
+#include "base/error.h"
+#include "measure/cuda/argumentdata.h"
+#include "measure/cuda/launchplan.h"
+#include "spec/tuningproblem.h"
+
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include <nlohmann/json.hpp>
+
+#include <bit>
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <limits>
+#include <set>
+
+using namespace tilescope;
+using Json = nlohmann::ordered_json;
+
+namespace {
+
+const char* const kSgemmProblem = TILESCOPE_SOURCE_DIR "/kernels/sgemm/sgemm.json";
+
+/// A small problem made in memory: parameters BX [32, 64, 128, 256], BY [1, 2, 4, 8] and
+/// FW [3, 5, 7], one shape N=1000 M=300, a grid of N threads in blocks of BX; the test merges
+/// `patch` (JSON merge patch, RFC 7386: arrays are replaced whole) into it.
+TuningProblem makeProblem(const QString& patch = {}) {
+    Json j = Json::parse(R"json({
+        "ConfigurationSpace": {
+            "TuningParameters": [
+                {"Name": "BX", "Type": "int", "Values": "[32, 64, 128, 256]"},
+                {"Name": "BY", "Type": "int", "Values": "[1, 2, 4, 8]"},
+                {"Name": "FW", "Type": "int", "Values": "[3, 5, 7]"}
+            ]
+        },
+        "KernelSpecification": {
+            "Language": "CUDA",
+            "KernelName": "k",
+            "KernelFile": "k.cu",
+            "GlobalSize": {"X": "N"},
+            "LocalSize": {"X": "BX"},
+            "Arguments": [
+                {"Name": "n", "Type": "int32", "MemoryType": "Scalar", "Value": "N"},
+                {"Name": "x", "Type": "float", "MemoryType": "Vector", "AccessType": "ReadOnly", "Size": "N",
+                 "FillType": "Random"}
+            ]
+        },
+        "Tilescope": {"Shapes": [{"N": 1000, "M": 300}]}
+    })json");
+    if (!patch.isEmpty())
+        j.merge_patch(Json::parse(patch.toStdString()));
+    return TuningProblem::parse(j.dump(), "test.json", {});
+}
+
+/// The config whose values are `values` (one per parameter, in order).
+Config configOf(const TuningProblem& problem, const QList<int>& values) {
+    Config config;
+    for (std::size_t p = 0; p < problem.parameters.size(); ++p) {
+        const auto& list = problem.parameters[p].values;
+        const auto it = std::find_if(list.begin(), list.end(), [&](const expr::Value& v) {
+            return v.kind == expr::Kind::Int && v.i == values.value(static_cast<qsizetype>(p));
+        });
+        if (it == list.end())
+            return {};
+        config.push_back(static_cast<std::uint16_t>(it - list.begin()));
+    }
+    return config;
+}
+
+QList<int> listOf(const std::array<std::int64_t, 3>& a) {
+    return {static_cast<int>(a[0]), static_cast<int>(a[1]), static_cast<int>(a[2])};
+}
+
+std::int32_t scalarInt32(const ArgumentSpec& a) {
+    std::int32_t v = 0;
+    std::memcpy(&v, a.scalarBytes.data(), sizeof v);
+    return v;
+}
+
+template <typename T>
+T valueAt(const std::vector<unsigned char>& data, std::size_t i) {
+    T v;
+    std::memcpy(&v, data.data() + i * sizeof(T), sizeof v);
+    return v;
+}
+
+ArgumentSpec vectorOf(ElementType type, std::int64_t count, int lanes = 1) {
+    ArgumentSpec a;
+    a.index = 2;
+    a.name = "out";
+    a.typeName = std::string(elementTypeName(type)) + (lanes > 1 ? std::to_string(lanes) : "");
+    a.element = type;
+    a.lanes = lanes;
+    a.memory = MemoryKind::Vector;
+    a.access = Access::WriteOnly;
+    a.count = count;
+    return a;
+}
+
+std::vector<unsigned char> floats(const std::vector<float>& values) {
+    std::vector<unsigned char> bytes(values.size() * sizeof(float));
+    std::memcpy(bytes.data(), values.data(), bytes.size());
+    return bytes;
+}
+
+} // namespace
+
+class TestLaunchPlan : public QObject {
+    Q_OBJECT
+
+private slots:
+    void sgemmPlan_data();
+    void sgemmPlan();
+    void sgemmArguments();
+    void gridRules_data();
+    void gridRules();
+    void sharedMemory();
+    void maxParameterSizing();
+    void scalarValues_data();
+    void scalarValues();
+    void problemErrors_data();
+    void problemErrors();
+    void planErrors_data();
+    void planErrors();
+
+    void halfConversion_data();
+    void halfConversion();
+    void halfRoundTrip();
+    void bfloat16Conversion();
+    void randomFill_data();
+    void randomFill();
+    void randomSeeds();
+    void constantFill();
+    void binaryRawFill();
+    void compare_data();
+    void compare();
+    void poison();
+};
+
+// ---- the planner ----
+
+void TestLaunchPlan::sgemmPlan_data() {
+    QTest::addColumn<int>("shape");
+    QTest::addColumn<QList<int>>("values"); // BLOCK_M, BLOCK_N, BLOCK_K, THREAD_M, THREAD_N, VEC, STAGES
+    QTest::addColumn<QList<int>>("grid");
+    QTest::addColumn<QList<int>>("block");
+    // GlobalSizeType CUDA: grid (N / BLOCK_N, M / BLOCK_M), a 1-D block of
+    // (BLOCK_M / THREAD_M) * (BLOCK_N / THREAD_N) threads, no dynamic shared memory.
+    QTest::newRow("4096, 128x128 tiles of 8x8")
+        << 0 << QList<int>{128, 128, 8, 8, 8, 4, 2} << QList<int>{32, 32, 1} << QList<int>{256, 1, 1};
+    QTest::newRow("4096, 256x64 tiles of 16x4")
+        << 0 << QList<int>{256, 64, 8, 16, 4, 4, 1} << QList<int>{64, 16, 1} << QList<int>{256, 1, 1};
+    QTest::newRow("2048, 64x32 tiles of 4x2")
+        << 1 << QList<int>{64, 32, 16, 4, 2, 2, 1} << QList<int>{64, 32, 1} << QList<int>{256, 1, 1};
+    QTest::newRow("2048, 32x256 tiles of 1x8")
+        << 1 << QList<int>{32, 256, 32, 1, 8, 4, 1} << QList<int>{8, 64, 1} << QList<int>{1024, 1, 1};
+    QTest::newRow("2048, 256x256 tiles of 16x16")
+        << 1 << QList<int>{256, 256, 8, 16, 16, 4, 2} << QList<int>{8, 8, 1} << QList<int>{256, 1, 1};
+}
+
+void TestLaunchPlan::sgemmPlan() {
+    QFETCH(int, shape);
+    QFETCH(QList<int>, values);
+    QFETCH(QList<int>, grid);
+    QFETCH(QList<int>, block);
+    const TuningProblem problem = TuningProblem::load(kSgemmProblem);
+    const LaunchPlanner planner(problem, static_cast<std::size_t>(shape));
+    QCOMPARE(planner.gridRule(), GridRule::GlobalSizeInBlocks);
+    const Config config = configOf(problem, values);
+    QCOMPARE(config.size(), std::size_t{7});
+    const LaunchPlan plan = planner.plan(config);
+    QVERIFY2(plan.ok(), plan.error.c_str());
+    QCOMPARE(listOf(plan.grid), grid);
+    QCOMPARE(listOf(plan.block), block);
+    QCOMPARE(plan.sharedDynamic, std::int64_t{0});
+}
+
+void TestLaunchPlan::sgemmArguments() {
+    const TuningProblem problem = TuningProblem::load(kSgemmProblem);
+    for (std::size_t shape = 0; shape < 2; ++shape) {
+        const std::int64_t n = shape == 0 ? 4096 : 2048; // M = N = K
+        const LaunchPlanner planner(problem, shape);
+        const auto& args = planner.arguments();
+        QCOMPARE(args.size(), std::size_t{6});
+        for (std::size_t i = 0; i < 3; ++i) {
+            const ArgumentSpec& s = args[i];
+            QCOMPARE(s.name, std::string(1, "MNK"[i]));
+            QCOMPARE(s.memory, MemoryKind::Scalar);
+            QCOMPARE(s.element, ElementType::Int32);
+            QCOMPARE(s.scalarValue, static_cast<double>(n));
+            QCOMPARE(scalarInt32(s), static_cast<std::int32_t>(n));
+            QVERIFY(!s.isOutput());
+        }
+        for (std::size_t i = 3; i < 6; ++i) {
+            const ArgumentSpec& s = args[i];
+            QCOMPARE(s.index, i);
+            QCOMPARE(s.name, std::string(1, "ABC"[i - 3]));
+            QCOMPARE(s.memory, MemoryKind::Vector);
+            QCOMPARE(s.element, ElementType::Float);
+            QCOMPARE(s.lanes, 1);
+            QCOMPARE(s.elementBytes(), std::size_t{4});
+            QCOMPARE(s.count, n * n);
+            QCOMPARE(s.bytes(), n * n * 4);
+        }
+        QCOMPARE(args[3].access, Access::ReadOnly);
+        QCOMPARE(args[3].fill, FillKind::Random);
+        QCOMPARE(args[3].randomSeed, std::optional<std::int64_t>(1));
+        QCOMPARE(args[4].randomSeed, std::optional<std::int64_t>(2));
+        QCOMPARE(args[5].access, Access::WriteOnly);
+        QCOMPARE(args[5].fill, FillKind::Constant);
+        QCOMPARE(args[5].fillValue, 0.0);
+        QVERIFY(args[5].isOutput());
+        QVERIFY(!args[3].isOutput());
+        QCOMPARE(args[5].label(), std::string("argument 'C'"));
+        QCOMPARE(planner.bufferBytes(), 3 * n * n * 4);
+    }
+}
+
+void TestLaunchPlan::gridRules_data() {
+    QTest::addColumn<QString>("patch");
+    QTest::addColumn<QList<int>>("values"); // BX, BY, FW
+    QTest::addColumn<int>("rule");
+    QTest::addColumn<QList<int>>("grid");
+    QTest::addColumn<QList<int>>("block");
+    // N = 1000, M = 300.
+    const int blocks = static_cast<int>(GridRule::GlobalSizeInBlocks);
+    const int divided = static_cast<int>(GridRule::ProblemSizeOverGridDiv);
+    const int threads = static_cast<int>(GridRule::GlobalSizeInThreads);
+    QTest::newRow("GlobalSize in blocks")
+        << R"json({"KernelSpecification": {"GlobalSizeType": "CUDA", "GlobalSize": {"X": "(N + BX - 1) // BX", "Y": "M // BY"},
+               "LocalSize": {"X": "BX", "Y": "BY"}}})json"
+        << QList<int>{64, 4, 3} << blocks << QList<int>{16, 75, 1} << QList<int>{64, 4, 1};
+    QTest::newRow("GlobalSize in blocks, ProblemSize ignored")
+        << R"json({"KernelSpecification": {"GlobalSizeType": "CUDA", "GlobalSize": {"X": "7"}, "ProblemSize": ["N"],
+               "GridDivX": ["BX"]}})json"
+        << QList<int>{64, 4, 3} << blocks << QList<int>{7, 1, 1} << QList<int>{64, 1, 1};
+    QTest::newRow("ProblemSize over GridDiv")
+        << R"json({"KernelSpecification": {"ProblemSize": ["N", "M"], "GridDivX": ["BX", "2"], "GridDivY": ["BY"],
+               "LocalSize": {"X": "BX", "Y": "BY"}}})json"
+        << QList<int>{64, 4, 3} << divided << QList<int>{8, 75, 1} << QList<int>{64, 4, 1};
+    QTest::newRow("ProblemSize, no GridDivY: divided by the block")
+        << R"json({"KernelSpecification": {"ProblemSize": ["N", "M"], "GridDivX": ["BX"], "LocalSize": {"X": "BX", "Y": "BY"}}})json"
+        << QList<int>{128, 8, 3} << divided << QList<int>{8, 38, 1} << QList<int>{128, 8, 1};
+    QTest::newRow("ProblemSize without Y")
+        << R"json({"KernelSpecification": {"ProblemSize": ["N"], "GridDivX": ["BX"], "LocalSize": {"X": "BX", "Y": "BY"}}})json"
+        << QList<int>{256, 2, 3} << divided << QList<int>{4, 1, 1} << QList<int>{256, 2, 1};
+    QTest::newRow("ProblemSize as numbers")
+        << R"json({"KernelSpecification": {"ProblemSize": [4096, 100, 3], "GridDivX": ["BX"], "GridDivZ": ["1"]}})json"
+        << QList<int>{32, 1, 3} << divided << QList<int>{128, 100, 3} << QList<int>{32, 1, 1};
+    QTest::newRow("GridDiv not whole")
+        << R"json({"KernelSpecification": {"ProblemSize": ["N"], "GridDivX": ["BX", "1.5"]}})json"
+        << QList<int>{64, 1, 3} << divided << QList<int>{11, 1, 1} << QList<int>{64, 1, 1};
+    QTest::newRow("GlobalSize in threads")
+        << R"json({"KernelSpecification": {"GlobalSize": {"X": "N", "Y": "M"}, "LocalSize": {"X": "BX", "Y": "BY"}}})json"
+        << QList<int>{32, 8, 3} << threads << QList<int>{32, 38, 1} << QList<int>{32, 8, 1};
+    QTest::newRow("GlobalSize in threads, GlobalSizeType OpenCL")
+        << R"json({"KernelSpecification": {"GlobalSizeType": "OpenCL", "GlobalSize": {"X": "N", "Y": "M"},
+               "LocalSize": {"X": "BX", "Y": "BY"}}})json"
+        << QList<int>{256, 1, 3} << threads << QList<int>{4, 300, 1} << QList<int>{256, 1, 1};
+    QTest::newRow("ProblemSize without GridDiv: GlobalSize in threads")
+        << R"json({"KernelSpecification": {"ProblemSize": ["M"], "GlobalSize": {"X": "N"}}})json"
+        << QList<int>{128, 1, 3} << threads << QList<int>{8, 1, 1} << QList<int>{128, 1, 1};
+    QTest::newRow("three dimensions")
+        << R"json({"KernelSpecification": {"GlobalSize": {"X": "N", "Y": "M", "Z": "FW"}, "LocalSize": {"X": "BX", "Z": "1"}}})json"
+        << QList<int>{32, 1, 7} << threads << QList<int>{32, 300, 7} << QList<int>{32, 1, 1};
+}
+
+void TestLaunchPlan::gridRules() {
+    QFETCH(QString, patch);
+    QFETCH(QList<int>, values);
+    QFETCH(int, rule);
+    QFETCH(QList<int>, grid);
+    QFETCH(QList<int>, block);
+    const TuningProblem problem = makeProblem(patch);
+    const LaunchPlanner planner(problem, 0);
+    QCOMPARE(static_cast<int>(planner.gridRule()), rule);
+    const LaunchPlan plan = planner.plan(configOf(problem, values));
+    QVERIFY2(plan.ok(), plan.error.c_str());
+    QCOMPARE(listOf(plan.grid), grid);
+    QCOMPARE(listOf(plan.block), block);
+    QCOMPARE(plan.threadsPerBlock(), static_cast<std::int64_t>(block[0]) * block[1] * block[2]);
+}
+
+void TestLaunchPlan::sharedMemory() {
+    const TuningProblem problem =
+        makeProblem(R"json({"KernelSpecification": {"SharedMemory": "4 * BX * (FW + 1)"}})json");
+    const LaunchPlanner planner(problem, 0);
+    QCOMPARE(planner.plan(configOf(problem, {64, 1, 5})).sharedDynamic, std::int64_t{4 * 64 * 6});
+    QCOMPARE(planner.plan(configOf(problem, {256, 1, 7})).sharedDynamic, std::int64_t{4 * 256 * 8});
+    const TuningProblem fixed = makeProblem(R"json({"KernelSpecification": {"SharedMemory": 49152}})json");
+    QCOMPARE(LaunchPlanner(fixed, 0).plan(configOf(fixed, {32, 1, 3})).sharedDynamic, std::int64_t{49152});
+}
+
+void TestLaunchPlan::maxParameterSizing() {
+    // A convolution's input: one halo of the widest filter, whichever config runs.
+    const TuningProblem problem = makeProblem(R"json({"KernelSpecification": {"Arguments": [
+        {"Name": "in", "Type": "float", "MemoryType": "Vector", "AccessType": "ReadOnly",
+         "Size": "(N + max(FW) - 1) * (M + max(FW) - 1)", "FillType": "Random"},
+        {"Name": "tiles", "Type": "int32", "MemoryType": "Vector", "Size": "N // min(BX) + 1", "FillType": "Constant"},
+        {"Name": "out", "Type": "double2", "MemoryType": "Vector", "AccessType": "WriteOnly", "Size": "N * M"},
+        {"Name": "raw", "Type": "uint8", "MemoryType": "Vector", "Size": 17, "FillType": "BinaryRaw",
+         "DataSource": "raw.bin"}
+    ]}})json");
+    const LaunchPlanner planner(problem, 0);
+    const auto& args = planner.arguments();
+    QCOMPARE(args.size(), std::size_t{4});
+    QCOMPARE(args[0].count, std::int64_t{1006 * 306});
+    QCOMPARE(args[1].count, std::int64_t{1000 / 32 + 1});
+    QCOMPARE(args[1].access, Access::ReadWrite); // absent AccessType
+    QCOMPARE(args[1].fillValue, 0.0);
+    QCOMPARE(args[2].element, ElementType::Double);
+    QCOMPARE(args[2].lanes, 2);
+    QCOMPARE(args[2].count, std::int64_t{300000});
+    QCOMPARE(args[2].values(), std::int64_t{600000});
+    QCOMPARE(args[2].bytes(), std::int64_t{300000 * 16});
+    QCOMPARE(args[2].fill, FillKind::Constant); // absent FillType
+    QCOMPARE(args[3].count, std::int64_t{17});
+    QCOMPARE(args[3].fill, FillKind::BinaryRaw);
+    QCOMPARE(args[3].dataSource, std::string("raw.bin"));
+    QCOMPARE(planner.bufferBytes(), std::int64_t{1006 * 306 * 4 + 32 * 4 + 300000 * 16 + 17});
+}
+
+void TestLaunchPlan::scalarValues_data() {
+    QTest::addColumn<QString>("argument");
+    QTest::addColumn<QByteArray>("bytes"); // little-endian, as x86 and the GPU hold them
+    QTest::newRow("int32 expression")
+        << R"json({"Name": "s", "Type": "int32", "MemoryType": "Scalar", "Value": "N * 2 + M"})json"
+        << QByteArray::fromHex("fc080000"); // 2300
+    QTest::newRow("int32 from a whole float")
+        << R"json({"Name": "s", "Type": "int32", "MemoryType": "Scalar", "Value": "N / 8"})json"
+        << QByteArray::fromHex("7d000000"); // 125.0
+    QTest::newRow("int64 FillValue")
+        << R"json({"Name": "s", "Type": "int64", "MemoryType": "Scalar", "FillValue": -2})json"
+        << QByteArray::fromHex("feffffffffffffff");
+    QTest::newRow("uint16")
+        << R"json({"Name": "s", "Type": "uint16", "MemoryType": "Scalar", "Value": "M + 65000"})json"
+        << QByteArray::fromHex("14ff"); // 65300
+    QTest::newRow("float") << R"json({"Name": "s", "Type": "float", "MemoryType": "Scalar", "Value": "1 / 4"})json"
+                           << QByteArray::fromHex("0000803e");
+    QTest::newRow("double FillValue")
+        << R"json({"Name": "s", "Type": "double", "MemoryType": "Scalar", "FillValue": 1.5})json"
+        << QByteArray::fromHex("000000000000f83f");
+    QTest::newRow("half") << R"json({"Name": "s", "Type": "half", "MemoryType": "Scalar", "Value": "M / 100"})json"
+                          << QByteArray::fromHex("0042"); // 3.0
+    QTest::newRow("bool") << R"json({"Name": "s", "Type": "bool", "MemoryType": "Scalar", "Value": "N > M"})json"
+                          << QByteArray::fromHex("01");
+    QTest::newRow("int8 from max()")
+        << R"json({"Name": "s", "Type": "int8", "MemoryType": "Scalar", "Value": "-max(FW)"})json"
+        << QByteArray::fromHex("f9");
+}
+
+void TestLaunchPlan::scalarValues() {
+    QFETCH(QString, argument);
+    QFETCH(QByteArray, bytes);
+    const TuningProblem problem =
+        makeProblem(QStringLiteral(R"json({"KernelSpecification": {"Arguments": [%1]}})json").arg(argument));
+    const LaunchPlanner planner(problem, 0);
+    const ArgumentSpec& s = planner.arguments().at(0);
+    QCOMPARE(s.memory, MemoryKind::Scalar);
+    QCOMPARE(QByteArray(reinterpret_cast<const char*>(s.scalarBytes.data()), bytes.size()), bytes);
+    for (std::size_t i = static_cast<std::size_t>(bytes.size()); i < s.scalarBytes.size(); ++i)
+        QCOMPARE(s.scalarBytes[i], static_cast<unsigned char>(0));
+    QCOMPARE(reinterpret_cast<std::uintptr_t>(s.scalarBytes.data()) % 8, std::uintptr_t{0});
+}
+
+void TestLaunchPlan::problemErrors_data() {
+    QTest::addColumn<QString>("patch");
+    QTest::addColumn<int>("shape");
+    QTest::addColumn<QString>("location");
+    QTest::addColumn<QString>("message");
+    auto args = [](const char* argument) {
+        return QStringLiteral(R"json({"KernelSpecification": {"Arguments": [%1]}})json")
+            .arg(QString::fromUtf8(argument));
+    };
+    const QString first = "/KernelSpecification/Arguments/0";
+    QTest::newRow("shape out of range") << QString() << 3 << "/Tilescope/Shapes"
+                                        << "shape 3 does not exist (the problem has 1 shape)";
+    QTest::newRow("Size depends on the config")
+        << args(R"json({"Name": "x", "Type": "float", "MemoryType": "Vector", "Size": "N * BX"})json") << 0
+        << first + "/Size"
+        << "argument 'x': Size 'N * BX' depends on the config (parameter 'BX'); it must be fixed for a shape "
+           "(max(BX) stands for the largest value of BX)";
+    QTest::newRow("Size fails for the shape")
+        << args(R"json({"Name": "x", "Type": "float", "MemoryType": "Vector", "Size": "N // (M - 300)"})json") << 0
+        << first + "/Size"
+        << "argument 'x': Size: ZeroDivisionError";
+    QTest::newRow("Size zero") << args(R"json({"Type": "float", "MemoryType": "Vector", "Size": "M - 300"})json") << 0
+                               << first + "/Size"
+                               << "argument 0: Size 'M - 300' is 0 (a buffer needs at least one element) (shape "
+                                  "N=1000 M=300)";
+    QTest::newRow("Size not whole")
+        << args(R"json({"Name": "x", "Type": "float", "MemoryType": "Vector", "Size": "N / 3"})json") << 0
+        << first + "/Size"
+        << "argument 'x': Size 'N / 3' is 333.3";
+    QTest::newRow("MemoryType Local")
+        << args(R"json({"Name": "x", "Type": "float", "MemoryType": "Local", "Size": 4})json") << 0
+        << first + "/MemoryType"
+        << "argument 'x': MemoryType 'Local' is not supported (the worker passes Scalar "
+           "and Vector arguments)";
+    QTest::newRow("MemoryType Symbol")
+        << args(R"json({"Name": "x", "Type": "float", "MemoryType": "Symbol", "Size": 4})json") << 0
+        << first + "/MemoryType"
+        << "argument 'x': MemoryType 'Symbol' is not supported";
+    QTest::newRow("custom type") << args(
+                                        R"json({"Name": "x", "Type": "custom", "MemoryType": "Vector", "Size": 4})json")
+                                 << 0 << first + "/Type"
+                                 << "argument 'x': Type 'custom' is not supported";
+    QTest::newRow("TypeSize mismatch")
+        << args(R"json({"Name": "x", "Type": "float2", "MemoryType": "Vector", "Size": 4, "TypeSize": 4})json") << 0
+        << first + "/TypeSize"
+        << "argument 'x': TypeSize 4 does not match Type 'float2' (8 bytes)";
+    QTest::newRow("FillType Script")
+        << args(R"json({"Name": "x", "Type": "float", "MemoryType": "Vector", "Size": 4, "FillType": "Script"})json")
+        << 0 << first + "/FillType"
+        << "argument 'x': FillType 'Script' is not supported (use Constant, Random or BinaryRaw)";
+    QTest::newRow("FillType Generator")
+        << args(R"json({"Name": "x", "Type": "float", "MemoryType": "Vector", "Size": 4, "FillType": "Generator"})json")
+        << 0 << first + "/FillType"
+        << "argument 'x': FillType 'Generator' is not supported";
+    QTest::newRow("BinaryRaw without DataSource")
+        << args(R"json({"Name": "x", "Type": "float", "MemoryType": "Vector", "Size": 4, "FillType": "BinaryRaw"})json")
+        << 0 << first << "argument 'x': FillType BinaryRaw needs a DataSource (a file of 16 bytes";
+    QTest::newRow("FillValue not whole")
+        << args(R"json({"Name": "x", "Type": "int32", "MemoryType": "Vector", "Size": 4, "FillValue": 0.5})json") << 0
+        << first + "/FillValue"
+        << "argument 'x': FillValue 0.5 is not a whole number (int32 is an integer type)";
+    QTest::newRow("FillValue out of range")
+        << args(R"json({"Name": "x", "Type": "uint8", "MemoryType": "Vector", "Size": 4, "FillValue": 256})json") << 0
+        << first + "/FillValue"
+        << "argument 'x': FillValue 256 is out of the range of uint8";
+    QTest::newRow("scalar without a value")
+        << args(R"json({"Name": "s", "Type": "int32", "MemoryType": "Scalar"})json") << 0 << first
+        << "argument 's': a Scalar argument needs a value: \"Value\" (an "
+           "expression such as \"M\") or FillValue";
+    QTest::newRow("scalar Value depends on the config")
+        << args(R"json({"Name": "s", "Type": "int32", "MemoryType": "Scalar", "Value": "BY * 2"})json") << 0
+        << first + "/Value"
+        << "argument 's': Value 'BY * 2' depends on the config (parameter 'BY')";
+    QTest::newRow("scalar out of range")
+        << args(R"json({"Name": "s", "Type": "int8", "MemoryType": "Scalar", "Value": "N"})json") << 0
+        << first + "/Value"
+        << "argument 's': Value 'N' is 1000, out of the range of int8 (shape N=1000 M=300)";
+    QTest::newRow("scalar negative uint64")
+        << args(R"json({"Name": "s", "Type": "uint64", "MemoryType": "Scalar", "Value": "M - N"})json") << 0
+        << first + "/Value"
+        << "argument 's': Value 'M - N' is -700, below the range of uint64";
+    QTest::newRow("scalar not whole")
+        << args(R"json({"Name": "s", "Type": "int32", "MemoryType": "Scalar", "Value": "(N + 1) / 8"})json") << 0
+        << first + "/Value"
+        << "argument 's': Value '(N + 1) / 8' is 125.125, not a whole number (int32 is an integer type) (shape "
+           "N=1000 M=300)";
+    QTest::newRow("scalar of a vector type")
+        << args(R"json({"Name": "s", "Type": "float4", "MemoryType": "Scalar", "FillValue": 1})json") << 0
+        << first + "/Type"
+        << "argument 's': a Scalar argument of vector type 'float4' is not supported";
+    QTest::newRow("scalar bool FillValue")
+        << args(R"json({"Name": "s", "Type": "bool", "MemoryType": "Scalar", "FillValue": 2})json") << 0
+        << first + "/FillValue"
+        << "argument 's': FillValue 2 is not 0 or 1 (the type is bool)";
+    QTest::newRow("scalar string Value")
+        << args(R"json({"Name": "s", "Type": "int32", "MemoryType": "Scalar", "Value": "'abc'"})json") << 0
+        << first + "/Value"
+        << "argument 's': Value ''abc'' is 'abc', not a number";
+    QTest::newRow("second argument unnamed")
+        << args(R"json({"Name": "x", "Type": "float", "MemoryType": "Vector", "Size": 4},
+                   {"Type": "float", "MemoryType": "Local", "Size": 4})json")
+        << 0 << "/KernelSpecification/Arguments/1/MemoryType"
+        << "argument 1: MemoryType 'Local' is not supported";
+}
+
+void TestLaunchPlan::problemErrors() {
+    QFETCH(QString, patch);
+    QFETCH(int, shape);
+    QFETCH(QString, location);
+    QFETCH(QString, message);
+    const TuningProblem problem = makeProblem(patch);
+    try {
+        LaunchPlanner planner(problem, static_cast<std::size_t>(shape));
+        QFAIL("no error");
+    } catch (const InputError& e) {
+        QCOMPARE(QString::fromStdString(e.file()), QStringLiteral("test.json"));
+        QCOMPARE(QString::fromStdString(e.location()), location);
+        QVERIFY2(QString::fromStdString(e.message()).startsWith(message), e.what());
+    }
+}
+
+void TestLaunchPlan::planErrors_data() {
+    QTest::addColumn<QString>("patch");
+    QTest::addColumn<QList<int>>("values");
+    QTest::addColumn<QString>("message");
+    QTest::newRow("block of 0 threads") << R"json({"KernelSpecification": {"LocalSize": {"X": "BX - 32"}}})json"
+                                        << QList<int>{32, 1, 3}
+                                        << "LocalSize.X 'BX - 32' is 0 threads (a block needs 1 or more)";
+    QTest::newRow("LocalSize fails")
+        << R"json({"KernelSpecification": {"LocalSize": {"X": "BX", "Y": "N // (BY - 1)"}}})json"
+        << QList<int>{32, 1, 3}
+        << "LocalSize.Y: ZeroDivisionError: integer division or modulo by zero in "
+           "'N // (BY - 1)' at column";
+    QTest::newRow("GlobalSize fails") << R"json({"KernelSpecification": {"GlobalSize": {"X": "N // (FW - 3)"}}})json"
+                                      << QList<int>{32, 1, 3} << "GlobalSize.X: ZeroDivisionError";
+    QTest::newRow("grid of 0 blocks")
+        << R"json({"KernelSpecification": {"GlobalSizeType": "CUDA", "GlobalSize": {"X": "BX // 512"}}})json"
+        << QList<int>{256, 1, 3}
+        << "the grid's X size is 0 blocks (GlobalSize.X 'BX // 512', in blocks): a grid needs at least one block";
+    QTest::newRow("GlobalSize of 0 threads")
+        << R"json({"KernelSpecification": {"GlobalSize": {"X": "N - 1000"}}})json" << QList<int>{32, 1, 3}
+        << "GlobalSize.X 'N - 1000' is 0 threads (the grid needs at least one block)";
+    QTest::newRow("grid divisor 0")
+        << R"json({"KernelSpecification": {"ProblemSize": ["N"], "GridDivX": ["BX", "FW - 3"]}})json"
+        << QList<int>{32, 1, 3} << "GridDivX[1] 'FW - 3' is 0 (a grid divisor must be positive)";
+    QTest::newRow("grid beyond 32 bits")
+        << R"json({"KernelSpecification": {"GlobalSizeType": "CUDA", "GlobalSize": {"X": "N ** 4"}}})json"
+        << QList<int>{32, 1, 3}
+        << "the grid's X size is 1000000000000 blocks (GlobalSize.X 'N ** 4', in blocks): more "
+           "than 2^31 - 1";
+    QTest::newRow("negative shared memory") << R"json({"KernelSpecification": {"SharedMemory": "BX - 64"}})json"
+                                            << QList<int>{32, 1, 3} << "SharedMemory 'BX - 64' is -32 bytes (negative)";
+    QTest::newRow("shared memory fails") << R"json({"KernelSpecification": {"SharedMemory": "4 * N // (BY - 1)"}})json"
+                                         << QList<int>{32, 1, 3} << "SharedMemory: ZeroDivisionError";
+    QTest::newRow("config too short") << QString() << QList<int>{32, 1}
+                                      << "the config has 0 values, the problem 3 parameters";
+}
+
+void TestLaunchPlan::planErrors() {
+    QFETCH(QString, patch);
+    QFETCH(QList<int>, values);
+    QFETCH(QString, message);
+    const TuningProblem problem = makeProblem(patch);
+    const LaunchPlanner planner(problem, 0);
+    const LaunchPlan plan = planner.plan(configOf(problem, values));
+    QVERIFY(!plan.ok());
+    QVERIFY2(QString::fromStdString(plan.error).startsWith(message), plan.error.c_str());
+
+    const LaunchPlan outOfRange = planner.plan(Config{0, 9, 0});
+    QVERIFY(!outOfRange.ok());
+    QCOMPARE(outOfRange.error, std::string("the config's value index 9 for BY is out of range (it has 4 values)"));
+}
+
+// ---- the host side of buffers ----
+
+void TestLaunchPlan::halfConversion_data() {
+    QTest::addColumn<float>("value");
+    QTest::addColumn<int>("bits");
+    QTest::newRow("1") << 1.0f << 0x3C00;
+    QTest::newRow("-2") << -2.0f << 0xC000;
+    QTest::newRow("0") << 0.0f << 0x0000;
+    QTest::newRow("-0") << -0.0f << 0x8000;
+    QTest::newRow("1/3") << 1.0f / 3.0f << 0x3555;
+    QTest::newRow("largest") << 65504.0f << 0x7BFF;
+    QTest::newRow("rounds down to largest") << 65519.0f << 0x7BFF;
+    QTest::newRow("rounds up to inf") << 65520.0f << 0x7C00;
+    QTest::newRow("inf") << std::numeric_limits<float>::infinity() << 0x7C00;
+    QTest::newRow("-inf") << -std::numeric_limits<float>::infinity() << 0xFC00;
+    QTest::newRow("smallest normal") << 0x1p-14f << 0x0400;
+    QTest::newRow("smallest subnormal") << 0x1p-24f << 0x0001;
+    QTest::newRow("half the smallest subnormal: ties to even 0") << 0x1p-25f << 0x0000;
+    QTest::newRow("just above half the smallest subnormal") << 0x1.000002p-25f << 0x0001;
+    QTest::newRow("1.5 subnormal units: ties to even 2") << 0x1.8p-24f << 0x0002;
+    QTest::newRow("tie to even, down") << 1.00048828125f << 0x3C00; // 1 + 2^-11
+    QTest::newRow("tie to even, up") << 1.00146484375f << 0x3C02;   // 1 + 3 * 2^-11
+    QTest::newRow("above the tie") << 1.000488400459f << 0x3C01;
+    QTest::newRow("largest subnormal rounds up to normal") << 0x1.ffep-15f << 0x0400;
+}
+
+void TestLaunchPlan::halfConversion() {
+    QFETCH(float, value);
+    QFETCH(int, bits);
+    QCOMPARE(static_cast<int>(halfFromFloat(value)), bits);
+    const float back = floatFromHalf(static_cast<std::uint16_t>(bits));
+    if (std::isfinite(value) && std::fabs(value) < 65504.0f)
+        QVERIFY(std::fabs(back - value) <= std::fabs(value) * 0x1p-11f + 0x1p-25f);
+}
+
+void TestLaunchPlan::halfRoundTrip() {
+    // Every half value survives half -> float -> half (NaNs stay NaNs).
+    for (std::uint32_t bits = 0; bits <= 0xFFFF; ++bits) {
+        const auto h = static_cast<std::uint16_t>(bits);
+        const float f = floatFromHalf(h);
+        const bool nan = (h & 0x7C00) == 0x7C00 && (h & 0x3FF) != 0;
+        if (nan) {
+            QVERIFY(std::isnan(f));
+            const std::uint16_t again = halfFromFloat(f);
+            QVERIFY((again & 0x7C00) == 0x7C00 && (again & 0x3FF) != 0);
+            continue;
+        }
+        if (halfFromFloat(f) != h)
+            QFAIL(qPrintable(QString("half 0x%1 -> %2 -> 0x%3")
+                                 .arg(bits, 4, 16, QChar('0'))
+                                 .arg(static_cast<double>(f))
+                                 .arg(halfFromFloat(f), 4, 16, QChar('0'))));
+    }
+    QCOMPARE(floatFromHalf(0x0001), 0x1p-24f);
+    QCOMPARE(floatFromHalf(0x7BFF), 65504.0f);
+    QCOMPARE(floatFromHalf(0xBC00), -1.0f);
+    QVERIFY(std::isnan(floatFromHalf(0xFFFF))); // the poison
+}
+
+void TestLaunchPlan::bfloat16Conversion() {
+    QCOMPARE(bfloat16FromFloat(1.0f), std::uint16_t{0x3F80});
+    QCOMPARE(bfloat16FromFloat(-2.0f), std::uint16_t{0xC000});
+    QCOMPARE(bfloat16FromFloat(3.14159265f), std::uint16_t{0x4049});
+    QCOMPARE(bfloat16FromFloat(std::bit_cast<float>(0x3F808000u)), std::uint16_t{0x3F80}); // tie, even stays
+    QCOMPARE(bfloat16FromFloat(std::bit_cast<float>(0x3F818000u)), std::uint16_t{0x3F82}); // tie, odd rounds up
+    QCOMPARE(bfloat16FromFloat(std::bit_cast<float>(0x3F808001u)), std::uint16_t{0x3F81});
+    QCOMPARE(bfloat16FromFloat(std::numeric_limits<float>::max()), std::uint16_t{0x7F80}); // rounds to inf
+    QVERIFY((bfloat16FromFloat(std::numeric_limits<float>::quiet_NaN()) & 0x7FFF) > 0x7F80);
+    QVERIFY((bfloat16FromFloat(std::bit_cast<float>(0x7F800001u)) & 0x7FFF) > 0x7F80); // a NaN never becomes inf
+    for (std::uint32_t bits = 0; bits <= 0xFFFF; ++bits) {
+        const auto b = static_cast<std::uint16_t>(bits);
+        const float f = floatFromBfloat16(b);
+        if (std::isnan(f))
+            continue;
+        if (bfloat16FromFloat(f) != b)
+            QFAIL(qPrintable(QString("bfloat16 0x%1 does not round-trip").arg(bits, 4, 16, QChar('0'))));
+    }
+}
+
+void TestLaunchPlan::randomFill_data() {
+    QTest::addColumn<int>("type");
+    QTest::addColumn<double>("low");
+    QTest::addColumn<double>("high"); // exclusive
+    QTest::addColumn<double>("step"); // every value is a multiple of it
+    QTest::newRow("float") << static_cast<int>(ElementType::Float) << -1.0 << 1.0 << 0x1p-23;
+    QTest::newRow("double") << static_cast<int>(ElementType::Double) << -1.0 << 1.0 << 0x1p-52;
+    QTest::newRow("half") << static_cast<int>(ElementType::Half) << -1.0 << 1.0 << 0x1p-10;
+    QTest::newRow("bfloat16") << static_cast<int>(ElementType::BFloat16) << -1.0 << 1.0 << 0x1p-7;
+    QTest::newRow("int8") << static_cast<int>(ElementType::Int8) << -8.0 << 8.0 << 1.0;
+    QTest::newRow("int32") << static_cast<int>(ElementType::Int32) << -8.0 << 8.0 << 1.0;
+    QTest::newRow("int64") << static_cast<int>(ElementType::Int64) << -8.0 << 8.0 << 1.0;
+    QTest::newRow("uint16") << static_cast<int>(ElementType::UInt16) << 0.0 << 8.0 << 1.0;
+    QTest::newRow("uint64") << static_cast<int>(ElementType::UInt64) << 0.0 << 8.0 << 1.0;
+    QTest::newRow("bool") << static_cast<int>(ElementType::Bool) << 0.0 << 2.0 << 1.0;
+}
+
+void TestLaunchPlan::randomFill() {
+    QFETCH(int, type);
+    QFETCH(double, low);
+    QFETCH(double, high);
+    QFETCH(double, step);
+    ArgumentSpec a = vectorOf(static_cast<ElementType>(type), 5000);
+    a.fill = FillKind::Random;
+    a.randomSeed = 42;
+    const std::vector<unsigned char> data = initialContents(a, 7, {});
+    QCOMPARE(data.size(), static_cast<std::size_t>(a.bytes()));
+    QCOMPARE(initialContents(a, 99, {}), data); // the file's RandomSeed wins over the run's seed
+    std::set<double> seen;
+    double sum = 0;
+    for (std::size_t i = 0; i < 5000; ++i) {
+        double v = 0;
+        switch (a.element) {
+        case ElementType::Float:
+            v = valueAt<float>(data, i);
+            break;
+        case ElementType::Double:
+            v = valueAt<double>(data, i);
+            break;
+        case ElementType::Half:
+            v = floatFromHalf(valueAt<std::uint16_t>(data, i));
+            break;
+        case ElementType::BFloat16:
+            v = floatFromBfloat16(valueAt<std::uint16_t>(data, i));
+            break;
+        case ElementType::Int8:
+            v = valueAt<std::int8_t>(data, i);
+            break;
+        case ElementType::Int32:
+            v = valueAt<std::int32_t>(data, i);
+            break;
+        case ElementType::Int64:
+            v = static_cast<double>(valueAt<std::int64_t>(data, i));
+            break;
+        case ElementType::UInt16:
+            v = valueAt<std::uint16_t>(data, i);
+            break;
+        case ElementType::UInt64:
+            v = static_cast<double>(valueAt<std::uint64_t>(data, i));
+            break;
+        case ElementType::Bool:
+            v = data[i];
+            break;
+        default:
+            QFAIL("type not covered");
+        }
+        QVERIFY2(v >= low && v < high, qPrintable(QString("value %1 = %2").arg(i).arg(v)));
+        QVERIFY(std::fmod(v, step) == 0.0);
+        seen.insert(v);
+        sum += v;
+    }
+    // Uniform: the mean is near the middle and the values are spread out.
+    QVERIFY2(std::fabs(sum / 5000 - (low + high - step) / 2) < (high - low) * 0.05, qPrintable(QString::number(sum)));
+    QVERIFY(seen.size() >= std::min<std::size_t>(static_cast<std::size_t>((high - low) / step), 1000));
+}
+
+void TestLaunchPlan::randomSeeds() {
+    ArgumentSpec a = vectorOf(ElementType::Float, 64);
+    a.fill = FillKind::Random;
+    ArgumentSpec b = a;
+    b.index = 3;
+    // Unseeded: derived from the run's seed and the argument's index.
+    QCOMPARE(initialContents(a, 5, {}), initialContents(a, 5, {}));
+    QVERIFY(initialContents(a, 5, {}) != initialContents(a, 6, {}));
+    QVERIFY(initialContents(a, 5, {}) != initialContents(b, 5, {}));
+    QVERIFY(fillSeed(a, 5) != fillSeed(b, 5));
+    a.randomSeed = 1;
+    QCOMPARE(fillSeed(a, 5), std::uint64_t{1});
+    // Pinned: the first values of seed 1 are the same on every machine and in every version.
+    const std::vector<unsigned char> data = initialContents(a, 0, {});
+    const std::uint64_t z0 = [] {
+        std::uint64_t z = 1 + 0x9E3779B97F4A7C15ull;
+        z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+        z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+        return z ^ (z >> 31);
+    }();
+    QCOMPARE(valueAt<float>(data, 0), static_cast<float>(static_cast<double>(z0 >> 40) * 0x1p-23 - 1.0));
+}
+
+void TestLaunchPlan::constantFill() {
+    ArgumentSpec a = vectorOf(ElementType::Int16, 1001);
+    a.fillValue = -3;
+    std::vector<unsigned char> data = initialContents(a, 0, {});
+    QCOMPARE(data.size(), std::size_t{2002});
+    for (std::size_t i = 0; i < 1001; ++i)
+        QCOMPARE(valueAt<std::int16_t>(data, i), std::int16_t{-3});
+    ArgumentSpec h = vectorOf(ElementType::Half, 3, 4); // half4
+    data = constantContents(h, 1.5);
+    QCOMPARE(data.size(), std::size_t{24});
+    for (std::size_t i = 0; i < 12; ++i)
+        QCOMPARE(valueAt<std::uint16_t>(data, i), std::uint16_t{0x3E00});
+    data = constantContents(vectorOf(ElementType::Double, 7), 0.0);
+    QCOMPARE(data, std::vector<unsigned char>(56, 0));
+
+    QCOMPARE(valueFits(ElementType::Float, 1e300), std::string());
+    QCOMPARE(valueFits(ElementType::Int64, 9223372036854775807.0), std::string("out of the range of int64"));
+    QCOMPARE(valueFits(ElementType::Int64, -9223372036854775808.0), std::string());
+    QCOMPARE(valueFits(ElementType::UInt32, -1), std::string("out of the range of uint32"));
+    QCOMPARE(valueFits(ElementType::Int32, std::nan("")), std::string("not a number (int32 is an integer type)"));
+}
+
+void TestLaunchPlan::binaryRawFill() {
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    const std::filesystem::path base = dir.path().toStdString();
+    {
+        std::ofstream out(base / "data.bin", std::ios::binary);
+        const float values[3] = {1.0f, -2.5f, 4.0f};
+        out.write(reinterpret_cast<const char*>(values), sizeof values);
+    }
+    ArgumentSpec a = vectorOf(ElementType::Float, 3);
+    a.fill = FillKind::BinaryRaw;
+    a.dataSource = "data.bin";
+    const std::vector<unsigned char> data = initialContents(a, 0, base, "p.json");
+    QCOMPARE(valueAt<float>(data, 1), -2.5f);
+
+    a.count = 4;
+    try {
+        initialContents(a, 0, base, "p.json");
+        QFAIL("no error");
+    } catch (const InputError& e) {
+        QCOMPARE(e.file(), std::string("p.json"));
+        QCOMPARE(e.location(), std::string("/KernelSpecification/Arguments/2/DataSource"));
+        QCOMPARE(e.message(),
+                 "argument 'out': data file '" + (base / "data.bin").string() + "' holds 12 bytes, expected 16");
+    }
+    a.dataSource = "missing.bin";
+    try {
+        initialContents(a, 0, base, "p.json");
+        QFAIL("no error");
+    } catch (const InputError& e) {
+        QVERIFY2(e.message().rfind("argument 'out': cannot read data file '" + (base / "missing.bin").string() + "'",
+                                   0) == 0,
+                 e.what());
+    }
+}
+
+void TestLaunchPlan::compare_data() {
+    QTest::addColumn<int>("method");
+    QTest::addColumn<double>("tolerance");
+    QTest::addColumn<QList<float>>("output");
+    QTest::addColumn<QList<float>>("reference");
+    QTest::addColumn<bool>("ok");
+    QTest::addColumn<double>("error");
+    QTest::addColumn<QString>("message");
+    const int normalized = static_cast<int>(Validation::Normalized);
+    const float nan = std::numeric_limits<float>::quiet_NaN();
+    const float inf = std::numeric_limits<float>::infinity();
+    const double infinite = std::numeric_limits<double>::infinity();
+    QTest::newRow("equal") << normalized << 1e-4 << QList<float>{1, 2, 3} << QList<float>{1, 2, 3} << true << 0.0
+                           << QString();
+    QTest::newRow("rounding, scale 100") << normalized << 1e-4 << QList<float>{100.001f, 2, -50}
+                                         << QList<float>{100, 2, -50} << true << 0.001 / 100 << QString();
+    QTest::newRow("small outputs: their own scale")
+        << normalized << 1e-4 << QList<float>{2e-5f, 3e-5f} << QList<float>{1e-5f, 3e-5f} << false << 1.0 / 3
+        << "argument 'out': element 0 is 1.99999995e-05, expected "
+           "9.99999975e-06 (error 0.333 of the output's scale 3e-05, "
+           "tolerance 0.0001 for float)";
+    QTest::newRow("all-zero reference: absolute")
+        << normalized << 1e-4 << QList<float>{0.00001f, 0} << QList<float>{0, 0} << true << 0.00001 << QString();
+    QTest::newRow("wrong") << normalized << 1e-4 << QList<float>{1, 2, 3.5f, 4} << QList<float>{1, 2, 3, 4} << false
+                           << 0.5 / 4
+                           << "argument 'out': element 2 is 3.5, expected 3 (error 0.125 of the output's scale 4, "
+                              "tolerance 0.0001 for float)";
+    QTest::newRow("never written") << normalized << 1e-4 << QList<float>{1, std::bit_cast<float>(0xFFFFFFFFu), 3}
+                                   << QList<float>{1, 2, 3} << false << infinite
+                                   << "argument 'out': element 1 was never written (still the NaN poison), expected 2";
+    QTest::newRow("NaN") << normalized << 1e-4 << QList<float>{nan, 2} << QList<float>{1, 2} << false << infinite
+                         << "argument 'out': element 0 is nan, expected 1";
+    QTest::newRow("inf") << normalized << 1e-4 << QList<float>{1, -inf} << QList<float>{1, 2} << false << infinite
+                         << "argument 'out': element 1 is -inf, expected 2";
+    QTest::newRow("NaN in both") << normalized << 1e-4 << QList<float>{nan, 2} << QList<float>{nan, 2} << true << 0.0
+                                 << QString();
+    QTest::newRow("side by side") << static_cast<int>(Validation::SideBySide) << 0.1 << QList<float>{1, 2.25f}
+                                  << QList<float>{1, 2} << false << 0.25
+                                  << "argument 'out': element 1 is 2.25, expected 2 (difference 0.25, threshold 0.1)";
+    QTest::newRow("side by side relative")
+        << static_cast<int>(Validation::SideBySideRelative) << 0.1 << QList<float>{1000, 0.5f}
+        << QList<float>{1050, 0.5f} << true << 50.0 / 1050 << QString();
+    QTest::newRow("side by side relative, over")
+        << static_cast<int>(Validation::SideBySideRelative) << 0.1 << QList<float>{1000, 0.75f}
+        << QList<float>{1050, 0.5f} << false << 0.5
+        << "argument 'out': element 1 is 0.75, expected 0.5 (relative "
+           "difference 0.5, threshold 0.1)";
+    QTest::newRow("absolute difference") << static_cast<int>(Validation::AbsoluteDifference) << 1.0
+                                         << QList<float>{1.5f, 2.25f, 3} << QList<float>{1, 2, 4} << false << 1.75
+                                         << "argument 'out': the absolute differences add up to 1.75, over the "
+                                            "threshold 1 (the largest: element 2 is 3, expected 4)";
+}
+
+void TestLaunchPlan::compare() {
+    QFETCH(int, method);
+    QFETCH(double, tolerance);
+    QFETCH(QList<float>, output);
+    QFETCH(QList<float>, reference);
+    QFETCH(bool, ok);
+    QFETCH(double, error);
+    QFETCH(QString, message);
+    const ArgumentSpec a = vectorOf(ElementType::Float, output.size());
+    const Verdict v =
+        compareValues(a, floats({output.begin(), output.end()}), floats({reference.begin(), reference.end()}),
+                      static_cast<Validation>(method), tolerance);
+    QCOMPARE(v.ok, ok);
+    if (std::isinf(error))
+        QVERIFY(std::isinf(v.error));
+    else
+        QVERIFY2(std::fabs(v.error - error) <= 1e-6 * std::max(1.0, error), qPrintable(QString::number(v.error)));
+    QCOMPARE(QString::fromStdString(v.message), message);
+}
+
+void TestLaunchPlan::poison() {
+    // Integers compare exactly, and all bits set is named as the likely poison.
+    ArgumentSpec a = vectorOf(ElementType::Int32, 3);
+    std::vector<unsigned char> out(12, 0);
+    std::vector<unsigned char> ref(12, 0);
+    QVERIFY(compareValues(a, out, ref, Validation::Normalized, defaultTolerance(a.element)).ok);
+    std::memset(out.data() + 4, 0xFF, 4);
+    const Verdict v = compareValues(a, out, ref, Validation::Normalized, defaultTolerance(a.element));
+    QVERIFY(!v.ok);
+    QCOMPARE(v.message, std::string("argument 'out': element 1 is -1, expected 0 (error 1 of the output's scale 1, "
+                                    "tolerance 0 for int32; all its bits are set, as the worker's poison before the "
+                                    "launch: never written?)"));
+    QCOMPARE(firstPoisoned(a, out), std::int64_t{-1}); // cannot tell for integers
+
+    // int64 values a double cannot tell apart still differ.
+    ArgumentSpec w = vectorOf(ElementType::Int64, 1);
+    std::vector<unsigned char> big(8);
+    std::vector<unsigned char> bigger(8);
+    const std::int64_t x = (std::int64_t{1} << 60) + 1;
+    const std::int64_t y = std::int64_t{1} << 60;
+    std::memcpy(big.data(), &x, 8);
+    std::memcpy(bigger.data(), &y, 8);
+    QVERIFY(!compareValues(w, big, bigger, Validation::Normalized, 0).ok);
+
+    // half4: components are named.
+    ArgumentSpec h = vectorOf(ElementType::Half, 2, 4);
+    std::vector<unsigned char> hout = constantContents(h, 1.0);
+    const std::vector<unsigned char> href = constantContents(h, 1.0);
+    std::memset(hout.data() + 2 * 6, 0xFF, 2);
+    QCOMPARE(firstPoisoned(h, hout), std::int64_t{6});
+    const Verdict hv = compareValues(h, hout, href, Validation::Normalized, defaultTolerance(h.element));
+    QCOMPARE(hv.message, std::string("argument 'out': element 6 (component 2 of half4 1) was never written (still the "
+                                     "NaN poison), expected 1"));
+    QCOMPARE(firstPoisoned(h, href), std::int64_t{-1});
+
+    QCOMPARE(defaultTolerance(ElementType::Float), 1e-4);
+    QCOMPARE(defaultTolerance(ElementType::Double), 1e-9);
+    QCOMPARE(defaultTolerance(ElementType::Half), 1e-2);
+    QCOMPARE(defaultTolerance(ElementType::BFloat16), 5e-2);
+    QCOMPARE(defaultTolerance(ElementType::UInt8), 0.0);
+    QCOMPARE(parseValidation("SideBySideComparison"), std::optional<Validation>(Validation::SideBySide));
+    QCOMPARE(parseValidation(""), std::optional<Validation>(Validation::Normalized));
+    QVERIFY(!parseValidation("Bogus"));
+}
+
+QTEST_GUILESS_MAIN(TestLaunchPlan)
+#include "tst_launchplan.moc"
