@@ -8,6 +8,8 @@
 
 #include <QProcess>
 #include <QTemporaryDir>
+
+#include <zlib.h>
 #include <QtTest>
 
 #include <cmath>
@@ -475,6 +477,37 @@ private slots:
         QVERIFY(inputErrorOf([&] { readRecording(other); }).find("not a recording") != std::string::npos);
         QVERIFY(inputErrorOf([&] { readRecording(dir.filePath("none.json").toStdString()); }).find("no such file") !=
                 std::string::npos);
+    }
+
+    void gzipRecordings() {
+        // A gzip-compressed recording reads as the plain one; a cut or damaged one says so.
+        QTemporaryDir dir;
+        const std::string plain = readFile(kT4);
+        const std::string gz = dir.filePath("rec.t4.json.gz").toStdString();
+        gzFile out = gzopen(gz.c_str(), "wb9");
+        QVERIFY(out);
+        QCOMPARE(gzwrite(out, plain.data(), static_cast<unsigned>(plain.size())), static_cast<int>(plain.size()));
+        QCOMPARE(gzclose(out), Z_OK);
+        QCOMPARE(detectRecordingFormat(gz), RecordingFormat::T4);
+        const auto a = readRecording(kT4);
+        const auto b = readRecording(gz);
+        QCOMPARE(b.size(), a.size());
+        QCOMPARE(b[0].results.size(), a[0].results.size());
+        QCOMPARE(b[0].results.back().config.dump(), a[0].results.back().config.dump());
+        QCOMPARE(b[0].results.back().measurement.time, a[0].results.back().measurement.time);
+
+        const std::string bytes = readFile(gz);
+        const std::string cut = dir.filePath("cut.gz").toStdString();
+        writeFile(cut, bytes.substr(0, bytes.size() / 2));
+        QVERIFY2(inputErrorOf([&] { readRecording(cut); }).find("truncated") != std::string::npos,
+                 inputErrorOf([&] { readRecording(cut); }).c_str());
+        std::string damaged = bytes;
+        for (std::size_t i = 20; i < 60 && i < damaged.size(); ++i)
+            damaged[i] = static_cast<char>(~damaged[i]);
+        const std::string bad = dir.filePath("bad.gz").toStdString();
+        writeFile(bad, damaged);
+        QVERIFY2(inputErrorOf([&] { readRecording(bad); }).find("gzip") != std::string::npos,
+                 inputErrorOf([&] { readRecording(bad); }).c_str());
     }
 };
 

@@ -14,6 +14,8 @@
 #include <numeric>
 #include <sstream>
 
+#include <zlib.h>
+
 namespace tilescope {
 
 using Json = nlohmann::ordered_json;
@@ -49,6 +51,32 @@ nlohmann::ordered_json parseJson(const std::string& text, const std::string& fil
     }
 }
 
+// Recordings may be gzip-compressed (the demo recording is): inflated in memory.
+std::string gunzip(const std::string& bytes, const std::string& fileName) {
+    z_stream stream{};
+    if (inflateInit2(&stream, 16 + MAX_WBITS) != Z_OK)
+        throw InputError(fileName, "", "cannot start decompressing the gzip file");
+    stream.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(bytes.data()));
+    stream.avail_in = static_cast<uInt>(bytes.size());
+    std::string out;
+    char chunk[1 << 16];
+    int rc = Z_OK;
+    while (rc == Z_OK) {
+        stream.next_out = reinterpret_cast<Bytef*>(chunk);
+        stream.avail_out = sizeof chunk;
+        rc = inflate(&stream, Z_NO_FLUSH);
+        out.append(chunk, sizeof chunk - stream.avail_out);
+        if (rc == Z_BUF_ERROR && stream.avail_in == 0)
+            break;
+    }
+    inflateEnd(&stream);
+    if (rc != Z_STREAM_END)
+        throw InputError(fileName, "",
+                         rc == Z_BUF_ERROR ? "the gzip data ends early: the file is truncated"
+                                           : "the gzip data is damaged (" + std::string(stream.msg ? stream.msg : "zlib error") + ")");
+    return out;
+}
+
 std::string readText(const std::filesystem::path& path) {
     std::error_code ec;
     if (!std::filesystem::exists(path, ec))
@@ -60,7 +88,10 @@ std::string readText(const std::filesystem::path& path) {
         throw InputError(path.string(), "", "cannot read the file");
     std::ostringstream text;
     text << in.rdbuf();
-    return text.str();
+    std::string bytes = text.str();
+    if (bytes.size() >= 2 && static_cast<unsigned char>(bytes[0]) == 0x1f && static_cast<unsigned char>(bytes[1]) == 0x8b)
+        return gunzip(bytes, path.string());
+    return bytes;
 }
 
 nlohmann::ordered_json number(double v) {

@@ -12,7 +12,8 @@ namespace tilescope::exchange {
 /// Parses `text`; throws InputError(fileName, "line L, column C", ...) for bad JSON, saying
 /// "truncated" when the text ends before the JSON does.
 nlohmann::ordered_json parseJson(const std::string& text, const std::string& fileName);
-/// A whole file as text. Throws InputError when it cannot be read.
+/// A whole file as text, inflated when it is gzip-compressed (recordings may be .gz). Throws
+/// InputError when it cannot be read or inflated.
 std::string readText(const std::filesystem::path& path);
 /// A number as JSON writes it, but NaN and infinities as null.
 nlohmann::ordered_json number(double v);
