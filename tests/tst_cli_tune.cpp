@@ -174,11 +174,28 @@ private slots:
         const Run tune = cli({"tune", "--help"});
         QCOMPARE(tune.status, 0);
         for (const char* flag : {"--backend", "--strategy", "--budget", "--fraction", "--max-time", "--seed", "--db",
-                                 "--resume", "--shape"})
+                                 "--resume", "--shape", "--devices", "--metrics", "--config-timeout"})
             QVERIFY2(tune.out.contains(flag), flag);
         QVERIFY(!tune.out.contains("replay-delay")); // a testing aid, hidden
         const Run exp = cli({"export", "--help"});
         QVERIFY(exp.out.contains("t4") && exp.out.contains("triton") && exp.out.contains("cpp"));
+    }
+
+    void cudaBackendWithoutADriver() {
+        // This machine (and CI) has no NVIDIA driver: the CUDA backend says so and points at what
+        // works without one; nothing is stored. With a driver, the worker would measure instead.
+        if (QFileInfo::exists(QStringLiteral("/proc/driver/nvidia/version")))
+            QSKIP("an NVIDIA driver is installed here");
+        QTemporaryDir dir;
+        const QString db = dir.filePath("cuda.db");
+        const Run run = cli({"tune", kSgemm, "--backend", "cuda", "--db", db});
+        QCOMPARE(run.status, 2);
+        QVERIFY2(run.err.contains("no NVIDIA driver"), qPrintable(describe(run)));
+        QVERIFY2(run.err.contains("--backend replay:FILE") && run.err.contains("tilescope-cli analyze"),
+                 qPrintable(describe(run)));
+        const Run bad = cli({"tune", kSgemm, "--backend", "cuda", "--devices", "0,x", "--db", db});
+        QCOMPARE(bad.status, 2);
+        QVERIFY2(bad.err.contains("'x' is not a device number"), qPrintable(describe(bad)));
     }
 
     void importThenReplayExhaustively() {
@@ -455,7 +472,7 @@ private slots:
         QTest::newRow("recording at another shape") << "other-shape"
                                                     << "--shape";
         QTest::newRow("cuda backend") << "cuda"
-                                      << "not available";
+                                      << "--backend replay:FILE";
         QTest::newRow("two budgets") << "two-budgets"
                                      << "excludes";
         QTest::newRow("unknown strategy") << "strategy"
@@ -506,6 +523,8 @@ private slots:
         } else if (what == "other-shape") {
             r = cli({"tune", kTiny, "--backend", "replay:" + kTinyCache, "--shape", "1", "--db", db});
         } else if (what == "cuda") {
+            if (QFileInfo::exists(QStringLiteral("/proc/driver/nvidia/version")))
+                QSKIP("an NVIDIA driver is installed here: the CUDA backend would measure");
             r = cli({"tune", kTiny, "--backend", "cuda", "--db", db});
         } else if (what == "two-budgets") {
             r = cli(

@@ -1,0 +1,120 @@
+#pragma once
+
+// The data of a heatmap: results reduced to a grid over two parameters. Each cell holds one
+// value of a quantity (latency, the objective, registers, ...) reduced over the other parameters
+// (the best or the median), after fixing some of them to one value; the config that stands for
+// the cell; and what went wrong there (untested, only failures, spilling). Plain data and
+// functions, no widgets, so tests and background threads use it directly.
+
+#include "plots/quantity.h"
+#include "store/records.h"
+
+#include <QString>
+#include <QStringList>
+
+#include <array>
+#include <cstdint>
+#include <limits>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace tilescope::views {
+
+enum class Reduction : std::uint8_t {
+    Best,   ///< the best value (min latency, max throughput, as the quantity ranks)
+    Median, ///< the median of the Ok values
+};
+
+/// What to plot.
+struct HeatmapSpec {
+    std::string xParameter;
+    std::string yParameter;
+    Quantity quantity;
+    Reduction reduction = Reduction::Best;
+    /// Parameter -> value (as valueText() writes it): results with another value are ignored.
+    /// Entries for the x and y parameters are ignored.
+    std::map<std::string, std::string> fixedValues;
+    /// A view option (aggregate() ignores it): a logarithmic colour scale.
+    bool logScale = false;
+
+    bool operator==(const HeatmapSpec&) const = default;
+};
+
+/// What a cell shows besides its colour.
+enum class CellMarker : std::uint8_t {
+    Untested,   ///< no result (pruned and skipped ones count as none)
+    FailedOnly, ///< results, but all failed (compile error, launch error, crashed, timeout, wrong result)
+    Spilling,   ///< the representative config spills registers (spill stores > 0)
+    Fine,
+};
+
+/// A position in the grid: column x (index into xValues) and row y (index into yValues).
+struct CellIndex {
+    int x = -1;
+    int y = -1;
+
+    bool valid() const { return x >= 0 && y >= 0; }
+    bool operator==(const CellIndex&) const = default;
+};
+
+struct HeatmapCell {
+    double value = std::numeric_limits<double>::quiet_NaN(); ///< NaN: no Ok result with a value
+    CellMarker marker = CellMarker::Untested;
+    std::uint32_t okCount = 0;
+    std::uint32_t failedCount = 0;
+    std::array<std::uint32_t, kStatusCount> statusCounts{}; ///< every status, by ResultStatus
+    /// The config that stands for the cell: the best Ok result for Best, the median one for
+    /// Median; for a FailedOnly cell its first failure. Index into the aggregated results.
+    std::optional<std::size_t> representative;
+    std::optional<ResultRecord> record; ///< a copy of results[representative], so the grid stands alone
+};
+
+/// A heatmap's data. Cells are stored column by column: cells[x * rows() + y].
+struct HeatmapGrid {
+    HeatmapSpec spec;
+    std::vector<std::string> parameterNames;
+    std::string objectiveName;
+    QString quantityLabel; ///< "latency (µs)"
+    bool higherIsBetter = false;
+    QStringList xValues; ///< distinct values seen, sorted numerically (8 < 16 < 128)
+    QStringList yValues;
+    std::vector<HeatmapCell> cells;
+    CellIndex best; ///< the cell with the best value; invalid when every cell is NaN
+    double minValue = std::numeric_limits<double>::quiet_NaN(); ///< over the finite cell values
+    double maxValue = std::numeric_limits<double>::quiet_NaN();
+    double minPositive = std::numeric_limits<double>::quiet_NaN(); ///< for a log scale
+    std::size_t resultCount = 0;                                   ///< results given
+    std::size_t matchedCount = 0; ///< of them, passing the fixed values and having both parameters
+    std::size_t okCount = 0;      ///< of the matched
+    std::size_t failedCount = 0;  ///< of the matched
+
+    int columns() const { return static_cast<int>(xValues.size()); }
+    int rows() const { return static_cast<int>(yValues.size()); }
+    bool empty() const { return xValues.isEmpty() || yValues.isEmpty(); }
+    const HeatmapCell& cell(int x, int y) const { return cells[static_cast<std::size_t>(x * rows() + y)]; }
+    const HeatmapCell& cell(CellIndex index) const { return cell(index.x, index.y); }
+};
+
+/// Whether a status counts as a failure for the FailedOnly marker.
+bool isFailure(ResultStatus status);
+
+/// Reduces `results` to a grid over spec.xParameter x spec.yParameter, in one pass (hash maps
+/// keyed by value indices): 100,000 results take a few tens of milliseconds. `parameterNames`
+/// orders the configs in tooltips. Results without the x or y parameter are ignored.
+HeatmapGrid aggregate(const std::vector<ResultRecord>& results, const std::vector<std::string>& parameterNames,
+                      const HeatmapSpec& spec, const std::string& objectiveName = {});
+
+/// The cell under plot coordinates (x, y), where cell (i, j) is centred on (i, j) and one unit
+/// wide; invalid outside the grid.
+CellIndex cellAt(const HeatmapGrid& grid, double x, double y);
+
+/// A cell's tooltip: its position, the value and what it reduces, the representative config
+/// with its time, objective, registers and spills, and the results per status.
+QString tooltip(const HeatmapGrid& grid, CellIndex cell);
+
+/// The title line of a heatmap: "min latency (µs) over the other parameters · VEC = 4".
+QString heatmapTitle(const HeatmapGrid& grid);
+
+} // namespace tilescope::views

@@ -1,0 +1,161 @@
+#pragma once
+
+// A heatmap of results over two parameters: one QCustomPlot with a colour map, its colour scale
+// (the quantity and its unit), the parameter values as ticks, markers over cells with only
+// failed results and over cells whose config spills, the best cell outlined, and a caption
+// legend of the markers. Above it, controls for the axes, the quantity, the reduction, the
+// colour scale and a value (or "all") per other parameter. Hovering shows a cell's tooltip;
+// clicking a cell emits its config.
+//
+// Large result sets are aggregated on a helper thread; only the newest request is applied
+// (a generation counter drops stale ones), so live updates at 10 Hz cannot pile up.
+
+#include "plots/heatmapmodel.h"
+
+#include <QPointF>
+#include <QString>
+#include <QWidget>
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+class QCheckBox;
+class QEvent;
+class QComboBox;
+class QCPColorMap;
+class QCPColorScale;
+class QCPGraph;
+class QCPItemRect;
+class QCPItemText;
+class QCPTextElement;
+class QCustomPlot;
+class QHBoxLayout;
+class QLabel;
+class QMouseEvent;
+class QThreadPool;
+
+namespace tilescope::views {
+
+class HeatmapWidget : public QWidget {
+    Q_OBJECT
+public:
+    /// Result sets larger than this are aggregated on the helper thread.
+    static constexpr std::size_t kSyncLimit = 20'000;
+
+    explicit HeatmapWidget(QWidget* parent = nullptr);
+    /// Waits for an aggregation in flight (tens of milliseconds at most).
+    ~HeatmapWidget() override;
+
+    /// The results to show (an immutable snapshot; call again with a new one as results arrive),
+    /// the session's parameter names in order, and its objective ("TFLOP/s"; "" none). Keeps
+    /// the current spec where it still fits; picks the first two parameters otherwise.
+    void setResults(std::shared_ptr<const std::vector<ResultRecord>> results, std::vector<std::string> parameterNames,
+                    std::string objectiveName);
+    /// What to show; the controls follow.
+    void setSpec(const HeatmapSpec& spec);
+    const HeatmapSpec& spec() const { return m_spec; }
+
+    /// Outlines (dashed) the cell holding `configJson` (compact JSON text, as configSelected
+    /// gives); "" or a config outside the grid clears the outline. Whether a cell was outlined.
+    bool selectConfig(const QString& configJson);
+
+    /// The grid on screen (null before the first results), and whether a newer one is on its way.
+    std::shared_ptr<const HeatmapGrid> grid() const { return m_grid; }
+    bool isBusy() const { return m_busy; }
+
+    /// The cell under a pixel position of plot(); invalid outside the grid.
+    CellIndex cellAtPixel(QPointF pixel) const;
+    /// The text of the tooltip last shown by hovering ("" none), for tests.
+    QString hoverText() const { return m_hoverText; }
+
+    bool savePng(const QString& path, int width = 0, int height = 0);
+    bool savePdf(const QString& path, int width = 0, int height = 0);
+
+    QCustomPlot* plot() const { return m_plot; }
+    QCPColorMap* colorMap() const { return m_map; }
+    QCPColorScale* colorScale() const { return m_scale; }
+    QComboBox* xCombo() const { return m_xCombo; }
+    QComboBox* yCombo() const { return m_yCombo; }
+    QComboBox* quantityCombo() const { return m_quantityCombo; }
+    QComboBox* reductionCombo() const { return m_reductionCombo; }
+    QCheckBox* logScaleBox() const { return m_logBox; }
+    /// The "all or one value" combo of a parameter (null for an unknown name).
+    QComboBox* fixedValueCombo(const std::string& parameter) const;
+
+signals:
+    /// A cell was clicked: the compact JSON text of its representative config.
+    void configSelected(const QString& configJson);
+    /// A new grid is on screen.
+    void gridChanged();
+
+private:
+    struct Computed {
+        std::shared_ptr<const HeatmapGrid> grid;
+        std::shared_ptr<const ResultSummary> summary; // null: unchanged
+    };
+
+    bool eventFilter(QObject* watched, QEvent* event) override;
+    void buildPlot();
+    void refresh();
+    void apply(const Computed& computed);
+    void applySummary(const ResultSummary& summary);
+    void rebuildFixedCombos();
+    void syncControls();
+    void specFromControls();
+    void showGrid();
+    void fitToCellSize();
+    void placeSelection();
+    void onMouseMove(QMouseEvent* event);
+    void onMousePress(QMouseEvent* event);
+    void onMouseRelease(QMouseEvent* event);
+
+    // Data
+    std::shared_ptr<const std::vector<ResultRecord>> m_results;
+    std::vector<std::string> m_parameterNames;
+    std::string m_objectiveName;
+    HeatmapSpec m_spec;
+    std::shared_ptr<const HeatmapGrid> m_grid;
+    std::shared_ptr<const ResultSummary> m_summary;
+    std::vector<Quantity> m_quantities; // the quantity combo's items
+    std::string m_selectedConfig;       // compact JSON of the selected config ("" none)
+
+    // The helper thread
+    std::unique_ptr<QThreadPool> m_pool;
+    std::atomic<std::uint64_t> m_generation{0};
+    bool m_busy = false;
+    bool m_needSummary = false; // the results changed: the next job summarizes them for the controls
+
+    // Controls
+    QComboBox* m_xCombo = nullptr;
+    QComboBox* m_yCombo = nullptr;
+    QComboBox* m_quantityCombo = nullptr;
+    QComboBox* m_reductionCombo = nullptr;
+    QCheckBox* m_logBox = nullptr;
+    QLabel* m_status = nullptr;
+    QLabel* m_sliceLabel = nullptr;
+    QHBoxLayout* m_fixedLayout = nullptr;
+    std::vector<QLabel*> m_fixedLabels; // one per parameter, in m_parameterNames order
+    std::vector<QComboBox*> m_fixedCombos;
+
+    // The plot
+    QCustomPlot* m_plot = nullptr;
+    QCPTextElement* m_title = nullptr;
+    QCPColorMap* m_map = nullptr;
+    QCPColorScale* m_scale = nullptr;
+    QCPGraph* m_failedGraph = nullptr;
+    QCPGraph* m_spillGraph = nullptr;
+    QCPGraph* m_bestLegend = nullptr;     // no data: the legend's entry for the outline
+    QCPGraph* m_untestedLegend = nullptr; // no data: the legend's entry for blank cells
+    QCPItemRect* m_bestRect = nullptr;
+    QCPItemRect* m_selectionRect = nullptr;
+    std::vector<QCPItemText*> m_valueLabels;
+    CellIndex m_hoverCell;
+    QString m_hoverText;
+    QPointF m_pressPos;
+    bool m_pressed = false;
+};
+
+} // namespace tilescope::views
