@@ -191,6 +191,7 @@ private slots:
         const Run run = cli({"tune", kSgemm, "--backend", "cuda", "--db", db});
         QCOMPARE(run.status, 2);
         QVERIFY2(run.err.contains("no NVIDIA driver"), qPrintable(describe(run)));
+        QVERIFY2(!QFileInfo::exists(db), "a run that stored nothing left its new database behind");
         QVERIFY2(run.err.contains("--backend replay:FILE") && run.err.contains("tilescope-cli analyze"),
                  qPrintable(describe(run)));
         const Run bad = cli({"tune", kSgemm, "--backend", "cuda", "--devices", "0,x", "--db", db});

@@ -388,6 +388,18 @@ private slots:
         QCOMPARE(runProcess("python3", {"-c", check}, &output, QByteArray::fromStdString(text)), 0);
         // Both shapes rank the same configs first: the second shape's repeat them, as comments.
         QVERIFY2(output.startsWith("3 "), qPrintable(output));
+
+        // Two sessions of the same (shape, device) measured the same configs: each config is
+        // listed once and the top 3 are 3 different configs.
+        const std::string twice = writeTritonConfigs({syntheticSession(1, 4096, "NVIDIA H200", 1.0),
+                                                      syntheticSession(4, 4096, "NVIDIA H200", 1.0)},
+                                                     3);
+        QVERIFY2(twice.find("(listed above)") == std::string::npos, twice.c_str());
+        std::size_t configs = 0;
+        for (std::size_t at = twice.find("triton.Config("); at != std::string::npos;
+             at = twice.find("triton.Config(", at + 1))
+            ++configs;
+        QCOMPARE(configs, std::size_t(3));
     }
 
     void cppHeaderCompilesAndLooksUp() {

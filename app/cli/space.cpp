@@ -132,7 +132,7 @@ int runSpace(const SpaceOptions& opt) {
     }
 
     if (opt.countOnly) {
-        std::printf("%llu valid of %s raw configs (%s)\n", static_cast<unsigned long long>(space.size()),
+        std::printf("%s valid of %s raw configs (%s)\n", formatCount(static_cast<double>(space.size())).c_str(),
                     formatCount(stats.rawSize).c_str(), percent(static_cast<double>(space.size()), stats.rawSize).c_str());
         return kOk;
     }

@@ -182,6 +182,20 @@ int runTune(const TuneOptions& opt) {
     else
         options.budget = Budget::fromProblem(problem);
 
+    // A database this run creates is removed again when the run stores nothing (a recording that
+    // does not match, no GPU): bad input leaves no empty file behind. Declared before the store,
+    // so the store is closed first.
+    struct RemoveIfUnused {
+        std::filesystem::path path;
+        bool armed = false;
+        ~RemoveIfUnused() {
+            if (!armed)
+                return;
+            std::error_code ec;
+            for (const char* suffix : {"", "-wal", "-shm", "-journal"})
+                std::filesystem::remove(path.string() + suffix, ec);
+        }
+    } cleanup{opt.db, !std::filesystem::exists(opt.db)};
     ResultStore store = ResultStore::open(opt.db, StoreMode::ReadWrite);
 
     std::unique_ptr<Progress> progress;
@@ -225,8 +239,10 @@ int runTune(const TuneOptions& opt) {
         g_session.store(nullptr);
         std::signal(SIGINT, oldInt);
         std::signal(SIGTERM, oldTerm);
+        cleanup.armed = cleanup.armed && store.sessions().empty();
         throw;
     }
+    cleanup.armed = false;
     g_session.store(nullptr);
     std::signal(SIGINT, oldInt);
     std::signal(SIGTERM, oldTerm);
@@ -295,8 +311,9 @@ void registerTune(CLI::App& app) {
     opt->fractionOption = cmd->add_option("--fraction", opt->fraction, "Evaluate at most this fraction of the space")
                               ->check(CLI::Range(0.0, 1.0));
     opt->maxTimeOption = cmd->add_option("--max-time", opt->maxTime,
-                                         "Stop after S seconds of tuning (with replay: of recorded time, so the "
-                                         "replay stops where the real session would have)")
+                                         "Stop after S seconds of tuning (with replay: of recorded time, the "
+                                         "compile + measurement time of the configs replayed, summed; more than "
+                                         "the recorded session's wall time when it compiled in parallel)")
                              ->check(CLI::PositiveNumber);
     opt->budgetOption->excludes(opt->fractionOption)->excludes(opt->maxTimeOption);
     opt->fractionOption->excludes(opt->maxTimeOption);

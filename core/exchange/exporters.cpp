@@ -387,11 +387,16 @@ std::string writeTritonConfigs(const std::vector<SessionData>& sessions, std::si
                                       (key.second.empty() ? "" : " on " + key.second);
             out += "    # " + where + "\n";
             std::size_t taken = 0;
+            // Several sessions of one (shape, device) measure the same config more than once:
+            // its best-ranked result stands for it and the others take no place in the top k.
+            std::set<std::string> inKey;
             for (const ResultRecord* r : results) {
                 if (taken == topK)
                     break;
-                ++taken;
                 const std::string id = configKey(r->config);
+                if (!inKey.insert(id).second)
+                    continue;
+                ++taken;
                 std::string note = fixed(r->timeMs(), 4) + " ms";
                 if (r->objective && objectiveOf.count(kernel))
                     note += ", " + fixed(*r->objective, 2) + " " + objectiveOf[kernel];

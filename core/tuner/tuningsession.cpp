@@ -439,7 +439,7 @@ struct TuningSession::Run {
         bool proposing = true;
         for (;;) {
             if (self.m_cancel.load()) {
-                stopReason = "cancelled";
+                stopReason = "stopped on request (a resume continues with the configs not done)";
                 break;
             }
             if (proposing && timeUp()) {

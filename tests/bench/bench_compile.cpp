@@ -57,6 +57,13 @@ Run timed(CompileService& service, const std::vector<CompileRequest>& requests) 
 } // namespace
 
 int main(int argc, char** argv) {
+    if (argc > 1 && (std::string(argv[1]) == "--help" || std::string(argv[1]) == "-h" ||
+                     std::strtoull(argv[1], nullptr, 10) == 0)) {
+        std::printf("usage: bench_compile [CONFIGS=32] [ARCH=sm_90] [THREADS=hardware threads]\n"
+                    "Compiles a seeded sample of sgemm configs with one thread, with the pool, then again\n"
+                    "from the on-disk cache, and checks the cache's hit rate and speed-up.\n");
+        return argc > 1 && std::string(argv[1]).rfind("-", 0) == 0 ? 0 : 2;
+    }
     const std::uint64_t count = argc > 1 ? std::strtoull(argv[1], nullptr, 10) : 32;
     const std::string arch = argc > 2 ? argv[2] : "sm_90";
     const unsigned threads = argc > 3 ? static_cast<unsigned>(std::strtoul(argv[3], nullptr, 10)) : 0;
