@@ -14,6 +14,7 @@
 
 #include <cmath>
 #include <fstream>
+#include <optional>
 #include <set>
 
 using namespace tilescope;
@@ -520,6 +521,34 @@ private slots:
         writeFile(bad, damaged);
         QVERIFY2(inputErrorOf([&] { readRecording(bad); }).find("gzip") != std::string::npos,
                  inputErrorOf([&] { readRecording(bad); }).c_str());
+    }
+
+    void exportResultsDispatchesEveryFormat() {
+        // The formats by name, as the CLI's --format and the workbench's export dialog name them.
+        QCOMPARE(exportFormats().size(), std::size_t(5));
+        for (ExportFormat format : exportFormats())
+            QCOMPARE(parseExportFormat(exportFormatName(format)), std::optional<ExportFormat>(format));
+        QCOMPARE(parseExportFormat("yaml"), std::optional<ExportFormat>());
+
+        const std::vector<SessionData> one = {syntheticSession(1, 2048, "NVIDIA H200", 1.0)};
+        const std::vector<SessionData> two = {one.front(), syntheticSession(2, 4096, "NVIDIA A100", 2.0)};
+        // Each format is its writer's text.
+        QCOMPARE(exportResults(one, {ExportFormat::T4, 8}), writeT4(one.front()));
+        QCOMPARE(exportResults(two, {ExportFormat::BestConfigsJson, 8}), writeBestConfigsJson(bestConfigs(two)));
+        QCOMPARE(exportResults(two, {ExportFormat::Triton, 2}), writeTritonConfigs(two, 2));
+        QCOMPARE(exportResults(two, {ExportFormat::CppHeader, 8}), writeCppHeader(bestConfigs(two)));
+        QCOMPARE(exportResults(two, {ExportFormat::Csv, 8}), writeCsv(two));
+
+        // What cannot be written says why, naming the source.
+        std::string why = inputErrorOf([&] { exportResults(two, {ExportFormat::T4, 8}, "r.db"); });
+        QVERIFY2(why.find("r.db: T4 holds one session, and 2 were given") == 0, why.c_str());
+        why = inputErrorOf([&] { exportResults({}, {ExportFormat::Csv, 8}, "r.db"); });
+        QVERIFY2(why.find("no sessions to export") != std::string::npos, why.c_str());
+        std::vector<SessionData> failed = one;
+        for (ResultRecord& r : failed.front().results)
+            r.measurement.status = ResultStatus::CompileError;
+        why = inputErrorOf([&] { exportResults(failed, {ExportFormat::CppHeader, 8}, "r.db"); });
+        QVERIFY2(why.find("nothing to put in a header") != std::string::npos, why.c_str());
     }
 };
 

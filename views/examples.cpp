@@ -13,7 +13,8 @@ namespace tilescope::views {
 
 namespace {
 const QString kRoot = QStringLiteral(":/examples");
-}
+const QString kDemoRecording = QStringLiteral(":/demo/sgemm-h200-2048.t4.json.gz");
+} // namespace
 
 void initResources() {
     static const bool once = (initViewsResources(), true);
@@ -51,6 +52,26 @@ QString extractExample(const QString& name, const QString& folder, QString* erro
     if (!QFileInfo::exists(problem))
         return fail(QObject::tr("the example '%1' has no %1.json").arg(name));
     return problem;
+}
+
+QString extractDemoRecording(const QString& folder, QString* error) {
+    initResources();
+    auto fail = [error](const QString& message) {
+        if (error)
+            *error = message;
+        return QString();
+    };
+    if (!QFileInfo::exists(kDemoRecording))
+        return fail(QObject::tr("the demo recording is not embedded in this build"));
+    if (!QDir().mkpath(folder))
+        return fail(QObject::tr("cannot create %1").arg(folder));
+    const QString target = QDir(folder).filePath(QFileInfo(kDemoRecording).fileName());
+    if (QFileInfo::exists(target))
+        QFile::remove(target);
+    if (!QFile::copy(kDemoRecording, target))
+        return fail(QObject::tr("cannot write %1").arg(target));
+    QFile::setPermissions(target, QFile::permissions(target) | QFileDevice::WriteOwner | QFileDevice::WriteUser);
+    return target;
 }
 
 } // namespace tilescope::views

@@ -1,21 +1,35 @@
 #include "mainwindow.h"
 
+#include "crossgpu/crossgpuview.h"
 #include "errorbanner.h"
 #include "examples.h"
+#include "export/exportdialog.h"
 #include "format.h"
+#include "plots/heatmapwidget.h"
+#include "plots/plotstyle.h"
+#include "plots/scatterwidget.h"
 #include "problempanel.h"
+#include "session/configdetails.h"
+#include "session/resultsmodel.h"
+#include "session/resultsview.h"
+#include "session/runpanel.h"
+#include "session/sessioncontroller.h"
 #include "sourceview.h"
 #include "spacecontroller.h"
 #include "spacepanel.h"
 #include "spec/tuningproblem.h"
 
+#include <qcustomplot.h>
+
 #include <QAction>
 #include <QApplication>
 #include <QCloseEvent>
+#include <QComboBox>
 #include <QDir>
 #include <QDockWidget>
 #include <QDragEnterEvent>
 #include <QDropEvent>
+#include <QFile>
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QLabel>
@@ -30,8 +44,10 @@
 #include <QStatusBar>
 #include <QStyle>
 #include <QTabWidget>
+#include <QTableView>
 #include <QTimer>
 #include <QVBoxLayout>
+#include <QWindow>
 
 #include <algorithm>
 #include <utility>
@@ -40,29 +56,75 @@ namespace tilescope::views {
 
 namespace {
 
-constexpr int kLayoutVersion = 1; // bump when docks are added or renamed
-constexpr int kMaxRecentFiles = 10;
+constexpr int kLayoutVersion = 2; // bump when docks are added or renamed
+constexpr int kMaxRecentFiles = 12;
 constexpr int kStatusTimeoutMs = 6000;
 const QString kGeometryKey = QStringLiteral("MainWindow/geometry");
 const QString kStateKey = QStringLiteral("MainWindow/state");
 const QString kRecentKey = QStringLiteral("MainWindow/recentFiles");
 const QString kLastDirKey = QStringLiteral("MainWindow/lastDirectory");
+const QString kExportDirKey = QStringLiteral("MainWindow/exportDirectory");
 
-QString problemFileFrom(const QMimeData* mime) {
+bool hasOpenableSuffix(const QString& path) {
+    static const QStringList suffixes = {QStringLiteral(".json"), QStringLiteral(".gz"), QStringLiteral(".db"),
+                                         QStringLiteral(".sqlite"), QStringLiteral(".sqlite3")};
+    return std::any_of(suffixes.begin(), suffixes.end(),
+                       [&](const QString& s) { return path.endsWith(s, Qt::CaseInsensitive); });
+}
+
+QStringList openableFilesFrom(const QMimeData* mime) {
+    QStringList files;
     if (!mime || !mime->hasUrls())
-        return {};
-    for (const QUrl& url : mime->urls()) {
-        if (url.isLocalFile() && url.toLocalFile().endsWith(QLatin1String(".json"), Qt::CaseInsensitive))
-            return url.toLocalFile();
-    }
-    return {};
+        return files;
+    for (const QUrl& url : mime->urls())
+        if (url.isLocalFile() && hasOpenableSuffix(url.toLocalFile()))
+            files << url.toLocalFile();
+    return files;
 }
 
 QIcon themeIcon(const char* name, QStyle::StandardPixmap fallback, const QStyle* style) {
     return QIcon::fromTheme(QString::fromLatin1(name), style->standardIcon(fallback));
 }
 
+QLabel* emptyState(const QString& html, QWidget* parent) {
+    auto* label = new QLabel(html, parent);
+    label->setAlignment(Qt::AlignCenter);
+    label->setWordWrap(true);
+    label->setTextFormat(Qt::RichText);
+    label->setContentsMargins(24, 24, 24, 24);
+    label->setForegroundRole(QPalette::PlaceholderText);
+    return label;
+}
+
+bool isDatabase(const QString& path) {
+    QFile file(path);
+    return !path.isEmpty() && file.open(QIODevice::ReadOnly) && file.read(16).startsWith("SQLite format 3");
+}
+
+QString shortcutText(const QKeySequence& sequence) {
+    return sequence.toString(QKeySequence::NativeText);
+}
+
 } // namespace
+
+MainWindow::FileKind MainWindow::classifyFile(const QString& path) {
+    QFile file(path);
+    if (!file.open(QIODevice::ReadOnly))
+        return path.endsWith(QLatin1String(".json"), Qt::CaseInsensitive) ? FileKind::Problem : FileKind::Recording;
+    const QByteArray head = file.read(64 * 1024);
+    if (head.startsWith("SQLite format 3") || head.startsWith("\x1f\x8b"))
+        return FileKind::Recording;
+    // Kernel Tuner caches name their parameters' keys; T4 files carry "results" next to a
+    // "schema_version" or "metadata" (a Tilescope T4 holds the problem in its metadata, so the
+    // problem's own keys do not decide).
+    if (head.contains("\"tune_params_keys\"") || (head.contains("\"cache\"") && head.contains("\"kernel_name\"")))
+        return FileKind::Recording;
+    const bool problemKeys = head.contains("\"ConfigurationSpace\"") || head.contains("\"KernelSpecification\"");
+    if (head.contains("\"results\"") &&
+        (!problemKeys || head.contains("\"schema_version\"") || head.contains("\"metadata\"")))
+        return FileKind::Recording;
+    return FileKind::Problem;
+}
 
 MainWindow::MainWindow(QWidget* parent)
     : MainWindow(Options{}, parent) {}
@@ -71,23 +133,142 @@ MainWindow::MainWindow(Options options, QWidget* parent)
     : QMainWindow(parent)
     , m_options(options)
     , m_document(new ProblemDocument(this))
-    , m_controller(new SpaceController(this)) {
+    , m_controller(new SpaceController(this))
+    , m_session(new SessionController(this))
+    , m_results(std::make_shared<const std::vector<ResultRecord>>()) {
     initResources();
     setObjectName(QStringLiteral("MainWindow"));
     setAcceptDrops(true);
-    setDockOptions(QMainWindow::AnimatedDocks | QMainWindow::AllowNestedDocks | QMainWindow::AllowTabbedDocks);
+    setDockOptions(QMainWindow::AnimatedDocks | QMainWindow::AllowNestedDocks | QMainWindow::AllowTabbedDocks |
+                   QMainWindow::GroupedDragging);
+    setDocumentMode(true);
+    setTabPosition(Qt::AllDockWidgetAreas, QTabWidget::North);
+    // The left and right columns run the full height; the plots and the table sit between them.
+    setCorner(Qt::TopLeftCorner, Qt::LeftDockWidgetArea);
     setCorner(Qt::BottomLeftCorner, Qt::LeftDockWidgetArea);
+    setCorner(Qt::TopRightCorner, Qt::RightDockWidgetArea);
+    setCorner(Qt::BottomRightCorner, Qt::RightDockWidgetArea);
 
-    // Central area: an empty state until a problem is open, then tabs (the kernel source now;
-    // heatmaps and plots later).
+    // Errors while opening show in a banner under the menu bar, across the whole window.
+    m_menuBar = new QMenuBar(this);
     m_errorBanner = new ErrorBanner(this);
-    auto* empty = new QLabel(tr("<h3>No tuning problem open</h3>"
-                                "<p>Open a T1 problem file with <b>File ▸ Open Problem…</b> (%1), "
-                                "or drop a <tt>.json</tt> file here.</p>")
-                                 .arg(QKeySequence(QKeySequence::Open).toString(QKeySequence::NativeText)),
-                             this);
-    empty->setAlignment(Qt::AlignCenter);
-    empty->setWordWrap(true);
+    auto* top = new QWidget(this);
+    auto* topLayout = new QVBoxLayout(top);
+    topLayout->setContentsMargins(0, 0, 0, 0);
+    topLayout->setSpacing(0);
+    topLayout->addWidget(m_menuBar);
+    topLayout->addWidget(m_errorBanner);
+    setMenuWidget(top);
+
+    createDocks();
+    createActions();
+
+    m_busyBar = new QProgressBar(this);
+    m_busyBar->setRange(0, 0);
+    m_busyBar->setTextVisible(false);
+    m_busyBar->setMaximumWidth(fontMetrics().horizontalAdvance(QLatin1Char('x')) * 14);
+    m_busyBar->setMaximumHeight(fontMetrics().height());
+    m_busyBar->hide();
+    m_sessionStatus = new QLabel(this);
+    m_spaceStatus = new QLabel(this);
+    statusBar()->addPermanentWidget(m_sessionStatus);
+    statusBar()->addPermanentWidget(m_busyBar);
+    statusBar()->addPermanentWidget(m_spaceStatus);
+
+    connect(m_document, &ProblemDocument::problemChanged, this, &MainWindow::onProblemChanged);
+    connect(m_document, &ProblemDocument::shapeChanged, this, &MainWindow::requestSpace);
+    connect(m_document, &ProblemDocument::shapeChanged, this, [this](int shape) {
+        if (m_runPanel->shapeCombo() && shape < m_runPanel->shapeCombo()->count())
+            m_runPanel->shapeCombo()->setCurrentIndex(shape);
+        updateDetailsContext();
+    });
+    connect(m_document, &ProblemDocument::loadFailed, this, &MainWindow::onLoadFailed);
+    connect(m_controller, &SpaceController::busyChanged, this, &MainWindow::onBusyChanged);
+    connect(m_controller, &SpaceController::settled, this, &MainWindow::settled);
+    connect(m_controller, &SpaceController::spaceReady, this, &MainWindow::onSpaceReady);
+
+    connect(m_session, &SessionController::snapshot, this, &MainWindow::onSnapshot);
+    connect(m_session, &SessionController::loaded, this, &MainWindow::onRecordingLoaded);
+    connect(m_session, &SessionController::started, this, &MainWindow::onSessionStarted);
+    connect(m_session, &SessionController::failed, this, &MainWindow::onSessionFailed);
+    connect(m_session, &SessionController::runningChanged, this, &MainWindow::onRunningChanged);
+
+    // Selection: whichever view picks a config, all show it.
+    connect(m_heatmap, &HeatmapWidget::configSelected, this, &MainWindow::selectConfig);
+    connect(m_scatter, &ScatterWidget::configSelected, this, &MainWindow::selectConfig);
+    connect(m_resultsView, &ResultsView::configSelected, this, &MainWindow::selectConfig);
+    connect(m_crossGpu, &CrossGpuView::configSelected, this, &MainWindow::selectConfig);
+    connect(m_heatmap, &HeatmapWidget::gridChanged, this, &MainWindow::onHeatmapGridChanged);
+
+    followPalette();
+
+    // A first-run size that suits the screen; a saved layout replaces it.
+    const QRect available = screen() ? screen()->availableGeometry() : QRect(0, 0, 1600, 1000);
+    resize(std::min(available.width(), 1600) * 9 / 10, std::min(available.height(), 1000) * 9 / 10);
+    if (m_options.persistent)
+        restoreLayout();
+    updateTitle();
+    updateResultsHeader();
+}
+
+MainWindow::~MainWindow() {
+    // Children go in the order they were made, the controllers first: stop their signals reaching
+    // this half-destroyed window, and let the panels that use them go before them.
+    m_session->disconnect(this);
+    m_controller->disconnect(this);
+    m_document->disconnect(this);
+    delete m_exportDialog;
+    for (QDockWidget* dock : docks())
+        delete dock;
+}
+
+QDockWidget* MainWindow::addDock(const QString& title, const QString& objectName, QWidget* widget) {
+    auto* dock = new QDockWidget(title, this);
+    dock->setObjectName(objectName);
+    dock->setWidget(widget);
+    dock->setFeatures(QDockWidget::DockWidgetClosable | QDockWidget::DockWidgetMovable |
+                      QDockWidget::DockWidgetFloatable);
+    return dock;
+}
+
+void MainWindow::createDocks() {
+    // Left: what the problem is and how to run it.
+    m_problemPanel = new ProblemPanel(m_document, m_controller, this);
+    m_problemDock = addDock(tr("Problem"), QStringLiteral("problemDock"), m_problemPanel);
+    m_spacePanel = new SpacePanel(m_controller, this);
+    m_spaceDock = addDock(tr("Config Space"), QStringLiteral("spaceDock"), m_spacePanel);
+    m_runPanel = new RunPanel(m_session, this);
+    m_runDock = addDock(tr("Run"), QStringLiteral("runDock"), m_runPanel);
+
+    // Middle: the plots and the kernel source as tabs, the results under them.
+    m_heatmap = new HeatmapWidget(this);
+    m_heatmap->setObjectName(QStringLiteral("heatmap"));
+    m_heatmap->setSizePolicy(QSizePolicy::Expanding, QSizePolicy::Expanding);
+    m_resultsHeader = new QLabel(this);
+    m_resultsHeader->setObjectName(QStringLiteral("resultsHeader"));
+    m_resultsHeader->setTextFormat(Qt::RichText);
+    m_resultsHeader->setWordWrap(true);
+    m_resultsHeader->setContentsMargins(8, 4, 8, 2);
+    m_heatmapEmpty = emptyState(QString(), this);
+    auto* heatmapPage = new QWidget(this);
+    auto* heatmapLayout = new QVBoxLayout(heatmapPage);
+    heatmapLayout->setContentsMargins(0, 0, 0, 0);
+    heatmapLayout->setSpacing(0);
+    heatmapLayout->addWidget(m_resultsHeader);
+    heatmapLayout->addWidget(m_heatmap, 1);
+    m_heatmapStack = new QStackedWidget(this);
+    m_heatmapStack->addWidget(m_heatmapEmpty);
+    m_heatmapStack->addWidget(heatmapPage);
+    m_heatmapDock = addDock(tr("Heatmap"), QStringLiteral("heatmapDock"), m_heatmapStack);
+
+    m_scatter = new ScatterWidget(this);
+    m_scatter->setObjectName(QStringLiteral("scatter"));
+    m_scatterStack = new QStackedWidget(this);
+    m_scatterStack->addWidget(emptyState(tr("<h3>No results yet</h3><p>The scatter plot shows the results of a run "
+                                            "or a recording: any quantity against any other.</p>"),
+                                         this));
+    m_scatterStack->addWidget(m_scatter);
+    m_scatterDock = addDock(tr("Scatter"), QStringLiteral("scatterDock"), m_scatterStack);
 
     m_sourceView = new SourceView(this);
     m_sourceView->setObjectName(QStringLiteral("kernelSource"));
@@ -101,102 +282,146 @@ MainWindow::MainWindow(Options options, QWidget* parent)
     kernelLayout->setSpacing(0);
     kernelLayout->addWidget(m_sourceHeader);
     kernelLayout->addWidget(m_sourceView, 1);
+    m_sourceStack = new QStackedWidget(this);
+    m_sourceStack->addWidget(emptyState(
+        tr("<h3>No tuning problem open</h3>"
+           "<p>Open a T1 problem file with <b>File ▸ Open…</b> (%1), or drop a <tt>.json</tt> file here.</p>")
+            .arg(shortcutText(QKeySequence(QKeySequence::Open))),
+        this));
+    m_sourceStack->addWidget(kernelPage);
+    m_sourceDock = addDock(tr("Kernel Source"), QStringLiteral("sourceDock"), m_sourceStack);
 
-    m_tabs = new QTabWidget(this);
-    m_tabs->setDocumentMode(true);
-    m_tabs->addTab(kernelPage, tr("Kernel Source"));
+    m_resultsView = new ResultsView(this);
+    m_resultsView->setObjectName(QStringLiteral("resultsView"));
+    m_resultsDock = addDock(tr("Results"), QStringLiteral("resultsDock"), m_resultsView);
+    m_crossGpu = new CrossGpuView(this);
+    m_crossGpu->setObjectName(QStringLiteral("crossGpu"));
+    m_crossGpuDock = addDock(tr("Cross-GPU"), QStringLiteral("crossGpuDock"), m_crossGpu);
 
-    m_centralStack = new QStackedWidget(this);
-    m_centralStack->addWidget(empty);
-    m_centralStack->addWidget(m_tabs);
-    auto* central = new QWidget(this);
-    auto* centralLayout = new QVBoxLayout(central);
-    centralLayout->setContentsMargins(0, 0, 0, 0);
-    centralLayout->setSpacing(0);
-    centralLayout->addWidget(m_errorBanner);
-    centralLayout->addWidget(m_centralStack, 1);
-    setCentralWidget(central);
+    // Right: one config in depth.
+    m_details = new ConfigDetailsPanel(this);
+    m_details->setObjectName(QStringLiteral("details"));
+    m_detailsDock = addDock(tr("Details"), QStringLiteral("detailsDock"), m_details);
 
-    createDocks();
-    createActions();
+    // Splits before tabs: a tabbed dock cannot be split afterwards without taking its group along.
+    addDockWidget(Qt::LeftDockWidgetArea, m_problemDock);
+    splitDockWidget(m_problemDock, m_runDock, Qt::Vertical);
+    addDockWidget(Qt::TopDockWidgetArea, m_heatmapDock);
+    splitDockWidget(m_heatmapDock, m_resultsDock, Qt::Vertical);
+    tabifyDockWidget(m_heatmapDock, m_scatterDock);
+    tabifyDockWidget(m_scatterDock, m_sourceDock);
+    tabifyDockWidget(m_resultsDock, m_crossGpuDock);
+    tabifyDockWidget(m_crossGpuDock, m_spaceDock);
+    addDockWidget(Qt::RightDockWidgetArea, m_detailsDock);
+    m_problemDock->raise();
+    m_heatmapDock->raise();
+    m_resultsDock->raise();
 
-    m_busyBar = new QProgressBar(this);
-    m_busyBar->setRange(0, 0);
-    m_busyBar->setTextVisible(false);
-    m_busyBar->setMaximumWidth(fontMetrics().horizontalAdvance(QLatin1Char('x')) * 14);
-    m_busyBar->setMaximumHeight(fontMetrics().height());
-    m_busyBar->hide();
-    m_spaceStatus = new QLabel(this);
-    statusBar()->addPermanentWidget(m_busyBar);
-    statusBar()->addPermanentWidget(m_spaceStatus);
-
-    connect(m_document, &ProblemDocument::problemChanged, this, &MainWindow::onProblemChanged);
-    connect(m_document, &ProblemDocument::shapeChanged, this, &MainWindow::requestSpace);
-    connect(m_document, &ProblemDocument::loadFailed, this, &MainWindow::onLoadFailed);
-    connect(m_controller, &SpaceController::busyChanged, this, &MainWindow::onBusyChanged);
-    connect(m_controller, &SpaceController::settled, this, &MainWindow::settled);
-    connect(m_controller, &SpaceController::spaceReady, this, [this](const std::shared_ptr<const SpaceResult>& r) {
-        if (r->ok())
-            m_spaceStatus->setText(tr("%1 valid configs").arg(formatCount(r->stats.validSize)));
-        else
-            m_spaceStatus->setText(tr("config space unavailable"));
-    });
-
-    // A first-run size that suits the screen; a saved layout replaces it.
-    const QRect available = screen() ? screen()->availableGeometry() : QRect(0, 0, 1600, 1000);
-    resize(std::min(available.width(), 1600) * 9 / 10, std::min(available.height(), 1000) * 9 / 10);
-    if (m_options.persistent)
-        restoreLayout();
-    updateTitle();
+    for (QDockWidget* dock : docks()) {
+        const auto later = [this]() { QTimer::singleShot(0, this, &MainWindow::updateDockTitleBars); };
+        connect(dock, &QDockWidget::visibilityChanged, this, later);
+        connect(dock, &QDockWidget::topLevelChanged, this, later);
+        connect(dock, &QDockWidget::dockLocationChanged, this, later);
+    }
+    updateDockTitleBars();
 }
 
-MainWindow::~MainWindow() = default;
+void MainWindow::updateDockTitleBars() {
+    // A dock among tabs is named by its tab: its own title bar would say it again and take a
+    // line of the plots' height. A dock on its own (or floating) keeps its title bar.
+    for (QDockWidget* dock : docks()) {
+        const QList<QDockWidget*> group = tabifiedDockWidgets(dock);
+        const bool tabbed = !dock->isFloating() && !dock->isHidden() &&
+                            std::any_of(group.begin(), group.end(), [](QDockWidget* d) { return !d->isHidden(); });
+        QWidget* empty = dock->titleBarWidget();
+        if (tabbed && !empty) {
+            dock->setTitleBarWidget(new QWidget(dock));
+        } else if (!tabbed && empty) {
+            dock->setTitleBarWidget(nullptr);
+            empty->deleteLater();
+        }
+    }
+}
 
-void MainWindow::createDocks() {
-    m_problemPanel = new ProblemPanel(m_document, m_controller, this);
-    m_problemDock = new QDockWidget(tr("Problem"), this);
-    m_problemDock->setObjectName(QStringLiteral("problemDock"));
-    m_problemDock->setWidget(m_problemPanel);
-    addDockWidget(Qt::LeftDockWidgetArea, m_problemDock);
-
-    m_spacePanel = new SpacePanel(m_controller, this);
-    m_spaceDock = new QDockWidget(tr("Config Space"), this);
-    m_spaceDock->setObjectName(QStringLiteral("spaceDock"));
-    m_spaceDock->setWidget(m_spacePanel);
-    addDockWidget(Qt::BottomDockWidgetArea, m_spaceDock);
+QList<QDockWidget*> MainWindow::docks() const {
+    return {m_problemDock, m_spaceDock,   m_runDock,      m_heatmapDock, m_scatterDock,
+            m_sourceDock,  m_resultsDock, m_crossGpuDock, m_detailsDock};
 }
 
 void MainWindow::createActions() {
-    QMenu* file = menuBar()->addMenu(tr("&File"));
-    QAction* open = file->addAction(themeIcon("document-open", QStyle::SP_DialogOpenButton, style()),
-                                    tr("&Open Problem…"), this, &MainWindow::openDialog);
+    QMenu* file = m_menuBar->addMenu(tr("&File"));
+    QAction* open = file->addAction(themeIcon("document-open", QStyle::SP_DialogOpenButton, style()), tr("&Open…"),
+                                    this, &MainWindow::openDialog);
     open->setShortcut(QKeySequence::Open);
-    open->setStatusTip(tr("Open a tuning problem (T1 JSON)"));
+    open->setStatusTip(tr("Open a tuning problem (T1 JSON) or a recording of results (T4, Kernel Tuner cache, "
+                          "Tilescope database)"));
+    QAction* openRecording = file->addAction(tr("Open Re&cording…"), this, &MainWindow::openRecordingDialog);
+    openRecording->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_O));
+    openRecording->setStatusTip(tr("Browse recorded results: T4, a Kernel Tuner cache or a Tilescope database"));
     m_recentMenu = file->addMenu(tr("Open &Recent"));
     connect(m_recentMenu, &QMenu::aboutToShow, this, &MainWindow::rebuildRecentMenu);
     file->addSeparator();
     m_saveAsAction = file->addAction(themeIcon("document-save-as", QStyle::SP_DialogSaveButton, style()),
                                      tr("Save Problem &As…"), this, &MainWindow::saveAsDialog);
-    m_saveAsAction->setShortcut(QKeySequence::SaveAs);
+    m_saveAsAction->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_S));
     m_saveAsAction->setStatusTip(tr("Write the problem to another T1 file"));
     m_saveAsAction->setEnabled(false);
+    file->addSeparator();
+    QAction* exportResults = file->addAction(tr("&Export Results…"), this, [this]() { showExportDialog(); });
+    exportResults->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_E));
+    exportResults->setStatusTip(tr("Write results as T4, a JSON cache of the best configs, triton.Config lists, a "
+                                   "C++ header or CSV"));
+    QMenu* exportPlot = file->addMenu(tr("Export &Plot"));
+    exportPlot->addAction(tr("&Heatmap (PNG or PDF)…"), this,
+                          [this]() { exportPlotDialog(m_heatmap, QStringLiteral("heatmap")); });
+    exportPlot->addAction(tr("&Scatter Plot (PNG or PDF)…"), this,
+                          [this]() { exportPlotDialog(m_scatter, QStringLiteral("scatter")); });
     file->addSeparator();
     QAction* quit = file->addAction(themeIcon("application-exit", QStyle::SP_DialogCloseButton, style()), tr("&Quit"),
                                     this, &QWidget::close);
     quit->setShortcut(QKeySequence::Quit);
     quit->setMenuRole(QAction::QuitRole);
 
-    m_viewMenu = menuBar()->addMenu(tr("&View"));
-    QAction* toggleProblem = m_problemDock->toggleViewAction();
-    toggleProblem->setShortcut(QKeySequence(Qt::ALT | Qt::Key_1));
-    m_viewMenu->addAction(toggleProblem);
-    QAction* toggleSpace = m_spaceDock->toggleViewAction();
-    toggleSpace->setShortcut(QKeySequence(Qt::ALT | Qt::Key_2));
-    m_viewMenu->addAction(toggleSpace);
+    QMenu* run = m_menuBar->addMenu(tr("&Run"));
+    m_runAction = run->addAction(themeIcon("media-playback-start", QStyle::SP_MediaPlay, style()), tr("&Start Run"),
+                                 this, [this]() {
+                                     m_runDock->show();
+                                     m_runDock->raise();
+                                     m_runPanel->startRun();
+                                 });
+    m_runAction->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_R));
+    m_runAction->setStatusTip(tr("Tune the problem with the Run panel's settings"));
+    m_cancelAction =
+        run->addAction(themeIcon("process-stop", QStyle::SP_MediaStop, style()), tr("&Cancel"), this, [this]() {
+            m_session->cancel();
+            m_crossGpu->cancel();
+        });
+    m_cancelAction->setShortcuts({QKeySequence(Qt::Key_Escape), QKeySequence(Qt::CTRL | Qt::Key_Period)});
+    m_cancelAction->setStatusTip(tr("Stop the run (or the cross-GPU analysis) after the work in hand"));
+    m_cancelAction->setEnabled(false);
+    run->addSeparator();
+    run->addAction(tr("Analyse Across &GPUs"), this, [this]() {
+        m_crossGpuDock->show();
+        m_crossGpuDock->raise();
+        m_crossGpu->start();
+    });
+    connect(m_crossGpu, &CrossGpuView::started, this, [this]() { m_cancelAction->setEnabled(true); });
+    connect(m_crossGpu, &CrossGpuView::finished, this,
+            [this]() { m_cancelAction->setEnabled(m_session->isRunning()); });
+
+    m_viewMenu = m_menuBar->addMenu(tr("&View"));
+    int number = 1;
+    for (QDockWidget* dock : docks()) {
+        QAction* toggle = dock->toggleViewAction();
+        if (number <= 9)
+            toggle->setShortcut(QKeySequence(Qt::ALT | static_cast<Qt::Key>(Qt::Key_0 + number)));
+        ++number;
+        m_viewMenu->addAction(toggle);
+    }
     m_viewMenu->addSeparator();
     m_viewMenu->addAction(tr("&Reset Layout"), this, &MainWindow::resetLayout);
 
-    QMenu* help = menuBar()->addMenu(tr("&Help"));
+    QMenu* help = m_menuBar->addMenu(tr("&Help"));
     QAction* about = help->addAction(tr("&About Tilescope"), this, &MainWindow::showAbout);
     about->setMenuRole(QAction::AboutRole);
     QAction* aboutQt = help->addAction(tr("About &Qt"), qApp, &QApplication::aboutQt);
@@ -209,6 +434,49 @@ void MainWindow::createActions() {
 bool MainWindow::openProblem(const QString& path, ProblemDocument::Origin origin) {
     m_errorBanner->hide();
     return m_document->load(path, origin);
+}
+
+bool MainWindow::openRecording(const QString& path) {
+    m_errorBanner->hide();
+    if (!QFileInfo::exists(path)) {
+        m_errorBanner->showMessage(ErrorBanner::Level::Error, tr("Could not open %1").arg(QFileInfo(path).fileName()),
+                                   tr("No such file: %1").arg(QDir::toNativeSeparators(path)));
+        return false;
+    }
+    if (m_session->isRunning()) {
+        m_errorBanner->showMessage(
+            ErrorBanner::Level::Warning, tr("A run is in progress"),
+            tr("Cancel it (%1) before opening a recording.").arg(shortcutText(m_cancelAction->shortcut())));
+        return false;
+    }
+    m_pendingRecording = QFileInfo(path).absoluteFilePath();
+    m_demoPending = false;
+    m_session->openRecording(m_pendingRecording);
+    m_sessionStatus->setText(tr("Reading %1…").arg(QFileInfo(path).fileName()));
+    m_busyBar->show();
+    return true;
+}
+
+bool MainWindow::openFile(const QString& path) {
+    return classifyFile(path) == FileKind::Recording ? openRecording(path) : openProblem(path);
+}
+
+bool MainWindow::openDemo(const QString& folder) {
+    QString error;
+    const QString problem = extractExample(QStringLiteral("sgemm"), folder, &error);
+    const QString recording = problem.isEmpty() ? QString() : extractDemoRecording(folder, &error);
+    if (problem.isEmpty() || recording.isEmpty()) {
+        m_errorBanner->showMessage(ErrorBanner::Level::Error, tr("Could not open the embedded example"), error);
+        return false;
+    }
+    if (!openProblem(problem, ProblemDocument::Origin::Example))
+        return false;
+    m_document->setShapeIndex(kDemoShapeIndex);
+    m_runPanel->setReplayRecording(recording);
+    if (!openRecording(recording))
+        return false;
+    m_demoPending = true;
+    return true;
 }
 
 bool MainWindow::saveProblemAs(const QString& path, ProblemError* error) {
@@ -237,17 +505,39 @@ bool MainWindow::isBusy() const {
     return m_controller->isBusy();
 }
 
+bool MainWindow::isLoadingResults() const {
+    return m_session->isLoading();
+}
+
+bool MainWindow::hasResultsShown() const {
+    const auto grid = m_heatmap->grid();
+    return grid && !grid->empty() && grid->okCount > 0 && !m_heatmap->isBusy();
+}
+
 void MainWindow::openDialog() {
     QSettings settings;
     const QString start = m_document->origin() == ProblemDocument::Origin::File && m_document->hasProblem()
                               ? QFileInfo(m_document->path()).absolutePath()
                               : settings.value(kLastDirKey).toString();
-    const QString path = QFileDialog::getOpenFileName(this, tr("Open Tuning Problem"), start,
-                                                      tr("Tuning problems (*.json);;All files (*)"));
+    const QString path = QFileDialog::getOpenFileName(
+        this, tr("Open a Tuning Problem or a Recording"), start,
+        tr("Problems and recordings (*.json *.gz *.db *.sqlite);;Tuning problems (*.json);;"
+           "Recordings (*.json *.gz *.db *.sqlite);;All files (*)"));
     if (path.isEmpty())
         return;
     settings.setValue(kLastDirKey, QFileInfo(path).absolutePath());
-    openProblem(path);
+    openFile(path);
+}
+
+void MainWindow::openRecordingDialog() {
+    QSettings settings;
+    const QString path = QFileDialog::getOpenFileName(
+        this, tr("Open a Recording"), settings.value(kLastDirKey).toString(),
+        tr("Recordings: T4, Kernel Tuner caches, Tilescope databases (*.json *.gz *.db *.sqlite);;All files (*)"));
+    if (path.isEmpty())
+        return;
+    settings.setValue(kLastDirKey, QFileInfo(path).absolutePath());
+    openRecording(path);
 }
 
 void MainWindow::saveAsDialog() {
@@ -261,6 +551,75 @@ void MainWindow::saveAsDialog() {
         QFileDialog::getSaveFileName(this, tr("Save Tuning Problem As"), start, tr("Tuning problems (*.json)"));
     if (!path.isEmpty())
         saveProblemAs(path);
+}
+
+ExportDialog* MainWindow::showExportDialog() {
+    if (!m_exportDialog) {
+        m_exportDialog = new ExportDialog(this);
+        m_exportDialog->setOutputFolder(QSettings().value(kExportDirKey, QDir::homePath()).toString());
+        connect(m_exportDialog, &ExportDialog::exported, this,
+                [this](const QString& path, const QString& format, qint64 bytes) {
+                    if (m_options.persistent)
+                        QSettings().setValue(kExportDirKey, QFileInfo(path).absolutePath());
+                    statusBar()->showMessage(
+                        tr("Wrote %1 (%2, %3 bytes)")
+                            .arg(QDir::toNativeSeparators(path), format, QLocale().toString(bytes)),
+                        kStatusTimeoutMs);
+                });
+    }
+    const SessionInfo info = m_session->session();
+    if (isDatabase(m_recordingPath)) {
+        // A database may hold several sessions (shapes, devices): list them all.
+        m_exportDialog->openRecording(m_recordingPath);
+    } else if (!m_results->empty()) {
+        std::vector<SessionData> sessions(1);
+        sessions.front().info = info;
+        sessions.front().results = *m_results;
+        const QString label =
+            m_demo ? tr("the demo recording (%1 results of %2 on an %3)")
+                         .arg(formatCount(std::uint64_t(m_results->size())), QString::fromStdString(info.kernel),
+                              QString::fromStdString(info.deviceName))
+                   : tr("the results on screen (%1 results%2)")
+                         .arg(formatCount(std::uint64_t(m_results->size())),
+                              m_recordingPath.isEmpty() ? QString()
+                                                        : tr(" of %1").arg(QFileInfo(m_recordingPath).fileName()));
+        m_exportDialog->setSessions(std::move(sessions), label);
+    }
+    m_exportDialog->show();
+    m_exportDialog->raise();
+    m_exportDialog->activateWindow();
+    return m_exportDialog;
+}
+
+bool MainWindow::exportPlot(QWidget* plot, const QString& path) {
+    const bool pdf = path.endsWith(QLatin1String(".pdf"), Qt::CaseInsensitive);
+    if (auto* heatmap = qobject_cast<HeatmapWidget*>(plot))
+        return pdf ? heatmap->savePdf(path) : heatmap->savePng(path);
+    if (auto* scatter = qobject_cast<ScatterWidget*>(plot))
+        return pdf ? scatter->savePdf(path) : scatter->savePng(path);
+    return false;
+}
+
+void MainWindow::exportPlotDialog(QWidget* plot, const QString& name) {
+    QSettings settings;
+    const QString folder = settings.value(kExportDirKey, QDir::homePath()).toString();
+    const QString stem = m_session->session().kernel.empty()
+                             ? name
+                             : QString::fromStdString(m_session->session().kernel) + QLatin1Char('_') + name;
+    QString selected;
+    QString path = QFileDialog::getSaveFileName(this, tr("Export Plot"), QDir(folder).filePath(stem + ".png"),
+                                                tr("PNG image (*.png);;PDF document (*.pdf)"), &selected);
+    if (path.isEmpty())
+        return;
+    if (QFileInfo(path).suffix().isEmpty())
+        path += selected.contains(QLatin1String("pdf")) ? QStringLiteral(".pdf") : QStringLiteral(".png");
+    if (!exportPlot(plot, path)) {
+        QMessageBox::warning(this, tr("Export Plot"), tr("Could not write %1.").arg(QDir::toNativeSeparators(path)));
+        return;
+    }
+    if (m_options.persistent)
+        settings.setValue(kExportDirKey, QFileInfo(path).absolutePath());
+    statusBar()->showMessage(tr("Wrote %1").arg(QDir::toNativeSeparators(path)), kStatusTimeoutMs);
 }
 
 void MainWindow::showAbout() {
@@ -277,19 +636,23 @@ void MainWindow::rebuildRecentMenu() {
     int number = 0;
     for (const QString& path : std::as_const(m_recentFiles)) {
         ++number;
-        const QString label =
-            number < 10 ? tr("&%1  %2").arg(number).arg(QFileInfo(path).fileName()) : QFileInfo(path).fileName();
-        QAction* action = m_recentMenu->addAction(label, this, [this, path]() { openProblem(path); });
+        const QFileInfo info(path);
+        const bool recording = info.exists() && classifyFile(path) == FileKind::Recording;
+        QString name = info.fileName();
+        if (recording)
+            name += tr("  (recording)");
+        const QString label = number < 10 ? tr("&%1  %2").arg(number).arg(name) : name;
+        QAction* action = m_recentMenu->addAction(label, this, [this, path]() { openFile(path); });
         action->setToolTip(QDir::toNativeSeparators(path));
         action->setStatusTip(QDir::toNativeSeparators(path));
-        action->setEnabled(QFileInfo::exists(path));
+        action->setEnabled(info.exists());
     }
     if (m_recentFiles.isEmpty()) {
-        m_recentMenu->addAction(tr("No recent problems"))->setEnabled(false);
+        m_recentMenu->addAction(tr("No recent files"))->setEnabled(false);
         return;
     }
     m_recentMenu->addSeparator();
-    m_recentMenu->addAction(tr("&Clear Recent Problems"), this, [this]() {
+    m_recentMenu->addAction(tr("&Clear Recent Files"), this, [this]() {
         m_recentFiles.clear();
         if (m_options.persistent)
             QSettings().setValue(kRecentKey, m_recentFiles);
@@ -309,7 +672,10 @@ void MainWindow::onProblemChanged() {
     const auto problem = m_document->problem();
     updateTitle();
     m_saveAsAction->setEnabled(problem != nullptr);
-    m_centralStack->setCurrentIndex(problem ? 1 : 0);
+    m_sourceStack->setCurrentIndex(problem ? 1 : 0);
+    m_runPanel->setProblem(problem, m_document->path());
+    updateDetailsContext();
+    updateResultsHeader();
     if (!problem)
         return;
     if (m_document->kernelError().isEmpty()) {
@@ -327,6 +693,7 @@ void MainWindow::onProblemChanged() {
                                      palette().color(QPalette::PlaceholderText).name(), where.toHtmlEscaped()));
     if (m_document->origin() == ProblemDocument::Origin::File)
         addRecentFile(m_document->path());
+    matchShapeToSession();
     statusBar()->showMessage(tr("Opened %1: %2 parameters, %3 conditions, %4 shapes")
                                  .arg(m_document->displayName())
                                  .arg(problem->parameters.size())
@@ -347,42 +714,328 @@ void MainWindow::onLoadFailed(const ProblemError& error) {
 }
 
 void MainWindow::onBusyChanged(bool busy) {
-    m_busyBar->setVisible(busy);
+    m_busyBar->setVisible(busy || m_session->isLoading());
     if (busy)
         m_spaceStatus->setText(tr("Building the config space…"));
+}
+
+void MainWindow::onSpaceReady(const std::shared_ptr<const SpaceResult>& result) {
+    if (result->ok())
+        m_spaceStatus->setText(tr("%1 valid configs").arg(formatCount(result->stats.validSize)));
+    else
+        m_spaceStatus->setText(tr("config space unavailable"));
+    m_crossGpu->setSpace(result);
 }
 
 void MainWindow::requestSpace() {
     m_controller->setProblem(m_document->problem(), static_cast<std::size_t>(std::max(0, m_document->shapeIndex())));
 }
 
+// ------------------------------------------------------------------------------ results
+
+void MainWindow::onSnapshot(ResultsSnapshot results) {
+    m_results = results ? std::move(results) : std::make_shared<const std::vector<ResultRecord>>();
+    const std::vector<std::string> names = m_session->parameterNames();
+    const std::string objective = m_session->objectiveName();
+    const bool newKind = names != m_resultParameters;
+    m_resultParameters = names;
+
+    m_heatmap->setResults(m_results, names, objective);
+    if (newKind && names.size() >= 2) {
+        // The first parameter down the side and the second along the bottom, as a matrix reads
+        // (BLOCK_M rows, BLOCK_N columns); coloured by the objective when there is one, best per cell.
+        HeatmapSpec spec = m_heatmap->spec();
+        spec.yParameter = names[0];
+        spec.xParameter = names[1];
+        spec.fixedValues.clear();
+        spec.reduction = Reduction::Best;
+        spec.quantity = Quantity{objective.empty() ? QuantityKind::LatencyUs : QuantityKind::Objective, {}, false};
+        m_heatmap->setSpec(spec);
+    }
+    m_scatter->setResults(m_results, names, objective);
+    m_resultsView->setResults(m_results, names, objective);
+    if (newKind) {
+        // The winners on top: by the objective (higher first), else by time.
+        const int column = m_resultsView->model()->columnOf(objective.empty() ? ResultsModel::ColumnKind::Time
+                                                                              : ResultsModel::ColumnKind::Objective);
+        if (column >= 0)
+            m_resultsView->table()->sortByColumn(column, objective.empty() ? Qt::AscendingOrder : Qt::DescendingOrder);
+    }
+    m_crossGpu->setResults(m_results);
+    updateDetailsContext();
+    const bool any = !m_results->empty();
+    m_scatterStack->setCurrentIndex(any ? 1 : 0);
+    if (any)
+        m_heatmapStack->setCurrentIndex(1);
+    updateResultsHeader();
+}
+
+void MainWindow::updateDetailsContext() {
+    // The problem gives occupancy and the spill rule their launch geometry; only when the
+    // results are of its kernel.
+    const SessionInfo info = m_session->session();
+    auto problem = m_document->problem();
+    if (problem && !info.kernel.empty() && info.kernel != problem->kernelName)
+        problem = nullptr;
+    std::size_t shape = static_cast<std::size_t>(std::max(0, m_document->shapeIndex()));
+    if (info.shapeIndex && problem && *info.shapeIndex >= 0 &&
+        static_cast<std::size_t>(*info.shapeIndex) < problem->shapes.size())
+        shape = static_cast<std::size_t>(*info.shapeIndex);
+    m_details->setContext(m_results, m_resultParameters, problem, m_session->arch(), shape);
+    m_details->setObjectiveName(m_session->objectiveName());
+}
+
+void MainWindow::matchShapeToSession() {
+    // Recorded results of the open problem's kernel at one of its shapes: look at that shape, so
+    // that the space (and the cross-GPU analysis) is the recording's.
+    const auto problem = m_document->problem();
+    const SessionInfo info = m_session->session();
+    if (!problem || info.kernel != problem->kernelName || info.shape.empty())
+        return;
+    for (std::size_t s = 0; s < problem->shapes.size(); ++s) {
+        if (problem->shapes[s].dims == info.shape) {
+            if (static_cast<int>(s) != m_document->shapeIndex())
+                m_document->setShapeIndex(static_cast<int>(s));
+            return;
+        }
+    }
+}
+
+void MainWindow::onRecordingLoaded(const QString& description) {
+    m_recordingPath = m_pendingRecording;
+    m_pendingRecording.clear();
+    m_demo = m_demoPending;
+    m_demoPending = false;
+    m_busyBar->setVisible(m_controller->isBusy());
+    if (!m_demo && !m_recordingPath.isEmpty())
+        addRecentFile(m_recordingPath);
+    // Start on the best config: the heatmap outlines its cell, the table shows its row, Details explains it.
+    if (const auto best = bestOf(*m_results))
+        selectConfig(QString::fromStdString(configJson(best->config)));
+    matchShapeToSession();
+    updateDetailsContext();
+    updateTitle();
+    updateResultsHeader();
+    statusBar()->showMessage(description, kStatusTimeoutMs);
+}
+
+void MainWindow::onSessionStarted(const QString& description) {
+    m_recordingPath.clear();
+    m_demo = false;
+    updateTitle();
+    updateResultsHeader();
+    statusBar()->showMessage(description, kStatusTimeoutMs);
+}
+
+void MainWindow::onSessionFailed(const QString& message) {
+    const bool loading = !m_pendingRecording.isEmpty();
+    m_busyBar->setVisible(m_controller->isBusy());
+    if (loading) {
+        m_errorBanner->showMessage(ErrorBanner::Level::Error,
+                                   tr("Could not open %1").arg(QFileInfo(m_pendingRecording).fileName()), message);
+        m_pendingRecording.clear();
+        m_demoPending = false;
+    } else {
+        m_errorBanner->showMessage(ErrorBanner::Level::Error, tr("The run stopped"), message);
+    }
+    updateResultsHeader();
+}
+
+void MainWindow::onRunningChanged(bool running) {
+    m_cancelAction->setEnabled(running || m_crossGpu->isRunning());
+    m_runAction->setEnabled(!running);
+    updateResultsHeader();
+}
+
+void MainWindow::onHeatmapGridChanged() {
+    if (hasResultsShown())
+        emit resultsShown();
+}
+
+void MainWindow::updateResultsHeader() {
+    const SessionInfo info = m_session->session();
+    QString header;
+    QString status;
+    if (m_results->empty()) {
+        m_heatmapEmpty->setText(
+            m_session->isLoading()
+                ? tr("<h3>Reading the recording…</h3>")
+                : tr("<h3>No results yet</h3>"
+                     "<p>Start a tuning run from the Run panel (%1), or open recorded results (%2): a T4 file, a "
+                     "Kernel Tuner cache or a Tilescope database; dropping one on the window works too.</p>"
+                     "<p>The heatmap then shows the best result of every pair of parameter values.</p>")
+                      .arg(shortcutText(m_runAction->shortcut()), shortcutText(QKeySequence(QKeySequence::Open))));
+        m_heatmapStack->setCurrentIndex(0);
+        m_resultsHeader->clear();
+        m_sessionStatus->setText(m_session->isLoading() ? tr("Reading the recording…") : QString());
+        m_sessionStatus->setMinimumWidth(0);
+        return;
+    }
+    std::size_t ok = 0;
+    for (const ResultRecord& r : *m_results)
+        ok += r.ok() ? 1 : 0;
+    const QString device = info.deviceName.empty() ? tr("an unknown device") : QString::fromStdString(info.deviceName);
+    const QString shape = QString::fromStdString(info.shapeLabel());
+    QString best;
+    QString shortBest;
+    QString bestConfig;
+    if (const auto b = bestOf(*m_results)) {
+        const QString time = tr("%1 ms").arg(QLocale().toString(b->timeMs(), 'g', 4));
+        best = b->objective && !info.objectiveName.empty() ? tr("best %1 %2 (%3)")
+                                                                 .arg(QLocale().toString(*b->objective, 'f', 2),
+                                                                      QString::fromStdString(info.objectiveName), time)
+                                                           : tr("best %1").arg(time);
+        bestConfig = QString::fromStdString(describeConfig(b->config));
+        shortBest = b->objective && !info.objectiveName.empty() ? tr("best %1 %2")
+                                                                      .arg(QLocale().toString(*b->objective, 'f', 2),
+                                                                           QString::fromStdString(info.objectiveName))
+                                                                : best;
+    }
+    const QString what = QString::fromStdString(info.kernel.empty() ? std::string("results") : info.kernel);
+    const QString counts = ok == m_results->size() ? tr("%1 configs").arg(formatCount(std::uint64_t(ok)))
+                                                   : tr("%1 results, %2 ok")
+                                                         .arg(formatCount(std::uint64_t(m_results->size())),
+                                                              formatCount(std::uint64_t(ok)));
+    const QString dot = QStringLiteral(" &nbsp;·&nbsp; ");
+    QString tooltip;
+    if (m_demo) {
+        // One line where the window is wide enough: the time of the best is in the tooltip and Details.
+        header = tr("<b>Recorded demo session</b>%5%1, %2%5<b>%3</b>%5%4")
+                     .arg(what.toHtmlEscaped(), shape.toHtmlEscaped(), device.toHtmlEscaped(), counts, dot) +
+                 dot + shortBest;
+        tooltip = tr("The example's whole config space, measured on an %1 with Tilescope's CUDA backend and shipped "
+                     "with the program (resources/demo). It is replayed here: no GPU is needed to browse it.\n"
+                     "Best: %2, %3.\nOpen your own problem or recording with File > Open; Run replays this one.")
+                      .arg(device, best, bestConfig);
+        status = tr("Demo session recorded on an %1").arg(device);
+    } else if (m_session->isRunning()) {
+        header = tr("<b>Tuning</b> %1 at %2 on %3%5%4 so far")
+                     .arg(what.toHtmlEscaped(), shape.toHtmlEscaped(), device.toHtmlEscaped(), counts, dot) +
+                 dot + best;
+        status = tr("Tuning on %1").arg(device);
+    } else {
+        const QString source = m_recordingPath.isEmpty() ? tr("Session %1").arg(info.id)
+                                                         : QFileInfo(m_recordingPath).fileName().toHtmlEscaped();
+        header = tr("<b>%1</b>%6%2 at %3 on %4%6%5")
+                     .arg(source, what.toHtmlEscaped(), shape.toHtmlEscaped(), device.toHtmlEscaped(), counts, dot) +
+                 dot + best;
+        tooltip = m_recordingPath.isEmpty() ? QString() : QDir::toNativeSeparators(m_recordingPath);
+        if (!bestConfig.isEmpty())
+            tooltip += (tooltip.isEmpty() ? QString() : QStringLiteral("\n")) + tr("Best: %1").arg(bestConfig);
+        status = m_recordingPath.isEmpty()
+                     ? tr("Session %1 on %2").arg(info.id).arg(device)
+                     : tr("Recording %1 from %2").arg(QFileInfo(m_recordingPath).fileName(), device);
+    }
+    m_resultsHeader->setToolTip(tooltip);
+    m_resultsHeader->setText(header);
+    m_sessionStatus->setText(status);
+    // The status bar's messages must not squeeze it out.
+    m_sessionStatus->setMinimumWidth(m_sessionStatus->fontMetrics().horizontalAdvance(status) + 8);
+}
+
+void MainWindow::selectConfig(const QString& configJson) {
+    if (m_selecting || configJson == m_selectedConfig)
+        return;
+    m_selecting = true; // the views' own signals while they follow come back here: ignored
+    m_selectedConfig = configJson;
+    m_heatmap->selectConfig(configJson);
+    m_scatter->selectConfig(configJson);
+    m_resultsView->selectConfig(configJson);
+    m_crossGpu->setSelectedConfig(configJson);
+    m_details->showConfig(configJson);
+    m_selecting = false;
+}
+
+// ------------------------------------------------------------------------------ window
+
 void MainWindow::updateTitle() {
-    if (m_document->hasProblem()) {
+    const SessionInfo info = m_session->session();
+    if (m_demo) {
+        setWindowFilePath(QString());
+        setWindowTitle(
+            tr("%1 — recorded demo session on an %2 — Tilescope")
+                .arg(m_document->hasProblem() ? m_document->displayName() : QString::fromStdString(info.kernel),
+                     QString::fromStdString(info.deviceName.empty() ? std::string(kDemoDevice) : info.deviceName)));
+    } else if (m_document->hasProblem()) {
         setWindowFilePath(m_document->path());
-        setWindowTitle(tr("%1 — Tilescope").arg(m_document->displayName()));
+        const QString results =
+            m_recordingPath.isEmpty() ? QString() : tr(" · %1").arg(QFileInfo(m_recordingPath).fileName());
+        setWindowTitle(tr("%1%2 — Tilescope").arg(m_document->displayName(), results));
+    } else if (!m_recordingPath.isEmpty()) {
+        setWindowTitle(tr("%1 — Tilescope").arg(QFileInfo(m_recordingPath).fileName()));
     } else {
         setWindowTitle(tr("Tilescope"));
     }
 }
 
+void MainWindow::followPalette() {
+    applyPlotPalette(m_heatmap->plot(), m_heatmap->palette());
+    applyPlotPalette(m_scatter->plot(), m_scatter->palette());
+}
+
+void MainWindow::followScreen() {
+    // Plots draw into a buffer at the screen's pixel ratio: sharp on high-DPI screens, also after
+    // the window moves to another screen.
+    const double ratio = devicePixelRatioF();
+    for (QCustomPlot* plot : {m_heatmap->plot(), m_scatter->plot()}) {
+        if (!qFuzzyCompare(plot->bufferDevicePixelRatio(), ratio)) {
+            plot->setBufferDevicePixelRatio(ratio);
+            plot->replot(QCustomPlot::rpQueuedReplot);
+        }
+    }
+}
+
+void MainWindow::changeEvent(QEvent* event) {
+    QMainWindow::changeEvent(event);
+    if (event->type() == QEvent::PaletteChange || event->type() == QEvent::ApplicationPaletteChange) {
+        // The window hears of a new palette before its children take it: follow once they have.
+        QTimer::singleShot(0, this, [this]() {
+            followPalette();
+            updateResultsHeader();
+        });
+    }
+}
+
 void MainWindow::resetLayout() {
+    for (QDockWidget* dock : docks()) {
+        dock->setFloating(false);
+        dock->show();
+    }
     if (!m_defaultState.isEmpty())
         restoreState(m_defaultState, kLayoutVersion);
-    m_problemDock->show();
-    m_spaceDock->show();
+    updateDockTitleBars();
+    m_problemDock->raise();
+    m_heatmapDock->raise();
+    m_resultsDock->raise();
+}
+
+void MainWindow::applyDefaultDockSizes() {
+    // Left a quarter, right a little less, the plots in between (none below what its panels
+    // need); the plots take 60 % of the height above the results, the problem a little less than half above the run
+    // panel.
+    const int w = width();
+    const int h = height();
+    const int left =
+        std::max({w * 26 / 100, m_problemDock->minimumSizeHint().width(), m_runDock->minimumSizeHint().width()});
+    const int right = std::max(w * 23 / 100, m_detailsDock->minimumSizeHint().width());
+    resizeDocks({m_problemDock, m_heatmapDock, m_detailsDock}, {left, std::max(w - left - right, 1), right},
+                Qt::Horizontal);
+    resizeDocks({m_heatmapDock, m_resultsDock}, {h * 60 / 100, h * 40 / 100}, Qt::Vertical);
+    resizeDocks({m_problemDock, m_runDock}, {h * 46 / 100, h * 54 / 100}, Qt::Vertical);
 }
 
 void MainWindow::showEvent(QShowEvent* event) {
     QMainWindow::showEvent(event);
+    followScreen();
     if (m_shownOnce)
         return;
     m_shownOnce = true;
-    // Dock sizes only take once the window is laid out: the default layout gives the problem
-    // 40 % of the width and the space summary 40 % of the height.
+    if (QWindow* window = windowHandle())
+        connect(window, &QWindow::screenChanged, this, &MainWindow::followScreen);
+    // Dock sizes only take once the window is laid out.
     QTimer::singleShot(0, this, [this]() {
         const QByteArray restored = m_layoutRestored ? saveState(kLayoutVersion) : QByteArray();
-        resizeDocks({m_problemDock}, {width() * 2 / 5}, Qt::Horizontal);
-        resizeDocks({m_spaceDock}, {height() * 2 / 5}, Qt::Vertical);
+        applyDefaultDockSizes();
         m_defaultState = saveState(kLayoutVersion);
         if (m_layoutRestored)
             restoreState(restored, kLayoutVersion);
@@ -408,20 +1061,36 @@ void MainWindow::restoreLayout() {
 void MainWindow::closeEvent(QCloseEvent* event) {
     if (m_options.persistent)
         saveLayout();
+    if (m_exportDialog)
+        m_exportDialog->close();
     QMainWindow::closeEvent(event);
 }
 
 void MainWindow::dragEnterEvent(QDragEnterEvent* event) {
-    if (!problemFileFrom(event->mimeData()).isEmpty())
+    if (!openableFilesFrom(event->mimeData()).isEmpty())
         event->acceptProposedAction();
 }
 
 void MainWindow::dropEvent(QDropEvent* event) {
-    const QString path = problemFileFrom(event->mimeData());
-    if (path.isEmpty())
+    const QStringList files = openableFilesFrom(event->mimeData());
+    if (files.isEmpty())
         return;
     event->acceptProposedAction();
-    openProblem(path);
+    // A problem first, then its recording: the recording's shape is matched to the problem.
+    QString problem;
+    QString recording;
+    for (const QString& file : files) {
+        if (classifyFile(file) == FileKind::Recording) {
+            if (recording.isEmpty())
+                recording = file;
+        } else if (problem.isEmpty()) {
+            problem = file;
+        }
+    }
+    if (!problem.isEmpty())
+        openProblem(problem);
+    if (!recording.isEmpty())
+        openRecording(recording);
 }
 
 } // namespace tilescope::views

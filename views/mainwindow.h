@@ -1,28 +1,46 @@
 #pragma once
 
-// The workbench window: the Problem panel and the Config space panel as dock widgets around a
-// central area (the kernel source for now; plots join it later). File menu with recent files,
-// drag and drop of problem files, window layout kept in QSettings, load errors shown inline.
+// The workbench window. Every panel is a dock (View menu to show and hide them, the layout kept in
+// QSettings): Problem, Config Space and Run on the left; Heatmap, Scatter and the Kernel Source
+// as tabs in the middle above the Results table (Cross-GPU beside it); Details on the right.
+//
+// A SessionController runs tuning sessions and opens recordings; its snapshots feed the table,
+// the plots, the details and the cross-GPU view. A config selected in any of them (heatmap cell,
+// scatter point, table row, cross-GPU row) is selected in all and shown in Details. File menu
+// with recent problems and recordings, drag and drop of both, export of results and plots;
+// errors while opening show in a banner under the menu bar.
 
 #include "problemdocument.h"
+#include "session/sessiontypes.h"
 
 #include <QMainWindow>
+
+#include <memory>
 
 class QAction;
 class QDockWidget;
 class QLabel;
 class QMenu;
+class QMenuBar;
 class QProgressBar;
 class QStackedWidget;
-class QTabWidget;
 
 namespace tilescope::views {
 
+class ConfigDetailsPanel;
+class CrossGpuView;
 class ErrorBanner;
+class ExportDialog;
+class HeatmapWidget;
 class ProblemPanel;
+class ResultsView;
+class RunPanel;
+class ScatterWidget;
+class SessionController;
 class SourceView;
 class SpaceController;
 class SpacePanel;
+struct SpaceResult;
 
 class MainWindow : public QMainWindow {
     Q_OBJECT
@@ -32,71 +50,176 @@ public:
         bool persistent = true;
     };
 
+    /// What a file holds, as far as opening it goes.
+    enum class FileKind { Problem, Recording };
+
     explicit MainWindow(QWidget* parent = nullptr);
     explicit MainWindow(Options options, QWidget* parent = nullptr);
     ~MainWindow() override;
 
     /// Opens a problem file; on failure shows the error inline and keeps the current problem.
     bool openProblem(const QString& path, ProblemDocument::Origin origin = ProblemDocument::Origin::File);
+    /// Opens a recording (T4, Kernel Tuner cache, Tilescope database; gzip-compressed or not) for
+    /// browsing: read off the GUI thread, then shown in the table and the plots. False when the
+    /// file does not exist (a file that does not read shows its error in the banner later).
+    bool openRecording(const QString& path);
+    /// Opens a problem or a recording, whichever `path` is.
+    bool openFile(const QString& path);
+    /// The embedded default: writes the sgemm example and the demo recording (a whole session
+    /// measured on an NVIDIA H200) into `folder`, opens the problem at the recording's shape and
+    /// the recording. False (with the error in the banner) when they cannot be written.
+    bool openDemo(const QString& folder);
+    /// The results on screen are the embedded demo recording's.
+    bool isDemo() const { return m_demo; }
+
     /// Saves the current problem under another name and opens that file; reports errors in a dialog
     /// (or, with `error` given, only there).
     bool saveProblemAs(const QString& path, ProblemError* error = nullptr);
 
+    /// Selects a config (compact JSON) in the heatmap, the scatter plot, the results table and
+    /// the cross-GPU table, and shows it in Details; "" clears.
+    void selectConfig(const QString& configJson);
+    QString selectedConfig() const { return m_selectedConfig; }
+
+    /// Opens the export dialog (not modal) on the current results and returns it.
+    ExportDialog* showExportDialog();
+    /// Writes a plot to `path`: PNG or PDF by its suffix. False on failure.
+    bool exportPlot(QWidget* plot, const QString& path);
+
+    /// The recent files: problems and recordings, newest first.
     QStringList recentFiles() const;
     /// True while the config space of the current problem is being built or sampled.
     bool isBusy() const;
+    /// True while a recording is being read.
+    bool isLoadingResults() const;
+    /// The heatmap shows results (a grid with at least one measured cell).
+    bool hasResultsShown() const;
+    /// The results on screen (never null).
+    ResultsSnapshot results() const { return m_results; }
 
     ProblemDocument* document() const { return m_document; }
     SpaceController* spaceController() const { return m_controller; }
+    SessionController* sessionController() const { return m_session; }
     ProblemPanel* problemPanel() const { return m_problemPanel; }
     SpacePanel* spacePanel() const { return m_spacePanel; }
     SourceView* sourceView() const { return m_sourceView; }
     ErrorBanner* errorBanner() const { return m_errorBanner; }
+    HeatmapWidget* heatmap() const { return m_heatmap; }
+    ScatterWidget* scatter() const { return m_scatter; }
+    ResultsView* resultsView() const { return m_resultsView; }
+    RunPanel* runPanel() const { return m_runPanel; }
+    ConfigDetailsPanel* detailsPanel() const { return m_details; }
+    CrossGpuView* crossGpuView() const { return m_crossGpu; }
+    /// The docks, by object name ("heatmapDock", ...).
+    QList<QDockWidget*> docks() const;
+
+    /// Whether a file is a problem or a recording: by its first bytes (SQLite and gzip headers,
+    /// the keys of a T4 file or a Kernel Tuner cache), else a problem.
+    static FileKind classifyFile(const QString& path);
 
 signals:
     /// All background work for the current problem is done (the space summary is complete).
     void settled();
+    /// Results are on screen: the heatmap shows a grid with measured cells (after a recording
+    /// opened, or as a run goes).
+    void resultsShown();
 
 protected:
     void showEvent(QShowEvent* event) override;
     void closeEvent(QCloseEvent* event) override;
+    void changeEvent(QEvent* event) override;
     void dragEnterEvent(QDragEnterEvent* event) override;
     void dropEvent(QDropEvent* event) override;
 
 private:
-    void createActions();
+    QDockWidget* addDock(const QString& title, const QString& objectName, QWidget* widget);
     void createDocks();
+    void updateDockTitleBars();
+    void createActions();
     void openDialog();
+    void openRecordingDialog();
     void saveAsDialog();
+    void exportPlotDialog(QWidget* plot, const QString& name);
     void showAbout();
     void rebuildRecentMenu();
     void addRecentFile(const QString& path);
     void onProblemChanged();
     void onLoadFailed(const ProblemError& error);
     void onBusyChanged(bool busy);
+    void onSpaceReady(const std::shared_ptr<const SpaceResult>& result);
+    void onSnapshot(ResultsSnapshot results);
+    void onRecordingLoaded(const QString& description);
+    void onSessionStarted(const QString& description);
+    void onSessionFailed(const QString& message);
+    void onRunningChanged(bool running);
+    void onHeatmapGridChanged();
+    void matchShapeToSession();
+    void updateDetailsContext();
+    void updateResultsHeader();
     void requestSpace();
     void resetLayout();
+    void applyDefaultDockSizes();
     void saveLayout() const;
     void restoreLayout();
     void updateTitle();
+    void followPalette();
+    void followScreen();
 
     Options m_options;
     ProblemDocument* m_document;
     SpaceController* m_controller;
+    SessionController* m_session;
+
+    // Panels
     ProblemPanel* m_problemPanel = nullptr;
     SpacePanel* m_spacePanel = nullptr;
+    RunPanel* m_runPanel = nullptr;
+    ResultsView* m_resultsView = nullptr;
+    HeatmapWidget* m_heatmap = nullptr;
+    ScatterWidget* m_scatter = nullptr;
+    ConfigDetailsPanel* m_details = nullptr;
+    CrossGpuView* m_crossGpu = nullptr;
     SourceView* m_sourceView = nullptr;
     QLabel* m_sourceHeader = nullptr;
+    QStackedWidget* m_sourceStack = nullptr;
+    QStackedWidget* m_heatmapStack = nullptr;
+    QStackedWidget* m_scatterStack = nullptr;
+    QLabel* m_heatmapEmpty = nullptr;
+    QLabel* m_resultsHeader = nullptr;
     ErrorBanner* m_errorBanner = nullptr;
-    QStackedWidget* m_centralStack = nullptr;
-    QTabWidget* m_tabs = nullptr;
+    QMenuBar* m_menuBar = nullptr;
+
+    // Docks
     QDockWidget* m_problemDock = nullptr;
     QDockWidget* m_spaceDock = nullptr;
+    QDockWidget* m_runDock = nullptr;
+    QDockWidget* m_heatmapDock = nullptr;
+    QDockWidget* m_scatterDock = nullptr;
+    QDockWidget* m_sourceDock = nullptr;
+    QDockWidget* m_resultsDock = nullptr;
+    QDockWidget* m_crossGpuDock = nullptr;
+    QDockWidget* m_detailsDock = nullptr;
+
+    // Menus and status
     QMenu* m_recentMenu = nullptr;
     QMenu* m_viewMenu = nullptr;
     QAction* m_saveAsAction = nullptr;
+    QAction* m_runAction = nullptr;
+    QAction* m_cancelAction = nullptr;
     QProgressBar* m_busyBar = nullptr;
     QLabel* m_spaceStatus = nullptr;
+    QLabel* m_sessionStatus = nullptr;
+    ExportDialog* m_exportDialog = nullptr;
+
+    // State
+    ResultsSnapshot m_results;
+    std::vector<std::string> m_resultParameters; // of the results on screen: a change re-picks the heatmap's axes
+    QString m_recordingPath;                     // the recording on screen ("" none, or the results of a run)
+    QString m_pendingRecording;                  // being read
+    QString m_selectedConfig;
+    bool m_selecting = false; // selectConfig() is spreading a selection: ignore the echoes
+    bool m_demo = false;
+    bool m_demoPending = false;
     QByteArray m_defaultState; // the layout as built, for View > Reset Layout
     QStringList m_recentFiles;
     bool m_layoutRestored = false; // a saved layout was applied: keep its dock sizes

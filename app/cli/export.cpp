@@ -11,12 +11,13 @@
 #include <cstdio>
 #include <fstream>
 #include <iostream>
+#include <optional>
 
 namespace tilescope::cli {
 
 namespace {
 
-struct ExportOptions {
+struct ExportArgs {
     std::string db;
     std::string format;
     std::string output;
@@ -25,7 +26,7 @@ struct ExportOptions {
     CLI::Option* sessionOption = nullptr;
 };
 
-int runExport(const ExportOptions& opt) {
+int runExport(const ExportArgs& opt) {
     const ResultStore store = ResultStore::open(opt.db, StoreMode::ReadOnly);
     std::vector<SessionInfo> sessions = store.sessions();
     if (opt.sessionOption->count() > 0) {
@@ -54,23 +55,10 @@ int runExport(const ExportOptions& opt) {
             data.push_back(store.load(s.id));
     }
 
-    std::string text;
-    if (opt.format == "t4") {
-        text = writeT4(data.front());
-    } else if (opt.format == "json") {
-        text = writeBestConfigsJson(bestConfigs(data));
-    } else if (opt.format == "triton") {
-        text = writeTritonConfigs(data, opt.top);
-    } else if (opt.format == "cpp") {
-        const std::vector<BestConfig> best = bestConfigs(data);
-        if (best.empty())
-            throw InputError(opt.db, "", "no config ran correctly: there is nothing to put in a header");
-        text = writeCppHeader(best);
-    } else if (opt.format == "csv") {
-        text = writeCsv(data);
-    } else {
+    const std::optional<ExportFormat> format = parseExportFormat(opt.format);
+    if (!format)
         throw InputError("", "--format", "unknown format '" + opt.format + "' (known: t4, json, triton, cpp, csv)");
-    }
+    const std::string text = exportResults(data, ExportOptions{*format, opt.top}, opt.db);
 
     if (opt.output.empty() || opt.output == "-") {
         std::cout << text;
@@ -91,7 +79,7 @@ int runExport(const ExportOptions& opt) {
 } // namespace
 
 void registerExport(CLI::App& app) {
-    auto opt = std::make_shared<ExportOptions>();
+    auto opt = std::make_shared<ExportArgs>();
     CLI::App* cmd = app.add_subcommand("export", "Export results: T4, a JSON cache of the best config per (kernel, "
                                                  "shape, device), triton.Config lists, a C++ header, CSV");
     cmd->add_option("db", opt->db, "A results database")->required();

@@ -1,4 +1,5 @@
-// tilescope: the workbench GUI. Wiring only: arguments, the window, the embedded example.
+// tilescope: the workbench GUI. Wiring only: arguments, the window, the embedded demo (the sgemm
+// example with a whole session recorded on an H200).
 
 #include "errorbanner.h"
 #include "examples.h"
@@ -7,6 +8,7 @@
 #include <QApplication>
 #include <QCommandLineParser>
 #include <QIcon>
+#include <QScreen>
 #include <QTemporaryDir>
 #include <QTimer>
 
@@ -16,11 +18,10 @@
 #include <string_view>
 
 using tilescope::views::MainWindow;
-using tilescope::views::ProblemDocument;
 
 namespace {
 
-// A screenshot waits for the space summary; past this something is wrong.
+// A screenshot waits for the space summary (and the demo's heatmap); past this something is wrong.
 constexpr int kScreenshotTimeoutMs = 120'000;
 
 void fail(const QString& message) {
@@ -62,16 +63,19 @@ int main(int argc, char** argv) {
     QCommandLineParser parser;
     parser.setApplicationDescription(
         QStringLiteral("Tilescope: a workbench for autotuning CUDA kernels.\n"
-                       "Opens PROBLEM (a T1 tuning problem), or the embedded sgemm example without one."));
+                       "Opens FILE: a T1 tuning problem, or recorded results (a T4 file, a Kernel Tuner cache, a "
+                       "Tilescope database). Without one it opens the embedded demo: the sgemm example with a whole "
+                       "tuning session recorded on an NVIDIA H200."));
     parser.addHelpOption();
     parser.addVersionOption();
-    parser.addPositionalArgument(QStringLiteral("problem"), QStringLiteral("A T1 problem file (JSON)."),
-                                 QStringLiteral("[PROBLEM.json]"));
+    parser.addPositionalArgument(QStringLiteral("file"),
+                                 QStringLiteral("A T1 problem file (JSON), or a recording (.json, .json.gz, .db)."),
+                                 QStringLiteral("[FILE]"));
     const QCommandLineOption screenshot(
         QStringLiteral("screenshot"),
-        QStringLiteral("Open the problem, wait until its config space is summarised, save the window to FILE "
-                       "(PNG) and quit. Exit status 0 when the problem opened, 2 when it did not. Without a "
-                       "display it draws offscreen."),
+        QStringLiteral("Open the problem (or the demo), wait until its config space is summarised and the "
+                       "results are drawn, save the window to FILE (PNG) and quit. Exit status 0 when it opened, "
+                       "2 when it did not. Without a display it draws offscreen."),
         QStringLiteral("FILE"));
     parser.addOption(screenshot);
     parser.process(*application); // exits for --help, --version and unknown options
@@ -83,7 +87,7 @@ int main(int argc, char** argv) {
 
     const QStringList arguments = parser.positionalArguments();
     if (arguments.size() > 1) {
-        fail(QStringLiteral("expected at most one problem file, got %1").arg(arguments.size()));
+        fail(QStringLiteral("expected at most one file, got %1").arg(arguments.size()));
         return 2;
     }
 
@@ -92,30 +96,34 @@ int main(int argc, char** argv) {
     MainWindow::Options options;
     options.persistent = !screenshotMode;
     MainWindow window(options);
-
-    QString path;
-    auto origin = ProblemDocument::Origin::File;
-    if (!arguments.isEmpty()) {
-        path = arguments.first();
-    } else {
-        QString error;
-        path = exampleDir.isValid()
-                   ? tilescope::views::extractExample(QStringLiteral("sgemm"), exampleDir.path(), &error)
-                   : QString();
-        if (path.isEmpty())
-            fail(QStringLiteral("cannot open the embedded example: %1")
-                     .arg(exampleDir.isValid() ? error : exampleDir.errorString()));
-        origin = ProblemDocument::Origin::Example;
-    }
+    if (screenshotMode && window.screen()) // the whole screen, as a user would size it
+        window.resize(window.screen()->availableGeometry().size());
 
     window.show();
-    const bool opened = !path.isEmpty() && window.openProblem(path, origin);
-    if (!opened && !path.isEmpty())
+    bool opened = false;
+    bool expectResults = false;
+    if (!arguments.isEmpty()) {
+        const QString path = arguments.first();
+        expectResults = MainWindow::classifyFile(path) == MainWindow::FileKind::Recording;
+        opened = window.openFile(path);
+    } else if (exampleDir.isValid()) {
+        opened = window.openDemo(exampleDir.path());
+        expectResults = opened;
+    } else {
+        fail(QStringLiteral("cannot open the embedded demo: %1").arg(exampleDir.errorString()));
+    }
+    if (!opened && !window.errorBanner()->title().isEmpty())
         fail(window.errorBanner()->title() + QStringLiteral("\n") + window.errorBanner()->details());
 
     if (screenshotMode) {
         const QString file = parser.value(screenshot);
-        auto save = [&window, &app, file, opened]() {
+        // Grabs once the space is summarised and, with results to show, the heatmap has them.
+        auto ready = [&window, expectResults]() {
+            return !window.isBusy() && !window.isLoadingResults() && (!expectResults || window.hasResultsShown());
+        };
+        auto save = [&window, &app, file, &opened, expectResults]() {
+            if (expectResults && !window.hasResultsShown())
+                opened = false; // the recording did not open
             if (!window.grab().save(file, "PNG")) {
                 fail(QStringLiteral("cannot write the screenshot %1").arg(file));
                 app.exit(1);
@@ -123,14 +131,20 @@ int main(int argc, char** argv) {
             }
             app.exit(opened ? 0 : 2);
         };
-        // Let layouts and pending paints settle before grabbing.
-        auto saveSoon = [save]() { QTimer::singleShot(100, save); };
-        if (opened && window.isBusy())
-            QObject::connect(&window, &MainWindow::settled, &app, saveSoon, Qt::SingleShotConnection);
-        else
-            saveSoon();
+        // Polled rather than signalled: the space and the recording arrive in either order.
+        // Once ready, layouts and pending paints settle before grabbing.
+        auto* poll = new QTimer(&app);
+        QObject::connect(poll, &QTimer::timeout, &app, [poll, ready, save, &window, opened, expectResults]() {
+            const bool failedToLoad = expectResults && !window.isLoadingResults() && !window.hasResultsShown() &&
+                                      !window.errorBanner()->isHidden();
+            if (opened && !ready() && !failedToLoad)
+                return;
+            poll->stop();
+            QTimer::singleShot(300, save);
+        });
+        poll->start(50);
         QTimer::singleShot(kScreenshotTimeoutMs, &app, [&app]() {
-            fail(QStringLiteral("timed out waiting for the config space"));
+            fail(QStringLiteral("timed out waiting for the config space and the results"));
             app.exit(1);
         });
     }

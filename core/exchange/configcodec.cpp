@@ -1,5 +1,7 @@
 #include "exchange/configcodec.h"
 
+#include "spec/tuningproblem.h"
+
 #include <algorithm>
 #include <cmath>
 
@@ -70,7 +72,12 @@ ConfigValues ConfigCodec::toValues(const Config& config) const {
     return out;
 }
 
-std::optional<Config> ConfigCodec::fromValues(const nlohmann::ordered_json& values, std::string* why) const {
+namespace {
+
+// Recorded values -> value indices, for parameters `names` whose value lists `listOf(p)` gives.
+template <typename ListOf>
+std::optional<Config> decodeConfig(const std::vector<std::string>& names, const ListOf& listOf,
+                                   const nlohmann::ordered_json& values, std::string* why) {
     auto fail = [&](std::string text) -> std::optional<Config> {
         if (why)
             *why = std::move(text);
@@ -79,22 +86,41 @@ std::optional<Config> ConfigCodec::fromValues(const nlohmann::ordered_json& valu
     if (!values.is_object())
         return fail("not an object of parameter values");
     for (auto it = values.begin(); it != values.end(); ++it)
-        if (std::find(m_names.begin(), m_names.end(), it.key()) == m_names.end())
+        if (std::find(names.begin(), names.end(), it.key()) == names.end())
             return fail("unknown parameter '" + it.key() + "'");
-    Config config(m_names.size(), 0);
-    for (std::size_t p = 0; p < m_names.size(); ++p) {
-        const auto it = values.find(m_names[p]);
+    Config config(names.size(), 0);
+    for (std::size_t p = 0; p < names.size(); ++p) {
+        const auto it = values.find(names[p]);
         if (it == values.end())
-            return fail("no value for parameter '" + m_names[p] + "'");
-        const auto& list = m_space.parameterValues(static_cast<int>(p));
+            return fail("no value for parameter '" + names[p] + "'");
+        const auto& list = listOf(p);
         std::size_t v = 0;
         while (v < list.size() && !jsonEqualsValue(*it, list[v]))
             ++v;
         if (v == list.size())
-            return fail("parameter '" + m_names[p] + "' has no value " + it->dump());
+            return fail("parameter '" + names[p] + "' has no value " + it->dump());
         config[p] = static_cast<std::uint16_t>(v);
     }
     return config;
+}
+
+} // namespace
+
+std::optional<Config> ConfigCodec::fromValues(const nlohmann::ordered_json& values, std::string* why) const {
+    return decodeConfig(
+        m_names, [this](std::size_t p) -> decltype(auto) { return m_space.parameterValues(static_cast<int>(p)); },
+        values, why);
+}
+
+std::optional<Config> configFromValues(const TuningProblem& problem, const nlohmann::ordered_json& values,
+                                       std::string* why) {
+    std::vector<std::string> names;
+    names.reserve(problem.parameters.size());
+    for (const TuningParameter& p : problem.parameters)
+        names.push_back(p.name);
+    return decodeConfig(
+        names, [&problem](std::size_t p) -> const std::vector<expr::Value>& { return problem.parameters[p].values; },
+        values, why);
 }
 
 std::optional<std::uint64_t> ConfigCodec::indexOf(const nlohmann::ordered_json& values) const {

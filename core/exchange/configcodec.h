@@ -17,6 +17,13 @@ nlohmann::ordered_json valueToJson(const expr::Value& value);
 /// Python's == between a recorded JSON value and a parameter value (64 == 64.0 == 64, True == 1).
 bool jsonEqualsValue(const nlohmann::json& json, const expr::Value& value);
 
+class TuningProblem;
+
+/// The config (value indices into the parameters' value lists of `problem`) of recorded values,
+/// without building the space: as ConfigCodec::fromValues, for callers that hold a problem only.
+std::optional<Config> configFromValues(const TuningProblem& problem, const nlohmann::ordered_json& values,
+                                       std::string* why = nullptr);
+
 class ConfigCodec {
 public:
     /// `space` must outlive the codec.

@@ -19,9 +19,11 @@
 #include "store/records.h"
 
 #include <cstddef>
+#include <cstdint>
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace tilescope {
@@ -99,5 +101,34 @@ std::string writeCppHeader(const std::vector<BestConfig>& best, const std::strin
 /// CSV (RFC 4180) of every result of every session: one row per result, the union of the
 /// sessions' parameters as columns.
 std::string writeCsv(const std::vector<SessionData>& sessions);
+
+/// The formats results are exported in.
+enum class ExportFormat : std::uint8_t {
+    T4,              ///< one session's results, T4 1.0.0 (writeT4)
+    BestConfigsJson, ///< the best config per (kernel, shape, device) (writeBestConfigsJson)
+    Triton,          ///< triton.Config lists of the top configs (writeTritonConfigs)
+    CppHeader,       ///< a C++17 header with a lookup by shape (writeCppHeader)
+    Csv,             ///< every result (writeCsv)
+};
+
+/// Every export format, in the order tools list them.
+const std::vector<ExportFormat>& exportFormats();
+/// "t4", "json", "triton", "cpp", "csv": the names `tilescope-cli export --format` takes.
+std::string exportFormatName(ExportFormat format);
+/// The inverse of exportFormatName; nullopt for an unknown name.
+std::optional<ExportFormat> parseExportFormat(std::string_view name);
+
+struct ExportOptions {
+    ExportFormat format = ExportFormat::T4;
+    std::size_t topK = 8; ///< Triton: configs per (shape, device)
+};
+
+/// `sessions` in `options.format`, as the CLI and the workbench write them. T4 holds exactly one
+/// session; json and cpp the best config per (kernel, shape, device) over all of them; triton the
+/// top-k of each; csv every result. Throws InputError naming `source` (the database or
+/// recording they came from) when there is nothing to write: no sessions, several sessions for
+/// T4, no config that ran correctly for a C++ header.
+std::string exportResults(const std::vector<SessionData>& sessions, const ExportOptions& options,
+                          const std::string& source = {});
 
 } // namespace tilescope

@@ -49,6 +49,54 @@ QColor textColourOn(const QColor& background) {
     return luminance > 0.5 ? QColor(Qt::black) : QColor(Qt::white);
 }
 
+void applyPlotPalette(QCustomPlot* plot, const QPalette& palette) {
+    if (!plot)
+        return;
+    const QColor base = palette.color(QPalette::Base);
+    const QColor text = palette.color(QPalette::Text);
+    QColor grid = text;
+    grid.setAlpha(40);
+    plot->setBackground(base);
+    auto styleAxis = [&](QCPAxis* axis) {
+        QPen basePen = axis->basePen();
+        basePen.setColor(text);
+        axis->setBasePen(basePen);
+        QPen tick = axis->tickPen();
+        tick.setColor(text);
+        axis->setTickPen(tick);
+        QPen sub = axis->subTickPen();
+        sub.setColor(text);
+        axis->setSubTickPen(sub);
+        axis->setTickLabelColor(text);
+        axis->setLabelColor(text);
+        if (axis->grid()) {
+            QPen gridPen = axis->grid()->pen();
+            gridPen.setColor(grid);
+            axis->grid()->setPen(gridPen);
+        }
+    };
+    for (QCPAxisRect* rect : plot->axisRects()) {
+        rect->setBackground(Qt::NoBrush);
+        for (QCPAxis* axis : rect->axes())
+            styleAxis(axis);
+    }
+    for (QCPLayoutElement* element : plot->plotLayout()->elements(true)) {
+        if (auto* scale = qobject_cast<QCPColorScale*>(element); scale && scale->axis())
+            styleAxis(scale->axis());
+        else if (auto* title = qobject_cast<QCPTextElement*>(element))
+            title->setTextColor(text);
+        else if (auto* legend = qobject_cast<QCPLegend*>(element))
+            legend->setTextColor(text);
+    }
+    if (plot->legend) {
+        plot->legend->setTextColor(text);
+        for (int i = 0; i < plot->legend->itemCount(); ++i)
+            if (QCPAbstractLegendItem* item = plot->legend->item(i))
+                item->setTextColor(text);
+    }
+    plot->replot(QCustomPlot::rpQueuedReplot);
+}
+
 QString compactNumber(double value) {
     if (!std::isfinite(value))
         return {};

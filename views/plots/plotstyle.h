@@ -10,6 +10,8 @@
 
 class QCPColorGradient;
 class QCPScatterStyle;
+class QCustomPlot;
+class QPalette;
 
 namespace tilescope::views {
 
@@ -24,6 +26,10 @@ QPen bestOutlinePen();
 QPen selectionPen();
 /// Black or white, whichever reads better on `background` (by perceived luminance).
 QColor textColourOn(const QColor& background);
+/// Makes a plot follow the widget palette: its background the palette's base colour (white in a
+/// light theme, dark in a dark one), axes, ticks, labels, titles and the legend its text colour.
+/// The data colours (the gradient, the markers) stay: they are chosen to read on both.
+void applyPlotPalette(QCustomPlot* plot, const QPalette& palette);
 /// A value in at most four significant digits without an exponent, for labels inside cells:
 /// 0.0123, 1.23, 12.3, 123, 1234, 12.3k.
 QString compactNumber(double value);

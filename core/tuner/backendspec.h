@@ -1,0 +1,42 @@
+#pragma once
+
+// Where a session's measurements come from, as people and front ends name it: "replay:FILE"
+// (a recording), "cuda" or "cuda:0,1" (this machine's GPUs), "analysis:sm_90" (compile for an
+// arch, measure nothing). Parsing and the label a session records; the front ends build the
+// backend from it (ReplayBackend, CudaBackend, AnalysisBackend).
+
+#include <filesystem>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace tilescope {
+
+struct BackendSpec {
+    enum class Kind {
+        Replay,   ///< answers from a recording
+        Cuda,     ///< measures on GPUs through tilescope-worker processes
+        Analysis, ///< compiles for an arch and records static info only
+    };
+    Kind kind = Kind::Replay;
+    std::filesystem::path recording; ///< Replay: the recording as given
+    std::vector<int> devices;        ///< Cuda: device ordinals, one worker each
+    std::string arch;                ///< Analysis: "sm_90"
+
+    /// The session's backend as recorded (resume matches on it): "replay:" + the recording's
+    /// absolute path, "cuda:0,1", "analysis:sm_90".
+    std::string label() const;
+    /// Whether sessions on it compile configs (and need a CompileService).
+    bool compiles() const { return kind != Kind::Replay; }
+};
+
+/// Parses "replay:FILE", "cuda", "cuda:DEVICES" or "analysis:ARCH". Throws InputError (location
+/// `field`) for anything else, an empty file or arch, or a bad device list. The arch is checked
+/// when the backend opens.
+BackendSpec parseBackendSpec(std::string_view text, const std::string& field = "--backend");
+
+/// "0" or "0,1,2" (spaces allowed) -> device ordinals. Throws InputError (location `field`) for a
+/// piece that is not a non-negative number, a device listed twice, or an empty list.
+std::vector<int> parseDeviceList(std::string_view text, const std::string& field = "--devices");
+
+} // namespace tilescope

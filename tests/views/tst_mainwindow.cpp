@@ -1,0 +1,788 @@
+// The workbench window as a whole, on the offscreen platform: the embedded default (the sgemm
+// example with the demo recording of a whole H200 session: the heatmap shows it, the table holds
+// its 2,761 results), selection kept in step across the heatmap, the scatter plot, the table and
+// Details, recordings opened by dropping them, the export dialog writing every format (files that
+// parse, import back, compile), the cross-GPU view compiling a sample of sgemm for two archs with
+// NVRTC, and every model under QAbstractItemModelTester.
+
+#include "crossgpu/crossgpumodel.h"
+#include "crossgpu/crossgpuview.h"
+#include "errorbanner.h"
+#include "examples.h"
+#include "exchange/exchange.h"
+#include "export/exportdialog.h"
+#include "export/sessionlistmodel.h"
+#include "mainwindow.h"
+#include "plots/heatmapwidget.h"
+#include "plots/scatterwidget.h"
+#include "session/configdetails.h"
+#include "session/resultsmodel.h"
+#include "session/resultsview.h"
+#include "session/runpanel.h"
+#include "session/sessioncontroller.h"
+#include "spacecontroller.h"
+#include "spec/tuningproblem.h"
+#include "store/resultstore.h"
+
+#include <qcustomplot.h>
+
+#include <QAbstractItemModelTester>
+#include <QAbstractItemView>
+#include <QAction>
+#include <QDockWidget>
+#include <QMimeData>
+#include <QPlainTextEdit>
+#include <QProcess>
+#include <QSettings>
+#include <QSignalSpy>
+#include <QSortFilterProxyModel>
+#include <QStandardPaths>
+#include <QTableView>
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include <cmath>
+#include <memory>
+
+using namespace tilescope;
+using namespace tilescope::views;
+
+namespace {
+
+const QString kSgemm = QStringLiteral(TILESCOPE_SOURCE_DIR "/kernels/sgemm/sgemm.json");
+const QString kDemo = QStringLiteral(TILESCOPE_SOURCE_DIR "/resources/demo/sgemm-h200-2048.t4.json.gz");
+const QString kKernelTunerCache = QStringLiteral(TILESCOPE_TEST_DATA "/tuning/tiny_ktcache.json");
+constexpr int kDemoResults = 2761;
+constexpr int kTimeoutMs = 120'000;
+
+MainWindow::Options transient() {
+    MainWindow::Options options;
+    options.persistent = false;
+    return options;
+}
+
+QString readText(const QString& path) {
+    QFile file(path);
+    return file.open(QIODevice::ReadOnly) ? QString::fromUtf8(file.readAll()) : QString();
+}
+
+void saveShot(QWidget& widget, const QString& name) {
+    if (const QByteArray dir = qgetenv("TILESCOPE_SCREENSHOT_DIR"); !dir.isEmpty())
+        widget.grab().save(QString::fromLocal8Bit(dir) + QLatin1Char('/') + name);
+}
+
+QPoint cellCentre(const HeatmapWidget& widget, CellIndex cell) {
+    return QPoint(static_cast<int>(std::lround(widget.plot()->xAxis->coordToPixel(cell.x))),
+                  static_cast<int>(std::lround(widget.plot()->yAxis->coordToPixel(cell.y))));
+}
+
+// A synthetic analysis of one config on one arch.
+ConfigAnalysis analysis(const std::string& arch, int registers, std::int64_t spill, int activeWarps) {
+    ConfigAnalysis a;
+    a.arch = arch;
+    a.status = CompileStatus::Ok;
+    a.info.registers = registers;
+    a.info.spillStores = spill;
+    a.info.spillLoads = spill;
+    a.spill = spill > 0 ? SpillClass::Light : SpillClass::None;
+    a.geometry.blockSize = 256;
+    a.occupancy.launchable = true;
+    a.occupancy.maxWarps = 64;
+    a.occupancy.activeWarps = activeWarps;
+    a.occupancy.limiter = Limiter::Registers;
+    return a;
+}
+
+} // namespace
+
+class TestMainWindow : public QObject {
+    Q_OBJECT
+
+private slots:
+    void initTestCase();
+
+    void classifiesFiles_data();
+    void classifiesFiles();
+
+    void defaultStartShowsDemo();
+    void selectionFollowsEveryView();
+    void plotsFollowThePalette();
+    void runReplaysDemoAndPlotsExport();
+    void opensDroppedRecordings();
+    void shortcutsAndDocks();
+
+    void sessionListModel();
+    void exportDialogWritesEveryFormat_data();
+    void exportDialogWritesEveryFormat();
+    void exportDialogExplainsWhatCannotBeWritten();
+    void exportDialogReadsDatabases();
+
+    void crossGpuModelHighlightsDifferences();
+    void crossGpuViewCompilesSample();
+
+private:
+    // The demo's sessions, read once.
+    const std::vector<SessionData>& demoSessions();
+
+    QTemporaryDir m_settingsDir;
+    QTemporaryDir m_cacheDir;
+    std::vector<SessionData> m_demo;
+};
+
+void TestMainWindow::initTestCase() {
+    QVERIFY(m_settingsDir.isValid());
+    QVERIFY(m_cacheDir.isValid());
+    QCoreApplication::setOrganizationName(QStringLiteral("TilescopeTests"));
+    QCoreApplication::setApplicationName(QStringLiteral("tst_mainwindow"));
+    QSettings::setDefaultFormat(QSettings::IniFormat);
+    QSettings::setPath(QSettings::IniFormat, QSettings::UserScope, m_settingsDir.path());
+    QLocale::setDefault(QLocale(QLocale::English, QLocale::UnitedStates));
+    // Runs write their results database under the data folder: keep it out of the user's.
+    QStandardPaths::setTestModeEnabled(true);
+}
+
+const std::vector<SessionData>& TestMainWindow::demoSessions() {
+    if (m_demo.empty())
+        m_demo = readRecording(kDemo.toStdString());
+    return m_demo;
+}
+
+// ------------------------------------------------------------------------------ files
+
+void TestMainWindow::classifiesFiles_data() {
+    QTest::addColumn<QString>("path");
+    QTest::addColumn<bool>("recording");
+    QTest::newRow("T1 problem") << kSgemm << false;
+    QTest::newRow("gzip T4") << kDemo << true;
+    QTest::newRow("Kernel Tuner cache") << kKernelTunerCache << true;
+    QTest::newRow("plain T4") << QStringLiteral(TILESCOPE_TEST_DATA "/tuning/tiny_t4.json") << true;
+    QTest::newRow("tiny problem") << QStringLiteral(TILESCOPE_TEST_DATA "/tuning/tiny.json") << false;
+}
+
+void TestMainWindow::classifiesFiles() {
+    QFETCH(QString, path);
+    QFETCH(bool, recording);
+    QCOMPARE(MainWindow::classifyFile(path) == MainWindow::FileKind::Recording, recording);
+}
+
+// ------------------------------------------------------------------------------ the default start
+
+void TestMainWindow::defaultStartShowsDemo() {
+    QTemporaryDir folder;
+    MainWindow window(transient());
+    window.resize(1600, 1000);
+    window.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&window));
+    QVERIFY(!window.hasResultsShown());
+
+    QSignalSpy shown(&window, &MainWindow::resultsShown);
+    QVERIFY(window.openDemo(folder.path()));
+    QCOMPARE(window.document()->shapeIndex(), kDemoShapeIndex);
+    QTRY_VERIFY_WITH_TIMEOUT(window.hasResultsShown(), kTimeoutMs);
+    QVERIFY(shown.count() >= 1);
+    QVERIFY(window.isDemo());
+    QTRY_VERIFY_WITH_TIMEOUT(!window.isBusy(), kTimeoutMs);
+
+    // The heatmap: BLOCK_N along the bottom, BLOCK_M down the side, TFLOP/s, best per cell.
+    const auto grid = window.heatmap()->grid();
+    QVERIFY(grid && !grid->empty());
+    QCOMPARE(grid->spec.xParameter, std::string("BLOCK_N"));
+    QCOMPARE(grid->spec.yParameter, std::string("BLOCK_M"));
+    QCOMPARE(grid->spec.quantity.kind, QuantityKind::Objective);
+    QCOMPARE(grid->spec.reduction, Reduction::Best);
+    QCOMPARE(grid->columns(), 4);
+    QCOMPARE(grid->rows(), 4);
+    QCOMPARE(grid->okCount, std::size_t(kDemoResults));
+    QVERIFY(grid->best.valid());
+    QVERIFY(std::abs(grid->cell(grid->best).value - 43.43) < 0.01); // the recorded best, 43.43 TFLOP/s
+
+    // The table and the scatter plot hold every result; the window says what it is.
+    QCOMPARE(window.resultsView()->model()->rowCount(), kDemoResults);
+    QCOMPARE(int(window.results()->size()), kDemoResults);
+    QVERIFY(window.scatter()->data() && !window.scatter()->data()->points.empty());
+    QVERIFY(window.windowTitle().contains(QStringLiteral("demo")));
+    QVERIFY(window.windowTitle().contains(QStringLiteral("NVIDIA H200")));
+    QVERIFY(window.sessionController()->session().deviceName == "NVIDIA H200");
+    QCOMPARE(window.spaceController()->currentSpace()->shapeIndex, std::size_t(kDemoShapeIndex));
+    QVERIFY(window.errorBanner()->isHidden());
+    // The demo is not a recent file; the Run panel replays it.
+    QVERIFY(window.recentFiles().isEmpty());
+
+    // Every model the window shows passes the tester with live data.
+    for (auto* view : window.findChildren<QAbstractItemView*>()) {
+        QAbstractItemModelTester tester(view->model(), QAbstractItemModelTester::FailureReportingMode::QtTest);
+        Q_UNUSED(tester);
+    }
+    saveShot(window, QStringLiteral("tst_mainwindow_demo.png"));
+}
+
+void TestMainWindow::selectionFollowsEveryView() {
+    QTemporaryDir folder;
+    MainWindow window(transient());
+    window.resize(1600, 1000);
+    window.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&window));
+    QVERIFY(window.openDemo(folder.path()));
+    QTRY_VERIFY_WITH_TIMEOUT(window.hasResultsShown(), kTimeoutMs);
+    HeatmapWidget* heatmap = window.heatmap();
+    heatmap->plot()->replot();
+
+    // A click on the heatmap's best cell selects its config everywhere.
+    const auto grid = heatmap->grid();
+    const std::string expected = configJson(grid->cell(grid->best).record->config);
+    QSignalSpy heatmapSelected(heatmap, &HeatmapWidget::configSelected);
+    QSignalSpy tableSelected(window.resultsView(), &ResultsView::configSelected);
+    QTest::mouseClick(heatmap->plot(), Qt::LeftButton, {}, cellCentre(*heatmap, grid->best));
+    QCOMPARE(heatmapSelected.count(), 1);
+    const QString json = QString::fromStdString(expected);
+    QCOMPARE(window.selectedConfig(), json);
+    QCOMPARE(window.resultsView()->currentConfig(), json);
+    const QModelIndex current = window.resultsView()->table()->currentIndex();
+    QVERIFY(current.isValid());
+    QCOMPARE(current.data(ResultsModel::ConfigJsonRole).toString(), json);
+    QCOMPARE(window.scatter()->selectedConfig(), json);
+    QCOMPARE(window.detailsPanel()->shownConfig(), json);
+    QVERIFY(window.detailsPanel()->plainText().contains(QStringLiteral("BLOCK_M")));
+    QCOMPARE(tableSelected.count(), 0); // following a selection is not a new one: no echo
+
+    // A row picked in the table: the heatmap outlines it and Details shows it.
+    ResultsView* table = window.resultsView();
+    const QModelIndex other = table->table()->model()->index(5, 0);
+    const QString otherJson = other.data(ResultsModel::ConfigJsonRole).toString();
+    QVERIFY(!otherJson.isEmpty() && otherJson != json);
+    table->table()->setCurrentIndex(other);
+    QTRY_COMPARE(window.selectedConfig(), otherJson);
+    QCOMPARE(window.detailsPanel()->shownConfig(), otherJson);
+    QCOMPARE(window.scatter()->selectedConfig(), otherJson);
+    QVERIFY(heatmap->selectConfig(otherJson)); // it is in the grid (best per cell or not, the outline finds its cell)
+
+    // Selecting the same config again changes nothing; an unknown one clears the views.
+    window.selectConfig(otherJson);
+    QCOMPARE(window.detailsPanel()->shownConfig(), otherJson);
+    window.selectConfig(QString());
+    QVERIFY(window.resultsView()->currentConfig().isEmpty());
+    QVERIFY(window.detailsPanel()->shownConfig().isEmpty());
+}
+
+void TestMainWindow::plotsFollowThePalette() {
+    // A dark theme: the plots draw on its base colour with its text colour, like the tables.
+    const QPalette original = QApplication::palette();
+    QPalette dark;
+    dark.setColor(QPalette::Window, QColor(0x2b, 0x2b, 0x2b));
+    dark.setColor(QPalette::WindowText, QColor(0xe0, 0xe0, 0xe0));
+    dark.setColor(QPalette::Base, QColor(0x1e, 0x1e, 0x1e));
+    dark.setColor(QPalette::AlternateBase, QColor(0x26, 0x26, 0x26));
+    dark.setColor(QPalette::Text, QColor(0xe0, 0xe0, 0xe0));
+    dark.setColor(QPalette::Button, QColor(0x35, 0x35, 0x35));
+    dark.setColor(QPalette::ButtonText, QColor(0xe0, 0xe0, 0xe0));
+    dark.setColor(QPalette::Highlight, QColor(0x3d, 0x7a, 0xd6));
+    dark.setColor(QPalette::PlaceholderText, QColor(0x90, 0x90, 0x90));
+    {
+        QTemporaryDir folder;
+        MainWindow window(transient());
+        window.resize(1600, 1000);
+        window.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&window));
+        // The light default first, then the switch while the window is open.
+        const auto corner = [](QCustomPlot* plot) { return plot->toPixmap(200, 150).toImage().pixelColor(1, 1); };
+        QCOMPARE(corner(window.heatmap()->plot()), window.heatmap()->palette().color(QPalette::Base));
+        QApplication::setPalette(dark);
+        QVERIFY(window.openDemo(folder.path()));
+        QTRY_VERIFY_WITH_TIMEOUT(window.hasResultsShown() && !window.isBusy(), kTimeoutMs);
+        for (QCustomPlot* plot : {window.heatmap()->plot(), window.scatter()->plot()}) {
+            QCOMPARE(corner(plot), QColor(0x1e, 0x1e, 0x1e));
+            QCOMPARE(plot->xAxis->tickLabelColor(), QColor(0xe0, 0xe0, 0xe0));
+            QCOMPARE(plot->yAxis->labelColor(), QColor(0xe0, 0xe0, 0xe0));
+        }
+        saveShot(window, QStringLiteral("tst_mainwindow_dark.png"));
+        window.findChild<QDockWidget*>(QStringLiteral("scatterDock"))->raise();
+        QTest::qWait(50);
+        saveShot(window, QStringLiteral("tst_mainwindow_dark_scatter.png"));
+    }
+    QApplication::setPalette(original);
+}
+
+void TestMainWindow::runReplaysDemoAndPlotsExport() {
+    QTemporaryDir folder;
+    MainWindow window(transient());
+    window.resize(1600, 1000);
+    window.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&window));
+    QVERIFY(window.openDemo(folder.path()));
+    QTRY_VERIFY_WITH_TIMEOUT(window.hasResultsShown() && !window.isLoadingResults(), kTimeoutMs);
+
+    // File > Export Plot: PNG and PDF.
+    const QString png = folder.filePath(QStringLiteral("heatmap.png"));
+    const QString pdf = folder.filePath(QStringLiteral("scatter.pdf"));
+    QVERIFY(window.exportPlot(window.heatmap(), png));
+    QVERIFY(QImage(png).width() > 100);
+    QVERIFY(window.exportPlot(window.scatter(), pdf));
+    QFile pdfFile(pdf);
+    QVERIFY(pdfFile.open(QIODevice::ReadOnly));
+    QVERIFY(pdfFile.read(5) == "%PDF-");
+
+    // Ctrl+R replays the demo recording (the Run panel's default after the demo) into a
+    // database; the run's snapshots feed the views.
+    window.runPanel()->setDatabasePath(folder.filePath(QStringLiteral("runs.db")));
+    QAction* run = nullptr;
+    QAction* cancel = nullptr;
+    for (QAction* action : window.findChildren<QAction*>()) {
+        if (action->shortcuts().contains(QKeySequence(Qt::CTRL | Qt::Key_R)))
+            run = action;
+        if (action->shortcuts().contains(QKeySequence(Qt::Key_Escape)))
+            cancel = action;
+    }
+    QVERIFY(run && cancel);
+    QSignalSpy finished(window.sessionController(), &SessionController::finished);
+    QSignalSpy failed(window.sessionController(), &SessionController::failed);
+    run->trigger();
+    QTRY_VERIFY_WITH_TIMEOUT(finished.count() + failed.count() >= 1, kTimeoutMs);
+    QVERIFY2(failed.isEmpty(), failed.isEmpty() ? "" : qPrintable(failed.first().at(0).toString()));
+    QVERIFY(!window.isDemo());
+    QVERIFY(window.sessionController()->session().id > 0);
+    QTRY_COMPARE(window.resultsView()->model()->rowCount(), kDemoResults);
+    QVERIFY(!window.windowTitle().contains(QStringLiteral("demo")));
+    QVERIFY(!cancel->isEnabled());
+    QVERIFY(run->isEnabled());
+    QVERIFY(QFileInfo::exists(folder.filePath(QStringLiteral("runs.db"))));
+    // The heatmap shows the run's results, the same best.
+    QTRY_VERIFY(window.hasResultsShown());
+    const auto grid = window.heatmap()->grid();
+    QVERIFY(std::abs(grid->cell(grid->best).value - 43.43) < 0.01);
+}
+
+void TestMainWindow::opensDroppedRecordings() {
+    MainWindow window(transient());
+    window.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&window));
+    QVERIFY(window.openProblem(kSgemm));
+
+    QMimeData notOpenable;
+    notOpenable.setUrls({QUrl::fromLocalFile(QStringLiteral(TILESCOPE_SOURCE_DIR "/kernels/sgemm/sgemm.cu"))});
+    QDragEnterEvent refused(QPoint(10, 10), Qt::CopyAction, &notOpenable, Qt::LeftButton, Qt::NoModifier);
+    QApplication::sendEvent(&window, &refused);
+    QVERIFY(!refused.isAccepted());
+
+    QMimeData mime;
+    mime.setUrls({QUrl::fromLocalFile(kDemo)});
+    QDragEnterEvent enter(QPoint(10, 10), Qt::CopyAction, &mime, Qt::LeftButton, Qt::NoModifier);
+    QApplication::sendEvent(&window, &enter);
+    QVERIFY(enter.isAccepted());
+    QDropEvent drop(QPointF(10, 10), Qt::CopyAction, &mime, Qt::LeftButton, Qt::NoModifier);
+    QApplication::sendEvent(&window, &drop);
+    QTRY_VERIFY_WITH_TIMEOUT(window.hasResultsShown(), kTimeoutMs);
+    QCOMPARE(window.resultsView()->model()->rowCount(), kDemoResults);
+    QVERIFY(!window.isDemo());
+    // A recording of the open problem at its shape 1: the window looks at that shape.
+    QTRY_COMPARE(window.document()->shapeIndex(), 1);
+    QVERIFY(window.recentFiles().contains(QFileInfo(kDemo).absoluteFilePath()));
+    QVERIFY(window.windowTitle().contains(QFileInfo(kDemo).fileName()));
+
+    // A Kernel Tuner cache of another kernel replaces it; a bad file reports in the banner and keeps it.
+    QVERIFY(window.openRecording(kKernelTunerCache));
+    QTRY_COMPARE_WITH_TIMEOUT(window.sessionController()->session().kernel, std::string("scale"), kTimeoutMs);
+    QTRY_VERIFY(window.resultsView()->model()->rowCount() > 0 &&
+                window.resultsView()->model()->rowCount() != kDemoResults);
+    QTemporaryDir dir;
+    const QString broken = dir.filePath(QStringLiteral("broken.t4.json"));
+    QFile file(broken);
+    QVERIFY(file.open(QIODevice::WriteOnly));
+    file.write(R"({"schema_version": "1.0.0", "results": [ {"timestamp": )");
+    file.close();
+    const int before = window.resultsView()->model()->rowCount();
+    QVERIFY(window.openRecording(broken));
+    QTRY_VERIFY_WITH_TIMEOUT(!window.errorBanner()->isHidden(), kTimeoutMs);
+    QVERIFY(window.errorBanner()->title().contains(QStringLiteral("broken.t4.json")));
+    QCOMPARE(window.resultsView()->model()->rowCount(), before);
+    QVERIFY(!window.openRecording(dir.filePath(QStringLiteral("absent.db"))));
+    QVERIFY(window.errorBanner()->title().contains(QStringLiteral("absent.db")));
+}
+
+void TestMainWindow::shortcutsAndDocks() {
+    MainWindow window(transient());
+    auto shortcutOf = [&](const QKeySequence& sequence) -> QAction* {
+        for (QAction* action : window.findChildren<QAction*>())
+            if (action->shortcuts().contains(sequence))
+                return action;
+        return nullptr;
+    };
+    QVERIFY(shortcutOf(QKeySequence(Qt::CTRL | Qt::Key_O)));
+    QVERIFY(shortcutOf(QKeySequence(Qt::CTRL | Qt::Key_R)));
+    QVERIFY(shortcutOf(QKeySequence(Qt::CTRL | Qt::Key_E)));
+    QVERIFY(shortcutOf(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_S)));
+    QAction* cancel = shortcutOf(QKeySequence(Qt::Key_Escape));
+    QVERIFY(cancel);
+    QCOMPARE(shortcutOf(QKeySequence(Qt::CTRL | Qt::Key_Period)), cancel);
+    QVERIFY(!cancel->isEnabled()); // nothing runs
+
+    // Every panel is a dock the View menu shows and hides.
+    QStringList names;
+    for (QDockWidget* dock : window.docks())
+        names << dock->objectName();
+    for (const char* name : {"problemDock", "spaceDock", "runDock", "heatmapDock", "scatterDock", "sourceDock",
+                             "resultsDock", "crossGpuDock", "detailsDock"})
+        QVERIFY2(names.contains(QLatin1String(name)), name);
+    window.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&window));
+    for (QDockWidget* dock : window.docks()) {
+        QAction* toggle = dock->toggleViewAction();
+        QVERIFY(toggle->isChecked());
+        toggle->trigger();
+        QVERIFY(dock->isHidden());
+        toggle->trigger();
+        QVERIFY(!dock->isHidden());
+    }
+}
+
+// ------------------------------------------------------------------------------ export
+
+void TestMainWindow::sessionListModel() {
+    SessionListModel model;
+    QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+    auto sessions = std::make_shared<std::vector<SessionData>>(demoSessions());
+    sessions->push_back(demoSessions().front());
+    sessions->back().info.id = 7;
+    sessions->back().info.deviceName = "NVIDIA A100";
+    model.setSessions(sessions);
+    QCOMPARE(model.rowCount(), 2);
+    QCOMPARE(model.checkedRows(), (std::vector<int>{0, 1}));
+    QCOMPARE(model.index(1, SessionListModel::DeviceColumn).data().toString(), QStringLiteral("NVIDIA A100"));
+    QCOMPARE(model.index(0, SessionListModel::ResultsColumn).data().toString(), QStringLiteral("2,761"));
+    QVERIFY(model.index(0, SessionListModel::BestColumn).data().toString().contains(QStringLiteral("43.43 TFLOP/s")));
+
+    // T4 holds one session: exclusive mode keeps one checked, and checking another moves it.
+    model.setExclusive(true);
+    QCOMPARE(model.checkedRows(), (std::vector<int>{0}));
+    QVERIFY(model.setData(model.index(1, 0), Qt::Checked, Qt::CheckStateRole));
+    QCOMPARE(model.checkedRows(), (std::vector<int>{1}));
+    QVERIFY(!model.setData(model.index(1, 0), Qt::Unchecked, Qt::CheckStateRole)); // never none
+    model.setExclusive(false);
+    QVERIFY(model.setData(model.index(0, 0), Qt::Checked, Qt::CheckStateRole));
+    QCOMPARE(model.checkedRows(), (std::vector<int>{0, 1}));
+}
+
+void TestMainWindow::exportDialogWritesEveryFormat_data() {
+    QTest::addColumn<int>("format");
+    QTest::addColumn<QString>("file");
+    QTest::newRow("t4") << int(ExportFormat::T4) << QStringLiteral("sgemm.t4.json");
+    QTest::newRow("json") << int(ExportFormat::BestConfigsJson) << QStringLiteral("sgemm_best.json");
+    QTest::newRow("triton") << int(ExportFormat::Triton) << QStringLiteral("sgemm_triton.py");
+    QTest::newRow("cpp") << int(ExportFormat::CppHeader) << QStringLiteral("sgemm_tuned.h");
+    QTest::newRow("csv") << int(ExportFormat::Csv) << QStringLiteral("sgemm.csv");
+}
+
+void TestMainWindow::exportDialogWritesEveryFormat() {
+    QFETCH(int, format);
+    QFETCH(QString, file);
+    const auto kind = static_cast<ExportFormat>(format);
+    QTemporaryDir dir;
+    ExportDialog dialog;
+    QAbstractItemModelTester tester(dialog.sessionModel(), QAbstractItemModelTester::FailureReportingMode::QtTest);
+    dialog.setSessions(demoSessions(), QStringLiteral("the demo recording"));
+    dialog.setOutputFolder(dir.path());
+    dialog.setFormat(kind);
+    dialog.setTopK(4);
+    QCOMPARE(dialog.format(), kind);
+    // The proposed name is the kernel's with the format's suffix.
+    QCOMPARE(dialog.outputPath(), dir.filePath(file));
+    QTRY_VERIFY_WITH_TIMEOUT(dialog.isReady(), kTimeoutMs);
+    QVERIFY2(dialog.problemText().isEmpty(), qPrintable(dialog.problemText()));
+    dialog.show();
+    saveShot(dialog,
+             QStringLiteral("tst_mainwindow_export_%1.png").arg(QString::fromStdString(exportFormatName(kind))));
+
+    QSignalSpy exported(&dialog, &ExportDialog::exported);
+    QString error;
+    QVERIFY2(dialog.exportNow(&error), qPrintable(error));
+    QCOMPARE(exported.count(), 1);
+    const QString path = dir.filePath(file);
+    QVERIFY(QFileInfo::exists(path));
+    const QString text = readText(path);
+    QVERIFY(!text.isEmpty());
+    // The preview is the file's beginning.
+    const QString preview = dialog.previewText();
+    QVERIFY(!preview.isEmpty());
+    QVERIFY(text.startsWith(preview));
+    QVERIFY(preview.count(QLatin1Char('\n')) <= ExportDialog::kPreviewLines);
+
+    switch (kind) {
+    case ExportFormat::T4: {
+        // It reads back as a recording with every result.
+        const auto back = readRecording(path.toStdString());
+        QCOMPARE(back.size(), std::size_t(1));
+        QCOMPARE(back.front().results.size(), std::size_t(kDemoResults));
+        QCOMPARE(back.front().info.deviceName, std::string("NVIDIA H200"));
+        break;
+    }
+    case ExportFormat::BestConfigsJson: {
+        const auto best = parseBestConfigsJson(text.toStdString(), path.toStdString());
+        QCOMPARE(best.size(), std::size_t(1));
+        QCOMPARE(best.front().kernel, std::string("sgemm"));
+        QCOMPARE(best.front().config["BLOCK_M"].get<int>(), 256);
+        break;
+    }
+    case ExportFormat::Triton:
+        QVERIFY(text.contains(QStringLiteral("triton.Config(")));
+        QCOMPARE(text.count(QStringLiteral("triton.Config(")), 4); // --top 4
+        QVERIFY(text.contains(QStringLiteral("num_stages=")));
+        break;
+    case ExportFormat::CppHeader: {
+        QVERIFY(text.contains(QStringLiteral("namespace sgemm")));
+        const QString gxx = QStandardPaths::findExecutable(QStringLiteral("g++"));
+        if (gxx.isEmpty()) {
+            qInfo("g++ not found: the header's syntax is not checked");
+            break;
+        }
+        QProcess compiler;
+        compiler.start(gxx, {QStringLiteral("-std=c++17"), QStringLiteral("-fsyntax-only"), QStringLiteral("-x"),
+                             QStringLiteral("c++"), path});
+        QVERIFY(compiler.waitForFinished(60'000));
+        QVERIFY2(compiler.exitCode() == 0, compiler.readAllStandardError().constData());
+        break;
+    }
+    case ExportFormat::Csv: {
+        const QStringList lines = text.split(QLatin1Char('\n'), Qt::SkipEmptyParts);
+        QCOMPARE(lines.size(), kDemoResults + 1);
+        QVERIFY(lines.front().startsWith(QStringLiteral("session,kernel,shape,device,BLOCK_M,")));
+        break;
+    }
+    }
+}
+
+void TestMainWindow::exportDialogExplainsWhatCannotBeWritten() {
+    QTemporaryDir dir;
+    ExportDialog dialog;
+    QVERIFY(!dialog.exportNow());
+    // Nothing to export.
+    dialog.setFormat(ExportFormat::Csv);
+    QTRY_VERIFY(dialog.isReady());
+    QVERIFY(!dialog.problemText().isEmpty());
+
+    // A session whose configs all failed has nothing for a header.
+    std::vector<SessionData> failed(1);
+    failed.front().info = demoSessions().front().info;
+    for (std::size_t i = 0; i < 3; ++i) {
+        ResultRecord r = demoSessions().front().results[i];
+        r.measurement.status = ResultStatus::CompileError;
+        r.objective.reset();
+        failed.front().results.push_back(r);
+    }
+    dialog.setSessions(failed, QStringLiteral("failures"));
+    dialog.setFormat(ExportFormat::CppHeader);
+    dialog.setOutputPath(dir.filePath(QStringLiteral("x.h")));
+    QTRY_VERIFY(dialog.isReady());
+    QVERIFY(dialog.problemText().contains(QStringLiteral("nothing to put in a header")));
+    QString error;
+    QVERIFY(!dialog.exportNow(&error));
+    QVERIFY(error.contains(QStringLiteral("nothing to put in a header")));
+    QVERIFY(!QFileInfo::exists(dir.filePath(QStringLiteral("x.h"))));
+
+    // A folder that is not there.
+    dialog.setFormat(ExportFormat::Csv);
+    dialog.setOutputPath(dir.filePath(QStringLiteral("no/such/folder/x.csv")));
+    QTRY_VERIFY(dialog.isReady());
+    QVERIFY(!dialog.exportNow(&error));
+    QVERIFY(error.contains(QStringLiteral("does not exist")));
+
+    // From the window: the dialog opens on the results on screen.
+    QTemporaryDir folder;
+    MainWindow window(transient());
+    window.show();
+    QVERIFY(window.openDemo(folder.path()));
+    QTRY_VERIFY_WITH_TIMEOUT(window.hasResultsShown(), kTimeoutMs);
+    ExportDialog* fromWindow = window.showExportDialog();
+    QVERIFY(fromWindow && fromWindow->isVisible());
+    QCOMPARE(fromWindow->sessionModel()->rowCount(), 1);
+    QCOMPARE(fromWindow->sessionModel()->sessions()->front().results.size(), std::size_t(kDemoResults));
+}
+
+void TestMainWindow::exportDialogReadsDatabases() {
+    // A database of two sessions (the demo imported twice, the second as if on another device).
+    QTemporaryDir dir;
+    const QString db = dir.filePath(QStringLiteral("two.db"));
+    {
+        ResultStore store = ResultStore::open(db.toStdString());
+        importSession(store, demoSessions().front(), "demo");
+        SessionData other = demoSessions().front();
+        other.info.deviceName = "NVIDIA A100";
+        other.results.resize(100);
+        importSession(store, other, "demo");
+    }
+    ExportDialog dialog;
+    dialog.setOutputFolder(dir.path());
+    QSignalSpy listed(&dialog, &ExportDialog::sourceChanged);
+    dialog.openRecording(db);
+    QTRY_COMPARE_WITH_TIMEOUT(listed.count(), 1, kTimeoutMs);
+    QCOMPARE(dialog.sessionModel()->rowCount(), 2);
+    QCOMPARE(dialog.sessionModel()->index(1, SessionListModel::DeviceColumn).data().toString(),
+             QStringLiteral("NVIDIA A100"));
+
+    // CSV of both, the best configs of both devices, T4 of one.
+    dialog.setFormat(ExportFormat::Csv);
+    QTRY_VERIFY_WITH_TIMEOUT(dialog.isReady(), kTimeoutMs);
+    QVERIFY(dialog.exportNow());
+    QCOMPARE(readText(dir.filePath(QStringLiteral("sgemm.csv"))).split(QLatin1Char('\n'), Qt::SkipEmptyParts).size(),
+             kDemoResults + 100 + 1);
+    dialog.setFormat(ExportFormat::BestConfigsJson);
+    QTRY_VERIFY_WITH_TIMEOUT(dialog.isReady(), kTimeoutMs);
+    QVERIFY(dialog.exportNow());
+    QCOMPARE(parseBestConfigsJson(readText(dir.filePath(QStringLiteral("sgemm_best.json"))).toStdString(), "b").size(),
+             std::size_t(2));
+    dialog.setFormat(ExportFormat::T4);
+    QCOMPARE(dialog.sessionModel()->checkedRows(), (std::vector<int>{0}));
+    dialog.sessionModel()->setChecked(1, true);
+    QTRY_VERIFY_WITH_TIMEOUT(dialog.isReady(), kTimeoutMs);
+    QVERIFY(dialog.exportNow());
+    QCOMPARE(readRecording(dir.filePath(QStringLiteral("sgemm.t4.json")).toStdString()).front().results.size(),
+             std::size_t(100));
+}
+
+// ------------------------------------------------------------------------------ cross-GPU
+
+void TestMainWindow::crossGpuModelHighlightsDifferences() {
+    CrossGpuModel model;
+    QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+    const std::vector<std::string> archs = {"sm_80", "sm_90"};
+    model.reset({"A", "B"}, archs);
+    std::vector<CrossGpuRow> rows(3);
+    // Row 0: alike on both. Row 1: spills on sm_90 only. Row 2: occupancy 25 % vs 50 %.
+    rows[0].perArch = {analysis("sm_80", 64, 0, 32), analysis("sm_90", 64, 0, 32)};
+    rows[1].perArch = {analysis("sm_80", 128, 0, 16), analysis("sm_90", 128, 8, 16)};
+    rows[2].perArch = {analysis("sm_80", 96, 0, 16), analysis("sm_90", 96, 0, 32)};
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+        rows[i].index = i;
+        rows[i].values = {QString::number(i), QStringLiteral("1")};
+        rows[i].configJson = "{\"A\":" + std::to_string(i) + ",\"B\":1}";
+        describeDifferences(rows[i], archs);
+    }
+    QVERIFY(!rows[0].spillDiffers && !rows[0].occupancyDiffers && rows[0].differences.isEmpty());
+    QVERIFY(rows[1].spillDiffers && !rows[1].occupancyDiffers);
+    QCOMPARE(rows[1].differences, QStringLiteral("spills on sm_90 only"));
+    QVERIFY(!rows[2].spillDiffers && rows[2].occupancyDiffers);
+    QCOMPARE(rows[2].differences, QStringLiteral("occupancy 25.0–50.0 %"));
+    model.appendRows(rows);
+    QCOMPARE(model.rowCount(), 3);
+    QCOMPARE(model.columnCount(), 1 + 2 + 4 * 2 + 1);
+
+    using Q = CrossGpuModel::Quantity;
+    const auto cell = [&](int row, Q quantity, int arch) { return model.index(row, model.column(quantity, arch)); };
+    QCOMPARE(cell(1, Q::Registers, 1).data().toString(), QStringLiteral("128"));
+    QCOMPARE(cell(1, Q::SpillBytes, 1).data().toString(), QStringLiteral("16"));
+    QCOMPARE(cell(2, Q::Occupancy, 1).data().toString(), QStringLiteral("50.0"));
+    QCOMPARE(cell(2, Q::Limiter, 0).data().toString(), QStringLiteral("registers"));
+    QVERIFY(
+        model.headerData(model.column(Q::Occupancy, 1), Qt::Horizontal).toString().contains(QStringLiteral("sm_90")));
+    // Tints: none on row 0; spill cells on row 1 (different on each side); occupancy cells on row 2.
+    for (int c = 0; c < model.columnCount(); ++c)
+        QVERIFY(!model.index(0, c).data(Qt::BackgroundRole).isValid());
+    const QColor spilling = cell(1, Q::SpillBytes, 1).data(Qt::BackgroundRole).value<QBrush>().color();
+    const QColor clean = cell(1, Q::SpillBytes, 0).data(Qt::BackgroundRole).value<QBrush>().color();
+    QVERIFY(spilling.isValid() && clean.isValid() && spilling != clean);
+    QVERIFY(!cell(1, Q::Occupancy, 0).data(Qt::BackgroundRole).isValid());
+    QVERIFY(cell(2, Q::Occupancy, 0).data(Qt::BackgroundRole).isValid());
+    QVERIFY(cell(2, Q::Occupancy, 1).data(Qt::BackgroundRole).isValid());
+    QVERIFY(cell(1, Q::SpillBytes, 1).data(Qt::ToolTipRole).toString().contains(QStringLiteral("spill stores 8 B")));
+    QCOMPARE(model.rowOf(QStringLiteral(R"({"B":1,"A":2})")), 2); // any key order
+    QCOMPARE(model.rowOf(QStringLiteral(R"({"A":9,"B":1})")), -1);
+    QVERIFY(model.index(1, 0).data(CrossGpuModel::DiffersRole).toBool());
+    QVERIFY(!model.index(0, 0).data(CrossGpuModel::DiffersRole).toBool());
+}
+
+void TestMainWindow::crossGpuViewCompilesSample() {
+    auto problem = std::make_shared<const TuningProblem>(TuningProblem::load(kSgemm.toStdString()));
+    auto space = std::make_shared<SpaceResult>();
+    space->problem = problem;
+    space->shapeIndex = 0;
+    space->space = std::make_shared<const ConfigSpace>(ConfigSpace::build(*problem, 0));
+
+    CrossGpuView view;
+    QAbstractItemModelTester tester(view.model(), QAbstractItemModelTester::FailureReportingMode::QtTest);
+    QAbstractItemModelTester proxyTester(view.proxyModel(), QAbstractItemModelTester::FailureReportingMode::QtTest);
+    // The defaults: four archs, 200 configs.
+    QCOMPARE(view.archs(), (std::vector<std::string>{"sm_80", "sm_86", "sm_89", "sm_90"}));
+    QCOMPARE(view.configCount(), 200);
+
+    view.setCacheDirectory(m_cacheDir.path()); // compiled for real, once, by NVRTC
+    view.setSpace(space);
+    view.setArchs({"sm_80", "sm_90"});
+    view.setConfigCount(20);
+    view.resize(1200, 600);
+    view.show();
+    QSignalSpy finished(&view, &CrossGpuView::finished);
+    QSignalSpy progressed(&view, &CrossGpuView::progressed);
+    view.start();
+    QVERIFY(view.isRunning());
+    QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 1, 600'000);
+    QCOMPARE(finished.takeFirst().at(0).toBool(), false);
+    QVERIFY(!view.isRunning());
+    QVERIFY(progressed.count() >= 2);
+    QCOMPARE(progressed.last().at(0).toInt(), 40);
+
+    QCOMPARE(view.model()->rowCount(), 20);
+    QCOMPARE(view.model()->archs(), (std::vector<std::string>{"sm_80", "sm_90"}));
+    int compiled = 0;
+    for (const CrossGpuRow& row : view.model()->rows()) {
+        QCOMPARE(row.perArch.size(), std::size_t(2));
+        QCOMPARE(row.values.size(), 7);
+        for (const ConfigAnalysis& a : row.perArch)
+            compiled += a.compiled() ? 1 : 0;
+    }
+    QCOMPARE(compiled, 40); // every sgemm config compiles on both
+    using Q = CrossGpuModel::Quantity;
+    const QString registers = view.model()->index(0, view.model()->column(Q::Registers, 1)).data().toString();
+    QVERIFY(registers.toInt() > 0);
+    const QString summary = view.summaryText();
+    QVERIFY2(summary.contains(QStringLiteral("sm_80: 20 of 20 compiled")), qPrintable(summary));
+    QVERIFY2(summary.contains(QStringLiteral("sm_90: 20 of 20 compiled")), qPrintable(summary));
+    saveShot(view, QStringLiteral("tst_mainwindow_crossgpu.png"));
+
+    // A row picked in the table names its config; a config picked elsewhere selects its row.
+    QSignalSpy selected(&view, &CrossGpuView::configSelected);
+    view.tableView()->setCurrentIndex(view.proxyModel()->index(3, 0));
+    QCOMPARE(selected.count(), 1);
+    const QString third = selected.takeFirst().at(0).toString();
+    QCOMPARE(view.model()->rowOf(third), view.proxyModel()->mapToSource(view.proxyModel()->index(3, 0)).row());
+    QVERIFY(view.selectConfig(QString::fromStdString(view.model()->rows()[7].configJson)));
+    QCOMPARE(view.proxyModel()->mapToSource(view.tableView()->currentIndex()).row(), 7);
+    QCOMPARE(selected.count(), 0); // no echo
+
+    // The same sample again comes from the cache at once; cancelling a larger one stops it early.
+    view.start();
+    QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 1, 60'000);
+    finished.clear();
+    QCOMPARE(view.model()->rowCount(), 20);
+    QVERIFY(view.model()->rows().front().perArch.front().cached);
+    view.setSeed(5);
+    view.setConfigCount(400);
+    view.start();
+    QTRY_VERIFY_WITH_TIMEOUT(view.model()->rowCount() > 0, 120'000);
+    view.cancel();
+    QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 1, 120'000);
+    QCOMPARE(finished.takeFirst().at(0).toBool(), true);
+    QVERIFY(view.model()->rowCount() < 400);
+    QVERIFY(view.statusText().contains(QStringLiteral("Cancelled")));
+
+    // The session's best results, then the config selected in the window.
+    auto results = std::make_shared<const std::vector<ResultRecord>>(demoSessions().front().results);
+    const std::string best = configJson(bestOf(*results)->config);
+    view.setResults(results);
+    view.setSource(CrossGpuView::Source::BestResults);
+    view.setConfigCount(2);
+    view.setArchs({"sm_90"});
+    view.start();
+    QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 1, 120'000);
+    finished.clear();
+    QCOMPARE(view.model()->rowCount(), 2);
+    QCOMPARE(nlohmann::json::parse(view.model()->rows().front().configJson), nlohmann::json::parse(best));
+    const std::string second = ranked(*results)[1].config.dump();
+    view.setSelectedConfig(QString::fromStdString(second));
+    view.setSource(CrossGpuView::Source::Selected);
+    view.start();
+    QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 1, 120'000);
+    QCOMPARE(view.model()->rowCount(), 1);
+    QCOMPARE(nlohmann::json::parse(view.model()->rows().front().configJson), nlohmann::json::parse(second));
+    QVERIFY(view.model()->rows().front().perArch.front().compiled());
+}
+
+QTEST_MAIN(TestMainWindow)
+#include "tst_mainwindow.moc"

@@ -1,0 +1,135 @@
+#pragma once
+
+// Cross-GPU: the same configs compiled for several architectures side by side (default sm_80,
+// sm_86, sm_89, sm_90), without owning those GPUs: registers, spill bytes, theoretical occupancy
+// and its limiter per arch, with the cells tinted where a config spills on one arch and not on
+// another or where its occupancy changes, and a summary line per arch. The configs are a random
+// sample of the space (200 by default), the best results of the session, or the selected config.
+//
+// The compiles run off the GUI thread through core's StaticAnalyzer and CompileService, with
+// the on-disk compile cache, in batches, so rows appear as they are ready; Cancel stops after the
+// compiles in flight.
+
+#include "crossgpu/crossgpumodel.h"
+#include "store/records.h"
+
+#include <QString>
+#include <QWidget>
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+class QCheckBox;
+class QComboBox;
+class QLabel;
+class QMenu;
+class QProgressBar;
+class QPushButton;
+class QSortFilterProxyModel;
+class QSpinBox;
+class QTableView;
+class QThreadPool;
+class QToolButton;
+
+namespace tilescope::views {
+
+struct SpaceResult;
+
+class CrossGpuView : public QWidget {
+    Q_OBJECT
+public:
+    enum class Source {
+        Sample,      ///< a random sample of the valid configs (count and seed)
+        BestResults, ///< the best results of the session (count)
+        Selected,    ///< the config selected in the window
+    };
+    /// Configs compiled per batch: rows appear batch by batch.
+    static constexpr int kBatchConfigs = 8;
+
+    explicit CrossGpuView(QWidget* parent = nullptr);
+    /// Cancels the analysis in progress and waits for the compiles in flight.
+    ~CrossGpuView() override;
+
+    /// The problem, shape and config space to analyse (null: none; an analysis in progress is cancelled).
+    void setSpace(std::shared_ptr<const SpaceResult> space);
+    /// The session's results, for Source::BestResults.
+    void setResults(std::shared_ptr<const std::vector<ResultRecord>> results);
+    /// The config selected elsewhere (compact JSON), for Source::Selected; also selects its row.
+    void setSelectedConfig(const QString& configJson);
+
+    void setArchs(const std::vector<std::string>& archs);
+    std::vector<std::string> archs() const;
+    void setSource(Source source);
+    Source source() const;
+    void setConfigCount(int count);
+    int configCount() const;
+    void setSeed(std::uint64_t seed);
+    /// The compile cache folder ("" = Tilescope's default, $TILESCOPE_CACHE_DIR or ~/.cache/tilescope/compile).
+    void setCacheDirectory(const QString& directory) { m_cacheDirectory = directory; }
+
+    /// Starts analysing the chosen configs on the chosen archs (cancelling one in progress).
+    void start();
+    /// Stops after the compiles in flight; the rows done stay.
+    void cancel();
+    bool isRunning() const { return m_running; }
+
+    /// Selects the row of a config (compact JSON, any key order); false when it has none.
+    bool selectConfig(const QString& configJson);
+
+    CrossGpuModel* model() const { return m_model; }
+    QSortFilterProxyModel* proxyModel() const { return m_proxy; }
+    QTableView* tableView() const { return m_table; }
+    /// The summary as plain text, one line per arch.
+    QString summaryText() const;
+    QString statusText() const;
+
+signals:
+    /// An analysis started: `total` compiles.
+    void started(int total);
+    void progressed(int done, int total);
+    /// The analysis ended (all configs done, cancelled, or failed: statusText() says).
+    void finished(bool cancelled);
+    /// A row was picked: its config as compact JSON.
+    void configSelected(const QString& configJson);
+
+private:
+    struct Job;
+
+    void buildArchMenu();
+    void updateArchButton();
+    void updateControls();
+    void updateSummary();
+    void onRows(std::uint64_t generation, std::vector<CrossGpuRow> rows);
+    void onProgress(std::uint64_t generation, int done, int total);
+    void onFinished(std::uint64_t generation, bool cancelled, const QString& error, int skipped);
+    void onCurrentRowChanged();
+
+    std::shared_ptr<const SpaceResult> m_space;
+    std::shared_ptr<const std::vector<ResultRecord>> m_results;
+    QString m_selectedConfig;
+    QString m_cacheDirectory;
+    std::uint64_t m_seed = 0;
+
+    std::unique_ptr<QThreadPool> m_pool;
+    std::atomic<std::uint64_t> m_generation{0};
+    std::shared_ptr<std::atomic<bool>> m_cancel;
+    bool m_running = false;
+
+    CrossGpuModel* m_model = nullptr;
+    QSortFilterProxyModel* m_proxy = nullptr;
+    QComboBox* m_sourceCombo = nullptr;
+    QSpinBox* m_countSpin = nullptr;
+    QToolButton* m_archButton = nullptr;
+    QMenu* m_archMenu = nullptr;
+    QPushButton* m_runButton = nullptr;
+    QProgressBar* m_progress = nullptr;
+    QLabel* m_status = nullptr;
+    QCheckBox* m_onlyDifferences = nullptr;
+    QLabel* m_summary = nullptr;
+    QTableView* m_table = nullptr;
+};
+
+} // namespace tilescope::views

@@ -1,0 +1,609 @@
+#include "session/configdetails.h"
+
+#include "format.h"
+#include "plots/quantity.h"
+
+#include "analysis/staticanalysis.h"
+#include "exchange/configcodec.h"
+#include "measure/metricnames.h"
+#include "space/configspace.h"
+
+#include <QTextBrowser>
+#include <QTextDocument>
+#include <QThreadPool>
+#include <QTimer>
+#include <QVBoxLayout>
+
+#include <climits>
+#include <cmath>
+#include <set>
+
+namespace tilescope::views {
+
+namespace {
+
+// How long the results must stay unchanged before the rule is learnt again, and the longest a
+// request waits while they keep changing.
+constexpr std::chrono::milliseconds kRuleDebounce{300};
+constexpr std::chrono::milliseconds kRuleMaxWait{2000};
+
+QString qs(const std::string& text) {
+    return QString::fromStdString(text);
+}
+
+QString esc(const QString& text) {
+    return text.toHtmlEscaped();
+}
+
+QString bytes(std::int64_t n) {
+    return QStringLiteral("%1 B").arg(formatCount(static_cast<double>(n)));
+}
+
+QString bigBytes(double n) {
+    if (n >= 1024.0 * 1024 * 1024)
+        return QStringLiteral("%1 GiB").arg(formatNumber(n / (1024.0 * 1024 * 1024)));
+    if (n >= 1024.0 * 1024)
+        return QStringLiteral("%1 MiB").arg(formatNumber(n / (1024.0 * 1024)));
+    if (n >= 1024.0)
+        return QStringLiteral("%1 KiB").arg(formatNumber(n / 1024.0));
+    return QStringLiteral("%1 B").arg(formatNumber(n));
+}
+
+std::optional<double> metricOf(const ResultRecord& r, const char* name) {
+    for (const Metric& m : r.measurement.metrics)
+        if (m.name == name)
+            return m.value;
+    return std::nullopt;
+}
+
+QString limiterText(Limiter limiter) {
+    switch (limiter) {
+    case Limiter::None:
+        return QStringLiteral("nothing known");
+    case Limiter::Registers:
+        return QStringLiteral("registers");
+    case Limiter::SharedMemory:
+        return QStringLiteral("shared memory");
+    case Limiter::Warps:
+        return QStringLiteral("warps per SM");
+    case Limiter::Blocks:
+        return QStringLiteral("blocks per SM");
+    case Limiter::Barriers:
+        return QStringLiteral("named barriers");
+    }
+    return {};
+}
+
+QString blocksText(int blocks) {
+    return blocks == INT_MAX ? QStringLiteral("no limit") : QString::number(blocks);
+}
+
+// Why occupancy is what it is, in one sentence.
+QString occupancyExplanation(const Occupancy& occ, const ArchLimits& limits, std::int64_t blockSize) {
+    const int warpsPerBlock = static_cast<int>((blockSize + limits.warpSize - 1) / limits.warpSize);
+    QString text = QStringLiteral("Theoretical occupancy on %1 is %2 % (%3 of %4 warps per SM, %5 block%6 of %7 "
+                                  "threads)")
+                       .arg(qs(limits.arch), formatNumber(occ.percent()))
+                       .arg(occ.activeWarps)
+                       .arg(occ.maxWarps)
+                       .arg(occ.activeBlocks)
+                       .arg(occ.activeBlocks == 1 ? QString() : QStringLiteral("s"))
+                       .arg(formatCount(static_cast<double>(blockSize)));
+    switch (occ.limiter) {
+    case Limiter::Registers:
+        text += QStringLiteral(", limited by registers: a block needs %1 registers (as allocated) and an SM has "
+                               "%2, so %3 block%4 fit")
+                    .arg(formatCount(static_cast<double>(occ.registersPerBlock)),
+                         formatCount(static_cast<double>(limits.registersPerSm)))
+                    .arg(occ.blocksByRegisters)
+                    .arg(occ.blocksByRegisters == 1 ? QString() : QStringLiteral("s"));
+        break;
+    case Limiter::SharedMemory:
+        text += QStringLiteral(", limited by shared memory: a block takes %1 (as allocated) of the SM's %2, so %3 "
+                               "block%4 fit")
+                    .arg(bigBytes(static_cast<double>(occ.sharedPerBlock)),
+                         bigBytes(static_cast<double>(limits.sharedPerSm)))
+                    .arg(occ.blocksBySharedMemory)
+                    .arg(occ.blocksBySharedMemory == 1 ? QString() : QStringLiteral("s"));
+        break;
+    case Limiter::Warps:
+        text += occ.activeWarps >= occ.maxWarps
+                    ? QStringLiteral(": full, nothing to gain")
+                    : QStringLiteral(", limited by warps: %1 warps per block, and an SM holds %2")
+                          .arg(warpsPerBlock)
+                          .arg(limits.maxWarpsPerSm);
+        break;
+    case Limiter::Blocks:
+        text +=
+            QStringLiteral(", limited by the %1 resident blocks an SM holds (small blocks)").arg(limits.maxBlocksPerSm);
+        break;
+    case Limiter::Barriers:
+        text += QStringLiteral(", limited by named barriers");
+        break;
+    case Limiter::None:
+        break;
+    }
+    return text + QLatin1Char('.');
+}
+
+QString row(const QString& label, const QString& value) {
+    return QStringLiteral("<tr><td style='padding-right:12px; color:palette(mid)'>%1</td><td>%2</td></tr>")
+        .arg(esc(label), value);
+}
+
+} // namespace
+
+SpillRuleFinding learnSpillRule(const std::vector<ResultRecord>& results, const TuningProblem& problem,
+                                std::size_t shapeIndex, std::uint64_t maxSpace, const std::atomic<bool>* cancel) {
+    SpillRuleFinding finding;
+    std::vector<RuleSample> samples;
+    std::set<Config> seen;
+    std::size_t positives = 0;
+    for (const ResultRecord& r : results) {
+        const auto& info = r.measurement.staticInfo;
+        if (!info || info->registers < 0)
+            continue;
+        std::optional<Config> config = configFromValues(problem, r.config);
+        if (!config || !seen.insert(*config).second)
+            continue;
+        positives += info->spills() ? 1 : 0;
+        samples.push_back({std::move(*config), info->spills()});
+    }
+    finding.resultCount = samples.size();
+    if (samples.empty()) {
+        finding.reason = QStringLiteral("no result carries what ptxas reported (registers, spills)");
+        return finding;
+    }
+    if (positives == 0) {
+        finding.reason = QStringLiteral("none of the %1 configs with static info spills")
+                             .arg(formatCount(std::uint64_t(samples.size())));
+        return finding;
+    }
+    if (cancel && cancel->load())
+        return finding;
+    const RuleSuggestion suggestion = suggestRule(problem, shapeIndex, samples);
+    if (!suggestion.found) {
+        finding.reason = qs(suggestion.reason);
+        return finding;
+    }
+    finding.found = true;
+    finding.condition = suggestion.best.condition;
+    finding.counts = suggestion.best.counts;
+    finding.catchAll = suggestion.catchAll;
+    try {
+        SpaceLimits limits;
+        limits.cancel = cancel;
+        const ConfigSpace space = ConfigSpace::build(problem, shapeIndex, limits);
+        finding.spaceSize = space.size();
+        if (space.size() <= maxSpace)
+            finding.prunedInSpace = countPrunedInSpace(problem, space, shapeIndex, finding.condition);
+    } catch (const std::exception&) {
+        // Too large or cancelled: the count over the space stays unknown.
+    }
+    return finding;
+}
+
+QString spillDiagnosisHtml(const ResultRecord& r, const std::optional<Occupancy>& occupancy, std::int64_t blockSize,
+                           const ArchLimits* limits, const SpillRuleFinding* rule, std::optional<bool> rulePrunesThis,
+                           bool ruleInProgress) {
+    const auto& info = r.measurement.staticInfo;
+    if (!info || info->registers < 0)
+        return QStringLiteral("<p>Nothing to diagnose: no report from the compiler for this config (registers and "
+                              "spills are unknown).</p>");
+    QStringList paragraphs;
+    const SpillClass spill = classifySpill(*info);
+    const bool atCap = limits && info->registers >= limits->maxRegistersPerThread;
+    if (!info->spills()) {
+        QString text = QStringLiteral("No register spilling: %1 registers per thread").arg(info->registers);
+        if (info->stackFrame > 0)
+            text += QStringLiteral(", but a %1 stack frame per thread: local arrays or call frames live in local "
+                                   "memory.")
+                        .arg(bytes(info->stackFrame));
+        else
+            text += QStringLiteral(", no local memory.");
+        paragraphs << esc(text);
+    } else {
+        QString text =
+            QStringLiteral("Spills registers: ptxas gave each thread %1 registers%2 and moved the rest to local "
+                           "memory: %3 of spill stores and %4 of spill loads per thread, in a %5 stack frame. ")
+                .arg(info->registers)
+                .arg(atCap ? QStringLiteral(" (the most a thread can have)") : QString())
+                .arg(bytes(info->spillStores), bytes(info->spillLoads), bytes(info->stackFrame));
+        if (spill == SpillClass::Heavy)
+            text += QStringLiteral("A heavy spill (%1 or more per thread, stores and loads together): the working "
+                                   "set lives in local memory; expect a large slowdown.")
+                        .arg(bytes(kHeavySpillBytes));
+        else
+            text += QStringLiteral("A light spill (under %1 per thread): usually cheap, served by L1.")
+                        .arg(bytes(kHeavySpillBytes));
+        paragraphs << esc(text);
+    }
+
+    if (occupancy && limits && occupancy->launchable) {
+        paragraphs << esc(occupancyExplanation(*occupancy, *limits, blockSize));
+    } else if (occupancy && !occupancy->launchable) {
+        paragraphs << esc(QStringLiteral("It cannot launch on %1: %2.")
+                              .arg(limits ? qs(limits->arch) : QStringLiteral("this arch"), qs(occupancy->reason)));
+    } else if (r.occupancy) {
+        paragraphs << esc(QStringLiteral("Theoretical occupancy %1 % (what limits it is not known: no arch table or "
+                                         "launch geometry).")
+                              .arg(formatNumber(*r.occupancy)));
+    }
+
+    const auto loads = metricOf(r, kLocalLoadSectorsMetric);
+    const auto stores = metricOf(r, kLocalStoreSectorsMetric);
+    if (loads || stores) {
+        const double total = loads.value_or(0) + stores.value_or(0);
+        QString text;
+        if (total == 0)
+            text = QStringLiteral("At run time CUPTI counted no local-memory traffic%1.")
+                       .arg(info->spills() ? QStringLiteral(": the spills sit on paths that did not run, or stay in L1")
+                                           : QString());
+        else
+            text = QStringLiteral("At run time it moved %1 local-load and %2 local-store sectors (%3 of local-memory "
+                                  "traffic at 32 bytes a sector)")
+                       .arg(formatCount(loads.value_or(0)), formatCount(stores.value_or(0)), bigBytes(total * 32));
+        const auto read = metricOf(r, "dram__bytes_read.sum");
+        const auto written = metricOf(r, "dram__bytes_write.sum");
+        if (total > 0 && (read || written))
+            text += QStringLiteral("; DRAM moved %1 in all").arg(bigBytes(read.value_or(0) + written.value_or(0)));
+        if (total > 0)
+            text += QLatin1Char('.');
+        if (const auto achieved = metricOf(r, kAchievedOccupancyMetric))
+            text += QStringLiteral(" Achieved occupancy: %1 %.").arg(formatNumber(*achieved));
+        paragraphs << esc(text);
+    } else if (info->spills()) {
+        paragraphs << esc(QStringLiteral("No CUPTI metrics for this config: how much local-memory traffic the spills "
+                                         "cause is not measured (tune with metrics on)."));
+    }
+
+    if (info->spills()) {
+        if (rule && rule->found) {
+            QString text =
+                QStringLiteral("Register-pressure rule learnt from the %1 results with static info (%2 spill): keep "
+                               "the configs where <code>%3</code>. Among them it prunes %4 of the %2 spilling configs "
+                               "and %5 that do not spill")
+                    .arg(formatCount(std::uint64_t(rule->resultCount)),
+                         formatCount(std::uint64_t(rule->counts.positives)), esc(qs(rule->condition)),
+                         formatCount(std::uint64_t(rule->counts.prunedPositives)),
+                         formatCount(std::uint64_t(rule->counts.prunedNegatives)));
+            if (rule->prunedInSpace)
+                text += QStringLiteral("; over the whole space it prunes %1 of %2 valid configs (%3)")
+                            .arg(formatCount(*rule->prunedInSpace), formatCount(rule->spaceSize),
+                                 formatShare(static_cast<double>(*rule->prunedInSpace),
+                                             static_cast<double>(rule->spaceSize)));
+            text += QLatin1Char('.');
+            if (rulePrunesThis)
+                text += *rulePrunesThis ? QStringLiteral(" It prunes this config.")
+                                        : QStringLiteral(" It keeps this config (a spill it misses).");
+            if (rule->catchAll)
+                text += QStringLiteral(" To prune every spilling config: <code>%1</code> (it also prunes %2 that do "
+                                       "not spill).")
+                            .arg(esc(qs(rule->catchAll->condition)),
+                                 formatCount(std::uint64_t(rule->catchAll->counts.prunedNegatives)));
+            if (ruleInProgress)
+                text += QStringLiteral(" <i>(updating for the newest results…)</i>");
+            paragraphs << text;
+        } else if (rule) {
+            paragraphs << esc(QStringLiteral("No register-pressure rule: %1.").arg(rule->reason));
+        } else if (ruleInProgress) {
+            paragraphs << esc(QStringLiteral("Learning a register-pressure rule from these results…"));
+        }
+    }
+    QString html;
+    for (const QString& p : paragraphs)
+        html += QStringLiteral("<p>") + p + QStringLiteral("</p>");
+    return html;
+}
+
+ConfigDetailsPanel::ConfigDetailsPanel(QWidget* parent)
+    : QWidget(parent)
+    , m_pool(std::make_unique<QThreadPool>())
+    , m_ruleTimer(new QTimer(this))
+    , m_browser(new QTextBrowser(this)) {
+    m_pool->setMaxThreadCount(1);
+    m_ruleTimer->setSingleShot(true);
+    m_ruleTimer->setInterval(kRuleDebounce);
+    connect(m_ruleTimer, &QTimer::timeout, this, &ConfigDetailsPanel::startRule);
+    m_browser->setOpenLinks(false);
+    m_browser->setReadOnly(true);
+    auto* layout = new QVBoxLayout(this);
+    layout->setContentsMargins(0, 0, 0, 0);
+    layout->addWidget(m_browser);
+    render();
+}
+
+ConfigDetailsPanel::~ConfigDetailsPanel() {
+    ++m_ruleGeneration;
+    m_ruleCancel->store(true);
+    m_pool->clear();
+    m_pool->waitForDone();
+}
+
+void ConfigDetailsPanel::setObjectiveName(std::string name) {
+    if (name == m_objectiveName)
+        return;
+    m_objectiveName = std::move(name);
+    render();
+}
+
+void ConfigDetailsPanel::setContext(ResultsSnapshot results, std::vector<std::string> parameterNames,
+                                    std::shared_ptr<const TuningProblem> problem, std::string arch,
+                                    std::size_t shapeIndex) {
+    const bool problemChanged = problem != m_problem || shapeIndex != m_shapeIndex;
+    if (results == m_results && !problemChanged && arch == m_arch && parameterNames == m_parameterNames)
+        return;
+    if (problemChanged || parameterNames != m_parameterNames) {
+        // Another session: the rule learnt for the old one does not apply.
+        ++m_ruleGeneration;
+        m_ruleCancel->store(true);
+        m_rule.reset();
+        m_ruleResults.reset();
+        m_ruleProblem.reset();
+    }
+    if (problemChanged) {
+        m_analyzer.reset();
+        if (problem) {
+            try {
+                m_analyzer = std::make_unique<StaticAnalyzer>(*problem, shapeIndex);
+            } catch (const std::exception&) {
+                // The geometry stays unknown; occupancy then comes from the results alone.
+            }
+        }
+    }
+    m_results = std::move(results);
+    m_parameterNames = std::move(parameterNames);
+    m_problem = std::move(problem);
+    m_arch = std::move(arch);
+    m_shapeIndex = shapeIndex;
+    showConfig(m_configJson);
+}
+
+const ResultRecord* ConfigDetailsPanel::shownRecord() const {
+    return m_record;
+}
+
+void ConfigDetailsPanel::showConfig(const QString& configJsonText) {
+    m_configJson = configJsonText;
+    m_record = nullptr;
+    if (!configJsonText.isEmpty() && m_results) {
+        const std::vector<ResultRecord>& rs = *m_results;
+        const std::string wanted = configJsonText.toStdString();
+        if (m_row < rs.size() && configJson(rs[m_row].config) == wanted) {
+            m_record = &rs[m_row];
+        } else {
+            // The newest result of the config (a resumed session may hold an older placeholder).
+            for (std::size_t i = rs.size(); i-- > 0;) {
+                if (configJson(rs[i].config) == wanted) {
+                    m_record = &rs[i];
+                    m_row = i;
+                    break;
+                }
+            }
+        }
+    }
+    if (m_record && m_record->measurement.staticInfo && m_record->measurement.staticInfo->spills())
+        requestRule();
+    render();
+}
+
+std::optional<Occupancy> ConfigDetailsPanel::occupancyOf(const ResultRecord& r, std::int64_t* blockSizeOut) const {
+    const ArchLimits* limits = m_arch.empty() ? nullptr : findArch(m_arch);
+    const auto& info = r.measurement.staticInfo;
+    if (!limits || !info || info->registers < 0)
+        return std::nullopt;
+    std::optional<std::int64_t> blockSize = r.blockSize;
+    std::optional<std::int64_t> sharedDynamic = r.sharedDynamic;
+    if ((!blockSize || !sharedDynamic) && m_analyzer && m_problem) {
+        if (const std::optional<Config> config = configFromValues(*m_problem, r.config)) {
+            const LaunchGeometry g = m_analyzer->geometry(*config);
+            if (g.error.empty()) {
+                blockSize = blockSize.value_or(g.blockSize);
+                sharedDynamic = sharedDynamic.value_or(g.sharedDynamic);
+            }
+        }
+    }
+    if (!blockSize || *blockSize <= 0)
+        return std::nullopt;
+    if (blockSizeOut)
+        *blockSizeOut = *blockSize;
+    KernelResources k;
+    k.registers = info->registers;
+    k.sharedStatic = info->sharedStatic;
+    k.sharedDynamic = sharedDynamic.value_or(0);
+    k.barriers = info->barriers;
+    k.blockSize = *blockSize;
+    return theoreticalOccupancy(*limits, k);
+}
+
+void ConfigDetailsPanel::requestRule() {
+    if (!m_problem || !m_results || (m_ruleResults == m_results && m_ruleProblem == m_problem))
+        return;
+    const auto now = std::chrono::steady_clock::now();
+    if (!m_rulePending) {
+        m_rulePending = true;
+        m_ruleRequestedAt = now;
+    }
+    if (m_ruleBusy)
+        return; // started again when the running one is done
+    if (now - m_ruleRequestedAt >= kRuleMaxWait)
+        startRule();
+    else
+        m_ruleTimer->start();
+}
+
+void ConfigDetailsPanel::startRule() {
+    if (m_ruleBusy || !m_problem || !m_results)
+        return;
+    m_ruleTimer->stop();
+    m_rulePending = false;
+    m_ruleBusy = true;
+    const std::uint64_t generation = ++m_ruleGeneration;
+    m_ruleCancel = std::make_shared<std::atomic<bool>>(false);
+    m_pool->start(
+        [this, generation, results = m_results, problem = m_problem, shape = m_shapeIndex, cancel = m_ruleCancel]() {
+            auto finding = std::make_shared<const SpillRuleFinding>(
+                learnSpillRule(*results, *problem, shape, 5'000'000, cancel.get()));
+            QMetaObject::invokeMethod(
+                this,
+                [this, generation, results, problem, finding]() {
+                    m_ruleBusy = false;
+                    if (generation == m_ruleGeneration) {
+                        m_rule = finding;
+                        m_ruleResults = results;
+                        m_ruleProblem = problem;
+                        render();
+                        emit ruleReady();
+                    }
+                    if (m_record && m_record->measurement.staticInfo && m_record->measurement.staticInfo->spills())
+                        requestRule();
+                },
+                Qt::QueuedConnection);
+        });
+    render();
+}
+
+void ConfigDetailsPanel::render() {
+    // A live run brings a new snapshot ten times a second: redraw only when what is shown changed.
+    const bool ruleBusy = isRuleBusy() && m_ruleResults != m_results;
+    RenderKey key{m_record ? m_record->id : -1,
+                  m_record ? m_record->sessionId : -1,
+                  m_configJson,
+                  m_rule.get(),
+                  ruleBusy,
+                  m_arch,
+                  m_objectiveName,
+                  m_problem.get()};
+    if (m_record && m_record->id != 0 && key == m_rendered)
+        return;
+    m_rendered = std::move(key);
+    if (!m_record) {
+        m_diagnosis.clear();
+        m_browser->setHtml(m_configJson.isEmpty()
+                               ? tr("<p>Select a config in the results table or a plot to see everything known about "
+                                    "it.</p>")
+                               : tr("<p>No result for this config yet.</p>"));
+        return;
+    }
+    const ResultRecord& r = *m_record;
+    const Measurement& m = r.measurement;
+    QString html;
+    html += QStringLiteral("<h3>%1</h3>").arg(esc(qs(describeConfig(r.config))));
+    html += QStringLiteral("<p><b>%1</b>%2</p>")
+                .arg(esc(qs(std::string(statusName(r.status())))),
+                     m.message.empty() ? QString()
+                                       : QStringLiteral(" — ") + esc(qs(m.message).section(QLatin1Char('\n'), 0, 0)));
+
+    // Timing and outcome
+    QString table;
+    if (m.time.samples > 0 || r.timeMs() > 0) {
+        table += row(tr("median time"), formatNumber(m.time.medianMs * 1000) + QStringLiteral(" µs"));
+        table +=
+            row(tr("min / max"),
+                QStringLiteral("%1 / %2 µs").arg(formatNumber(m.time.minMs * 1000), formatNumber(m.time.maxMs * 1000)));
+        table += row(tr("stdev"),
+                     QStringLiteral("%1 µs (%2 samples)").arg(formatNumber(m.time.stdevMs * 1000)).arg(m.time.samples));
+    }
+    if (r.objective)
+        table += row(m_objectiveName.empty() ? tr("objective") : qs(m_objectiveName), formatNumber(*r.objective));
+    if (m.verificationError)
+        table += row(tr("verification error"), QString::number(*m.verificationError, 'g', 4));
+    if (m.compileSeconds > 0 || m.benchmarkSeconds > 0)
+        table += row(tr("compile / benchmark"), QStringLiteral("%1 / %2").arg(formatDuration(m.compileSeconds),
+                                                                              formatDuration(m.benchmarkSeconds)));
+    if (m.device >= 0)
+        table += row(tr("device"), QString::number(m.device));
+    if (!table.isEmpty())
+        html += QStringLiteral("<h4>Run</h4><table>%1</table>").arg(table);
+
+    // What the compiler reported
+    std::int64_t blockSize = r.blockSize.value_or(0);
+    const std::optional<Occupancy> occ = occupancyOf(r, &blockSize);
+    const ArchLimits* limits = m_arch.empty() ? nullptr : findArch(m_arch);
+    table.clear();
+    if (m.staticInfo && m.staticInfo->registers >= 0) {
+        const StaticInfo& s = *m.staticInfo;
+        table += row(tr("registers / thread"), QString::number(s.registers));
+        table += row(tr("spill stores / loads"),
+                     QStringLiteral("%1 / %2 per thread").arg(bytes(s.spillStores), bytes(s.spillLoads)));
+        table += row(tr("stack frame"), bytes(s.stackFrame) + tr(" per thread"));
+        table +=
+            row(tr("shared memory"),
+                QStringLiteral("%1 static%2")
+                    .arg(bytes(s.sharedStatic))
+                    .arg(r.sharedDynamic ? QStringLiteral(" + %1 dynamic").arg(bytes(*r.sharedDynamic)) : QString()));
+        table += row(tr("barriers"), QString::number(s.barriers));
+        if (s.constantBytes > 0)
+            table += row(tr("constant memory"), bytes(s.constantBytes));
+    }
+    if (blockSize > 0)
+        table += row(tr("block size"), formatCount(static_cast<double>(blockSize)) + tr(" threads"));
+    if (occ && occ->launchable) {
+        table += row(tr("theoretical occupancy"), QStringLiteral("%1 % (%2 of %3 warps, %4 blocks per SM on %5)")
+                                                      .arg(formatNumber(occ->percent()))
+                                                      .arg(occ->activeWarps)
+                                                      .arg(occ->maxWarps)
+                                                      .arg(occ->activeBlocks)
+                                                      .arg(esc(qs(m_arch))));
+        table += row(tr("limited by"), esc(limiterText(occ->limiter)));
+        table += row(tr("blocks per SM allowed by"),
+                     esc(QStringLiteral("registers %1, shared memory %2, warps %3, blocks %4, barriers %5")
+                             .arg(blocksText(occ->blocksByRegisters), blocksText(occ->blocksBySharedMemory),
+                                  blocksText(occ->blocksByWarps), blocksText(occ->blocksByBlocks),
+                                  blocksText(occ->blocksByBarriers))));
+    } else if (occ) {
+        table += row(tr("theoretical occupancy"), esc(tr("cannot launch: ") + qs(occ->reason)));
+    } else if (r.occupancy) {
+        table += row(tr("theoretical occupancy"), formatNumber(*r.occupancy) + QStringLiteral(" %"));
+    }
+    if (!table.isEmpty())
+        html += QStringLiteral("<h4>Compiled%1</h4><table>%2</table>")
+                    .arg(m_arch.empty() ? QString() : QStringLiteral(" for ") + esc(qs(m_arch)), table);
+
+    // Hardware counters
+    if (!m.metrics.empty()) {
+        table.clear();
+        for (const Metric& metric : m.metrics)
+            table +=
+                QStringLiteral("<tr><td style='padding-right:12px' title='%1'>%2</td><td align='right'>%3</td></tr>")
+                    .arg(esc(qs(metric.name)), esc(qs(metricLabel(metric.name))), formatNumber(metric.value));
+        html += QStringLiteral("<h4>CUPTI metrics</h4><table>%1</table>").arg(table);
+    }
+
+    // The spill diagnosis
+    std::optional<bool> prunesThis;
+    if (m_rule && m_rule->found && m_problem && m.staticInfo) {
+        if (std::optional<Config> config = configFromValues(*m_problem, r.config)) {
+            try {
+                const RuleCounts counts = evaluateRule(*m_problem, m_shapeIndex, m_rule->condition,
+                                                       {RuleSample{std::move(*config), m.staticInfo->spills()}});
+                prunesThis = counts.pruned > 0;
+            } catch (const std::exception&) {
+            }
+        }
+    }
+    m_diagnosis = spillDiagnosisHtml(r, occ, blockSize, limits, m_rule.get(), prunesThis, ruleBusy);
+    html += QStringLiteral("<h4>Spill diagnosis</h4>") + m_diagnosis;
+
+    // The compiler's words
+    if (!r.log.empty())
+        html += QStringLiteral("<h4>Compile log</h4><pre>%1</pre>").arg(esc(qs(r.log)));
+    else if (m.message.find('\n') != std::string::npos)
+        html += QStringLiteral("<h4>Message</h4><pre>%1</pre>").arg(esc(qs(m.message)));
+
+    m_browser->setHtml(html);
+}
+
+QString ConfigDetailsPanel::plainText() const {
+    return m_browser->toPlainText();
+}
+
+QString ConfigDetailsPanel::spillDiagnosisText() const {
+    if (m_diagnosis.isEmpty())
+        return {};
+    QTextDocument doc;
+    doc.setHtml(m_diagnosis);
+    return doc.toPlainText();
+}
+
+} // namespace tilescope::views

@@ -1,0 +1,151 @@
+#pragma once
+
+// Everything known about one config of a session: its status and message, timing statistics,
+// the objective, the verification error, what ptxas reported (registers, spills, stack, shared
+// memory, barriers), the theoretical occupancy and what limits it (computed for the session's
+// arch when the problem is known), the CUPTI metrics with their labels, the compile log, and a
+// spill diagnosis in plain language: registers per thread, spill bytes, what limits occupancy,
+// the local-memory traffic the metrics saw, and the register-pressure rule learnt from the
+// spill data of all the results (core/analysis/rulesuggest.h) with what it would prune.
+//
+// The rule is learnt on a helper thread, once the results stop changing for a moment (at most
+// every 2 s during a live run); only the newest request is applied.
+
+#include "session/sessiontypes.h"
+
+#include "analysis/occupancy.h"
+#include "analysis/rulesuggest.h"
+#include "spec/tuningproblem.h"
+
+#include <QString>
+#include <QWidget>
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+class QTextBrowser;
+class QThreadPool;
+class QTimer;
+
+namespace tilescope {
+class StaticAnalyzer;
+}
+
+namespace tilescope::views {
+
+/// The register-pressure rule learnt from a set of results.
+struct SpillRuleFinding {
+    bool found = false;
+    QString reason;                        ///< when not found: why ("no config spills", ...)
+    std::string condition;                 ///< a T1 condition, true for the configs to keep
+    RuleCounts counts;                     ///< over the results with static info
+    std::optional<SuggestedRule> catchAll; ///< a rule that prunes every spilling config, when `condition` misses some
+    std::optional<std::uint64_t> prunedInSpace; ///< valid configs of the whole space it prunes (nullopt: not counted)
+    std::uint64_t spaceSize = 0;
+    std::size_t resultCount = 0; ///< results the rule was learnt from (those with static info)
+};
+
+/// Learns the rule from `results` (those with static info; positive = spills) for `problem` at
+/// `shapeIndex`, and counts what it prunes over the space (when the space has at most
+/// `maxSpace` configs). Slow for large result sets: call it off the GUI thread.
+SpillRuleFinding learnSpillRule(const std::vector<ResultRecord>& results, const TuningProblem& problem,
+                                std::size_t shapeIndex, std::uint64_t maxSpace = 5'000'000,
+                                const std::atomic<bool>* cancel = nullptr);
+
+/// The spill diagnosis of one result, in plain language (HTML paragraphs): registers and spill
+/// bytes, what limits occupancy (`occupancy` of blocks of `blockSize` threads and `limits`, when
+/// known), the local-memory traffic
+/// in the metrics, and the rule (`rule` when learnt; `rulePrunesThis` says whether it prunes
+/// this config).
+QString spillDiagnosisHtml(const ResultRecord& result, const std::optional<Occupancy>& occupancy,
+                           std::int64_t blockSize, const ArchLimits* limits, const SpillRuleFinding* rule,
+                           std::optional<bool> rulePrunesThis, bool ruleInProgress);
+
+class ConfigDetailsPanel : public QWidget {
+    Q_OBJECT
+public:
+    explicit ConfigDetailsPanel(QWidget* parent = nullptr);
+    /// Waits for a rule being learnt (it is told to stop).
+    ~ConfigDetailsPanel() override;
+
+    /// The results the configs come from, their parameter names, the problem (null when not
+    /// known: occupancy then comes from the results alone, and no rule is learnt), the arch the
+    /// static info is for ("sm_90"; "" unknown), and the problem's shape.
+    void setContext(ResultsSnapshot results, std::vector<std::string> parameterNames,
+                    std::shared_ptr<const TuningProblem> problem, std::string arch, std::size_t shapeIndex = 0);
+    /// The session's objective ("TFLOP/s"), to name the objective's value; "" = "objective".
+    void setObjectiveName(std::string name);
+    /// Shows the config (compact JSON, as the results view and the plots give it); "" clears.
+    void showConfig(const QString& configJson);
+
+    QString shownConfig() const { return m_configJson; }
+    /// The result shown (null when none).
+    const ResultRecord* shownRecord() const;
+    /// The panel's text without markup (for tests and copying).
+    QString plainText() const;
+    /// The spill diagnosis of the shown config, without markup ("" when none is shown).
+    QString spillDiagnosisText() const;
+    /// The rule learnt from the current results (null until one is ready).
+    const SpillRuleFinding* rule() const { return m_rule.get(); }
+    /// True while a rule is being learnt or waits to be.
+    bool isRuleBusy() const { return m_ruleBusy || m_rulePending; }
+    QTextBrowser* browser() const { return m_browser; }
+
+signals:
+    /// A rule for the current results is on screen.
+    void ruleReady();
+
+private:
+    void render();
+    void requestRule();
+    void startRule();
+    std::optional<Occupancy> occupancyOf(const ResultRecord& record, std::int64_t* blockSize = nullptr) const;
+
+    ResultsSnapshot m_results;
+    std::vector<std::string> m_parameterNames;
+    std::shared_ptr<const TuningProblem> m_problem;
+    std::string m_arch;
+    std::string m_objectiveName;
+    std::size_t m_shapeIndex = 0;
+    std::unique_ptr<StaticAnalyzer> m_analyzer; // launch geometry of configs (null without a problem)
+
+    QString m_configJson;
+    std::size_t m_row = 0; // where the shown config was found: checked first in the next snapshot
+    const ResultRecord* m_record = nullptr;
+    QString m_diagnosis; // HTML
+
+    // What is on screen, to skip redrawing the same
+    struct RenderKey {
+        std::int64_t id = -2;
+        std::int64_t sessionId = -2;
+        QString config;
+        const SpillRuleFinding* rule = nullptr;
+        bool ruleBusy = false;
+        std::string arch;
+        std::string objectiveName;
+        const TuningProblem* problem = nullptr;
+        bool operator==(const RenderKey&) const = default;
+    };
+    RenderKey m_rendered;
+
+    // The rule
+    std::shared_ptr<const SpillRuleFinding> m_rule;
+    ResultsSnapshot m_ruleResults;                      // the results m_rule was learnt from
+    std::shared_ptr<const TuningProblem> m_ruleProblem; // and the problem
+    std::unique_ptr<QThreadPool> m_pool;
+    std::atomic<std::uint64_t> m_ruleGeneration{0};
+    std::shared_ptr<std::atomic<bool>> m_ruleCancel = std::make_shared<std::atomic<bool>>(false);
+    QTimer* m_ruleTimer;
+    std::chrono::steady_clock::time_point m_ruleRequestedAt;
+    bool m_ruleBusy = false;
+    bool m_rulePending = false;
+
+    QTextBrowser* m_browser;
+};
+
+} // namespace tilescope::views

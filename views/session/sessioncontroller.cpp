@@ -1,0 +1,585 @@
+#include "session/sessioncontroller.h"
+
+#include "format.h"
+
+#include "base/error.h"
+#include "compile/compilecache.h"
+#include "compile/compileservice.h"
+#include "exchange/exchange.h"
+#include "measure/analysis/analysisbackend.h"
+#include "measure/cuda/cudabackend.h"
+#include "measure/replay/replaybackend.h"
+#include "store/resultstore.h"
+#include "tuner/backendspec.h"
+
+#include <QFileInfo>
+#include <QThreadPool>
+#include <QTimer>
+
+#ifdef __linux__
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#endif
+
+#include <algorithm>
+#include <deque>
+#include <exception>
+#include <filesystem>
+#include <mutex>
+#include <optional>
+#include <tuple>
+#include <unordered_map>
+#include <utility>
+
+namespace tilescope::views {
+
+namespace {
+
+// Results are kept in chunks that never reallocate, so that a snapshot copy reads them without
+// holding the lock while the worker appends.
+constexpr std::size_t kChunkSize = 4096;
+// Run-log entries emitted per tick at most; a larger backlog is summarised in one line.
+constexpr std::size_t kMaxLogPerTick = 100;
+
+QString qs(const std::string& text) {
+    return QString::fromStdString(text);
+}
+
+// The session, the compile threads it starts (they inherit it) and the snapshot copies yield to
+// the GUI thread when the cores are busy: a replay runs flat out, and the window must not stutter.
+void yieldToGui() {
+#ifdef __linux__
+    setpriority(PRIO_PROCESS, static_cast<id_t>(syscall(SYS_gettid)), 5);
+#endif
+}
+
+QString statusCountsText(const StatusCounts& counts) {
+    QStringList parts;
+    for (const ResultStatus s : kAllStatuses)
+        if (counts.of(s) > 0)
+            parts << QStringLiteral("%1 %2").arg(qs(std::string(statusName(s))), formatCount(counts.of(s)));
+    return parts.isEmpty() ? QStringLiteral("none") : parts.join(QStringLiteral(", "));
+}
+
+QString backendDescription(const SessionInfo& info) {
+    const auto provenance = nlohmann::json::parse(info.provenanceJson, nullptr, false);
+    if (provenance.is_object() && provenance.contains("backend") && provenance["backend"].is_string())
+        return qs(provenance["backend"].get<std::string>());
+    return qs(info.backend);
+}
+
+QString describeStart(const SessionInfo& info, const SessionProgress& progress) {
+    QString text = QStringLiteral("Session %1: %2").arg(info.id).arg(qs(info.kernel));
+    if (info.shapeIndex)
+        text += QStringLiteral(", shape %1 (%2)").arg(*info.shapeIndex).arg(qs(info.shapeLabel()));
+    text += QStringLiteral(" on %1; %2, seed %3, budget: %4")
+                .arg(backendDescription(info), qs(info.strategy))
+                .arg(info.seed)
+                .arg(info.budget.empty() ? QStringLiteral("the whole space") : qs(info.budget));
+    if (progress.done > 0)
+        text += QStringLiteral("; resumed with %1 configs done").arg(formatCount(progress.done));
+    return text;
+}
+
+std::vector<std::string> parameterNamesOf(const SessionData& data) {
+    if (!data.info.parameters.empty())
+        return data.info.parameters;
+    std::vector<std::string> names;
+    if (!data.results.empty())
+        for (auto it = data.results.front().config.begin(); it != data.results.front().config.end(); ++it)
+            names.push_back(it.key());
+    return names;
+}
+
+} // namespace
+
+// The worker's side: written by the session thread, read by the GUI thread and the copier.
+struct SessionController::Shared {
+    std::mutex mutex;
+
+    // Results, in arrival order
+    std::vector<std::unique_ptr<std::vector<ResultRecord>>> chunks;
+    std::size_t count = 0;
+    std::vector<std::size_t> dropped; // positions of Skipped placeholders a later result replaced
+    std::uint64_t serial = 0;         // bumps with every change of the results
+
+    // State for the ticks
+    bool startedPending = false;
+    SessionInfo info;
+    SessionProgress progress;
+    std::uint64_t progressSerial = 0;
+    std::optional<ResultRecord> best;
+    std::deque<RunLogEntry> log;
+
+    // Cancellation
+    std::atomic<bool> cancel{false};
+    TuningSession* session = nullptr; // while run() runs
+
+    // Worker only (no lock): prior Skipped results by config key, which a result of this run replaces
+    std::unordered_map<std::string, std::size_t> placeholders;
+
+    // Called with the lock held.
+    void appendLocked(ResultRecord record) {
+        if (chunks.empty() || chunks.back()->size() == kChunkSize) {
+            auto chunk = std::make_unique<std::vector<ResultRecord>>();
+            chunk->reserve(kChunkSize);
+            chunks.push_back(std::move(chunk));
+        }
+        chunks.back()->push_back(std::move(record));
+        ++count;
+        ++serial;
+    }
+
+    void append(ResultRecord record) {
+        std::optional<std::size_t> replaced;
+        if (!placeholders.empty()) {
+            const auto it = placeholders.find(configKey(record.config));
+            if (it != placeholders.end()) {
+                replaced = it->second;
+                placeholders.erase(it);
+            }
+        }
+        std::lock_guard lock(mutex);
+        if (replaced)
+            dropped.push_back(*replaced);
+        appendLocked(std::move(record));
+    }
+
+    void pushLog(RunLogEntry entry) {
+        std::lock_guard lock(mutex);
+        log.push_back(std::move(entry));
+    }
+
+    // A new immutable vector of the results so far. Copies outside the lock: the elements it
+    // reads are complete (published under the lock) and never move or change.
+    std::pair<std::uint64_t, ResultsSnapshot> copyResults() {
+        std::vector<std::pair<const ResultRecord*, std::size_t>> spans;
+        std::vector<std::size_t> skip;
+        std::uint64_t at = 0;
+        std::size_t total = 0;
+        {
+            std::lock_guard lock(mutex);
+            spans.reserve(chunks.size());
+            for (const auto& chunk : chunks)
+                spans.emplace_back(chunk->data(), chunk->size());
+            skip = dropped;
+            at = serial;
+            total = count;
+        }
+        std::sort(skip.begin(), skip.end());
+        auto out = std::make_shared<std::vector<ResultRecord>>();
+        out->reserve(total - std::min(total, skip.size()));
+        std::size_t position = 0;
+        auto nextSkip = skip.begin();
+        for (const auto& [data, size] : spans) {
+            for (std::size_t i = 0; i < size; ++i, ++position) {
+                if (nextSkip != skip.end() && *nextSkip == position) {
+                    ++nextSkip;
+                    continue;
+                }
+                out->push_back(data[i]);
+            }
+        }
+        return {at, std::move(out)};
+    }
+};
+
+// How a run ended, handed from the worker to the GUI thread.
+struct SessionController::RunEnd {
+    std::optional<SessionSummary> summary;
+    QString error;
+    std::uint64_t serial = 0;
+    ResultsSnapshot results;
+};
+
+SessionController::SessionController(QObject* parent)
+    : QObject(parent)
+    , m_shared(std::make_shared<Shared>())
+    , m_pool(std::make_unique<QThreadPool>())
+    , m_timer(new QTimer(this))
+    , m_results(std::make_shared<const std::vector<ResultRecord>>()) {
+    qRegisterMetaType<ResultsSnapshot>("tilescope::views::ResultsSnapshot");
+    qRegisterMetaType<RunLogEntry>("tilescope::views::RunLogEntry");
+    qRegisterMetaType<ResultRecord>("tilescope::ResultRecord");
+    qRegisterMetaType<SessionProgress>("tilescope::SessionProgress");
+    qRegisterMetaType<SessionSummary>("tilescope::SessionSummary");
+    m_pool->setMaxThreadCount(1);
+    m_timer->setInterval(kPublishInterval);
+    connect(m_timer, &QTimer::timeout, this, &SessionController::onTick);
+}
+
+SessionController::~SessionController() {
+    cancel();
+    if (m_thread.joinable())
+        m_thread.join();
+    m_pool->clear();
+    m_pool->waitForDone();
+}
+
+void SessionController::start(Request request) {
+    if (m_running || m_loading) {
+        emitLog({RunLogEntry::Kind::Error,
+                 m_running ? QStringLiteral("A session is running: cancel it before starting another")
+                           : QStringLiteral("A recording is loading: start again once it is open"),
+                 {},
+                 {}});
+        return;
+    }
+    if (m_thread.joinable())
+        m_thread.join(); // the previous run has ended (it posted its end): this returns at once
+    if (!request.problem) {
+        emit failed(QStringLiteral("No problem to tune"));
+        return;
+    }
+    m_shared = std::make_shared<Shared>(); // a copy of the previous run's results may still read the old one
+    m_appliedSequence = 0;
+    m_nextCopy = {};
+    m_lastBestId = -1;
+    m_lastProgressSerial = 0;
+    m_progress = {};
+    setRunning(true);
+    m_timer->start();
+    m_thread = std::thread(
+        [this, shared = m_shared, request = std::move(request)]() mutable { runWorker(shared, std::move(request)); });
+}
+
+void SessionController::cancel() {
+    const std::shared_ptr<Shared> shared = m_shared;
+    shared->cancel.store(true);
+    std::lock_guard lock(shared->mutex);
+    if (shared->session)
+        shared->session->cancel();
+}
+
+void SessionController::runWorker(std::shared_ptr<Shared> shared, Request request) {
+    yieldToGui();
+    auto end = std::make_shared<RunEnd>();
+    try {
+        const BackendSpec spec = parseBackendSpec(request.backend.toStdString(), "backend");
+        SessionOptions options = request.options;
+        options.backendLabel = spec.label();
+
+        std::unique_ptr<Backend> backend;
+        switch (spec.kind) {
+        case BackendSpec::Kind::Replay: {
+            ReplayOptions replay;
+            replay.delay = request.replayDelay;
+            backend = std::make_unique<ReplayBackend>(spec.recording, replay);
+            break;
+        }
+        case BackendSpec::Kind::Cuda: {
+            CudaBackendOptions cuda;
+            cuda.devices = spec.devices;
+            cuda.metrics = request.metrics;
+            cuda.seed = options.seed;
+            cuda.note = [shared](const std::string& text) {
+                shared->pushLog({RunLogEntry::Kind::Note, qs(text), {}, {}});
+            };
+            backend = std::make_unique<CudaBackend>(std::move(cuda));
+            break;
+        }
+        case BackendSpec::Kind::Analysis:
+            backend = std::make_unique<AnalysisBackend>(spec.arch);
+            options.arch = spec.arch;
+            break;
+        }
+        std::unique_ptr<CompileService> compiler;
+        if (spec.compiles())
+            compiler = std::make_unique<CompileService>(CompileServiceOptions{0, std::make_shared<CompileCache>()});
+
+        if (shared->cancel.load()) // cancelled while the recording was read: nothing to store
+            throw std::runtime_error("cancelled before the session started");
+
+        const std::filesystem::path dbPath = request.databasePath.toStdString();
+        if (dbPath.empty())
+            throw InputError("", "", "no results database given");
+        if (dbPath.has_parent_path()) {
+            std::error_code ec;
+            std::filesystem::create_directories(dbPath.parent_path(), ec); // open() reports a folder it cannot use
+        }
+        ResultStore store = ResultStore::open(dbPath, StoreMode::ReadWrite);
+
+        SessionEvents events;
+        events.started = [shared, &store](const SessionInfo& info, const SessionProgress& progress) {
+            // A resumed session's earlier results belong to the snapshot too.
+            std::vector<ResultRecord> prior = store.results(info.id);
+            std::lock_guard lock(shared->mutex);
+            for (ResultRecord& r : prior) {
+                if (r.status() == ResultStatus::Skipped)
+                    shared->placeholders.emplace(configKey(r.config), shared->count);
+                shared->appendLocked(std::move(r));
+            }
+            shared->info = info;
+            shared->progress = progress;
+            ++shared->progressSerial;
+            shared->best = progress.best;
+            shared->startedPending = true;
+        };
+        events.result = [shared](const ResultRecord& r) {
+            const ResultStatus status = r.status();
+            if (status == ResultStatus::CompileError) {
+                shared->pushLog({RunLogEntry::Kind::CompileError,
+                                 QStringLiteral("compile error: %1: %2")
+                                     .arg(qs(describeConfig(r.config)), qs(r.measurement.message)),
+                                 qs(configJson(r.config)), qs(r.log.empty() ? r.measurement.message : r.log)});
+            } else if (status != ResultStatus::Ok && status != ResultStatus::Pruned &&
+                       status != ResultStatus::Skipped) {
+                shared->pushLog({RunLogEntry::Kind::ConfigFailure,
+                                 QStringLiteral("%1: %2: %3")
+                                     .arg(qs(std::string(statusName(status))), qs(describeConfig(r.config)),
+                                          qs(r.measurement.message)),
+                                 qs(configJson(r.config)), qs(r.measurement.message)});
+            }
+            shared->append(r);
+        };
+        events.newBest = [shared](const ResultRecord& r) {
+            std::lock_guard lock(shared->mutex);
+            shared->best = r;
+        };
+        events.progress = [shared](const SessionProgress& p) {
+            std::lock_guard lock(shared->mutex);
+            shared->progress = p;
+            ++shared->progressSerial;
+        };
+        // events.error: run() rethrows the error, and the run's end reports it once.
+
+        TuningSession session(*request.problem, *backend, store, options, events, compiler.get());
+        {
+            std::lock_guard lock(shared->mutex);
+            shared->session = &session;
+        }
+        struct Unset {
+            Shared& s;
+            ~Unset() {
+                std::lock_guard lock(s.mutex);
+                s.session = nullptr;
+            }
+        } unset{*shared};
+        if (shared->cancel.load())
+            session.cancel();
+        end->summary = session.run();
+    } catch (const std::exception& e) {
+        end->error = qs(e.what());
+    }
+    std::tie(end->serial, end->results) = shared->copyResults();
+    QMetaObject::invokeMethod(
+        this, [this, end]() { onRunEnded(end); }, Qt::QueuedConnection);
+}
+
+void SessionController::onTick() {
+    pullState(true);
+}
+
+void SessionController::pullState(bool publish) {
+    const std::shared_ptr<Shared> shared = m_shared;
+    bool justStarted = false;
+    SessionInfo info;
+    std::optional<SessionProgress> newProgress;
+    std::optional<ResultRecord> best;
+    bool resultsChanged = false;
+    {
+        std::lock_guard lock(shared->mutex);
+        if (shared->startedPending) {
+            shared->startedPending = false;
+            justStarted = true;
+            info = shared->info;
+        }
+        if (shared->progressSerial != m_lastProgressSerial) {
+            m_lastProgressSerial = shared->progressSerial;
+            newProgress = shared->progress;
+        }
+        if (shared->best && shared->best->id != m_lastBestId) {
+            m_lastBestId = shared->best->id;
+            best = shared->best;
+        }
+        resultsChanged = shared->serial != m_appliedSequence;
+    }
+    if (justStarted) {
+        m_session = info;
+        m_results = std::make_shared<const std::vector<ResultRecord>>();
+        const QString description = describeStart(info, newProgress ? *newProgress : SessionProgress{});
+        emit started(description);
+        emitLog({RunLogEntry::Kind::Note, description, {}, {}});
+    }
+    if (newProgress) {
+        m_progress = *newProgress;
+        emit progressed(m_progress);
+    }
+    if (best)
+        emit newBest(*best);
+    drainLog();
+    if (publish && resultsChanged)
+        requestPublish();
+}
+
+void SessionController::requestPublish() {
+    if (m_publishing || std::chrono::steady_clock::now() < m_nextCopy)
+        return;
+    m_publishing = true;
+    const std::shared_ptr<Shared> shared = m_shared;
+    m_pool->start([this, shared]() {
+        yieldToGui();
+        const auto begin = std::chrono::steady_clock::now();
+        std::pair<std::uint64_t, ResultsSnapshot> copy = shared->copyResults();
+        const auto cost = std::chrono::steady_clock::now() - begin;
+        QMetaObject::invokeMethod(
+            this,
+            [this, shared, cost, copy = std::move(copy)]() {
+                m_publishing = false;
+                // Copies take a quarter of a core at most: a large session publishes less often.
+                m_nextCopy = std::chrono::steady_clock::now() + 3 * cost;
+                if (shared == m_shared)
+                    applyPublished(copy.first, copy.second);
+            },
+            Qt::QueuedConnection);
+    });
+}
+
+void SessionController::applyPublished(std::uint64_t sequence, ResultsSnapshot results) {
+    if (sequence <= m_appliedSequence)
+        return;
+    m_appliedSequence = sequence;
+    ResultsSnapshot previous = std::exchange(m_results, std::move(results));
+    emit snapshot(m_results);
+    // The views have moved on to the new snapshot: the old one is (most likely) only ours now.
+    // Freeing tens of thousands of records takes milliseconds: not on the GUI thread.
+    if (previous && previous->size() > 256)
+        m_pool->start([previous = std::move(previous)]() mutable { previous.reset(); });
+}
+
+void SessionController::onRunEnded(std::shared_ptr<RunEnd> end) {
+    if (m_thread.joinable())
+        m_thread.join(); // the worker has released the store, the backend and the compile service
+    m_timer->stop();
+    pullState(false); // started, the last progress and best, the log
+    applyPublished(end->serial, end->results);
+    if (end->summary) {
+        const SessionSummary& summary = *end->summary;
+        m_session = summary.session;
+        m_progress = summary.progress;
+        emit progressed(m_progress);
+        emitLog({RunLogEntry::Kind::Note,
+                 QStringLiteral("Session %1 %2: %3. Results: %4 of %5 configs (%6) in %7")
+                     .arg(summary.session.id)
+                     .arg(qs(std::string(sessionStateName(summary.session.state))), qs(summary.stopReason),
+                          formatCount(summary.progress.done), formatCount(summary.progress.total),
+                          statusCountsText(summary.progress.counts), formatDuration(summary.progress.elapsedSeconds)),
+                 {},
+                 {}});
+        setRunning(false);
+        emit finished(summary);
+    } else {
+        emitLog({RunLogEntry::Kind::Error, end->error, {}, {}});
+        setRunning(false);
+        emit failed(end->error);
+    }
+}
+
+void SessionController::emitLog(const RunLogEntry& entry) {
+    emit logEntry(entry);
+    emit logMessage(entry.text);
+}
+
+void SessionController::drainLog() {
+    std::deque<RunLogEntry> entries;
+    {
+        std::lock_guard lock(m_shared->mutex);
+        entries.swap(m_shared->log);
+    }
+    const std::size_t shown = std::min(entries.size(), kMaxLogPerTick);
+    for (std::size_t i = 0; i < shown; ++i)
+        emitLog(entries[i]);
+    if (entries.size() > shown) {
+        std::size_t compileErrors = 0;
+        for (std::size_t i = shown; i < entries.size(); ++i)
+            compileErrors += entries[i].kind == RunLogEntry::Kind::CompileError;
+        emitLog(
+            {RunLogEntry::Kind::Note,
+             QStringLiteral("… %1 more lines (%2 compile errors) not shown: the results table lists every "
+                            "config with its status")
+                 .arg(formatCount(std::uint64_t(entries.size() - shown)), formatCount(std::uint64_t(compileErrors))),
+             {},
+             {}});
+    }
+}
+
+void SessionController::setRunning(bool running) {
+    if (m_running == running)
+        return;
+    m_running = running;
+    emit runningChanged(running);
+}
+
+void SessionController::openRecording(const QString& path) {
+    if (m_running) {
+        emitLog({RunLogEntry::Kind::Error,
+                 QStringLiteral("A session is running: cancel it before opening a recording"),
+                 {},
+                 {}});
+        return;
+    }
+    const std::uint64_t generation = ++m_loadGeneration;
+    m_loading = true;
+    m_pool->start([this, generation, path]() {
+        QString error;
+        QString description;
+        std::optional<SessionData> chosen;
+        std::size_t sessionCount = 0;
+        RecordingFormat format = RecordingFormat::Unknown;
+        try {
+            const std::filesystem::path file = path.toStdString();
+            format = detectRecordingFormat(file);
+            std::vector<SessionData> sessions = readRecording(file);
+            sessionCount = sessions.size();
+            // The newest session with results (a database lists its sessions oldest first).
+            for (auto it = sessions.rbegin(); it != sessions.rend() && !chosen; ++it)
+                if (!it->results.empty())
+                    chosen = std::move(*it);
+            if (!chosen && !sessions.empty())
+                chosen = std::move(sessions.back());
+            if (!chosen)
+                error = QStringLiteral("%1: the recording holds no session").arg(path);
+        } catch (const std::exception& e) {
+            error = qs(e.what());
+        }
+        auto results = std::make_shared<std::vector<ResultRecord>>();
+        SessionInfo info;
+        if (chosen) {
+            info = chosen->info;
+            info.parameters = parameterNamesOf(*chosen);
+            *results = std::move(chosen->results);
+            description = QStringLiteral("%1: %2").arg(QFileInfo(path).fileName(), qs(recordingFormatName(format)));
+            if (!info.kernel.empty())
+                description += QStringLiteral(", kernel %1").arg(qs(info.kernel));
+            if (!info.shape.empty())
+                description += QStringLiteral(", %1").arg(qs(info.shapeLabel()));
+            if (!info.deviceName.empty())
+                description += QStringLiteral(" on %1").arg(qs(info.deviceName));
+            description += QStringLiteral(", %1 results").arg(formatCount(std::uint64_t(results->size())));
+            if (sessionCount > 1)
+                description +=
+                    QStringLiteral(" (session %1, the newest with results of %2)").arg(info.id).arg(sessionCount);
+        }
+        ResultsSnapshot loadedResults = std::move(results);
+        QMetaObject::invokeMethod(
+            this,
+            [this, generation, error, description, info, loadedResults]() {
+                if (generation != m_loadGeneration)
+                    return;
+                m_loading = false;
+                if (!error.isEmpty()) {
+                    emit failed(error);
+                    return;
+                }
+                m_session = info;
+                m_progress = {};
+                m_results = loadedResults;
+                emit snapshot(m_results);
+                emit loaded(description);
+            },
+            Qt::QueuedConnection);
+    });
+}
+
+} // namespace tilescope::views

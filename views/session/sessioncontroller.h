@@ -1,0 +1,151 @@
+#pragma once
+
+// Runs a TuningSession on a worker thread and turns its events into signals on the GUI thread,
+// at most 10 times a second, so that a run of 40,000 results a second cannot flood the views.
+//
+// Threads: the session runs on a std::thread of its own, which opens its own ResultStore
+// connection (SQLite connections stay on the thread that opened them) and owns the backend and
+// the compile service. Its events append to worker-side storage under a mutex (chunks that
+// never move, so a reader copies them without holding the lock). A QTimer on the GUI thread
+// ticks every 100 ms: it emits the newest progress and best, drains the run log, and, when
+// results arrived, asks a helper thread to copy them into a new immutable vector (the
+// snapshot), which the GUI thread then emits. One copy is in flight at a time, and the next
+// waits three times as long as the last took, so a large session publishes less often instead of
+// piling copies up (100,000 results: see tst_session's largeSnapshots). The snapshot replaced is
+// released on the helper thread too. On Linux the session thread (and the compile threads it
+// starts) and the copies run at nice 5, so that a replay running flat out yields the cores to the
+// GUI thread. cancel() only sets an atomic flag; the destructor cancels and joins.
+
+#include "session/sessiontypes.h"
+
+#include "spec/tuningproblem.h"
+#include "store/records.h"
+#include "tuner/tuningsession.h"
+
+#include <QObject>
+#include <QString>
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+class QThreadPool;
+class QTimer;
+
+namespace tilescope::views {
+
+class SessionController : public QObject {
+    Q_OBJECT
+public:
+    struct Request {
+        std::shared_ptr<const TuningProblem> problem;
+        /// "replay:/path/rec.t4.json.gz", "cuda:0" or "cuda:0,1", "analysis:sm_90" (see core/tuner/backendspec.h).
+        QString backend;
+        /// Shape, strategy, seed, budget (as given: an unlimited one is the whole space; the run
+        /// panel starts from the problem's T1 Budget), resume, ...; backendLabel is set from `backend`.
+        SessionOptions options;
+        /// For cuda: CUPTI metric names, expanded (expandMetricNames); empty = none.
+        std::vector<std::string> metrics;
+        /// The results database (created when missing, with its folder).
+        QString databasePath;
+        /// Testing aid for replays: wall time per config (ReplayOptions::delay).
+        std::chrono::milliseconds replayDelay{0};
+    };
+
+    /// The snapshot rate's floor: publications are at least this far apart.
+    static constexpr std::chrono::milliseconds kPublishInterval{100};
+
+    explicit SessionController(QObject* parent = nullptr);
+    /// Cancels the run and waits for it (the backend stops after the results in hand).
+    ~SessionController() override;
+
+    /// Runs a TuningSession on a worker thread. Emits started(), then snapshots and progress,
+    /// then finished() or failed(). Ignored (with a log message) while a run or a load is in
+    /// progress. Replaces the current results once the session has started.
+    void start(Request request);
+    /// Asks the run to stop after the results in hand (resumable). Callable from any thread, but
+    /// not concurrently with start() (which runs on the GUI thread).
+    void cancel();
+    /// True from start() until finished() or failed() has been emitted.
+    bool isRunning() const { return m_running; }
+    /// True while openRecording() is reading.
+    bool isLoading() const { return m_loading; }
+
+    /// Opens a recording (T4, Kernel Tuner cache, or a Tilescope database: its newest session
+    /// with results) for browsing without tuning: reads it off the GUI thread, then emits
+    /// snapshot() once and loaded(), or failed(). Only the newest request counts.
+    void openRecording(const QString& path);
+
+    /// The latest snapshot (never null; empty before any results).
+    ResultsSnapshot results() const { return m_results; }
+    /// The session's parameter names in order.
+    std::vector<std::string> parameterNames() const { return m_session.parameters; }
+    /// "TFLOP/s"; "" = time only.
+    std::string objectiveName() const { return m_session.objectiveName; }
+    /// The session being run or browsed (its id is 0 for a recording that was not a database).
+    SessionInfo session() const { return m_session; }
+    /// The latest progress of the run (default before any).
+    const SessionProgress& progress() const { return m_progress; }
+    /// The recorded device's arch ("sm_90"), or the analysis arch; "" unknown.
+    std::string arch() const { return m_session.arch; }
+
+signals:
+    /// The session has started (after the backend opened): "session 3: replay of rec.t4.json.gz, ...".
+    void started(const QString& description);
+    /// The results so far: coalesced, at most 10 per second, the last one complete before finished().
+    void snapshot(tilescope::views::ResultsSnapshot results);
+    /// Coalesced likewise.
+    void progressed(const tilescope::SessionProgress& progress);
+    /// A better result than any before (coalesced: the newest best of each tick).
+    void newBest(const tilescope::ResultRecord& best);
+    /// Notes and errors for the run log, one line each (compile errors included).
+    void logMessage(const QString& text);
+    /// The same lines with their kind and config (a compile error carries its NVRTC log).
+    void logEntry(const tilescope::views::RunLogEntry& entry);
+    /// The run ended: finished, cancelled (summary.session.state says which) or out of budget.
+    void finished(const tilescope::SessionSummary& summary);
+    /// The run or the load could not go on: a bad request, a recording of another problem, no
+    /// driver, a database that cannot be written.
+    void failed(const QString& message);
+    /// openRecording() is done (after its snapshot): "rec.t4.json.gz: T4, kernel sgemm, 2,761 results".
+    void loaded(const QString& description);
+    /// isRunning() changed.
+    void runningChanged(bool running);
+
+private:
+    struct Shared;
+    struct RunEnd;
+
+    void runWorker(std::shared_ptr<Shared> shared, Request request);
+    void onTick();
+    void pullState(bool publish);
+    void requestPublish();
+    void applyPublished(std::uint64_t sequence, ResultsSnapshot results);
+    void onRunEnded(std::shared_ptr<RunEnd> end);
+    void emitLog(const RunLogEntry& entry);
+    void drainLog();
+    void setRunning(bool running);
+
+    std::shared_ptr<Shared> m_shared; // the worker's side, guarded by its mutex
+    std::thread m_thread;
+    std::unique_ptr<QThreadPool> m_pool; // snapshot copies and recording loads
+    QTimer* m_timer = nullptr;
+    bool m_running = false;
+    bool m_loading = false;
+    bool m_publishing = false;                        // a snapshot copy is in flight
+    std::chrono::steady_clock::time_point m_nextCopy; // no copy starts before (3 x the last copy's cost after it)
+    std::uint64_t m_appliedSequence = 0;
+    std::uint64_t m_loadGeneration = 0;
+    std::int64_t m_lastBestId = -1;
+    std::uint64_t m_lastProgressSerial = 0;
+
+    ResultsSnapshot m_results;
+    SessionInfo m_session;
+    SessionProgress m_progress;
+};
+
+} // namespace tilescope::views
