@@ -195,11 +195,15 @@ private slots:
     void namesAndAliases() {
         QCOMPARE(canonicalStrategyName("brute_force"), std::string("exhaustive"));
         QCOMPARE(canonicalStrategyName("random_sample"), std::string("random"));
-        QCOMPARE(canonicalStrategyName("genetic"), std::string());
+        QCOMPARE(canonicalStrategyName("genetic_algorithm"), std::string("genetic"));
+        QCOMPARE(canonicalStrategyName("simulated_annealing"), std::string("annealing"));
+        QCOMPARE(canonicalStrategyName("bayes_opt"), std::string("bayes"));
+        QCOMPARE(canonicalStrategyName("auto"), autoStrategyName());
+        QCOMPARE(canonicalStrategyName("tabu"), std::string());
         QCOMPARE(makeStrategy("brute_force", contextFor(m_space))->name(), std::string("exhaustive"));
         QCOMPARE(makeStrategy("random", contextFor(m_space))->name(), std::string("random"));
         try {
-            makeStrategy("annealing", contextFor(m_space));
+            makeStrategy("tabu", contextFor(m_space));
             QFAIL("no error for an unknown strategy");
         } catch (const InputError& e) {
             QVERIFY(std::string(e.what()).find("exhaustive, random") != std::string::npos);

@@ -70,6 +70,10 @@ struct StrategyContext {
     /// Static features of any config of the space, compiling it when needed (cached); empty when
     /// the session does not compile. For strategies that rank candidates before measuring them.
     std::function<std::optional<StaticFeatures>(std::uint64_t index)> staticFeatures;
+    /// The same for many configs at once, compiled in parallel (a session sets it beside
+    /// staticFeatures; when empty, strategies call staticFeatures per config).
+    std::function<std::vector<std::optional<StaticFeatures>>(std::span<const std::uint64_t> indices)>
+        staticFeaturesMany;
 };
 
 class Strategy {
@@ -118,10 +122,14 @@ private:
     std::unique_ptr<State> m_state;
 };
 
-/// The strategies makeStrategy() knows: "exhaustive", "random".
+/// The strategies makeStrategy() knows: "exhaustive", "random", "annealing", "genetic", "bayes",
+/// "bayes-prior" (search/strategies.h describes the last four).
 std::vector<std::string> strategyNames();
-/// The canonical name of a strategy name or alias (T1/Kernel Tuner's "brute_force" is
-/// "exhaustive", "random_sample" is "random"); "" when unknown.
+/// The strategy "auto" stands for (chosen from the lab's evidence).
+std::string autoStrategyName();
+/// The canonical name of a strategy name or alias; "" when unknown. Aliases: T1/Kernel Tuner's
+/// "brute_force" (exhaustive), "random_sample" (random), "simulated_annealing" (annealing),
+/// "genetic_algorithm" (genetic), "bayes_opt" (bayes); "auto" is autoStrategyName().
 std::string canonicalStrategyName(std::string_view name);
 /// Makes a strategy by name or alias. Throws InputError for an unknown name, listing the known ones.
 std::unique_ptr<Strategy> makeStrategy(std::string_view name, const StrategyContext& context);
