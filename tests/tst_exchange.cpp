@@ -9,9 +9,10 @@
 #include <QProcess>
 #include <QTemporaryDir>
 
-#include <zlib.h>
 #include <QtTest>
+#include <zlib.h>
 
+#include <cctype>
 #include <cmath>
 #include <fstream>
 #include <optional>
@@ -152,6 +153,15 @@ int runProcess(const QString& program, const QStringList& args, QString* output 
     if (output)
         *output = QString::fromUtf8(p.readAll());
     return p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1;
+}
+
+// `text` in a file that lives as long as the test run.
+std::string writeTemp(const std::string& text) {
+    static QTemporaryDir dir;
+    static int n = 0;
+    const std::string path = dir.filePath(QString("f%1.json").arg(++n)).toStdString();
+    writeFile(path, text);
+    return path;
 }
 
 bool haveProgram(const char* name) {
@@ -335,6 +345,115 @@ private slots:
         compareResults(parseT4(writeT4(stored), "again.json").results, original.results);
     }
 
+    void kernelTunerCacheRoundTrip() {
+        const SessionData original = syntheticSession(4, 2048, "NVIDIA H200", 1.0);
+        const std::string text = writeKernelTunerCache(original);
+        // What Kernel Tuner's simulation mode reads: its header fields, and a closed file (its reader
+        // checks the last characters for "}\n}").
+        const Json doc = Json::parse(text);
+        QCOMPARE(doc["device_name"].get<std::string>(), std::string("NVIDIA H200"));
+        QCOMPARE(doc["kernel_name"].get<std::string>(), std::string("matmul"));
+        QCOMPARE(doc["problem_size"].dump(), std::string("[1024,2048]"));
+        QCOMPARE(doc["tune_params_keys"].dump(),
+                 std::string("[\"BLOCK_M\",\"num_warps\",\"STAGES\",\"SPLIT\",\"LAYOUT\",\"RATIO\"]"));
+        QCOMPARE(doc["tune_params"]["BLOCK_M"].dump(), std::string("[16,32,64,128]"));
+        QCOMPARE(doc["tune_params"]["SPLIT"].dump(), std::string("[true,false]"));
+        QCOMPARE(doc["tune_params"]["RATIO"].size(), std::size_t(12));
+        QCOMPARE(doc["objective"].get<std::string>(), std::string("time"));
+        QVERIFY(!doc.contains("schema_version")); // as Kernel Tuner 1.x writes them
+        std::string end = text;
+        while (!end.empty() && std::isspace(static_cast<unsigned char>(end.back())))
+            end.pop_back();
+        QCOMPARE(end.substr(end.size() - 3), std::string("}\n}"));
+        // Keys as Kernel Tuner makes them: str() of each value in Python, joined by commas.
+        const Json& cache = doc["cache"];
+        QCOMPARE(cache.size(), original.results.size());
+        QVERIFY(cache.contains("16,1,1,True,col\"umn,0.25"));
+        QVERIFY(cache.contains("128,1,2,False,col\"umn,1.0"));
+        QVERIFY(cache.contains("16,2,1,True,row,1.25"));
+        for (auto it = cache.begin(); it != cache.end(); ++it) {
+            const Json& e = it.value();
+            for (const char* key : {"time", "compile_time", "verification_time", "benchmark_time", "strategy_time",
+                                    "framework_time", "timestamp"})
+                QVERIFY2(e.contains(key), (it.key() + ": " + key).c_str());
+            QVERIFY(e["compile_time"].is_number());
+        }
+        const Json& ok = cache["16,1,1,True,col\"umn,0.25"];
+        QVERIFY(ok["time"].is_number());
+        QCOMPARE(ok["time"].get<double>(), original.results[0].timeMs());
+        QVERIFY(ok["times"].is_array());
+        QVERIFY(ok["TFLOP/s"].is_number());
+        QVERIFY(ok["dram__bytes_read.sum"].is_number());
+        QVERIFY(!ok.contains("__error__"));
+        // Failed configs carry Kernel Tuner's markers.
+        const auto markerOf = [&](std::size_t i) { // RATIO tells the configs apart
+            for (auto e = cache.begin(); e != cache.end(); ++e)
+                if (e.value()["RATIO"] == original.results[i].config["RATIO"])
+                    return e.value()["__error__"].get<std::string>() + "|" + e.value()["time"].get<std::string>();
+            return std::string();
+        };
+        QCOMPARE(markerOf(2), std::string("CompilationFailedConfig|CompilationFailedConfig"));
+        QCOMPARE(markerOf(4), std::string("RuntimeFailedConfig|RuntimeFailedConfig")); // crashed
+        QCOMPARE(markerOf(5), std::string("RuntimeFailedConfig|RuntimeFailedConfig")); // wrong result
+        QCOMPARE(markerOf(7), std::string("RuntimeFailedConfig|RuntimeFailedConfig")); // timeout
+        QCOMPARE(markerOf(8), std::string("InvalidConfig|InvalidConfig"));             // pruned
+        QCOMPARE(markerOf(9), std::string("RuntimeFailedConfig|RuntimeFailedConfig")); // launch error
+        QCOMPARE(markerOf(11), std::string("InvalidConfig|InvalidConfig"));            // skipped
+
+        // Our importer reads it back as it was: configs, times, statuses, the session.
+        QCOMPARE(detectRecordingFormat(writeTemp(text)), RecordingFormat::KernelTunerCache);
+        const SessionData back = parseKernelTunerCache(text, "back.json");
+        compareResults(back.results, original.results);
+        QCOMPARE(back.info.kernel, original.info.kernel);
+        QVERIFY(back.info.shape == original.info.shape);
+        QVERIFY(back.info.shapeIndex == original.info.shapeIndex);
+        QVERIFY(back.info.problemSize == original.info.problemSize);
+        QVERIFY(back.info.parameters == original.info.parameters);
+        QCOMPARE(back.info.deviceName, original.info.deviceName);
+        QCOMPARE(back.info.objectiveName, original.info.objectiveName);
+        QCOMPARE(back.info.spaceSize, original.info.spaceSize);
+        const std::string again = writeKernelTunerCache(back);
+        QCOMPARE(again.substr(again.find("\"cache\"")), text.substr(text.find("\"cache\"")));
+
+        // Without Tilescope's fields it is a plain Kernel Tuner cache: times and Kernel Tuner's
+        // three kinds of failure.
+        Json plain = doc;
+        plain.erase("tilescope");
+        for (auto it = plain["cache"].begin(); it != plain["cache"].end(); ++it)
+            it.value().erase("tilescope");
+        const SessionData bare = parseKernelTunerCache(plain.dump(), "plain.json");
+        QCOMPARE(bare.results.size(), original.results.size());
+        for (std::size_t i = 0; i < bare.results.size(); ++i) {
+            const ResultRecord& a = bare.results[i];
+            const ResultRecord& b = original.results[i];
+            QCOMPARE(a.config.dump(), b.config.dump());
+            if (b.ok())
+                QCOMPARE(a.timeMs(), b.timeMs());
+            const ResultStatus want = b.ok() || b.status() == ResultStatus::CompileError ? b.status()
+                                      : b.status() == ResultStatus::Pruned || b.status() == ResultStatus::Skipped
+                                          ? ResultStatus::Pruned
+                                          : ResultStatus::LaunchError;
+            QCOMPARE(a.status(), want);
+        }
+
+        // Kernel Tuner 1.x itself marks failures with "__error__" alone and lists its objectives.
+        Json written = plain;
+        written["objective"] = Json::array({"time"});
+        for (auto it = written["cache"].begin(); it != written["cache"].end(); ++it)
+            if (it.value().contains("__error__"))
+                it.value().erase("time");
+        const SessionData fromKt = parseKernelTunerCache(written.dump(), "kt.json");
+        for (std::size_t i = 0; i < fromKt.results.size(); ++i)
+            QCOMPARE(fromKt.results[i].status(), bare.results[i].status());
+
+        // Through the CLI's dispatch: one session only.
+        QCOMPARE(exportResults({original}, {ExportFormat::KernelTunerCache, 8}), text);
+        const std::string why = inputErrorOf([&] {
+            exportResults({original, original}, {ExportFormat::KernelTunerCache, 8}, "r.db");
+        });
+        QVERIFY2(why.find("r.db: a Kernel Tuner cache holds one session, and 2 were given") == 0, why.c_str());
+    }
+
     void bestConfigsJsonRoundTrips() {
         const std::vector<SessionData> sessions = {
             syntheticSession(1, 4096, "NVIDIA H200", 1.0), syntheticSession(2, 2048, "NVIDIA H200", 0.5),
@@ -392,9 +511,8 @@ private slots:
 
         // Two sessions of the same (shape, device) measured the same configs: each config is
         // listed once and the top 3 are 3 different configs.
-        const std::string twice = writeTritonConfigs({syntheticSession(1, 4096, "NVIDIA H200", 1.0),
-                                                      syntheticSession(4, 4096, "NVIDIA H200", 1.0)},
-                                                     3);
+        const std::string twice = writeTritonConfigs(
+            {syntheticSession(1, 4096, "NVIDIA H200", 1.0), syntheticSession(4, 4096, "NVIDIA H200", 1.0)}, 3);
         QVERIFY2(twice.find("(listed above)") == std::string::npos, twice.c_str());
         std::size_t configs = 0;
         for (std::size_t at = twice.find("triton.Config("); at != std::string::npos;
@@ -525,7 +643,8 @@ private slots:
 
     void exportResultsDispatchesEveryFormat() {
         // The formats by name, as the CLI's --format and the workbench's export dialog name them.
-        QCOMPARE(exportFormats().size(), std::size_t(5));
+        QCOMPARE(exportFormats().size(), std::size_t(6));
+        QCOMPARE(parseExportFormat("kerneltuner"), std::optional<ExportFormat>(ExportFormat::KernelTunerCache));
         for (ExportFormat format : exportFormats())
             QCOMPARE(parseExportFormat(exportFormatName(format)), std::optional<ExportFormat>(format));
         QCOMPARE(parseExportFormat("yaml"), std::optional<ExportFormat>());
@@ -538,6 +657,7 @@ private slots:
         QCOMPARE(exportResults(two, {ExportFormat::Triton, 2}), writeTritonConfigs(two, 2));
         QCOMPARE(exportResults(two, {ExportFormat::CppHeader, 8}), writeCppHeader(bestConfigs(two)));
         QCOMPARE(exportResults(two, {ExportFormat::Csv, 8}), writeCsv(two));
+        QCOMPARE(exportResults(one, {ExportFormat::KernelTunerCache, 8}), writeKernelTunerCache(one.front()));
 
         // What cannot be written says why, naming the source.
         std::string why = inputErrorOf([&] { exportResults(two, {ExportFormat::T4, 8}, "r.db"); });

@@ -1,5 +1,5 @@
 // tilescope-cli export: a results database's winners and results in the formats code consumes:
-// T4, a JSON cache of the best config per (kernel, shape, device), triton.Config lists, a C++
+// T4, a Kernel Tuner cache, a JSON cache of the best config per (kernel, shape, device), triton.Config lists, a C++
 // header with a lookup by shape, CSV.
 
 #include "cli.h"
@@ -38,8 +38,8 @@ int runExport(const ExportArgs& opt) {
         throw InputError(opt.db, "", "the database holds no sessions to export");
 
     std::vector<SessionData> data;
-    if (opt.format == "t4" && opt.sessionOption->count() == 0) {
-        // T4 holds one session: the newest with results.
+    if ((opt.format == "t4" || opt.format == "kerneltuner") && opt.sessionOption->count() == 0) {
+        // T4 and a Kernel Tuner cache hold one session: the newest with results.
         const SessionInfo* pick = &sessions.back();
         for (auto it = sessions.rbegin(); it != sessions.rend(); ++it)
             if (store.resultCount(it->id) > 0) {
@@ -57,7 +57,8 @@ int runExport(const ExportArgs& opt) {
 
     const std::optional<ExportFormat> format = parseExportFormat(opt.format);
     if (!format)
-        throw InputError("", "--format", "unknown format '" + opt.format + "' (known: t4, json, triton, cpp, csv)");
+        throw InputError("", "--format",
+                         "unknown format '" + opt.format + "' (known: t4, json, triton, cpp, csv, kerneltuner)");
     const std::string text = exportResults(data, ExportOptions{*format, opt.top}, opt.db);
 
     if (opt.output.empty() || opt.output == "-") {
@@ -81,17 +82,20 @@ int runExport(const ExportArgs& opt) {
 void registerExport(CLI::App& app) {
     auto opt = std::make_shared<ExportArgs>();
     CLI::App* cmd = app.add_subcommand("export", "Export results: T4, a JSON cache of the best config per (kernel, "
-                                                 "shape, device), triton.Config lists, a C++ header, CSV");
+                                                 "shape, device), triton.Config lists, a C++ header, CSV, a Kernel "
+                                                 "Tuner cache");
     cmd->add_option("db", opt->db, "A results database")->required();
-    cmd->add_option("--format", opt->format,
-                    "t4: one session's results (T4 1.0.0); json: the best config per (kernel, shape, device); "
-                    "triton: Python with triton.Config lists of the top configs; cpp: a C++17 header with a lookup "
-                    "by shape; csv: every result")
+    cmd->add_option(
+           "--format", opt->format,
+           "t4: one session's results (T4 1.0.0); json: the best config per (kernel, shape, device); "
+           "triton: Python with triton.Config lists of the top configs; cpp: a C++17 header with a lookup "
+           "by shape; csv: every result; kerneltuner: one session as a Kernel Tuner cache (for its simulation mode)")
         ->required()
-        ->check(CLI::IsMember({"t4", "json", "triton", "cpp", "csv"}));
+        ->check(CLI::IsMember({"t4", "json", "triton", "cpp", "csv", "kerneltuner"}));
     cmd->add_option("-o,--output", opt->output, "Write to FILE (default: standard output)");
-    opt->sessionOption = cmd->add_option("--session", opt->session,
-                                         "Export only this session (default: all; for t4 the newest with results)");
+    opt->sessionOption =
+        cmd->add_option("--session", opt->session,
+                        "Export only this session (default: all; for t4 and kerneltuner the newest with results)");
     cmd->add_option("--top", opt->top, "triton: configs per (shape, device)")
         ->check(CLI::PositiveNumber)
         ->capture_default_str();

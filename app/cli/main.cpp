@@ -18,7 +18,12 @@ std::map<const CLI::App*, Action>& actions() {
 }
 } // namespace
 
-void setAction(CLI::App* subcommand, Action action) { actions()[subcommand] = std::move(action); }
+void setAction(CLI::App* subcommand, Action action) {
+    actions()[subcommand] = std::move(action);
+}
+
+/// `tilescope-cli lab ...` (lab.cpp)
+void registerLab(CLI::App& app);
 
 } // namespace tilescope::cli
 
@@ -38,6 +43,7 @@ int main(int argc, char** argv) {
     registerShow(app);
     registerExport(app);
     registerImport(app);
+    registerLab(app);
 
     try {
         app.parse(argc, argv);

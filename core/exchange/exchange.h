@@ -9,7 +9,8 @@
 // SessionData, which import writes into a store and the replay backend answers from.
 //
 // Out: T4 (Tilescope's own fields ride along in a "tilescope" object per result and in
-// "metadata", so our T4 imports back to the same results), a JSON cache of the best config per
+// "metadata", so our T4 imports back to the same results), a Kernel Tuner cache (that Kernel
+// Tuner's simulation mode replays; our fields ride along likewise), a JSON cache of the best config per
 // (kernel, shape, device), triton.Config lists, a self-contained C++ header with a lookup by
 // shape, and CSV of every result.
 //
@@ -62,6 +63,20 @@ std::int64_t importSession(ResultStore& store, SessionData data, const std::stri
 /// T4 JSON of one session (2-space indent).
 std::string writeT4(const SessionData& session);
 
+/// One session as a Kernel Tuner cache file, laid out as Kernel Tuner 1.x writes them (no
+/// schema_version, one entry a line) so that its simulation mode replays it: device_name,
+/// kernel_name, problem_size (the session's, else its shape's dims), tune_params_keys,
+/// tune_params (the problem's value lists when the session carries its problem, else the values
+/// the results took), objective "time", and per config under the key Kernel Tuner makes (Python's
+/// str() of the values joined by commas) the parameters, "time" (the median, ms), "times",
+/// compile_time, verification_time, benchmark_time, strategy_time, framework_time (ms),
+/// timestamp, the objective and the metrics by name. A config without a time carries Kernel
+/// Tuner's marker in "time" and "__error__": CompilationFailedConfig, RuntimeFailedConfig
+/// (launch error, wrong result, crash, timeout) or InvalidConfig (pruned, skipped). Exact values
+/// ride along in a "tilescope" object per entry and in the header, so the file imports back to the
+/// same results.
+std::string writeKernelTunerCache(const SessionData& session);
+
 /// The best Ok config of one (kernel, shape, device).
 struct BestConfig {
     std::string kernel;
@@ -104,16 +119,17 @@ std::string writeCsv(const std::vector<SessionData>& sessions);
 
 /// The formats results are exported in.
 enum class ExportFormat : std::uint8_t {
-    T4,              ///< one session's results, T4 1.0.0 (writeT4)
-    BestConfigsJson, ///< the best config per (kernel, shape, device) (writeBestConfigsJson)
-    Triton,          ///< triton.Config lists of the top configs (writeTritonConfigs)
-    CppHeader,       ///< a C++17 header with a lookup by shape (writeCppHeader)
-    Csv,             ///< every result (writeCsv)
+    T4,               ///< one session's results, T4 1.0.0 (writeT4)
+    BestConfigsJson,  ///< the best config per (kernel, shape, device) (writeBestConfigsJson)
+    Triton,           ///< triton.Config lists of the top configs (writeTritonConfigs)
+    CppHeader,        ///< a C++17 header with a lookup by shape (writeCppHeader)
+    Csv,              ///< every result (writeCsv)
+    KernelTunerCache, ///< one session's results as a Kernel Tuner cache (writeKernelTunerCache)
 };
 
 /// Every export format, in the order tools list them.
 const std::vector<ExportFormat>& exportFormats();
-/// "t4", "json", "triton", "cpp", "csv": the names `tilescope-cli export --format` takes.
+/// "t4", "json", "triton", "cpp", "csv", "kerneltuner": the names `tilescope-cli export --format` takes.
 std::string exportFormatName(ExportFormat format);
 /// The inverse of exportFormatName; nullopt for an unknown name.
 std::optional<ExportFormat> parseExportFormat(std::string_view name);
@@ -123,11 +139,11 @@ struct ExportOptions {
     std::size_t topK = 8; ///< Triton: configs per (shape, device)
 };
 
-/// `sessions` in `options.format`, as the CLI and the workbench write them. T4 holds exactly one
-/// session; json and cpp the best config per (kernel, shape, device) over all of them; triton the
+/// `sessions` in `options.format`, as the CLI and the workbench write them. T4 and kerneltuner
+/// hold exactly one session; json and cpp the best config per (kernel, shape, device) over all of them; triton the
 /// top-k of each; csv every result. Throws InputError naming `source` (the database or
 /// recording they came from) when there is nothing to write: no sessions, several sessions for
-/// T4, no config that ran correctly for a C++ header.
+/// T4 or kerneltuner, no config that ran correctly for a C++ header.
 std::string exportResults(const std::vector<SessionData>& sessions, const ExportOptions& options,
                           const std::string& source = {});
 

@@ -4,9 +4,12 @@
 #include "exchange/jsontext.h"
 
 #include "base/error.h"
+#include "exchange/configcodec.h"
+#include "spec/tuningproblem.h"
 
 #include <algorithm>
 #include <cctype>
+#include <charconv>
 #include <cmath>
 #include <map>
 #include <set>
@@ -75,36 +78,10 @@ Json measurementOf(const std::string& name, double value, const char* unit) {
     return Json{{"name", name}, {"value", number(value)}, {"unit", unit}};
 }
 
-Json resultToT4(const SessionInfo& info, const ResultRecord& r) {
+// Exact values and what the format has no field for, so that the file imports back to the same
+// results. `withMetrics`: also the metrics (formats that have no place of their own for them).
+Json resultExtension(const ResultRecord& r, bool withMetrics) {
     const Measurement& m = r.measurement;
-    Json out = Json::object();
-    out["timestamp"] = r.recordedAt;
-    out["configuration"] = r.config;
-    out["objectives"] = Json::array({info.objectiveName.empty() ? "time" : info.objectiveName});
-    out["times"] = Json{{"compilation_time", m.compileSeconds * 1e3},
-                        {"benchmark", m.benchmarkSeconds * 1e3},
-                        {"framework", 0},
-                        {"search_algorithm", 0},
-                        {"validation", 0}};
-    const auto [invalidity, correctness] = invalidityOf(m.status);
-    out["invalidity"] = invalidity;
-    out["correctness"] = correctness;
-    Json measurements = Json::array();
-    const bool timed = m.time.samples > 0 || m.time.medianMs > 0;
-    if (timed) {
-        measurements.push_back(measurementOf("time", m.time.medianMs, "ms"));
-        measurements.push_back(measurementOf("time_min", m.time.minMs, "ms"));
-        measurements.push_back(measurementOf("time_max", m.time.maxMs, "ms"));
-        measurements.push_back(measurementOf("time_stdev", m.time.stdevMs, "ms"));
-        measurements.push_back(measurementOf("samples", m.time.samples, ""));
-    }
-    if (r.objective && !info.objectiveName.empty())
-        measurements.push_back(measurementOf(info.objectiveName, *r.objective, ""));
-    for (const Metric& metric : m.metrics)
-        measurements.push_back(measurementOf(metric.name, metric.value, ""));
-    out["measurements"] = measurements;
-
-    // Exact values and what T4 has no field for, so that our T4 imports back to the same results.
     Json ext = Json::object();
     ext["status"] = std::string(statusName(m.status));
     if (!m.message.empty())
@@ -139,13 +116,45 @@ Json resultToT4(const SessionInfo& info, const ResultRecord& r) {
                  {"spill_stores", i.spillStores},    {"spill_loads", i.spillLoads}, {"shared_static", i.sharedStatic},
                  {"constant_bytes", i.constantBytes}};
     }
-    if (!m.metrics.empty()) {
+    if (withMetrics && !m.metrics.empty()) {
         Json metrics = Json::object();
         for (const Metric& metric : m.metrics)
             metrics[metric.name] = number(metric.value);
         ext["metrics"] = metrics;
     }
-    out["tilescope"] = ext;
+    return ext;
+}
+
+Json resultToT4(const SessionInfo& info, const ResultRecord& r) {
+    const Measurement& m = r.measurement;
+    Json out = Json::object();
+    out["timestamp"] = r.recordedAt;
+    out["configuration"] = r.config;
+    out["objectives"] = Json::array({info.objectiveName.empty() ? "time" : info.objectiveName});
+    out["times"] = Json{{"compilation_time", m.compileSeconds * 1e3},
+                        {"benchmark", m.benchmarkSeconds * 1e3},
+                        {"framework", 0},
+                        {"search_algorithm", 0},
+                        {"validation", 0}};
+    const auto [invalidity, correctness] = invalidityOf(m.status);
+    out["invalidity"] = invalidity;
+    out["correctness"] = correctness;
+    Json measurements = Json::array();
+    const bool timed = m.time.samples > 0 || m.time.medianMs > 0;
+    if (timed) {
+        measurements.push_back(measurementOf("time", m.time.medianMs, "ms"));
+        measurements.push_back(measurementOf("time_min", m.time.minMs, "ms"));
+        measurements.push_back(measurementOf("time_max", m.time.maxMs, "ms"));
+        measurements.push_back(measurementOf("time_stdev", m.time.stdevMs, "ms"));
+        measurements.push_back(measurementOf("samples", m.time.samples, ""));
+    }
+    if (r.objective && !info.objectiveName.empty())
+        measurements.push_back(measurementOf(info.objectiveName, *r.objective, ""));
+    for (const Metric& metric : m.metrics)
+        measurements.push_back(measurementOf(metric.name, metric.value, ""));
+    out["measurements"] = measurements;
+
+    out["tilescope"] = resultExtension(r, true);
     return out;
 }
 
@@ -166,6 +175,203 @@ std::string writeT4(const SessionData& session) {
     for (std::size_t i = 0; i < session.results.size(); ++i)
         text += (i ? ",\n    " : "\n    ") + resultToT4(session.info, session.results[i]).dump();
     text += session.results.empty() ? "]\n}\n" : "\n  ]\n}\n";
+    return text;
+}
+
+// Kernel Tuner cache
+
+namespace {
+
+// A double as Python's repr() writes it ("1.0", "0.0001", "1e-05", "1.5e+16"): Kernel Tuner keys
+// its cache with str() of the values.
+std::string pythonFloat(double v) {
+    if (std::isnan(v))
+        return "nan";
+    if (std::isinf(v))
+        return v > 0 ? "inf" : "-inf";
+    char buf[64];
+    const auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v, std::chars_format::scientific);
+    if (ec != std::errc())
+        return Json(v).dump();
+    const std::string text(buf, end); // shortest round trip: "-1.2345e+17", "1e-05"
+    const std::size_t e = text.find('e');
+    std::string mantissa = text.substr(0, e);
+    const int exponent = std::stoi(text.substr(e + 1));
+    const bool negative = !mantissa.empty() && mantissa[0] == '-';
+    if (negative)
+        mantissa.erase(0, 1);
+    std::string digits;
+    for (const char c : mantissa)
+        if (c != '.')
+            digits += c;
+    std::string out;
+    if (exponent < -4 || exponent >= 16) {
+        out = digits.substr(0, 1) + (digits.size() > 1 ? "." + digits.substr(1) : "");
+        const std::string mag = std::to_string(std::abs(exponent));
+        out += std::string(exponent < 0 ? "e-" : "e+") + (mag.size() < 2 ? "0" : "") + mag;
+    } else if (exponent < 0) {
+        out = "0." + std::string(static_cast<std::size_t>(-exponent - 1), '0') + digits;
+    } else {
+        const auto point = static_cast<std::size_t>(exponent) + 1;
+        if (digits.size() <= point)
+            out = digits + std::string(point - digits.size(), '0') + ".0";
+        else
+            out = digits.substr(0, point) + "." + digits.substr(point);
+    }
+    return negative ? "-" + out : out;
+}
+
+// str() of a parameter value in Python, as Kernel Tuner joins them into a cache key.
+std::string pythonStr(const Json& v) {
+    if (v.is_boolean())
+        return v.get<bool>() ? "True" : "False";
+    if (v.is_string())
+        return v.get<std::string>();
+    if (v.is_number_float())
+        return pythonFloat(v.get<double>());
+    if (v.is_null())
+        return "None";
+    if (v.is_array()) {
+        std::string out = "[";
+        for (std::size_t i = 0; i < v.size(); ++i)
+            out += (i ? ", " : "") + (v[i].is_string() ? "'" + v[i].get<std::string>() + "'" : pythonStr(v[i]));
+        return out + "]";
+    }
+    return v.dump();
+}
+
+// Kernel Tuner's marker of a config that has no time: its ErrorConfig class names.
+const char* kernelTunerError(ResultStatus s) {
+    switch (s) {
+    case ResultStatus::Ok:
+        return nullptr;
+    case ResultStatus::CompileError:
+        return "CompilationFailedConfig";
+    case ResultStatus::LaunchError:
+    case ResultStatus::WrongResult:
+    case ResultStatus::Crashed:
+    case ResultStatus::Timeout:
+        return "RuntimeFailedConfig";
+    case ResultStatus::Pruned:
+    case ResultStatus::Skipped:
+        break;
+    }
+    return "InvalidConfig";
+}
+
+// Every value of each parameter: the problem's value lists when the session carries its problem,
+// else the values its results took (numbers ascending, the rest in order of appearance).
+Json tuneParamsOf(const SessionData& session) {
+    Json params = Json::object();
+    if (!session.info.problemJson.empty()) {
+        try {
+            const TuningProblem problem = TuningProblem::parse(session.info.problemJson, "problem", {});
+            for (const TuningParameter& p : problem.parameters) {
+                Json values = Json::array();
+                for (const expr::Value& v : p.values)
+                    values.push_back(valueToJson(v));
+                params[p.name] = values;
+            }
+            const bool same = std::all_of(session.info.parameters.begin(), session.info.parameters.end(),
+                                          [&](const std::string& name) { return params.contains(name); }) &&
+                              params.size() == session.info.parameters.size();
+            if (same) {
+                Json ordered = Json::object(); // in the session's order, which the cache keys follow
+                for (const std::string& name : session.info.parameters)
+                    ordered[name] = params[name];
+                return ordered;
+            }
+        } catch (const std::exception&) {
+            // a problem of an older version, or one this build cannot read: fall back to the results
+        }
+        params = Json::object();
+    }
+    for (const std::string& name : session.info.parameters) {
+        std::vector<Json> values;
+        for (const ResultRecord& r : session.results)
+            if (const auto it = r.config.find(name); it != r.config.end())
+                if (std::find(values.begin(), values.end(), *it) == values.end())
+                    values.push_back(*it);
+        if (std::all_of(values.begin(), values.end(), [](const Json& v) { return v.is_number(); }))
+            std::sort(values.begin(), values.end(),
+                      [](const Json& a, const Json& b) { return a.get<double>() < b.get<double>(); });
+        params[name] = values;
+    }
+    return params;
+}
+
+} // namespace
+
+std::string writeKernelTunerCache(const SessionData& session) {
+    const SessionInfo& info = session.info;
+    std::vector<std::string> keys = info.parameters;
+    if (keys.empty() && !session.results.empty())
+        for (auto it = session.results.front().config.begin(); it != session.results.front().config.end(); ++it)
+            keys.push_back(it.key());
+    SessionData withKeys;
+    const SessionData* s = &session;
+    if (keys != info.parameters) {
+        withKeys = session;
+        withKeys.info.parameters = keys;
+        s = &withKeys;
+    }
+
+    Json head = Json::object();
+    head["device_name"] = info.deviceName.empty() ? "unknown" : info.deviceName;
+    head["kernel_name"] = info.kernel.empty() ? "kernel" : info.kernel;
+    Json problemSize = Json::array();
+    if (!info.problemSize.empty())
+        problemSize = info.problemSize;
+    else
+        for (const auto& [name, value] : info.shape)
+            problemSize.push_back(value);
+    head["problem_size"] = problemSize;
+    head["tune_params_keys"] = keys;
+    head["tune_params"] = tuneParamsOf(*s);
+    head["objective"] = "time";
+    head["tilescope"] = sessionMetadata(info);
+
+    // Laid out as Kernel Tuner writes its caches: the header, then one entry a line, closed by "}\n}".
+    std::string text = head.dump(2);
+    text.resize(text.size() - 2); // the closing "\n}"
+    text += ",\n  \"cache\": {";
+    std::set<std::string> seen;
+    bool first = true;
+    for (const ResultRecord& r : session.results) {
+        std::string key;
+        Json entry = Json::object();
+        for (const std::string& name : keys) {
+            const auto it = r.config.find(name);
+            const Json value = it != r.config.end() ? *it : Json();
+            key += (key.empty() ? "" : ",") + pythonStr(value);
+            entry[name] = value;
+        }
+        if (!seen.insert(key).second)
+            continue; // Kernel Tuner keeps the first result of a config
+        const Measurement& m = r.measurement;
+        if (const char* error = kernelTunerError(m.status)) {
+            entry["time"] = error; // older Kernel Tuner reads the marker here, 1.x from "__error__"
+            entry["__error__"] = error;
+        } else {
+            entry["time"] = number(m.time.medianMs);
+            entry["times"] = Json::array({number(m.time.medianMs)});
+        }
+        entry["compile_time"] = m.compileSeconds * 1e3;
+        entry["verification_time"] = 0;
+        entry["benchmark_time"] = m.benchmarkSeconds * 1e3;
+        entry["strategy_time"] = 0;
+        entry["framework_time"] = 0;
+        entry["timestamp"] = r.recordedAt;
+        if (r.objective && !info.objectiveName.empty() && m.status == ResultStatus::Ok)
+            entry[info.objectiveName] = number(*r.objective);
+        for (const Metric& metric : m.metrics)
+            if (!entry.contains(metric.name))
+                entry[metric.name] = number(metric.value);
+        entry["tilescope"] = resultExtension(r, false);
+        text += (first ? "\n    " : ",\n    ") + Json(key).dump() + ": " + entry.dump();
+        first = false;
+    }
+    text += "\n  }\n}\n";
     return text;
 }
 
@@ -660,8 +866,9 @@ std::string writeCsv(const std::vector<SessionData>& sessions) {
 }
 
 const std::vector<ExportFormat>& exportFormats() {
-    static const std::vector<ExportFormat> formats = {ExportFormat::T4, ExportFormat::BestConfigsJson,
-                                                      ExportFormat::Triton, ExportFormat::CppHeader, ExportFormat::Csv};
+    static const std::vector<ExportFormat> formats = {ExportFormat::T4,     ExportFormat::BestConfigsJson,
+                                                      ExportFormat::Triton, ExportFormat::CppHeader,
+                                                      ExportFormat::Csv,    ExportFormat::KernelTunerCache};
     return formats;
 }
 
@@ -669,6 +876,8 @@ std::string exportFormatName(ExportFormat format) {
     switch (format) {
     case ExportFormat::T4:
         return "t4";
+    case ExportFormat::KernelTunerCache:
+        return "kerneltuner";
     case ExportFormat::BestConfigsJson:
         return "json";
     case ExportFormat::Triton:
@@ -698,6 +907,12 @@ std::string exportResults(const std::vector<SessionData>& sessions, const Export
             throw InputError(source, "",
                              "T4 holds one session, and " + std::to_string(sessions.size()) + " were given: pick one");
         return writeT4(sessions.front());
+    case ExportFormat::KernelTunerCache:
+        if (sessions.size() != 1)
+            throw InputError(source, "",
+                             "a Kernel Tuner cache holds one session, and " + std::to_string(sessions.size()) +
+                                 " were given: pick one");
+        return writeKernelTunerCache(sessions.front());
     case ExportFormat::BestConfigsJson:
         return writeBestConfigsJson(bestConfigs(sessions));
     case ExportFormat::Triton:

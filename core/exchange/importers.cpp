@@ -73,7 +73,8 @@ std::string gunzip(const std::string& bytes, const std::string& fileName) {
     if (rc != Z_STREAM_END)
         throw InputError(fileName, "",
                          rc == Z_BUF_ERROR ? "the gzip data ends early: the file is truncated"
-                                           : "the gzip data is damaged (" + std::string(stream.msg ? stream.msg : "zlib error") + ")");
+                                           : "the gzip data is damaged (" +
+                                                 std::string(stream.msg ? stream.msg : "zlib error") + ")");
     return out;
 }
 
@@ -89,7 +90,8 @@ std::string readText(const std::filesystem::path& path) {
     std::ostringstream text;
     text << in.rdbuf();
     std::string bytes = text.str();
-    if (bytes.size() >= 2 && static_cast<unsigned char>(bytes[0]) == 0x1f && static_cast<unsigned char>(bytes[1]) == 0x8b)
+    if (bytes.size() >= 2 && static_cast<unsigned char>(bytes[0]) == 0x1f &&
+        static_cast<unsigned char>(bytes[1]) == 0x8b)
         return gunzip(bytes, path.string());
     return bytes;
 }
@@ -419,11 +421,24 @@ SessionData parseKernelTunerCache(const std::string& text, const std::string& fi
         fail(fileName, "/cache", "expected an object of entries");
     if (!keysJson.is_array())
         fail(fileName, "/tune_params_keys", "expected an array of parameter names");
-    const std::string objective = doc.value("objective", std::string("time"));
+    // A string; Kernel Tuner 1.x writes a list of objectives.
+    std::string objective = "time";
+    if (const auto it = doc.find("objective"); it != doc.end()) {
+        if (it->is_string())
+            objective = it->get<std::string>();
+        else if (it->is_array() && !it->empty() && (*it)[0].is_string())
+            objective = (*it)[0].get<std::string>();
+    }
 
     SessionData data;
     SessionInfo& info = data.info;
     info.state = SessionState::Imported;
+    // Tilescope's own caches carry the session (shape, problem, objective, ...) beside Kernel Tuner's fields.
+    if (const auto it = doc.find("tilescope"); it != doc.end() && it->is_object()) {
+        readSessionMetadata(*it, info);
+        info.parameters.clear();
+        info.problemSize.clear();
+    }
     info.kernel = kernel.is_string() ? kernel.get<std::string>() : "";
     info.deviceName = device.is_string() ? device.get<std::string>() : "";
     for (const auto& k : keysJson) {
@@ -453,6 +468,8 @@ SessionData parseKernelTunerCache(const std::string& text, const std::string& fi
     const bool throughput = objective != "time" && objective.find("/s") != std::string::npos;
     if (throughput)
         info.objectiveName = objective;
+    // The entry field that holds the session's objective (not a metric).
+    const std::string objectiveField = info.objectiveName;
 
     static const char* kKnown[] = {"time",           "times",         "compile_time",   "verification_time",
                                    "benchmark_time", "strategy_time", "framework_time", "timestamp"};
@@ -469,7 +486,10 @@ SessionData parseKernelTunerCache(const std::string& text, const std::string& fi
             r.config[name] = *v;
         }
         Measurement& m = r.measurement;
-        const Json& time = require(entry, "time", fileName, where);
+        // Kernel Tuner 1.x marks a failed config with "__error__" and may leave out "time".
+        const auto errorIt = entry.find("__error__");
+        const bool marked = errorIt != entry.end() && errorIt->is_string();
+        const Json& time = marked ? *errorIt : require(entry, "time", fileName, where);
         const std::vector<double> runtimes = numbers(entry.value("times", Json::array()));
         if (time.is_number()) {
             m.status = ResultStatus::Ok;
@@ -506,12 +526,16 @@ SessionData parseKernelTunerCache(const std::string& text, const std::string& fi
                 continue;
             if (std::any_of(std::begin(kKnown), std::end(kKnown), [&](const char* k) { return name == k; }))
                 continue;
-            if (throughput && name == objective) {
+            if (!objectiveField.empty() && name == objectiveField) {
                 if (m.status == ResultStatus::Ok)
                     r.objective = f.value().get<double>();
                 continue;
             }
             m.metrics.push_back({name, f.value().get<double>()});
+        }
+        if (const auto ext = entry.find("tilescope"); ext != entry.end() && ext->is_object()) {
+            m.message.clear(); // the exact message, if any, is in there
+            readResultExtension(*ext, r);
         }
         data.results.push_back(std::move(r));
     }

@@ -469,6 +469,7 @@ void TestMainWindow::exportDialogWritesEveryFormat_data() {
     QTest::newRow("triton") << int(ExportFormat::Triton) << QStringLiteral("sgemm_triton.py");
     QTest::newRow("cpp") << int(ExportFormat::CppHeader) << QStringLiteral("sgemm_tuned.h");
     QTest::newRow("csv") << int(ExportFormat::Csv) << QStringLiteral("sgemm.csv");
+    QTest::newRow("kerneltuner") << int(ExportFormat::KernelTunerCache) << QStringLiteral("sgemm_ktcache.json");
 }
 
 void TestMainWindow::exportDialogWritesEveryFormat() {
@@ -544,6 +545,13 @@ void TestMainWindow::exportDialogWritesEveryFormat() {
         const QStringList lines = text.split(QLatin1Char('\n'), Qt::SkipEmptyParts);
         QCOMPARE(lines.size(), kDemoResults + 1);
         QVERIFY(lines.front().startsWith(QStringLiteral("session,kernel,shape,device,BLOCK_M,")));
+        break;
+    }
+    case ExportFormat::KernelTunerCache: {
+        // Kernel Tuner's own layout, and it reads back with every result.
+        QVERIFY(text.contains(QStringLiteral("\"tune_params_keys\"")));
+        const SessionData back = parseKernelTunerCache(text.toStdString(), path.toStdString());
+        QCOMPARE(back.results.size(), std::size_t(kDemoResults));
         break;
     }
     }

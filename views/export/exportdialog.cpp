@@ -50,6 +50,9 @@ QString formatHelp(ExportFormat format) {
     case ExportFormat::Csv:
         return QObject::tr("Every result of the chosen sessions, one row each, with its status, times, objective "
                            "and what the compiler reported.");
+    case ExportFormat::KernelTunerCache:
+        return QObject::tr("Every result of one session as a Kernel Tuner cache file, which Kernel Tuner's "
+                           "simulation mode replays. Tilescope reads it back as it was. It holds one session.");
     }
     return {};
 }
@@ -88,6 +91,8 @@ QString exportFileSuffix(ExportFormat format) {
         return QStringLiteral("_tuned.h");
     case ExportFormat::Csv:
         return QStringLiteral(".csv");
+    case ExportFormat::KernelTunerCache:
+        return QStringLiteral("_ktcache.json");
     }
     return {};
 }
@@ -104,6 +109,8 @@ QString exportFormatTitle(ExportFormat format) {
         return QObject::tr("C++ header with a dispatch table");
     case ExportFormat::Csv:
         return QObject::tr("CSV, every result");
+    case ExportFormat::KernelTunerCache:
+        return QObject::tr("Kernel Tuner cache (JSON)");
     }
     return {};
 }
@@ -329,7 +336,7 @@ void ExportDialog::onFormatChanged() {
     const bool top = f == ExportFormat::Triton;
     m_topSpin->setEnabled(top);
     m_topLabel->setEnabled(top);
-    m_sessionModel->setExclusive(f == ExportFormat::T4);
+    m_sessionModel->setExclusive(f == ExportFormat::T4 || f == ExportFormat::KernelTunerCache);
     if (!m_pathEdited) {
         proposeFileName();
     } else if (const QString path = outputPath(); !path.isEmpty()) {

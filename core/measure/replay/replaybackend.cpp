@@ -227,6 +227,12 @@ const SessionInfo& ReplayBackend::recordedSession() const {
     return m_state->chosen->info;
 }
 
+const SessionData& ReplayBackend::recordedData() const {
+    if (!m_state->chosen)
+        throw std::logic_error("ReplayBackend: not opened");
+    return *m_state->chosen;
+}
+
 std::size_t ReplayBackend::matchedResults() const {
     return m_state->matched;
 }

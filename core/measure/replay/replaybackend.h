@@ -43,6 +43,8 @@ public:
 
     /// The session replayed (after open).
     const SessionInfo& recordedSession() const;
+    /// The session replayed with its results, as recorded (after open).
+    const SessionData& recordedData() const;
     /// Recorded results whose config is in the space, and those that are not (after open).
     std::size_t matchedResults() const;
     std::size_t unmatchedResults() const;
