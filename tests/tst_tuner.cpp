@@ -15,6 +15,7 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <map>
@@ -35,6 +36,7 @@ public:
     std::vector<std::size_t> batches;
     std::vector<bool> hadCubins;
     long throwAfter = -1;
+    std::map<std::uint64_t, double> luckyFirst; // index -> the time its first measurement gives
     int opened = 0;
     int closed = 0;
 
@@ -64,10 +66,13 @@ public:
             }
             if (throwAfter >= 0 && static_cast<long>(measured.size()) == throwAfter)
                 throw std::runtime_error("the device fell off the bus");
+            const bool again = std::find(measured.begin(), measured.end(), items[i].index) != measured.end();
             measured.push_back(items[i].index);
             hadCubins.push_back(items[i].compiled && !items[i].compiled->cubin.empty());
             m.status = ResultStatus::Ok;
-            const double t = timeOf(items[i].index);
+            double t = timeOf(items[i].index);
+            if (const auto lucky = luckyFirst.find(items[i].index); lucky != luckyFirst.end() && !again)
+                t = lucky->second;
             m.time = {t, t * 0.99, t * 1.02, t * 0.01, 10};
             m.benchmarkSeconds = 0.05;
             m.device = 0;
@@ -122,6 +127,63 @@ class TestTuner : public QObject {
     TuningProblem m_tiny = TuningProblem::load(kTiny);
 
 private slots:
+    void confirmationMeasuresTheBestAgain() {
+        // A config whose first measurement was a lucky sample wins the search; measured again with
+        // the two runners-up, it falls back, and the stored results keep the new timings.
+        const ConfigSpace space = ConfigSpace::build(m_tiny);
+        std::uint64_t trueBest = 0;
+        for (std::uint64_t i = 0; i < space.size(); ++i)
+            if (FakeBackend::timeOf(i) < FakeBackend::timeOf(trueBest))
+                trueBest = i;
+        const std::uint64_t lucky = trueBest == 0 ? 1 : 0;
+        QTemporaryDir dir;
+        ResultStore store = ResultStore::open(dbPath(dir));
+        FakeBackend backend;
+        backend.luckyFirst[lucky] = FakeBackend::timeOf(trueBest) / 2;
+        Recorder rec;
+        std::vector<ResultRecord> updated;
+        SessionEvents events = rec.events();
+        events.updated = [&](const ResultRecord& r) { updated.push_back(r); };
+        SessionOptions options;
+        options.confirmTop = 3;
+        options.compile = SessionOptions::Compile::Never;
+        TuningSession session(m_tiny, backend, store, options, events);
+        const SessionSummary summary = session.run();
+
+        QCOMPARE(backend.measured.size(), std::size_t(space.size() + 3));
+        QCOMPARE(summary.remeasured.size(), std::size_t(3));
+        QCOMPARE(updated.size(), std::size_t(3));
+        // The first of the three re-measured is the lucky one; the new winner is the true best.
+        QCOMPARE(backend.measured[space.size()], lucky);
+        QVERIFY(summary.progress.best);
+        QCOMPARE(summary.progress.best->spaceIndex.value_or(~0ULL), trueBest);
+        QCOMPARE(summary.remeasured.front().result.spaceIndex.value_or(~0ULL), trueBest);
+        QVERIFY2(summary.confirmation.find("lucky") != std::string::npos, summary.confirmation.c_str());
+        for (const Remeasurement& x : summary.remeasured) {
+            QVERIFY(x.failure.empty());
+            const std::uint64_t index = x.result.spaceIndex.value_or(~0ULL);
+            QCOMPARE(x.result.timeMs(), FakeBackend::timeOf(index));
+            QCOMPARE(x.firstMs, index == lucky ? FakeBackend::timeOf(trueBest) / 2 : FakeBackend::timeOf(index));
+        }
+        // The store holds one result per config, the re-measured ones with their new timing.
+        const auto stored = store.results(summary.session.id);
+        QCOMPARE(stored.size(), std::size_t(space.size()));
+        for (const ResultRecord& r : stored)
+            QCOMPARE(r.timeMs(), FakeBackend::timeOf(r.spaceIndex.value_or(0)));
+        QCOMPARE(store.best(summary.session.id)->spaceIndex.value_or(~0ULL), trueBest);
+        QVERIFY(store.session(summary.session.id)->message.find("lucky") != std::string::npos);
+
+        // A replay answers the recorded numbers again: nothing is re-measured.
+        ReplayBackend replay(kTinyCache);
+        SessionOptions replayOptions;
+        replayOptions.confirmTop = 3;
+        replayOptions.backendLabel = "replay:tiny_ktcache.json";
+        TuningSession replayed(m_tiny, replay, store, replayOptions);
+        const SessionSummary replaySummary = replayed.run();
+        QVERIFY(replaySummary.remeasured.empty());
+        QVERIFY(replaySummary.confirmation.empty());
+    }
+
     void replayExhaustiveFindsTheRecordedBest() {
         QTemporaryDir dir;
         ResultStore store = ResultStore::open(dbPath(dir));

@@ -49,6 +49,7 @@ struct TuneOptions {
     double configTimeout = 0;
     double sampleSeconds = 0.25;
     int minSamples = 10;
+    std::size_t confirm = 3;
     CLI::Option* metricsOption = nullptr;
     CLI::Option* strategyOption = nullptr;
     CLI::Option* budgetOption = nullptr;
@@ -159,20 +160,6 @@ int runTune(const TuneOptions& opt) {
     options.seed = opt.seed;
     options.resume = opt.resume;
     options.backendLabel = backendLabel;
-    if (opt.strategyOption->count() > 0) {
-        options.strategy = opt.strategy;
-    } else {
-        // The problem's T1 Search.Name when it is one we know, else exhaustive.
-        const std::string fromProblem = canonicalStrategyName(problem.searchName);
-        options.strategy = fromProblem.empty() ? "exhaustive" : fromProblem;
-        if (fromProblem.empty() && !problem.searchName.empty())
-            std::fprintf(stderr,
-                         "note: the problem's Search.Name '%s' is no strategy this version has; tuning "
-                         "exhaustively (--strategy picks one)\n",
-                         problem.searchName.c_str());
-    }
-    if (canonicalStrategyName(options.strategy).empty())
-        throw InputError("", "--strategy", "unknown strategy '" + options.strategy + "' (known: exhaustive, random)");
     if (opt.budgetOption->count() > 0)
         options.budget.configs = opt.budget;
     else if (opt.fractionOption->count() > 0)
@@ -181,6 +168,30 @@ int runTune(const TuneOptions& opt) {
         options.budget.seconds = opt.maxTime;
     else
         options.budget = Budget::fromProblem(problem);
+    // A budget that may end before the whole space is done wants a strategy that finds the good
+    // configs early; the whole space is visited in order.
+    const bool partial =
+        options.budget.seconds || (options.budget.fraction && *options.budget.fraction < 1) || options.budget.configs;
+    const std::string fallback = partial ? "auto" : "exhaustive";
+    if (opt.strategyOption->count() > 0) {
+        options.strategy = opt.strategy;
+    } else {
+        // The problem's T1 Search.Name when it is one we know, else the fallback.
+        const std::string fromProblem = canonicalStrategyName(problem.searchName);
+        options.strategy = fromProblem.empty() ? fallback : fromProblem;
+        if (fromProblem.empty() && !problem.searchName.empty())
+            std::fprintf(stderr,
+                         "note: the problem's Search.Name '%s' is no strategy this version has; tuning with %s "
+                         "(--strategy picks one)\n",
+                         problem.searchName.c_str(), fallback.c_str());
+    }
+    if (canonicalStrategyName(options.strategy).empty()) {
+        std::string known;
+        for (const std::string& name : strategyNames())
+            known += (known.empty() ? "" : ", ") + name;
+        throw InputError("", "--strategy", "unknown strategy '" + options.strategy + "' (known: " + known + ")");
+    }
+    options.confirmTop = opt.confirm;
 
     // A database this run creates is removed again when the run stores nothing (a recording that
     // does not match, no GPU): bad input leaves no empty file behind. Declared before the store,
@@ -277,6 +288,8 @@ int runTune(const TuneOptions& opt) {
                     describeConfig(p.best->config).c_str());
     else
         std::printf("  best        none (no config ran correctly)\n");
+    if (!summary.confirmation.empty())
+        std::printf("  confirmed   %s\n", summary.confirmation.c_str());
     std::printf("  time        %s wall; recorded compile + benchmark time %s%s\n",
                 formatDuration(p.elapsedSeconds).c_str(), formatDuration(p.recordedSeconds).c_str(),
                 replay ? " (what the recorded session spent on these configs)" : "");
@@ -304,8 +317,10 @@ void registerTune(CLI::App& app) {
         ->required();
     opt->strategyOption =
         cmd->add_option("--strategy", opt->strategy,
-                        "exhaustive (every config in order) or random (random order without replacement); "
-                        "default: the problem's Search.Name, else exhaustive");
+                        "exhaustive (every config in order), random (random order without replacement), "
+                        "annealing, genetic, bayes (Bayesian optimisation), bayes-prior (with the compiler's static "
+                        "features), or auto (the one the strategy lab found best); default: the problem's "
+                        "Search.Name, else auto with a budget and exhaustive without");
     opt->budgetOption =
         cmd->add_option("--budget", opt->budget, "Evaluate at most N configs")->check(CLI::PositiveNumber);
     opt->fractionOption = cmd->add_option("--fraction", opt->fraction, "Evaluate at most this fraction of the space")
@@ -339,8 +354,8 @@ void registerTune(CLI::App& app) {
                                             "With cuda: folder of the compile cache (default: $TILESCOPE_CACHE_DIR/"
                                             "compile, else $XDG_CACHE_HOME/tilescope/compile)")
                                 ->group("CUDA backend");
-    CLI::Option* noCache = cmd->add_flag("--no-cache", opt->noCache, "With cuda: compile everything, use no cache")
-                               ->group("CUDA backend");
+    CLI::Option* noCache =
+        cmd->add_flag("--no-cache", opt->noCache, "With cuda: compile everything, use no cache")->group("CUDA backend");
     cacheDir->excludes(noCache);
     cmd->add_flag("--no-verify", opt->noVerify,
                   "With cuda: do not compare outputs with the reference (the first config that runs)")
@@ -361,6 +376,10 @@ void registerTune(CLI::App& app) {
         ->check(CLI::PositiveNumber)
         ->group("CUDA backend");
     // A testing aid, hidden from --help: wall time per replayed config, so that a test can kill a run midway.
+    cmd->add_option("--confirm", opt->confirm,
+                    "After the search, measure the best N configs again and keep the new timings, so that the "
+                    "winner is not a lucky sample (0: off; not with replay)")
+        ->capture_default_str();
     cmd->add_option("--replay-delay-ms", opt->replayDelayMs)->group("");
     cmd->footer("Without --budget, --fraction or --max-time, the problem's T1 Budget applies (none: the whole "
                 "space). Ctrl-C stops after the results in hand; --resume continues.\n"

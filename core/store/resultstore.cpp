@@ -639,6 +639,21 @@ std::int64_t ResultStore::append(std::int64_t sessionId, const ResultRecord& rec
     return id;
 }
 
+void ResultStore::updateTiming(std::int64_t resultId, const TimingStats& time, std::optional<double> objective,
+                               double addedBenchmarkSeconds) {
+    m_impl->checkThread();
+    m_impl->checkWritable();
+    m_impl->beginIfNeeded();
+    Statement s(m_impl->db, "UPDATE results SET time_ms = ?, time_min_ms = ?, time_max_ms = ?, time_stdev_ms = ?, "
+                            "samples = ?, objective = ?, benchmark_s = benchmark_s + ? WHERE id = ?");
+    s.bind(1, time.medianMs).bind(2, time.minMs).bind(3, time.maxMs).bind(4, time.stdevMs);
+    s.bind(5, static_cast<std::int64_t>(time.samples)).bind(6, objective).bind(7, addedBenchmarkSeconds);
+    s.bind(8, resultId).run();
+    if (sqlite3_changes(m_impl->db) != 1)
+        throw std::runtime_error(m_impl->path.string() + ": no result " + std::to_string(resultId) + " to update");
+    m_impl->commitNow();
+}
+
 void ResultStore::appendMany(std::int64_t sessionId, std::span<const ResultRecord> records) {
     m_impl->checkThread();
     m_impl->checkWritable();

@@ -88,6 +88,11 @@ public:
     /// the result's id. A Skipped result is a placeholder: appending another result for the same
     /// config replaces it. Committed within commitInterval.
     std::int64_t append(std::int64_t sessionId, const ResultRecord& record);
+    /// Replaces a stored result's timing and objective with a new measurement of the same config
+    /// (a session's final re-measurement of its best configs); its benchmark time grows by
+    /// `addedBenchmarkSeconds`. Throws std::runtime_error when there is no such result.
+    void updateTiming(std::int64_t resultId, const TimingStats& time, std::optional<double> objective,
+                      double addedBenchmarkSeconds);
     /// Appends many results in one transaction (imports): far faster than one by one.
     void appendMany(std::int64_t sessionId, std::span<const ResultRecord> records);
     /// Commits pending results now.

@@ -138,6 +138,8 @@ struct TuningSession::Run {
     SessionProgress progress;
     Clock::time_point start = Clock::now();
     std::string stopReason;
+    std::vector<Remeasurement> remeasured;
+    std::string confirmation;
 
     struct Pending {
         std::uint64_t index = 0;
@@ -387,18 +389,21 @@ struct TuningSession::Run {
             context.staticFeatures = [this](std::uint64_t index) -> std::optional<StaticFeatures> {
                 if (index >= space.size())
                     return std::nullopt;
-                const Config config = space.at(index);
-                const CompileResult cr = self.m_compiler->compile(analyzer->requests().request(config, arch));
-                if (!cr.ok())
-                    return std::nullopt;
-                const ConfigAnalysis a = analyzer->analyze(index, config, arch, cr);
-                StaticFeatures f;
-                f.info = a.info;
-                f.blockSize = a.geometry.blockSize;
-                f.sharedBytes = a.sharedBytes();
-                f.occupancy = a.occupancy.percent();
-                f.launchable = a.occupancy.launchable;
-                return f;
+                return featuresOf(index, self.m_compiler->compile(analyzer->requests().request(space.at(index), arch)));
+            };
+            context.staticFeaturesMany =
+                [this](std::span<const std::uint64_t> indices) -> std::vector<std::optional<StaticFeatures>> {
+                // Submitted together: the compile pool works on them in parallel (cache hits are instant).
+                std::vector<std::future<CompileResult>> futures;
+                for (const std::uint64_t index : indices)
+                    futures.push_back(index < space.size()
+                                          ? self.m_compiler->submit(analyzer->requests().request(space.at(index), arch))
+                                          : std::future<CompileResult>());
+                std::vector<std::optional<StaticFeatures>> out(indices.size());
+                for (std::size_t i = 0; i < indices.size(); ++i)
+                    if (futures[i].valid())
+                        out[i] = featuresOf(indices[i], futures[i].get());
+                return out;
             };
         }
         strategy = makeStrategy(strategyName, context);
@@ -535,7 +540,109 @@ struct TuningSession::Run {
         }
         self.m_store.flush();
     }
+
+    // What compiling a config tells a strategy before it is measured.
+    std::optional<StaticFeatures> featuresOf(std::uint64_t index, const CompileResult& cr) const {
+        if (!cr.ok())
+            return std::nullopt;
+        const ConfigAnalysis a = analyzer->analyze(index, space.at(index), arch, cr);
+        StaticFeatures f;
+        f.info = a.info;
+        f.blockSize = a.geometry.blockSize;
+        f.sharedBytes = a.sharedBytes();
+        f.occupancy = a.occupancy.percent();
+        f.launchable = a.occupancy.launchable;
+        return f;
+    }
+
+    // Measures the best configs once more (SessionOptions::confirmTop).
+    void confirmBest();
 };
+
+void TuningSession::Run::confirmBest() {
+    std::vector<ResultRecord> top;
+    for (ResultRecord& r : self.m_store.results(sessionId, true, options.confirmTop))
+        if (r.ok())
+            top.push_back(std::move(r));
+    std::vector<Pending> taken;
+    std::vector<std::size_t> topOf; // pending -> index in `top`
+    for (std::size_t i = 0; i < top.size(); ++i) {
+        std::optional<std::uint64_t> index = top[i].spaceIndex;
+        if (!index || *index >= space.size() || codec->toValues(space.at(*index)) != top[i].config)
+            index = codec->indexOf(top[i].config);
+        if (!index)
+            continue; // a prior result of a config no longer in the space
+        taken.push_back(makePending(*index));
+        topOf.push_back(i);
+    }
+    if (taken.empty())
+        return;
+    std::vector<MeasureItem> items;
+    std::vector<std::size_t> takenOf; // item -> index in `taken`
+    for (std::size_t i = 0; i < taken.size(); ++i) {
+        Pending& p = taken[i];
+        if (p.future.valid())
+            p.compiled = p.future.get(); // from the compile cache: it compiled during the search
+        if (p.compiled && !p.compiled->ok())
+            continue;
+        MeasureItem item;
+        item.index = p.index;
+        item.config = p.config;
+        item.compiled = p.compiled ? &*p.compiled : nullptr;
+        items.push_back(std::move(item));
+        takenOf.push_back(i);
+    }
+    std::vector<std::optional<Measurement>> again(taken.size());
+    MeasureControl control;
+    control.perConfigSeconds = options.perConfigSeconds;
+    control.cancel = &self.m_cancel;
+    self.m_backend.measure(items, control,
+                           [&](std::size_t item, Measurement m) { again.at(takenOf.at(item)) = std::move(m); });
+
+    const std::string firstWinner = configKey(top.front().config);
+    for (std::size_t i = 0; i < taken.size(); ++i) {
+        Remeasurement x;
+        x.result = top[topOf[i]];
+        x.firstMs = x.result.timeMs();
+        const std::optional<Measurement>& m = again[i];
+        if (!m || m->status == ResultStatus::Skipped) {
+            continue; // cancelled: nothing measured
+        } else if (m->status != ResultStatus::Ok) {
+            x.failure = std::string(statusName(m->status)) + (m->message.empty() ? "" : ": " + m->message);
+        } else {
+            x.result.measurement.time = m->time;
+            x.result.objective = objective->value(space, taken[i].config, m->time.medianMs);
+            x.result.measurement.benchmarkSeconds += m->benchmarkSeconds;
+            self.m_store.updateTiming(x.result.id, m->time, x.result.objective, m->benchmarkSeconds);
+            progress.recordedSeconds += m->benchmarkSeconds;
+            if (self.m_events.updated)
+                self.m_events.updated(x.result);
+        }
+        remeasured.push_back(std::move(x));
+    }
+    std::stable_sort(remeasured.begin(), remeasured.end(), [](const Remeasurement& a, const Remeasurement& b) {
+        return a.failure.empty() && (!b.failure.empty() || ranksBefore(a.result, b.result));
+    });
+    progress.best = self.m_store.best(sessionId);
+    if (remeasured.empty())
+        return;
+    char buf[160];
+    const Remeasurement& winner = remeasured.front();
+    if (!winner.failure.empty()) {
+        confirmation = "the best " + std::to_string(remeasured.size()) + " configs measured again all failed (" +
+                       winner.failure + ")";
+    } else if (configKey(winner.result.config) == firstWinner) {
+        std::snprintf(buf, sizeof buf, "the winner held when the best %zu were measured again (%.4g ms, first %.4g ms)",
+                      remeasured.size(), winner.result.timeMs(), winner.firstMs);
+        confirmation = buf;
+    } else {
+        std::snprintf(buf, sizeof buf,
+                      "measured again, another of the best %zu won: %.4g ms (first %.4g ms); the first winner's "
+                      "result was a lucky sample",
+                      remeasured.size(), winner.result.timeMs(), winner.firstMs);
+        confirmation = buf;
+    }
+}
 
 SessionSummary TuningSession::run() {
     if (m_options.shapeIndex >= std::max<std::size_t>(1, m_problem.shapes.size()))
@@ -551,9 +658,11 @@ SessionSummary TuningSession::run() {
     }
     try {
         run.loop();
+        if (m_options.confirmTop > 0 && !run.backend.simulated && !m_cancel.load())
+            run.confirmBest();
         const bool wasCancelled = m_cancel.load();
         m_store.setSessionState(run.sessionId, wasCancelled ? SessionState::Cancelled : SessionState::Finished,
-                                run.stopReason);
+                                run.confirmation.empty() ? run.stopReason : run.stopReason + "; " + run.confirmation);
     } catch (const std::exception& e) {
         try {
             m_store.flush();
@@ -575,6 +684,8 @@ SessionSummary TuningSession::run() {
     run.updateRates();
     summary.progress = run.progress;
     summary.stopReason = run.stopReason;
+    summary.remeasured = std::move(run.remeasured);
+    summary.confirmation = run.confirmation;
     if (m_events.finished)
         m_events.finished(summary);
     return summary;

@@ -50,6 +50,10 @@ struct SessionOptions {
     Compile compile = Compile::Auto;
     std::string arch;              ///< compile for this arch ("": the backend's device)
     bool pruneHeavySpills = false; ///< also prune configs that spill heavily (see classifySpill)
+    /// After the search, measure the best this-many configs once more and keep the new timings, so
+    /// that the winner is not a lucky sample (0: off). Skipped with a simulated backend (a replay
+    /// would answer the recorded numbers again) and when the run was cancelled.
+    std::size_t confirmTop = 0;
 
     /// Continue the newest session of the same problem, shape, backend, strategy and seed in the
     /// store (a new one when there is none): configs already done are skipped.
@@ -71,12 +75,22 @@ struct SessionProgress {
     double etaSeconds = -1;     ///< wall time left at that rate (-1: unknown)
 };
 
+/// One of the best configs measured again at the end of a session (SessionOptions::confirmTop).
+struct Remeasurement {
+    ResultRecord result; ///< as stored now: the new timing and objective (when ok)
+    double firstMs = 0;  ///< the median the search measured
+    std::string failure; ///< why measuring it again failed ("" it did not); the result is unchanged
+};
+
 struct SessionSummary {
     SessionInfo session; ///< as stored, with its final state
     bool resumed = false;
     std::uint64_t priorResults = 0; ///< results the resumed session had
     SessionProgress progress;       ///< at the end
     std::string stopReason;         ///< for people: "every config of the space is done", "cancelled", ...
+    /// The best configs measured again, best first after it (empty when confirmTop is 0 or skipped).
+    std::vector<Remeasurement> remeasured;
+    std::string confirmation; ///< for people: whether the winner held when measured again ("" none)
 };
 
 /// Callbacks, each optional, called on the thread that runs the session.
@@ -84,6 +98,8 @@ struct SessionEvents {
     std::function<void(const SessionInfo&, const SessionProgress&)> started;
     std::function<void(const ResultRecord&)> result;
     std::function<void(const ResultRecord&)> newBest;
+    /// A stored result changed: its config was measured again (same id, new timing).
+    std::function<void(const ResultRecord&)> updated;
     std::function<void(const SessionProgress&)> progress;
     std::function<void(const SessionSummary&)> finished;
     std::function<void(const std::string&)> error;

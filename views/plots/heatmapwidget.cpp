@@ -11,6 +11,7 @@
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QMouseEvent>
+#include <QShowEvent>
 #include <QSignalBlocker>
 #include <QThreadPool>
 #include <QToolTip>
@@ -70,6 +71,13 @@ HeatmapWidget::HeatmapWidget(QWidget* parent)
            "throughput) or the median"));
     m_logBox = new QCheckBox(tr("Log scale"), this);
     m_logBox->setToolTip(tr("A logarithmic colour scale, for values spread over orders of magnitude"));
+    // The axis and reduction combos keep their text whole; the quantity gives way when the dock is narrow.
+    for (QComboBox* combo : {m_xCombo, m_yCombo, m_reductionCombo}) {
+        combo->setSizeAdjustPolicy(QComboBox::AdjustToContents);
+        combo->setSizePolicy(QSizePolicy::Fixed, QSizePolicy::Fixed);
+    }
+    m_quantityCombo->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+    m_quantityCombo->setMinimumContentsLength(12);
     m_status = new QLabel(this);
     m_status->setForegroundRole(QPalette::PlaceholderText);
 
@@ -401,7 +409,21 @@ void HeatmapWidget::specFromControls() {
         setSpec(spec);
 }
 
+void HeatmapWidget::showEvent(QShowEvent* event) {
+    QWidget::showEvent(event);
+    if (m_refreshWhenShown) {
+        m_refreshWhenShown = false;
+        refresh();
+    }
+}
+
 void HeatmapWidget::refresh() {
+    // Hidden behind another tab of a visible window: nothing to draw until it is shown (a live
+    // run's snapshots then cost this plot nothing).
+    if (window()->isVisible() && !isVisible()) {
+        m_refreshWhenShown = true;
+        return;
+    }
     const std::uint64_t generation = ++m_generation;
     // Everything the job reads is copied or shared immutably: the GUI thread may move on.
     auto job = [results = m_results, names = m_parameterNames, spec = m_spec, objective = m_objectiveName,

@@ -98,6 +98,7 @@ private:
     };
 
     bool eventFilter(QObject* watched, QEvent* event) override;
+    void showEvent(QShowEvent* event) override;
     void buildPlot();
     void refresh();
     void apply(const Computed& computed);
@@ -126,7 +127,8 @@ private:
     std::unique_ptr<QThreadPool> m_pool;
     std::atomic<std::uint64_t> m_generation{0};
     bool m_busy = false;
-    bool m_needSummary = false; // the results changed: the next job summarizes them for the controls
+    bool m_refreshWhenShown = false; // results or spec changed while hidden behind another tab
+    bool m_needSummary = false;      // the results changed: the next job summarizes them for the controls
 
     // Controls
     QComboBox* m_xCombo = nullptr;

@@ -11,6 +11,7 @@
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QMouseEvent>
+#include <QShowEvent>
 #include <QSignalBlocker>
 #include <QThreadPool>
 #include <QToolTip>
@@ -238,7 +239,21 @@ void ScatterWidget::specFromControls() {
     setSpec(spec);
 }
 
+void ScatterWidget::showEvent(QShowEvent* event) {
+    QWidget::showEvent(event);
+    if (m_refreshWhenShown) {
+        m_refreshWhenShown = false;
+        refresh();
+    }
+}
+
 void ScatterWidget::refresh() {
+    // Hidden behind another tab of a visible window: nothing to draw until it is shown (a live
+    // run's snapshots then cost this plot nothing).
+    if (window()->isVisible() && !isVisible()) {
+        m_refreshWhenShown = true;
+        return;
+    }
     const std::uint64_t generation = ++m_generation;
     // A job that summarizes may find that the default spec changes with the summary: apply()
     // then starts another for the new spec.

@@ -89,6 +89,7 @@ private:
     };
 
     bool eventFilter(QObject* watched, QEvent* event) override;
+    void showEvent(QShowEvent* event) override;
     void refresh();
     void apply(const Computed& computed);
     void applySummary(const ResultSummary& summary);
@@ -114,6 +115,7 @@ private:
     std::unique_ptr<QThreadPool> m_pool;
     std::atomic<std::uint64_t> m_generation{0};
     bool m_busy = false;
+    bool m_refreshWhenShown = false; // results or spec changed while hidden behind another tab
     bool m_needSummary = false;
 
     QComboBox* m_xCombo = nullptr;

@@ -407,6 +407,7 @@ std::optional<SessionController::Request> RunPanel::request(QString* why) const 
     r.options.shapeIndex = static_cast<std::size_t>(std::max(0, m_shapeCombo->currentIndex()));
     r.options.strategy = m_strategyCombo->currentData().toString().toStdString();
     r.options.seed = static_cast<std::uint64_t>(m_seedSpin->value());
+    r.options.confirmTop = 3; // the best three measured again at the end (not with replay)
     r.options.resume = m_resumeBox->isChecked();
     switch (m_budgetKind->currentData().toInt()) {
     case Configs:
@@ -551,7 +552,9 @@ void RunPanel::onFinished(const SessionSummary& summary) {
     m_progressLabel->setText(
         tr("Session %1 %2: %3")
             .arg(summary.session.id)
-            .arg(qs(std::string(sessionStateName(summary.session.state))), qs(summary.stopReason)) +
+            .arg(qs(std::string(sessionStateName(summary.session.state))),
+                 qs(summary.confirmation.empty() ? summary.stopReason
+                                                 : summary.stopReason + "; " + summary.confirmation)) +
         QStringLiteral("\n") + m_progressLabel->text());
     updateEnabled();
 }

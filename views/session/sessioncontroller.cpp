@@ -146,6 +146,22 @@ struct SessionController::Shared {
         appendLocked(std::move(record));
     }
 
+    // A stored result measured again: the new record takes the old one's place (moved to the end).
+    void update(ResultRecord record) {
+        std::lock_guard lock(mutex);
+        std::size_t position = 0;
+        for (const auto& chunk : chunks) {
+            for (const ResultRecord& r : *chunk) {
+                if (r.id == record.id && std::find(dropped.begin(), dropped.end(), position) == dropped.end()) {
+                    dropped.push_back(position);
+                    appendLocked(std::move(record));
+                    return;
+                }
+                ++position;
+            }
+        }
+    }
+
     void pushLog(RunLogEntry entry) {
         std::lock_guard lock(mutex);
         log.push_back(std::move(entry));
@@ -337,6 +353,7 @@ void SessionController::runWorker(std::shared_ptr<Shared> shared, Request reques
             std::lock_guard lock(shared->mutex);
             shared->best = r;
         };
+        events.updated = [shared](const ResultRecord& r) { shared->update(r); };
         events.progress = [shared](const SessionProgress& p) {
             std::lock_guard lock(shared->mutex);
             shared->progress = p;
@@ -462,7 +479,9 @@ void SessionController::onRunEnded(std::shared_ptr<RunEnd> end) {
         emitLog({RunLogEntry::Kind::Note,
                  QStringLiteral("Session %1 %2: %3. Results: %4 of %5 configs (%6) in %7")
                      .arg(summary.session.id)
-                     .arg(qs(std::string(sessionStateName(summary.session.state))), qs(summary.stopReason),
+                     .arg(qs(std::string(sessionStateName(summary.session.state))),
+                          qs(summary.confirmation.empty() ? summary.stopReason
+                                                          : summary.stopReason + "; " + summary.confirmation),
                           formatCount(summary.progress.done), formatCount(summary.progress.total),
                           statusCountsText(summary.progress.counts), formatDuration(summary.progress.elapsedSeconds)),
                  {},
