@@ -141,6 +141,26 @@ class TestLab : public QObject {
     Q_OBJECT
 
 private slots:
+    void staticFeaturesChargeTheirCompiles() {
+        // bayes-prior compiles the candidates it ranks: each config it looked at costs its recorded
+        // compile time once (1.5 s here), even if it is never evaluated; an evaluated config costs
+        // its benchmark time (0.5 s) on top. Without the prior, a run costs 2 s per config.
+        const TuningProblem problem = TuningProblem::load(kTiny);
+        const ConfigSpace space = ConfigSpace::build(problem, 0);
+        const StrategyLab lab(problem, 0, space, {tinyRecording(problem, space, false)}, "rec.json");
+        const std::uint64_t limit = 8;
+        const LabRun plain = lab.runStrategy("bayes", 0, limit);
+        QCOMPARE(plain.seconds.back(), 2.0 * double(limit));
+        const LabRun prior = lab.runStrategy("bayes-prior", 0, limit);
+        QCOMPARE(prior.evaluations, std::size_t(limit));
+        const double compiles = (prior.seconds.back() - 0.5 * double(limit)) / 1.5;
+        QVERIFY2(compiles > double(limit) && compiles <= double(space.size()),
+                 qPrintable(QStringLiteral("%1 configs charged").arg(compiles)));
+        QVERIFY(std::abs(compiles - std::round(compiles)) < 1e-9);
+        // The same order replayed as a trace (no features asked for) costs 2 s per config.
+        QCOMPARE(lab.replayOrder(prior.order, limit).seconds.back(), 2.0 * double(limit));
+    }
+
     void expectedRandomBestByHand() {
         // {1, 2, 3}: one draw averages 2; two draws: max of (1,2), (1,3), (2,3) = 8/3; three: 3.
         const auto e = expectedRandomBest({3, 1, 2}, 5);
