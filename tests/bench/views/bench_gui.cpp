@@ -139,10 +139,10 @@ public:
         const double ms = double(t.nsecsElapsed()) / 1e6;
         --m_depth;
         if (ms >= 15 && m_slow.size() < 10'000)
-            m_slow.push_back({ms, QStringLiteral("%1 (%2) event %3")
-                                      .arg(QString::fromLatin1(receiver->metaObject()->className()),
-                                           receiver->objectName())
-                                      .arg(type)});
+            m_slow.push_back(
+                {ms, QStringLiteral("%1 (%2) event %3")
+                         .arg(QString::fromLatin1(receiver->metaObject()->className()), receiver->objectName())
+                         .arg(type)});
         return result;
     }
     // The slowest events since the last call, slowest first.
@@ -175,9 +175,9 @@ int main(int argc, char** argv) {
     QStandardPaths::setTestModeEnabled(true);
 
     QCommandLineParser parser;
-    parser.setApplicationDescription(QStringLiteral(
-        "The worst GUI stall during full-speed replay runs of the demo session in the main window, and "
-        "heatmap redraw times over 100,000 results. Goal: stalls of at most 50 ms."));
+    parser.setApplicationDescription(
+        QStringLiteral("The worst GUI stall during full-speed replay runs of the demo session in the main window, and "
+                       "heatmap redraw times over 100,000 results. Goal: stalls of at most 50 ms."));
     parser.addHelpOption();
     QCommandLineOption runsOption(QStringLiteral("runs"), QStringLiteral("Full-speed replay runs (default 5)."),
                                   QStringLiteral("N"), QStringLiteral("5"));
@@ -264,6 +264,7 @@ int main(int argc, char** argv) {
         QElapsedTimer t;
         t.start();
         run->trigger();
+        const double triggerMs = double(t.nsecsElapsed()) / 1e6;
         if (!waitFor([&] { return finishedRuns > before; }, 300'000) || !failure.isEmpty()) {
             std::fprintf(stderr, "bench_gui: the run failed: %s\n", qPrintable(failure));
             return 2;
@@ -271,7 +272,8 @@ int main(int argc, char** argv) {
         const double wallMs = double(t.elapsed());
         spin(150); // the last snapshot's queued replots
         stalls.push_back(meter.worstMs());
-        std::printf("  %-5d %10.0f %10d %11.1f ms\n", i + 1, wallMs, snapshots, stalls.back());
+        std::printf("  %-5d %10.0f %10d %11.1f ms   (starting it: %.1f ms)\n", i + 1, wallMs, snapshots, stalls.back(),
+                    triggerMs);
         if (verbose)
             printSlowest(app);
     }
@@ -290,13 +292,20 @@ int main(int argc, char** argv) {
         spin(100);
         meter.reset();
         lastSnapshotSize = 0;
+        QElapsedTimer startTimer;
+        startTimer.start();
         controller->start(*request);
+        const double startMs = double(startTimer.nsecsElapsed()) / 1e6;
         bool shotHalfway = false;
+        double beforeShot = 0;
         if (!waitFor(
                 [&] {
                     if (!shotHalfway && lastSnapshotSize >= 1400) {
                         shotHalfway = true;
+                        // Saving the window is the benchmark's own work: not counted as a stall.
+                        beforeShot = meter.worstMs();
                         shoot(window, "live.png");
+                        meter.reset();
                     }
                     return finishedRuns > before;
                 },
@@ -306,9 +315,9 @@ int main(int argc, char** argv) {
             return 2;
         }
         spin(150);
-        pacedStall = meter.worstMs();
-        std::printf("Paced replay (%d ms per config, %zu results): worst stall %.1f ms\n", pacedMs,
-                    window.results()->size(), pacedStall);
+        pacedStall = std::max(beforeShot, meter.worstMs());
+        std::printf("Paced replay (%d ms per config, %zu results): worst stall %.1f ms (starting it: %.1f ms)\n",
+                    pacedMs, window.results()->size(), pacedStall, startMs);
         if (verbose)
             printSlowest(app);
         shoot(window, "end.png");
@@ -322,17 +331,23 @@ int main(int argc, char** argv) {
     std::printf("Heatmap of 100,000 results (from a change to the new grid on screen):\n");
     std::vector<double> redraws;
     double heatmapStall = 0;
+    // From the change to the end of the plot's (queued) replot that shows the new grid.
     auto timed = [&](const char* what, const std::function<void()>& change, bool newGrid = true) {
         bool changed = !newGrid;
-        auto c = QObject::connect(heatmap, &HeatmapWidget::gridChanged, [&] { changed = true; });
-        meter.reset();
+        qint64 drawnAt = -1;
         QElapsedTimer t;
+        auto c = QObject::connect(heatmap, &HeatmapWidget::gridChanged, [&] { changed = true; });
+        auto d = QObject::connect(heatmap->plot(), &QCustomPlot::afterReplot, [&] {
+            if (changed && drawnAt < 0)
+                drawnAt = t.nsecsElapsed();
+        });
+        meter.reset();
         t.start();
         change();
-        waitFor([&] { return changed; }, 60'000);
-        heatmap->plot()->repaint();
-        const double ms = double(t.nsecsElapsed()) / 1e6;
+        waitFor([&] { return drawnAt >= 0; }, 60'000);
+        const double ms = double(drawnAt) / 1e6;
         QObject::disconnect(c);
+        QObject::disconnect(d);
         spin(50);
         heatmapStall = std::max(heatmapStall, meter.worstMs());
         redraws.push_back(ms);
@@ -355,10 +370,13 @@ int main(int argc, char** argv) {
         spec.reduction = Reduction::Median;
         heatmap->setSpec(spec);
     });
-    timed("log colour scale", [&] {
-        spec.logScale = true;
-        heatmap->setSpec(spec);
-    }, false);
+    timed(
+        "log colour scale",
+        [&] {
+            spec.logScale = true;
+            heatmap->setSpec(spec);
+        },
+        false);
     std::printf("  worst stall during these changes: %.1f ms\n", heatmapStall);
 
     const double worst = *std::max_element(stalls.begin(), stalls.end());
