@@ -104,6 +104,8 @@ RunPanel::RunPanel(SessionController* controller, QWidget* parent)
     , m_log(new QListWidget(this)) {
     // Where measurements come from
     m_driverLabel->setWordWrap(true);
+    // Two lines kept free: a wrapped note squeezed by a short dock would be cut through.
+    m_driverLabel->setMinimumHeight(2 * m_driverLabel->fontMetrics().lineSpacing() + 2);
     m_recordingEdit->setPlaceholderText(tr("A T4 file, a Kernel Tuner cache or a Tilescope database"));
     auto* browse = new QPushButton(tr("Browse…"), m_replayRow);
     auto* replayLayout = new QHBoxLayout(m_replayRow);
@@ -141,6 +143,7 @@ RunPanel::RunPanel(SessionController* controller, QWidget* parent)
     budgetRow->addWidget(m_budgetKind, 1);
     budgetRow->addWidget(m_budgetValue, 1);
     m_databaseLabel->setWordWrap(true);
+    m_databaseLabel->setMinimumHeight(2 * m_databaseLabel->fontMetrics().lineSpacing() + 2);
     m_databaseLabel->setTextInteractionFlags(Qt::TextSelectableByMouse);
     auto* changeDb = new QPushButton(tr("Change…"), this);
     connect(changeDb, &QPushButton::clicked, this, &RunPanel::browseDatabase);
