@@ -37,8 +37,8 @@ void Progress::finish(const std::string& extra) {
 void Progress::draw(std::uint64_t done, const std::string& extra, bool final) {
     const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - m_start).count();
     const double rate = elapsed > 0 ? static_cast<double>(done) / elapsed : 0;
-    std::string line = m_verb + " " + formatCount(static_cast<double>(done)) + "/" +
-                       formatCount(static_cast<double>(m_total));
+    std::string line =
+        m_verb + " " + formatCount(static_cast<double>(done)) + "/" + formatCount(static_cast<double>(m_total));
     char buf[96];
     if (rate > 0) {
         std::snprintf(buf, sizeof buf, "  %.1f/s", rate);
@@ -111,6 +111,23 @@ std::string formatDuration(double seconds) {
         std::snprintf(buf, sizeof buf, "%d h %02d min", static_cast<int>(seconds / 3600),
                       static_cast<int>(seconds / 60) % 60);
     return buf;
+}
+
+std::vector<std::string> splitList(const std::string& text) {
+    std::vector<std::string> out;
+    std::size_t start = 0;
+    while (start <= text.size()) {
+        const std::size_t comma = text.find(',', start);
+        std::string piece = text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+        piece.erase(0, piece.find_first_not_of(" \t"));
+        piece.erase(piece.find_last_not_of(" \t") + 1);
+        if (!piece.empty())
+            out.push_back(piece);
+        if (comma == std::string::npos)
+            break;
+        start = comma + 1;
+    }
+    return out;
 }
 
 std::string formatCount(double n) {

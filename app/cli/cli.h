@@ -73,5 +73,7 @@ private:
 std::string formatDuration(double seconds);
 /// Formats a count with thousands separators: 27,680,640,625.
 std::string formatCount(double n);
+/// "a, b,c" -> {"a", "b", "c"}: comma-separated items, trimmed, empty ones dropped.
+std::vector<std::string> splitList(const std::string& text);
 
 } // namespace tilescope::cli

@@ -78,23 +78,6 @@ std::string bestText(const ResultRecord& best, const std::string& objectiveName)
     return text;
 }
 
-std::vector<std::string> splitList(const std::string& text) {
-    std::vector<std::string> out;
-    std::size_t start = 0;
-    while (start <= text.size()) {
-        const std::size_t comma = text.find(',', start);
-        std::string piece = text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
-        piece.erase(0, piece.find_first_not_of(" \t"));
-        piece.erase(piece.find_last_not_of(" \t") + 1);
-        if (!piece.empty())
-            out.push_back(piece);
-        if (comma == std::string::npos)
-            break;
-        start = comma + 1;
-    }
-    return out;
-}
-
 std::vector<int> parseDevices(const std::string& text) {
     std::vector<int> devices;
     for (const std::string& piece : splitList(text)) {
