@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <fstream>
 #include <set>
 
 using namespace tilescope;
@@ -44,6 +45,14 @@ std::string q(std::string text) {
 
 QString qs(const std::string& text) {
     return QString::fromStdString(q(text));
+}
+
+// 1234567 -> "1,234,567", as the CLI prints counts.
+QString formatThousands(std::uint64_t n) {
+    QString digits = QString::number(n);
+    for (int at = digits.size() - 3; at > 0; at -= 3)
+        digits.insert(at, ',');
+    return digits;
 }
 
 const QString kSgemm = QStringLiteral(TILESCOPE_SOURCE_DIR "/kernels/sgemm/sgemm.json");
@@ -160,6 +169,12 @@ private slots:
                                    << "duplicate";
         QTest::newRow("wrong type") << qs("{'Name': 'a', 'Type': 'int', 'Values': 5}") << ""
                                     << "/ConfigurationSpace/TuningParameters/0/Values";
+        QTest::newRow("bad value expression")
+            << qs("{'Name': 'a', 'Type': 'int', 'Values': '[2**i for i in range(0, 6]'}") << ""
+            << "/ConfigurationSpace/TuningParameters/0/Values: column 26: SyntaxError: ']' does not close the '(' at column 21";
+        QTest::newRow("value expression fails")
+            << qs("{'Name': 'a', 'Type': 'int', 'Values': '[64 // i for i in range(3)]'}") << ""
+            << "/ConfigurationSpace/TuningParameters/0/Values: column 5: ZeroDivisionError";
     }
 
     void badProblemFiles() {
@@ -172,6 +187,59 @@ private slots:
         QCOMPARE(r.status, 2);
         QVERIFY2(r.err.contains(message), qPrintable(r.err));
         QVERIFY2(r.err.contains("p.json"), qPrintable(r.err));
+    }
+
+    // Problems written for Kernel Tuner count as Python counts them (tests/data/t1corpus/counts.json).
+    void kernelTunerProblemsCount_data() {
+        QTest::addColumn<QString>("file");
+        QTest::addColumn<QString>("expected");
+        std::ifstream in(TILESCOPE_TEST_DATA "/t1corpus/counts.json");
+        const auto counts = nlohmann::json::parse(in);
+        for (const auto& [file, c] : counts.items()) {
+            const QString valid = formatThousands(c["valid"].get<std::uint64_t>());
+            const QString raw = formatThousands(static_cast<std::uint64_t>(c["raw"].get<double>()));
+            QTest::newRow(file.c_str()) << QString::fromStdString(file) << valid + " valid of " + raw + " raw configs";
+        }
+    }
+
+    void kernelTunerProblemsCount() {
+        QFETCH(QString, file);
+        QFETCH(QString, expected);
+        const Run r = cli({"space", QStringLiteral(TILESCOPE_TEST_DATA "/t1corpus/") + file, "--count"});
+        QCOMPARE(r.status, 0);
+        QVERIFY2(r.out.startsWith(expected), qPrintable(r.out + r.err));
+    }
+
+    // A problem whose kernel cannot be compiled here still counts; analyze and tune stop before
+    // any work, with exit status 2 and the field at fault.
+    void notLaunchable_data() {
+        QTest::addColumn<QString>("file");
+        QTest::addColumn<QString>("location");
+        QTest::newRow("missing kernel") << "missing_kernel.json"
+                                        << "/KernelSpecification/KernelFile";
+        QTest::newRow("OpenCL") << "opencl_matvec.json"
+                                << "/KernelSpecification/Language";
+    }
+
+    void notLaunchable() {
+        QFETCH(QString, file);
+        QFETCH(QString, location);
+        const QString path = QStringLiteral(TILESCOPE_TEST_DATA "/t1corpus/") + file;
+        const Run space = cli({"space", path, "--count"});
+        QCOMPARE(space.status, 0);
+        QVERIFY2(space.err.contains("note: ") && space.err.contains(location), qPrintable(space.err));
+
+        const Run analyze = cli({"analyze", path});
+        QCOMPARE(analyze.status, 2);
+        QVERIFY2(analyze.err.contains(file + ": " + location), qPrintable(analyze.err));
+        QVERIFY2(analyze.err.contains("'space' still counts"), qPrintable(analyze.err));
+
+        QTemporaryDir dir;
+        const QString db = dir.filePath("r.db");
+        const Run tune = cli({"tune", path, "--backend", "cuda", "--db", db});
+        QCOMPARE(tune.status, 2);
+        QVERIFY2(tune.err.contains(location), qPrintable(tune.err));
+        QVERIFY(!QFile::exists(db)); // stopped before any work
     }
 
     void hugeSpace() {

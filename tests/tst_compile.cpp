@@ -113,6 +113,10 @@ private slots:
     void compileError_data();
     void compileError();
     void noKernel();
+    void cppKernelNames_data();
+    void cppKernelNames();
+    void ambiguousKernelNames_data();
+    void ambiguousKernelNames();
     void archVariant();
     void concurrentCompilesAgree();
     void ptxasLog_data();
@@ -287,11 +291,90 @@ void TestCompile::noKernel() {
     request.kernelName = "dgemm";
     const CompileResult result = compileKernel(request);
     QCOMPARE(result.status, CompileStatus::NoKernel);
-    QVERIFY(result.message.find("'dgemm'") != std::string::npos);
-    QVERIFY(!result.cubin.empty());
+    QVERIFY2(result.message.find("no __global__ function 'dgemm' in sgemm.cu") != std::string::npos,
+             result.message.c_str());
+    QVERIFY2(result.message.find("identifier \"dgemm\" is undefined") != std::string::npos, result.message.c_str());
+    QVERIFY(result.message.find('\n') == std::string::npos);
+    QVERIFY(result.cubin.empty());
     QCOMPARE(result.info.registers, -1);
-    QVERIFY(result.log.find("Compiling entry function 'sgemm'") != std::string::npos);
     QCOMPARE(compileStatusName(result.status), std::string_view("NoKernel"));
+    // The source itself is fine: a syntax error is a CompileError, not NoKernel.
+    request.source += "\nint broken(int x { return x; }\n";
+    QCOMPARE(compileKernel(request).status, CompileStatus::CompileError);
+}
+
+// Kernels as Kernel Tuner users write them: C++ linkage, namespaces, templates whose arguments
+// are tuning parameters (defines). NVRTC's name expressions find the entry; it need not be extern "C".
+void TestCompile::cppKernelNames_data() {
+    QTest::addColumn<QString>("source");
+    QTest::addColumn<QString>("kernelName");
+    QTest::addColumn<QString>("entryName");
+    const QString body = QStringLiteral("{ int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) out[i] = 2 * in[i]; }");
+    QTest::newRow("extern C") << "extern \"C\" __global__ void scale(float* out, const float* in, int n) " + body
+                              << "scale"
+                              << "scale";
+    QTest::newRow("C++ linkage") << "__global__ void scale(float* out, const float* in, int n) " + body << "scale"
+                                 << "_Z5scalePfPKfi";
+    QTest::newRow("namespace") << "namespace ops { __global__ void scale(float* out, const float* in, int n) " + body +
+                                      " }"
+                               << "ops::scale"
+                               << "_ZN3ops5scaleEPfPKfi";
+    QTest::newRow("template of defines")
+        << "template <int BLOCK, int TILE> __global__ void scale(float* out, const float* in, int n) "
+           "{ for (int t = 0; t < TILE; ++t) { int i = (blockIdx.x * TILE + t) * BLOCK + threadIdx.x; "
+           "if (i < n) out[i] = 2 * in[i]; } }"
+        << "scale<block_size_x, tile_size_x>"
+        << "_Z5scaleILi128ELi4EEvPfPKfi";
+    QTest::newRow("template of a type")
+        << "template <typename T> __global__ void scale(T* out, const T* in, int n) " + body << "scale<float>"
+        << "_Z5scaleIfEvPT_PKS0_i";
+}
+
+void TestCompile::cppKernelNames() {
+    QFETCH(QString, source);
+    QFETCH(QString, kernelName);
+    QFETCH(QString, entryName);
+    CompileRequest request;
+    request.source = source.toStdString();
+    request.sourceName = "scale.cu";
+    request.kernelName = kernelName.toStdString();
+    request.defines = {{"block_size_x", "128"}, {"tile_size_x", "4"}};
+    request.arch = "sm_90";
+    const CompileResult result = compileKernel(request);
+    QVERIFY2(result.ok(), (result.message + "\n" + result.log).c_str());
+    QCOMPARE(QString::fromStdString(result.entryName), entryName);
+    QVERIFY(result.info.registers > 0);
+    // The cubin holds the entry under that name (it is what the worker loads).
+    const std::string cubin(result.cubin.begin(), result.cubin.end());
+    QVERIFY(cubin.find(result.entryName) != std::string::npos);
+}
+
+void TestCompile::ambiguousKernelNames_data() {
+    QTest::addColumn<QString>("source");
+    QTest::addColumn<QString>("kernelName");
+    QTest::addColumn<QString>("why");
+    QTest::newRow("overloaded") << "__global__ void f(float* x) {} __global__ void f(int* x) {}"
+                                << "f"
+                                << "cannot determine which instance of overloaded function";
+    QTest::newRow("template without arguments") << "template <int B> __global__ void f(float* x) { x[B] = 0; }"
+                                                << "f"
+                                                << "cannot determine which instance of function template";
+    QTest::newRow("a variable") << "__device__ int f;"
+                                << "f"
+                                << "expression must have a constant value";
+}
+
+void TestCompile::ambiguousKernelNames() {
+    QFETCH(QString, source);
+    QFETCH(QString, kernelName);
+    QFETCH(QString, why);
+    CompileRequest request;
+    request.source = source.toStdString();
+    request.kernelName = kernelName.toStdString();
+    request.arch = "sm_90";
+    const CompileResult result = compileKernel(request);
+    QCOMPARE(result.status, CompileStatus::NoKernel);
+    QVERIFY2(result.message.find(why.toStdString()) != std::string::npos, result.message.c_str());
 }
 
 void TestCompile::archVariant() {

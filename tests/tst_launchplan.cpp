@@ -122,6 +122,7 @@ private slots:
     void gridRules();
     void sharedMemory();
     void maxParameterSizing();
+    void kernelTunerArguments();
     void scalarValues_data();
     void scalarValues();
     void problemErrors_data();
@@ -150,7 +151,7 @@ void TestLaunchPlan::sgemmPlan_data() {
     QTest::addColumn<QList<int>>("values"); // BLOCK_M, BLOCK_N, BLOCK_K, THREAD_M, THREAD_N, VEC, STAGES
     QTest::addColumn<QList<int>>("grid");
     QTest::addColumn<QList<int>>("block");
-    // GlobalSizeType CUDA: grid (N / BLOCK_N, M / BLOCK_M), a 1-D block of
+    // Grid (N / BLOCK_N, M / BLOCK_M), a 1-D block of
     // (BLOCK_M / THREAD_M) * (BLOCK_N / THREAD_N) threads, no dynamic shared memory.
     QTest::newRow("4096, 128x128 tiles of 8x8")
         << 0 << QList<int>{128, 128, 8, 8, 8, 4, 2} << QList<int>{32, 32, 1} << QList<int>{256, 1, 1};
@@ -171,7 +172,9 @@ void TestLaunchPlan::sgemmPlan() {
     QFETCH(QList<int>, block);
     const TuningProblem problem = TuningProblem::load(kSgemmProblem);
     const LaunchPlanner planner(problem, static_cast<std::size_t>(shape));
-    QCOMPARE(planner.gridRule(), GridRule::GlobalSizeInBlocks);
+    // sgemm gives GlobalSize in blocks and ProblemSize over GridDiv; both say the same, and
+    // Kernel Tuner's reading (ProblemSize) is the one taken.
+    QCOMPARE(planner.gridRule(), GridRule::ProblemSizeOverGridDiv);
     const Config config = configOf(problem, values);
     QCOMPARE(config.size(), std::size_t{7});
     const LaunchPlan plan = planner.plan(config);
@@ -236,17 +239,36 @@ void TestLaunchPlan::gridRules_data() {
         << R"json({"KernelSpecification": {"GlobalSizeType": "CUDA", "GlobalSize": {"X": "(N + BX - 1) // BX", "Y": "M // BY"},
                "LocalSize": {"X": "BX", "Y": "BY"}}})json"
         << QList<int>{64, 4, 3} << blocks << QList<int>{16, 75, 1} << QList<int>{64, 4, 1};
-    QTest::newRow("GlobalSize in blocks, ProblemSize ignored")
+    // Kernel Tuner reads ProblemSize and GridDiv and never GlobalSize: where a file gives both,
+    // its reading wins (a GlobalSize that disagrees is the file's mistake, not the launch).
+    QTest::newRow("ProblemSize and GridDiv win over GlobalSize in blocks")
         << R"json({"KernelSpecification": {"GlobalSizeType": "CUDA", "GlobalSize": {"X": "7"}, "ProblemSize": ["N"],
                "GridDivX": ["BX"]}})json"
-        << QList<int>{64, 4, 3} << blocks << QList<int>{7, 1, 1} << QList<int>{64, 1, 1};
+        << QList<int>{64, 4, 3} << divided << QList<int>{16, 1, 1} << QList<int>{64, 1, 1};
     QTest::newRow("ProblemSize over GridDiv")
         << R"json({"KernelSpecification": {"ProblemSize": ["N", "M"], "GridDivX": ["BX", "2"], "GridDivY": ["BY"],
                "LocalSize": {"X": "BX", "Y": "BY"}}})json"
         << QList<int>{64, 4, 3} << divided << QList<int>{8, 75, 1} << QList<int>{64, 4, 1};
-    QTest::newRow("ProblemSize, no GridDivY: divided by the block")
+    QTest::newRow("ProblemSize, no GridDivY and no block_size_y: divided by 1")
         << R"json({"KernelSpecification": {"ProblemSize": ["N", "M"], "GridDivX": ["BX"], "LocalSize": {"X": "BX", "Y": "BY"}}})json"
-        << QList<int>{128, 8, 3} << divided << QList<int>{8, 38, 1} << QList<int>{128, 8, 1};
+        << QList<int>{128, 8, 3} << divided << QList<int>{8, 300, 1} << QList<int>{128, 8, 1};
+    // Kernel Tuner's names for the block: without LocalSize the block is block_size_x/y/z, the
+    // parameters of those names or 256, 1, 1; without GridDiv a dimension is divided by the
+    // parameter block_size_x/y/z, or by 1.
+    QTest::newRow("no LocalSize, no block_size_x: 256 threads, grid of ProblemSize")
+        << R"json({"KernelSpecification": {"ProblemSize": ["N"], "GlobalSize": null, "LocalSize": null}})json"
+        << QList<int>{64, 4, 3} << divided << QList<int>{1000, 1, 1} << QList<int>{256, 1, 1};
+    QTest::newRow("GridDiv and LocalSize name block_size_x, no such parameter")
+        << R"json({"KernelSpecification": {"ProblemSize": ["N"], "GridDivX": ["block_size_x"],
+               "LocalSize": {"X": "block_size_x", "Y": "block_size_y"}}})json"
+        << QList<int>{64, 4, 3} << divided << QList<int>{4, 1, 1} << QList<int>{256, 1, 1};
+    QTest::newRow("block_size_x a parameter: the block and the default divisor")
+        << R"json({"ConfigurationSpace": {"TuningParameters": [
+                {"Name": "block_size_x", "Type": "int", "Values": "[32, 64, 128, 256]"},
+                {"Name": "BY", "Type": "int", "Values": "[1, 2, 4, 8]"},
+                {"Name": "FW", "Type": "int", "Values": "[3, 5, 7]"}]},
+               "KernelSpecification": {"ProblemSize": ["N", "M"], "GlobalSize": null, "LocalSize": null}})json"
+        << QList<int>{64, 4, 3} << divided << QList<int>{16, 300, 1} << QList<int>{64, 1, 1};
     QTest::newRow("ProblemSize without Y")
         << R"json({"KernelSpecification": {"ProblemSize": ["N"], "GridDivX": ["BX"], "LocalSize": {"X": "BX", "Y": "BY"}}})json"
         << QList<int>{256, 2, 3} << divided << QList<int>{4, 1, 1} << QList<int>{256, 2, 1};
@@ -285,6 +307,38 @@ void TestLaunchPlan::gridRules() {
     QCOMPARE(listOf(plan.grid), grid);
     QCOMPARE(listOf(plan.block), block);
     QCOMPARE(plan.threadsPerBlock(), static_cast<std::int64_t>(block[0]) * block[1] * block[2]);
+}
+
+// Arguments as Kernel Tuner's T1 files write them: Output flags say which buffers to verify (the
+// others, even writable ones, are not compared), and MemType Constant fills a __constant__ variable.
+void TestLaunchPlan::kernelTunerArguments() {
+    const TuningProblem problem = makeProblem(R"json({"KernelSpecification": {"Arguments": [
+        {"Name": "out", "Type": "float", "MemoryType": "Vector", "AccessType": "WriteOnly", "Size": 1000, "Output": 1},
+        {"Name": "scratch", "Type": "float", "MemoryType": "Vector", "Size": "N", "FillType": "Constant", "FillValue": 0},
+        {"Name": "d_filter", "Type": "float", "MemoryType": "Vector", "AccessType": "ReadOnly", "MemType": "Constant",
+         "Size": "max(FW) * max(FW)", "FillType": "Random"},
+        {"Name": "n", "Type": "int32", "MemoryType": "Scalar", "FillValue": 1000}]}})json");
+    const LaunchPlanner planner(problem, 0);
+    const auto& args = planner.arguments();
+    QCOMPARE(args.size(), std::size_t(4));
+    QVERIFY(args[0].verify);
+    QVERIFY(args[1].isOutput()); // ReadWrite by default, so the kernel may write it ...
+    QVERIFY(!args[1].verify);    // ... but the file flags only `out`
+    QVERIFY(!args[2].verify);
+    QVERIFY(args[2].constantMemory);
+    QCOMPARE(args[2].count, std::int64_t(49));
+    QVERIFY(!args[0].constantMemory);
+    QCOMPARE(scalarInt32(args[3]), 1000);
+
+    // Without Output flags every buffer the kernel may write is verified.
+    const TuningProblem unflagged = makeProblem(R"json({"KernelSpecification": {"Arguments": [
+        {"Name": "out", "Type": "float", "MemoryType": "Vector", "AccessType": "WriteOnly", "Size": 1000},
+        {"Name": "io", "Type": "float", "MemoryType": "Vector", "Size": 1000},
+        {"Name": "in", "Type": "float", "MemoryType": "Vector", "AccessType": "ReadOnly", "Size": 1000}]}})json");
+    const LaunchPlanner plain(unflagged, 0);
+    QVERIFY(plain.arguments()[0].verify);
+    QVERIFY(plain.arguments()[1].verify);
+    QVERIFY(!plain.arguments()[2].verify);
 }
 
 void TestLaunchPlan::sharedMemory() {

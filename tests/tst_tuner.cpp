@@ -401,6 +401,76 @@ private slots:
         }
     }
 
+    // A failure every config shares, whatever its parameters, stops the session at once instead
+    // of compiling the whole budget; one that a parameter explains does not.
+    void systematicFailure_data() {
+        QTest::addColumn<QString>("kernel");
+        QTest::addColumn<bool>("keepGoing");
+        QTest::addColumn<bool>("stops");
+        QTest::addColumn<int>("compileErrors"); // when it does not stop
+        QTest::newRow("no such kernel") << "__global__ void other(float* out) { out[0] = A * B; }" << false << true << 0;
+        QTest::newRow("does not compile") << "__global__ void k(float* out) { out[0] = A * B }" << false << true << 0;
+        QTest::newRow("no such kernel, keep going")
+            << "__global__ void other(float* out) { out[0] = A * B; }" << true << false << 32;
+        // A == 1 fails: the first configs in exhaustive order all have A == 1, but configs from
+        // elsewhere compile, so parameter A explains it.
+        QTest::newRow("A explains it") << "__global__ void k(float* out) { static_assert(A != 1, \"A must not be 1\");"
+                                          " out[0] = A * B; }"
+                                       << false << false << 4;
+    }
+
+    void systematicFailure() {
+        QFETCH(QString, kernel);
+        QFETCH(bool, keepGoing);
+        QFETCH(bool, stops);
+        QFETCH(int, compileErrors);
+        QTemporaryDir dir;
+        {
+            std::ofstream out(dir.filePath("k.cu").toStdString());
+            out << kernel.toStdString() << "\n";
+        }
+        const std::string text =
+            "{\"ConfigurationSpace\": {\"TuningParameters\": ["
+            "{\"Name\": \"A\", \"Type\": \"int\", \"Values\": \"[i for i in range(1, 9)]\"},"
+            "{\"Name\": \"B\", \"Type\": \"int\", \"Values\": \"[1, 2, 4, 8]\"}]},"
+            "\"KernelSpecification\": {\"Language\": \"CUDA\", \"KernelName\": \"k\", \"KernelFile\": \"k.cu\","
+            "\"GlobalSize\": {\"X\": \"1\"}, \"LocalSize\": {\"X\": \"32\"}}}";
+        const TuningProblem problem = TuningProblem::parse(text, "k.json", dir.path().toStdString());
+        CompileServiceOptions serviceOptions;
+        serviceOptions.threads = 2;
+        CompileService service(serviceOptions);
+        ResultStore store = ResultStore::open(dbPath(dir));
+        FakeBackend backend;
+        backend.info.needsCubins = true;
+        backend.info.arch = "sm_90";
+        SessionOptions options;
+        options.stopOnSystematicFailure = !keepGoing;
+        Recorder recorder;
+        TuningSession session(problem, backend, store, options, recorder.events(), &service);
+        if (stops) {
+            try {
+                session.run();
+                QFAIL("expected the session to stop");
+            } catch (const SystematicFailure& e) {
+                QVERIFY2(e.message().find("every config failed the same way") != std::string::npos, e.what());
+                QVERIFY2(e.message().find("compile_error") != std::string::npos, e.what());
+                QVERIFY2(e.message().find("compiled from across the space") != std::string::npos, e.what());
+            }
+            QVERIFY(backend.measured.empty());
+            const auto sessions = store.sessions();
+            QCOMPARE(sessions.size(), std::size_t(1));
+            QCOMPARE(sessions.front().state, SessionState::Failed);
+            const auto results = store.results(sessions.front().id);
+            QVERIFY2(results.size() >= 5 && results.size() < 32, std::to_string(results.size()).c_str());
+            QCOMPARE(recorder.errors.size(), std::size_t(1));
+            return;
+        }
+        const SessionSummary summary = session.run();
+        QCOMPARE(summary.progress.counts.total, std::uint64_t(32));
+        QCOMPARE(summary.progress.counts.of(ResultStatus::CompileError), std::uint64_t(compileErrors));
+        QCOMPARE(backend.measured.size(), std::size_t(32 - compileErrors));
+    }
+
     void compileThenPruneThenMeasure() {
         // A real compile: four configs, one over the threads-per-block limit (pruned), one over
         // the static shared memory limit (a compile error), two measured.

@@ -679,7 +679,7 @@ void MainWindow::onProblemChanged() {
     if (!problem)
         return;
     if (m_document->kernelError().isEmpty()) {
-        m_sourceView->setSource(m_document->kernelSource(), problem->language == "CUDA" || problem->language == "C++");
+        m_sourceView->setSource(m_document->kernelSource(), problem->isCuda() || problem->language == "C++");
     } else {
         m_sourceView->setSource(m_document->kernelError(), false);
     }

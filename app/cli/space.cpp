@@ -76,6 +76,11 @@ int runSpace(const SpaceOptions& opt) {
                              std::to_string(problem.shapes.size()) + " shape(s), numbered from 0");
     const ConfigSpace space = ConfigSpace::build(problem, opt.shape);
     const SpaceStats& stats = space.stats();
+    if (!opt.json) {
+        for (const InputError& b : problem.launchBlockers)
+            std::fprintf(stderr, "note: %s (counting needs no kernel; analyze and tune --backend cuda stop here)\n",
+                         b.what());
+    }
     const std::vector<std::uint64_t> samples =
         opt.countOnly ? std::vector<std::uint64_t>{} : space.sample(opt.sample, opt.seed);
 
@@ -87,6 +92,11 @@ int runSpace(const SpaceOptions& opt) {
         nlohmann::ordered_json out;
         out["problem"] = opt.problemPath;
         out["kernel"] = problem.kernelName;
+        // Why the kernel cannot be compiled or launched (counting needs neither).
+        nlohmann::ordered_json blockers = nlohmann::ordered_json::array();
+        for (const InputError& b : problem.launchBlockers)
+            blockers.push_back({{"location", b.location()}, {"message", b.message()}});
+        out["launch_blockers"] = std::move(blockers);
         out["shape_index"] = opt.shape;
         nlohmann::ordered_json shape = nlohmann::ordered_json::object();
         for (const auto& [name, value] : problem.shapes[opt.shape].dims)

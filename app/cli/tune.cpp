@@ -46,6 +46,7 @@ struct TuneOptions {
     std::string cacheDir;
     bool noCache = false;
     bool noVerify = false;
+    bool keepGoing = false;
     double configTimeout = 0;
     double sampleSeconds = 0.25;
     int minSamples = 10;
@@ -104,6 +105,8 @@ std::string statusSummary(const StatusCounts& counts) {
 
 int runTune(const TuneOptions& opt) {
     const TuningProblem problem = TuningProblem::load(opt.problemPath);
+    if (opt.backend == "cuda")
+        problem.requireLaunchable();
     if (opt.shape >= problem.shapes.size())
         throw InputError(opt.problemPath, "--shape",
                          "shape " + std::to_string(opt.shape) + " does not exist; the problem has " +
@@ -175,6 +178,7 @@ int runTune(const TuneOptions& opt) {
         throw InputError("", "--strategy", "unknown strategy '" + options.strategy + "' (known: " + known + ")");
     }
     options.confirmTop = opt.confirm;
+    options.stopOnSystematicFailure = !opt.keepGoing;
 
     // A database this run creates is removed again when the run stores nothing (a recording that
     // does not match, no GPU): bad input leaves no empty file behind. Declared before the store,
@@ -234,7 +238,14 @@ int runTune(const TuneOptions& opt) {
         std::signal(SIGINT, oldInt);
         std::signal(SIGTERM, oldTerm);
         cleanup.armed = cleanup.armed && store.sessions().empty();
-        throw;
+        try {
+            throw;
+        } catch (const SystematicFailure& e) {
+            if (progress)
+                progress.reset();
+            throw InputError(e.file(), e.location(),
+                             e.message() + "; the session is kept as failed (--keep-going tunes on regardless)");
+        }
     }
     cleanup.armed = false;
     g_session.store(nullptr);
@@ -323,6 +334,10 @@ void registerTune(CLI::App& app) {
                   "database, skipping every config it has done");
     cmd->add_option("--shape", opt->shape, "Which of the problem's shapes (Tilescope.Shapes), numbered from 0")
         ->capture_default_str();
+    cmd->add_flag("--keep-going", opt->keepGoing,
+                  "Go on when the first configs all fail with the same error whatever their parameters (a "
+                  "kernel that does not compile, a missing entry function); by default the session stops there "
+                  "with exit status 2");
     cmd->add_option("--devices", opt->devices, "With cuda: the GPUs to use, e.g. 0 or 0,1,2,3 (one worker each)")
         ->capture_default_str()
         ->group("CUDA backend");

@@ -57,10 +57,11 @@ StaticAnalyzer::StaticAnalyzer(const TuningProblem& problem, std::size_t shapeIn
                          "shape " + std::to_string(shapeIndex) + " does not exist (the problem has " +
                              std::to_string(shapes) + (shapes == 1 ? " shape)" : " shapes)"));
     const expr::Scope scope = problem.scope();
+    const ThreeD block = problem.blockExpressions();
     const std::array<std::pair<const std::string*, const char*>, 3> parts = {{
-        {&problem.localSize.x, "/KernelSpecification/LocalSize/X"},
-        {&problem.localSize.y, "/KernelSpecification/LocalSize/Y"},
-        {&problem.localSize.z, "/KernelSpecification/LocalSize/Z"},
+        {&block.x, "/KernelSpecification/LocalSize/X"},
+        {&block.y, "/KernelSpecification/LocalSize/Y"},
+        {&block.z, "/KernelSpecification/LocalSize/Z"},
     }};
     auto compile = [&](const std::string& text, const char* pointer) {
         try {

@@ -26,7 +26,7 @@ namespace {
 // (their keys differ) and age out through eviction.
 constexpr std::string_view kKeyVersion = "tilescope-compile-cache-1";
 constexpr char kMagic[4] = {'T', 'S', 'C', 'C'};
-constexpr std::uint32_t kFormat = 1;
+constexpr std::uint32_t kFormat = 2; // 2: the entry's name in the cubin
 constexpr std::string_view kEntrySuffix = ".tsc";
 constexpr std::string_view kTempFolder = "tmp";
 // Nothing NVRTC makes comes near this; a larger file is not ours.
@@ -224,6 +224,7 @@ std::string encodeEntry(const std::string& key, const CompileResult& result) {
     payload.i64(info.spillLoads);
     payload.i64(info.sharedStatic);
     payload.i64(info.constantBytes);
+    payload.text(result.entryName);
     payload.bytes(result.cubin.data(), result.cubin.size());
 
     Writer file;
@@ -257,7 +258,7 @@ std::optional<CompileResult> decodeEntry(std::string_view data, const std::strin
                     in.text(&result.nvrtcVersion) && in.f64(&result.seconds) && in.i64(&registers) &&
                     in.i64(&barriers) && in.i64(&info.stackFrame) && in.i64(&info.spillStores) &&
                     in.i64(&info.spillLoads) && in.i64(&info.sharedStatic) && in.i64(&info.constantBytes) &&
-                    in.bytes(&result.cubin) && in.atEnd();
+                    in.text(&result.entryName) && in.bytes(&result.cubin) && in.atEnd();
     if (!ok || storedKey != key || status > static_cast<std::uint32_t>(CompileStatus::NoKernel))
         return std::nullopt;
     result.status = static_cast<CompileStatus>(status);

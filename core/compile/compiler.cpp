@@ -126,6 +126,35 @@ std::string validate(const CompileRequest& request) {
     return {};
 }
 
+// NVRTC compiles a name expression as a line of its own "__nv_name_map" file: errors there and
+// nowhere else mean the source is fine but names no such kernel.
+bool nameExpressionFailed(std::string_view log) {
+    bool any = false;
+    std::size_t start = 0;
+    while (start < log.size()) {
+        std::size_t end = log.find('\n', start);
+        end = end == std::string_view::npos ? log.size() : end;
+        const std::string_view line = log.substr(start, end - start);
+        if (line.find(": error") != std::string_view::npos || line.find(": catastrophic error") != std::string_view::npos) {
+            if (line.rfind("__nv_name_map", 0) != 0)
+                return false;
+            any = true;
+        }
+        start = end + 1;
+    }
+    return any;
+}
+
+// "identifier "bar" is undefined" from the first name-map error.
+std::string nameExpressionError(std::string_view log) {
+    const std::size_t at = log.find("__nv_name_map");
+    const std::size_t colon = log.find("error: ", at);
+    if (at == std::string_view::npos || colon == std::string_view::npos)
+        return "NVRTC cannot resolve the name";
+    const std::size_t end = log.find('\n', colon);
+    return std::string(log.substr(colon + 7, (end == std::string_view::npos ? log.size() : end) - colon - 7));
+}
+
 CompileResult failure(CompileStatus status, std::string message, std::string log) {
     CompileResult result;
     result.status = status;
@@ -184,6 +213,16 @@ CompileResult compileKernel(const CompileRequest& request) {
         return result;
     }
     Program program(raw);
+    // The entry function by its C++ name: NVRTC tells the name it has in the cubin, so kernels
+    // need not be extern "C", and templates instantiate from the name ("scale<block_size_x>").
+    if (const nvrtcResult added = nvrtcAddNameExpression(program.get(), request.kernelName.c_str());
+        added != NVRTC_SUCCESS) {
+        CompileResult result =
+            failure(CompileStatus::CompileError,
+                    "kernel name '" + request.kernelName + "' is not usable: " + nvrtcGetErrorString(added), {});
+        result.seconds = elapsed();
+        return result;
+    }
 
     const std::vector<std::string> options = compileOptions(request);
     std::vector<const char*> argv;
@@ -193,6 +232,14 @@ CompileResult compileKernel(const CompileRequest& request) {
 
     const nvrtcResult rc = nvrtcCompileProgram(program.get(), static_cast<int>(argv.size()), argv.data());
     std::string log = programLog(program.get());
+    if (rc == NVRTC_ERROR_COMPILATION && nameExpressionFailed(log)) {
+        // The source compiles; the kernel name does not name one of its __global__ functions.
+        std::string message =
+            "no __global__ function '" + request.kernelName + "' in " + name + " (" + nameExpressionError(log) + ")";
+        CompileResult result = failure(CompileStatus::NoKernel, std::move(message), std::move(log));
+        result.seconds = elapsed();
+        return result;
+    }
     if (rc != NVRTC_SUCCESS) {
         // Compiler diagnostics already name the file and line; other failures (a bad option)
         // need NVRTC's word for what went wrong.
@@ -225,8 +272,13 @@ CompileResult compileKernel(const CompileRequest& request) {
     }
     result.seconds = elapsed();
     result.nvrtcVersion = nvrtcVersionString();
+    const char* lowered = nullptr;
+    if (nvrtcGetLoweredName(program.get(), request.kernelName.c_str(), &lowered) == NVRTC_SUCCESS && lowered)
+        result.entryName = lowered;
+    else
+        result.entryName = request.kernelName;
     // One arch per program, so the first entry of that name is the one.
-    result.info = parsePtxasLog(log, request.kernelName);
+    result.info = parsePtxasLog(log, result.entryName);
     result.log = std::move(log);
     if (result.info.registers < 0 && result.log.find("Compiling entry function") == std::string::npos) {
         // A cubin without any ptxas report: something served it from a cache of its own.
@@ -235,8 +287,8 @@ CompileResult compileKernel(const CompileRequest& request) {
         result.transient = true;
     } else if (result.info.registers < 0) {
         result.status = CompileStatus::NoKernel;
-        result.message = "no entry function '" + request.kernelName + "' in " + name +
-                         " (a __global__ function needs extern \"C\" to keep its name)";
+        result.message = "ptxas reported no entry function '" + result.entryName + "' for '" + request.kernelName +
+                         "' in " + name;
     } else {
         result.status = CompileStatus::Ok;
     }
@@ -257,6 +309,7 @@ PtxResult generatePtx(const CompileRequest& request) {
         return result;
     }
     Program program(raw);
+    nvrtcAddNameExpression(program.get(), request.kernelName.c_str()); // instantiates a template kernel
 
     // compileOptions() less the ptxas report, with the virtual arch of the same number.
     std::vector<std::string> options = compileOptions(request);

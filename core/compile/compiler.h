@@ -50,7 +50,10 @@ StaticInfo parsePtxasLog(std::string_view log, std::string_view kernelName, std:
 struct CompileRequest {
     std::string source;                                       ///< CUDA C++ text
     std::string sourceName;                                   ///< shown in diagnostics, e.g. "sgemm.cu"
-    std::string kernelName;                                   ///< the extern "C" entry function
+    /// The entry function as C++ names it: "sgemm", "ns::kernel", "scale<block_size_x, 4>". Found
+    /// through NVRTC's name expressions, so it need not be extern "C"; template arguments may
+    /// name defines (tuning parameters).
+    std::string kernelName;
     std::vector<std::pair<std::string, std::string>> defines; ///< -DNAME=VALUE, in this order
     std::vector<std::string> options;                         ///< more NVRTC options (T1 CompilerOptions)
     std::string arch;                                         ///< a real arch: "sm_90"
@@ -62,7 +65,7 @@ struct CompileRequest {
 enum class CompileStatus {
     Ok,           ///< cubin and static info are set
     CompileError, ///< NVRTC rejected the source or the options; `message` and `log` say why
-    NoKernel,     ///< it compiled, but ptxas reported no entry function named kernelName
+    NoKernel,     ///< the source has no __global__ function that kernelName names (or ptxas reported none)
     Cancelled,    ///< never compiled: the caller cancelled the batch (CompileService::compileAll)
 };
 
@@ -75,6 +78,7 @@ struct CompileResult {
     std::string log;          ///< NVRTC's program log: diagnostics and the ptxas report (less ptxas' timing line)
     std::vector<char> cubin;  ///< the ELF image; empty on CompileError
     StaticInfo info;          ///< of kernelName, for the requested arch
+    std::string entryName;    ///< the entry's name in the cubin (mangled unless extern "C"), for loading it
     double seconds = 0.0;     ///< wall time spent in NVRTC
     std::string nvrtcVersion; ///< "13.0"
     bool cached = false;      ///< served from the on-disk cache (`seconds` is then the original compile's)

@@ -49,9 +49,25 @@ CompileResult CompileService::compile(const CompileRequest& request) const {
     }
 }
 
-std::future<CompileResult> CompileService::submit(CompileRequest request) {
+namespace {
+CompileResult cancelledResult() {
+    CompileResult result;
+    result.status = CompileStatus::Cancelled;
+    result.message = "cancelled";
+    result.nvrtcVersion = nvrtcVersionString();
+    result.transient = true;
+    return result;
+}
+} // namespace
+
+std::future<CompileResult> CompileService::submit(CompileRequest request,
+                                                  std::shared_ptr<const std::atomic<bool>> cancel) {
     auto task = std::make_shared<std::packaged_task<CompileResult()>>(
-        [this, request = std::move(request)] { return compile(request); });
+        [this, request = std::move(request), cancel = std::move(cancel)] {
+            if (cancel && cancel->load(std::memory_order_relaxed))
+                return cancelledResult();
+            return compile(request);
+        });
     std::future<CompileResult> future = task->get_future();
     m_pool->post([task] { (*task)(); });
     return future;
@@ -70,15 +86,8 @@ std::vector<CompileResult> CompileService::compileAll(const std::vector<CompileR
 
     for (std::size_t i = 0; i < requests.size(); ++i) {
         m_pool->post([this, batch, cancel, &requests, &results, i] {
-            CompileResult result;
-            if (cancel && cancel->load(std::memory_order_relaxed)) {
-                result.status = CompileStatus::Cancelled;
-                result.message = "cancelled";
-                result.nvrtcVersion = nvrtcVersionString();
-                result.transient = true;
-            } else {
-                result = compile(requests[i]);
-            }
+            CompileResult result =
+                cancel && cancel->load(std::memory_order_relaxed) ? cancelledResult() : compile(requests[i]);
             // Each job writes its own slot; the mutex orders the write before the caller's read.
             std::lock_guard lock(batch->mutex);
             results[i] = std::move(result);

@@ -37,8 +37,9 @@ public:
     /// On the calling thread: the cached result, or NVRTC's (then stored). Never throws for
     /// anything the request can cause.
     CompileResult compile(const CompileRequest& request) const;
-    /// Queues `request` on the pool.
-    std::future<CompileResult> submit(CompileRequest request);
+    /// Queues `request` on the pool. Once `cancel` is set, a request not yet started comes back
+    /// Cancelled (shared, so that the flag outlives a caller that gives up on its futures).
+    std::future<CompileResult> submit(CompileRequest request, std::shared_ptr<const std::atomic<bool>> cancel = {});
     /// Compiles every request on the pool and returns the results in request order. Once
     /// `cancel` is set, requests not yet started come back Cancelled.
     std::vector<CompileResult> compileAll(const std::vector<CompileRequest>& requests,

@@ -3,6 +3,7 @@
 #include "base/error.h"
 #include "spec/tuningproblem.h"
 
+#include <cctype>
 #include <fstream>
 #include <sstream>
 
@@ -54,6 +55,24 @@ RequestBuilder::RequestBuilder(const TuningProblem& problem) {
             texts.push_back(defineValue(value));
         m_texts.push_back(std::move(texts));
     }
+    // Kernel Tuner defines block_size_x/y/z for every kernel, with its defaults where they are
+    // not tuned; kernels written for it use them. Defined only where the source names them, so
+    // that other kernels' compiles (and cache keys) stay as they were.
+    for (const auto& [name, value] : problem.implicitBlockSizes()) {
+        if (mentions(m_base.source, name))
+            m_implicit.emplace_back(name, std::to_string(value));
+    }
+}
+
+bool RequestBuilder::mentions(std::string_view source, std::string_view identifier) {
+    auto isWord = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; };
+    for (std::size_t at = source.find(identifier); at != std::string_view::npos;
+         at = source.find(identifier, at + 1)) {
+        const std::size_t end = at + identifier.size();
+        if ((at == 0 || !isWord(source[at - 1])) && (end >= source.size() || !isWord(source[end])))
+            return true;
+    }
+    return false;
 }
 
 std::vector<std::pair<std::string, std::string>> RequestBuilder::defines(const Config& config) const {
@@ -61,6 +80,7 @@ std::vector<std::pair<std::string, std::string>> RequestBuilder::defines(const C
     result.reserve(m_names.size());
     for (std::size_t p = 0; p < m_names.size() && p < config.size(); ++p)
         result.emplace_back(m_names[p], m_texts[p].at(config[p]));
+    result.insert(result.end(), m_implicit.begin(), m_implicit.end());
     return result;
 }
 

@@ -206,10 +206,14 @@ private:
     std::shared_ptr<const Program> m_program;
 };
 
-/// Parses T1's TuningParameter "Values": a list or tuple of constants ("[16, 32, 64]",
-/// "[1024 // 4, 2**8]"), range(...) or list(range(...)), or a comprehension over a constant
-/// list ("[16 * i for i in range(1, 9) if i != 3]"). Strings own their text in `strings`
-/// (stable addresses). Throws ExprError on bad syntax or items that are not constants.
+/// Parses T1's TuningParameter "Values" as Python's eval reads it (Kernel Tuner evaluates them
+/// so): the list-building subset of Python. Lists and tuples ("[16, 32]", "(1, 2)", "1, 2"),
+/// `+` and `*` on lists, range() with one to three arguments, list(), tuple(), sorted(), sum(),
+/// len(), min(), max(), abs(), indexing and slicing, comprehensions and generator expressions
+/// with several `for` and `if` clauses, nested ones too, and the arithmetic of conditions
+/// ("[2**i for i in range(0, 6)]", "[1, 2] + list(range(32, 1025, 32))"). Strings own their text
+/// in `strings` (stable addresses). Throws ExprError with the column on bad syntax, an unknown
+/// name, a runtime error (Python's exception name) or a result that is not a flat list.
 std::vector<Value> parseValueList(std::string_view source, std::vector<std::unique_ptr<std::string>>& strings);
 
 } // namespace tilescope::expr

@@ -235,6 +235,9 @@ private:
             return;
         }
         case NodeKind::Call: {
+            if (n.builtin == Builtin::Range || n.builtin == Builtin::Sorted)
+                throw ExprError(ErrorKind::Type, m_p.source, n.column,
+                                std::string(builtinName(n.builtin)) + "() arguments must be constants here");
             std::vector<const Node*> args;
             for (const auto& k : n.kids)
                 args.push_back(k.get());
@@ -267,8 +270,14 @@ private:
             pop();
             return;
         case NodeKind::ListDisplay:
-        case NodeKind::Comprehension:
             listError(n);
+        case NodeKind::Comprehension:
+        case NodeKind::Local:
+        case NodeKind::Slice:
+            throw ExprError(ErrorKind::Type, m_p.source, n.column,
+                            n.kind == NodeKind::Slice
+                                ? "a slice must be of a constant list with constant bounds"
+                                : "a comprehension may use only constants and its own loop variables");
         }
     }
 
@@ -343,6 +352,8 @@ inline bool fastInts(const Value& a, const Value& b) {
 // ---------------------------------------------------------------- interpreter
 
 bool Expression::Program::run(const Value* slotValues, Value& out, EvalStatus& st) const noexcept {
+    if (tree)
+        return runTree(slotValues, out, st);
     // Raw storage: a Value array would zero itself on every evaluation.
     constexpr int kInline = 32;
     alignas(Value) unsigned char inlineStack[kInline * sizeof(Value)];
@@ -572,12 +583,82 @@ Expression::Expression() = default;
 Expression::Expression(std::shared_ptr<const Program> program)
     : m_program(std::move(program)) {}
 
+namespace {
+
+// What only a tree walk evaluates: a comprehension, a slice or a list-making call that folding
+// left (because it reads variables), and a list of variables other than after `in` or as the
+// one argument of min()/max(), which the bytecode does itself ("sum([TX, TY]) <= 16").
+bool needsTree(const Node& node, bool listAllowed = false) {
+    if (node.kind == NodeKind::Comprehension || node.kind == NodeKind::Slice ||
+        (node.kind == NodeKind::Call && (node.builtin == Builtin::Range || node.builtin == Builtin::Sorted)) ||
+        (node.kind == NodeKind::ListDisplay && !listAllowed))
+        return true;
+    for (std::size_t i = 0; i < node.kids.size(); ++i) {
+        if (!node.kids[i])
+            continue;
+        const bool afterIn = node.kind == NodeKind::Compare && i == node.kids.size() - 1 &&
+                             (node.cmpOps.back() == CmpOp::In || node.cmpOps.back() == CmpOp::NotIn);
+        const bool minMaxArgument = node.kind == NodeKind::Call && node.kids.size() == 1 &&
+                                    (node.builtin == Builtin::Min || node.builtin == Builtin::Max);
+        if (needsTree(*node.kids[i], afterIn || minMaxArgument))
+            return true;
+    }
+    return false;
+}
+
+void collectSlots(const Node& node, std::vector<int>& slots) {
+    if (node.kind == NodeKind::Slot)
+        slots.push_back(node.slot);
+    for (const auto& k : node.kids) {
+        if (k)
+            collectSlots(*k, slots);
+    }
+}
+
+} // namespace
+
 Expression Expression::compile(std::string_view source, const Scope& scope) {
     auto program = std::make_shared<Program>();
     program->source = std::string(source);
     auto root = parse(source, scope, program->pool, ParseOptions{});
+    if (needsTree(*root)) {
+        collectSlots(*root, program->usedSlots);
+        std::sort(program->usedSlots.begin(), program->usedSlots.end());
+        program->usedSlots.erase(std::unique(program->usedSlots.begin(), program->usedSlots.end()),
+                                 program->usedSlots.end());
+        program->tree = std::move(root);
+        return Expression(std::move(program));
+    }
     CodeGen(*program).run(*root);
     return Expression(std::move(program));
+}
+
+bool Expression::Program::runTree(const Value* slotValues, Value& out, EvalStatus& st) const noexcept {
+    // A message that is not static text lives here until the thread's next failed tree walk.
+    thread_local std::string message;
+    try {
+        ConstPool lists; // what this evaluation builds; gone when it returns
+        const TreeEvaluator evaluator(source, lists, slotValues);
+        std::vector<Value> env;
+        out = evaluator.evaluate(*tree, env);
+        const bool built = out.kind == Kind::List && std::any_of(lists.lists.begin(), lists.lists.end(), [&](const auto& l) {
+                               return l->value().list == out.list;
+                           });
+        if (built) {
+            message = "a list built from variables cannot be the value of the expression; use it inside it "
+                      "(len, min, max, sum, in)";
+            st = {false, ErrorKind::Type, tree->column, message.c_str()};
+            return false;
+        }
+        return true;
+    } catch (const ExprError& e) {
+        message = e.message();
+        st = {false, e.kind(), e.column(), message.c_str()};
+    } catch (const std::exception& e) {
+        message = e.what();
+        st = {false, ErrorKind::Overflow, tree->column, message.c_str()};
+    }
+    return false;
 }
 
 const std::string& Expression::source() const {
@@ -639,11 +720,9 @@ std::vector<Value> parseValueList(std::string_view source, std::vector<std::uniq
     const std::string text(source);
     ConstPool pool;
     ParseOptions opts;
-    opts.allowComprehension = true;
+    opts.valueList = true;
     const Scope empty;
     auto root = parse(source, empty, pool, opts);
-    if (root->kind != NodeKind::Const)
-        throw ExprError(ErrorKind::Type, text, root->column, "the values must be constants");
     if (root->value.kind != Kind::List)
         throw ExprError(ErrorKind::Type, text, root->column,
                         "expected a list such as [1, 2, 4] or range(...), got " + repr(root->value));

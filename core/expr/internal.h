@@ -28,7 +28,10 @@ enum class Builtin : std::uint8_t {
     Pow,
     Bool,
     Range,
-    List
+    List,
+    Tuple,
+    Sum,
+    Sorted
 };
 
 const char* binOpText(BinOp op);
@@ -41,7 +44,7 @@ bool lookupBuiltin(std::string_view name, Builtin& out);
 bool binaryOp(BinOp op, const Value& a, const Value& b, Value& out, EvalStatus& st);
 bool unaryOp(UnOp op, const Value& a, Value& out, EvalStatus& st);
 bool compareOp(CmpOp op, const Value& a, const Value& b, bool& out, EvalStatus& st);
-/// Builtins other than range; `args` are argc values.
+/// Builtins other than range and sorted (which make lists); `args` are argc values.
 bool callBuiltin(Builtin b, const Value* args, int argc, Value& out, EvalStatus& st);
 bool subscript(const Value& container, const Value& index, Value& out, EvalStatus& st);
 
@@ -58,7 +61,9 @@ enum class NodeKind : std::uint8_t {
     Call,          // builtin, kids = args
     Subscript,     // kids: container, index
     ListDisplay,   // kids = items
-    Comprehension, // kids: element, iterable, [conditions...]; loopSlot
+    Comprehension, // kids: element, then one per clause; clauses[i] says what kids[i + 1] is
+    Local,         // a comprehension's loop variable: slot = its index in the evaluation environment
+    Slice,         // kids: container, start, stop, step (each of the last three may be null)
 };
 
 struct Node {
@@ -73,6 +78,8 @@ struct Node {
     std::vector<int> cmpColumns;
     std::vector<std::unique_ptr<Node>> kids;
     std::string name; // a slot's or a call's name, for messages
+    /// Comprehension: per clause, the Local slot a `for` binds, or -1 for an `if`.
+    std::vector<int> clauses;
 };
 
 /// Storage for the constants that a compiled program (or a parsed value list) owns.
@@ -84,7 +91,47 @@ struct ConstPool {
 };
 
 struct ParseOptions {
-    bool allowComprehension = false;
+    /// A T1 value list: a top-level "1, 2, 4" is a tuple (as Python's eval reads it), and the
+    /// whole is evaluated while parsing, so that a failure (1 // 0) is raised there.
+    bool valueList = false;
+};
+
+/// Does the tree read a variable (a Slot)?
+bool hasSlot(const Node& node);
+
+/// Evaluates syntax trees directly: at compile time the lists constant folding builds
+/// (comprehensions, list + list, list * n, range(), sorted(), slices), and at run time the
+/// expressions the bytecode does not express (a comprehension over variables). Lists it builds
+/// live in `pool`; a Slot reads `slots` (none at compile time). Throws ExprError with the column,
+/// also when a list grows past kMaxListItems or the work past kMaxSteps.
+class TreeEvaluator {
+public:
+    static constexpr std::size_t kMaxListItems = std::size_t{1} << 20;
+    static constexpr std::int64_t kMaxSteps = 20'000'000;
+
+    TreeEvaluator(const std::string& source, ConstPool& pool, const Value* slots = nullptr)
+        : m_source(source)
+        , m_pool(pool)
+        , m_slots(slots) {}
+
+    /// The value of `node`, with comprehension variables in `env` (by Local slot).
+    Value evaluate(const Node& node, std::vector<Value>& env) const;
+    /// binaryOp, plus list + list and list * int.
+    bool binaryValue(BinOp op, const Value& a, const Value& b, Value& out, EvalStatus& st) const;
+    /// range() and sorted() of evaluated arguments.
+    Value callListBuiltin(const Node& call, const std::vector<Value>& args) const;
+    /// container[start:stop:step]; a null bound is absent.
+    Value slice(const Node& node, const Value& container, const Value* bound[3]) const;
+
+private:
+    void runClauses(const Node& comp, std::size_t clause, std::vector<Value>& env, std::vector<Value>& out) const;
+    [[noreturn]] void tooLong(int column) const;
+    ExprError error(int column, const std::string& message, ErrorKind kind = ErrorKind::Syntax) const;
+
+    const std::string& m_source;
+    ConstPool& m_pool;
+    const Value* m_slots;
+    mutable std::int64_t m_steps = 0;
 };
 
 /// Parses `source` against `scope`; names become slots or folded constants. Throws ExprError
@@ -136,8 +183,12 @@ struct Expression::Program {
     detail::ConstPool pool;
     std::vector<int> usedSlots;
     int maxStack = 0;
+    /// Set when the expression holds what the bytecode does not express (a comprehension over
+    /// variables): it is evaluated by walking this tree instead.
+    std::unique_ptr<detail::Node> tree;
 
     bool run(const Value* slotValues, Value& out, EvalStatus& st) const noexcept;
+    bool runTree(const Value* slotValues, Value& out, EvalStatus& st) const noexcept;
 };
 
 } // namespace tilescope::expr

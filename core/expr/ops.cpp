@@ -599,12 +599,29 @@ bool callBuiltin(Builtin b, const Value* args, int argc, Value& out, EvalStatus&
         out = Value::ofBool(argc == 0 ? false : truthy(args[0]));
         return true;
     case Builtin::List:
+    case Builtin::Tuple:
         if (args[0].kind != Kind::List)
-            return fail(st, ErrorKind::Type, "list() needs a list, a tuple or a range");
+            return fail(st, ErrorKind::Type,
+                        b == Builtin::List ? "list() needs a list, a tuple or a range"
+                                           : "tuple() needs a list, a tuple or a range");
         out = args[0];
         return true;
+    case Builtin::Sum: {
+        if (args[0].kind != Kind::List)
+            return fail(st, ErrorKind::Type, "sum() needs a list of numbers");
+        Value total = Value::ofInt(0);
+        for (const Value& item : args[0].items()) {
+            if (!item.isNumber())
+                return fail(st, ErrorKind::Type, "unsupported operand type(s) for +: sum() of a non-number");
+            if (!binaryOp(BinOp::Add, total, item, total, st))
+                return false;
+        }
+        out = total;
+        return true;
+    }
     case Builtin::Range:
-        break; // folded at compile time
+    case Builtin::Sorted:
+        break; // they make lists: evaluated at compile time
     }
     return fail(st, ErrorKind::Type, "this function cannot be called here");
 }
@@ -628,7 +645,8 @@ constexpr BuiltinEntry kBuiltins[] = {
     {"min", Builtin::Min},     {"max", Builtin::Max},     {"abs", Builtin::Abs},   {"ceil", Builtin::Ceil},
     {"floor", Builtin::Floor}, {"log2", Builtin::Log2},   {"sqrt", Builtin::Sqrt}, {"int", Builtin::Int},
     {"float", Builtin::Float}, {"round", Builtin::Round}, {"len", Builtin::Len},   {"pow", Builtin::Pow},
-    {"bool", Builtin::Bool},   {"range", Builtin::Range}, {"list", Builtin::List},
+    {"bool", Builtin::Bool},   {"range", Builtin::Range}, {"list", Builtin::List}, {"tuple", Builtin::Tuple},
+    {"sum", Builtin::Sum},     {"sorted", Builtin::Sorted},
 };
 } // namespace
 

@@ -48,15 +48,16 @@ public:
 
     std::vector<Token> run() {
         std::vector<Token> out;
-        int depth = 0;
+        std::vector<std::pair<char, int>> open; // brackets not closed yet, with their columns
         while (true) {
             skipSpace();
             Token t;
             t.column = static_cast<int>(m_pos) + 1;
             if (m_pos >= m_src.size()) {
-                if (depth > 0)
+                if (!open.empty())
                     throw ExprError(ErrorKind::Syntax, m_source, t.column,
-                                    "unexpected end of expression: a bracket is not closed");
+                                    std::string("unexpected end of expression: '") + open.back().first +
+                                        "' at column " + std::to_string(open.back().second) + " is not closed");
                 t.kind = Tok::End;
                 out.push_back(t);
                 return out;
@@ -95,11 +96,17 @@ public:
                                                         : std::string("unexpected character '") + c + "'";
                     throw ExprError(ErrorKind::Syntax, m_source, t.column, what);
                 }
-                if (t.text == "(" || t.text == "[")
-                    ++depth;
-                else if (t.text == ")" || t.text == "]") {
-                    if (--depth < 0)
+                if (t.text == "(" || t.text == "[") {
+                    open.emplace_back(t.text[0], t.column);
+                } else if (t.text == ")" || t.text == "]") {
+                    if (open.empty())
                         throw ExprError(ErrorKind::Syntax, m_source, t.column, "unmatched '" + t.text + "'");
+                    const char expected = open.back().first == '(' ? ')' : ']';
+                    if (t.text[0] != expected)
+                        throw ExprError(ErrorKind::Syntax, m_source, t.column,
+                                        "'" + t.text + "' does not close the '" + open.back().first + "' at column " +
+                                            std::to_string(open.back().second));
+                    open.pop_back();
                 }
             }
             out.push_back(std::move(t));
@@ -265,11 +272,28 @@ public:
         if (peek().kind == Tok::End)
             throw error(peek().column, "empty expression");
         auto node = expression();
+        if (m_opts.valueList && isOp(",")) { // "1, 2, 4" is a tuple to Python's eval
+            auto n = std::make_unique<Node>();
+            n->kind = NodeKind::ListDisplay;
+            n->column = node->column;
+            n->kids.push_back(std::move(node));
+            while (isOp(",")) {
+                next();
+                if (peek().kind == Tok::End)
+                    break;
+                n->kids.push_back(expression());
+            }
+            node = fold(std::move(n));
+        }
         if (peek().kind != Tok::End) {
             const Token& t = peek();
             if (t.kind == Tok::Op && t.text == ",")
                 throw error(t.column, "a tuple is not an expression here; did you mean a list in brackets?");
             throw error(t.column, "unexpected " + describe(t));
+        }
+        if (m_opts.valueList && !isConst(*node)) {
+            std::vector<Value> env;
+            node = makeConst(m_tree.evaluate(*node, env), node->column);
         }
         return node;
     }
@@ -331,7 +355,7 @@ private:
         switch (node->kind) {
         case NodeKind::Binary:
             if (isConst(*node->kids[0]) && isConst(*node->kids[1]) &&
-                binaryOp(node->binOp, node->kids[0]->value, node->kids[1]->value, out, st))
+                m_tree.binaryValue(node->binOp, node->kids[0]->value, node->kids[1]->value, out, st))
                 return makeConst(out, node->column);
             break;
         case NodeKind::Unary:
@@ -344,9 +368,21 @@ private:
             std::vector<Value> args;
             for (const auto& k : node->kids)
                 args.push_back(k->value);
+            // range() and sorted() report their errors at once: they only ever run here.
+            if (node->builtin == Builtin::Range || node->builtin == Builtin::Sorted)
+                return makeConst(m_tree.callListBuiltin(*node, args), node->column);
             if (callBuiltin(node->builtin, args.data(), static_cast<int>(args.size()), out, st))
                 return makeConst(out, node->column);
             break;
+        }
+        case NodeKind::Slice: {
+            if (!isConst(*node->kids[0]) ||
+                !std::all_of(node->kids.begin() + 1, node->kids.end(), [](const auto& k) { return !k || isConst(*k); }))
+                break;
+            const Value* bounds[3];
+            for (std::size_t k = 0; k < 3; ++k)
+                bounds[k] = node->kids[k + 1] ? &node->kids[k + 1]->value : nullptr;
+            return makeConst(m_tree.slice(*node, node->kids[0]->value, bounds), node->column);
         }
         case NodeKind::Subscript:
             if (isConst(*node->kids[0]) && isConst(*node->kids[1]) &&
@@ -567,15 +603,30 @@ private:
         while (true) {
             if (isOp("[")) {
                 const int column = next().column;
-                auto index = expression();
-                if (isOp(":"))
-                    throw error(peek().column, "slices are not supported");
-                expectOp("]", "to close the subscript");
+                std::unique_ptr<Node> index;
+                if (!isOp(":"))
+                    index = expression();
                 auto n = std::make_unique<Node>();
-                n->kind = NodeKind::Subscript;
                 n->column = column;
                 n->kids.push_back(std::move(node));
-                n->kids.push_back(std::move(index));
+                if (isOp(":")) { // a[start:stop:step], each part optional
+                    next();
+                    n->kind = NodeKind::Slice;
+                    n->kids.push_back(std::move(index));
+                    n->kids.push_back(isOp(":") || isOp("]") ? nullptr : expression());
+                    std::unique_ptr<Node> step;
+                    if (isOp(":")) {
+                        next();
+                        if (!isOp("]"))
+                            step = expression();
+                    }
+                    n->kids.push_back(std::move(step));
+                    expectOp("]", "to close the slice");
+                } else {
+                    n->kind = NodeKind::Subscript;
+                    n->kids.push_back(std::move(index));
+                    expectOp("]", "to close the subscript");
+                }
                 node = fold(std::move(n));
             } else if (isOp("(")) {
                 throw error(peek().column, "only the builtin functions can be called");
@@ -627,8 +678,18 @@ private:
 
     std::unique_ptr<Node> parenthesised() {
         const int column = next().column;
-        if (isOp(")"))
-            throw error(column, "empty tuples are not supported");
+        if (isOp(")")) {
+            next();
+            auto n = std::make_unique<Node>();
+            n->kind = NodeKind::ListDisplay;
+            n->column = column;
+            return fold(std::move(n));
+        }
+        if (comprehensionAhead()) { // a generator expression: a list here
+            auto n = comprehension(column);
+            expectOp(")", "to close the generator expression");
+            return n;
+        }
         auto inner = expression();
         if (isOp(",")) { // a tuple: treated as a list (used after 'in')
             auto n = std::make_unique<Node>();
@@ -657,11 +718,12 @@ private:
             next();
             return fold(std::move(n));
         }
-        if (m_opts.allowComprehension && comprehensionAhead())
-            return comprehension(column);
+        if (comprehensionAhead()) {
+            auto c = comprehension(column);
+            expectOp("]", "to close the comprehension");
+            return c;
+        }
         n->kids.push_back(expression());
-        if (isKeyword("for"))
-            throw error(peek().column, "list comprehensions are supported only in parameter value lists");
         while (isOp(",")) {
             next();
             if (isOp("]"))
@@ -672,7 +734,7 @@ private:
         return fold(std::move(n));
     }
 
-    // Is there a 'for' at bracket depth 0 before the closing ']'?
+    // Is there a 'for' at bracket depth 0 before the closing bracket?
     bool comprehensionAhead() const {
         int depth = 0;
         for (std::size_t k = m_pos; k < m_toks.size(); ++k) {
@@ -690,91 +752,66 @@ private:
         return false;
     }
 
-    // [element for NAME in iterable (if cond)*], evaluated now: the iterable must be constant
-    // and the element may use only the loop variable and constants.
+    // element (for NAME in iterable (if condition)*)+ up to, not including, the closing bracket.
+    // Python's scoping: the element sees every loop variable, a clause those bound before it.
+    // The outermost comprehension is evaluated here, at compile time; one nested in another's
+    // element stays a tree that the outer one evaluates with its loop variables bound.
     std::unique_ptr<Node> comprehension(int column) {
-        // Find the loop variable first, so that the element can be parsed with it in scope.
-        std::size_t k = m_pos;
+        // The loop variables first, so that the element, which comes before them, can use them.
+        std::vector<std::string> targets;
         int depth = 0;
-        for (; k < m_toks.size(); ++k) {
+        for (std::size_t k = m_pos; k < m_toks.size(); ++k) {
             const Token& t = m_toks[k];
             if (t.kind == Tok::Op && (t.text == "(" || t.text == "["))
                 ++depth;
-            else if (t.kind == Tok::Op && (t.text == ")" || t.text == "]"))
-                --depth;
-            else if (depth == 0 && t.kind == Tok::Keyword && t.text == "for")
+            else if (t.kind == Tok::Op && (t.text == ")" || t.text == "]")) {
+                if (depth-- == 0)
+                    break;
+            } else if (t.kind == Tok::End) {
                 break;
+            } else if (depth == 0 && t.kind == Tok::Keyword && t.text == "for") {
+                const Token& var = m_toks[std::min(k + 1, m_toks.size() - 1)];
+                if (var.kind != Tok::Name)
+                    throw error(var.column, "expected a loop variable name after 'for', found " + describe(var));
+                targets.push_back(var.text);
+            }
         }
-        const Token& var = m_toks[k + 1];
-        if (var.kind != Tok::Name)
-            throw error(var.column, "expected a loop variable name after 'for'");
-        Scope inner;
-        inner.addVariable(var.text);
-        ConstPool& pool = m_pool;
-        const ParseOptions innerOpts;
-        // Parse the element with the loop variable as slot 0.
-        std::vector<Token> elementToks(m_toks.begin() + static_cast<std::ptrdiff_t>(m_pos),
-                                       m_toks.begin() + static_cast<std::ptrdiff_t>(k));
-        Token end;
-        end.kind = Tok::End;
-        end.column = m_toks[k].column;
-        elementToks.push_back(end);
-        Parser elementParser(std::move(elementToks), m_source, inner, pool, innerOpts);
-        auto element = elementParser.parseAll();
-        m_pos = k + 2;
-        if (!isKeyword("in"))
-            throw error(peek().column, "expected 'in' in the comprehension, found " + describe(peek()));
-        next();
-        const int iterColumn = peek().column;
-        auto iterable = disjunction();
-        if (!isConst(*iterable) || iterable->value.kind != Kind::List)
-            throw error(iterColumn, "the comprehension must iterate over a constant list or range()", ErrorKind::Type);
-        std::vector<std::unique_ptr<Node>> conditions;
-        while (isKeyword("if")) {
+        const std::size_t base = m_locals.size();
+        m_locals.insert(m_locals.end(), targets.begin(), targets.end());
+        auto n = std::make_unique<Node>();
+        n->kind = NodeKind::Comprehension;
+        n->column = column;
+        n->kids.push_back(expression());
+        m_locals.resize(base);
+        if (!isKeyword("for"))
+            throw error(peek().column, "expected 'for' in the comprehension, found " + describe(peek()) +
+                                           " (a generator expression must be the only argument)");
+        while (isKeyword("for")) {
             next();
-            // Conditions also see the loop variable: parse them with a sub-parser up to the next 'if' or ']'.
-            std::size_t e = m_pos;
-            int d = 0;
-            for (; e < m_toks.size(); ++e) {
-                const Token& t = m_toks[e];
-                if (t.kind == Tok::Op && (t.text == "(" || t.text == "["))
-                    ++d;
-                else if (t.kind == Tok::Op && (t.text == ")" || t.text == "]")) {
-                    if (d-- == 0)
-                        break;
-                } else if (d == 0 && t.kind == Tok::Keyword && t.text == "if")
-                    break;
+            const Token var = next();
+            if (isOp(","))
+                throw error(peek().column, "several loop variables ('for a, b in ...') are not supported");
+            if (!isKeyword("in"))
+                throw error(peek().column, "expected 'in' in the comprehension, found " + describe(peek()));
+            next();
+            n->kids.push_back(disjunction());
+            n->clauses.push_back(static_cast<int>(m_locals.size()));
+            m_locals.push_back(var.text);
+            while (isKeyword("if")) {
+                next();
+                n->kids.push_back(disjunction());
+                n->clauses.push_back(-1);
             }
-            std::vector<Token> condToks(m_toks.begin() + static_cast<std::ptrdiff_t>(m_pos),
-                                        m_toks.begin() + static_cast<std::ptrdiff_t>(e));
-            Token condEnd;
-            condEnd.kind = Tok::End;
-            condEnd.column = m_toks[std::min(e, m_toks.size() - 1)].column;
-            condToks.push_back(condEnd);
-            Parser condParser(std::move(condToks), m_source, inner, pool, innerOpts);
-            conditions.push_back(condParser.parseAll());
-            m_pos = e;
         }
-        expectOp("]", "to close the comprehension");
-
-        std::vector<Value> items;
-        for (const Value& item : iterable->value.items()) {
-            bool keep = true;
-            for (const auto& c : conditions) {
-                Value v = evaluateTree(*c, item);
-                if (!truthy(v)) {
-                    keep = false;
-                    break;
-                }
-            }
-            if (keep)
-                items.push_back(evaluateTree(*element, item));
-        }
-        return makeConst(m_pool.addList(std::move(items)), column);
+        m_locals.resize(base);
+        // One nested in another's element, or one over variables ("len([t for t in (TX, TY) if t > 4])"
+        // in a condition), is evaluated with its expression; the rest are constants now.
+        if (base > 0 || hasSlot(*n))
+            return n;
+        std::vector<Value> env(targets.size());
+        return makeConst(m_tree.evaluate(*n, env), column);
     }
 
-    // Evaluates a small tree with slot 0 bound to `item` (comprehensions run at compile time).
-    Value evaluateTree(const Node& node, const Value& item) const;
 
     std::unique_ptr<Node> name() {
         const Token t = next();
@@ -803,6 +840,16 @@ private:
             }
             return call(b, text, t.column);
         }
+        for (std::size_t k = m_locals.size(); k-- > 0;) {
+            if (m_locals[k] == text) {
+                auto n = std::make_unique<Node>();
+                n->kind = NodeKind::Local;
+                n->slot = static_cast<int>(k);
+                n->column = t.column;
+                n->name = text;
+                return n;
+            }
+        }
         if (const Scope::Constant* c = m_scope.findConstant(text))
             return makeConst(c->value, t.column);
         if (m_scope.findVariable(text)) {
@@ -822,7 +869,7 @@ private:
         std::vector<std::string> candidates;
         if (function) {
             for (const char* f : {"min", "max", "abs", "ceil", "floor", "log2", "sqrt", "int", "float", "round", "len",
-                                  "pow", "bool", "range", "list"})
+                                  "pow", "bool", "range", "list", "tuple", "sum", "sorted"})
                 candidates.emplace_back(f);
         } else {
             candidates = m_scope.names();
@@ -847,7 +894,10 @@ private:
         n->column = column;
         n->name = fname;
         std::vector<int> argColumns;
-        if (!isOp(")")) {
+        if (!isOp(")") && comprehensionAhead()) { // f(x for x in ...): one generator argument
+            argColumns.push_back(peek().column);
+            n->kids.push_back(comprehension(peek().column));
+        } else if (!isOp(")")) {
             while (true) {
                 argColumns.push_back(peek().column);
                 // min(name)/max(name) with a variable that has a value list: the list of its values.
@@ -897,42 +947,11 @@ private:
             break;
         case Builtin::Range:
             arity(1, 3);
-            return range(std::move(n));
+            break;
         default:
             arity(1, 1);
         }
         return fold(std::move(n));
-    }
-
-    std::unique_ptr<Node> range(std::unique_ptr<Node> n) {
-        std::int64_t args[3] = {0, 0, 0};
-        for (std::size_t k = 0; k < n->kids.size(); ++k) {
-            const Node& a = *n->kids[k];
-            if (!isConst(a) || !(a.value.kind == Kind::Int || a.value.kind == Kind::Bool))
-                throw error(a.column, "range() arguments must be constant integers here", ErrorKind::Type);
-            args[k] = a.value.i;
-        }
-        std::int64_t start = 0, stop = 0, step = 1;
-        if (n->kids.size() == 1)
-            stop = args[0];
-        else {
-            start = args[0];
-            stop = args[1];
-            if (n->kids.size() == 3)
-                step = args[2];
-        }
-        if (step == 0)
-            throw error(n->kids[2]->column, "range() arg 3 must not be zero", ErrorKind::Value);
-        std::vector<Value> items;
-        constexpr std::size_t kMaxRange = 1 << 20;
-        for (std::int64_t v = start; step > 0 ? v < stop : v > stop; v += step) {
-            if (items.size() >= kMaxRange)
-                throw error(n->column, "range() is too long (more than 1048576 items)", ErrorKind::Value);
-            items.push_back(Value::ofInt(v));
-            if ((step > 0 && v > INT64_MAX - step) || (step < 0 && v < INT64_MIN - step))
-                break;
-        }
-        return makeConst(m_pool.addList(std::move(items)), n->column);
     }
 
     std::vector<Token> m_toks;
@@ -941,77 +960,9 @@ private:
     const Scope& m_scope;
     ConstPool& m_pool;
     ParseOptions m_opts;
+    std::vector<std::string> m_locals; // loop variables of the comprehensions being parsed, by Local slot
+    TreeEvaluator m_tree{m_source, m_pool};
 };
-
-// Comprehension bodies are tiny and run once, at compile time: a direct tree walk is enough.
-Value Parser::evaluateTree(const Node& node, const Value& item) const {
-    EvalStatus st;
-    Value out;
-    auto raise = [&](int column) -> Value {
-        throw ExprError(st.kind, m_source, column, st.message ? st.message : "error");
-    };
-    switch (node.kind) {
-    case NodeKind::Const:
-        return node.value;
-    case NodeKind::Slot:
-        return item;
-    case NodeKind::Binary:
-        if (!binaryOp(node.binOp, evaluateTree(*node.kids[0], item), evaluateTree(*node.kids[1], item), out, st))
-            return raise(node.column);
-        return out;
-    case NodeKind::Unary:
-        if (!unaryOp(node.unOp, evaluateTree(*node.kids[0], item), out, st))
-            return raise(node.column);
-        return out;
-    case NodeKind::Compare: {
-        Value left = evaluateTree(*node.kids[0], item);
-        for (std::size_t i = 0; i < node.cmpOps.size(); ++i) {
-            Value right = evaluateTree(*node.kids[i + 1], item);
-            bool r;
-            if (!compareOp(node.cmpOps[i], left, right, r, st))
-                return raise(node.cmpColumns[i]);
-            if (!r)
-                return Value::ofBool(false);
-            left = right;
-        }
-        return Value::ofBool(true);
-    }
-    case NodeKind::And:
-    case NodeKind::Or: {
-        Value v;
-        for (const auto& k : node.kids) {
-            v = evaluateTree(*k, item);
-            if (truthy(v) != (node.kind == NodeKind::And))
-                return v;
-        }
-        return v;
-    }
-    case NodeKind::IfElse:
-        return truthy(evaluateTree(*node.kids[1], item)) ? evaluateTree(*node.kids[0], item)
-                                                         : evaluateTree(*node.kids[2], item);
-    case NodeKind::Call: {
-        std::vector<Value> args;
-        for (const auto& k : node.kids)
-            args.push_back(evaluateTree(*k, item));
-        if (!callBuiltin(node.builtin, args.data(), static_cast<int>(args.size()), out, st))
-            return raise(node.column);
-        return out;
-    }
-    case NodeKind::Subscript:
-        if (!subscript(evaluateTree(*node.kids[0], item), evaluateTree(*node.kids[1], item), out, st))
-            return raise(node.column);
-        return out;
-    case NodeKind::ListDisplay: {
-        std::vector<Value> items;
-        for (const auto& k : node.kids)
-            items.push_back(evaluateTree(*k, item));
-        return m_pool.addList(std::move(items));
-    }
-    case NodeKind::Comprehension:
-        break;
-    }
-    throw ExprError(ErrorKind::Syntax, m_source, node.column, "nested comprehensions are not supported");
-}
 
 } // namespace
 

@@ -217,6 +217,12 @@ private:
         throw InputError(m_file, location, message);
     }
 
+    /// Something that stops the kernel from being compiled or launched, not the space from
+    /// being read: kept for TuningProblem::requireLaunchable().
+    void block(const std::string& location, const std::string& message) {
+        m_p.launchBlockers.emplace_back(m_file, location, message);
+    }
+
     // ---- JSON ----
 
     Json parseJson(const std::string& text) {
@@ -390,7 +396,9 @@ private:
 
     // ---- expressions ----
 
-    enum class Role { Plain, ProblemSize };
+    /// Plain expressions must compile for the problem to load; Launch ones (geometry, argument
+    /// sizes) are needed only to compile and run the kernel, so their failure blocks that alone.
+    enum class Role { Plain, ProblemSize, Launch };
     struct Pending {
         std::string ptr;
         std::string source;
@@ -411,6 +419,10 @@ private:
             try {
                 e = expr::Expression::compile(pending.source, scope);
             } catch (const expr::ExprError& error) {
+                if (pending.role == Role::Launch) {
+                    block(pending.ptr, spec::describeExprError(error));
+                    continue;
+                }
                 fail(pending.ptr, spec::describeExprError(error));
             }
             if (pending.role != Role::ProblemSize)
@@ -470,10 +482,13 @@ private:
                 fail(nameNode.ptr, "duplicate parameter name '" + tp.name + "' (first at " + it->second + ")");
             tp.type = asEnum(required(pn, "Type"), "Type", kParameterTypes);
             const Node valuesNode = required(pn, "Values");
-            if (valuesNode->is_array())
-                fail(valuesNode.ptr, "expected a string, got an array (T1 writes Values as Python text, "
-                                     "e.g. \"[16, 32, 64]\" or \"range(1, 9)\")");
-            tp.valuesText = asString(valuesNode);
+            if (valuesNode->is_array()) {
+                // Not T1 (Values is Python text there), but written often enough: kept as an array.
+                tp.valuesText = valuesNode->dump();
+                tp.valuesAsArray = true;
+            } else {
+                tp.valuesText = asString(valuesNode);
+            }
             readValues(valuesNode, tp);
             keepUnknown(pn, {"Name", "Type", "Values"});
             m_p.parameters.push_back(std::move(tp));
@@ -507,10 +522,28 @@ private:
     void readValues(const Node& n, TuningParameter& tp) const {
         std::vector<std::unique_ptr<std::string>> strings;
         std::vector<expr::Value> values;
-        try {
-            values = expr::parseValueList(tp.valuesText, strings);
-        } catch (const expr::ExprError& e) {
-            fail(n.ptr, spec::describeExprError(e));
+        if (tp.valuesAsArray) {
+            for (std::size_t i = 0; i < n->size(); ++i) {
+                const Node item = itemOf(n, i);
+                if (item->is_boolean()) {
+                    values.push_back(expr::Value::ofBool(item->get<bool>()));
+                } else if (item->is_number_integer()) {
+                    values.push_back(expr::Value::ofInt(asInt(item)));
+                } else if (item->is_number_float()) {
+                    values.push_back(expr::Value::ofFloat(item->get<double>()));
+                } else if (item->is_string()) {
+                    strings.push_back(std::make_unique<std::string>(item->get<std::string>()));
+                    values.push_back(expr::Value::ofStr(strings.back().get()));
+                } else {
+                    fail(item.ptr, std::string("expected a number, a string or a boolean, got ") + describe(*item));
+                }
+            }
+        } else {
+            try {
+                values = expr::parseValueList(tp.valuesText, strings);
+            } catch (const expr::ExprError& e) {
+                fail(n.ptr, spec::describeExprError(e));
+            }
         }
         if (values.empty())
             fail(n.ptr, "empty value list in '" + tp.valuesText + "'");
@@ -563,7 +596,11 @@ private:
 
     void readKernelSpecification(const Node& ks) {
         expectObject(ks);
-        m_p.language = asEnum(required(ks, "Language"), "Language", kLanguages);
+        // Any language reads (counting needs no kernel); Tilescope compiles CUDA only.
+        const Node languageNode = required(ks, "Language");
+        m_p.language = asNonEmptyString(languageNode, "Language");
+        if (!m_p.isCuda())
+            block(languageNode.ptr, "the kernel is " + m_p.language + ", and Tilescope compiles and runs CUDA kernels only");
         if (auto n = member(ks, "CompilerOptions"))
             m_p.compilerOptions = asStringArray(*n);
         m_p.kernelName = asNonEmptyString(required(ks, "KernelName"), "KernelName");
@@ -571,23 +608,27 @@ private:
         m_kernelFilePtr = childOf(ks, "KernelFile").ptr;
         if (auto n = member(ks, "GlobalSizeType"))
             m_p.globalSizeType = asEnum(*n, "GlobalSizeType", kLanguages);
-        m_p.globalSize = readThreeD(required(ks, "GlobalSize"));
-        m_p.localSize = readThreeD(required(ks, "LocalSize"));
+        // T1 requires both, but Kernel Tuner's loader reads neither (it takes ProblemSize, GridDiv
+        // and the block_size_x/y/z parameters): files written for it may leave them out.
+        if (auto n = member(ks, "GlobalSize"))
+            m_p.globalSize = readThreeD(*n);
+        if (auto n = member(ks, "LocalSize"))
+            m_p.localSize = readThreeD(*n);
         m_p.gridDivX = readExpressionList(ks, "GridDivX");
         m_p.gridDivY = readExpressionList(ks, "GridDivY");
         m_p.gridDivZ = readExpressionList(ks, "GridDivZ");
         if (auto n = member(ks, "ProblemSize")) {
-            expectArray(*n);
-            for (std::size_t i = 0; i < (*n)->size(); ++i) {
-                const Node item = itemOf(*n, i);
-                if (item->is_number_integer()) {
-                    m_p.problemSize.push_back(std::to_string(asInt(item)));
-                } else if (item->is_string()) {
-                    m_p.problemSize.push_back(item->get<std::string>());
-                } else {
-                    fail(item.ptr, std::string("expected an integer or a string, got ") + describe(*item));
+            // Kernel Tuner also takes a single number.
+            if ((*n)->is_number_integer() || (*n)->is_string()) {
+                m_p.problemSize.push_back(asExpressionText(*n));
+                expression(*n, m_p.problemSize.back(), Role::ProblemSize);
+            } else {
+                expectArray(*n);
+                for (std::size_t i = 0; i < (*n)->size(); ++i) {
+                    const Node item = itemOf(*n, i);
+                    m_p.problemSize.push_back(asExpressionText(item));
+                    expression(item, m_p.problemSize.back(), Role::ProblemSize);
                 }
-                expression(item, m_p.problemSize.back(), Role::ProblemSize);
             }
         }
         if (auto n = member(ks, "SharedMemory")) {
@@ -598,7 +639,7 @@ private:
                 m_p.sharedMemory = std::to_string(bytes);
             } else if ((*n)->is_string()) {
                 m_p.sharedMemory = (*n)->get<std::string>();
-                expression(*n, m_p.sharedMemory);
+                expression(*n, m_p.sharedMemory, Role::Launch);
             } else {
                 fail(n->ptr, std::string("expected an integer or a string, got ") + describe(**n));
             }
@@ -618,30 +659,43 @@ private:
                          "Profiling", "SimulationInput", "Arguments", "ReferenceArguments"});
     }
 
+    /// An expression written as a string, or an integer (kept as its digits).
+    std::string asExpressionText(const Node& n) const {
+        if (n->is_number_integer())
+            return std::to_string(asInt(n));
+        if (!n->is_string())
+            fail(n.ptr, std::string("expected an integer or a string, got ") + describe(*n));
+        return n->get<std::string>();
+    }
+
     ThreeD readThreeD(const Node& n) {
         expectObject(n);
         ThreeD d;
         const Node x = required(n, "X");
-        d.x = asString(x);
-        expression(x, d.x);
+        d.x = asExpressionText(x);
+        expression(x, d.x, Role::Launch);
         if (auto y = member(n, "Y")) {
-            d.y = asString(*y);
-            expression(*y, d.y);
+            d.y = asExpressionText(*y);
+            expression(*y, d.y, Role::Launch);
         }
         if (auto z = member(n, "Z")) {
-            d.z = asString(*z);
-            expression(*z, d.z);
+            d.z = asExpressionText(*z);
+            expression(*z, d.z, Role::Launch);
         }
         keepUnknown(n, {"X", "Y", "Z"});
         return d;
     }
 
+    /// GridDivX and friends: a list of expressions; null is absent (Kernel Tuner's None).
     std::vector<std::string> readExpressionList(const Node& ks, std::string_view key) {
         std::vector<std::string> out;
-        if (auto n = member(ks, key)) {
-            out = asStringArray(*n);
-            for (std::size_t i = 0; i < out.size(); ++i)
-                expression(itemOf(*n, i), out[i]);
+        auto n = member(ks, key);
+        if (!n || (*n)->is_null())
+            return out;
+        expectArray(*n);
+        for (std::size_t i = 0; i < (*n)->size(); ++i) {
+            out.push_back(asExpressionText(itemOf(*n, i)));
+            expression(itemOf(*n, i), out.back(), Role::Launch);
         }
         return out;
     }
@@ -686,7 +740,7 @@ private:
                     a.sizeIsNumber = true;
                 } else if ((*n)->is_string()) {
                     a.size = (*n)->get<std::string>();
-                    expression(*n, a.size);
+                    expression(*n, a.size, Role::Launch);
                 } else {
                     fail(n->ptr, std::string("expected an integer or a string, got ") + describe(**n));
                 }
@@ -710,10 +764,27 @@ private:
                 if (a.memoryType != "Scalar")
                     fail(n->ptr, "Value is for Scalar arguments only (this one is " + a.memoryType + ")");
                 a.value = asString(*n);
-                expression(*n, a.value);
+                expression(*n, a.value, Role::Launch);
+            }
+            if (auto n = member(an, "MemType")) {
+                a.memType = asString(*n);
+                if (a.memType != "Constant" && a.memType != "Global")
+                    fail(n->ptr, "unknown MemType '" + a.memType + "' (expected Constant or Global)");
+                if (a.memType == "Constant" && a.memoryType != "Vector")
+                    fail(n->ptr, "MemType Constant is for Vector arguments (this one is " + a.memoryType + ")");
+                if (a.memType == "Constant" && a.name.empty())
+                    fail(n->ptr, "a MemType Constant argument needs a Name: the __constant__ variable it fills");
+            }
+            if (auto n = member(an, "Output")) {
+                if ((*n)->is_boolean())
+                    a.output = (*n)->get<bool>();
+                else if ((*n)->is_number_integer() && (asInt(*n) == 0 || asInt(*n) == 1))
+                    a.output = asInt(*n) == 1;
+                else
+                    fail(n->ptr, std::string("expected 0, 1, true or false, got ") + (*n)->dump());
             }
             keepUnknown(an, {"Name", "Type", "MemoryType", "AccessType", "Size", "TypeSize", "FillType", "FillValue",
-                             "DataSource", "RandomSeed", "Value"});
+                             "DataSource", "RandomSeed", "Value", "MemType", "Output"});
             m_p.arguments.push_back(std::move(a));
         }
     }
@@ -767,10 +838,17 @@ private:
             for (std::size_t i = 0; i < (*attrs)->size(); ++i) {
                 const Node an = itemOf(*attrs, i);
                 expectObject(an);
-                std::string name = asString(required(an, "Name"));
-                std::string value = asString(required(an, "Value"));
+                TuningProblem::SearchAttribute attribute;
+                attribute.name = asString(required(an, "Name"));
+                const Node value = required(an, "Value");
+                if (value->is_number() || value->is_boolean()) {
+                    attribute.value = value->dump();
+                    attribute.valueIsJson = true;
+                } else {
+                    attribute.value = asString(value);
+                }
                 keepUnknown(an, {"Name", "Value"});
-                m_p.searchAttributes.emplace_back(std::move(name), std::move(value));
+                m_p.searchAttributes.push_back(std::move(attribute));
             }
         }
         keepUnknown(search, {"Name", "Attributes"});
@@ -876,7 +954,7 @@ private:
         }
     }
 
-    void checkKernelFile() const {
+    void checkKernelFile() {
         if (m_baseDir.empty())
             return;
         const std::filesystem::path file(m_p.kernelFile);
@@ -885,11 +963,11 @@ private:
         const std::filesystem::path resolved = file.is_absolute() ? file : dir / file;
         const auto status = std::filesystem::status(resolved, ec);
         if (!std::filesystem::exists(status)) {
-            fail(m_kernelFilePtr, "kernel file '" + m_p.kernelFile + "' not found" +
-                                      (file.is_absolute() ? std::string() : " (looked in " + dir.string() + ")"));
+            block(m_kernelFilePtr, "kernel file '" + m_p.kernelFile + "' not found" +
+                                       (file.is_absolute() ? std::string() : " (looked in " + dir.string() + ")"));
+        } else if (!std::filesystem::is_regular_file(status)) {
+            block(m_kernelFilePtr, "kernel file '" + m_p.kernelFile + "' is not a regular file");
         }
-        if (!std::filesystem::is_regular_file(status))
-            fail(m_kernelFilePtr, "kernel file '" + m_p.kernelFile + "' is not a regular file");
     }
 
     std::string m_file;

@@ -105,7 +105,7 @@ private:
             Json p = Json::object();
             p["Name"] = tp.name;
             p["Type"] = tp.type;
-            p["Values"] = tp.valuesText;
+            p["Values"] = tp.valuesAsArray ? Json::parse(tp.valuesText) : Json(tp.valuesText);
             addUnknown(p, "/ConfigurationSpace/TuningParameters/" + std::to_string(i));
             params.push_back(std::move(p));
         }
@@ -145,8 +145,10 @@ private:
         ks["KernelFile"] = m_p.kernelFile;
         if (!m_p.globalSizeType.empty())
             ks["GlobalSizeType"] = m_p.globalSizeType;
-        ks["GlobalSize"] = threeD(m_p.globalSize, ptr + "/GlobalSize");
-        ks["LocalSize"] = threeD(m_p.localSize, ptr + "/LocalSize");
+        if (!m_p.globalSize.x.empty())
+            ks["GlobalSize"] = threeD(m_p.globalSize, ptr + "/GlobalSize");
+        if (!m_p.localSize.x.empty())
+            ks["LocalSize"] = threeD(m_p.localSize, ptr + "/LocalSize");
         if (!m_p.gridDivX.empty())
             ks["GridDivX"] = m_p.gridDivX;
         if (!m_p.gridDivY.empty())
@@ -214,6 +216,10 @@ private:
             j["RandomSeed"] = *a.randomSeed;
         if (!a.value.empty())
             j["Value"] = a.value;
+        if (!a.memType.empty())
+            j["MemType"] = a.memType;
+        if (a.output)
+            j["Output"] = *a.output ? 1 : 0;
         addUnknown(j, ptr);
         return j;
     }
@@ -244,8 +250,9 @@ private:
             Json attrs = Json::array();
             for (std::size_t i = 0; i < m_p.searchAttributes.size(); ++i) {
                 Json a = Json::object();
-                a["Name"] = m_p.searchAttributes[i].first;
-                a["Value"] = m_p.searchAttributes[i].second;
+                const TuningProblem::SearchAttribute& attribute = m_p.searchAttributes[i];
+                a["Name"] = attribute.name;
+                a["Value"] = attribute.valueIsJson ? Json::parse(attribute.value) : Json(attribute.value);
                 addUnknown(a, "/Search/Attributes/" + std::to_string(i));
                 attrs.push_back(std::move(a));
             }

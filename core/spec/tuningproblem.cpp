@@ -4,6 +4,7 @@
 #include "spec/t1common.h"
 
 #include <array>
+#include <cctype>
 #include <cerrno>
 #include <fstream>
 #include <system_error>
@@ -109,7 +110,49 @@ expr::Scope TuningProblem::scope() const {
             scope.addVariable(dim.first);
     }
     scope.addVariable("ProblemSize");
+    for (const auto& [name, value] : implicitBlockSizes())
+        scope.addConstant(name, expr::Value::ofInt(value));
     return scope;
+}
+
+std::vector<std::pair<std::string, std::int64_t>> TuningProblem::implicitBlockSizes() const {
+    std::vector<std::pair<std::string, std::int64_t>> out;
+    for (const auto& [name, value] : {std::pair<const char*, std::int64_t>{"block_size_x", 256},
+                                      {"block_size_y", 1},
+                                      {"block_size_z", 1}}) {
+        bool taken = parameterIndex(name) >= 0;
+        for (const Shape& shape : shapes) {
+            for (const auto& dim : shape.dims)
+                taken = taken || dim.first == name;
+        }
+        if (!taken)
+            out.emplace_back(name, value);
+    }
+    return out;
+}
+
+ThreeD TuningProblem::blockExpressions() const {
+    if (!localSize.x.empty())
+        return localSize;
+    return ThreeD{"block_size_x", "block_size_y", "block_size_z"};
+}
+
+bool TuningProblem::isCuda() const {
+    std::string upper = language;
+    for (char& c : upper)
+        c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    return upper == "CUDA";
+}
+
+void TuningProblem::requireLaunchable() const {
+    if (launchBlockers.empty())
+        return;
+    const InputError& first = launchBlockers.front();
+    throw InputError(first.file(), first.location(),
+                     first.message() +
+                         ". Without a kernel to compile, 'space' still counts and samples this problem, and a "
+                         "recording of it (a Kernel Tuner cache, T4, a Tilescope database) replays with "
+                         "'tune --backend replay:FILE' and in the lab");
 }
 
 std::vector<expr::Value> TuningProblem::shapeSlots(std::size_t shapeIndex, expr::ValueList& storage) const {

@@ -5,6 +5,7 @@
 // top-level "Tilescope" object. Read -> write -> read gives an equal problem; fields this
 // version does not know are kept and written back.
 
+#include "base/error.h"
 #include "expr/expr.h"
 
 #include <cstdint>
@@ -27,6 +28,7 @@ struct TuningParameter {
     std::string name;
     std::string type;                ///< T1 Type: int, uint, float, bool, string
     std::string valuesText;          ///< T1 Values as written: "[16, 32, 64]" or "range(1, 9)"
+    bool valuesAsArray = false;      ///< the file gave Values as a JSON array (valuesText is its JSON)
     std::vector<expr::Value> values; ///< parsed from valuesText; strings point into `strings`
     std::shared_ptr<const std::vector<std::unique_ptr<std::string>>> strings;
 
@@ -66,6 +68,12 @@ struct KernelArgument {
     std::optional<std::int64_t> randomSeed;
     std::optional<std::int64_t> typeSize;
     std::string value; ///< Tilescope addition for Scalar arguments: an expression ("M"), "" = use FillValue
+    /// Kernel Tuner's "MemType": "Constant": the buffer's contents also go to the module's
+    /// __constant__ variable of the argument's name. "" = absent.
+    std::string memType;
+    /// Kernel Tuner's "Output" flag: when any argument has one, the flagged buffers are the ones
+    /// verified. nullopt = absent.
+    std::optional<bool> output;
 
     bool operator==(const KernelArgument&) const = default;
 };
@@ -123,7 +131,7 @@ public:
     std::map<std::string, std::string> general; ///< General: FormatVersion, TimeUnit, ... (values as JSON text)
     std::vector<TuningParameter> parameters;
     std::vector<Condition> conditions;
-    std::string language = "CUDA";
+    std::string language = "CUDA"; ///< as written; see isCuda()
     std::string kernelName;
     std::string kernelFile; ///< as written (relative to the problem file)
     std::vector<std::string> compilerOptions;
@@ -138,7 +146,13 @@ public:
     std::optional<bool> profiling;    ///< KernelSpecification.Profiling
     std::string simulationInput;      ///< KernelSpecification.SimulationInput, as written ("" = absent)
     std::string searchName;           ///< Search.Name ("" = absent)
-    std::vector<std::pair<std::string, std::string>> searchAttributes;
+    struct SearchAttribute {
+        std::string name;
+        std::string value; ///< the string, or the JSON text of a number or boolean (T1 says string; files vary)
+        bool valueIsJson = false;
+        bool operator==(const SearchAttribute&) const = default;
+    };
+    std::vector<SearchAttribute> searchAttributes;
     std::vector<BudgetEntry> budget;
 
     // Tilescope extension
@@ -153,6 +167,24 @@ public:
     /// (General keeps all its members in `general`, known or not.)
     std::map<std::string, std::string> unknownFields;
 
+    /// What stops the kernel from being compiled or launched, found when the problem was read: a
+    /// kernel file that is not there, a language other than CUDA, a launch expression (GlobalSize,
+    /// LocalSize, GridDiv, SharedMemory, an argument's Size or Value) that does not compile.
+    /// Counting, enumerating, sampling and replaying need none of these, so they load anyway.
+    std::vector<InputError> launchBlockers;
+    /// Throws the first launch blocker, saying what works without a kernel (space, replaying a
+    /// recording, the lab). Called before any compile or launch.
+    void requireLaunchable() const;
+    /// Kernel Tuner's names for the thread block's size, with its defaults (block_size_x 256,
+    /// block_size_y 1, block_size_z 1), for each of the three that is not a parameter or a shape
+    /// name. Expressions see them as constants, and a kernel that uses one gets it as a define.
+    std::vector<std::pair<std::string, std::int64_t>> implicitBlockSizes() const;
+    /// The language is CUDA (in any case, as Kernel Tuner compares it).
+    bool isCuda() const;
+    /// The thread block's expressions: LocalSize, or where the file gives none Kernel Tuner's
+    /// block_size_x, block_size_y, block_size_z (the parameters of those names, or 256, 1, 1).
+    ThreeD blockExpressions() const;
+
     // Derived
     std::filesystem::path problemPath;        ///< the file it was loaded from ("" if parsed)
     std::filesystem::path baseDir;            ///< the folder KernelFile is relative to (load: the file's folder)
@@ -161,7 +193,7 @@ public:
 
     /// The names an expression of this problem can use, with fixed slots: the parameters first
     /// (slot i = parameters[i], each with its value list), then the shape's names, then
-    /// ProblemSize (a list). `values` below fills them.
+    /// ProblemSize (a list). `values` below fills them. implicitBlockSizes() are constants.
     expr::Scope scope() const;
     /// Slot values for shape `shapeIndex`: a vector of scope().slotCount() values whose
     /// parameter slots are 0 (for the caller to set) and whose other slots hold the shape's

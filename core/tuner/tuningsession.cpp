@@ -12,6 +12,7 @@
 #include <deque>
 #include <fstream>
 #include <future>
+#include <random>
 #include <sstream>
 #include <unordered_map>
 #include <unordered_set>
@@ -141,6 +142,19 @@ struct TuningSession::Run {
     std::vector<Remeasurement> remeasured;
     std::string confirmation;
 
+    // The first results of this run, while they all fail the same way (see SystematicFailure).
+    struct FailureWatch {
+        bool active = true;
+        ResultStatus status = ResultStatus::Ok;
+        std::string message;
+        std::vector<Config> configs;
+        std::size_t probed = 0;     // of them, configs compiled only to see whether they fail too
+        std::size_t nextCheck = 5;  // doubles after each check that did not stop the run
+    };
+    FailureWatch watch;
+    // Set when the run gives up on the compiles it queued: those not started yet come back Cancelled.
+    std::shared_ptr<std::atomic<bool>> abandonCompiles = std::make_shared<std::atomic<bool>>(false);
+
     struct Pending {
         std::uint64_t index = 0;
         Config config;
@@ -211,6 +225,7 @@ struct TuningSession::Run {
         if (r.status() == ResultStatus::Skipped)
             placeholders.insert(index);
         count(r, +1);
+        watchFailure(r, index);
         progress.recordedSeconds += r.measurement.compileSeconds + r.measurement.benchmarkSeconds;
         if (isMeasured(r.status()))
             if (done.insert(index).second)
@@ -251,7 +266,7 @@ struct TuningSession::Run {
         p.index = index;
         p.config = space.at(index);
         if (compiling)
-            p.future = self.m_compiler->submit(analyzer->requests().request(p.config, arch));
+            p.future = self.m_compiler->submit(analyzer->requests().request(p.config, arch), abandonCompiles);
         return p;
     }
 
@@ -308,6 +323,8 @@ struct TuningSession::Run {
         arch = options.arch.empty() ? backend.arch : options.arch;
         using C = SessionOptions::Compile;
         compiling = options.compile == C::Always || (options.compile == C::Auto && backend.needsCubins);
+        if (compiling)
+            pr.requireLaunchable();
         if (compiling) {
             if (!self.m_compiler)
                 throw std::logic_error("TuningSession: compiling needs a CompileService");
@@ -537,8 +554,83 @@ struct TuningSession::Run {
                 });
             }
             self.m_store.flush();
+            if (watch.active && watch.configs.size() >= watch.nextCheck)
+                checkSystematicFailure();
         }
         self.m_store.flush();
+        if (self.m_cancel.load())
+            abandonCompiles->store(true);
+    }
+
+    static bool mayBeSystematic(ResultStatus s) {
+        return s == ResultStatus::CompileError || s == ResultStatus::LaunchError || s == ResultStatus::Crashed;
+    }
+
+    void watchFailure(const ResultRecord& r, std::uint64_t index) {
+        if (!watch.active || !options.stopOnSystematicFailure)
+            return;
+        const ResultStatus s = r.status();
+        if (s == ResultStatus::Skipped || s == ResultStatus::Pruned)
+            return; // says nothing either way
+        if (!mayBeSystematic(s) ||
+            (!watch.configs.empty() && (s != watch.status || r.measurement.message != watch.message))) {
+            watch.active = false; // a config ran, or failed otherwise: the parameters matter
+            return;
+        }
+        watch.status = s;
+        watch.message = r.measurement.message;
+        watch.configs.push_back(space.at(index));
+    }
+
+    // Every parameter with several values took at least two of them among the failed configs.
+    bool noParameterExplains() const {
+        for (std::size_t p = 0; p < problem.parameters.size(); ++p) {
+            if (problem.parameters[p].values.size() < 2)
+                continue;
+            const std::uint16_t first = watch.configs.front()[p];
+            if (std::all_of(watch.configs.begin(), watch.configs.end(),
+                            [&](const Config& c) { return c[p] == first; }))
+                return false;
+        }
+        return true;
+    }
+
+    void checkSystematicFailure() {
+        watch.nextCheck *= 2;
+        if (watch.status == ResultStatus::CompileError && compiling) {
+            // A few configs from anywhere in the space: compiles are cheap (and cached for later).
+            std::mt19937_64 rng(options.seed * 0x9E3779B97F4A7C15ULL + watch.configs.size());
+            std::vector<std::future<CompileResult>> probes;
+            for (int tries = 0; probes.size() < 4 && tries < 64; ++tries) {
+                const std::uint64_t index = rng() % space.size();
+                if (done.count(index))
+                    continue;
+                Config config = space.at(index);
+                probes.push_back(self.m_compiler->submit(analyzer->requests().request(config, arch), abandonCompiles));
+                watch.configs.push_back(std::move(config));
+                ++watch.probed;
+            }
+            for (auto& probe : probes) {
+                const CompileResult cr = probe.get();
+                const std::string message = cr.message.empty() ? std::string(compileStatusName(cr.status)) : cr.message;
+                if (cr.ok() || message != watch.message) {
+                    watch.active = false;
+                    return;
+                }
+            }
+        }
+        if (!noParameterExplains())
+            return;
+        abandonCompiles->store(true);
+        const std::size_t tried = watch.configs.size() - watch.probed;
+        throw SystematicFailure(
+            problem.fileName, "",
+            "every config failed the same way, whatever its parameters, so the problem or its kernel is at fault: " +
+                std::string(statusName(watch.status)) + ": " + watch.message + " (the first " + std::to_string(tried) +
+                " configs of this run" +
+                (watch.probed > 0 ? " and " + std::to_string(watch.probed) + " more compiled from across the space"
+                                  : std::string()) +
+                ")");
     }
 
     // What compiling a config tells a strategy before it is measured.

@@ -13,6 +13,7 @@
 // called on that thread. cancel() may be called from any thread (a signal handler included:
 // it only sets an atomic flag).
 
+#include "base/error.h"
 #include "compile/compileservice.h"
 #include "measure/backend.h"
 #include "search/strategy.h"
@@ -54,6 +55,11 @@ struct SessionOptions {
     /// that the winner is not a lucky sample (0: off). Skipped with a simulated backend (a replay
     /// would answer the recorded numbers again) and when the run was cancelled.
     std::size_t confirmTop = 0;
+
+    /// Stop with SystematicFailure when the first configs of the run all fail with the same
+    /// error that no tuning parameter explains (see SystematicFailure), instead of spending the
+    /// budget on it.
+    bool stopOnSystematicFailure = true;
 
     /// Continue the newest session of the same problem, shape, backend, strategy and seed in the
     /// store (a new one when there is none): configs already done are skipped.
@@ -103,6 +109,16 @@ struct SessionEvents {
     std::function<void(const SessionProgress&)> progress;
     std::function<void(const SessionSummary&)> finished;
     std::function<void(const std::string&)> error;
+};
+
+/// The first configs of a run all failed with the same status and message (a compile error, a
+/// launch error, a crash), configs from across the space too: every value of every tuning
+/// parameter with more than one value was among them (for compile errors, a few random configs
+/// are compiled to see), so no parameter explains the failure and the problem or its kernel is at
+/// fault. The session is marked failed; what is stored stays.
+class SystematicFailure : public InputError {
+public:
+    using InputError::InputError;
 };
 
 class TuningSession {

@@ -110,6 +110,7 @@ struct CudaBackend::Impl {
     struct Reference {
         Config config;
         std::vector<char> cubin;
+        std::string entryName;
     };
     std::optional<Reference> reference;
 
@@ -330,12 +331,12 @@ struct CudaBackend::Impl {
         return 10.0 + 4.0 * (t.maxSeconds + t.warmupSeconds) + (options.metrics.empty() ? 0.0 : 30.0);
     }
 
-    bool send(Worker& w, std::uint64_t job, const Config& config, const std::vector<char>& cubin, bool makeReference,
-              double watchdog) {
+    bool send(Worker& w, std::uint64_t job, const Config& config, const std::vector<char>& cubin,
+              const std::string& entryName, bool makeReference, double watchdog) {
         worker::Measure m;
         m.id = job;
         m.config = config;
-        m.kernelName = problem->kernelName;
+        m.kernelName = entryName.empty() ? problem->kernelName : entryName;
         m.verify = options.verify && !w.referenceFailed;
         m.makeReference = makeReference;
         if (job == kReferenceJob) {
@@ -520,7 +521,8 @@ void CudaBackend::measure(std::span<const MeasureItem> items, const MeasureContr
             }
             const bool verifying = d.options.verify && !w.referenceFailed;
             if (verifying && d.reference && !w.hasReference) {
-                if (!d.send(w, kReferenceJob, d.reference->config, d.reference->cubin, true, watchdog))
+                if (!d.send(w, kReferenceJob, d.reference->config, d.reference->cubin, d.reference->entryName, true,
+                            watchdog))
                     lost(w, ResultStatus::Crashed, "the worker " + d.reap(w, 2000) + ": " + lastWords(w.errTail));
                 continue;
             }
@@ -536,7 +538,7 @@ void CudaBackend::measure(std::span<const MeasureItem> items, const MeasureContr
                 sink(index, failed(ResultStatus::LaunchError, "no cubin to run (the config did not compile)"));
                 continue;
             }
-            if (!d.send(w, index, item.config, item.compiled->cubin, makeReference, watchdog)) {
+            if (!d.send(w, index, item.config, item.compiled->cubin, item.compiled->entryName, makeReference, watchdog)) {
                 lost(w, ResultStatus::Crashed, "the worker " + d.reap(w, 2000) + " before the config was sent: " +
                                                    lastWords(w.errTail));
             }
@@ -620,7 +622,8 @@ void CudaBackend::measure(std::span<const MeasureItem> items, const MeasureContr
             } else {
                 const std::size_t index = static_cast<std::size_t>(w.job);
                 if (w.candidate && ok) {
-                    d.reference = Impl::Reference{items[index].config, items[index].compiled->cubin};
+                    d.reference = Impl::Reference{items[index].config, items[index].compiled->cubin,
+                                                  items[index].compiled->entryName};
                     w.hasReference = true;
                 }
                 if (result.function && !result.measurement.staticInfo) {

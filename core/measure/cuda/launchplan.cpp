@@ -144,6 +144,7 @@ struct LaunchPlanner::Expressions {
     std::array<expr::Expression, 3> global;
     std::array<expr::Expression, 3> local;
     std::array<std::vector<expr::Expression>, 3> gridDiv;
+    std::array<expr::Expression, 3> defaultDivisor; // block_size_x/y/z where it is a parameter
     std::array<std::int64_t, 3> problemSize{1, 1, 1};
     expr::Expression shared;
     expr::ValueList storage; // ProblemSize of the shape, which the slots point at
@@ -420,14 +421,18 @@ LaunchPlanner::LaunchPlanner(const TuningProblem& problem, std::size_t shapeInde
     const std::string ks = "/KernelSpecification/";
     const std::array<const std::string*, 3> global = {&problem.globalSize.x, &problem.globalSize.y,
                                                       &problem.globalSize.z};
-    const std::array<const std::string*, 3> local = {&problem.localSize.x, &problem.localSize.y, &problem.localSize.z};
+    const ThreeD block = problem.blockExpressions();
+    const std::array<const std::string*, 3> local = {&block.x, &block.y, &block.z};
     const std::array<const std::vector<std::string>*, 3> gridDiv = {&problem.gridDivX, &problem.gridDivY,
                                                                     &problem.gridDivZ};
+    static const char* const kBlockSizeNames[] = {"block_size_x", "block_size_y", "block_size_z"};
     for (std::size_t i = 0; i < 3; ++i) {
         if (!global[i]->empty())
             x.global[i] = compile(*global[i], ks + "GlobalSize/" + kAxes[i]);
         if (!local[i]->empty())
             x.local[i] = compile(*local[i], ks + "LocalSize/" + kAxes[i]);
+        if (problem.parameterIndex(kBlockSizeNames[i]) >= 0)
+            x.defaultDivisor[i] = compile(kBlockSizeNames[i], ks + "GridDiv" + kAxes[i]);
         for (std::size_t k = 0; k < gridDiv[i]->size(); ++k)
             x.gridDiv[i].push_back(compile((*gridDiv[i])[k], ks + "GridDiv" + kAxes[i] + "/" + std::to_string(k)));
     }
@@ -439,11 +444,18 @@ LaunchPlanner::LaunchPlanner(const TuningProblem& problem, std::size_t shapeInde
     for (std::size_t i = 0; i < 3 && i < problemSize.size(); ++i)
         x.problemSize[i] = problemSize[i].i;
 
+    // Kernel Tuner reads ProblemSize and GridDiv and ignores GlobalSize: where a problem gives
+    // both, its reading is the one the file was written (and its caches recorded) for.
     const bool anyGridDiv = !problem.gridDivX.empty() || !problem.gridDivY.empty() || !problem.gridDivZ.empty();
-    if (problem.globalSizeType == "CUDA")
-        x.rule = GridRule::GlobalSizeInBlocks;
-    else if (!problem.problemSize.empty() && anyGridDiv)
+    const bool hasGlobalSize = !problem.globalSize.x.empty();
+    if (!problem.problemSize.empty() && (anyGridDiv || !hasGlobalSize))
         x.rule = GridRule::ProblemSizeOverGridDiv;
+    else if (!hasGlobalSize)
+        throw InputError(problem.fileName, ks + "GlobalSize",
+                         "no launch geometry: give GlobalSize (with GlobalSizeType CUDA for blocks, or threads "
+                         "divided by LocalSize), or ProblemSize with GridDivX/GridDivY/GridDivZ");
+    else if (problem.globalSizeType == "CUDA")
+        x.rule = GridRule::GlobalSizeInBlocks;
     else
         x.rule = GridRule::GlobalSizeInThreads;
 
@@ -451,6 +463,13 @@ LaunchPlanner::LaunchPlanner(const TuningProblem& problem, std::size_t shapeInde
     ArgumentReader reader(problem, scope, x.shapeSlots, shape ? shape->label() : std::string());
     for (std::size_t i = 0; i < problem.arguments.size(); ++i)
         m_arguments.push_back(reader.read(i));
+    const bool flagged = std::any_of(problem.arguments.begin(), problem.arguments.end(),
+                                     [](const KernelArgument& a) { return a.output.has_value(); });
+    for (std::size_t i = 0; i < m_arguments.size(); ++i) {
+        ArgumentSpec& s = m_arguments[i];
+        s.constantMemory = problem.arguments[i].memType == "Constant";
+        s.verify = s.isVector() && (flagged ? problem.arguments[i].output.value_or(false) : s.isOutput());
+    }
 }
 
 LaunchPlanner::~LaunchPlanner() = default;
@@ -562,9 +581,22 @@ LaunchPlan LaunchPlanner::plan(const Config& config) const {
             }
             what = "ProblemSize[" + std::to_string(i) + "] = " + std::to_string(size) + " over ";
             if (x.gridDiv[i].empty()) {
-                // Kernel Tuner's default divisor: the block's size in this dimension.
-                what += "the block's " + std::string(kAxes[i]) + " size " + std::to_string(p.block[i]);
-                blocks = size / p.block[i] + (size % p.block[i] != 0 ? 1 : 0);
+                // Kernel Tuner's default divisor: the parameter block_size_x/y/z, else 1.
+                std::int64_t divisor = 1;
+                if (x.defaultDivisor[i].valid()) {
+                    if (!integer(x.defaultDivisor[i], x.defaultDivisor[i].source(), divisor))
+                        return p;
+                    if (divisor < 1) {
+                        p.error = x.defaultDivisor[i].source() + " is " + std::to_string(divisor) +
+                                  " (a grid divisor must be positive)";
+                        return p;
+                    }
+                    what += x.defaultDivisor[i].source() + " = " + std::to_string(divisor);
+                } else {
+                    what += "1 (no GridDiv" + std::string(kAxes[i]) + ", no parameter block_size_" +
+                            static_cast<char>('x' + i) + ")";
+                }
+                blocks = size / divisor + (size % divisor != 0 ? 1 : 0);
                 break;
             }
             double product = 1;

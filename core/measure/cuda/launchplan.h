@@ -66,6 +66,12 @@ struct ArgumentSpec {
     double fillValue = 0;                   ///< Constant (absent FillValue = 0)
     std::optional<std::int64_t> randomSeed; ///< Random: the file's RandomSeed (absent: derived from the run's seed)
     std::string dataSource;                 ///< BinaryRaw: as written, relative to the problem's folder
+    /// Kernel Tuner's MemType Constant: the contents also fill the module's __constant__
+    /// variable named like the argument (the buffer is still passed).
+    bool constantMemory = false;
+    /// Compared with the reference: the buffers the file flags as Output where it flags any,
+    /// else every buffer the kernel may write.
+    bool verify = false;
 
     // Scalar arguments
     double scalarValue = 0; ///< the value (Tilescope "Value" expression, else FillValue), for messages
@@ -83,7 +89,8 @@ struct ArgumentSpec {
     std::string label() const;
 };
 
-/// The launch of one config.
+/// The launch of one config. Without LocalSize the block is Kernel Tuner's: block_size_x/y/z,
+/// the tuning parameters of those names or 256, 1, 1.
 struct LaunchPlan {
     std::array<std::int64_t, 3> grid{1, 1, 1};  ///< blocks
     std::array<std::int64_t, 3> block{1, 1, 1}; ///< threads
@@ -98,9 +105,10 @@ struct LaunchPlan {
 enum class GridRule : std::uint8_t {
     /// GlobalSizeType "CUDA": GlobalSize is the grid, in blocks.
     GlobalSizeInBlocks,
-    /// ProblemSize and GridDiv given: grid_i = ceil(ProblemSize_i / product(GridDiv_i)); a
-    /// dimension without GridDiv is divided by the block's size in it (Kernel Tuner's default
-    /// divisor, block_size_x/y/z), one without ProblemSize is 1.
+    /// Kernel Tuner's rule, taken when ProblemSize is given with GridDiv, or without GlobalSize:
+    /// grid_i = ceil(ProblemSize_i / product(GridDiv_i)); a dimension without GridDiv is divided
+    /// by the tuning parameter block_size_x/y/z where there is one, else by 1; one without
+    /// ProblemSize is 1.
     ProblemSizeOverGridDiv,
     /// Otherwise GlobalSize counts threads: grid_i = ceil(GlobalSize_i / LocalSize_i).
     GlobalSizeInThreads,

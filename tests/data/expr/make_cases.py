@@ -67,15 +67,27 @@ CASES = [
     # syntax errors (Tilescope's column)
     ("x +", 4), ("(x + 1", 7), ("x = 1", 3), ("1 +* 2", 4), ("x if y", 7), ("", 1), ("x y", 3),
     ("max(x,", 7), ("x ! y", 3), ("'abc", 1), ("1 2", 3), ("x.y", 2), ("[1, 2", 6), ("x)", 2),
-    ("x is 1", 3), ("lambda: 1", 1), ("x[1:2]", 4), ("007", 1),
+    ("x is 1", 3), ("lambda: 1", 1), ("007", 1),
+    # lists built from constants: comprehensions, concatenation, slices (folded at compile time)
+    ("x in [2**i for i in range(4)]", None), ("BLOCK_M in [16 * i for i in range(1, 9) if i != 3]", None),
+    ("len([1, 2] + [3] * 4)", None), ("sum([1, 2, 3]) == 6", None), ("sorted([3, 1, 2])[0]", None),
+    ("ProblemSize[0] in [4096 // 2**i for i in range(3)]", None), ("max([a * b for a in range(3) for b in (1, 2)])", None),
+    ("[8, 16, 32, 64][1:3]", None), ("VEC in list(range(1, 9))[::2]", None),
+    ("x[1:2]", 2), ("[i * x for i in range(3)]", 1), ("[1] + 1", 5),
+    # comprehensions over variables: evaluated with the expression
+    ("len([t for t in (x, BLOCK_K) if t > 4]) <= 1", None), ("sum([i * x for i in range(3)])", None),
+    ("x in [i for i in range(y, 10)]", None), ("max(t * VEC for t in (THREAD_M, THREAD_N))", None),
+    ("sorted([BLOCK_N, BLOCK_M])[0] == BLOCK_M", None), ("ProblemSize[1:][0]", None),
+    ("len(ProblemSize[::2])", None), ("[i // z for i in range(3)][0]", 4), ("sum([x, y, BLOCK_K]) <= 20", None),
+    ("len([x, y] + [z]) == 3", None), ("[x, y][1]", None), ("[x, y] * 2 == [x, y, x, y]", None),
     # name errors (unknown names and functions)
     ("BLOCK_Q * 2", None), ("x + foo", None), ("foo(3)", None), ("math.tan(1)", None),
 ]
 
 
 # Where Tilescope departs from Python on purpose, with the reason: its ints are 64-bit
-# (Python's are unbounded), it has no complex numbers, and it supports no attributes, 'is',
-# lambdas or slices.
+# (Python's are unbounded), it has no complex numbers, and it supports no attributes, 'is' or
+# lambdas; a comprehension in a condition may use only constants (it is folded when compiled).
 DEPARTURES = {
     "2 ** 63": ("OverflowError", lambda r: r["repr"] == str(2**63)),
     "x * 2 ** 62": ("OverflowError", lambda r: int(r["repr"]) > 2**63 - 1),
@@ -84,8 +96,39 @@ DEPARTURES = {
     "x.y": ("SyntaxError", lambda r: r.get("error") == "AttributeError"),
     "x is 1": ("SyntaxError", lambda r: r["repr"] == "False"),
     "lambda: 1": ("SyntaxError", lambda r: r["type"] == "function"),
-    "x[1:2]": ("SyntaxError", lambda r: r.get("error") == "TypeError"),
     "math.tan(1)": ("NameError", lambda r: r["type"] == "float"),
+    "[i * x for i in range(3)]": ("TypeError", lambda r: r["repr"] == "[0, 7, 14]"),  # a list is no condition
+}
+
+# T1 parameter value lists, as Kernel Tuner evaluates them (eval with Python's builtins only):
+# (text, column of the error or None). Tuples and ranges compare as lists.
+VALUE_LISTS = [
+    ("[16, 32, 64]", None), ("range(1, 9)", None), ("list(range(0, 64, 16))", None), ("range(4, 0, -2)", None),
+    ("[1, 2, 4, 8, 16] + list(range(32, 1024+1, 32))", None), ("[2**i for i in range(0, 6)]", None),
+    ("[i for i in range(1, 11)]", None), ("list(range(64, 1025, 64))", None),
+    ("[a*b for a in range(1, 5) for b in [1, 2, 4] if a*b <= 8 if a != 3]", None),
+    ("[16*i for i in range(1, 9) if i != 3]", None), ("(1, 2, 4)", None), ("1, 2, 4", None), ("[0] * 3", None),
+    ("3 * [1, 2]", None), ("[max(1, 2**i // 4) for i in range(2, 7)]", None),
+    ("[2**i for i in range(5, 11)][::-1]", None), ("[2**i for i in range(5, 11)][1:4]", None),
+    ("[2**i for i in range(5, 11)][-2:]", None), ("list(range(10))[8:2:-2]", None), ("list(range(10))[-100:3]", None),
+    ("[j for i in range(4) for j in range(i)]", None), ("[x for x in [y * 2 for y in range(5)] if x > 2]", None),
+    ("[x * y for x in range(1, 4) for y in range(x, 4) if (x + y) % 2 == 0]", None),
+    ("[sum(r) for r in [[i, i + 1] for i in range(3)]]", None), ("list(x * 2 for x in range(4))", None),
+    ("tuple(range(3))", None), ("sorted([3, 1, 2]) + [len([1, 2, 3])]", None), ("[abs(-4), min([5, 3])]", None),
+    ("[1024 // 4, 2 ** 8, -1]", None), ("[0.5, 1.0, 1e-3]", None), ("['float', \"half\"]", None),
+    ("[True, False]", None), ("[]", None), ("()", None), ("[2**-1, 2**10]", None),
+    ("[i if i % 2 else -i for i in range(5)]", None), ("[[i] for i in range(2)][1]", None),
+    # errors: Python's exception, Tilescope's column
+    ("[1/0]", 3), ("[i for i in range(1.5)]", 19), ("[x for x in 5]", 13), ("[foo for i in range(3)]", 2),
+    ("[1, 2", 6), ("range(1, 5, 0)", 13), ("[i for i in range(3)][5]", 22), ("[1, 2] + 3", 8),
+    ("5", 1), ("[1, [2]]", 1), ("[i for i in range(3) if j]", 25),
+]
+
+# What a T1 value list may not be although Python evaluates it: a value list holds numbers,
+# strings or bools, not lists; and "5" is not a list.
+VALUE_LIST_DEPARTURES = {
+    "5": ("TypeError", lambda r: r["repr"] == "5"),
+    "[1, [2]]": ("TypeError", lambda r: r["repr"] == "[1, [2]]"),
 }
 
 
@@ -122,7 +165,32 @@ def main():
         elif column is not None:
             raise SystemExit(f"{expr!r} was expected to fail but gave {case['repr']}")
         out.append(case)
-    json.dump({"variables": VARS, "lists": LISTS, "cases": out}, __import__("sys").stdout, indent=1)
+    lists = []
+    for text, column in VALUE_LISTS:
+        case = {"values": text}
+        try:
+            value = eval(compile(text, "<values>", "eval"), {})
+            if isinstance(value, (tuple, range)):
+                value = list(value)
+            case.update({"repr": repr(value)})
+        except SyntaxError:
+            case["error"] = "SyntaxError"
+        except Exception as e:  # noqa: BLE001 - we record the class
+            case["error"] = type(e).__name__
+        if text in VALUE_LIST_DEPARTURES:
+            kind, python_check = VALUE_LIST_DEPARTURES[text]
+            if not python_check(case):
+                raise SystemExit(f"{text!r}: Python gave {case}, not what the departure note says")
+            case = {"values": text, "error": kind, "python": case["repr"]}
+        if "error" in case:
+            if column is None:
+                raise SystemExit(f"no column for the error case {text!r}")
+            case["column"] = column
+        elif column is not None:
+            raise SystemExit(f"{text!r} was expected to fail but gave {case['repr']}")
+        lists.append(case)
+    json.dump({"variables": VARS, "lists": LISTS, "cases": out, "value_lists": lists}, __import__("sys").stdout,
+              indent=1)
     print()
 
 

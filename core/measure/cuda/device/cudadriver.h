@@ -33,6 +33,7 @@ namespace tilescope::cuda {
     X(cuModuleLoadData)                                                                                                 \
     X(cuModuleUnload)                                                                                                   \
     X(cuModuleGetFunction)                                                                                              \
+    X(cuModuleGetGlobal)                                                                                                \
     X(cuFuncGetAttribute)                                                                                               \
     X(cuFuncSetAttribute)                                                                                               \
     X(cuOccupancyMaxActiveBlocksPerMultiprocessor)                                                                      \

@@ -262,6 +262,7 @@ struct WorkerRuntime::Impl {
         check(cu->cuModuleLoadData(&module, cubin.data()), "cannot load the cubin (cuModuleLoadData)");
         check(cu->cuModuleGetFunction(&function, module, m.kernelName.c_str()),
               "no kernel '" + m.kernelName + "' in the cubin (cuModuleGetFunction)");
+        fillConstantMemory();
         worker::FunctionInfo info;
         int value = 0;
         check(cu->cuFuncGetAttribute(&value, CU_FUNC_ATTRIBUTE_NUM_REGS, function), "cuFuncGetAttribute(NUM_REGS)");
@@ -281,6 +282,24 @@ struct WorkerRuntime::Impl {
         s.stackFrame = info.localBytes;
         s.sharedStatic = info.sharedStatic;
         r.measurement.staticInfo = s;
+    }
+
+    /// Kernel Tuner's constant-memory arguments: each buffer's initial contents go to the
+    /// module's __constant__ variable of the argument's name, once per module.
+    void fillConstantMemory() {
+        const auto& args = arguments();
+        for (std::size_t i = 0; i < args.size(); ++i) {
+            if (!args[i].constantMemory)
+                continue;
+            CUdeviceptr symbol = 0;
+            std::size_t size = 0;
+            check(cu->cuModuleGetGlobal(&symbol, &size, module, args[i].name.c_str()),
+                  "no __constant__ variable '" + args[i].name + "' in the kernel for " + args[i].label() +
+                      " (MemType Constant; cuModuleGetGlobal)");
+            const CUdeviceptr source = pristine[i] != 0 ? pristine[i] : buffers[i];
+            check(cu->cuMemcpyDtoD(symbol, source, std::min(size, static_cast<std::size_t>(args[i].bytes()))),
+                  "cannot fill the __constant__ variable '" + args[i].name + "' (cuMemcpyDtoD)");
+        }
     }
 
     /// The geometry of the config, checked against the function's and the device's limits.
@@ -369,7 +388,7 @@ struct WorkerRuntime::Impl {
 
         std::vector<bool> download(args.size(), false);
         for (std::size_t i = 0; i < args.size(); ++i)
-            download[i] = args[i].isOutput() || hasT1Reference[i];
+            download[i] = args[i].verify || hasT1Reference[i];
         for (std::size_t i = 0; i < args.size(); ++i) {
             if (!download[i])
                 continue;
@@ -394,7 +413,7 @@ struct WorkerRuntime::Impl {
         for (const Reference& ref : references)
             take(compareValues(args[ref.argument], host[ref.argument], ref.data, ref.method, ref.tolerance));
         for (std::size_t i = 0; i < args.size(); ++i) {
-            if (!args[i].isOutput() || hasT1Reference[i])
+            if (!args[i].verify || hasT1Reference[i])
                 continue;
             if (m.makeReference) {
                 // A reference with holes would fail every later config: the candidate must write everything.
@@ -422,7 +441,7 @@ struct WorkerRuntime::Impl {
         }
         if (m.makeReference) {
             for (std::size_t i = 0; i < args.size(); ++i) {
-                if (args[i].isOutput() && !hasT1Reference[i])
+                if (args[i].verify && !hasT1Reference[i])
                     kept[i] = std::move(host[i]);
             }
             hasKept = true;
