@@ -693,6 +693,16 @@ void MainWindow::onProblemChanged() {
                                      palette().color(QPalette::PlaceholderText).name(), where.toHtmlEscaped()));
     if (m_document->origin() == ProblemDocument::Origin::File)
         addRecentFile(m_document->path());
+    if (!problem->launchBlockers.empty()) {
+        // The space is all there; only compiling and running the kernel is not.
+        QStringList reasons;
+        for (const InputError& blocker : problem->launchBlockers)
+            reasons << QString::fromStdString(blocker.location() + ": " + blocker.message());
+        m_errorBanner->showMessage(
+            ErrorBanner::Level::Warning, tr("The space opens, but its kernel cannot be compiled here"),
+            reasons.join(QLatin1Char('\n')) +
+                tr("\nCounting, sampling and replaying a recording (a Kernel Tuner cache, T4, a database) work."));
+    }
     matchShapeToSession();
     statusBar()->showMessage(tr("Opened %1: %2 parameters, %3 conditions, %4 shapes")
                                  .arg(m_document->displayName())

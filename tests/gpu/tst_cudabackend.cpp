@@ -8,6 +8,10 @@
 // - A session over tests/data/cuda/faults.json, whose MODE parameter makes configs fault, hang,
 //   compute wrong results or trap: each is recorded crashed / timeout / wrong_result, and every
 //   other config of the same session completes.
+// - Problems written for Kernel Tuner (tests/data/t1corpus): a convolution whose kernel is not
+//   extern "C" and reads its filter from __constant__ memory (MemType Constant), and a templated
+//   kernel named "vector_scale<block_size_x, tile_size_x>": every config runs and matches the
+//   expected output; without the constant upload the convolution's answers are wrong.
 
 #include "compile/compilecache.h"
 #include "compile/compileservice.h"
@@ -23,7 +27,10 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
+#include <nlohmann/json.hpp>
+
 #include <algorithm>
+#include <fstream>
 #include <map>
 #include <numeric>
 
@@ -61,6 +68,8 @@ private slots:
     void copyReachesDeviceBandwidth();
     void sgemmSpillsAndRegisters();
     void faultsAreIsolated();
+    void kernelTunerProblems_data();
+    void kernelTunerProblems();
 
 private:
     // Device-to-device copy bandwidth (read + write) in GB/s, timed in this process.
@@ -98,7 +107,8 @@ void TestCudaBackend::initTestCase() {
     m_options.note = [](const std::string& text) { qInfo("note: %s", text.c_str()); };
     CompileCacheOptions cacheOptions;
     cacheOptions.directory = (std::filesystem::path(m_dir.path().toStdString()) / "cache").string();
-    m_compiler = std::make_unique<CompileService>(CompileServiceOptions{0, std::make_shared<CompileCache>(cacheOptions)});
+    m_compiler =
+        std::make_unique<CompileService>(CompileServiceOptions{0, std::make_shared<CompileCache>(cacheOptions)});
 }
 
 double TestCudaBackend::deviceCopyGBs(std::size_t bytes) {
@@ -234,7 +244,8 @@ void TestCudaBackend::sgemmSpillsAndRegisters() {
         const Measurement& m = results.at(k);
         const StaticInfo& expected = items[k].compiled->info;
         const std::string what = space.describe(items[k].config);
-        QVERIFY2(m.status == ResultStatus::Ok, (what + ": " + std::string(statusName(m.status)) + " " + m.message).c_str());
+        QVERIFY2(m.status == ResultStatus::Ok,
+                 (what + ": " + std::string(statusName(m.status)) + " " + m.message).c_str());
         QVERIFY2(m.staticInfo.has_value(), what.c_str());
         QCOMPARE(m.staticInfo->registers, expected.registers);
         QCOMPARE(m.staticInfo->sharedStatic, expected.sharedStatic);
@@ -255,6 +266,88 @@ void TestCudaBackend::sgemmSpillsAndRegisters() {
             QVERIFY2(localLd == 0 && localSt == 0, (what + " does not spill but shows local traffic").c_str());
     }
     backend.close();
+}
+
+void TestCudaBackend::kernelTunerProblems_data() {
+    QTest::addColumn<QString>("file");
+    QTest::addColumn<QString>("patch"); // JSON merge patch: constant inputs, so that the answer is known
+    QTest::addColumn<int>("budget");    // configs (0: all)
+    QTest::addColumn<bool>("expectRight");
+    // 0.5 * 7 * 7 over an image of ones.
+    const QString convolution = QString::fromUtf8(
+        R"json({"KernelSpecification": {"Arguments": [
+            {"Name": "output_image", "Type": "float", "MemoryType": "Vector", "AccessType": "WriteOnly",
+             "Size": "ProblemSize[0] * ProblemSize[1]", "FillType": "Constant", "FillValue": 0.0, "Output": 1},
+            {"Name": "input_image", "Type": "float", "MemoryType": "Vector", "AccessType": "ReadOnly",
+             "Size": "(ProblemSize[0] + max(filter_width) - 1) * (ProblemSize[1] + max(filter_height) - 1)",
+             "FillType": "Constant", "FillValue": 1.0},
+            {"Name": "d_filter", "Type": "float", "MemoryType": "Vector", "MemType": "Constant", "AccessType": "ReadOnly",
+             "Size": "max(filter_width) * max(filter_height)", "FillType": "Constant", "FillValue": 0.5}],
+         "ReferenceArguments": [{"Name": "expected", "TargetName": "output_image", "FillType": "Constant",
+             "FillValue": 24.5, "ValidationMethod": "AbsoluteDifference", "ValidationThreshold": 0.001}]}})json");
+    QTest::newRow("convolution, constant memory") << "kt_convolution.json" << convolution << 24 << true;
+    QString withoutConstant = convolution;
+    withoutConstant.replace(QString::fromUtf8("\"MemType\": \"Constant\", "), QString());
+    QTest::newRow("convolution, the filter not uploaded") << "kt_convolution.json" << withoutConstant << 3 << false;
+    QTest::newRow("templated kernel") << "kt_templated.json"
+                                      << QString::fromUtf8(R"json({"KernelSpecification": {"Arguments": [
+            {"Name": "out", "Type": "float", "MemoryType": "Vector", "AccessType": "WriteOnly", "Size": "ProblemSize[0]",
+             "FillType": "Constant", "FillValue": 0.0, "Output": 1},
+            {"Name": "in", "Type": "float", "MemoryType": "Vector", "AccessType": "ReadOnly", "Size": 4194304,
+             "FillType": "Constant", "FillValue": 2.0},
+            {"Name": "a", "Type": "float", "MemoryType": "Scalar", "FillValue": 2.5},
+            {"Name": "n", "Type": "int32", "MemoryType": "Scalar", "FillValue": 4194304}],
+         "ReferenceArguments": [{"Name": "expected", "TargetName": "out", "FillType": "Constant", "FillValue": 5.0,
+             "ValidationMethod": "AbsoluteDifference", "ValidationThreshold": 0.0001}]}})json")
+                                      << 0 << true;
+}
+
+void TestCudaBackend::kernelTunerProblems() {
+    if (!m_skip.isEmpty())
+        QSKIP(qPrintable(m_skip));
+    QFETCH(QString, file);
+    QFETCH(QString, patch);
+    QFETCH(int, budget);
+    QFETCH(bool, expectRight);
+    const std::filesystem::path corpus = sourceDir() / "tests/data/t1corpus";
+    std::ifstream in(corpus / file.toStdString());
+    nlohmann::ordered_json doc = nlohmann::ordered_json::parse(in);
+    doc.merge_patch(nlohmann::ordered_json::parse(patch.toStdString()));
+    const TuningProblem problem = TuningProblem::parse(doc.dump(), file.toStdString(), corpus);
+    QVERIFY(problem.launchBlockers.empty());
+    const ConfigSpace space = ConfigSpace::build(problem, 0);
+
+    const std::string db = (std::filesystem::path(m_dir.path().toStdString()) / "kt.db").string();
+    ResultStore store = ResultStore::open(db, StoreMode::ReadWrite);
+    CudaBackendOptions options = m_options;
+    options.timing.maxSeconds = 0.02;
+    options.timing.minSamples = 5;
+    CudaBackend backend(options);
+    SessionOptions session;
+    session.backendLabel = "cuda:0";
+    session.strategy = "random";
+    session.seed = 3;
+    if (budget > 0)
+        session.budget.configs = static_cast<std::uint64_t>(budget);
+    session.confirmTop = 0;
+    TuningSession tuning(problem, backend, store, session, {}, m_compiler.get());
+    const SessionSummary summary = tuning.run();
+    const std::uint64_t expected = budget > 0 ? std::min<std::uint64_t>(budget, space.size()) : space.size();
+    QCOMPARE(summary.progress.done, expected);
+    std::map<std::string, int> byStatus;
+    for (const ResultRecord& r : store.results(summary.session.id)) {
+        ++byStatus[std::string(statusName(r.status()))];
+        if (expectRight && r.status() != ResultStatus::Ok)
+            QFAIL(qPrintable(QString::fromStdString(r.config.dump() + ": " + std::string(statusName(r.status())) +
+                                                    ": " + r.measurement.message)));
+    }
+    std::string counts;
+    for (const auto& [status, n] : byStatus)
+        counts += " " + status + " " + std::to_string(n);
+    qInfo("%s: %llu configs:%s; best %.4g ms", qPrintable(file), static_cast<unsigned long long>(expected),
+          counts.c_str(), summary.progress.best ? summary.progress.best->timeMs() : 0.0);
+    if (!expectRight)
+        QCOMPARE(byStatus["wrong_result"], static_cast<int>(expected));
 }
 
 void TestCudaBackend::faultsAreIsolated() {
@@ -280,7 +373,7 @@ void TestCudaBackend::faultsAreIsolated() {
     const std::vector<ResultRecord> results = store.results(summary.session.id);
     QCOMPARE(results.size(), static_cast<std::size_t>(space.size()));
     const std::map<std::int64_t, ResultStatus> expected = {
-        {0, ResultStatus::Ok},      {1, ResultStatus::Crashed}, {2, ResultStatus::Timeout},
+        {0, ResultStatus::Ok},          {1, ResultStatus::Crashed}, {2, ResultStatus::Timeout},
         {3, ResultStatus::WrongResult}, {4, ResultStatus::Crashed},
     };
     std::map<std::int64_t, int> seen;

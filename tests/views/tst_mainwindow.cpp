@@ -109,6 +109,7 @@ private slots:
     void plotsFollowThePalette();
     void runReplaysDemoAndPlotsExport();
     void opensDroppedRecordings();
+    void opensProblemsWrittenForKernelTuner();
     void shortcutsAndDocks();
 
     void sessionListModel();
@@ -349,6 +350,31 @@ void TestMainWindow::runReplaysDemoAndPlotsExport() {
     QTRY_VERIFY(window.hasResultsShown());
     const auto grid = window.heatmap()->grid();
     QVERIFY(std::abs(grid->cell(grid->best).value - 43.43) < 0.01);
+}
+
+// A Kernel Tuner problem opens with its whole space; one whose kernel is missing says so in the
+// banner (a warning: the space is all there) and counts all the same.
+void TestMainWindow::opensProblemsWrittenForKernelTuner() {
+    MainWindow window(transient());
+    window.resize(1600, 1000);
+    window.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&window));
+    const QString corpus = QStringLiteral(TILESCOPE_TEST_DATA "/t1corpus/");
+    QVERIFY(window.openProblem(corpus + QStringLiteral("big_comprehensions.json")));
+    QTRY_VERIFY_WITH_TIMEOUT(window.spaceController()->currentSpace() &&
+                                 window.spaceController()->currentSpace()->space &&
+                                 window.spaceController()->currentSpace()->space->size() == 342840,
+                             kTimeoutMs);
+    QVERIFY(window.errorBanner()->isHidden());
+
+    QVERIFY(window.openProblem(corpus + QStringLiteral("missing_kernel.json")));
+    QVERIFY(!window.errorBanner()->isHidden());
+    QVERIFY(window.errorBanner()->title().contains(QStringLiteral("cannot be compiled")));
+    QVERIFY(window.errorBanner()->details().contains(QStringLiteral("/KernelSpecification/KernelFile")));
+    QTRY_VERIFY_WITH_TIMEOUT(window.spaceController()->currentSpace() &&
+                                 window.spaceController()->currentSpace()->space &&
+                                 window.spaceController()->currentSpace()->space->size() == 40,
+                             kTimeoutMs);
 }
 
 void TestMainWindow::opensDroppedRecordings() {

@@ -102,6 +102,7 @@ private slots:
 
     void documentKeepsProblemOnError_data();
     void documentKeepsProblemOnError();
+    void documentOpensWithoutItsKernel();
     void embeddedExample();
     void saveAs();
 
@@ -405,9 +406,24 @@ void TestViews::documentKeepsProblemOnError_data() {
                                   << QStringLiteral("/ConfigurationSpace/Conditions/7/Expression");
     QTest::newRow("empty values") << QStringLiteral("\"Values\": \"[1, 2]\"") << QStringLiteral("\"Values\": \"[]\"")
                                   << QStringLiteral("/ConfigurationSpace/TuningParameters/6");
-    QTest::newRow("missing kernel") << QStringLiteral("\"KernelFile\": \"sgemm.cu\"")
-                                    << QStringLiteral("\"KernelFile\": \"nowhere.cu\"")
-                                    << QStringLiteral("/KernelSpecification/KernelFile");
+    QTest::newRow("bad value list") << QStringLiteral("\"Values\": \"[1, 2]\"")
+                                    << QStringLiteral("\"Values\": \"[i for i in range(1, 3]\"")
+                                    << QStringLiteral("/ConfigurationSpace/TuningParameters/6/Values");
+}
+
+// A problem whose kernel file is not there opens (its space needs no kernel); the kernel panel
+// says why it shows nothing, and the problem says it cannot be launched.
+void TestViews::documentOpensWithoutItsKernel() {
+    QTemporaryDir dir;
+    const QString path =
+        writeSgemmVariant(dir, QStringLiteral("nokernel.json"), QStringLiteral("\"KernelFile\": \"sgemm.cu\""),
+                          QStringLiteral("\"KernelFile\": \"nowhere.cu\""));
+    ProblemDocument document;
+    QVERIFY(document.load(path));
+    QVERIFY(document.problem());
+    QCOMPARE(document.problem()->launchBlockers.size(), std::size_t(1));
+    QCOMPARE(document.problem()->launchBlockers.front().location(), std::string("/KernelSpecification/KernelFile"));
+    QVERIFY(document.kernelError().contains(QStringLiteral("nowhere.cu")));
 }
 
 void TestViews::documentKeepsProblemOnError() {
