@@ -397,7 +397,6 @@ std::string failuresText(const std::vector<ConfigAnalysis>& results) {
 
 int runAnalyze(AnalyzeOptions opt) {
     const TuningProblem problem = TuningProblem::load(opt.problemPath);
-    problem.requireLaunchable();
     const std::size_t shapes = std::max<std::size_t>(problem.shapes.size(), 1);
     if (opt.shape >= shapes)
         throw InputError(opt.problemPath, "--shape",

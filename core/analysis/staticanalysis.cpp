@@ -37,6 +37,14 @@ std::string_view spillClassName(SpillClass spill) {
     return "?";
 }
 
+namespace {
+// Compiling needs what counting does not: the problem says first whether it has it.
+const TuningProblem& launchable(const TuningProblem& problem) {
+    problem.requireLaunchable();
+    return problem;
+}
+} // namespace
+
 struct StaticAnalyzer::Expressions {
     // LocalSize x, y, z (invalid = absent, i.e. 1) and SharedMemory (invalid = 0), with the
     // JSON pointer of each for messages.
@@ -49,7 +57,7 @@ struct StaticAnalyzer::Expressions {
 StaticAnalyzer::StaticAnalyzer(const TuningProblem& problem, std::size_t shapeIndex)
     : m_problem(problem)
     , m_shapeIndex(shapeIndex)
-    , m_requests(problem)
+    , m_requests(launchable(problem))
     , m_expressions(std::make_unique<Expressions>()) {
     const std::size_t shapes = std::max<std::size_t>(problem.shapes.size(), 1);
     if (shapeIndex >= shapes)

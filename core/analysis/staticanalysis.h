@@ -73,8 +73,8 @@ using AnalysisProgress = CompileProgress;
 class StaticAnalyzer {
 public:
     /// Reads the kernel file and compiles the geometry expressions; `problem` must outlive the
-    /// analyzer. Throws InputError (an unreadable kernel file, a shape index out of range, a
-    /// LocalSize or SharedMemory expression that does not compile).
+    /// analyzer. Throws InputError (the problem's first launch blocker, an unreadable kernel file,
+    /// a shape index out of range, a LocalSize or SharedMemory expression that does not compile).
     StaticAnalyzer(const TuningProblem& problem, std::size_t shapeIndex = 0);
     ~StaticAnalyzer();
     StaticAnalyzer(const StaticAnalyzer&) = delete;

@@ -323,8 +323,6 @@ struct TuningSession::Run {
         arch = options.arch.empty() ? backend.arch : options.arch;
         using C = SessionOptions::Compile;
         compiling = options.compile == C::Always || (options.compile == C::Auto && backend.needsCubins);
-        if (compiling)
-            pr.requireLaunchable();
         if (compiling) {
             if (!self.m_compiler)
                 throw std::logic_error("TuningSession: compiling needs a CompileService");
