@@ -228,6 +228,11 @@ private slots:
         const Run space = cli({"space", path, "--count"});
         QCOMPARE(space.status, 0);
         QVERIFY2(space.err.contains("note: ") && space.err.contains(location), qPrintable(space.err));
+        const Run json = cli({"space", path, "--json", "--sample", "1"});
+        QCOMPARE(json.status, 0);
+        const auto doc = nlohmann::json::parse(json.out.toStdString());
+        QCOMPARE(doc["launch_blockers"].size(), std::size_t(1));
+        QCOMPARE(QString::fromStdString(doc["launch_blockers"][0]["location"].get<std::string>()), location);
 
         const Run analyze = cli({"analyze", path});
         QCOMPARE(analyze.status, 2);
