@@ -111,10 +111,23 @@ std::vector<Feature> buildFeatures(const TuningProblem& problem, const SampleSlo
             texts.emplace_back(numeric[i] + " * " + numeric[j], 2);
 
     // Threads per block, when the LocalSize depends on the config.
+    // A part that is fixed enters as its number: the rule must read in Kernel Tuner too, where
+    // an untuned block_size_y (Kernel Tuner's default block names) is no name at all.
     std::vector<std::string> parts;
-    for (const std::string* part : {&problem.localSize.x, &problem.localSize.y, &problem.localSize.z}) {
-        if (!part->empty())
-            parts.push_back(*part);
+    const ThreeD block = problem.blockExpressions();
+    for (const std::string* part : {&block.x, &block.y, &block.z}) {
+        if (part->empty())
+            continue;
+        try {
+            const expr::Expression e = expr::Expression::compile(*part, scope);
+            if (!e.isConstant()) {
+                parts.push_back(*part);
+            } else if (const std::int64_t n = e.evaluateInt(nullptr); n != 1) {
+                parts.push_back(std::to_string(n));
+            }
+        } catch (const expr::ExprError&) {
+            parts.push_back(*part); // reported where it is compiled below
+        }
     }
     std::string threads = parts.size() == 1 ? parts[0] : std::string();
     if (parts.size() > 1) {
