@@ -199,6 +199,28 @@ private slots:
         QVERIFY2(bad.err.contains("'x' is not a device number"), qPrintable(describe(bad)));
     }
 
+    // Every backend the parser knows, the CLI runs: analysis:ARCH compiles each config for the arch
+    // and records its static info, measuring nothing (no GPU needed).
+    void analysisBackend() {
+        QTemporaryDir dir;
+        const QString db = dir.filePath("static.db");
+        const Run run = cli({"tune", kSgemm, "--backend", "analysis:sm_90", "--budget", "3", "--strategy", "random",
+                             "--db", db, "--shape", "1"});
+        QVERIFY2(run.status == 0, qPrintable(describe(run)));
+        QVERIFY2(run.out.contains("analysis:sm_90"), qPrintable(run.out));
+        const Json results = showJson(db);
+        QCOMPARE(results.size(), std::size_t(3));
+        for (const auto& r : results)
+            QVERIFY2(r["registers"].get<int>() > 0, r.dump().c_str());
+        // The devices go with cuda only, and once.
+        const Run devices = cli({"tune", kSgemm, "--backend", "analysis:sm_90", "--devices", "1", "--db", db});
+        QCOMPARE(devices.status, 2);
+        QVERIFY2(devices.err.contains("--devices"), qPrintable(describe(devices)));
+        const Run unknown = cli({"tune", kSgemm, "--backend", "opencl", "--db", db});
+        QCOMPARE(unknown.status, 2);
+        QVERIFY2(unknown.err.contains("analysis:ARCH"), qPrintable(describe(unknown)));
+    }
+
     void importThenReplayExhaustively() {
         QTemporaryDir dir;
         const Recording rec = sgemmRecording(0);

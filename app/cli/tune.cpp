@@ -7,12 +7,14 @@
 #include "base/error.h"
 #include "compile/compilecache.h"
 #include "compile/compileservice.h"
+#include "measure/analysis/analysisbackend.h"
 #include "measure/cuda/cudabackend.h"
 #include "measure/metricnames.h"
 #include "measure/replay/replaybackend.h"
 #include "search/strategy.h"
 #include "spec/tuningproblem.h"
 #include "store/resultstore.h"
+#include "tuner/backendspec.h"
 #include "tuner/tuningsession.h"
 
 #include <algorithm>
@@ -40,7 +42,7 @@ struct TuneOptions {
     std::size_t shape = 0;
     int replayDelayMs = 0;
     // --backend cuda
-    std::string devices = "0";
+    std::string devices;
     std::string metrics;
     unsigned jobs = 0;
     std::string cacheDir;
@@ -79,22 +81,6 @@ std::string bestText(const ResultRecord& best, const std::string& objectiveName)
     return text;
 }
 
-std::vector<int> parseDevices(const std::string& text) {
-    std::vector<int> devices;
-    for (const std::string& piece : splitList(text)) {
-        int value = -1;
-        const auto [ptr, ec] = std::from_chars(piece.data(), piece.data() + piece.size(), value);
-        if (ec != std::errc{} || ptr != piece.data() + piece.size() || value < 0)
-            throw InputError("", "--devices", "'" + piece + "' is not a device number (expected e.g. 0 or 0,1,2)");
-        if (std::find(devices.begin(), devices.end(), value) != devices.end())
-            throw InputError("", "--devices", "device " + piece + " is listed twice");
-        devices.push_back(value);
-    }
-    if (devices.empty())
-        throw InputError("", "--devices", "no device given (expected e.g. 0 or 0,1,2)");
-    return devices;
-}
-
 std::string statusSummary(const StatusCounts& counts) {
     std::string text;
     for (const ResultStatus s : kAllStatuses)
@@ -105,8 +91,16 @@ std::string statusSummary(const StatusCounts& counts) {
 
 int runTune(const TuneOptions& opt) {
     const TuningProblem problem = TuningProblem::load(opt.problemPath);
-    if (opt.backend == "cuda")
-        problem.requireLaunchable();
+    BackendSpec spec = parseBackendSpec(opt.backend);
+    if (!opt.devices.empty()) {
+        if (spec.kind != BackendSpec::Kind::Cuda)
+            throw InputError("", "--devices", "devices are for --backend cuda");
+        if (opt.backend != "cuda")
+            throw InputError("", "--devices", "give the devices once: --backend " + opt.backend + " or --devices");
+        spec.devices = parseDeviceList(opt.devices);
+    }
+    if (spec.compiles())
+        problem.requireLaunchable(); // before any work
     if (opt.shape >= problem.shapes.size())
         throw InputError(opt.problemPath, "--shape",
                          "shape " + std::to_string(opt.shape) + " does not exist; the problem has " +
@@ -114,20 +108,16 @@ int runTune(const TuneOptions& opt) {
 
     // The backend.
     std::unique_ptr<Backend> backend;
-    std::string backendLabel;
-    if (opt.backend.rfind("replay:", 0) == 0) {
-        const std::filesystem::path recording = opt.backend.substr(7);
-        if (recording.empty())
-            throw InputError("", "--backend", "replay needs a recording: --backend replay:FILE");
+    switch (spec.kind) {
+    case BackendSpec::Kind::Replay: {
         ReplayOptions replay;
         replay.delay = std::chrono::milliseconds(std::max(0, opt.replayDelayMs));
-        backend = std::make_unique<ReplayBackend>(recording, replay);
-        std::error_code ec;
-        const std::filesystem::path canonical = std::filesystem::weakly_canonical(recording, ec);
-        backendLabel = "replay:" + (ec ? recording.string() : canonical.string());
-    } else if (opt.backend == "cuda") {
+        backend = std::make_unique<ReplayBackend>(spec.recording, replay);
+        break;
+    }
+    case BackendSpec::Kind::Cuda: {
         CudaBackendOptions cuda;
-        cuda.devices = parseDevices(opt.devices);
+        cuda.devices = spec.devices;
         cuda.metrics = expandMetricNames(opt.metricsOption->count() > 0 ? splitList(opt.metrics) : problem.metrics);
         cuda.verify = !opt.noVerify;
         cuda.seed = opt.seed;
@@ -136,16 +126,20 @@ int runTune(const TuneOptions& opt) {
         cuda.watchdogSeconds = opt.configTimeout;
         cuda.note = [](const std::string& text) { std::fprintf(stderr, "note: %s\n", text.c_str()); };
         backend = std::make_unique<CudaBackend>(std::move(cuda));
-        backendLabel = "cuda:" + opt.devices;
-    } else {
-        throw InputError("", "--backend", "unknown backend '" + opt.backend + "' (known: cuda, replay:FILE)");
+        break;
+    }
+    case BackendSpec::Kind::Analysis:
+        backend = std::make_unique<AnalysisBackend>(spec.arch);
+        break;
     }
 
     SessionOptions options;
     options.shapeIndex = opt.shape;
     options.seed = opt.seed;
     options.resume = opt.resume;
-    options.backendLabel = backendLabel;
+    options.backendLabel = spec.label();
+    if (spec.kind == BackendSpec::Kind::Analysis)
+        options.arch = spec.arch;
     if (opt.budgetOption->count() > 0)
         options.budget.configs = opt.budget;
     else if (opt.fractionOption->count() > 0)
@@ -216,7 +210,7 @@ int runTune(const TuneOptions& opt) {
 
     // Configs are compiled (NVRTC, on a pool, through the on-disk cache) when the backend runs them.
     std::unique_ptr<CompileService> compiler;
-    if (opt.backend == "cuda") {
+    if (spec.compiles()) {
         std::shared_ptr<CompileCache> cache;
         if (!opt.noCache) {
             CompileCacheOptions cacheOptions;
@@ -267,7 +261,7 @@ int runTune(const TuneOptions& opt) {
                 s.shape.empty() ? "" : (", shape " + std::to_string(opt.shape) + ": " + s.shapeLabel()).c_str());
     const auto* replay = dynamic_cast<const ReplayBackend*>(backend.get());
     std::printf("  backend     %s\n",
-                replay ? ("replay of " + opt.backend.substr(7) + " (" + formatCount(double(replay->matchedResults())) +
+                replay ? ("replay of " + spec.recording.string() + " (" + formatCount(double(replay->matchedResults())) +
                           " recorded configs" + (s.deviceName.empty() ? "" : " on " + s.deviceName) + ")")
                              .c_str()
                        : s.backend.c_str());
@@ -305,9 +299,10 @@ void registerTune(CLI::App& app) {
     cmd->add_option("problem", opt->problemPath, "A tuning problem in T1 JSON (for example kernels/sgemm/sgemm.json)")
         ->required();
     cmd->add_option("--backend", opt->backend,
-                    "Where measurements come from: cuda measures on this machine's GPUs (one tilescope-worker "
-                    "process per device); replay:FILE answers from a recording (a T4 results file, a Kernel Tuner "
-                    "cache or a Tilescope database)")
+                    "Where measurements come from: cuda or cuda:DEVICES measures on this machine's GPUs (one "
+                    "tilescope-worker process per device); replay:FILE answers from a recording (a T4 results file, "
+                    "a Kernel Tuner cache or a Tilescope database); analysis:ARCH compiles each config for ARCH "
+                    "(e.g. sm_90) and records registers, spills and occupancy, measuring nothing")
         ->required();
     opt->strategyOption =
         cmd->add_option("--strategy", opt->strategy,
@@ -338,8 +333,9 @@ void registerTune(CLI::App& app) {
                   "Go on when the first configs all fail with the same error whatever their parameters (a "
                   "kernel that does not compile, a missing entry function); by default the session stops there "
                   "with exit status 2");
-    cmd->add_option("--devices", opt->devices, "With cuda: the GPUs to use, e.g. 0 or 0,1,2,3 (one worker each)")
-        ->capture_default_str()
+    cmd->add_option("--devices", opt->devices,
+                    "With cuda: the GPUs to use, e.g. 0 or 0,1,2,3 (one worker each; default 0; the same as "
+                    "--backend cuda:0,1,2,3)")
         ->group("CUDA backend");
     opt->metricsOption = cmd->add_option("--metrics", opt->metrics,
                                          "With cuda: CUPTI metrics per config in a separate profiling pass: default, "
