@@ -130,6 +130,49 @@ class TestStrategies : public QObject {
     Q_OBJECT
 
 private slots:
+    // One rule for the CLI and the workbench: the problem's Search.Name where known, else auto
+    // when the budget may end early, exhaustive when the whole space is done.
+    void defaultStrategy_data() {
+        QTest::addColumn<QString>("searchName");
+        QTest::addColumn<int>("budget"); // 0 none, 1 configs, 2 fraction 1, 3 fraction 0.5, 4 seconds
+        QTest::addColumn<QString>("expected");
+        QTest::addColumn<QString>("unknown");
+        QTest::newRow("whole space") << "" << 0 << "exhaustive"
+                                     << "";
+        QTest::newRow("a count") << "" << 1 << "auto"
+                                 << "";
+        QTest::newRow("the whole fraction") << "" << 2 << "exhaustive"
+                                            << "";
+        QTest::newRow("half") << "" << 3 << "auto"
+                              << "";
+        QTest::newRow("a time") << "" << 4 << "auto"
+                                << "";
+        QTest::newRow("the problem's, an alias") << "simulated_annealing" << 1 << "annealing"
+                                                 << "";
+        QTest::newRow("the problem's, unknown") << "hill_climbing" << 0 << "exhaustive"
+                                                << "hill_climbing";
+    }
+
+    void defaultStrategy() {
+        QFETCH(QString, searchName);
+        QFETCH(int, budget);
+        QFETCH(QString, expected);
+        QFETCH(QString, unknown);
+        Budget b;
+        if (budget == 1)
+            b.configs = 10;
+        else if (budget == 2)
+            b.fraction = 1.0;
+        else if (budget == 3)
+            b.fraction = 0.5;
+        else if (budget == 4)
+            b.seconds = 60;
+        std::string passedOver = "?";
+        QCOMPARE(QString::fromStdString(tilescope::defaultStrategy(searchName.toStdString(), b, &passedOver)),
+                 expected);
+        QCOMPARE(QString::fromStdString(passedOver), unknown);
+    }
+
     void namesAndAliases() {
         const Bowl bowl;
         QCOMPARE(canonicalStrategyName("simulated_annealing"), std::string("annealing"));

@@ -148,22 +148,16 @@ int runTune(const TuneOptions& opt) {
         options.budget.seconds = opt.maxTime;
     else
         options.budget = Budget::fromProblem(problem);
-    // A budget that may end before the whole space is done wants a strategy that finds the good
-    // configs early; the whole space is visited in order.
-    const bool partial =
-        options.budget.seconds || (options.budget.fraction && *options.budget.fraction < 1) || options.budget.configs;
-    const std::string fallback = partial ? "auto" : "exhaustive";
     if (opt.strategyOption->count() > 0) {
         options.strategy = opt.strategy;
     } else {
-        // The problem's T1 Search.Name when it is one we know, else the fallback.
-        const std::string fromProblem = canonicalStrategyName(problem.searchName);
-        options.strategy = fromProblem.empty() ? fallback : fromProblem;
-        if (fromProblem.empty() && !problem.searchName.empty())
+        std::string unknown;
+        options.strategy = defaultStrategy(problem.searchName, options.budget, &unknown);
+        if (!unknown.empty())
             std::fprintf(stderr,
                          "note: the problem's Search.Name '%s' is no strategy this version has; tuning with %s "
                          "(--strategy picks one)\n",
-                         problem.searchName.c_str(), fallback.c_str());
+                         unknown.c_str(), options.strategy.c_str());
     }
     if (canonicalStrategyName(options.strategy).empty()) {
         std::string known;
@@ -260,11 +254,11 @@ int runTune(const TuneOptions& opt) {
     std::printf("  problem     %s  (kernel %s%s)\n", opt.problemPath.c_str(), s.kernel.c_str(),
                 s.shape.empty() ? "" : (", shape " + std::to_string(opt.shape) + ": " + s.shapeLabel()).c_str());
     const auto* replay = dynamic_cast<const ReplayBackend*>(backend.get());
-    std::printf("  backend     %s\n",
-                replay ? ("replay of " + spec.recording.string() + " (" + formatCount(double(replay->matchedResults())) +
-                          " recorded configs" + (s.deviceName.empty() ? "" : " on " + s.deviceName) + ")")
-                             .c_str()
-                       : s.backend.c_str());
+    std::printf("  backend     %s\n", replay ? ("replay of " + spec.recording.string() + " (" +
+                                                formatCount(double(replay->matchedResults())) + " recorded configs" +
+                                                (s.deviceName.empty() ? "" : " on " + s.deviceName) + ")")
+                                                   .c_str()
+                                             : s.backend.c_str());
     std::printf("  strategy    %s, seed %llu, budget: %s\n", s.strategy.c_str(),
                 static_cast<unsigned long long>(s.seed), s.budget.empty() ? "the whole space" : s.budget.c_str());
     std::printf("  results     %s of %s configs%s: %s\n", formatCount(double(p.done)).c_str(),

@@ -13,6 +13,15 @@
 
 namespace tilescope {
 
+std::string defaultStrategy(std::string_view searchName, const Budget& budget, std::string* unknownSearchName) {
+    const std::string fromProblem = canonicalStrategyName(searchName);
+    if (unknownSearchName)
+        *unknownSearchName = fromProblem.empty() ? std::string(searchName) : std::string();
+    if (!fromProblem.empty())
+        return fromProblem;
+    return budget.mayEndEarly() ? "auto" : "exhaustive";
+}
+
 Budget Budget::fromProblem(const TuningProblem& problem) {
     Budget budget;
     for (std::size_t i = 0; i < problem.budget.size(); ++i) {

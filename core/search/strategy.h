@@ -39,6 +39,8 @@ struct Budget {
     /// For people: "100 configs, 60 s" or "" when unlimited.
     std::string describe() const;
     bool unlimited() const { return !configs && !fraction && !seconds; }
+    /// The session may end before the whole space is done (a count, a fraction below 1, a time).
+    bool mayEndEarly() const { return configs || seconds || (fraction && *fraction < 1); }
 };
 
 /// What compiling a config tells before any device time is spent.
@@ -131,6 +133,12 @@ std::string autoStrategyName();
 /// "brute_force" (exhaustive), "random_sample" (random), "simulated_annealing" (annealing),
 /// "genetic_algorithm" (genetic), "bayes_opt" (bayes); "auto" is autoStrategyName().
 std::string canonicalStrategyName(std::string_view name);
+/// The strategy a session takes when none is named, for the CLI and the workbench alike: the
+/// problem's T1 Search.Name where it is one this version knows, else "auto" when `budget` may end
+/// the session early (it finds good configs first) and "exhaustive" when the whole space is done.
+/// `unknownSearchName` gets a Search.Name that was passed over ("" otherwise).
+std::string defaultStrategy(std::string_view searchName, const Budget& budget,
+                            std::string* unknownSearchName = nullptr);
 /// Makes a strategy by name or alias. Throws InputError for an unknown name, listing the known ones.
 std::unique_ptr<Strategy> makeStrategy(std::string_view name, const StrategyContext& context);
 

@@ -19,6 +19,7 @@
 #include "base/error.h"
 #include "exchange/exchange.h"
 #include "measure/analysis/analysisbackend.h"
+#include "search/strategy.h"
 #include "spec/tuningproblem.h"
 #include "store/resultstore.h"
 #include "tuner/backendspec.h"
@@ -45,10 +46,14 @@
 #include <QTextBrowser>
 #include <QtTest>
 
+#include <nlohmann/json.hpp>
+
 #include <algorithm>
 #include <cmath>
+#include <fstream>
 #include <memory>
 #include <set>
+#include <sstream>
 
 using namespace tilescope;
 using namespace tilescope::views;
@@ -61,6 +66,13 @@ const QString kTinyKernel = QStringLiteral(TILESCOPE_SOURCE_DIR "/tests/data/tun
 constexpr int kTimeoutMs = 120'000;
 constexpr std::size_t kDemoResults = 2761;
 const std::vector<std::string> kNames = {"A", "B"};
+
+std::string readText(const QString& path) {
+    std::ifstream in(path.toStdString());
+    std::ostringstream text;
+    text << in.rdbuf();
+    return text.str();
+}
 
 std::shared_ptr<const TuningProblem> loadSgemm() {
     return std::make_shared<const TuningProblem>(TuningProblem::load(kSgemm.toStdString()));
@@ -193,6 +205,7 @@ private slots:
     void runPanelWithoutDriver();
     void runPanelListsGpus();
     void runPanelRunsReplay();
+    void runPanelTakesTheDefaultStrategy();
 
     void stallDuringLiveReplay();
     void largeSnapshots();
@@ -924,6 +937,25 @@ void TestSession::runPanelRunsReplay() {
     QVERIFY2(panel.progressLabel()->text().contains(QStringLiteral("best")), qPrintable(panel.progressLabel()->text()));
     QVERIFY(panel.logList()->count() >= 2); // started, finished
     QVERIFY(panel.logList()->item(panel.logList()->count() - 1)->text().contains(QStringLiteral("finished")));
+}
+
+// The Run panel starts on the strategy the CLI would take (defaultStrategy): sgemm has no Search
+// and no Budget, so exhaustive; a problem with a ConfigurationCount budget, auto; one naming
+// Kernel Tuner's strategy, that one.
+void TestSession::runPanelTakesTheDefaultStrategy() {
+    SessionController controller;
+    RunPanel panel(&controller);
+    auto strategyFor = [&](const std::string& patch) {
+        nlohmann::ordered_json doc = nlohmann::ordered_json::parse(readText(kSgemm));
+        doc.merge_patch(nlohmann::ordered_json::parse(patch));
+        auto problem = std::make_shared<const TuningProblem>(
+            TuningProblem::parse(doc.dump(), "p.json", std::filesystem::path(kSgemm.toStdString()).parent_path()));
+        panel.setProblem(problem, kSgemm);
+        return panel.strategyCombo()->currentData().toString().toStdString();
+    };
+    QCOMPARE(strategyFor("{}"), std::string("exhaustive"));
+    QCOMPARE(strategyFor(R"({"Budget": [{"Type": "ConfigurationCount", "BudgetValue": 50}]})"), autoStrategyName());
+    QCOMPARE(strategyFor(R"({"Search": {"Name": "simulated_annealing"}})"), std::string("annealing"));
 }
 
 // ------------------------------------------------------------------------------ responsiveness

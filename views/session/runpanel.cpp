@@ -309,16 +309,15 @@ void RunPanel::setProblem(std::shared_ptr<const TuningProblem> problem, QString 
             const std::string label = m_problem->shapes[i].label();
             m_shapeCombo->addItem(QStringLiteral("%1: %2").arg(i).arg(label.empty() ? tr("(no shape)") : qs(label)));
         }
-        // The problem's own strategy and budget, as the CLI takes them.
-        const std::string strategy = canonicalStrategyName(m_problem->searchName);
-        const int s = m_strategyCombo->findData(qs(strategy.empty() ? std::string("exhaustive") : strategy));
-        if (s >= 0)
-            m_strategyCombo->setCurrentIndex(s);
+        // The problem's own budget and strategy, as the CLI takes them.
         Budget budget;
         try {
             budget = Budget::fromProblem(*m_problem);
         } catch (const std::exception&) {
         }
+        const std::string strategy = canonicalStrategyName(defaultStrategy(m_problem->searchName, budget));
+        if (const int s = m_strategyCombo->findData(qs(strategy)); s >= 0)
+            m_strategyCombo->setCurrentIndex(s);
         if (budget.configs) {
             m_budgetKind->setCurrentIndex(m_budgetKind->findData(Configs));
             updateBudgetEditor();
