@@ -221,6 +221,21 @@ private slots:
         QVERIFY2(unknown.err.contains("analysis:ARCH"), qPrintable(describe(unknown)));
     }
 
+    // Every command that reads results reads every results format: show and export take a T4 file
+    // or a Kernel Tuner cache as they take a database; a problem file is refused with a reason.
+    void resultsInEveryFormat() {
+        const QString demo = QStringLiteral(TILESCOPE_SOURCE_DIR "/resources/demo/sgemm-h200-2048.t4.json.gz");
+        for (const QString& recording : {kTinyT4, kTinyCache, demo}) {
+            const Run shown = cli({"show", recording, "--top", "2"});
+            QVERIFY2(shown.status == 0 && shown.out.contains("Top 2 of"), qPrintable(describe(shown)));
+            const Run csv = cli({"export", recording, "--format", "csv"});
+            QVERIFY2(csv.status == 0 && csv.out.startsWith("session,"), qPrintable(describe(csv)));
+        }
+        const Run problem = cli({"show", kSgemm});
+        QCOMPARE(problem.status, 2);
+        QVERIFY2(problem.err.contains("a tuning problem (T1), not a recording"), qPrintable(describe(problem)));
+    }
+
     void importThenReplayExhaustively() {
         QTemporaryDir dir;
         const Recording rec = sgemmRecording(0);

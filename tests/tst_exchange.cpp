@@ -610,6 +610,41 @@ private slots:
                 std::string::npos);
     }
 
+    // One rule tells every file Tilescope reads, problems too, from its first bytes (a recording
+    // cut short is still a recording); and every results format reads as a database.
+    void formatsAndResults() {
+        QTemporaryDir dir;
+        QCOMPARE(detectRecordingFormat(TILESCOPE_SOURCE_DIR "/kernels/sgemm/sgemm.json"),
+                 RecordingFormat::TuningProblem);
+        QVERIFY(!isRecording(RecordingFormat::TuningProblem));
+        QVERIFY(isRecording(RecordingFormat::T4) && isRecording(RecordingFormat::KernelTunerCache) &&
+                isRecording(RecordingFormat::TilescopeDatabase));
+        QVERIFY(inputErrorOf([] {
+                    readRecording(TILESCOPE_SOURCE_DIR "/kernels/sgemm/sgemm.json");
+                }).find("a tuning problem (T1), not a recording") != std::string::npos);
+        // A T4 file larger than the part read: its start decides (a Tilescope T4 holds its problem
+        // in its metadata, and is no problem for that).
+        std::string big = readFile(kT4);
+        big.insert(big.find('{') + 1, "\"metadata\": {\"problem\": {\"ConfigurationSpace\": {}}},");
+        big.insert(big.rfind('}'), ",\"padding\": \"" + std::string(std::size_t{2} << 20, 'x') + "\"");
+        const std::string bigPath = dir.filePath("big.t4.json").toStdString();
+        writeFile(bigPath, big);
+        QCOMPARE(detectRecordingFormat(bigPath), RecordingFormat::T4);
+        const std::string cut = dir.filePath("cut.json").toStdString();
+        writeFile(cut, readFile(kCache).substr(0, 400));
+        QCOMPARE(detectRecordingFormat(cut), RecordingFormat::KernelTunerCache);
+
+        for (const std::string& file : {kT4, kCache}) {
+            const ResultStore store = openResults(file);
+            const auto sessions = store.sessions();
+            QCOMPARE(sessions.size(), std::size_t(1));
+            QCOMPARE(store.results(sessions.front().id).size(), readRecording(file).front().results.size());
+            QVERIFY(sessions.front().backend.rfind("import:" + file, 0) == 0);
+        }
+        QVERIFY(inputErrorOf([&] { openResults(dir.filePath("none.db").toStdString()); }).find("no such database") !=
+                std::string::npos);
+    }
+
     void gzipRecordings() {
         // A gzip-compressed recording reads as the plain one; a cut or damaged one says so.
         QTemporaryDir dir;

@@ -17,6 +17,9 @@
 #include "sourceview.h"
 #include "spacecontroller.h"
 #include "spacepanel.h"
+
+#include "base/error.h"
+#include "exchange/exchange.h"
 #include "spec/tuningproblem.h"
 
 #include <qcustomplot.h>
@@ -96,9 +99,19 @@ QLabel* emptyState(const QString& html, QWidget* parent) {
     return label;
 }
 
+// The format of a file by core's one rule; nullopt when it cannot be read.
+std::optional<RecordingFormat> formatOf(const QString& path) {
+    if (path.isEmpty())
+        return std::nullopt;
+    try {
+        return detectRecordingFormat(std::filesystem::path(path.toStdString()));
+    } catch (const InputError&) {
+        return std::nullopt;
+    }
+}
+
 bool isDatabase(const QString& path) {
-    QFile file(path);
-    return !path.isEmpty() && file.open(QIODevice::ReadOnly) && file.read(16).startsWith("SQLite format 3");
+    return formatOf(path) == RecordingFormat::TilescopeDatabase;
 }
 
 QString shortcutText(const QKeySequence& sequence) {
@@ -108,22 +121,10 @@ QString shortcutText(const QKeySequence& sequence) {
 } // namespace
 
 MainWindow::FileKind MainWindow::classifyFile(const QString& path) {
-    QFile file(path);
-    if (!file.open(QIODevice::ReadOnly))
+    const std::optional<RecordingFormat> format = formatOf(path);
+    if (!format)
         return path.endsWith(QLatin1String(".json"), Qt::CaseInsensitive) ? FileKind::Problem : FileKind::Recording;
-    const QByteArray head = file.read(64 * 1024);
-    if (head.startsWith("SQLite format 3") || head.startsWith("\x1f\x8b"))
-        return FileKind::Recording;
-    // Kernel Tuner caches name their parameters' keys; T4 files carry "results" next to a
-    // "schema_version" or "metadata" (a Tilescope T4 holds the problem in its metadata, so the
-    // problem's own keys do not decide).
-    if (head.contains("\"tune_params_keys\"") || (head.contains("\"cache\"") && head.contains("\"kernel_name\"")))
-        return FileKind::Recording;
-    const bool problemKeys = head.contains("\"ConfigurationSpace\"") || head.contains("\"KernelSpecification\"");
-    if (head.contains("\"results\"") &&
-        (!problemKeys || head.contains("\"schema_version\"") || head.contains("\"metadata\"")))
-        return FileKind::Recording;
-    return FileKind::Problem;
+    return isRecording(*format) ? FileKind::Recording : FileKind::Problem;
 }
 
 MainWindow::MainWindow(QWidget* parent)

@@ -27,7 +27,7 @@ struct ExportArgs {
 };
 
 int runExport(const ExportArgs& opt) {
-    const ResultStore store = ResultStore::open(opt.db, StoreMode::ReadOnly);
+    const ResultStore store = openResults(opt.db);
     std::vector<SessionInfo> sessions = store.sessions();
     if (opt.sessionOption->count() > 0) {
         std::erase_if(sessions, [&](const SessionInfo& s) { return s.id != opt.session; });
@@ -84,7 +84,9 @@ void registerExport(CLI::App& app) {
     CLI::App* cmd = app.add_subcommand("export", "Export results: T4, a JSON cache of the best config per (kernel, "
                                                  "shape, device), triton.Config lists, a C++ header, CSV, a Kernel "
                                                  "Tuner cache");
-    cmd->add_option("db", opt->db, "A results database")->required();
+    cmd->add_option("db", opt->db,
+                    "Recorded results: a results database, a T4 file or a Kernel Tuner cache (gzip-compressed or not)")
+        ->required();
     cmd->add_option(
            "--format", opt->format,
            "t4: one session's results (T4 1.0.0); json: the best config per (kernel, shape, device); "

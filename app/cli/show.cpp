@@ -4,6 +4,7 @@
 #include "cli.h"
 
 #include "base/error.h"
+#include "exchange/exchange.h"
 #include "measure/metricnames.h"
 #include "store/resultstore.h"
 
@@ -94,7 +95,7 @@ std::string statusSummary(const StatusCounts& counts) {
 }
 
 int runShow(const ShowOptions& opt) {
-    const ResultStore store = ResultStore::open(opt.db, StoreMode::ReadOnly);
+    const ResultStore store = openResults(opt.db);
     const std::vector<SessionInfo> sessions = store.sessions();
     if (sessions.empty()) {
         if (opt.json)
@@ -223,7 +224,10 @@ void registerShow(CLI::App& app) {
     auto opt = std::make_shared<ShowOptions>();
     CLI::App* cmd = app.add_subcommand("show", "Show a results database: its sessions and a session's results, best "
                                                "first (read-only; works while a tuner writes)");
-    cmd->add_option("db", opt->db, "A results database (tilescope-cli tune ... --db FILE, or import)")->required();
+    cmd->add_option("db", opt->db,
+                    "Recorded results: a results database (tilescope-cli tune ... --db FILE, or import), a T4 file "
+                    "or a Kernel Tuner cache (gzip-compressed or not)")
+        ->required();
     opt->sessionOption = cmd->add_option("--session", opt->session, "Which session (default: the newest)");
     opt->topOption = cmd->add_option("--top", opt->top, "How many results, best first (default: 10; with --json all)")
                          ->check(CLI::PositiveNumber);

@@ -31,17 +31,23 @@ namespace tilescope {
 
 class ResultStore;
 
+/// What a file Tilescope reads holds.
 enum class RecordingFormat {
     Unknown,
     TilescopeDatabase, ///< a SQLite results database
     T4,                ///< a T4 results file
     KernelTunerCache,  ///< a Kernel Tuner cache file
     BestConfigs,       ///< Tilescope's JSON cache of best configs (an export, not a recording)
+    TuningProblem,     ///< a T1 tuning problem (not a recording)
 };
 
-/// "Tilescope database", "T4", "Kernel Tuner cache", "best-config JSON", "unknown".
+/// "Tilescope database", "T4", "Kernel Tuner cache", "best-config JSON", "tuning problem", "unknown".
 std::string recordingFormatName(RecordingFormat format);
-/// The format of a file, by its content. Throws InputError when the file cannot be read.
+/// Whether the format is recorded results that readRecording() reads.
+bool isRecording(RecordingFormat format);
+/// The format of a file by its content (gzip-compressed or not), from its first MiB: the one rule
+/// for the CLI and the workbench. A truncated recording is still told by what it starts with.
+/// Throws InputError when the file cannot be read.
 RecordingFormat detectRecordingFormat(const std::filesystem::path& path);
 
 /// Parses a T4 results file. Throws InputError with the file and the place: bad or truncated
@@ -54,6 +60,11 @@ SessionData parseKernelTunerCache(const std::string& text, const std::string& fi
 /// Every session a recording holds: one for T4 and Kernel Tuner caches, all of a database's.
 /// Throws InputError for a file that is none of them.
 std::vector<SessionData> readRecording(const std::filesystem::path& path);
+/// Recorded results to read with a ResultStore's queries, whatever their format: a Tilescope
+/// database opened read-only, or a T4 file or Kernel Tuner cache imported into a database in
+/// memory (its sessions "import:FILE", as `import` names them). Throws InputError as
+/// ResultStore::open() and readRecording() do.
+ResultStore openResults(const std::filesystem::path& path);
 
 /// Writes `data` into `store` as a new session in state Imported (its results in one
 /// transaction) and returns the session's id. `source` names the file in the session's backend

@@ -52,7 +52,7 @@ nlohmann::ordered_json parseJson(const std::string& text, const std::string& fil
 }
 
 // Recordings may be gzip-compressed (the demo recording is): inflated in memory.
-std::string gunzip(const std::string& bytes, const std::string& fileName) {
+std::string gunzip(const std::string& bytes, const std::string& fileName, std::size_t maxBytes) {
     z_stream stream{};
     if (inflateInit2(&stream, 16 + MAX_WBITS) != Z_OK)
         throw InputError(fileName, "", "cannot start decompressing the gzip file");
@@ -68,6 +68,11 @@ std::string gunzip(const std::string& bytes, const std::string& fileName) {
         out.append(chunk, sizeof chunk - stream.avail_out);
         if (rc == Z_BUF_ERROR && stream.avail_in == 0)
             break;
+        if (out.size() >= maxBytes) {
+            inflateEnd(&stream);
+            out.resize(maxBytes);
+            return out; // as much as was asked for
+        }
     }
     inflateEnd(&stream);
     if (rc != Z_STREAM_END)
@@ -78,7 +83,7 @@ std::string gunzip(const std::string& bytes, const std::string& fileName) {
     return out;
 }
 
-std::string readText(const std::filesystem::path& path) {
+std::string readText(const std::filesystem::path& path, std::size_t maxBytes) {
     std::error_code ec;
     if (!std::filesystem::exists(path, ec))
         throw InputError(path.string(), "", "no such file");
@@ -87,13 +92,23 @@ std::string readText(const std::filesystem::path& path) {
     std::ifstream in(path, std::ios::binary);
     if (!in)
         throw InputError(path.string(), "", "cannot read the file");
-    std::ostringstream text;
-    text << in.rdbuf();
-    std::string bytes = text.str();
-    if (bytes.size() >= 2 && static_cast<unsigned char>(bytes[0]) == 0x1f &&
-        static_cast<unsigned char>(bytes[1]) == 0x8b)
-        return gunzip(bytes, path.string());
-    return bytes;
+    char magic[2] = {};
+    in.read(magic, 2);
+    const bool gzip = in.gcount() == 2 && static_cast<unsigned char>(magic[0]) == 0x1f &&
+                      static_cast<unsigned char>(magic[1]) == 0x8b;
+    in.clear();
+    in.seekg(0);
+    std::string bytes;
+    if (gzip || maxBytes == std::string::npos) {
+        std::ostringstream text;
+        text << in.rdbuf();
+        bytes = text.str();
+    } else {
+        bytes.resize(maxBytes);
+        in.read(bytes.data(), static_cast<std::streamsize>(maxBytes));
+        bytes.resize(static_cast<std::size_t>(in.gcount()));
+    }
+    return gzip ? gunzip(bytes, path.string(), maxBytes) : bytes;
 }
 
 nlohmann::ordered_json number(double v) {
@@ -552,6 +567,8 @@ std::string recordingFormatName(RecordingFormat format) {
         return "Kernel Tuner cache";
     case RecordingFormat::BestConfigs:
         return "best-config JSON";
+    case RecordingFormat::TuningProblem:
+        return "tuning problem";
     case RecordingFormat::Unknown:
         break;
     }
@@ -559,6 +576,12 @@ std::string recordingFormatName(RecordingFormat format) {
 }
 
 namespace {
+
+constexpr std::size_t kHeadBytes = std::size_t{1} << 20;
+
+bool isProblem(const Json& doc) {
+    return doc.contains("ConfigurationSpace") || doc.contains("KernelSpecification");
+}
 
 RecordingFormat formatOfJson(const Json& doc) {
     if (!doc.is_object())
@@ -569,44 +592,62 @@ RecordingFormat formatOfJson(const Json& doc) {
         return RecordingFormat::T4;
     if (doc.value("format", std::string()) == "tilescope-best-configs")
         return RecordingFormat::BestConfigs;
+    if (isProblem(doc))
+        return RecordingFormat::TuningProblem;
     return RecordingFormat::Unknown;
 }
 
-bool isSqlite(const std::filesystem::path& path) {
-    std::ifstream in(path, std::ios::binary);
-    char header[16] = {};
-    in.read(header, sizeof header);
-    return in.gcount() == 16 && std::memcmp(header, "SQLite format 3", 16) == 0;
-}
-
-// Sniffs the format from the first bytes, so a truncated file is still recognised (and then
-// reported as truncated by its parser, not as "unknown").
-RecordingFormat sniff(const std::string& text) {
-    const std::string head = text.substr(0, 4096);
-    if (head.find("\"tune_params_keys\"") != std::string::npos || head.find("\"kernel_name\"") != std::string::npos)
+// The format of text that does not parse (a truncated or large file's head), so that a
+// truncated recording is still recognised (and then reported as truncated by its parser, not as
+// "unknown"). Kernel Tuner caches name their parameters' keys; T4 files carry "results" next to a
+// "schema_version" or "metadata" (a Tilescope T4 holds the problem in its metadata, so the
+// problem's own keys do not decide).
+RecordingFormat sniff(std::string_view head) {
+    auto has = [&](std::string_view key) { return head.find(key) != std::string_view::npos; };
+    if (has("\"tune_params_keys\"") || (has("\"cache\"") && has("\"kernel_name\"")))
         return RecordingFormat::KernelTunerCache;
-    if (head.find("\"results\"") != std::string::npos)
+    const bool problemKeys = has("\"ConfigurationSpace\"") || has("\"KernelSpecification\"");
+    if (has("\"results\"") && (!problemKeys || has("\"schema_version\"") || has("\"metadata\"")))
         return RecordingFormat::T4;
-    if (head.find("tilescope-best-configs") != std::string::npos)
+    if (has("tilescope-best-configs"))
         return RecordingFormat::BestConfigs;
+    if (problemKeys)
+        return RecordingFormat::TuningProblem;
     return RecordingFormat::Unknown;
+}
+
+RecordingFormat formatOfText(const std::string& text, const Json& doc) {
+    return doc.is_discarded() ? sniff(std::string_view(text).substr(0, kHeadBytes)) : formatOfJson(doc);
 }
 
 } // namespace
 
+bool isRecording(RecordingFormat format) {
+    return format == RecordingFormat::TilescopeDatabase || format == RecordingFormat::T4 ||
+           format == RecordingFormat::KernelTunerCache;
+}
+
 RecordingFormat detectRecordingFormat(const std::filesystem::path& path) {
-    const std::string text = exchange::readText(path);
-    if (isSqlite(path))
+    if (ResultStore::isDatabaseFile(path))
         return RecordingFormat::TilescopeDatabase;
-    const Json doc = Json::parse(text, nullptr, false);
-    if (!doc.is_discarded())
-        return formatOfJson(doc);
-    return sniff(text);
+    const std::string head = exchange::readText(path, kHeadBytes);
+    return formatOfText(head, Json::parse(head, nullptr, false));
+}
+
+ResultStore openResults(const std::filesystem::path& path) {
+    std::error_code ec;
+    if (ResultStore::isDatabaseFile(path) || !std::filesystem::exists(path, ec))
+        return ResultStore::open(path, StoreMode::ReadOnly); // which says what a missing database needs
+    std::vector<SessionData> sessions = readRecording(path);
+    ResultStore store = ResultStore::openInMemory();
+    for (SessionData& session : sessions)
+        importSession(store, std::move(session), path.string()); // named as the user gave it, as `import` does
+    return store;
 }
 
 std::vector<SessionData> readRecording(const std::filesystem::path& path) {
     const std::string name = path.string();
-    if (isSqlite(path)) {
+    if (ResultStore::isDatabaseFile(path)) {
         const ResultStore store = ResultStore::open(path, StoreMode::ReadOnly);
         std::vector<SessionData> out;
         for (const SessionInfo& s : store.sessions())
@@ -617,7 +658,7 @@ std::vector<SessionData> readRecording(const std::filesystem::path& path) {
     }
     const std::string text = exchange::readText(path);
     const Json doc = Json::parse(text, nullptr, false);
-    const RecordingFormat format = doc.is_discarded() ? sniff(text) : formatOfJson(doc);
+    const RecordingFormat format = formatOfText(text, doc);
     switch (format) {
     case RecordingFormat::T4:
         return {parseT4(text, name)};
@@ -627,6 +668,10 @@ std::vector<SessionData> readRecording(const std::filesystem::path& path) {
         throw InputError(name, "",
                          "a best-config JSON holds only winners, not a recording; use a T4 file, a Kernel "
                          "Tuner cache or a Tilescope database");
+    case RecordingFormat::TuningProblem:
+        throw InputError(name, "",
+                         "a tuning problem (T1), not a recording; recorded results are a T4 file, a Kernel Tuner "
+                         "cache or a Tilescope database");
     case RecordingFormat::TilescopeDatabase:
     case RecordingFormat::Unknown:
         break;

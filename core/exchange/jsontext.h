@@ -14,7 +14,8 @@ namespace tilescope::exchange {
 nlohmann::ordered_json parseJson(const std::string& text, const std::string& fileName);
 /// A whole file as text, inflated when it is gzip-compressed (recordings may be .gz). Throws
 /// InputError when it cannot be read or inflated.
-std::string readText(const std::filesystem::path& path);
+/// With `maxBytes`, at most that much of the (inflated) text: enough to tell a format by.
+std::string readText(const std::filesystem::path& path, std::size_t maxBytes = std::string::npos);
 /// A number as JSON writes it, but NaN and infinities as null.
 nlohmann::ordered_json number(double v);
 

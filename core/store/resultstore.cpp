@@ -413,32 +413,48 @@ int queryInt(sqlite3* db, const char* sql) {
     return s.step() ? static_cast<int>(s.integer(0)) : 0;
 }
 
-bool looksLikeSqlite(const std::filesystem::path& path) {
+constexpr char kInMemory[] = ":memory:";
+
+bool readsNothing(const std::filesystem::path& path) {
     std::ifstream in(path, std::ios::binary);
-    char header[16] = {};
-    in.read(header, sizeof header);
-    const auto got = in.gcount();
-    return got == 0 || (got == 16 && std::memcmp(header, "SQLite format 3", 16) == 0);
+    char c = 0;
+    in.read(&c, 1);
+    return in.gcount() == 0;
 }
 
 } // namespace
+
+bool ResultStore::isDatabaseFile(const std::filesystem::path& path) {
+    std::ifstream in(path, std::ios::binary);
+    char header[16] = {};
+    in.read(header, sizeof header);
+    return in.gcount() == 16 && std::memcmp(header, "SQLite format 3", 16) == 0;
+}
+
+ResultStore ResultStore::openInMemory() {
+    return open(kInMemory, StoreMode::ReadWrite);
+}
 
 ResultStore ResultStore::open(const std::filesystem::path& path, StoreMode mode, const StoreOptions& options) {
     namespace fs = std::filesystem;
     const bool readOnly = mode == StoreMode::ReadOnly;
     std::error_code ec;
+    const bool inMemory = path == kInMemory;
     if (path.empty())
         openError(path, "no database path given");
     if (fs::is_directory(path, ec))
         openError(path, "is a folder, not a database file");
-    const bool exists = fs::exists(path, ec);
-    if (!exists) {
+    const bool exists = !inMemory && fs::exists(path, ec);
+    if (inMemory) {
+        // nothing on disk to check
+    } else if (!exists) {
         if (readOnly)
             openError(path, "no such database (check the path; `tilescope-cli tune ... --db FILE` creates one)");
         const fs::path parent = path.has_parent_path() ? path.parent_path() : fs::path(".");
         if (!fs::is_directory(parent, ec))
             openError(path, "cannot create the database: the folder " + parent.string() + " does not exist");
-    } else if (!looksLikeSqlite(path)) {
+    } else if (!isDatabaseFile(path) && !readsNothing(path)) {
+        // (an empty file becomes a database; one it cannot read, SQLite reports below)
         openError(path, "not a SQLite database (a Tilescope results database is a SQLite file)");
     }
 

@@ -54,6 +54,12 @@ public:
     /// that is not SQLite, a SQLite file that is not a Tilescope database, a newer schema.
     static ResultStore open(const std::filesystem::path& path, StoreMode mode = StoreMode::ReadWrite,
                             const StoreOptions& options = {});
+    /// A new, empty database in memory (gone with the store), for reading recordings with the same
+    /// queries as a database file.
+    static ResultStore openInMemory();
+    /// Whether the file starts with SQLite's header (the one test of "is this a database" that
+    /// every reader uses). False for a file that cannot be read.
+    static bool isDatabaseFile(const std::filesystem::path& path);
 
     ResultStore(ResultStore&&) noexcept;
     ResultStore& operator=(ResultStore&&) noexcept;
