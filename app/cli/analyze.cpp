@@ -8,6 +8,7 @@
 #include "base/error.h"
 #include "compile/compilecache.h"
 #include "compile/compileservice.h"
+#include "exchange/configcodec.h"
 #include "space/configspace.h"
 #include "spec/tuningproblem.h"
 
@@ -42,26 +43,6 @@ struct AnalyzeOptions {
     std::string cacheDir;
     bool noCache = false;
 };
-
-nlohmann::ordered_json valueToJson(const expr::Value& v) {
-    switch (v.kind) {
-    case expr::Kind::Int:
-        return v.i;
-    case expr::Kind::Float:
-        return v.f;
-    case expr::Kind::Bool:
-        return v.i != 0;
-    case expr::Kind::Str:
-        return *v.s;
-    case expr::Kind::List:
-        break;
-    }
-    return expr::repr(v);
-}
-
-std::string plain(const expr::Value& v) {
-    return v.kind == expr::Kind::Str ? *v.s : expr::repr(v);
-}
 
 std::string statusName(CompileStatus status) {
     switch (status) {
@@ -167,7 +148,7 @@ void writeCsv(const std::string& path, const std::vector<ConfigAnalysis>& result
         auto num = [](bool have, auto v) { return have ? std::to_string(v) : std::string(); };
         out << r.index;
         for (int p = 0; p < space.parameterCount(); ++p)
-            out << ',' << csvField(plain(space.value(r.config, p)));
+            out << ',' << csvField(plainValue(space.value(r.config, p)));
         out << ',' << r.arch << ',' << statusName(r.status) << ',' << num(ok, r.info.registers) << ','
             << num(ok, r.info.spillStores) << ',' << num(ok, r.info.spillLoads) << ',' << num(ok, r.info.stackFrame)
             << ',' << num(ok, r.sharedBytes()) << ',' << num(ok, r.info.sharedStatic) << ','
@@ -204,7 +185,7 @@ std::string configTable(const std::vector<ConfigAnalysis>& results, const Config
         previous = r.index;
         row.push_back(first ? std::to_string(r.index) : "");
         for (int p = 0; p < space.parameterCount(); ++p)
-            row.push_back(first ? plain(space.value(r.config, p)) : "");
+            row.push_back(first ? plainValue(space.value(r.config, p)) : "");
         row.push_back(r.arch);
         if (!r.compiled()) {
             row.insert(row.end(), 8, "-");
@@ -397,11 +378,7 @@ std::string failuresText(const std::vector<ConfigAnalysis>& results) {
 
 int runAnalyze(AnalyzeOptions opt) {
     const TuningProblem problem = TuningProblem::load(opt.problemPath);
-    const std::size_t shapes = std::max<std::size_t>(problem.shapes.size(), 1);
-    if (opt.shape >= shapes)
-        throw InputError(opt.problemPath, "--shape",
-                         "shape " + std::to_string(opt.shape) + " does not exist; the problem has " +
-                             std::to_string(shapes) + " shape(s), numbered from 0");
+    checkShape(problem, opt.shape);
 
     // Archs: as given, without repeats; every one must be analysable before any work starts.
     std::vector<std::string> archs;
@@ -501,8 +478,7 @@ void registerAnalyze(CLI::App& app) {
         "analyze", "Compile a problem's configs offline (NVRTC, no GPU) for one or more archs and report registers, "
                    "spills, stack, shared memory, theoretical occupancy and its limiter per config, a summary per "
                    "arch and a suggested register-pressure rule");
-    cmd->add_option("problem", opt->problemPath, "A tuning problem in T1 JSON (for example kernels/sgemm/sgemm.json)")
-        ->required();
+    addProblemArgument(cmd, opt->problemPath);
     std::string archHelp = "A real GPU arch to compile for; repeat or separate with commas (default sm_90). "
                            "Analysable:";
     for (const std::string& arch : StaticAnalyzer::analysableArchs())
@@ -517,8 +493,7 @@ void registerAnalyze(CLI::App& app) {
     cmd->add_option("--seed", opt->seed, "Seed of the sample (the same seed gives the same configs)")
         ->capture_default_str();
     cmd->add_option("--jobs,-j", opt->jobs, "Compile threads (default: one per hardware thread)");
-    cmd->add_option("--shape", opt->shape, "Which of the problem's shapes (Tilescope.Shapes), numbered from 0")
-        ->capture_default_str();
+    addShapeOption(cmd, opt->shape);
     cmd->add_flag("--json", opt->json,
                   "Print a JSON list of records, one per (config, arch): config, arch, status, registers, "
                   "spill_stores, spill_loads, stack_frame, shared_bytes, occupancy (percent), limiter, ... "

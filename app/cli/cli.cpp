@@ -1,5 +1,8 @@
 #include "cli.h"
 
+#include "base/error.h"
+#include "spec/tuningproblem.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -128,6 +131,36 @@ std::vector<std::string> splitList(const std::string& text) {
         start = comma + 1;
     }
     return out;
+}
+
+std::string plainValue(const expr::Value& value) {
+    return value.kind == expr::Kind::Str ? *value.s : expr::repr(value);
+}
+
+std::string statusSummary(const StatusCounts& counts) {
+    std::string text;
+    for (const ResultStatus s : kAllStatuses)
+        if (counts.of(s) > 0)
+            text += (text.empty() ? "" : ", ") + std::string(statusName(s)) + " " + formatCount(double(counts.of(s)));
+    return text.empty() ? "none" : text;
+}
+
+void checkShape(const TuningProblem& problem, std::size_t shape) {
+    const std::size_t shapes = std::max<std::size_t>(problem.shapes.size(), 1);
+    if (shape >= shapes)
+        throw InputError(problem.fileName, "--shape",
+                         "shape " + std::to_string(shape) + " does not exist; the problem has " +
+                             std::to_string(shapes) + " shape(s), numbered from 0");
+}
+
+void addProblemArgument(CLI::App* command, std::string& path) {
+    command->add_option("problem", path, "A tuning problem in T1 JSON (for example kernels/sgemm/sgemm.json)")
+        ->required();
+}
+
+void addShapeOption(CLI::App* command, std::size_t& shape) {
+    command->add_option("--shape", shape, "Which of the problem's shapes (Tilescope.Shapes), numbered from 0")
+        ->capture_default_str();
 }
 
 std::string formatCount(double n) {

@@ -3,6 +3,9 @@
 // Shared pieces of tilescope-cli's subcommands. Each subcommand lives in its own file and
 // registers itself on the CLI11 app; main.cpp wires them together and maps errors to exit codes.
 
+#include "expr/expr.h"
+#include "store/resultstore.h"
+
 #include <CLI/CLI.hpp>
 
 #include <chrono>
@@ -10,6 +13,10 @@
 #include <functional>
 #include <string>
 #include <vector>
+
+namespace tilescope {
+class TuningProblem;
+}
 
 namespace tilescope::cli {
 
@@ -75,5 +82,15 @@ std::string formatDuration(double seconds);
 std::string formatCount(double n);
 /// "a, b,c" -> {"a", "b", "c"}: comma-separated items, trimmed, empty ones dropped.
 std::vector<std::string> splitList(const std::string& text);
+/// A parameter value for people: a string without quotes, anything else as Python writes it.
+std::string plainValue(const expr::Value& value);
+/// "ok 12, compile_error 3" (or "none"): a session's results per status.
+std::string statusSummary(const StatusCounts& counts);
+/// Throws InputError (--shape) unless the problem has shape `shape`.
+void checkShape(const TuningProblem& problem, std::size_t shape);
+/// The positional PROBLEM of the commands that read one.
+void addProblemArgument(CLI::App* command, std::string& path);
+/// --shape I, with checkShape() to check it once the problem is read.
+void addShapeOption(CLI::App* command, std::size_t& shape);
 
 } // namespace tilescope::cli

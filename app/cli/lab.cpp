@@ -83,10 +83,7 @@ std::string performanceText(const LabSpaceSummary& s) {
 
 int runLab(const LabCliOptions& opt) {
     const TuningProblem problem = TuningProblem::load(opt.problemPath);
-    if (opt.shape >= std::max<std::size_t>(1, problem.shapes.size()))
-        throw InputError(opt.problemPath, "--shape",
-                         "shape " + std::to_string(opt.shape) + " does not exist; the problem has " +
-                             std::to_string(problem.shapes.size()) + " shape(s), numbered from 0");
+    checkShape(problem, opt.shape);
     LabOptions options;
     options.strategies = splitList(opt.strategies);
     options.repeats = opt.repeats;
@@ -246,14 +243,12 @@ void registerLab(CLI::App& app) {
     auto opt = std::make_shared<LabCliOptions>();
     CLI::App* cmd = app.add_subcommand(
         "lab", "Compare search strategies by replaying them, many seeds each, on a recording of the whole space");
-    cmd->add_option("problem", opt->problemPath, "A tuning problem in T1 JSON (for example kernels/sgemm/sgemm.json)")
-        ->required();
+    addProblemArgument(cmd, opt->problemPath);
     cmd->add_option("--replay", opt->replay,
                     "The recording of the whole space: a T4 results file (gzip or not), a Kernel Tuner cache or a "
                     "Tilescope database; configs it lacks count as failed")
         ->required();
-    cmd->add_option("--shape", opt->shape, "Which of the problem's shapes (Tilescope.Shapes), numbered from 0")
-        ->capture_default_str();
+    addShapeOption(cmd, opt->shape);
     std::string known;
     for (const auto& n : strategyNames())
         known += (known.empty() ? "" : ", ") + n;

@@ -86,14 +86,6 @@ Json resultJson(const ResultRecord& r, std::size_t rank, const SessionInfo& sess
     return out;
 }
 
-std::string statusSummary(const StatusCounts& counts) {
-    std::string text;
-    for (const ResultStatus s : kAllStatuses)
-        if (counts.of(s) > 0)
-            text += (text.empty() ? "" : ", ") + std::string(statusName(s)) + " " + formatCount(double(counts.of(s)));
-    return text.empty() ? "none" : text;
-}
-
 int runShow(const ShowOptions& opt) {
     const ResultStore store = openResults(opt.db);
     const std::vector<SessionInfo> sessions = store.sessions();

@@ -3,6 +3,7 @@
 #include "cli.h"
 
 #include "base/error.h"
+#include "exchange/configcodec.h"
 #include "space/configspace.h"
 #include "spec/tuningproblem.h"
 
@@ -24,39 +25,16 @@ struct SpaceOptions {
     bool json = false;
 };
 
-nlohmann::ordered_json valueToJson(const expr::Value& v) {
-    switch (v.kind) {
-    case expr::Kind::Int:
-        return v.i;
-    case expr::Kind::Float:
-        return v.f;
-    case expr::Kind::Bool:
-        return v.i != 0;
-    case expr::Kind::Str:
-        return *v.s;
-    case expr::Kind::List: {
-        nlohmann::ordered_json list = nlohmann::ordered_json::array();
-        for (const auto& item : v.items())
-            list.push_back(valueToJson(item));
-        return list;
-    }
-    }
-    return nullptr;
-}
-
-// Values for people: strings without quotes, everything else as Python writes it.
-std::string plain(const expr::Value& v) { return v.kind == expr::Kind::Str ? *v.s : expr::repr(v); }
-
 std::string valuesSummary(const TuningParameter& p) {
     std::string out;
     for (std::size_t i = 0; i < p.values.size(); ++i) {
         if (i == 8 && p.values.size() > 10) {
-            out += ", ... " + plain(p.values.back());
+            out += ", ... " + plainValue(p.values.back());
             break;
         }
         if (i > 0)
             out += ", ";
-        out += plain(p.values[i]);
+        out += plainValue(p.values[i]);
     }
     return out;
 }
@@ -70,10 +48,7 @@ std::string percent(double part, double whole) {
 
 int runSpace(const SpaceOptions& opt) {
     const TuningProblem problem = TuningProblem::load(opt.problemPath);
-    if (opt.shape >= problem.shapes.size())
-        throw InputError(opt.problemPath, "--shape",
-                         "shape " + std::to_string(opt.shape) + " does not exist; the problem has " +
-                             std::to_string(problem.shapes.size()) + " shape(s), numbered from 0");
+    checkShape(problem, opt.shape);
     const ConfigSpace space = ConfigSpace::build(problem, opt.shape);
     const SpaceStats& stats = space.stats();
     if (!opt.json) {
@@ -143,15 +118,16 @@ int runSpace(const SpaceOptions& opt) {
 
     if (opt.countOnly) {
         std::printf("%s valid of %s raw configs (%s)\n", formatCount(static_cast<double>(space.size())).c_str(),
-                    formatCount(stats.rawSize).c_str(), percent(static_cast<double>(space.size()), stats.rawSize).c_str());
+                    formatCount(stats.rawSize).c_str(),
+                    percent(static_cast<double>(space.size()), stats.rawSize).c_str());
         return kOk;
     }
 
     std::printf("Problem      %s  (kernel %s in %s)\n", opt.problemPath.c_str(), problem.kernelName.c_str(),
                 problem.kernelFile.c_str());
     if (!problem.shapes[opt.shape].dims.empty())
-        std::printf("Shape        %s  (shape %zu; the problem has shapes 0..%zu, --shape selects)\n", problem.shapes[opt.shape].label().c_str(),
-                    opt.shape, problem.shapes.size() - 1);
+        std::printf("Shape        %s  (shape %zu; the problem has shapes 0..%zu, --shape selects)\n",
+                    problem.shapes[opt.shape].label().c_str(), opt.shape, problem.shapes.size() - 1);
 
     TextTable params({"name", "type", "count", "values"}, {false, false, true, false});
     for (const auto& p : problem.parameters)
@@ -190,7 +166,7 @@ int runSpace(const SpaceOptions& opt) {
             const Config config = space.at(index);
             std::vector<std::string> row{std::to_string(index)};
             for (int p = 0; p < space.parameterCount(); ++p)
-                row.push_back(plain(space.value(config, p)));
+                row.push_back(plainValue(space.value(config, p)));
             table.addRow(row);
         }
         std::printf("\nSample (%zu of %s, seed %llu)\n%s", samples.size(),
@@ -206,15 +182,13 @@ void registerSpace(CLI::App& app) {
     auto opt = std::make_shared<SpaceOptions>();
     CLI::App* cmd = app.add_subcommand("space", "Show a problem's config space: parameters, conditions, the raw and "
                                                 "valid sizes, the enumeration time and sampled configs");
-    cmd->add_option("problem", opt->problemPath, "A tuning problem in T1 JSON (for example kernels/sgemm/sgemm.json)")
-        ->required();
+    addProblemArgument(cmd, opt->problemPath);
     cmd->add_flag("--count", opt->countOnly, "Print only the raw and valid sizes");
     cmd->add_option("--sample", opt->sample, "How many valid configs to draw at random, without replacement")
         ->capture_default_str();
     cmd->add_option("--seed", opt->seed, "Seed of the random sample (the same seed gives the same sample)")
         ->capture_default_str();
-    cmd->add_option("--shape", opt->shape, "Which of the problem's shapes (Tilescope.Shapes), numbered from 0")
-        ->capture_default_str();
+    addShapeOption(cmd, opt->shape);
     cmd->add_flag("--json", opt->json,
                   "Print one JSON object (raw_size, valid_size, samples as name -> value, and more)");
     setAction(cmd, [opt] { return runSpace(*opt); });

@@ -81,14 +81,6 @@ std::string bestText(const ResultRecord& best, const std::string& objectiveName)
     return text;
 }
 
-std::string statusSummary(const StatusCounts& counts) {
-    std::string text;
-    for (const ResultStatus s : kAllStatuses)
-        if (counts.of(s) > 0)
-            text += (text.empty() ? "" : ", ") + std::string(statusName(s)) + " " + formatCount(double(counts.of(s)));
-    return text.empty() ? "none" : text;
-}
-
 int runTune(const TuneOptions& opt) {
     const TuningProblem problem = TuningProblem::load(opt.problemPath);
     BackendSpec spec = parseBackendSpec(opt.backend);
@@ -101,10 +93,7 @@ int runTune(const TuneOptions& opt) {
     }
     if (spec.compiles())
         problem.requireLaunchable(); // before any work
-    if (opt.shape >= problem.shapes.size())
-        throw InputError(opt.problemPath, "--shape",
-                         "shape " + std::to_string(opt.shape) + " does not exist; the problem has " +
-                             std::to_string(problem.shapes.size()) + " shape(s), numbered from 0");
+    checkShape(problem, opt.shape);
 
     // The backend.
     std::unique_ptr<Backend> backend;
@@ -290,8 +279,7 @@ void registerTune(CLI::App& app) {
     auto opt = std::make_shared<TuneOptions>();
     CLI::App* cmd = app.add_subcommand("tune", "Tune a problem: evaluate configs chosen by a strategy on a backend, "
                                                "storing every result in a database as it arrives");
-    cmd->add_option("problem", opt->problemPath, "A tuning problem in T1 JSON (for example kernels/sgemm/sgemm.json)")
-        ->required();
+    addProblemArgument(cmd, opt->problemPath);
     cmd->add_option("--backend", opt->backend,
                     "Where measurements come from: cuda or cuda:DEVICES measures on this machine's GPUs (one "
                     "tilescope-worker process per device); replay:FILE answers from a recording (a T4 results file, "
@@ -321,8 +309,7 @@ void registerTune(CLI::App& app) {
     cmd->add_flag("--resume", opt->resume,
                   "Continue the newest session of the same problem, shape, backend, strategy and seed in the "
                   "database, skipping every config it has done");
-    cmd->add_option("--shape", opt->shape, "Which of the problem's shapes (Tilescope.Shapes), numbered from 0")
-        ->capture_default_str();
+    addShapeOption(cmd, opt->shape);
     cmd->add_flag("--keep-going", opt->keepGoing,
                   "Go on when the first configs all fail with the same error whatever their parameters (a "
                   "kernel that does not compile, a missing entry function); by default the session stops there "
