@@ -48,7 +48,8 @@ bool TreeEvaluator::binaryValue(BinOp op, const Value& a, const Value& b, Value&
         const Value& count = aList ? b : a;
         if (count.kind != Kind::Int && count.kind != Kind::Bool)
             return fail(st, ErrorKind::Type, "can't multiply sequence by non-int");
-        const std::int64_t times = std::max<std::int64_t>(count.i, 0);
+        // An empty list stays empty however many times it is repeated ([] * 10**18 is []).
+        const std::int64_t times = list.listSize() == 0 ? 0 : std::max<std::int64_t>(count.i, 0);
         if (times > 0 && list.listSize() > 0 &&
             static_cast<std::uint64_t>(times) > kMaxListItems / list.listSize())
             return fail(st, ErrorKind::Value, "the list is too long (more than 1048576 items)");

@@ -118,6 +118,7 @@ VALUE_LISTS = [
     ("[1024 // 4, 2 ** 8, -1]", None), ("[0.5, 1.0, 1e-3]", None), ("['float', \"half\"]", None),
     ("[True, False]", None), ("[]", None), ("()", None), ("[2**-1, 2**10]", None),
     ("[i if i % 2 else -i for i in range(5)]", None), ("[[i] for i in range(2)][1]", None),
+    ("[] * 10**18 + [1]", None), ("[1, 2] * -3 + [4]", None),
     # errors: Python's exception, Tilescope's column
     ("[1/0]", 3), ("[i for i in range(1.5)]", 19), ("[x for x in 5]", 13), ("[foo for i in range(3)]", 2),
     ("[1, 2", 6), ("range(1, 5, 0)", 13), ("[i for i in range(3)][5]", 22), ("[1, 2] + 3", 8),
