@@ -7,6 +7,8 @@
 // to be byte-identical across runs and threads), so a cache can key results on the whole request
 // (compileOptions() spells out what NVRTC sees) plus nvrtcVersionString().
 
+#include "model/staticinfo.h"
+
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -14,20 +16,6 @@
 #include <vector>
 
 namespace tilescope {
-
-/// What ptxas reports about one entry function (its -v log is the only place spill bytes exist).
-struct StaticInfo {
-    int registers = -1;             ///< registers per thread; -1 when the report has no "Used N registers" line
-    int barriers = 0;               ///< named barriers used
-    std::int64_t stackFrame = 0;    ///< bytes of local-memory stack per thread (spills and local arrays)
-    std::int64_t spillStores = 0;   ///< bytes per thread
-    std::int64_t spillLoads = 0;    ///< bytes per thread
-    std::int64_t sharedStatic = 0;  ///< bytes of static __shared__ memory per block
-    std::int64_t constantBytes = 0; ///< bytes of cmem[0] (parameters, driver constants); ptxas omits it for sm_90
-
-    bool spills() const { return spillStores > 0 || spillLoads > 0; }
-    bool operator==(const StaticInfo&) const = default;
-};
 
 /// One "Compiling entry function" block of a ptxas -v log.
 struct PtxasEntry {
@@ -48,8 +36,8 @@ StaticInfo parsePtxasLog(std::string_view log, std::string_view kernelName, std:
 
 /// One kernel variant to compile.
 struct CompileRequest {
-    std::string source;                                       ///< CUDA C++ text
-    std::string sourceName;                                   ///< shown in diagnostics, e.g. "sgemm.cu"
+    std::string source;     ///< CUDA C++ text
+    std::string sourceName; ///< shown in diagnostics, e.g. "sgemm.cu"
     /// The entry function as C++ names it: "sgemm", "ns::kernel", "scale<block_size_x, 4>". Found
     /// through NVRTC's name expressions, so it need not be extern "C"; template arguments may
     /// name defines (tuning parameters).

@@ -4,7 +4,7 @@
 // results recorded by any tool, in any parameter order, find their config in a space.
 
 #include "space/configspace.h"
-#include "store/records.h"
+#include "model/records.h"
 
 #include <optional>
 #include <string>

@@ -17,7 +17,7 @@
 // Units: Tilescope keeps times in ms and costs (compile, benchmark) in seconds; T4 and Kernel
 // Tuner caches carry everything in ms, as Kernel Tuner writes them.
 
-#include "store/records.h"
+#include "model/records.h"
 
 #include <cstddef>
 #include <cstdint>

@@ -7,7 +7,7 @@
 
 #include "analysis/gpuarch.h"
 #include "compile/compiler.h"
-#include "measure/measurement.h"
+#include "model/measurement.h"
 #include "space/configspace.h"
 
 #include <atomic>

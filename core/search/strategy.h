@@ -7,7 +7,7 @@
 // budget to plan (a model-based strategy sizes its initial design from it).
 
 #include "compile/compiler.h"
-#include "measure/measurement.h"
+#include "model/measurement.h"
 #include "space/configspace.h"
 
 #include <cstdint>

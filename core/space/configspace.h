@@ -6,6 +6,7 @@
 // and the valid configs), sampled without replacement, and walked through neighbours.
 
 #include "expr/expr.h"
+#include "model/config.h"
 
 #include <atomic>
 #include <cstdint>
@@ -19,9 +20,6 @@
 namespace tilescope {
 
 class TuningProblem;
-
-/// A configuration: for each parameter (in the problem's order), the index of its value.
-using Config = std::vector<std::uint16_t>;
 
 /// A failure of a condition while enumerating (for the report; the config counts as invalid).
 struct ConditionFailure {

@@ -10,7 +10,7 @@
 // A ResultStore belongs to the thread that opened it (SQLite connections are not shared between
 // threads here); every call from another thread throws std::logic_error.
 
-#include "store/records.h"
+#include "model/records.h"
 
 #include <chrono>
 #include <cstdint>

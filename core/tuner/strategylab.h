@@ -64,7 +64,7 @@
 
 #include "search/strategy.h"
 #include "space/configspace.h"
-#include "store/records.h"
+#include "model/records.h"
 
 #include <atomic>
 #include <cstddef>

@@ -18,7 +18,7 @@
 //
 // No CUDA here: both sides include this header.
 
-#include "measure/measurement.h"
+#include "model/measurement.h"
 
 #include <cstdint>
 #include <optional>

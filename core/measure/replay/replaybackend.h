@@ -7,7 +7,7 @@
 // lacks come back Skipped ("absent from the recording").
 
 #include "measure/backend.h"
-#include "store/records.h"
+#include "model/records.h"
 
 #include <chrono>
 #include <cstdint>

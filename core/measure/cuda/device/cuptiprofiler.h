@@ -5,7 +5,7 @@
 // replays the launch once per pass and restores device memory between passes itself. Never used
 // while timing: the worker runs it as a separate pass after the timed samples.
 
-#include "measure/measurement.h"
+#include "model/measurement.h"
 
 #include <cuda.h>
 

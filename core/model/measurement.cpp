@@ -1,4 +1,4 @@
-#include "measure/measurement.h"
+#include "model/measurement.h"
 
 #include <array>
 

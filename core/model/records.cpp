@@ -1,4 +1,4 @@
-#include "store/records.h"
+#include "model/records.h"
 
 #include <algorithm>
 #include <array>

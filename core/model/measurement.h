@@ -3,7 +3,7 @@
 // What one evaluation of a config gives, whichever backend produced it (the GPU worker, a replay
 // of a recording): the status, the timing statistics, hardware metrics, and what it cost.
 
-#include "compile/compiler.h"
+#include "model/staticinfo.h"
 
 #include <cstdint>
 #include <iterator>

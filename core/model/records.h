@@ -5,7 +5,7 @@
 // what compiling it told). Independent of a ConfigSpace: a config is a JSON object name -> value,
 // so results of imported files, older problem versions and other tools fit too.
 
-#include "measure/measurement.h"
+#include "model/measurement.h"
 
 #include <nlohmann/json.hpp>
 
