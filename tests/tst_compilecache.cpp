@@ -7,7 +7,7 @@
 #include "compile/compilecache.h"
 #include "compile/compileservice.h"
 #include "compile/requestbuilder.h"
-#include "compile/sha256.h"
+#include "base/sha256.h"
 #include "space/configspace.h"
 #include "spec/tuningproblem.h"
 

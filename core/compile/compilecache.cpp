@@ -1,6 +1,6 @@
 #include "compile/compilecache.h"
 
-#include "compile/sha256.h"
+#include "base/sha256.h"
 
 #include <unistd.h>
 

@@ -2,7 +2,7 @@
 
 #include "analysis/staticanalysis.h"
 #include "base/error.h"
-#include "compile/sha256.h"
+#include "base/sha256.h"
 #include "exchange/configcodec.h"
 #include "spec/tuningproblem.h"
 
