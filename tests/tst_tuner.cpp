@@ -35,6 +35,8 @@ public:
     std::vector<std::uint64_t> measured;
     std::vector<std::size_t> batches;
     std::vector<bool> hadCubins;
+    std::vector<std::vector<std::string>> compiledArchs; // per measured item, the archs of its compiles
+    std::vector<const CompileResult*> sm80Cubins;        // per measured item, compiledFor("sm_80")
     long throwAfter = -1;
     std::map<std::uint64_t, double> luckyFirst; // index -> the time its first measurement gives
     int opened = 0;
@@ -68,7 +70,12 @@ public:
                 throw std::runtime_error("the device fell off the bus");
             const bool again = std::find(measured.begin(), measured.end(), items[i].index) != measured.end();
             measured.push_back(items[i].index);
-            hadCubins.push_back(items[i].compiled && !items[i].compiled->cubin.empty());
+            hadCubins.push_back(items[i].compiled() && !items[i].compiled()->cubin.empty());
+            std::vector<std::string> archs;
+            for (const ArchCompile& c : items[i].compiles)
+                archs.push_back(c.arch);
+            compiledArchs.push_back(archs);
+            sm80Cubins.push_back(items[i].compiledFor("sm_80"));
             m.status = ResultStatus::Ok;
             double t = timeOf(items[i].index);
             if (const auto lucky = luckyFirst.find(items[i].index); lucky != luckyFirst.end() && !again)
@@ -408,7 +415,8 @@ private slots:
         QTest::addColumn<bool>("keepGoing");
         QTest::addColumn<bool>("stops");
         QTest::addColumn<int>("compileErrors"); // when it does not stop
-        QTest::newRow("no such kernel") << "__global__ void other(float* out) { out[0] = A * B; }" << false << true << 0;
+        QTest::newRow("no such kernel") << "__global__ void other(float* out) { out[0] = A * B; }" << false << true
+                                        << 0;
         QTest::newRow("does not compile") << "__global__ void k(float* out) { out[0] = A * B }" << false << true << 0;
         QTest::newRow("no such kernel, keep going")
             << "__global__ void other(float* out) { out[0] = A * B; }" << true << false << 32;
@@ -535,6 +543,45 @@ private slots:
         QCOMPARE(backend.measured.size(), std::size_t(2));
         QVERIFY(std::all_of(backend.hadCubins.begin(), backend.hadCubins.end(), [](bool b) { return b; }));
         QVERIFY(summary.session.provenanceJson.find("nvrtc_version") != std::string::npos);
+        QCOMPARE(summary.session.arch, std::string("sm_90"));
+    }
+
+    void compilesForEveryArchOfTheDevices() {
+        // Devices of two archs: each config is compiled for both, and a device gets its own.
+        BackendInfo two;
+        two.arch = "sm_90";
+        two.archs = {"sm_90", "sm_80", "sm_90"};
+        QCOMPARE(sessionArchs("", two), (std::vector<std::string>{"sm_90", "sm_80"}));
+        QCOMPARE(sessionArchs("sm_86", two), std::vector<std::string>{"sm_86"}); // the user's word wins
+        QVERIFY(sessionArchs("", BackendInfo{}).empty());
+
+        QTemporaryDir dir;
+        {
+            std::ofstream kernel(dir.filePath("k.cu").toStdString());
+            kernel << "extern \"C\" __global__ void k(float* out) { out[threadIdx.x] = BLOCK; }\n";
+        }
+        const std::string text =
+            "{\"ConfigurationSpace\": {\"TuningParameters\": ["
+            "{\"Name\": \"BLOCK\", \"Type\": \"int\", \"Values\": \"[64, 128]\"}]},"
+            "\"KernelSpecification\": {\"Language\": \"CUDA\", \"KernelName\": \"k\", \"KernelFile\": \"k.cu\","
+            "\"GlobalSize\": {\"X\": \"1\"}, \"LocalSize\": {\"X\": \"BLOCK\"}}}";
+        const TuningProblem problem = TuningProblem::parse(text, "k.json", dir.path().toStdString());
+        CompileServiceOptions serviceOptions;
+        serviceOptions.threads = 2;
+        CompileService service(serviceOptions);
+        ResultStore store = ResultStore::open(dbPath(dir));
+        FakeBackend backend;
+        backend.info.needsCubins = true;
+        backend.info.arch = "sm_90";
+        backend.info.archs = {"sm_90", "sm_80"};
+        TuningSession session(problem, backend, store, {}, {}, &service);
+        const auto summary = session.run();
+        QCOMPARE(summary.progress.counts.of(ResultStatus::Ok), std::uint64_t(2));
+        QCOMPARE(backend.compiledArchs.size(), std::size_t(2));
+        for (std::size_t i = 0; i < backend.compiledArchs.size(); ++i) {
+            QCOMPARE(backend.compiledArchs[i], (std::vector<std::string>{"sm_90", "sm_80"}));
+            QVERIFY(backend.sm80Cubins[i] && !backend.sm80Cubins[i]->cubin.empty());
+        }
         QCOMPARE(summary.session.arch, std::string("sm_90"));
     }
 

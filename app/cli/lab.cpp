@@ -8,7 +8,7 @@
 #include "search/strategy.h"
 #include "space/configspace.h"
 #include "spec/tuningproblem.h"
-#include "store/records.h"
+#include "model/records.h"
 #include "tuner/strategylab.h"
 
 #include <atomic>

@@ -18,6 +18,8 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
+#include <vector>
 
 namespace tilescope {
 
@@ -29,6 +31,8 @@ struct BackendInfo {
     std::string description; ///< for people: "replay of rec.json (Kernel Tuner cache, 2761 results)"
     std::string deviceName;  ///< "NVIDIA H200"; "" unknown
     std::string arch;        ///< "sm_90"; "" unknown (then the session compiles only for an arch it is given)
+    /// Every distinct arch of the devices it measures on, `arch` first; empty when that is `arch` alone.
+    std::vector<std::string> archs;
     /// The device's limits, for pruning configs that cannot launch; nullopt: none known (nothing
     /// is pruned by limits). A replay gives the recorded device's arch table entry when it knows one.
     std::optional<ArchLimits> limits;
@@ -40,11 +44,28 @@ struct BackendInfo {
     std::size_t preferredBatch = 1; ///< configs per measure() call that keep every device busy
 };
 
+/// The archs a session compiles each config for: the one the user gives (`requested`), else
+/// every arch of the backend's devices, its primary `arch` first; empty when neither knows one.
+std::vector<std::string> sessionArchs(const std::string& requested, const BackendInfo& backend);
+
+/// One compile of a config, for one arch.
+struct ArchCompile {
+    std::string arch;                      ///< "sm_90"
+    const CompileResult* result = nullptr; ///< cubin and static info
+};
+
 /// One config to measure.
 struct MeasureItem {
-    std::uint64_t index = 0;                 ///< in the session's ConfigSpace
-    Config config;                           ///< value indices
-    const CompileResult* compiled = nullptr; ///< its compile (cubin, static info); null when not compiled
+    std::uint64_t index = 0; ///< in the session's ConfigSpace
+    Config config;           ///< value indices
+    /// Its compiles, one per arch of sessionArchs() in that order; empty when not compiled.
+    std::vector<ArchCompile> compiles;
+
+    /// The compile for the session's first arch (static info, the reference); null when none.
+    const CompileResult* compiled() const { return compiles.empty() ? nullptr : compiles.front().result; }
+    /// The compile for a device of `arch`: the one made for it, else the first (a session told
+    /// to compile for one arch runs that cubin everywhere); null when none.
+    const CompileResult* compiledFor(std::string_view arch) const;
 };
 
 /// Limits of one measure() call.

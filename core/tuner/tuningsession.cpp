@@ -125,7 +125,8 @@ struct TuningSession::Run {
     std::unique_ptr<ObjectiveEvaluator> objective;
     std::unique_ptr<StaticAnalyzer> analyzer;
     std::optional<ArchLimits> limits;
-    std::string arch;
+    std::vector<std::string> archs; // what each config is compiled for (sessionArchs)
+    std::string arch;               // the first of them: static analysis and limits
     bool compiling = false;
 
     SessionInfo info;
@@ -148,8 +149,8 @@ struct TuningSession::Run {
         ResultStatus status = ResultStatus::Ok;
         std::string message;
         std::vector<Config> configs;
-        std::size_t probed = 0;     // of them, configs compiled only to see whether they fail too
-        std::size_t nextCheck = 5;  // doubles after each check that did not stop the run
+        std::size_t probed = 0;    // of them, configs compiled only to see whether they fail too
+        std::size_t nextCheck = 5; // doubles after each check that did not stop the run
     };
     FailureWatch watch;
     // Set when the run gives up on the compiles it queued: those not started yet come back Cancelled.
@@ -160,7 +161,19 @@ struct TuningSession::Run {
         Config config;
         std::future<CompileResult> future;
         std::optional<CompileResult> compiled;
+        // The compiles for the session's further archs (devices of another kind), in their order.
+        std::vector<std::future<CompileResult>> otherFutures;
+        std::vector<CompileResult> others;
         std::optional<ConfigAnalysis> analysis;
+
+        // Waits for its compiles.
+        void collect() {
+            if (future.valid())
+                compiled = future.get();
+            for (auto& f : otherFutures)
+                others.push_back(f.get());
+            otherFutures.clear();
+        }
     };
     std::deque<Pending> queue;
 
@@ -265,13 +278,33 @@ struct TuningSession::Run {
         Pending p;
         p.index = index;
         p.config = space.at(index);
-        if (compiling)
+        if (compiling) {
             p.future = self.m_compiler->submit(analyzer->requests().request(p.config, arch), abandonCompiles);
+            for (std::size_t a = 1; a < archs.size(); ++a)
+                p.otherFutures.push_back(
+                    self.m_compiler->submit(analyzer->requests().request(p.config, archs[a]), abandonCompiles));
+        }
         return p;
     }
 
     static bool ready(const Pending& p) {
-        return !p.future.valid() || p.future.wait_for(std::chrono::seconds(0)) == std::future_status::ready;
+        auto done = [](const std::future<CompileResult>& f) {
+            return !f.valid() || f.wait_for(std::chrono::seconds(0)) == std::future_status::ready;
+        };
+        return done(p.future) && std::all_of(p.otherFutures.begin(), p.otherFutures.end(), done);
+    }
+
+    // What the backend is given to measure `p` (its compiles collected).
+    MeasureItem measureItem(const Pending& p) const {
+        MeasureItem item;
+        item.index = p.index;
+        item.config = p.config;
+        if (p.compiled) {
+            item.compiles.push_back({arch, &*p.compiled});
+            for (std::size_t a = 0; a < p.others.size() && a + 1 < archs.size(); ++a)
+                item.compiles.push_back({archs[a + 1], &p.others[a]});
+        }
+        return item;
     }
 
     // Compile errors and configs over the device's limits become results without measuring.
@@ -320,7 +353,8 @@ struct TuningSession::Run {
     void setUp() {
         const TuningProblem& pr = problem;
         backend = self.m_backend.open(pr, options.shapeIndex, space);
-        arch = options.arch.empty() ? backend.arch : options.arch;
+        archs = sessionArchs(options.arch, backend);
+        arch = archs.empty() ? std::string() : archs.front();
         using C = SessionOptions::Compile;
         compiling = options.compile == C::Always || (options.compile == C::Auto && backend.needsCubins);
         if (compiling) {
@@ -328,7 +362,8 @@ struct TuningSession::Run {
                 throw std::logic_error("TuningSession: compiling needs a CompileService");
             if (arch.empty())
                 throw InputError(pr.fileName, "", "no arch to compile for: the backend knows no device arch; give one");
-            StaticAnalyzer::checkArch(arch);
+            for (const std::string& a : archs)
+                StaticAnalyzer::checkArch(a);
             analyzer = std::make_unique<StaticAnalyzer>(pr, options.shapeIndex);
         }
         if (backend.limits)
@@ -510,17 +545,12 @@ struct TuningSession::Run {
             std::vector<std::size_t> itemOf; // item -> index in `taken`
             for (std::size_t i = 0; i < taken.size(); ++i) {
                 Pending& p = taken[i];
-                if (p.future.valid())
-                    p.compiled = p.future.get();
+                p.collect();
                 if (auto verdict = verdictBeforeMeasuring(p)) {
                     record(std::move(*verdict), p.index);
                     continue;
                 }
-                MeasureItem item;
-                item.index = p.index;
-                item.config = p.config;
-                item.compiled = p.compiled ? &*p.compiled : nullptr;
-                items.push_back(std::move(item));
+                items.push_back(measureItem(p));
                 itemOf.push_back(i);
             }
             if (!items.empty()) {
@@ -586,8 +616,7 @@ struct TuningSession::Run {
             if (problem.parameters[p].values.size() < 2)
                 continue;
             const std::uint16_t first = watch.configs.front()[p];
-            if (std::all_of(watch.configs.begin(), watch.configs.end(),
-                            [&](const Config& c) { return c[p] == first; }))
+            if (std::all_of(watch.configs.begin(), watch.configs.end(), [&](const Config& c) { return c[p] == first; }))
                 return false;
         }
         return true;
@@ -671,15 +700,10 @@ void TuningSession::Run::confirmBest() {
     std::vector<std::size_t> takenOf; // item -> index in `taken`
     for (std::size_t i = 0; i < taken.size(); ++i) {
         Pending& p = taken[i];
-        if (p.future.valid())
-            p.compiled = p.future.get(); // from the compile cache: it compiled during the search
+        p.collect(); // from the compile cache: it compiled during the search
         if (p.compiled && !p.compiled->ok())
             continue;
-        MeasureItem item;
-        item.index = p.index;
-        item.config = p.config;
-        item.compiled = p.compiled ? &*p.compiled : nullptr;
-        items.push_back(std::move(item));
+        items.push_back(measureItem(p));
         takenOf.push_back(i);
     }
     std::vector<std::optional<Measurement>> again(taken.size());

@@ -235,14 +235,14 @@ void TestCudaBackend::sgemmSpillsAndRegisters() {
     QCOMPARE(info.arch, m_arch);
     std::vector<MeasureItem> items;
     for (std::size_t i : chosen)
-        items.push_back(MeasureItem{sample[i], space.at(sample[i]), &compiled[i]});
+        items.push_back(MeasureItem{sample[i], space.at(sample[i]), {{m_arch, &compiled[i]}}});
     std::map<std::size_t, Measurement> results;
     backend.measure(items, MeasureControl{}, [&](std::size_t item, Measurement m) { results[item] = std::move(m); });
     QCOMPARE(results.size(), items.size());
 
     for (std::size_t k = 0; k < items.size(); ++k) {
         const Measurement& m = results.at(k);
-        const StaticInfo& expected = items[k].compiled->info;
+        const StaticInfo& expected = items[k].compiled()->info;
         const std::string what = space.describe(items[k].config);
         QVERIFY2(m.status == ResultStatus::Ok,
                  (what + ": " + std::string(statusName(m.status)) + " " + m.message).c_str());

@@ -35,8 +35,8 @@ void AnalysisBackend::measure(std::span<const MeasureItem> items, const MeasureC
         } else {
             m.status = ResultStatus::Pruned;
             m.message = notMeasuredMessage(m_arch);
-            if (items[i].compiled)
-                m.staticInfo = items[i].compiled->info;
+            if (const CompileResult* compiled = items[i].compiled())
+                m.staticInfo = compiled->info;
         }
         sink(i, std::move(m));
     }

@@ -107,10 +107,23 @@ struct CudaBackend::Impl {
     int restarts = 0;
     std::set<std::string> notesSaid;
 
+    // The first config whose output was correct, as each arch's devices run it.
     struct Reference {
         Config config;
-        std::vector<char> cubin;
-        std::string entryName;
+        struct Code {
+            std::string arch;
+            std::vector<char> cubin;
+            std::string entryName;
+        };
+        std::vector<Code> code; // one per arch the session compiled for, its first arch first
+
+        const Code& codeFor(const std::string& arch) const {
+            for (const Code& c : code) {
+                if (c.arch == arch)
+                    return c;
+            }
+            return code.front();
+        }
     };
     std::optional<Reference> reference;
 
@@ -383,8 +396,8 @@ BackendInfo CudaBackend::open(const TuningProblem& problem, std::size_t shapeInd
 
     const std::filesystem::path path = d.workerPath();
     if (!std::filesystem::exists(path))
-        throw InputError({}, {}, "the GPU worker " + path.string() +
-                                     " does not exist (set TILESCOPE_WORKER to its path)");
+        throw InputError({}, {},
+                         "the GPU worker " + path.string() + " does not exist (set TILESCOPE_WORKER to its path)");
 
     d.workers.clear();
     for (int device : d.options.devices) {
@@ -430,6 +443,10 @@ BackendInfo CudaBackend::open(const TuningProblem& problem, std::size_t shapeInd
     info.kind = "cuda";
     info.deviceName = first.name;
     info.arch = first.arch;
+    for (const Impl::Worker& w : d.workers) {
+        if (std::find(info.archs.begin(), info.archs.end(), w.info.arch) == info.archs.end())
+            info.archs.push_back(w.info.arch);
+    }
     if (const ArchLimits* limits = findArch(first.arch))
         info.limits = *limits;
     std::string list;
@@ -440,10 +457,10 @@ BackendInfo CudaBackend::open(const TuningProblem& problem, std::size_t shapeInd
         if (w.info.arch != first.arch)
             d.note("device " + std::to_string(w.device) + " is " + w.info.arch + ", device " +
                    std::to_string(d.workers.front().device) + " is " + first.arch +
-                   ": configs are compiled for " + first.arch + " only");
+                   ": each config is compiled for both, and each result is timed on the device it names");
     }
-    info.description = "CUDA on " + first.name + " (" + first.arch + (d.workers.size() > 1 ? ", devices " : ", device ") +
-                       list + ")";
+    info.description =
+        "CUDA on " + first.name + " (" + first.arch + (d.workers.size() > 1 ? ", devices " : ", device ") + list + ")";
     const worker::TimingRule& t = d.options.timing;
     nlohmann::json provenance{
         {"devices", devices},
@@ -521,8 +538,8 @@ void CudaBackend::measure(std::span<const MeasureItem> items, const MeasureContr
             }
             const bool verifying = d.options.verify && !w.referenceFailed;
             if (verifying && d.reference && !w.hasReference) {
-                if (!d.send(w, kReferenceJob, d.reference->config, d.reference->cubin, d.reference->entryName, true,
-                            watchdog))
+                const Impl::Reference::Code& code = d.reference->codeFor(w.info.arch);
+                if (!d.send(w, kReferenceJob, d.reference->config, code.cubin, code.entryName, true, watchdog))
                     lost(w, ResultStatus::Crashed, "the worker " + d.reap(w, 2000) + ": " + lastWords(w.errTail));
                 continue;
             }
@@ -534,13 +551,14 @@ void CudaBackend::measure(std::span<const MeasureItem> items, const MeasureContr
             const std::size_t index = pending.front();
             pending.pop_front();
             const MeasureItem& item = items[index];
-            if (!item.compiled || item.compiled->cubin.empty()) {
+            const CompileResult* compiled = item.compiledFor(w.info.arch);
+            if (!compiled || compiled->cubin.empty()) {
                 sink(index, failed(ResultStatus::LaunchError, "no cubin to run (the config did not compile)"));
                 continue;
             }
-            if (!d.send(w, index, item.config, item.compiled->cubin, item.compiled->entryName, makeReference, watchdog)) {
-                lost(w, ResultStatus::Crashed, "the worker " + d.reap(w, 2000) + " before the config was sent: " +
-                                                   lastWords(w.errTail));
+            if (!d.send(w, index, item.config, compiled->cubin, compiled->entryName, makeReference, watchdog)) {
+                lost(w, ResultStatus::Crashed,
+                     "the worker " + d.reap(w, 2000) + " before the config was sent: " + lastWords(w.errTail));
             }
         }
         if (!anyAlive()) {
@@ -622,8 +640,12 @@ void CudaBackend::measure(std::span<const MeasureItem> items, const MeasureContr
             } else {
                 const std::size_t index = static_cast<std::size_t>(w.job);
                 if (w.candidate && ok) {
-                    d.reference = Impl::Reference{items[index].config, items[index].compiled->cubin,
-                                                  items[index].compiled->entryName};
+                    Impl::Reference reference{items[index].config, {}};
+                    for (const ArchCompile& c : items[index].compiles) {
+                        if (c.result)
+                            reference.code.push_back({c.arch, c.result->cubin, c.result->entryName});
+                    }
+                    d.reference = std::move(reference);
                     w.hasReference = true;
                 }
                 if (result.function && !result.measurement.staticInfo) {
