@@ -10,7 +10,7 @@
 // with recent problems and recordings, drag and drop of both, export of results and plots;
 // errors while opening show in a banner under the menu bar.
 
-#include "problemdocument.h"
+#include "problem/problemdocument.h"
 #include "session/sessiontypes.h"
 
 #include <QMainWindow>

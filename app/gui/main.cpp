@@ -1,8 +1,8 @@
 // tilescope: the workbench GUI. Wiring only: arguments, the window, the embedded demo (the sgemm
 // example with a whole session recorded on an H200).
 
-#include "errorbanner.h"
-#include "examples.h"
+#include "common/errorbanner.h"
+#include "common/examples.h"
 #include "mainwindow.h"
 
 #include <QApplication>

@@ -5,22 +5,22 @@
 // parse, import back, compile), the cross-GPU view compiling a sample of sgemm for two archs with
 // NVRTC, and every model under QAbstractItemModelTester.
 
+#include "common/errorbanner.h"
+#include "common/examples.h"
 #include "crossgpu/crossgpumodel.h"
 #include "crossgpu/crossgpuview.h"
-#include "errorbanner.h"
-#include "examples.h"
 #include "exchange/exchange.h"
 #include "export/exportdialog.h"
 #include "export/sessionlistmodel.h"
 #include "mainwindow.h"
 #include "plots/heatmapwidget.h"
 #include "plots/scatterwidget.h"
+#include "problem/spacecontroller.h"
 #include "session/configdetails.h"
 #include "session/resultsmodel.h"
 #include "session/resultsview.h"
 #include "session/runpanel.h"
 #include "session/sessioncontroller.h"
-#include "spacecontroller.h"
 #include "spec/tuningproblem.h"
 #include "store/resultstore.h"
 

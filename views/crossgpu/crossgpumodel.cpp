@@ -1,6 +1,6 @@
 #include "crossgpu/crossgpumodel.h"
 
-#include "format.h"
+#include "common/format.h"
 
 #include <QBrush>
 #include <QColor>

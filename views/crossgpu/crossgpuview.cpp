@@ -1,10 +1,10 @@
 #include "crossgpu/crossgpuview.h"
 
 #include "base/error.h"
+#include "common/format.h"
 #include "compile/compilecache.h"
 #include "exchange/configcodec.h"
-#include "format.h"
-#include "spacecontroller.h"
+#include "problem/spacecontroller.h"
 
 #include <QCheckBox>
 #include <QComboBox>

@@ -11,7 +11,7 @@
 // compiles in flight.
 
 #include "crossgpu/crossgpumodel.h"
-#include "store/records.h"
+#include "model/records.h"
 
 #include <QString>
 #include <QWidget>

@@ -1,8 +1,8 @@
 #include "export/exportdialog.h"
 
 #include "base/error.h"
+#include "common/format.h"
 #include "export/sessionlistmodel.h"
-#include "format.h"
 
 #include <QComboBox>
 #include <QDialogButtonBox>

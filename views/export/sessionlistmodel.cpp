@@ -1,6 +1,6 @@
 #include "export/sessionlistmodel.h"
 
-#include "format.h"
+#include "common/format.h"
 
 #include <QLocale>
 

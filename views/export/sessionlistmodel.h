@@ -4,7 +4,7 @@
 // shape, device), how many results and the best one. A snapshot: setSessions() replaces it all.
 // In exclusive mode (T4 holds one session) checking a row unchecks the others.
 
-#include "store/records.h"
+#include "model/records.h"
 
 #include <QAbstractTableModel>
 

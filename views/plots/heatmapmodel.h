@@ -6,8 +6,8 @@
 // the cell; and what went wrong there (untested, only failures, spilling). Plain data and
 // functions, no widgets, so tests and background threads use it directly.
 
+#include "model/records.h"
 #include "plots/quantity.h"
-#include "store/records.h"
 
 #include <QString>
 #include <QStringList>

@@ -4,7 +4,7 @@
 // spills, occupancy, CUPTI metrics), with their labels, units and which direction is better, so
 // that the heatmap, the scatter plot and their tooltips name and rank them the same way.
 
-#include "store/records.h"
+#include "model/records.h"
 
 #include <QHash>
 #include <QString>

@@ -4,8 +4,8 @@
 // third, at most a few thousand of them (a plot shows no more than it has pixels): beyond that
 // the best results are kept and the rest thinned evenly. Plain data, no widgets.
 
+#include "model/records.h"
 #include "plots/quantity.h"
-#include "store/records.h"
 
 #include <QString>
 

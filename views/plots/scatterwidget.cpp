@@ -1,6 +1,6 @@
 #include "plots/scatterwidget.h"
 
-#include "format.h"
+#include "common/format.h"
 #include "plots/plotstyle.h"
 
 #include <qcustomplot.h>

@@ -1,6 +1,6 @@
 #include "session/configdetails.h"
 
-#include "format.h"
+#include "common/format.h"
 #include "plots/quantity.h"
 
 #include "analysis/staticanalysis.h"

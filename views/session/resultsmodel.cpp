@@ -1,6 +1,6 @@
 #include "session/resultsmodel.h"
 
-#include "format.h"
+#include "common/format.h"
 #include "plots/quantity.h"
 
 #include "measure/metricnames.h"

@@ -1,6 +1,6 @@
 #include "session/resultsview.h"
 
-#include "format.h"
+#include "common/format.h"
 #include "session/resultsmodel.h"
 #include "session/resultsproxy.h"
 

@@ -1,6 +1,6 @@
 #include "session/sessioncontroller.h"
 
-#include "format.h"
+#include "common/format.h"
 
 #include "base/error.h"
 #include "compile/compilecache.h"

@@ -18,8 +18,8 @@
 
 #include "session/sessiontypes.h"
 
+#include "model/records.h"
 #include "spec/tuningproblem.h"
-#include "store/records.h"
 #include "tuner/tuningsession.h"
 
 #include <QObject>

@@ -3,7 +3,7 @@
 // Value types the session views share and send through queued signals: the immutable results
 // snapshot and the run log's entries, with their Qt metatype declarations.
 
-#include "store/records.h"
+#include "model/records.h"
 #include "tuner/tuningsession.h"
 
 #include <QMetaType>

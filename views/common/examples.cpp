@@ -1,4 +1,4 @@
-#include "examples.h"
+#include "common/examples.h"
 
 #include <QDir>
 #include <QFile>

@@ -1,7 +1,7 @@
-#include "conditionmodel.h"
+#include "problem/conditionmodel.h"
 
-#include "format.h"
-#include "spacecontroller.h"
+#include "common/format.h"
+#include "problem/spacecontroller.h"
 #include "spec/tuningproblem.h"
 
 #include <QStringList>

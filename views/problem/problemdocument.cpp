@@ -1,4 +1,4 @@
-#include "problemdocument.h"
+#include "problem/problemdocument.h"
 
 #include "base/error.h"
 #include "spec/tuningproblem.h"

@@ -1,4 +1,4 @@
-#include "cudahighlighter.h"
+#include "problem/cudahighlighter.h"
 
 #include <QStringList>
 

@@ -94,7 +94,8 @@ private:
     std::unique_ptr<QThreadPool> m_buildPool;  // one thread: builds run one at a time, stale queued ones are dropped
     std::unique_ptr<QThreadPool> m_samplePool; // re-sampling does not wait behind a build
     std::atomic<std::uint64_t> m_buildGeneration{0};
-    std::shared_ptr<std::atomic<bool>> m_cancelBuild = std::make_shared<std::atomic<bool>>(false); // of the newest build
+    std::shared_ptr<std::atomic<bool>> m_cancelBuild =
+        std::make_shared<std::atomic<bool>>(false); // of the newest build
     std::atomic<std::uint64_t> m_sampleGeneration{0};
     std::uint64_t m_buildsDone = 0;  // the newest build generation whose stages are all delivered
     std::uint64_t m_samplesDone = 0; // the newest sample generation delivered

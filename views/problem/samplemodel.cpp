@@ -1,7 +1,7 @@
-#include "samplemodel.h"
+#include "problem/samplemodel.h"
 
-#include "format.h"
-#include "spacecontroller.h"
+#include "common/format.h"
+#include "problem/spacecontroller.h"
 
 namespace tilescope::views {
 

@@ -1,4 +1,4 @@
-#include "spacecontroller.h"
+#include "problem/spacecontroller.h"
 
 #include "base/error.h"
 
@@ -127,9 +127,8 @@ void SpaceController::setProblem(std::shared_ptr<const TuningProblem> problem, s
         auto impact = std::make_shared<ConditionImpactSet>();
         impact->space = delivered->space;
         impact->rawSize = delivered->stats.rawSize;
-        impact->conditions =
-            measureConditions(*problem, shapeIndex, delivered->stats.validSize, delivered->stats.rawSize, cancelled,
-                              cancel.get());
+        impact->conditions = measureConditions(*problem, shapeIndex, delivered->stats.validSize,
+                                               delivered->stats.rawSize, cancelled, cancel.get());
         if (cancelled())
             return;
         std::shared_ptr<const ConditionImpactSet> impactDelivered = std::move(impact);

@@ -1,6 +1,6 @@
-#include "parametermodel.h"
+#include "problem/parametermodel.h"
 
-#include "format.h"
+#include "common/format.h"
 #include "spec/tuningproblem.h"
 
 namespace tilescope::views {

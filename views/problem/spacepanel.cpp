@@ -1,9 +1,9 @@
-#include "spacepanel.h"
+#include "problem/spacepanel.h"
 
-#include "errorbanner.h"
-#include "format.h"
-#include "samplemodel.h"
-#include "spacecontroller.h"
+#include "common/errorbanner.h"
+#include "common/format.h"
+#include "problem/samplemodel.h"
+#include "problem/spacecontroller.h"
 #include "spec/tuningproblem.h"
 
 #include <QFrame>

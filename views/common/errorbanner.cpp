@@ -1,4 +1,4 @@
-#include "errorbanner.h"
+#include "common/errorbanner.h"
 
 #include <QEvent>
 #include <QHBoxLayout>

@@ -1,6 +1,6 @@
-#include "sourceview.h"
+#include "problem/sourceview.h"
 
-#include "cudahighlighter.h"
+#include "problem/cudahighlighter.h"
 
 #include <QFontDatabase>
 #include <QPaintEvent>

@@ -1,10 +1,10 @@
-#include "problempanel.h"
+#include "problem/problempanel.h"
 
-#include "conditionmodel.h"
-#include "format.h"
-#include "parametermodel.h"
-#include "problemdocument.h"
-#include "spacecontroller.h"
+#include "common/format.h"
+#include "problem/conditionmodel.h"
+#include "problem/parametermodel.h"
+#include "problem/problemdocument.h"
+#include "problem/spacecontroller.h"
 #include "spec/tuningproblem.h"
 
 #include <QComboBox>
