@@ -1,0 +1,55 @@
+// The CUPTI pass after timing: hardware counters of one more launch, or a note saying why not.
+
+#include "measure/cuda/device/runtimeimpl.h"
+#include "measure/metricnames.h"
+
+namespace tilescope::cuda {
+
+void WorkerRuntime::Impl::profile(const worker::Measure& m, worker::Result& r) {
+    const std::vector<std::string> names = expandMetricNames(m.metrics);
+    if (names.empty())
+        return;
+    if (!profiler) {
+        r.metricsNote = cuptiNote.empty() ? "CUPTI counters are not available on this device" : cuptiNote;
+        return;
+    }
+    if (!metricSetChosen || names != metricSet) {
+        metricSet = names;
+        metricSetChosen = true;
+        try {
+            metricSetError = profiler->setMetrics(names);
+        } catch (const std::exception& e) {
+            metricSetError = e.what();
+        }
+    }
+    if (!metricSetError.empty()) {
+        r.metricsNote = "metrics not collected: " + metricSetError;
+        return;
+    }
+    std::string error;
+    CUresult launchError = CUDA_SUCCESS;
+    std::optional<std::vector<Metric>> values;
+    try {
+        // No exception may cross the profiler: the launch reports failure by its status.
+        values = profiler->profile(
+            [this]() noexcept {
+                const CUresult rc = restoreReadWrite();
+                return rc != CUDA_SUCCESS ? rc : launch();
+            },
+            &error, &launchError);
+    } catch (const std::exception& e) {
+        error = e.what();
+    }
+    if (launchError != CUDA_SUCCESS && isStickyError(launchError))
+        throw CudaFailure{launchError, "the kernel failed under the profiler"};
+    const CUresult after = cu->cuStreamSynchronize(stream);
+    if (after != CUDA_SUCCESS && isStickyError(after))
+        throw CudaFailure{after, "the kernel failed under the profiler"};
+    if (!values) {
+        r.metricsNote = "metrics not collected: " + (error.empty() ? std::string("the profiler failed") : error);
+        return;
+    }
+    r.measurement.metrics = std::move(*values);
+}
+
+} // namespace tilescope::cuda

@@ -1,0 +1,221 @@
+#pragma once
+
+// The state of a WorkerRuntime and the pieces of its work, for the files that implement it:
+// workerruntime.cpp (start, open, measure, release), launch.cpp (loading a cubin and checking its
+// launch), verification.cpp (the reference and the comparison), timing.cpp (the timed launches;
+// the arithmetic of the rule is Sampler's, CUDA-free) and counters.cpp (the CUPTI pass).
+// Private to measure/cuda/device/.
+
+#include "base/error.h"
+#include "measure/cuda/argumentdata.h"
+#include "measure/cuda/device/cudadriver.h"
+#include "measure/cuda/device/cuptiprofiler.h"
+#include "measure/cuda/device/workerruntime.h"
+#include "measure/cuda/launchplan.h"
+#include "spec/tuningproblem.h"
+
+#include <array>
+#include <chrono>
+#include <climits>
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace tilescope::cuda {
+
+using Clock = std::chrono::steady_clock;
+
+/// A driver call that failed inside open() or measure(): what was being done, and the status.
+/// Caught at the top of each request and turned into its answer (sticky: the context is lost).
+struct CudaFailure {
+    CUresult rc;
+    std::string what;
+};
+
+/// The poison written into WriteOnly outputs before the verification launch: every byte 0xFF,
+/// a NaN in every floating-point type, so an element the kernel never writes cannot pass.
+constexpr unsigned char kPoison = 0xFF;
+
+/// "1.50 GiB", "12.0 MiB", "512 bytes".
+std::string bytesText(double bytes);
+
+struct alignas(8) ScalarSlot {
+    unsigned char bytes[8] = {};
+};
+
+struct WorkerRuntime::Impl {
+    const Driver* cu = nullptr;
+    int ordinal = -1;
+    CUdevice device = 0;
+    CUcontext context = nullptr;
+    bool retained = false;
+    CUstream stream = nullptr;
+    CUevent startEvent = nullptr;
+    CUevent endEvent = nullptr;
+    bool lost = false; ///< a sticky error happened: the context is unusable
+    std::string lostReason;
+
+    // The device's limits, for clear launch errors.
+    std::array<int, 3> maxBlock{1024, 1024, 64};
+    std::array<int, 3> maxGrid{INT_MAX, 65535, 65535};
+    int sharedPerBlock = 48 * 1024;      // without opting in
+    int sharedPerBlockOptin = 48 * 1024; // with cuFuncSetAttribute
+    std::int64_t l2Bytes = 0;
+
+    std::unique_ptr<CuptiProfiler> profiler;
+    std::string cuptiNote;
+    bool metricSetChosen = false;
+    std::vector<std::string> metricSet;
+    std::string metricSetError;
+
+    CUdeviceptr flush = 0;
+    std::int64_t flushBytes = 0;
+    unsigned flushValue = 0;
+
+    // The open problem.
+    std::unique_ptr<TuningProblem> problem;
+    std::unique_ptr<LaunchPlanner> planner;
+    std::vector<CUdeviceptr> buffers;  // per argument; 0 for scalars
+    std::vector<CUdeviceptr> pristine; // per argument: the initial contents of a ReadWrite buffer, else 0
+    std::vector<ScalarSlot> scalars;   // per argument
+    std::vector<void*> params;         // per argument: what cuLaunchKernel reads
+    struct Reference {
+        std::size_t argument = 0;
+        Validation method = Validation::Normalized;
+        double tolerance = 0;
+        std::vector<unsigned char> data;
+    };
+    std::vector<Reference> references;            // from the problem's ReferenceArguments
+    std::vector<bool> hasT1Reference;             // per argument
+    std::vector<std::vector<unsigned char>> kept; // per argument: the reference config's output
+    bool hasKept = false;
+    std::vector<std::vector<unsigned char>> host; // per argument: scratch for downloads
+
+    // The config being measured.
+    CUmodule module = nullptr;
+    CUfunction function = nullptr;
+    std::array<unsigned, 3> grid{1, 1, 1};
+    std::array<unsigned, 3> block{1, 1, 1};
+    unsigned sharedDynamic = 0;
+
+    // ---- helpers ----
+
+    void check(CUresult rc, const std::string& what) const {
+        if (rc != CUDA_SUCCESS)
+            throw CudaFailure{rc, what};
+    }
+
+    int attribute(CUdevice_attribute a, int fallback) const {
+        int value = 0;
+        return cu->cuDeviceGetAttribute(&value, a, device) == CUDA_SUCCESS ? value : fallback;
+    }
+
+    const std::vector<ArgumentSpec>& arguments() const { return planner->arguments(); }
+
+    CUresult launch() {
+        return cu->cuLaunchKernel(function, grid[0], grid[1], grid[2], block[0], block[1], block[2], sharedDynamic,
+                                  stream, params.data(), nullptr);
+    }
+
+    /// Queues the copies that give every ReadWrite buffer its initial contents again.
+    CUresult restoreReadWrite() {
+        const auto& args = arguments();
+        for (std::size_t i = 0; i < args.size(); ++i) {
+            if (pristine[i] == 0)
+                continue;
+            const CUresult rc =
+                cu->cuMemcpyDtoDAsync(buffers[i], pristine[i], static_cast<std::size_t>(args[i].bytes()), stream);
+            if (rc != CUDA_SUCCESS)
+                return rc;
+        }
+        return CUDA_SUCCESS;
+    }
+
+    void freeBuffer(CUdeviceptr& ptr) {
+        if (ptr != 0 && !lost)
+            cu->cuMemFree(ptr);
+        ptr = 0;
+    }
+
+    void releaseProblem() {
+        for (CUdeviceptr& p : buffers)
+            freeBuffer(p);
+        for (CUdeviceptr& p : pristine)
+            freeBuffer(p);
+        buffers.clear();
+        pristine.clear();
+        scalars.clear();
+        params.clear();
+        references.clear();
+        hasT1Reference.clear();
+        kept.clear();
+        hasKept = false;
+        host.clear();
+        planner.reset();
+        problem.reset();
+    }
+
+    void unloadModule() {
+        if (module && !lost)
+            cu->cuModuleUnload(module);
+        module = nullptr;
+        function = nullptr;
+    }
+
+    /// Allocates `bytes` of device memory, with a message that says how much is free when it cannot.
+    CUdeviceptr allocate(std::int64_t bytes, const std::string& what) {
+        CUdeviceptr ptr = 0;
+        const CUresult rc = cu->cuMemAlloc(&ptr, static_cast<std::size_t>(bytes));
+        if (rc == CUDA_ERROR_OUT_OF_MEMORY) {
+            std::size_t free = 0;
+            std::size_t total = 0;
+            cu->cuMemGetInfo(&free, &total);
+            throw CudaFailure{rc, "out of device memory for " + what + " (" + bytesText(static_cast<double>(bytes)) +
+                                      "; " + bytesText(static_cast<double>(free)) + " free of " +
+                                      bytesText(static_cast<double>(total)) + ")"};
+        }
+        check(rc, "cannot allocate " + bytesText(static_cast<double>(bytes)) + " for " + what);
+        return ptr;
+    }
+
+    std::string describeFailure(const CudaFailure& f) const { return f.what + ": " + cu->describe(f.rc); }
+
+    // ---- measuring (launch.cpp) ----
+    /// Loads the module and the function, and fills FunctionInfo and the static info.
+    void load(const worker::Measure& m, const std::vector<char>& cubin, worker::Result& r);
+    /// Kernel Tuner's constant-memory arguments: each buffer's initial contents go to the
+    /// module's __constant__ variable of the argument's name, once per module.
+    void fillConstantMemory();
+    /// The geometry of the config, checked against the function's and the device's limits.
+    /// "" when it can be launched; otherwise why not.
+    std::string prepare(const worker::Measure& m, worker::Result& r);
+    /// Launches once and checks the launch; the message of a launch that does not start says
+    /// whether a block fits on an SM at all.
+    void launchChecked(const worker::Result& r, const std::string& what);
+
+    // ---- verification.cpp ----
+    void readReferences(const std::filesystem::path& baseDir, const std::string& problemFile);
+    /// Runs the config once on poisoned outputs and compares them with the reference.
+    void verify(const worker::Measure& m, worker::Result& r);
+
+    // ---- timing.cpp ----
+    /// One launch between a pair of events, after the L2 flush and the restore of ReadWrite
+    /// buffers (both queued before the start event, so neither is timed). Milliseconds.
+    double timedLaunch(const worker::Result& r, bool flushL2);
+    TimingStats time(const worker::TimingRule& rule, const worker::Result& r);
+
+    // ---- counters.cpp ----
+    /// The CUPTI pass: its problems are notes, except a sticky error, which loses the context.
+    void profile(const worker::Measure& m, worker::Result& r);
+
+    // ---- workerruntime.cpp ----
+
+    /// Measures one config: load, check the launch, verify, time, profile.
+    void run(const worker::Measure& m, const std::vector<char>& cubin, worker::Result& r,
+             std::optional<Clock::time_point>& benchStart);
+};
+
+} // namespace tilescope::cuda
