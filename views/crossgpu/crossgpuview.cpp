@@ -15,7 +15,6 @@
 #include <QLabel>
 #include <QLocale>
 #include <QMenu>
-#include <QPointer>
 #include <QProgressBar>
 #include <QPushButton>
 #include <QSignalBlocker>
@@ -23,7 +22,6 @@
 #include <QSpinBox>
 #include <QTableView>
 #include <QTextDocumentFragment>
-#include <QThreadPool>
 #include <QToolButton>
 #include <QVBoxLayout>
 
@@ -72,10 +70,7 @@ std::vector<std::string> supportedArchs() {
 } // namespace
 
 CrossGpuView::CrossGpuView(QWidget* parent)
-    : QWidget(parent)
-    , m_pool(std::make_unique<QThreadPool>()) {
-    m_pool->setMaxThreadCount(1);
-
+    : QWidget(parent) {
     m_sourceCombo = new QComboBox(this);
     m_sourceCombo->addItem(tr("Random sample"), static_cast<int>(Source::Sample));
     m_sourceCombo->addItem(tr("Best results"), static_cast<int>(Source::BestResults));
@@ -180,11 +175,7 @@ CrossGpuView::CrossGpuView(QWidget* parent)
 }
 
 CrossGpuView::~CrossGpuView() {
-    ++m_generation;
-    if (m_cancel)
-        m_cancel->store(true);
-    m_pool->clear();
-    m_pool->waitForDone();
+    m_analysis.stop();
 }
 
 void CrossGpuView::buildArchMenu() {
@@ -298,8 +289,6 @@ struct CrossGpuView::Job {
     std::uint64_t seed = 0;
     std::vector<std::string> archs;
     std::string cacheDirectory;
-    std::shared_ptr<std::atomic<bool>> cancel;
-    std::uint64_t generation = 0;
 };
 
 void CrossGpuView::start() {
@@ -316,8 +305,6 @@ void CrossGpuView::start() {
     job.seed = m_seed;
     job.archs = archs();
     job.cacheDirectory = m_cacheDirectory.toStdString();
-    job.cancel = m_cancel = std::make_shared<std::atomic<bool>>(false);
-    job.generation = ++m_generation;
 
     std::vector<std::string> names;
     for (int p = 0; p < m_space->space->parameterCount(); ++p)
@@ -331,18 +318,9 @@ void CrossGpuView::start() {
     updateControls();
     updateSummary();
 
-    QPointer<CrossGpuView> self(this);
-    m_pool->start([self, job]() {
-        auto post = [self](auto function) {
-            QMetaObject::invokeMethod(
-                self.data(),
-                [self, function]() {
-                    if (self)
-                        function(*self);
-                },
-                Qt::QueuedConnection);
-        };
-        const std::uint64_t generation = job.generation;
+    // Rows, progress and the end are posted as they come; those of a superseded analysis are dropped.
+    m_analysis.start([this, job](const BackgroundJob& task) {
+        auto post = [this, &task](auto function) { task.post([this, function]() { function(*this); }); };
         int skipped = 0;
         try {
             const TuningProblem& problem = *job.space->problem;
@@ -381,18 +359,18 @@ void CrossGpuView::start() {
             CompileService service({0, std::make_shared<CompileCache>(cacheOptions)});
 
             const int total = static_cast<int>(indices.size() * job.archs.size());
-            post([generation, total](CrossGpuView& view) { view.onProgress(generation, 0, total); });
+            post([total](CrossGpuView& view) { view.onProgress(0, total); });
             int base = 0;
-            for (std::size_t first = 0; first < indices.size() && !job.cancel->load(); first += kBatchConfigs) {
+            for (std::size_t first = 0; first < indices.size() && !task.isCancelled(); first += kBatchConfigs) {
                 const std::size_t n = std::min<std::size_t>(kBatchConfigs, indices.size() - first);
                 const std::span<const std::uint64_t> batch(indices.data() + first, n);
                 const auto results = analyzer.run(
                     space, batch, job.archs, service,
-                    [post, generation, base, total](std::size_t done, std::size_t) {
+                    [post, base, total](std::size_t done, std::size_t) {
                         const int now = base + static_cast<int>(done);
-                        post([generation, now, total](CrossGpuView& view) { view.onProgress(generation, now, total); });
+                        post([now, total](CrossGpuView& view) { view.onProgress(now, total); });
                     },
-                    job.cancel.get());
+                    task.cancelFlag());
                 base += static_cast<int>(results.size());
                 std::vector<CrossGpuRow> rows;
                 for (std::size_t c = 0; c < n; ++c) {
@@ -414,18 +392,16 @@ void CrossGpuView::start() {
                     rows.push_back(std::move(row));
                 }
                 auto shared = std::make_shared<std::vector<CrossGpuRow>>(std::move(rows));
-                post([generation, shared](CrossGpuView& view) { view.onRows(generation, std::move(*shared)); });
+                post([shared](CrossGpuView& view) { view.onRows(std::move(*shared)); });
             }
-            const bool cancelled = job.cancel->load();
-            post([generation, cancelled, skipped](CrossGpuView& view) {
-                view.onFinished(generation, cancelled, {}, skipped);
-            });
+            const bool cancelled = task.isCancelled();
+            post([cancelled, skipped](CrossGpuView& view) { view.onFinished(cancelled, {}, skipped); });
         } catch (const InputError& e) {
             const QString message = QString::fromStdString(e.what());
-            post([generation, message](CrossGpuView& view) { view.onFinished(generation, false, message, 0); });
+            post([message](CrossGpuView& view) { view.onFinished(false, message, 0); });
         } catch (const std::exception& e) {
             const QString message = QString::fromStdString(e.what());
-            post([generation, message](CrossGpuView& view) { view.onFinished(generation, false, message, 0); });
+            post([message](CrossGpuView& view) { view.onFinished(false, message, 0); });
         }
     });
     emit started(0);
@@ -434,19 +410,16 @@ void CrossGpuView::start() {
 void CrossGpuView::cancel() {
     if (!m_running)
         return;
-    if (m_cancel)
-        m_cancel->store(true);
+    m_analysis.cancel();
     m_status->setText(tr("Cancelling after the compiles in flight…"));
     m_runButton->setEnabled(false);
 }
 
-void CrossGpuView::onProgress(std::uint64_t generation, int done, int total) {
-    if (generation != m_generation)
-        return;
+void CrossGpuView::onProgress(int done, int total) {
     if (m_progress->maximum() != total)
         m_progress->setRange(0, std::max(total, 1));
     m_progress->setValue(done);
-    if (m_cancel && !m_cancel->load())
+    if (!m_analysis.isCancelled())
         m_status->setText(
             tr("Compiling %1 configs for %2 archs…")
                 .arg(formatCount(std::uint64_t(total / std::max<std::size_t>(m_model->archs().size(), 1))))
@@ -454,9 +427,7 @@ void CrossGpuView::onProgress(std::uint64_t generation, int done, int total) {
     emit progressed(done, total);
 }
 
-void CrossGpuView::onRows(std::uint64_t generation, std::vector<CrossGpuRow> rows) {
-    if (generation != m_generation)
-        return;
+void CrossGpuView::onRows(std::vector<CrossGpuRow> rows) {
     const bool first = m_model->rowCount() == 0;
     m_model->appendRows(std::move(rows));
     if (first)
@@ -466,9 +437,7 @@ void CrossGpuView::onRows(std::uint64_t generation, std::vector<CrossGpuRow> row
     updateSummary();
 }
 
-void CrossGpuView::onFinished(std::uint64_t generation, bool cancelled, const QString& error, int skipped) {
-    if (generation != m_generation)
-        return;
+void CrossGpuView::onFinished(bool cancelled, const QString& error, int skipped) {
     m_running = false;
     m_progress->hide();
     const int rows = m_model->rowCount();

@@ -10,13 +10,13 @@
 // the on-disk compile cache, in batches, so rows appear as they are ready; Cancel stops after the
 // compiles in flight.
 
+#include "common/backgroundtask.h"
 #include "crossgpu/crossgpumodel.h"
 #include "model/records.h"
 
 #include <QString>
 #include <QWidget>
 
-#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -31,7 +31,6 @@ class QPushButton;
 class QSortFilterProxyModel;
 class QSpinBox;
 class QTableView;
-class QThreadPool;
 class QToolButton;
 
 namespace tilescope::views {
@@ -102,9 +101,9 @@ private:
     void updateArchButton();
     void updateControls();
     void updateSummary();
-    void onRows(std::uint64_t generation, std::vector<CrossGpuRow> rows);
-    void onProgress(std::uint64_t generation, int done, int total);
-    void onFinished(std::uint64_t generation, bool cancelled, const QString& error, int skipped);
+    void onRows(std::vector<CrossGpuRow> rows);
+    void onProgress(int done, int total);
+    void onFinished(bool cancelled, const QString& error, int skipped);
     void onCurrentRowChanged();
 
     std::shared_ptr<const SpaceResult> m_space;
@@ -113,9 +112,6 @@ private:
     QString m_cacheDirectory;
     std::uint64_t m_seed = 0;
 
-    std::unique_ptr<QThreadPool> m_pool;
-    std::atomic<std::uint64_t> m_generation{0};
-    std::shared_ptr<std::atomic<bool>> m_cancel;
     bool m_running = false;
 
     CrossGpuModel* m_model = nullptr;
@@ -130,6 +126,7 @@ private:
     QCheckBox* m_onlyDifferences = nullptr;
     QLabel* m_summary = nullptr;
     QTableView* m_table = nullptr;
+    BackgroundTask m_analysis{this}; // one at a time: a new one waits for the compiles in flight of the one it cancels
 };
 
 } // namespace tilescope::views

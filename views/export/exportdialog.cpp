@@ -17,12 +17,10 @@
 #include <QLabel>
 #include <QLineEdit>
 #include <QPlainTextEdit>
-#include <QPointer>
 #include <QPushButton>
 #include <QSaveFile>
 #include <QSpinBox>
 #include <QTableView>
-#include <QThreadPool>
 #include <QVBoxLayout>
 
 #include <exception>
@@ -116,9 +114,7 @@ QString exportFormatTitle(ExportFormat format) {
 }
 
 ExportDialog::ExportDialog(QWidget* parent)
-    : QDialog(parent)
-    , m_pool(std::make_unique<QThreadPool>()) {
-    m_pool->setMaxThreadCount(1);
+    : QDialog(parent) {
     setWindowTitle(tr("Export Results"));
     setObjectName(QStringLiteral("exportDialog"));
     m_outputFolder = QDir::currentPath();
@@ -242,9 +238,8 @@ ExportDialog::ExportDialog(QWidget* parent)
 }
 
 ExportDialog::~ExportDialog() {
-    ++m_generation;
-    m_pool->clear();
-    m_pool->waitForDone();
+    m_load.stop();
+    m_making.stop();
 }
 
 void ExportDialog::setSessions(std::vector<SessionData> sessions, const QString& sourceLabel) {
@@ -260,35 +255,27 @@ void ExportDialog::setSessions(std::vector<SessionData> sessions, const QString&
 void ExportDialog::openRecording(const QString& path) {
     m_status->setText(tr("Reading %1…").arg(QDir::toNativeSeparators(path)));
     m_openButton->setEnabled(false);
-    QPointer<ExportDialog> self(this);
-    const std::uint64_t generation = ++m_generation;
-    m_pool->start([self, path, generation]() {
-        std::vector<SessionData> sessions;
-        QString error;
-        try {
-            sessions = readRecording(path.toStdString());
-        } catch (const std::exception& e) {
-            error = QString::fromStdString(e.what());
-        }
-        auto loaded = std::make_shared<std::vector<SessionData>>(std::move(sessions));
-        QMetaObject::invokeMethod(
-            self.data(),
-            [self, path, loaded, error, generation]() {
-                if (!self)
-                    return;
-                self->m_openButton->setEnabled(true);
-                if (!error.isEmpty()) {
-                    self->m_status->setText(error);
-                    if (generation == self->m_generation)
-                        self->refresh();
-                    return;
-                }
-                self->m_outputFolder = QFileInfo(path).absolutePath();
-                self->setSessions(std::move(*loaded), QDir::toNativeSeparators(path));
-                self->m_status->clear();
-            },
-            Qt::QueuedConnection);
-    });
+    m_load.start(
+        [path]() {
+            std::vector<SessionData> sessions;
+            QString error;
+            try {
+                sessions = readRecording(path.toStdString());
+            } catch (const std::exception& e) {
+                error = QString::fromStdString(e.what());
+            }
+            return std::make_pair(std::move(sessions), error);
+        },
+        [this, path](std::pair<std::vector<SessionData>, QString> loaded) {
+            m_openButton->setEnabled(true);
+            if (!loaded.second.isEmpty()) {
+                m_status->setText(loaded.second); // the sessions listed, and their preview, stay
+                return;
+            }
+            m_outputFolder = QFileInfo(path).absolutePath();
+            setSessions(std::move(loaded.first), QDir::toNativeSeparators(path));
+            m_status->clear();
+        });
 }
 
 void ExportDialog::setFormat(ExportFormat format) {
@@ -390,10 +377,9 @@ std::vector<SessionData> ExportDialog::chosenSessions() const {
     return chosen;
 }
 
-ExportDialog::Made ExportDialog::make(std::uint64_t generation, const std::vector<SessionData>& sessions,
-                                      ExportOptions options, const std::string& source) {
+ExportDialog::Made ExportDialog::make(const std::vector<SessionData>& sessions, ExportOptions options,
+                                      const std::string& source) {
     Made made;
-    made.generation = generation;
     try {
         made.text = std::make_shared<const std::string>(exportResults(sessions, options, source));
     } catch (const InputError& e) {
@@ -405,48 +391,35 @@ ExportDialog::Made ExportDialog::make(std::uint64_t generation, const std::vecto
 }
 
 void ExportDialog::refresh() {
-    const std::uint64_t generation = ++m_generation;
+    m_making.supersede(); // a preview being made is of the old choices
     m_ready = false;
     m_text.reset();
     m_problem.clear();
     if (!m_sessions || m_sessions->empty()) {
         m_problem = tr("There are no results to export: open a recording or run a session first.");
-        apply(Made{generation, nullptr, m_problem});
+        apply(Made{nullptr, m_problem});
         return;
     }
     if (m_sessionModel->checkedRows().empty()) {
-        apply(Made{generation, nullptr, tr("Check at least one session.")});
+        apply(Made{nullptr, tr("Check at least one session.")});
         return;
     }
     m_previewNote->setText(tr("Making the preview…"));
     updateButtons();
     // The chosen sessions are copied on the helper thread, not here: a few thousand results
     // take a moment.
-    auto sessions = m_sessions;
-    const std::vector<int> rows = m_sessionModel->checkedRows();
-    const ExportOptions options{format(), static_cast<std::size_t>(topK())};
-    const std::string source = m_sourceLabel.toStdString();
-    QPointer<ExportDialog> self(this);
-    m_pool->start([self, sessions, rows, options, source, generation, this]() {
-        if (generation != m_generation)
-            return;
-        std::vector<SessionData> chosen;
-        for (int row : rows)
-            chosen.push_back((*sessions)[static_cast<std::size_t>(row)]);
-        Made made = make(generation, chosen, options, source);
-        QMetaObject::invokeMethod(
-            self.data(),
-            [self, made]() {
-                if (self)
-                    self->apply(made);
-            },
-            Qt::QueuedConnection);
-    });
+    m_making.start(
+        [sessions = m_sessions, rows = m_sessionModel->checkedRows(),
+         options = ExportOptions{format(), static_cast<std::size_t>(topK())}, source = m_sourceLabel.toStdString()]() {
+            std::vector<SessionData> chosen;
+            for (int row : rows)
+                chosen.push_back((*sessions)[static_cast<std::size_t>(row)]);
+            return make(chosen, options, source);
+        },
+        [this](const Made& made) { apply(made); });
 }
 
 void ExportDialog::apply(const Made& made) {
-    if (made.generation != m_generation)
-        return; // the choices changed since
     m_text = made.text;
     m_problem = made.text ? QString() : made.error;
     m_ready = true;
@@ -486,8 +459,8 @@ bool ExportDialog::exportNow(QString* error) {
         return fail(tr("Choose a file to write."));
     std::shared_ptr<const std::string> text = m_ready ? m_text : nullptr;
     if (!m_ready) {
-        const Made made = make(m_generation, chosenSessions(), ExportOptions{format(), std::size_t(topK())},
-                               m_sourceLabel.toStdString());
+        const Made made =
+            make(chosenSessions(), ExportOptions{format(), std::size_t(topK())}, m_sourceLabel.toStdString());
         apply(made);
         text = made.text;
     }

@@ -7,11 +7,12 @@
 // (a T4 file of a few thousand results is megabytes), and what the preview shows is exactly
 // what Export writes.
 
+#include "common/backgroundtask.h"
+
 #include "exchange/exchange.h"
 
 #include <QDialog>
 
-#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -25,7 +26,6 @@ class QPlainTextEdit;
 class QPushButton;
 class QSpinBox;
 class QTableView;
-class QThreadPool;
 
 namespace tilescope::views {
 
@@ -78,7 +78,6 @@ signals:
 
 private:
     struct Made {
-        std::uint64_t generation = 0;
         std::shared_ptr<const std::string> text; ///< null when it failed
         QString error;
     };
@@ -91,16 +90,13 @@ private:
     void browse();
     void proposeFileName();
     std::vector<SessionData> chosenSessions() const;
-    static Made make(std::uint64_t generation, const std::vector<SessionData>& sessions, ExportOptions options,
-                     const std::string& source);
+    static Made make(const std::vector<SessionData>& sessions, ExportOptions options, const std::string& source);
 
     std::shared_ptr<const std::vector<SessionData>> m_sessions;
     QString m_sourceLabel;
     QString m_outputFolder;
     bool m_pathEdited = false; // the user typed or chose a path: format changes keep it
 
-    std::unique_ptr<QThreadPool> m_pool;
-    std::atomic<std::uint64_t> m_generation{0};
     std::shared_ptr<const std::string> m_text;
     bool m_ready = false;
     QString m_problem;
@@ -119,6 +115,9 @@ private:
     QLabel* m_status = nullptr;
     QDialogButtonBox* m_buttons = nullptr;
     QPushButton* m_exportButton = nullptr;
+
+    BackgroundTask m_load{this};   // a recording being read: the newest only
+    BackgroundTask m_making{this}; // the text for the current choices: a change supersedes it
 };
 
 /// A file name suffix for a format: ".t4.json", "_best.json", "_triton.py", "_tuned.h", ".csv".

@@ -11,9 +11,7 @@
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QMouseEvent>
-#include <QShowEvent>
 #include <QSignalBlocker>
-#include <QThreadPool>
 #include <QToolTip>
 #include <QVBoxLayout>
 
@@ -53,10 +51,7 @@ QCPRange cellRange(int n) {
 } // namespace
 
 HeatmapWidget::HeatmapWidget(QWidget* parent)
-    : QWidget(parent)
-    , m_pool(std::make_unique<QThreadPool>()) {
-    m_pool->setMaxThreadCount(1);
-
+    : ResultPlot(parent) {
     m_xCombo = new QComboBox(this);
     m_xCombo->setToolTip(tr("The parameter along the horizontal axis"));
     m_yCombo = new QComboBox(this);
@@ -135,17 +130,11 @@ HeatmapWidget::HeatmapWidget(QWidget* parent)
         showGrid(); // the colour scale only: no new aggregation
     });
     connect(m_plot, &QCustomPlot::mouseMove, this, &HeatmapWidget::onMouseMove);
-    connect(m_plot, &QCustomPlot::mousePress, this, &HeatmapWidget::onMousePress);
+    connect(m_plot, &QCustomPlot::mousePress, this, &HeatmapWidget::notePress);
     connect(m_plot, &QCustomPlot::mouseRelease, this, &HeatmapWidget::onMouseRelease);
     connect(m_plot, &QCustomPlot::afterLayout, this, &HeatmapWidget::fitToCellSize);
     m_plot->installEventFilter(this);
     syncControls();
-}
-
-HeatmapWidget::~HeatmapWidget() {
-    ++m_generation; // a running aggregation delivers nothing
-    m_pool->clear();
-    m_pool->waitForDone();
 }
 
 void HeatmapWidget::buildPlot() {
@@ -409,22 +398,9 @@ void HeatmapWidget::specFromControls() {
         setSpec(spec);
 }
 
-void HeatmapWidget::showEvent(QShowEvent* event) {
-    QWidget::showEvent(event);
-    if (m_refreshWhenShown) {
-        m_refreshWhenShown = false;
-        refresh();
-    }
-}
-
 void HeatmapWidget::refresh() {
-    // Hidden behind another tab of a visible window: nothing to draw until it is shown (a live
-    // run's snapshots then cost this plot nothing).
-    if (window()->isVisible() && !isVisible()) {
-        m_refreshWhenShown = true;
+    if (waitUntilShown())
         return;
-    }
-    const std::uint64_t generation = ++m_generation;
     // Everything the job reads is copied or shared immutably: the GUI thread may move on.
     auto job = [results = m_results, names = m_parameterNames, spec = m_spec, objective = m_objectiveName,
                 summarizeToo = m_needSummary]() {
@@ -436,30 +412,9 @@ void HeatmapWidget::refresh() {
         computed.grid = std::make_shared<const HeatmapGrid>(aggregate(all, names, spec, objective));
         return computed;
     };
-    if (!m_results || m_results->size() <= kSyncLimit) {
-        m_busy = false;
-        apply(job());
-        return;
-    }
-    m_busy = true;
-    m_status->setText(tr("Aggregating %1 results…").arg(formatCount(static_cast<std::uint64_t>(m_results->size()))));
-    m_pool->clear(); // a queued job not started yet is stale now
-    m_pool->start([this, generation, job = std::move(job)]() {
-        if (generation != m_generation.load())
-            return;
-        Computed computed = job();
-        // The destructor waits for this job, so `this` outlives the posted call's creation;
-        // a widget deleted before the call runs takes the posted event with it.
-        QMetaObject::invokeMethod(
-            this,
-            [this, generation, computed = std::move(computed)]() {
-                if (generation != m_generation.load())
-                    return; // a newer request is on its way
-                m_busy = false;
-                apply(computed);
-            },
-            Qt::QueuedConnection);
-    });
+    compute(
+        std::move(job), [this](const Computed& computed) { apply(computed); }, m_status,
+        tr("Aggregating %1 results…").arg(formatCount(static_cast<std::uint64_t>(m_results ? m_results->size() : 0))));
 }
 
 void HeatmapWidget::apply(const Computed& computed) {
@@ -703,16 +658,8 @@ void HeatmapWidget::onMouseMove(QMouseEvent* event) {
     QToolTip::showText(event->globalPosition().toPoint(), m_hoverText, m_plot, area);
 }
 
-void HeatmapWidget::onMousePress(QMouseEvent* event) {
-    m_pressed = event->button() == Qt::LeftButton;
-    m_pressPos = event->position();
-}
-
 void HeatmapWidget::onMouseRelease(QMouseEvent* event) {
-    const bool click =
-        m_pressed && event->button() == Qt::LeftButton && (event->position() - m_pressPos).manhattanLength() <= 4;
-    m_pressed = false;
-    if (!click)
+    if (!isClick(event))
         return;
     const CellIndex cell = cellAtPixel(event->position());
     if (!cell.valid() || !m_grid->cell(cell).record)
@@ -720,14 +667,6 @@ void HeatmapWidget::onMouseRelease(QMouseEvent* event) {
     const QString json = QString::fromStdString(configJson(m_grid->cell(cell).record->config));
     selectConfig(json);
     emit configSelected(json);
-}
-
-bool HeatmapWidget::savePng(const QString& path, int width, int height) {
-    return m_plot->savePng(path, width, height);
-}
-
-bool HeatmapWidget::savePdf(const QString& path, int width, int height) {
-    return m_plot->savePdf(path, width, height);
 }
 
 } // namespace tilescope::views

@@ -7,16 +7,14 @@
 // colour scale and a value (or "all") per other parameter. Hovering shows a cell's tooltip;
 // clicking a cell emits its config.
 //
-// Large result sets are aggregated on a helper thread; only the newest request is applied
-// (a generation counter drops stale ones), so live updates at 10 Hz cannot pile up.
+// Large result sets are aggregated on a helper thread (see ResultPlot).
 
 #include "plots/heatmapmodel.h"
+#include "plots/resultplot.h"
 
 #include <QPointF>
 #include <QString>
-#include <QWidget>
 
-#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -35,19 +33,13 @@ class QCustomPlot;
 class QHBoxLayout;
 class QLabel;
 class QMouseEvent;
-class QThreadPool;
 
 namespace tilescope::views {
 
-class HeatmapWidget : public QWidget {
+class HeatmapWidget : public ResultPlot {
     Q_OBJECT
 public:
-    /// Result sets larger than this are aggregated on the helper thread.
-    static constexpr std::size_t kSyncLimit = 20'000;
-
     explicit HeatmapWidget(QWidget* parent = nullptr);
-    /// Waits for an aggregation in flight (tens of milliseconds at most).
-    ~HeatmapWidget() override;
 
     /// The results to show (an immutable snapshot; call again with a new one as results arrive),
     /// the session's parameter names in order, and its objective ("TFLOP/s"; "" none). Keeps
@@ -62,19 +54,11 @@ public:
     /// gives); "" or a config outside the grid clears the outline. Whether a cell was outlined.
     bool selectConfig(const QString& configJson);
 
-    /// The grid on screen (null before the first results), and whether a newer one is on its way.
+    /// The grid on screen (null before the first results); isBusy(): a newer one is on its way.
     std::shared_ptr<const HeatmapGrid> grid() const { return m_grid; }
-    bool isBusy() const { return m_busy; }
 
     /// The cell under a pixel position of plot(); invalid outside the grid.
     CellIndex cellAtPixel(QPointF pixel) const;
-    /// The text of the tooltip last shown by hovering ("" none), for tests.
-    QString hoverText() const { return m_hoverText; }
-
-    bool savePng(const QString& path, int width = 0, int height = 0);
-    bool savePdf(const QString& path, int width = 0, int height = 0);
-
-    QCustomPlot* plot() const { return m_plot; }
     QCPColorMap* colorMap() const { return m_map; }
     QCPColorScale* colorScale() const { return m_scale; }
     QComboBox* xCombo() const { return m_xCombo; }
@@ -98,9 +82,8 @@ private:
     };
 
     bool eventFilter(QObject* watched, QEvent* event) override;
-    void showEvent(QShowEvent* event) override;
     void buildPlot();
-    void refresh();
+    void refresh() override;
     void apply(const Computed& computed);
     void applySummary(const ResultSummary& summary);
     void rebuildFixedCombos();
@@ -110,25 +93,14 @@ private:
     void fitToCellSize();
     void placeSelection();
     void onMouseMove(QMouseEvent* event);
-    void onMousePress(QMouseEvent* event);
     void onMouseRelease(QMouseEvent* event);
 
-    // Data
-    std::shared_ptr<const std::vector<ResultRecord>> m_results;
-    std::vector<std::string> m_parameterNames;
-    std::string m_objectiveName;
+    // Data (the results are ResultPlot's)
     HeatmapSpec m_spec;
     std::shared_ptr<const HeatmapGrid> m_grid;
     std::shared_ptr<const ResultSummary> m_summary;
     std::vector<Quantity> m_quantities; // the quantity combo's items
     std::string m_selectedConfig;       // compact JSON of the selected config ("" none)
-
-    // The helper thread
-    std::unique_ptr<QThreadPool> m_pool;
-    std::atomic<std::uint64_t> m_generation{0};
-    bool m_busy = false;
-    bool m_refreshWhenShown = false; // results or spec changed while hidden behind another tab
-    bool m_needSummary = false;      // the results changed: the next job summarizes them for the controls
 
     // Controls
     QComboBox* m_xCombo = nullptr;
@@ -142,8 +114,7 @@ private:
     std::vector<QLabel*> m_fixedLabels; // one per parameter, in m_parameterNames order
     std::vector<QComboBox*> m_fixedCombos;
 
-    // The plot
-    QCustomPlot* m_plot = nullptr;
+    // The plot (m_plot is ResultPlot's)
     QCPTextElement* m_title = nullptr;
     QCPColorMap* m_map = nullptr;
     QCPColorScale* m_scale = nullptr;
@@ -155,9 +126,6 @@ private:
     QCPItemRect* m_selectionRect = nullptr;
     std::vector<QCPItemText*> m_valueLabels;
     CellIndex m_hoverCell;
-    QString m_hoverText;
-    QPointF m_pressPos;
-    bool m_pressed = false;
 };
 
 } // namespace tilescope::views

@@ -11,9 +11,7 @@
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QMouseEvent>
-#include <QShowEvent>
 #include <QSignalBlocker>
-#include <QThreadPool>
 #include <QToolTip>
 #include <QVBoxLayout>
 
@@ -50,10 +48,7 @@ void setScale(QCPAxis* axis, bool logarithmic) {
 } // namespace
 
 ScatterWidget::ScatterWidget(QWidget* parent)
-    : QWidget(parent)
-    , m_pool(std::make_unique<QThreadPool>()) {
-    m_pool->setMaxThreadCount(1);
-
+    : ResultPlot(parent) {
     m_xCombo = new QComboBox(this);
     m_xCombo->setToolTip(tr("The quantity along the horizontal axis"));
     m_yCombo = new QComboBox(this);
@@ -126,15 +121,9 @@ ScatterWidget::ScatterWidget(QWidget* parent)
     for (QCheckBox* box : {m_logXBox, m_logYBox})
         connect(box, &QCheckBox::toggled, this, [this]() { specFromControls(); });
     connect(m_plot, &QCustomPlot::mouseMove, this, &ScatterWidget::onMouseMove);
-    connect(m_plot, &QCustomPlot::mousePress, this, &ScatterWidget::onMousePress);
+    connect(m_plot, &QCustomPlot::mousePress, this, &ScatterWidget::notePress);
     connect(m_plot, &QCustomPlot::mouseRelease, this, &ScatterWidget::onMouseRelease);
     m_plot->installEventFilter(this);
-}
-
-ScatterWidget::~ScatterWidget() {
-    ++m_generation;
-    m_pool->clear();
-    m_pool->waitForDone();
 }
 
 bool ScatterWidget::eventFilter(QObject* watched, QEvent* event) {
@@ -239,22 +228,9 @@ void ScatterWidget::specFromControls() {
     setSpec(spec);
 }
 
-void ScatterWidget::showEvent(QShowEvent* event) {
-    QWidget::showEvent(event);
-    if (m_refreshWhenShown) {
-        m_refreshWhenShown = false;
-        refresh();
-    }
-}
-
 void ScatterWidget::refresh() {
-    // Hidden behind another tab of a visible window: nothing to draw until it is shown (a live
-    // run's snapshots then cost this plot nothing).
-    if (window()->isVisible() && !isVisible()) {
-        m_refreshWhenShown = true;
+    if (waitUntilShown())
         return;
-    }
-    const std::uint64_t generation = ++m_generation;
     // A job that summarizes may find that the default spec changes with the summary: apply()
     // then starts another for the new spec.
     auto job = [results = m_results, names = m_parameterNames, spec = m_spec, objective = m_objectiveName,
@@ -268,29 +244,9 @@ void ScatterWidget::refresh() {
         computed.results = results;
         return computed;
     };
-    if (!m_results || m_results->size() <= kSyncLimit) {
-        m_busy = false;
-        apply(job());
-        return;
-    }
-    m_busy = true;
-    m_status->setText(tr("Preparing %1 results…").arg(formatCount(static_cast<std::uint64_t>(m_results->size()))));
-    m_pool->clear();
-    m_pool->start([this, generation, job = std::move(job)]() {
-        if (generation != m_generation.load())
-            return;
-        Computed computed = job();
-        // The destructor waits for this job; a widget deleted before the call runs drops it.
-        QMetaObject::invokeMethod(
-            this,
-            [this, generation, computed = std::move(computed)]() {
-                if (generation != m_generation.load())
-                    return;
-                m_busy = false;
-                apply(computed);
-            },
-            Qt::QueuedConnection);
-    });
+    compute(
+        std::move(job), [this](const Computed& computed) { apply(computed); }, m_status,
+        tr("Preparing %1 results…").arg(formatCount(static_cast<std::uint64_t>(m_results ? m_results->size() : 0))));
 }
 
 void ScatterWidget::apply(const Computed& computed) {
@@ -475,16 +431,8 @@ void ScatterWidget::onMouseMove(QMouseEvent* event) {
     QToolTip::showText(event->globalPosition().toPoint(), m_hoverText, m_plot);
 }
 
-void ScatterWidget::onMousePress(QMouseEvent* event) {
-    m_pressed = event->button() == Qt::LeftButton;
-    m_pressPos = event->position();
-}
-
 void ScatterWidget::onMouseRelease(QMouseEvent* event) {
-    const bool click =
-        m_pressed && event->button() == Qt::LeftButton && (event->position() - m_pressPos).manhattanLength() <= 4;
-    m_pressed = false;
-    if (!click)
+    if (!isClick(event))
         return;
     const int point = pointAtPixel(event->position());
     if (point < 0)
@@ -493,14 +441,6 @@ void ScatterWidget::onMouseRelease(QMouseEvent* event) {
     const QString json = QString::fromStdString(configJson(result.config));
     selectConfig(json);
     emit configSelected(json);
-}
-
-bool ScatterWidget::savePng(const QString& path, int width, int height) {
-    return m_plot->savePng(path, width, height);
-}
-
-bool ScatterWidget::savePdf(const QString& path, int width, int height) {
-    return m_plot->savePdf(path, width, height);
 }
 
 } // namespace tilescope::views

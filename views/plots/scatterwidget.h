@@ -7,13 +7,12 @@
 // Hovering shows a point's config; clicking selects it (configSelected); selectConfig() rings
 // a config chosen elsewhere, so that plots and tables stay in step.
 
+#include "plots/resultplot.h"
 #include "plots/scattermodel.h"
 
 #include <QPointF>
 #include <QString>
-#include <QWidget>
 
-#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -27,21 +26,16 @@ class QCustomPlot;
 class QEvent;
 class QLabel;
 class QMouseEvent;
-class QThreadPool;
 
 namespace tilescope::views {
 
-class ScatterWidget : public QWidget {
+class ScatterWidget : public ResultPlot {
     Q_OBJECT
 public:
     static constexpr std::size_t kMaxPoints = 4000;
     static constexpr int kColourBins = 16;
-    /// Result sets larger than this are prepared on the helper thread.
-    static constexpr std::size_t kSyncLimit = 20'000;
 
     explicit ScatterWidget(QWidget* parent = nullptr);
-    /// Waits for a preparation in flight.
-    ~ScatterWidget() override;
 
     /// The results (an immutable snapshot), the session's parameter names and its objective
     /// ("TFLOP/s"; "" none). The axes stay where they fit; the first time they default to
@@ -56,21 +50,13 @@ public:
     bool selectConfig(const QString& configJson);
     QString selectedConfig() const { return QString::fromStdString(m_selectedConfig); }
 
-    /// The points on screen (null before the first results) and whether newer ones are coming.
+    /// The points on screen (null before the first results); isBusy(): newer ones are coming.
     std::shared_ptr<const ScatterData> data() const { return m_data; }
-    bool isBusy() const { return m_busy; }
     /// The drawn point nearest to a pixel of plot() within a few pixels: its index in
     /// data()->points, or -1.
     int pointAtPixel(QPointF pixel) const;
     /// The pixel of a drawn point.
     QPointF pixelOf(int point) const;
-    /// The text of the tooltip last shown by hovering ("" none), for tests.
-    QString hoverText() const { return m_hoverText; }
-
-    bool savePng(const QString& path, int width = 0, int height = 0);
-    bool savePdf(const QString& path, int width = 0, int height = 0);
-
-    QCustomPlot* plot() const { return m_plot; }
     QComboBox* xCombo() const { return m_xCombo; }
     QComboBox* yCombo() const { return m_yCombo; }
     QComboBox* colourCombo() const { return m_colourCombo; }
@@ -89,8 +75,7 @@ private:
     };
 
     bool eventFilter(QObject* watched, QEvent* event) override;
-    void showEvent(QShowEvent* event) override;
-    void refresh();
+    void refresh() override;
     void apply(const Computed& computed);
     void applySummary(const ResultSummary& summary);
     void syncControls();
@@ -99,24 +84,14 @@ private:
     void placeSelection();
     QString pointText(const ScatterPoint& point) const;
     void onMouseMove(QMouseEvent* event);
-    void onMousePress(QMouseEvent* event);
     void onMouseRelease(QMouseEvent* event);
 
-    std::shared_ptr<const std::vector<ResultRecord>> m_results;
-    std::vector<std::string> m_parameterNames;
-    std::string m_objectiveName;
-    ScatterSpec m_spec;
+    ScatterSpec m_spec;        // the results are ResultPlot's
     bool m_specChosen = false; // by setSpec or the controls: setResults keeps it
     std::shared_ptr<const ScatterData> m_data;
     std::shared_ptr<const std::vector<ResultRecord>> m_dataResults; // m_data's results (m_results may be newer)
     std::vector<Quantity> m_quantities; // the axis combos' items; the colour combo has "none" first
     std::string m_selectedConfig;
-
-    std::unique_ptr<QThreadPool> m_pool;
-    std::atomic<std::uint64_t> m_generation{0};
-    bool m_busy = false;
-    bool m_refreshWhenShown = false; // results or spec changed while hidden behind another tab
-    bool m_needSummary = false;
 
     QComboBox* m_xCombo = nullptr;
     QComboBox* m_yCombo = nullptr;
@@ -125,15 +100,11 @@ private:
     QCheckBox* m_logYBox = nullptr;
     QLabel* m_status = nullptr;
 
-    QCustomPlot* m_plot = nullptr;
     QCPColorScale* m_scale = nullptr;
     std::vector<QCPGraph*> m_bins;        // kColourBins graphs, worst colour first
     QCPGraph* m_plain = nullptr;          // points without a colour value
     QCPGraph* m_selectionGraph = nullptr; // a ring around the selected config
     int m_hoverPoint = -1;
-    QString m_hoverText;
-    QPointF m_pressPos;
-    bool m_pressed = false;
 };
 
 } // namespace tilescope::views

@@ -2,8 +2,6 @@
 
 #include "base/error.h"
 
-#include <QThreadPool>
-
 #include <algorithm>
 #include <exception>
 #include <functional>
@@ -52,48 +50,36 @@ std::vector<ConditionImpact> measureConditions(const TuningProblem& problem, std
 } // namespace
 
 SpaceController::SpaceController(QObject* parent)
-    : QObject(parent)
-    , m_buildPool(std::make_unique<QThreadPool>())
-    , m_samplePool(std::make_unique<QThreadPool>()) {
-    m_buildPool->setMaxThreadCount(1);
-    m_samplePool->setMaxThreadCount(1);
-}
+    : QObject(parent) {}
 
 SpaceController::~SpaceController() {
-    m_cancelBuild->store(true); // a running build stops soon instead of running to its end
-    ++m_buildGeneration;        // the running task skips its remaining stages
-    ++m_sampleGeneration;
-    m_buildPool->clear();
-    m_samplePool->clear();
-    m_buildPool->waitForDone();
-    m_samplePool->waitForDone();
+    // A running build stops soon instead of running to its end, and skips its remaining stages.
+    m_buildTask.stop();
+    m_sampleTask.stop();
 }
 
 void SpaceController::setProblem(std::shared_ptr<const TuningProblem> problem, std::size_t shapeIndex) {
-    const std::uint64_t generation = ++m_buildGeneration;
-    m_cancelBuild->store(true); // the build in flight, if any, is stale: stop it
-    m_cancelBuild = std::make_shared<std::atomic<bool>>(false);
-    m_buildPool->clear(); // queued builds that have not started are stale
-    // Samples in flight belong to the old space: nothing to wait for any more.
-    m_samplesDone = ++m_sampleGeneration;
+    // The build in flight, if any, is stale: it stops, and what it delivers is dropped. So are
+    // samples in flight: they belong to the old space.
+    m_buildTask.supersede();
+    m_sampleTask.supersede();
+    m_samplePending = false;
     m_space.reset();
     m_samples.reset();
     m_impact.reset();
     emit spaceRequested();
-    if (!problem) {
-        m_buildsDone = generation;
-        updateBusy();
-        return;
-    }
+    m_buildPending = problem != nullptr;
     updateBusy();
+    if (!problem)
+        return;
 
-    m_buildPool->start([this, generation, problem = std::move(problem), shapeIndex, cancel = m_cancelBuild]() {
+    m_buildTask.start([this, problem = std::move(problem), shapeIndex](const BackgroundJob& job) {
         auto result = std::make_shared<SpaceResult>();
         result->problem = problem;
         result->shapeIndex = shapeIndex;
         try {
             SpaceLimits limits;
-            limits.cancel = cancel.get();
+            limits.cancel = job.cancelFlag();
             result->space = std::make_shared<const ConfigSpace>(ConfigSpace::build(*problem, shapeIndex, limits));
             result->stats = result->space->stats();
         } catch (const Cancelled&) {
@@ -106,43 +92,34 @@ void SpaceController::setProblem(std::shared_ptr<const TuningProblem> problem, s
         }
         const bool ok = result->ok();
         std::shared_ptr<const SpaceResult> delivered = std::move(result);
-        QMetaObject::invokeMethod(
-            this,
-            [this, generation, delivered]() {
-                if (generation != m_buildGeneration)
-                    return;
-                m_space = delivered;
-                emit spaceReady(delivered);
-                if (delivered->ok())
-                    startSampling(delivered->space);
-                else
-                    m_buildsDone = generation;
-                updateBusy();
-            },
-            Qt::QueuedConnection);
+        // Posts run on the GUI thread, and only while this job is the newest.
+        job.post([this, delivered]() {
+            m_space = delivered;
+            emit spaceReady(delivered);
+            if (delivered->ok())
+                startSampling(delivered->space);
+            else
+                m_buildPending = false;
+            updateBusy();
+        });
         if (!ok)
             return;
 
-        auto cancelled = [this, generation]() { return generation != m_buildGeneration.load(); };
         auto impact = std::make_shared<ConditionImpactSet>();
         impact->space = delivered->space;
         impact->rawSize = delivered->stats.rawSize;
-        impact->conditions = measureConditions(*problem, shapeIndex, delivered->stats.validSize,
-                                               delivered->stats.rawSize, cancelled, cancel.get());
-        if (cancelled())
+        impact->conditions = measureConditions(
+            *problem, shapeIndex, delivered->stats.validSize, delivered->stats.rawSize,
+            [&job]() { return job.isSuperseded(); }, job.cancelFlag());
+        if (job.isSuperseded())
             return;
         std::shared_ptr<const ConditionImpactSet> impactDelivered = std::move(impact);
-        QMetaObject::invokeMethod(
-            this,
-            [this, generation, impactDelivered]() {
-                if (generation != m_buildGeneration)
-                    return;
-                m_impact = impactDelivered;
-                m_buildsDone = generation;
-                emit impactReady(impactDelivered);
-                updateBusy();
-            },
-            Qt::QueuedConnection);
+        job.post([this, impactDelivered]() {
+            m_impact = impactDelivered;
+            m_buildPending = false;
+            emit impactReady(impactDelivered);
+            updateBusy();
+        });
     });
 }
 
@@ -154,36 +131,31 @@ void SpaceController::setSampling(int count, std::uint64_t seed) {
 }
 
 void SpaceController::startSampling(std::shared_ptr<const ConfigSpace> space) {
-    const std::uint64_t generation = ++m_sampleGeneration;
-    m_samplePool->clear();
+    m_samplePending = true;
     updateBusy();
-    m_samplePool->start([this, generation, space = std::move(space), count = m_sampleCount, seed = m_seed]() {
-        if (generation != m_sampleGeneration.load())
-            return;
-        auto samples = std::make_shared<SampleSet>();
-        samples->space = space;
-        samples->seed = seed;
-        samples->indices = space->sample(static_cast<std::uint64_t>(count), seed);
-        samples->configs.reserve(samples->indices.size());
-        for (std::uint64_t index : samples->indices)
-            samples->configs.push_back(space->at(index));
-        std::shared_ptr<const SampleSet> delivered = std::move(samples);
-        QMetaObject::invokeMethod(
-            this,
-            [this, generation, delivered]() {
-                if (generation != m_sampleGeneration || !m_space || m_space->space != delivered->space)
-                    return;
-                m_samples = delivered;
-                m_samplesDone = generation;
-                emit samplesReady(delivered);
-                updateBusy();
-            },
-            Qt::QueuedConnection);
-    });
+    m_sampleTask.start(
+        [space = std::move(space), count = m_sampleCount, seed = m_seed]() {
+            auto samples = std::make_shared<SampleSet>();
+            samples->space = space;
+            samples->seed = seed;
+            samples->indices = space->sample(static_cast<std::uint64_t>(count), seed);
+            samples->configs.reserve(samples->indices.size());
+            for (std::uint64_t index : samples->indices)
+                samples->configs.push_back(space->at(index));
+            return std::shared_ptr<const SampleSet>(std::move(samples));
+        },
+        [this](std::shared_ptr<const SampleSet> delivered) {
+            if (!m_space || m_space->space != delivered->space)
+                return;
+            m_samples = delivered;
+            m_samplePending = false;
+            emit samplesReady(delivered);
+            updateBusy();
+        });
 }
 
 void SpaceController::updateBusy() {
-    const bool busy = m_buildsDone != m_buildGeneration || m_samplesDone != m_sampleGeneration;
+    const bool busy = m_buildPending || m_samplePending;
     const bool changed = busy != m_busy;
     m_busy = busy;
     if (changed)

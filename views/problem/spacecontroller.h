@@ -4,19 +4,18 @@
 // GUI thread: the space and its statistics first, then a sample of configs, then what each
 // condition removes. Only the newest request counts: results of older ones are dropped.
 
+#include "common/backgroundtask.h"
+
 #include "space/configspace.h"
 #include "spec/tuningproblem.h"
 
 #include <QObject>
 #include <QString>
 
-#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <optional>
 #include <vector>
-
-class QThreadPool;
 
 namespace tilescope::views {
 
@@ -58,8 +57,7 @@ class SpaceController : public QObject {
     Q_OBJECT
 public:
     explicit SpaceController(QObject* parent = nullptr);
-    /// Waits for the build in progress, if any (a build cannot be interrupted; the stages after
-    /// it are skipped).
+    /// Cancels the build in progress, if any, and waits for it (the stages after it are skipped).
     ~SpaceController() override;
 
     /// Builds the space of `problem` for shape `shapeIndex` (null: clears), then samples it and
@@ -91,20 +89,17 @@ private:
     void startSampling(std::shared_ptr<const ConfigSpace> space);
     void updateBusy();
 
-    std::unique_ptr<QThreadPool> m_buildPool;  // one thread: builds run one at a time, stale queued ones are dropped
-    std::unique_ptr<QThreadPool> m_samplePool; // re-sampling does not wait behind a build
-    std::atomic<std::uint64_t> m_buildGeneration{0};
-    std::shared_ptr<std::atomic<bool>> m_cancelBuild =
-        std::make_shared<std::atomic<bool>>(false); // of the newest build
-    std::atomic<std::uint64_t> m_sampleGeneration{0};
-    std::uint64_t m_buildsDone = 0;  // the newest build generation whose stages are all delivered
-    std::uint64_t m_samplesDone = 0; // the newest sample generation delivered
+    bool m_buildPending = false;  // the newest build has not delivered all its stages
+    bool m_samplePending = false; // the newest sample has not been delivered
     int m_sampleCount = 20;
     std::uint64_t m_seed = 1;
     bool m_busy = false;
     std::shared_ptr<const SpaceResult> m_space;
     std::shared_ptr<const SampleSet> m_samples;
     std::shared_ptr<const ConditionImpactSet> m_impact;
+
+    BackgroundTask m_buildTask{this};  // one build at a time: a new request supersedes (cancels) the one in flight
+    BackgroundTask m_sampleTask{this}; // re-sampling does not wait behind a build
 };
 
 } // namespace tilescope::views

@@ -10,7 +10,6 @@
 
 #include <QTextBrowser>
 #include <QTextDocument>
-#include <QThreadPool>
 #include <QTimer>
 #include <QVBoxLayout>
 
@@ -298,10 +297,8 @@ QString spillDiagnosisHtml(const ResultRecord& r, const std::optional<Occupancy>
 
 ConfigDetailsPanel::ConfigDetailsPanel(QWidget* parent)
     : QWidget(parent)
-    , m_pool(std::make_unique<QThreadPool>())
     , m_ruleTimer(new QTimer(this))
     , m_browser(new QTextBrowser(this)) {
-    m_pool->setMaxThreadCount(1);
     m_ruleTimer->setSingleShot(true);
     m_ruleTimer->setInterval(kRuleDebounce);
     connect(m_ruleTimer, &QTimer::timeout, this, &ConfigDetailsPanel::startRule);
@@ -314,10 +311,7 @@ ConfigDetailsPanel::ConfigDetailsPanel(QWidget* parent)
 }
 
 ConfigDetailsPanel::~ConfigDetailsPanel() {
-    ++m_ruleGeneration;
-    m_ruleCancel->store(true);
-    m_pool->clear();
-    m_pool->waitForDone();
+    m_ruleTask.stop();
 }
 
 void ConfigDetailsPanel::setObjectiveName(std::string name) {
@@ -334,9 +328,10 @@ void ConfigDetailsPanel::setContext(ResultsSnapshot results, std::vector<std::st
     if (results == m_results && !problemChanged && arch == m_arch && parameterNames == m_parameterNames)
         return;
     if (problemChanged || parameterNames != m_parameterNames) {
-        // Another session: the rule learnt for the old one does not apply.
-        ++m_ruleGeneration;
-        m_ruleCancel->store(true);
+        // Another session: the rule learnt for the old one does not apply. The one being learnt
+        // stops and delivers nothing: the new session's may start at once.
+        m_ruleTask.supersede();
+        m_ruleBusy = false;
         m_rule.reset();
         m_ruleResults.reset();
         m_ruleProblem.reset();
@@ -438,27 +433,20 @@ void ConfigDetailsPanel::startRule() {
     m_ruleTimer->stop();
     m_rulePending = false;
     m_ruleBusy = true;
-    const std::uint64_t generation = ++m_ruleGeneration;
-    m_ruleCancel = std::make_shared<std::atomic<bool>>(false);
-    m_pool->start(
-        [this, generation, results = m_results, problem = m_problem, shape = m_shapeIndex, cancel = m_ruleCancel]() {
-            auto finding = std::make_shared<const SpillRuleFinding>(
-                learnSpillRule(*results, *problem, shape, 5'000'000, cancel.get()));
-            QMetaObject::invokeMethod(
-                this,
-                [this, generation, results, problem, finding]() {
-                    m_ruleBusy = false;
-                    if (generation == m_ruleGeneration) {
-                        m_rule = finding;
-                        m_ruleResults = results;
-                        m_ruleProblem = problem;
-                        render();
-                        emit ruleReady();
-                    }
-                    if (m_record && m_record->measurement.staticInfo && m_record->measurement.staticInfo->spills())
-                        requestRule();
-                },
-                Qt::QueuedConnection);
+    m_ruleTask.start(
+        [results = m_results, problem = m_problem, shape = m_shapeIndex](const BackgroundJob& job) {
+            return std::make_shared<const SpillRuleFinding>(
+                learnSpillRule(*results, *problem, shape, 5'000'000, job.cancelFlag()));
+        },
+        [this, results = m_results, problem = m_problem](std::shared_ptr<const SpillRuleFinding> finding) {
+            m_ruleBusy = false;
+            m_rule = finding;
+            m_ruleResults = results;
+            m_ruleProblem = problem;
+            render();
+            emit ruleReady();
+            if (m_record && m_record->measurement.staticInfo && m_record->measurement.staticInfo->spills())
+                requestRule();
         });
     render();
 }

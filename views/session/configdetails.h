@@ -11,6 +11,7 @@
 // The rule is learnt on a helper thread, once the results stop changing for a moment (at most
 // every 2 s during a live run); only the newest request is applied.
 
+#include "common/backgroundtask.h"
 #include "session/sessiontypes.h"
 
 #include "analysis/occupancy.h"
@@ -29,7 +30,6 @@
 #include <vector>
 
 class QTextBrowser;
-class QThreadPool;
 class QTimer;
 
 namespace tilescope {
@@ -137,15 +137,13 @@ private:
     std::shared_ptr<const SpillRuleFinding> m_rule;
     ResultsSnapshot m_ruleResults;                      // the results m_rule was learnt from
     std::shared_ptr<const TuningProblem> m_ruleProblem; // and the problem
-    std::unique_ptr<QThreadPool> m_pool;
-    std::atomic<std::uint64_t> m_ruleGeneration{0};
-    std::shared_ptr<std::atomic<bool>> m_ruleCancel = std::make_shared<std::atomic<bool>>(false);
     QTimer* m_ruleTimer;
     std::chrono::steady_clock::time_point m_ruleRequestedAt;
     bool m_ruleBusy = false;
     bool m_rulePending = false;
 
     QTextBrowser* m_browser;
+    BackgroundTask m_ruleTask{this};
 };
 
 } // namespace tilescope::views

@@ -13,7 +13,6 @@
 #include "tuner/backendspec.h"
 
 #include <QFileInfo>
-#include <QThreadPool>
 #include <QTimer>
 
 #ifdef __linux__
@@ -212,7 +211,6 @@ struct SessionController::RunEnd {
 SessionController::SessionController(QObject* parent)
     : QObject(parent)
     , m_shared(std::make_shared<Shared>())
-    , m_pool(std::make_unique<QThreadPool>())
     , m_timer(new QTimer(this))
     , m_results(std::make_shared<const std::vector<ResultRecord>>()) {
     qRegisterMetaType<ResultsSnapshot>("tilescope::views::ResultsSnapshot");
@@ -220,17 +218,16 @@ SessionController::SessionController(QObject* parent)
     qRegisterMetaType<ResultRecord>("tilescope::ResultRecord");
     qRegisterMetaType<SessionProgress>("tilescope::SessionProgress");
     qRegisterMetaType<SessionSummary>("tilescope::SessionSummary");
-    m_pool->setMaxThreadCount(1);
     m_timer->setInterval(kPublishInterval);
     connect(m_timer, &QTimer::timeout, this, &SessionController::onTick);
 }
 
 SessionController::~SessionController() {
     cancel();
-    if (m_thread.joinable())
-        m_thread.join();
-    m_pool->clear();
-    m_pool->waitForDone();
+    m_run.stop();
+    m_copies.stop();
+    m_releases.stop();
+    m_loads.stop();
 }
 
 void SessionController::start(Request request) {
@@ -242,8 +239,6 @@ void SessionController::start(Request request) {
                  {}});
         return;
     }
-    if (m_thread.joinable())
-        m_thread.join(); // the previous run has ended (it posted its end): this returns at once
     if (!request.problem) {
         emit failed(QStringLiteral("No problem to tune"));
         return;
@@ -256,8 +251,9 @@ void SessionController::start(Request request) {
     m_progress = {};
     setRunning(true);
     m_timer->start();
-    m_thread = std::thread(
-        [this, shared = m_shared, request = std::move(request)]() mutable { runWorker(shared, std::move(request)); });
+    // The run's end arrives once the worker has released the store, the backend and the compile service.
+    m_run.start([shared = m_shared, request = std::move(request)]() { return runWorker(shared, request); },
+                [this](std::shared_ptr<RunEnd> end) { onRunEnded(std::move(end)); });
 }
 
 void SessionController::cancel() {
@@ -268,7 +264,8 @@ void SessionController::cancel() {
         shared->session->cancel();
 }
 
-void SessionController::runWorker(std::shared_ptr<Shared> shared, Request request) {
+std::shared_ptr<SessionController::RunEnd> SessionController::runWorker(const std::shared_ptr<Shared>& shared,
+                                                                        const Request& request) {
     yieldToGui();
     auto end = std::make_shared<RunEnd>();
     try {
@@ -380,8 +377,7 @@ void SessionController::runWorker(std::shared_ptr<Shared> shared, Request reques
         end->error = qs(e.what());
     }
     std::tie(end->serial, end->results) = shared->copyResults();
-    QMetaObject::invokeMethod(
-        this, [this, end]() { onRunEnded(end); }, Qt::QueuedConnection);
+    return end;
 }
 
 void SessionController::onTick() {
@@ -434,23 +430,21 @@ void SessionController::requestPublish() {
     if (m_publishing || std::chrono::steady_clock::now() < m_nextCopy)
         return;
     m_publishing = true;
-    const std::shared_ptr<Shared> shared = m_shared;
-    m_pool->start([this, shared]() {
-        yieldToGui();
-        const auto begin = std::chrono::steady_clock::now();
-        std::pair<std::uint64_t, ResultsSnapshot> copy = shared->copyResults();
-        const auto cost = std::chrono::steady_clock::now() - begin;
-        QMetaObject::invokeMethod(
-            this,
-            [this, shared, cost, copy = std::move(copy)]() {
-                m_publishing = false;
-                // Copies take a quarter of a core at most: a large session publishes less often.
-                m_nextCopy = std::chrono::steady_clock::now() + 3 * cost;
-                if (shared == m_shared)
-                    applyPublished(copy.first, copy.second);
-            },
-            Qt::QueuedConnection);
-    });
+    m_copies.start(
+        [shared = m_shared]() {
+            yieldToGui();
+            const auto begin = std::chrono::steady_clock::now();
+            std::pair<std::uint64_t, ResultsSnapshot> copy = shared->copyResults();
+            return std::make_pair(std::chrono::steady_clock::now() - begin, std::move(copy));
+        },
+        [this, shared = m_shared](auto copied) {
+            const auto& [cost, copy] = copied;
+            m_publishing = false;
+            // Copies take a quarter of a core at most: a large session publishes less often.
+            m_nextCopy = std::chrono::steady_clock::now() + 3 * cost;
+            if (shared == m_shared)
+                applyPublished(copy.first, copy.second);
+        });
 }
 
 void SessionController::applyPublished(std::uint64_t sequence, ResultsSnapshot results) {
@@ -462,12 +456,10 @@ void SessionController::applyPublished(std::uint64_t sequence, ResultsSnapshot r
     // The views have moved on to the new snapshot: the old one is (most likely) only ours now.
     // Freeing tens of thousands of records takes milliseconds: not on the GUI thread.
     if (previous && previous->size() > 256)
-        m_pool->start([previous = std::move(previous)]() mutable { previous.reset(); });
+        m_releases.start([previous = std::move(previous)]() mutable { previous.reset(); });
 }
 
 void SessionController::onRunEnded(std::shared_ptr<RunEnd> end) {
-    if (m_thread.joinable())
-        m_thread.join(); // the worker has released the store, the backend and the compile service
     m_timer->stop();
     pullState(false); // started, the last progress and best, the log
     applyPublished(end->serial, end->results);
@@ -538,67 +530,68 @@ void SessionController::openRecording(const QString& path) {
                  {}});
         return;
     }
-    const std::uint64_t generation = ++m_loadGeneration;
     m_loading = true;
-    m_pool->start([this, generation, path]() {
+    struct Loaded {
         QString error;
         QString description;
-        std::optional<SessionData> chosen;
-        std::size_t sessionCount = 0;
-        RecordingFormat format = RecordingFormat::Unknown;
-        try {
-            const std::filesystem::path file = path.toStdString();
-            format = detectRecordingFormat(file);
-            std::vector<SessionData> sessions = readRecording(file);
-            sessionCount = sessions.size();
-            // The newest session with results (a database lists its sessions oldest first).
-            for (auto it = sessions.rbegin(); it != sessions.rend() && !chosen; ++it)
-                if (!it->results.empty())
-                    chosen = std::move(*it);
-            if (!chosen && !sessions.empty())
-                chosen = std::move(sessions.back());
-            if (!chosen)
-                error = QStringLiteral("%1: the recording holds no session").arg(path);
-        } catch (const std::exception& e) {
-            error = qs(e.what());
-        }
-        auto results = std::make_shared<std::vector<ResultRecord>>();
         SessionInfo info;
-        if (chosen) {
-            info = chosen->info;
-            info.parameters = parameterNamesOf(*chosen);
-            *results = std::move(chosen->results);
-            description = QStringLiteral("%1: %2").arg(QFileInfo(path).fileName(), qs(recordingFormatName(format)));
-            if (!info.kernel.empty())
-                description += QStringLiteral(", kernel %1").arg(qs(info.kernel));
-            if (!info.shape.empty())
-                description += QStringLiteral(", %1").arg(qs(info.shapeLabel()));
-            if (!info.deviceName.empty())
-                description += QStringLiteral(" on %1").arg(qs(info.deviceName));
-            description += QStringLiteral(", %1 results").arg(formatCount(std::uint64_t(results->size())));
-            if (sessionCount > 1)
-                description +=
-                    QStringLiteral(" (session %1, the newest with results of %2)").arg(info.id).arg(sessionCount);
-        }
-        ResultsSnapshot loadedResults = std::move(results);
-        QMetaObject::invokeMethod(
-            this,
-            [this, generation, error, description, info, loadedResults]() {
-                if (generation != m_loadGeneration)
-                    return;
-                m_loading = false;
-                if (!error.isEmpty()) {
-                    emit failed(error);
-                    return;
-                }
-                m_session = info;
-                m_progress = {};
-                m_results = loadedResults;
-                emit snapshot(m_results);
-                emit loaded(description);
-            },
-            Qt::QueuedConnection);
-    });
+        ResultsSnapshot results;
+    };
+    m_loads.start(
+        [path]() {
+            QString error;
+            QString description;
+            std::optional<SessionData> chosen;
+            std::size_t sessionCount = 0;
+            RecordingFormat format = RecordingFormat::Unknown;
+            try {
+                const std::filesystem::path file = path.toStdString();
+                format = detectRecordingFormat(file);
+                std::vector<SessionData> sessions = readRecording(file);
+                sessionCount = sessions.size();
+                // The newest session with results (a database lists its sessions oldest first).
+                for (auto it = sessions.rbegin(); it != sessions.rend() && !chosen; ++it)
+                    if (!it->results.empty())
+                        chosen = std::move(*it);
+                if (!chosen && !sessions.empty())
+                    chosen = std::move(sessions.back());
+                if (!chosen)
+                    error = QStringLiteral("%1: the recording holds no session").arg(path);
+            } catch (const std::exception& e) {
+                error = qs(e.what());
+            }
+            auto results = std::make_shared<std::vector<ResultRecord>>();
+            SessionInfo info;
+            if (chosen) {
+                info = chosen->info;
+                info.parameters = parameterNamesOf(*chosen);
+                *results = std::move(chosen->results);
+                description = QStringLiteral("%1: %2").arg(QFileInfo(path).fileName(), qs(recordingFormatName(format)));
+                if (!info.kernel.empty())
+                    description += QStringLiteral(", kernel %1").arg(qs(info.kernel));
+                if (!info.shape.empty())
+                    description += QStringLiteral(", %1").arg(qs(info.shapeLabel()));
+                if (!info.deviceName.empty())
+                    description += QStringLiteral(" on %1").arg(qs(info.deviceName));
+                description += QStringLiteral(", %1 results").arg(formatCount(std::uint64_t(results->size())));
+                if (sessionCount > 1)
+                    description +=
+                        QStringLiteral(" (session %1, the newest with results of %2)").arg(info.id).arg(sessionCount);
+            }
+            return Loaded{error, description, info, std::move(results)};
+        },
+        [this](const Loaded& read) {
+            m_loading = false;
+            if (!read.error.isEmpty()) {
+                emit failed(read.error);
+                return;
+            }
+            m_session = read.info;
+            m_progress = {};
+            m_results = read.results;
+            emit snapshot(m_results);
+            emit loaded(read.description);
+        });
 }
 
 } // namespace tilescope::views

@@ -3,19 +3,19 @@
 // Runs a TuningSession on a worker thread and turns its events into signals on the GUI thread,
 // at most 10 times a second, so that a run of 40,000 results a second cannot flood the views.
 //
-// Threads: the session runs on a std::thread of its own, which opens its own ResultStore
-// connection (SQLite connections stay on the thread that opened them) and owns the backend and
-// the compile service. Its events append to worker-side storage under a mutex (chunks that
-// never move, so a reader copies them without holding the lock). A QTimer on the GUI thread
-// ticks every 100 ms: it emits the newest progress and best, drains the run log, and, when
-// results arrived, asks a helper thread to copy them into a new immutable vector (the
-// snapshot), which the GUI thread then emits. One copy is in flight at a time, and the next
-// waits three times as long as the last took, so a large session publishes less often instead of
-// piling copies up (100,000 results: see tst_session's largeSnapshots). The snapshot replaced is
-// released on the helper thread too. On Linux the session thread (and the compile threads it
-// starts) and the copies run at nice 5, so that a replay running flat out yields the cores to the
-// GUI thread. cancel() only sets an atomic flag; the destructor cancels and joins.
+// Threads: the session runs on a thread of its own (a BackgroundTask, as all the views' work off
+// the GUI thread), which opens its own ResultStore connection (SQLite connections stay on the
+// thread that opened them) and owns the backend and the compile service. Its events append to worker-side storage under
+// a mutex (chunks that never move, so a reader copies them without holding the lock). A QTimer on the GUI thread ticks
+// every 100 ms: it emits the newest progress and best, drains the run log, and, when results arrived, asks a helper
+// thread to copy them into a new immutable vector (the snapshot), which the GUI thread then emits. One copy is in
+// flight at a time, and the next waits three times as long as the last took, so a large session publishes less often
+// instead of piling copies up (100,000 results: see tst_session's largeSnapshots). The snapshot replaced is released on
+// the helper thread too. On Linux the session thread (and the compile threads it starts) and the copies run at nice 5,
+// so that a replay running flat out yields the cores to the GUI thread. cancel() only sets an atomic flag; the
+// destructor cancels and waits.
 
+#include "common/backgroundtask.h"
 #include "session/sessiontypes.h"
 
 #include "model/records.h"
@@ -30,10 +30,8 @@
 #include <cstdint>
 #include <memory>
 #include <string>
-#include <thread>
 #include <vector>
 
-class QThreadPool;
 class QTimer;
 
 namespace tilescope::views {
@@ -120,7 +118,7 @@ private:
     struct Shared;
     struct RunEnd;
 
-    void runWorker(std::shared_ptr<Shared> shared, Request request);
+    static std::shared_ptr<RunEnd> runWorker(const std::shared_ptr<Shared>& shared, const Request& request);
     void onTick();
     void pullState(bool publish);
     void requestPublish();
@@ -131,21 +129,23 @@ private:
     void setRunning(bool running);
 
     std::shared_ptr<Shared> m_shared; // the worker's side, guarded by its mutex
-    std::thread m_thread;
-    std::unique_ptr<QThreadPool> m_pool; // snapshot copies and recording loads
     QTimer* m_timer = nullptr;
     bool m_running = false;
     bool m_loading = false;
     bool m_publishing = false;                        // a snapshot copy is in flight
     std::chrono::steady_clock::time_point m_nextCopy; // no copy starts before (3 x the last copy's cost after it)
     std::uint64_t m_appliedSequence = 0;
-    std::uint64_t m_loadGeneration = 0;
     std::int64_t m_lastBestId = -1;
     std::uint64_t m_lastProgressSerial = 0;
 
     ResultsSnapshot m_results;
     SessionInfo m_session;
     SessionProgress m_progress;
+
+    BackgroundTask m_run{this};      // the session
+    BackgroundTask m_copies{this};   // snapshot copies, one at a time
+    BackgroundTask m_releases{this}; // snapshots replaced, freed off the GUI thread
+    BackgroundTask m_loads{this};    // recordings being read: the newest counts
 };
 
 } // namespace tilescope::views
