@@ -1,5 +1,6 @@
 #include "mainwindow.h"
 
+#include "common/emptystate.h"
 #include "common/errorbanner.h"
 #include "common/examples.h"
 #include "common/format.h"
@@ -8,15 +9,17 @@
 #include "plots/heatmapwidget.h"
 #include "plots/plotstyle.h"
 #include "plots/scatterwidget.h"
+#include "problem/kernelsourcepanel.h"
 #include "problem/problempanel.h"
 #include "problem/sourceview.h"
 #include "problem/spacecontroller.h"
 #include "problem/spacepanel.h"
 #include "session/configdetails.h"
-#include "session/resultsmodel.h"
+#include "session/resultsheadline.h"
 #include "session/resultsview.h"
 #include "session/runpanel.h"
 #include "session/sessioncontroller.h"
+#include "session/sessionproblem.h"
 
 #include "base/error.h"
 #include "exchange/exchange.h"
@@ -47,7 +50,6 @@
 #include <QStatusBar>
 #include <QStyle>
 #include <QTabWidget>
-#include <QTableView>
 #include <QTimer>
 #include <QVBoxLayout>
 #include <QWindow>
@@ -89,16 +91,6 @@ QIcon themeIcon(const char* name, QStyle::StandardPixmap fallback, const QStyle*
     return QIcon::fromTheme(QString::fromLatin1(name), style->standardIcon(fallback));
 }
 
-QLabel* emptyState(const QString& html, QWidget* parent) {
-    auto* label = new QLabel(html, parent);
-    label->setAlignment(Qt::AlignCenter);
-    label->setWordWrap(true);
-    label->setTextFormat(Qt::RichText);
-    label->setContentsMargins(24, 24, 24, 24);
-    label->setForegroundRole(QPalette::PlaceholderText);
-    return label;
-}
-
 // The format of a file by core's one rule; nullopt when it cannot be read.
 std::optional<RecordingFormat> formatOf(const QString& path) {
     if (path.isEmpty())
@@ -112,10 +104,6 @@ std::optional<RecordingFormat> formatOf(const QString& path) {
 
 bool isDatabase(const QString& path) {
     return formatOf(path) == RecordingFormat::TilescopeDatabase;
-}
-
-QString shortcutText(const QKeySequence& sequence) {
-    return sequence.toString(QKeySequence::NativeText);
 }
 
 } // namespace
@@ -250,7 +238,7 @@ void MainWindow::createDocks() {
     m_resultsHeader->setTextFormat(Qt::RichText);
     m_resultsHeader->setWordWrap(true);
     m_resultsHeader->setContentsMargins(8, 4, 8, 2);
-    m_heatmapEmpty = emptyState(QString(), this);
+    m_heatmapEmpty = emptyStateLabel(QString(), this);
     auto* heatmapPage = new QWidget(this);
     auto* heatmapLayout = new QVBoxLayout(heatmapPage);
     heatmapLayout->setContentsMargins(0, 0, 0, 0);
@@ -265,32 +253,15 @@ void MainWindow::createDocks() {
     m_scatter = new ScatterWidget(this);
     m_scatter->setObjectName(QStringLiteral("scatter"));
     m_scatterStack = new QStackedWidget(this);
-    m_scatterStack->addWidget(emptyState(tr("<h3>No results yet</h3><p>The scatter plot shows the results of a run "
-                                            "or a recording: any quantity against any other.</p>"),
-                                         this));
+    m_scatterStack->addWidget(
+        emptyStateLabel(tr("<h3>No results yet</h3><p>The scatter plot shows the results of a run "
+                           "or a recording: any quantity against any other.</p>"),
+                        this));
     m_scatterStack->addWidget(m_scatter);
     m_scatterDock = addDock(tr("Scatter"), QStringLiteral("scatterDock"), m_scatterStack);
 
-    m_sourceView = new SourceView(this);
-    m_sourceView->setObjectName(QStringLiteral("kernelSource"));
-    m_sourceHeader = new QLabel(this);
-    m_sourceHeader->setTextInteractionFlags(Qt::TextSelectableByMouse);
-    m_sourceHeader->setTextFormat(Qt::RichText);
-    m_sourceHeader->setContentsMargins(6, 4, 6, 4);
-    auto* kernelPage = new QWidget(this);
-    auto* kernelLayout = new QVBoxLayout(kernelPage);
-    kernelLayout->setContentsMargins(0, 0, 0, 0);
-    kernelLayout->setSpacing(0);
-    kernelLayout->addWidget(m_sourceHeader);
-    kernelLayout->addWidget(m_sourceView, 1);
-    m_sourceStack = new QStackedWidget(this);
-    m_sourceStack->addWidget(emptyState(
-        tr("<h3>No tuning problem open</h3>"
-           "<p>Open a T1 problem file with <b>File ▸ Open…</b> (%1), or drop a <tt>.json</tt> file here.</p>")
-            .arg(shortcutText(QKeySequence(QKeySequence::Open))),
-        this));
-    m_sourceStack->addWidget(kernelPage);
-    m_sourceDock = addDock(tr("Kernel Source"), QStringLiteral("sourceDock"), m_sourceStack);
+    m_sourcePanel = new KernelSourcePanel(m_document, this);
+    m_sourceDock = addDock(tr("Kernel Source"), QStringLiteral("sourceDock"), m_sourcePanel);
 
     m_resultsView = new ResultsView(this);
     m_resultsView->setObjectName(QStringLiteral("resultsView"));
@@ -342,6 +313,10 @@ void MainWindow::updateDockTitleBars() {
             empty->deleteLater();
         }
     }
+}
+
+SourceView* MainWindow::sourceView() const {
+    return m_sourcePanel->sourceView();
 }
 
 QList<QDockWidget*> MainWindow::docks() const {
@@ -593,12 +568,11 @@ ExportDialog* MainWindow::showExportDialog() {
 }
 
 bool MainWindow::exportPlot(QWidget* plot, const QString& path) {
-    const bool pdf = path.endsWith(QLatin1String(".pdf"), Qt::CaseInsensitive);
-    if (auto* heatmap = qobject_cast<HeatmapWidget*>(plot))
-        return pdf ? heatmap->savePdf(path) : heatmap->savePng(path);
-    if (auto* scatter = qobject_cast<ScatterWidget*>(plot))
-        return pdf ? scatter->savePdf(path) : scatter->savePng(path);
-    return false;
+    auto* resultPlot = qobject_cast<ResultPlot*>(plot);
+    if (!resultPlot)
+        return false;
+    return path.endsWith(QLatin1String(".pdf"), Qt::CaseInsensitive) ? resultPlot->savePdf(path)
+                                                                     : resultPlot->savePng(path);
 }
 
 void MainWindow::exportPlotDialog(QWidget* plot, const QString& name) {
@@ -673,36 +647,17 @@ void MainWindow::onProblemChanged() {
     const auto problem = m_document->problem();
     updateTitle();
     m_saveAsAction->setEnabled(problem != nullptr);
-    m_sourceStack->setCurrentIndex(problem ? 1 : 0);
     m_runPanel->setProblem(problem, m_document->path());
     updateDetailsContext();
     updateResultsHeader();
     if (!problem)
         return;
-    if (m_document->kernelError().isEmpty()) {
-        m_sourceView->setSource(m_document->kernelSource(), problem->isCuda() || problem->language == "C++");
-    } else {
-        m_sourceView->setSource(m_document->kernelError(), false);
-    }
-    const QFileInfo kernel(m_document->kernelPath());
-    const QString where =
-        m_document->origin() == ProblemDocument::Origin::Example
-            ? tr("embedded example, extracted to %1").arg(QDir::toNativeSeparators(kernel.absolutePath()))
-            : QDir::toNativeSeparators(kernel.absolutePath());
-    m_sourceHeader->setText(tr("<b>%1</b>&nbsp;&nbsp;<span style='color:%2'>%3</span>")
-                                .arg(kernel.fileName().toHtmlEscaped(),
-                                     palette().color(QPalette::PlaceholderText).name(), where.toHtmlEscaped()));
     if (m_document->origin() == ProblemDocument::Origin::File)
         addRecentFile(m_document->path());
-    if (!problem->launchBlockers.empty()) {
+    if (const QString blockers = m_document->launchBlockersText(); !blockers.isEmpty()) {
         // The space is all there; only compiling and running the kernel is not.
-        QStringList reasons;
-        for (const InputError& blocker : problem->launchBlockers)
-            reasons << QString::fromStdString(blocker.location() + ": " + blocker.message());
-        m_errorBanner->showMessage(
-            ErrorBanner::Level::Warning, tr("The space opens, but its kernel cannot be compiled here"),
-            reasons.join(QLatin1Char('\n')) +
-                tr("\nCounting, sampling and replaying a recording (a Kernel Tuner cache, T4, a database) work."));
+        m_errorBanner->showMessage(ErrorBanner::Level::Warning,
+                                   tr("The space opens, but its kernel cannot be compiled here"), blockers);
     }
     matchShapeToSession();
     statusBar()->showMessage(tr("Opened %1: %2 parameters, %3 conditions, %4 shapes")
@@ -715,12 +670,8 @@ void MainWindow::onProblemChanged() {
 
 void MainWindow::onLoadFailed(const ProblemError& error) {
     const QString name = QFileInfo(error.file).fileName();
-    QString details = error.location.isEmpty() ? error.message : tr("At %1: %2").arg(error.location, error.message);
-    details +=
-        QLatin1Char('\n') + tr("File: %1").arg(QDir::toNativeSeparators(QFileInfo(error.file).absoluteFilePath()));
-    if (m_document->hasProblem())
-        details += QLatin1Char('\n') + tr("%1 stays open.").arg(m_document->displayName());
-    m_errorBanner->showMessage(ErrorBanner::Level::Error, tr("Could not open %1").arg(name), details);
+    m_errorBanner->showMessage(ErrorBanner::Level::Error, tr("Could not open %1").arg(name),
+                               m_document->failureDetails(error));
     statusBar()->showMessage(tr("Could not open %1").arg(name), kStatusTimeoutMs);
 }
 
@@ -752,26 +703,12 @@ void MainWindow::onSnapshot(ResultsSnapshot results) {
     m_resultParameters = names;
 
     m_heatmap->setResults(m_results, names, objective);
-    if (newKind && names.size() >= 2) {
-        // The first parameter down the side and the second along the bottom, as a matrix reads
-        // (BLOCK_M rows, BLOCK_N columns); coloured by the objective when there is one, best per cell.
-        HeatmapSpec spec = m_heatmap->spec();
-        spec.yParameter = names[0];
-        spec.xParameter = names[1];
-        spec.fixedValues.clear();
-        spec.reduction = Reduction::Best;
-        spec.quantity = Quantity{objective.empty() ? QuantityKind::LatencyUs : QuantityKind::Objective, {}, false};
-        m_heatmap->setSpec(spec);
-    }
+    if (newKind && names.size() >= 2)
+        m_heatmap->setSpec(sessionHeatmapSpec(m_heatmap->spec(), names, objective));
     m_scatter->setResults(m_results, names, objective);
     m_resultsView->setResults(m_results, names, objective);
-    if (newKind) {
-        // The winners on top: by the objective (higher first), else by time.
-        const int column = m_resultsView->model()->columnOf(objective.empty() ? ResultsModel::ColumnKind::Time
-                                                                              : ResultsModel::ColumnKind::Objective);
-        if (column >= 0)
-            m_resultsView->table()->sortByColumn(column, objective.empty() ? Qt::AscendingOrder : Qt::DescendingOrder);
-    }
+    if (newKind)
+        m_resultsView->sortWinnersFirst(objective);
     m_crossGpu->setResults(m_results);
     updateDetailsContext();
     const bool any = !m_results->empty();
@@ -782,17 +719,9 @@ void MainWindow::onSnapshot(ResultsSnapshot results) {
 }
 
 void MainWindow::updateDetailsContext() {
-    // The problem gives occupancy and the spill rule their launch geometry; only when the
-    // results are of its kernel.
-    const SessionInfo info = m_session->session();
-    auto problem = m_document->problem();
-    if (problem && !info.kernel.empty() && info.kernel != problem->kernelName)
-        problem = nullptr;
-    std::size_t shape = static_cast<std::size_t>(std::max(0, m_document->shapeIndex()));
-    if (info.shapeIndex && problem && *info.shapeIndex >= 0 &&
-        static_cast<std::size_t>(*info.shapeIndex) < problem->shapes.size())
-        shape = static_cast<std::size_t>(*info.shapeIndex);
-    m_details->setContext(m_results, m_resultParameters, problem, m_session->arch(), shape);
+    const ProblemAtShape context =
+        detailsContext(m_document->problem(), m_document->shapeIndex(), m_session->session());
+    m_details->setContext(m_results, m_resultParameters, context.problem, m_session->arch(), context.shape);
     m_details->setObjectiveName(m_session->objectiveName());
 }
 
@@ -800,16 +729,10 @@ void MainWindow::matchShapeToSession() {
     // Recorded results of the open problem's kernel at one of its shapes: look at that shape, so
     // that the space (and the cross-GPU analysis) is the recording's.
     const auto problem = m_document->problem();
-    const SessionInfo info = m_session->session();
-    if (!problem || info.kernel != problem->kernelName || info.shape.empty())
+    if (!problem)
         return;
-    for (std::size_t s = 0; s < problem->shapes.size(); ++s) {
-        if (problem->shapes[s].dims == info.shape) {
-            if (static_cast<int>(s) != m_document->shapeIndex())
-                m_document->setShapeIndex(static_cast<int>(s));
-            return;
-        }
-    }
+    if (const auto shape = shapeOfSession(*problem, m_session->session()); shape && *shape != m_document->shapeIndex())
+        m_document->setShapeIndex(*shape);
 }
 
 void MainWindow::onRecordingLoaded(const QString& description) {
@@ -864,84 +787,21 @@ void MainWindow::onHeatmapGridChanged() {
 }
 
 void MainWindow::updateResultsHeader() {
-    const SessionInfo info = m_session->session();
-    QString header;
-    QString status;
     if (m_results->empty()) {
-        m_heatmapEmpty->setText(
-            m_session->isLoading()
-                ? tr("<h3>Reading the recording…</h3>")
-                : tr("<h3>No results yet</h3>"
-                     "<p>Start a tuning run from the Run panel (%1), or open recorded results (%2): a T4 file, a "
-                     "Kernel Tuner cache or a Tilescope database; dropping one on the window works too.</p>"
-                     "<p>The heatmap then shows the best result of every pair of parameter values.</p>")
-                      .arg(shortcutText(m_runAction->shortcut()), shortcutText(QKeySequence(QKeySequence::Open))));
+        m_heatmapEmpty->setText(noResultsNote(m_session->isLoading(), m_runAction->shortcut()));
         m_heatmapStack->setCurrentIndex(0);
         m_resultsHeader->clear();
         m_sessionStatus->setText(m_session->isLoading() ? tr("Reading the recording…") : QString());
         m_sessionStatus->setMinimumWidth(0);
         return;
     }
-    std::size_t ok = 0;
-    for (const ResultRecord& r : *m_results)
-        ok += r.ok() ? 1 : 0;
-    const QString device = info.deviceName.empty() ? tr("an unknown device") : QString::fromStdString(info.deviceName);
-    const QString shape = QString::fromStdString(info.shapeLabel());
-    QString best;
-    QString shortBest;
-    QString bestConfig;
-    if (const auto b = bestOf(*m_results)) {
-        const QString time = tr("%1 ms").arg(QLocale().toString(b->timeMs(), 'g', 4));
-        best = b->objective && !info.objectiveName.empty() ? tr("best %1 %2 (%3)")
-                                                                 .arg(QLocale().toString(*b->objective, 'f', 2),
-                                                                      QString::fromStdString(info.objectiveName), time)
-                                                           : tr("best %1").arg(time);
-        bestConfig = QString::fromStdString(describeConfig(b->config));
-        shortBest = b->objective && !info.objectiveName.empty() ? tr("best %1 %2")
-                                                                      .arg(QLocale().toString(*b->objective, 'f', 2),
-                                                                           QString::fromStdString(info.objectiveName))
-                                                                : best;
-    }
-    const QString what = QString::fromStdString(info.kernel.empty() ? std::string("results") : info.kernel);
-    const QString counts = ok == m_results->size() ? tr("%1 configs").arg(formatCount(std::uint64_t(ok)))
-                                                   : tr("%1 results, %2 ok")
-                                                         .arg(formatCount(std::uint64_t(m_results->size())),
-                                                              formatCount(std::uint64_t(ok)));
-    const QString dot = QStringLiteral(" &nbsp;·&nbsp; ");
-    QString tooltip;
-    if (m_demo) {
-        // One line where the window is wide enough: the time of the best is in the tooltip and Details.
-        header = tr("<b>Recorded demo session</b>%5%1, %2%5<b>%3</b>%5%4")
-                     .arg(what.toHtmlEscaped(), shape.toHtmlEscaped(), device.toHtmlEscaped(), counts, dot) +
-                 dot + shortBest;
-        tooltip = tr("The example's whole config space, measured on an %1 with Tilescope's CUDA backend and shipped "
-                     "with the program (resources/demo). It is replayed here: no GPU is needed to browse it.\n"
-                     "Best: %2, %3.\nOpen your own problem or recording with File > Open; Run replays this one.")
-                      .arg(device, best, bestConfig);
-        status = tr("Demo session recorded on an %1").arg(device);
-    } else if (m_session->isRunning()) {
-        header = tr("<b>Tuning</b> %1 at %2 on %3%5%4 so far")
-                     .arg(what.toHtmlEscaped(), shape.toHtmlEscaped(), device.toHtmlEscaped(), counts, dot) +
-                 dot + best;
-        status = tr("Tuning on %1").arg(device);
-    } else {
-        const QString source = m_recordingPath.isEmpty() ? tr("Session %1").arg(info.id)
-                                                         : QFileInfo(m_recordingPath).fileName().toHtmlEscaped();
-        header = tr("<b>%1</b>%6%2 at %3 on %4%6%5")
-                     .arg(source, what.toHtmlEscaped(), shape.toHtmlEscaped(), device.toHtmlEscaped(), counts, dot) +
-                 dot + best;
-        tooltip = m_recordingPath.isEmpty() ? QString() : QDir::toNativeSeparators(m_recordingPath);
-        if (!bestConfig.isEmpty())
-            tooltip += (tooltip.isEmpty() ? QString() : QStringLiteral("\n")) + tr("Best: %1").arg(bestConfig);
-        status = m_recordingPath.isEmpty()
-                     ? tr("Session %1 on %2").arg(info.id).arg(device)
-                     : tr("Recording %1 from %2").arg(QFileInfo(m_recordingPath).fileName(), device);
-    }
-    m_resultsHeader->setToolTip(tooltip);
-    m_resultsHeader->setText(header);
-    m_sessionStatus->setText(status);
+    const ResultsHeadline headline =
+        describeResults(m_session->session(), *m_results, {m_demo, m_session->isRunning(), m_recordingPath});
+    m_resultsHeader->setToolTip(headline.tooltip);
+    m_resultsHeader->setText(headline.header);
+    m_sessionStatus->setText(headline.status);
     // The status bar's messages must not squeeze it out.
-    m_sessionStatus->setMinimumWidth(m_sessionStatus->fontMetrics().horizontalAdvance(status) + 8);
+    m_sessionStatus->setMinimumWidth(m_sessionStatus->fontMetrics().horizontalAdvance(headline.status) + 8);
 }
 
 void MainWindow::selectConfig(const QString& configJson) {

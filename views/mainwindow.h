@@ -32,6 +32,7 @@ class CrossGpuView;
 class ErrorBanner;
 class ExportDialog;
 class HeatmapWidget;
+class KernelSourcePanel;
 class ProblemPanel;
 class ResultsView;
 class RunPanel;
@@ -102,7 +103,7 @@ public:
     SessionController* sessionController() const { return m_session; }
     ProblemPanel* problemPanel() const { return m_problemPanel; }
     SpacePanel* spacePanel() const { return m_spacePanel; }
-    SourceView* sourceView() const { return m_sourceView; }
+    SourceView* sourceView() const;
     ErrorBanner* errorBanner() const { return m_errorBanner; }
     HeatmapWidget* heatmap() const { return m_heatmap; }
     ScatterWidget* scatter() const { return m_scatter; }
@@ -179,9 +180,7 @@ private:
     ScatterWidget* m_scatter = nullptr;
     ConfigDetailsPanel* m_details = nullptr;
     CrossGpuView* m_crossGpu = nullptr;
-    SourceView* m_sourceView = nullptr;
-    QLabel* m_sourceHeader = nullptr;
-    QStackedWidget* m_sourceStack = nullptr;
+    KernelSourcePanel* m_sourcePanel = nullptr;
     QStackedWidget* m_heatmapStack = nullptr;
     QStackedWidget* m_scatterStack = nullptr;
     QLabel* m_heatmapEmpty = nullptr;

@@ -52,6 +52,18 @@ QString statusText(ResultStatus status) {
 
 } // namespace
 
+HeatmapSpec sessionHeatmapSpec(HeatmapSpec spec, const std::vector<std::string>& parameterNames,
+                               const std::string& objectiveName) {
+    if (parameterNames.size() < 2)
+        return spec;
+    spec.yParameter = parameterNames[0];
+    spec.xParameter = parameterNames[1];
+    spec.fixedValues.clear();
+    spec.reduction = Reduction::Best;
+    spec.quantity = Quantity{objectiveName.empty() ? QuantityKind::LatencyUs : QuantityKind::Objective, {}, false};
+    return spec;
+}
+
 bool isFailure(ResultStatus status) {
     switch (status) {
     case ResultStatus::CompileError:

@@ -3,8 +3,10 @@
 #include "base/error.h"
 #include "spec/tuningproblem.h"
 
+#include <QDir>
 #include <QFile>
 #include <QFileInfo>
+#include <QStringList>
 
 #include <algorithm>
 #include <filesystem>
@@ -132,6 +134,25 @@ bool ProblemDocument::saveAs(const QString& path, ProblemError* error) {
         return fail({}, tr("the saved file could not be read back"));
     setShapeIndex(shape);
     return true;
+}
+
+QString ProblemDocument::failureDetails(const ProblemError& error) const {
+    QString details = error.location.isEmpty() ? error.message : tr("At %1: %2").arg(error.location, error.message);
+    details +=
+        QLatin1Char('\n') + tr("File: %1").arg(QDir::toNativeSeparators(QFileInfo(error.file).absoluteFilePath()));
+    if (hasProblem())
+        details += QLatin1Char('\n') + tr("%1 stays open.").arg(displayName());
+    return details;
+}
+
+QString ProblemDocument::launchBlockersText() const {
+    if (!m_problem || m_problem->launchBlockers.empty())
+        return {};
+    QStringList reasons;
+    for (const InputError& blocker : m_problem->launchBlockers)
+        reasons << QString::fromStdString(blocker.location() + ": " + blocker.message());
+    return reasons.join(QLatin1Char('\n')) +
+           tr("\nCounting, sampling and replaying a recording (a Kernel Tuner cache, T4, a database) work.");
 }
 
 } // namespace tilescope::views

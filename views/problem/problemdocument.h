@@ -59,6 +59,13 @@ public:
     QString kernelPath() const { return m_kernelPath; }
     QString kernelError() const { return m_kernelError; }
 
+    /// Why a problem could not be opened, for people: where and what, the file, and which problem
+    /// stays open.
+    QString failureDetails(const ProblemError& error) const;
+    /// Why the open problem's kernel cannot be compiled here though its space opens (the fields
+    /// that block a launch, one per line) and what still works; "" when nothing blocks it.
+    QString launchBlockersText() const;
+
     int shapeIndex() const { return m_shapeIndex; }
     /// Selects the shape to look at (clamped to the problem's shapes).
     void setShapeIndex(int index);

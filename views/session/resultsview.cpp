@@ -114,6 +114,13 @@ void ResultsView::setResults(ResultsSnapshot results, std::vector<std::string> p
     m_model->setResults(std::move(results), std::move(parameterNames), std::move(objectiveName));
 }
 
+void ResultsView::sortWinnersFirst(const std::string& objectiveName) {
+    const bool time = objectiveName.empty();
+    const int column = m_model->columnOf(time ? ResultsModel::ColumnKind::Time : ResultsModel::ColumnKind::Objective);
+    if (column >= 0)
+        m_table->sortByColumn(column, time ? Qt::AscendingOrder : Qt::DescendingOrder);
+}
+
 void ResultsView::setFilterText(const QString& text) {
     m_filterEdit->setText(text);
     applyFilter();
