@@ -546,7 +546,7 @@ void TestAnalysis::brokenKernel() {
         const ConfigAnalysis& r = results[k];
         QCOMPARE(r.index, indices[k]);
         QCOMPARE(r.arch, std::string("sm_90"));
-        QCOMPARE(r.geometry.blockSize, std::int64_t(128));
+        QCOMPARE(r.geometry.threadsPerBlock(), std::int64_t(128));
         QCOMPARE(r.geometry.sharedDynamic, std::int64_t(4 * 128));
         if (space.value(r.config, 2).i == 3) {
             ++broken;

@@ -1,8 +1,9 @@
 // core/measure/cuda without a GPU: the launch planner (grid, block and shared memory of configs
-// under each of Kernel Tuner's grid rules, kernels/sgemm by hand, buffers sized by max(param),
-// and every error a problem's arguments or geometry can cause), and the host side of the
-// worker's buffers (half and bfloat16 conversions, fills, the comparison with a reference).
+// under each of Kernel Tuner's grid rules, the same as the static analysis sees them, kernels/sgemm by hand, buffers
+// sized by max(param), and every error a problem's arguments or geometry can cause), and the host side of the worker's
+// buffers (half and bfloat16 conversions, fills, the comparison with a reference).
 
+#include "analysis/staticanalysis.h"
 #include "base/error.h"
 #include "measure/cuda/argumentdata.h"
 #include "measure/cuda/launchplan.h"
@@ -177,11 +178,18 @@ void TestLaunchPlan::sgemmPlan() {
     QCOMPARE(planner.gridRule(), GridRule::ProblemSizeOverGridDiv);
     const Config config = configOf(problem, values);
     QCOMPARE(config.size(), std::size_t{7});
-    const LaunchPlan plan = planner.plan(config);
+    const LaunchGeometry plan = planner.plan(config);
     QVERIFY2(plan.ok(), plan.error.c_str());
     QCOMPARE(listOf(plan.grid), grid);
     QCOMPARE(listOf(plan.block), block);
     QCOMPARE(plan.sharedDynamic, std::int64_t{0});
+    // The static analysis (and through it the session's records) sees the very same launch.
+    const StaticAnalyzer analyzer(problem, static_cast<std::size_t>(shape));
+    const LaunchGeometry seen = analyzer.geometry(config);
+    QCOMPARE(seen.grid, plan.grid);
+    QCOMPARE(seen.block, plan.block);
+    QCOMPARE(seen.sharedDynamic, plan.sharedDynamic);
+    QCOMPARE(seen.error, plan.error);
 }
 
 void TestLaunchPlan::sgemmArguments() {
@@ -302,7 +310,7 @@ void TestLaunchPlan::gridRules() {
     const TuningProblem problem = makeProblem(patch);
     const LaunchPlanner planner(problem, 0);
     QCOMPARE(static_cast<int>(planner.gridRule()), rule);
-    const LaunchPlan plan = planner.plan(configOf(problem, values));
+    const LaunchGeometry plan = planner.plan(configOf(problem, values));
     QVERIFY2(plan.ok(), plan.error.c_str());
     QCOMPARE(listOf(plan.grid), grid);
     QCOMPARE(listOf(plan.block), block);
@@ -587,11 +595,11 @@ void TestLaunchPlan::planErrors() {
     QFETCH(QString, message);
     const TuningProblem problem = makeProblem(patch);
     const LaunchPlanner planner(problem, 0);
-    const LaunchPlan plan = planner.plan(configOf(problem, values));
+    const LaunchGeometry plan = planner.plan(configOf(problem, values));
     QVERIFY(!plan.ok());
     QVERIFY2(QString::fromStdString(plan.error).startsWith(message), plan.error.c_str());
 
-    const LaunchPlan outOfRange = planner.plan(Config{0, 9, 0});
+    const LaunchGeometry outOfRange = planner.plan(Config{0, 9, 0});
     QVERIFY(!outOfRange.ok());
     QCOMPARE(outOfRange.error, std::string("the config's value index 9 for BY is out of range (it has 4 values)"));
 }

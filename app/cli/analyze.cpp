@@ -116,7 +116,7 @@ nlohmann::ordered_json recordJson(const ConfigAnalysis& r, const ConfigSpace& sp
     record["shared_static"] = orNull(ok, r.info.sharedStatic);
     record["shared_dynamic"] = orNull(r.geometry.error.empty(), r.geometry.sharedDynamic);
     record["barriers"] = orNull(ok, r.info.barriers);
-    record["block_size"] = orNull(r.geometry.error.empty(), r.geometry.blockSize);
+    record["block_size"] = orNull(r.geometry.error.empty(), r.geometry.threadsPerBlock());
     record["occupancy"] = orNull(occ, r.occupancy.percent());
     record["active_blocks"] = orNull(occ, r.occupancy.activeBlocks);
     record["active_warps"] = orNull(occ, r.occupancy.activeWarps);
@@ -153,7 +153,7 @@ void writeCsv(const std::string& path, const std::vector<ConfigAnalysis>& result
             << num(ok, r.info.spillStores) << ',' << num(ok, r.info.spillLoads) << ',' << num(ok, r.info.stackFrame)
             << ',' << num(ok, r.sharedBytes()) << ',' << num(ok, r.info.sharedStatic) << ','
             << num(r.geometry.error.empty(), r.geometry.sharedDynamic) << ',' << num(ok, r.info.barriers) << ','
-            << num(r.geometry.error.empty(), r.geometry.blockSize) << ','
+            << num(r.geometry.error.empty(), r.geometry.threadsPerBlock()) << ','
             << (occ ? fixed1(r.occupancy.percent()) : std::string()) << ',' << num(occ, r.occupancy.activeBlocks) << ','
             << (occ ? std::string(limiterName(r.occupancy.limiter)) : std::string()) << ','
             << (ok ? std::string(spillClassName(r.spill)) : std::string()) << ',' << r.compileSeconds << ','
@@ -198,7 +198,7 @@ std::string configTable(const std::vector<ConfigAnalysis>& results, const Config
             row.push_back(std::to_string(r.info.spillLoads));
             row.push_back(std::to_string(r.info.stackFrame));
             row.push_back(std::to_string(r.sharedBytes()));
-            row.push_back(r.geometry.error.empty() ? std::to_string(r.geometry.blockSize) : "?");
+            row.push_back(r.geometry.error.empty() ? std::to_string(r.geometry.threadsPerBlock()) : "?");
             if (!r.geometry.error.empty()) {
                 row.push_back("-");
                 row.push_back("(" + firstLine(r.geometry.error, 60) + ")");

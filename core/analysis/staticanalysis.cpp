@@ -9,15 +9,6 @@
 
 namespace tilescope {
 
-namespace {
-
-std::string describeExprError(const expr::ExprError& error) {
-    return std::string(expr::errorKindName(error.kind())) + ": " + error.message() + " in '" + error.expression() +
-           "' at column " + std::to_string(error.column());
-}
-
-} // namespace
-
 SpillClass classifySpill(const StaticInfo& info, std::int64_t heavyBytes) {
     const std::int64_t bytes = info.spillStores + info.spillLoads;
     if (bytes <= 0)
@@ -45,47 +36,11 @@ const TuningProblem& launchable(const TuningProblem& problem) {
 }
 } // namespace
 
-struct StaticAnalyzer::Expressions {
-    // LocalSize x, y, z (invalid = absent, i.e. 1) and SharedMemory (invalid = 0), with the
-    // JSON pointer of each for messages.
-    std::array<expr::Expression, 3> local;
-    expr::Expression shared;
-    expr::ValueList storage; // ProblemSize of the shape
-    std::vector<expr::Value> shapeSlots;
-};
-
 StaticAnalyzer::StaticAnalyzer(const TuningProblem& problem, std::size_t shapeIndex)
     : m_problem(problem)
     , m_shapeIndex(shapeIndex)
     , m_requests(launchable(problem))
-    , m_expressions(std::make_unique<Expressions>()) {
-    const std::size_t shapes = std::max<std::size_t>(problem.shapes.size(), 1);
-    if (shapeIndex >= shapes)
-        throw InputError(problem.fileName, "/Tilescope/Shapes",
-                         "shape " + std::to_string(shapeIndex) + " does not exist (the problem has " +
-                             std::to_string(shapes) + (shapes == 1 ? " shape)" : " shapes)"));
-    const expr::Scope scope = problem.scope();
-    const ThreeD block = problem.blockExpressions();
-    const std::array<std::pair<const std::string*, const char*>, 3> parts = {{
-        {&block.x, "/KernelSpecification/LocalSize/X"},
-        {&block.y, "/KernelSpecification/LocalSize/Y"},
-        {&block.z, "/KernelSpecification/LocalSize/Z"},
-    }};
-    auto compile = [&](const std::string& text, const char* pointer) {
-        try {
-            return expr::Expression::compile(text, scope);
-        } catch (const expr::ExprError& error) {
-            throw InputError(problem.fileName, pointer, describeExprError(error));
-        }
-    };
-    for (std::size_t i = 0; i < parts.size(); ++i) {
-        if (!parts[i].first->empty())
-            m_expressions->local[i] = compile(*parts[i].first, parts[i].second);
-    }
-    if (!problem.sharedMemory.empty())
-        m_expressions->shared = compile(problem.sharedMemory, "/KernelSpecification/SharedMemory");
-    m_expressions->shapeSlots = problem.shapeSlots(shapeIndex, m_expressions->storage);
-}
+    , m_geometry(problem, shapeIndex) {}
 
 StaticAnalyzer::~StaticAnalyzer() = default;
 
@@ -115,45 +70,6 @@ void StaticAnalyzer::checkArch(const std::string& arch) {
     throw InputError("", "--arch", "'" + arch + "': " + why + " (analysable: " + known + ")");
 }
 
-LaunchGeometry StaticAnalyzer::geometry(const Config& config) const {
-    LaunchGeometry g;
-    std::vector<expr::Value> slots = m_expressions->shapeSlots;
-    for (std::size_t p = 0; p < m_problem.parameters.size() && p < config.size(); ++p)
-        slots[p] = m_problem.parameters[p].values.at(config[p]);
-    static constexpr const char* kNames[] = {"LocalSize.X", "LocalSize.Y", "LocalSize.Z"};
-    g.blockSize = 1;
-    for (std::size_t i = 0; i < 3; ++i) {
-        const expr::Expression& e = m_expressions->local[i];
-        if (!e.valid())
-            continue;
-        try {
-            const std::int64_t n = e.evaluateInt(slots.data());
-            if (n <= 0) {
-                g.error = std::string(kNames[i]) + " is " + std::to_string(n);
-                return g;
-            }
-            if (g.blockSize > INT_MAX / n) {
-                g.error = "the block size overflows";
-                return g;
-            }
-            g.blockSize *= n;
-        } catch (const expr::ExprError& error) {
-            g.error = std::string(kNames[i]) + ": " + describeExprError(error);
-            return g;
-        }
-    }
-    if (m_expressions->shared.valid()) {
-        try {
-            g.sharedDynamic = m_expressions->shared.evaluateInt(slots.data());
-            if (g.sharedDynamic < 0)
-                g.error = "SharedMemory is " + std::to_string(g.sharedDynamic) + " bytes";
-        } catch (const expr::ExprError& error) {
-            g.error = "SharedMemory: " + describeExprError(error);
-        }
-    }
-    return g;
-}
-
 ConfigAnalysis StaticAnalyzer::analyze(std::uint64_t index, const Config& config, const std::string& arch,
                                        const CompileResult& result) const {
     ConfigAnalysis a;
@@ -181,7 +97,7 @@ ConfigAnalysis StaticAnalyzer::analyze(std::uint64_t index, const Config& config
         kernel.sharedStatic = result.info.sharedStatic;
         kernel.sharedDynamic = a.geometry.sharedDynamic;
         kernel.barriers = result.info.barriers;
-        kernel.blockSize = a.geometry.blockSize;
+        kernel.blockSize = a.geometry.threadsPerBlock();
         a.occupancy = theoreticalOccupancy(*limits, kernel);
     }
     return a;

@@ -11,6 +11,7 @@
 #include "compile/compileservice.h"
 #include "compile/requestbuilder.h"
 #include "space/configspace.h"
+#include "spec/launchgeometry.h"
 
 #include <array>
 #include <atomic>
@@ -40,13 +41,6 @@ SpillClass classifySpill(const StaticInfo& info, std::int64_t heavyBytes = kHeav
 /// "none", "light", "heavy".
 std::string_view spillClassName(SpillClass spill);
 
-/// Block size and dynamic shared memory of one config for one shape.
-struct LaunchGeometry {
-    std::int64_t blockSize = 0;     ///< threads: LocalSize x * y * z
-    std::int64_t sharedDynamic = 0; ///< bytes: the SharedMemory expression (0 when absent)
-    std::string error;              ///< why they could not be computed ("" = fine)
-};
-
 /// One (config, arch).
 struct ConfigAnalysis {
     std::uint64_t index = 0; ///< in the ConfigSpace
@@ -74,7 +68,7 @@ class StaticAnalyzer {
 public:
     /// Reads the kernel file and compiles the geometry expressions; `problem` must outlive the
     /// analyzer. Throws InputError (the problem's first launch blocker, an unreadable kernel file,
-    /// a shape index out of range, a LocalSize or SharedMemory expression that does not compile).
+    /// and what GeometryPlanner's constructor throws).
     StaticAnalyzer(const TuningProblem& problem, std::size_t shapeIndex = 0);
     ~StaticAnalyzer();
     StaticAnalyzer(const StaticAnalyzer&) = delete;
@@ -90,7 +84,8 @@ public:
     std::size_t shapeIndex() const { return m_shapeIndex; }
     const RequestBuilder& requests() const { return m_requests; }
 
-    LaunchGeometry geometry(const Config& config) const;
+    /// The launch geometry of `config` at the analyzer's shape (GeometryPlanner::plan).
+    LaunchGeometry geometry(const Config& config) const { return m_geometry.plan(config); }
     /// The analysis of `config` on `arch` from its compile result (for callers that compile
     /// themselves, such as a tuning session).
     ConfigAnalysis analyze(std::uint64_t index, const Config& config, const std::string& arch,
@@ -104,11 +99,10 @@ public:
                                     const std::atomic<bool>* cancel = nullptr) const;
 
 private:
-    struct Expressions;
     const TuningProblem& m_problem;
     std::size_t m_shapeIndex;
     RequestBuilder m_requests;
-    std::unique_ptr<Expressions> m_expressions;
+    GeometryPlanner m_geometry;
 };
 
 /// Per-arch totals of an analysis.

@@ -263,7 +263,7 @@ struct TuningSession::Run {
         if (p.analysis) {
             const ConfigAnalysis& a = *p.analysis;
             if (a.geometry.error.empty()) {
-                r.blockSize = a.geometry.blockSize;
+                r.blockSize = a.geometry.threadsPerBlock();
                 r.sharedDynamic = a.geometry.sharedDynamic;
             }
             if (a.compiled())
@@ -333,7 +333,7 @@ struct TuningSession::Run {
             k.sharedStatic = cr.info.sharedStatic;
             k.sharedDynamic = a.geometry.sharedDynamic;
             k.barriers = cr.info.barriers;
-            k.blockSize = a.geometry.blockSize;
+            k.blockSize = a.geometry.threadsPerBlock();
             const Occupancy occ = theoreticalOccupancy(*limits, k);
             if (!occ.launchable) {
                 r.measurement.status = ResultStatus::Pruned;
@@ -667,7 +667,7 @@ struct TuningSession::Run {
         const ConfigAnalysis a = analyzer->analyze(index, space.at(index), arch, cr);
         StaticFeatures f;
         f.info = a.info;
-        f.blockSize = a.geometry.blockSize;
+        f.blockSize = a.geometry.threadsPerBlock();
         f.sharedBytes = a.sharedBytes();
         f.occupancy = a.occupancy.percent();
         f.launchable = a.occupancy.launchable;

@@ -305,7 +305,7 @@ void TestOccupancy::sgemm() {
         Loaded loaded = load(results[i], "sgemm");
         QVERIFY(loaded.function);
         compare(QString::fromStdString(space.describe(config)), results[i], loaded.function,
-                static_cast<int>(geometry.blockSize), geometry.sharedDynamic);
+                static_cast<int>(geometry.threadsPerBlock()), geometry.sharedDynamic);
         const ConfigAnalysis analysis = analyzer.analyze(indices[i], config, m_arch, results[i]);
         limiters.insert(analysis.occupancy.limiter);
         spilling += analysis.spills() ? 1 : 0;

@@ -85,7 +85,7 @@ ConfigAnalysis analysis(const std::string& arch, int registers, std::int64_t spi
     a.info.spillStores = spill;
     a.info.spillLoads = spill;
     a.spill = spill > 0 ? SpillClass::Light : SpillClass::None;
-    a.geometry.blockSize = 256;
+    a.geometry.block = {256, 1, 1};
     a.occupancy.launchable = true;
     a.occupancy.maxWarps = 64;
     a.occupancy.activeWarps = activeWarps;

@@ -60,7 +60,7 @@ QString archTooltip(const ConfigAnalysis& a) {
     else
         text += QLatin1Char('\n') + QObject::tr("%1 threads / block; occupancy %2 % (%3 of %4 warps, %5 blocks / SM), "
                                                 "limited by %6")
-                                        .arg(a.geometry.blockSize)
+                                        .arg(a.geometry.threadsPerBlock())
                                         .arg(QLocale().toString(a.occupancy.percent(), 'f', 1))
                                         .arg(a.occupancy.activeWarps)
                                         .arg(a.occupancy.maxWarps)

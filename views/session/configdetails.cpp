@@ -393,7 +393,7 @@ std::optional<Occupancy> ConfigDetailsPanel::occupancyOf(const ResultRecord& r, 
         if (const std::optional<Config> config = configFromValues(*m_problem, r.config)) {
             const LaunchGeometry g = m_analyzer->geometry(*config);
             if (g.error.empty()) {
-                blockSize = blockSize.value_or(g.blockSize);
+                blockSize = blockSize.value_or(g.threadsPerBlock());
                 sharedDynamic = sharedDynamic.value_or(g.sharedDynamic);
             }
         }

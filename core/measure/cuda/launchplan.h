@@ -1,11 +1,12 @@
 #pragma once
 
 // How a tuning problem's kernel is launched for one shape: its argument list (what each buffer
-// holds and how big it is, each scalar's value) and, per config, the grid, the block and the
-// dynamic shared memory, all from the T1 expressions. No CUDA here: the worker uses it to build
+// holds and how big it is, each scalar's value) and, per config, the geometry (GeometryPlanner,
+// spec/launchgeometry.h), all from the T1 expressions. No CUDA here: the worker uses it to build
 // buffers and launches, and it is tested without a GPU.
 
 #include "space/configspace.h"
+#include "spec/launchgeometry.h"
 
 #include <array>
 #include <cstddef>
@@ -89,34 +90,6 @@ struct ArgumentSpec {
     std::string label() const;
 };
 
-/// The launch of one config. Without LocalSize the block is Kernel Tuner's: block_size_x/y/z,
-/// the tuning parameters of those names or 256, 1, 1.
-struct LaunchPlan {
-    std::array<std::int64_t, 3> grid{1, 1, 1};  ///< blocks
-    std::array<std::int64_t, 3> block{1, 1, 1}; ///< threads
-    std::int64_t sharedDynamic = 0;             ///< bytes
-    std::string error; ///< why the config cannot be launched: which expression, what went wrong ("" = fine)
-
-    bool ok() const { return error.empty(); }
-    std::int64_t threadsPerBlock() const { return block[0] * block[1] * block[2]; }
-};
-
-/// How the grid follows from the problem (Kernel Tuner's semantics).
-enum class GridRule : std::uint8_t {
-    /// GlobalSizeType "CUDA": GlobalSize is the grid, in blocks.
-    GlobalSizeInBlocks,
-    /// Kernel Tuner's rule, taken when ProblemSize is given with GridDiv, or without GlobalSize:
-    /// grid_i = ceil(ProblemSize_i / product(GridDiv_i)); a dimension without GridDiv is divided
-    /// by the tuning parameter block_size_x/y/z where there is one, else by 1; one without
-    /// ProblemSize is 1.
-    ProblemSizeOverGridDiv,
-    /// Otherwise GlobalSize counts threads: grid_i = ceil(GlobalSize_i / LocalSize_i).
-    GlobalSizeInThreads,
-};
-
-/// "GlobalSize in blocks (GlobalSizeType CUDA)", ...: for messages and reports.
-std::string_view gridRuleName(GridRule rule);
-
 class LaunchPlanner {
 public:
     /// Compiles the problem's geometry expressions and builds the argument list for shape
@@ -140,17 +113,14 @@ public:
     /// Bytes of all Vector arguments together.
     std::int64_t bufferBytes() const;
 
-    /// The launch of `config` (value indices, one per parameter). Never throws: a config whose
-    /// expressions fail or give an impossible geometry (a dimension below 1, negative shared
-    /// memory, a value beyond 32 bits) comes back with `error` set.
-    LaunchPlan plan(const Config& config) const;
+    /// The launch of `config`: GeometryPlanner::plan.
+    LaunchGeometry plan(const Config& config) const { return m_geometry.plan(config); }
 
 private:
-    struct Expressions;
     const TuningProblem& m_problem;
     std::size_t m_shapeIndex;
+    GeometryPlanner m_geometry;
     std::vector<ArgumentSpec> m_arguments;
-    std::unique_ptr<Expressions> m_expressions;
 };
 
 } // namespace tilescope

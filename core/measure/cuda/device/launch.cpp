@@ -50,7 +50,7 @@ void WorkerRuntime::Impl::fillConstantMemory() {
 
 std::string WorkerRuntime::Impl::prepare(const worker::Measure& m, worker::Result& r) {
     worker::FunctionInfo& info = *r.function;
-    const LaunchPlan plan = planner->plan(m.config);
+    const LaunchGeometry plan = planner->plan(m.config);
     if (!plan.ok())
         return plan.error;
     for (std::size_t i = 0; i < 3; ++i) {
