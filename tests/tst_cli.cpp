@@ -3,8 +3,10 @@
 #include "space/configspace.h"
 #include "spec/tuningproblem.h"
 
+#include "clirun.h"
 #include <QProcess>
 #include <QTemporaryDir>
+
 #include <QtTest>
 
 #include <nlohmann/json.hpp>
@@ -17,24 +19,10 @@ using namespace tilescope;
 
 namespace {
 
-struct Run {
-    int status = -1;
-    QString out;
-    QString err;
-};
+using Run = CliRun;
 
 Run cli(const QStringList& args) {
-    QProcess p;
-    p.start(QStringLiteral(TILESCOPE_CLI), args);
-    if (!p.waitForFinished(120000)) {
-        p.kill();
-        return {};
-    }
-    Run r;
-    r.status = p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1;
-    r.out = QString::fromUtf8(p.readAllStandardOutput());
-    r.err = QString::fromUtf8(p.readAllStandardError());
-    return r;
+    return runCli(args);
 }
 
 // JSON written with single quotes in this file (moc trips over raw strings); q() turns them into double quotes.
@@ -171,7 +159,8 @@ private slots:
                                     << "/ConfigurationSpace/TuningParameters/0/Values";
         QTest::newRow("bad value expression")
             << qs("{'Name': 'a', 'Type': 'int', 'Values': '[2**i for i in range(0, 6]'}") << ""
-            << "/ConfigurationSpace/TuningParameters/0/Values: column 26: SyntaxError: ']' does not close the '(' at column 21";
+            << "/ConfigurationSpace/TuningParameters/0/Values: column 26: SyntaxError: ']' does not close the '(' at "
+               "column 21";
         QTest::newRow("value expression fails")
             << qs("{'Name': 'a', 'Type': 'int', 'Values': '[64 // i for i in range(3)]'}") << ""
             << "/ConfigurationSpace/TuningParameters/0/Values: column 5: ZeroDivisionError";

@@ -7,9 +7,11 @@
 #include "spec/tuningproblem.h"
 #include "store/resultstore.h"
 
+#include "clirun.h"
 #include <QElapsedTimer>
 #include <QProcess>
 #include <QTemporaryDir>
+
 #include <QtTest>
 
 #include <sqlite3.h>
@@ -24,29 +26,10 @@ using Json = nlohmann::ordered_json;
 
 namespace {
 
-struct Run {
-    int status = -1;
-    QString out;
-    QString err;
-};
+using Run = CliRun;
 
 Run cli(const QStringList& args) {
-    QProcess p;
-    p.start(QStringLiteral(TILESCOPE_CLI), args);
-    if (!p.waitForFinished(120000)) {
-        p.kill();
-        p.waitForFinished();
-        return {};
-    }
-    Run r;
-    r.status = p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1;
-    r.out = QString::fromUtf8(p.readAllStandardOutput());
-    r.err = QString::fromUtf8(p.readAllStandardError());
-    return r;
-}
-
-QString describe(const Run& r) {
-    return "status " + QString::number(r.status) + "\nstdout:\n" + r.out + "\nstderr:\n" + r.err;
+    return runCli(args);
 }
 
 const QString kSgemm = QStringLiteral(TILESCOPE_SOURCE_DIR "/kernels/sgemm/sgemm.json");

@@ -9,8 +9,10 @@
 #include "spec/tuningproblem.h"
 #include "tuner/strategylab.h"
 
+#include "clirun.h"
 #include <QProcess>
 #include <QTemporaryDir>
+
 #include <QtTest>
 
 #include <algorithm>
@@ -25,29 +27,10 @@ namespace {
 
 const std::string kTiny = TILESCOPE_TEST_DATA "/tuning/tiny.json";
 
-struct Run {
-    int status = -1;
-    QString out;
-    QString err;
-};
+using Run = CliRun;
 
 Run cli(const QStringList& args) {
-    QProcess p;
-    p.start(QStringLiteral(TILESCOPE_CLI), args);
-    if (!p.waitForFinished(120000)) {
-        p.kill();
-        p.waitForFinished();
-        return {};
-    }
-    Run r;
-    r.status = p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1;
-    r.out = QString::fromUtf8(p.readAllStandardOutput());
-    r.err = QString::fromUtf8(p.readAllStandardError());
-    return r;
-}
-
-QString describe(const Run& r) {
-    return "status " + QString::number(r.status) + "\nstdout:\n" + r.out + "\nstderr:\n" + r.err;
+    return runCli(args);
 }
 
 void writeFile(const std::string& path, const std::string& text) {

@@ -13,6 +13,18 @@
 
 namespace tilescope {
 
+std::optional<StaticFeatures> staticFeaturesOf(const ResultRecord& r) {
+    if (!r.measurement.staticInfo)
+        return std::nullopt;
+    StaticFeatures f;
+    f.info = *r.measurement.staticInfo;
+    f.blockSize = r.blockSize.value_or(0);
+    f.sharedBytes = f.info.sharedStatic + r.sharedDynamic.value_or(0);
+    f.occupancy = r.occupancy.value_or(0);
+    f.launchable = r.status() != ResultStatus::Pruned;
+    return f;
+}
+
 std::string defaultStrategy(std::string_view searchName, const Budget& budget, std::string* unknownSearchName) {
     const std::string fromProblem = canonicalStrategyName(searchName);
     if (unknownSearchName)

@@ -8,6 +8,7 @@
 
 #include "compile/compiler.h"
 #include "model/measurement.h"
+#include "model/records.h"
 #include "space/configspace.h"
 
 #include <cstdint>
@@ -51,6 +52,10 @@ struct StaticFeatures {
     double occupancy = 0;         ///< theoretical occupancy, percent (0 when unknown)
     bool launchable = true;       ///< within the device's limits
 };
+
+/// The static features a stored result carries (its static info, block size, shared memory,
+/// occupancy); nullopt when it has no static info.
+std::optional<StaticFeatures> staticFeaturesOf(const ResultRecord& r);
 
 /// One evaluated config, as a strategy sees it.
 struct Observation {

@@ -253,15 +253,7 @@ StrategyLab::StrategyLab(const TuningProblem& problem, std::size_t shapeIndex, c
         e.status = r.measurement.status;
         e.compileSeconds = std::max(0.0, r.measurement.compileSeconds);
         e.seconds = e.compileSeconds + std::max(0.0, r.measurement.benchmarkSeconds);
-        if (r.measurement.staticInfo) {
-            StaticFeatures f;
-            f.info = *r.measurement.staticInfo;
-            f.blockSize = r.blockSize.value_or(0);
-            f.sharedBytes = f.info.sharedStatic + r.sharedDynamic.value_or(0);
-            f.occupancy = r.occupancy.value_or(0);
-            f.launchable = r.status() != ResultStatus::Pruned;
-            e.features = f;
-        }
+        e.features = staticFeaturesOf(r);
         if (r.ok() && r.timeMs() > 0) {
             e.timeMs = r.timeMs();
             e.score = e.timeMs;

@@ -204,15 +204,7 @@ struct TuningSession::Run {
         o.status = r.status();
         o.score = r.objective ? -*r.objective : r.timeMs();
         o.prior = prior;
-        if (r.measurement.staticInfo) {
-            StaticFeatures f;
-            f.info = *r.measurement.staticInfo;
-            f.blockSize = r.blockSize.value_or(0);
-            f.sharedBytes = f.info.sharedStatic + r.sharedDynamic.value_or(0);
-            f.occupancy = r.occupancy.value_or(0);
-            f.launchable = r.status() != ResultStatus::Pruned;
-            o.features = f;
-        }
+        o.features = staticFeaturesOf(r);
         return o;
     }
 

@@ -1,0 +1,34 @@
+#pragma once
+
+// Runs the real tilescope-cli (TILESCOPE_CLI, set by tests/CMakeLists.txt) for the suites that
+// test it as a user meets it: its exit status, stdout and stderr.
+
+#include <QProcess>
+#include <QString>
+#include <QStringList>
+
+struct CliRun {
+    int status = -1; ///< the exit code; -1 when it crashed or ran past two minutes
+    QString out;
+    QString err;
+};
+
+inline CliRun runCli(const QStringList& args, const QString& program = QStringLiteral(TILESCOPE_CLI)) {
+    QProcess p;
+    p.start(program, args);
+    if (!p.waitForFinished(120000)) {
+        p.kill();
+        p.waitForFinished();
+        return {};
+    }
+    CliRun r;
+    r.status = p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1;
+    r.out = QString::fromUtf8(p.readAllStandardOutput());
+    r.err = QString::fromUtf8(p.readAllStandardError());
+    return r;
+}
+
+/// For failure messages: the status and both streams.
+inline QString describe(const CliRun& r) {
+    return "status " + QString::number(r.status) + "\nstdout:\n" + r.out + "\nstderr:\n" + r.err;
+}
