@@ -26,6 +26,8 @@
 
 #include <qcustomplot.h>
 
+#include "darkpalette.h"
+
 #include <QAbstractItemModelTester>
 #include <QAbstractItemView>
 #include <QAction>
@@ -268,16 +270,7 @@ void TestMainWindow::selectionFollowsEveryView() {
 void TestMainWindow::plotsFollowThePalette() {
     // A dark theme: the plots draw on its base colour with its text colour, like the tables.
     const QPalette original = QApplication::palette();
-    QPalette dark;
-    dark.setColor(QPalette::Window, QColor(0x2b, 0x2b, 0x2b));
-    dark.setColor(QPalette::WindowText, QColor(0xe0, 0xe0, 0xe0));
-    dark.setColor(QPalette::Base, QColor(0x1e, 0x1e, 0x1e));
-    dark.setColor(QPalette::AlternateBase, QColor(0x26, 0x26, 0x26));
-    dark.setColor(QPalette::Text, QColor(0xe0, 0xe0, 0xe0));
-    dark.setColor(QPalette::Button, QColor(0x35, 0x35, 0x35));
-    dark.setColor(QPalette::ButtonText, QColor(0xe0, 0xe0, 0xe0));
-    dark.setColor(QPalette::Highlight, QColor(0x3d, 0x7a, 0xd6));
-    dark.setColor(QPalette::PlaceholderText, QColor(0x90, 0x90, 0x90));
+    const QPalette dark = darkPalette();
     {
         QTemporaryDir folder;
         MainWindow window(transient());

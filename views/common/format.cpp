@@ -7,8 +7,6 @@
 
 namespace tilescope::views {
 
-namespace {
-
 QLocale numberLocale() {
     QLocale locale;
     if (locale.language() == QLocale::C)
@@ -16,8 +14,6 @@ QLocale numberLocale() {
     locale.setNumberOptions(locale.numberOptions() & ~QLocale::OmitGroupSeparator);
     return locale;
 }
-
-} // namespace
 
 QString formatCount(double n) {
     if (!std::isfinite(n))

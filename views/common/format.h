@@ -5,12 +5,16 @@
 
 #include "expr/expr.h"
 
+#include <QLocale>
 #include <QString>
 #include <QVariant>
 
 #include <cstdint>
 
 namespace tilescope::views {
+
+/// The locale numbers are written in: the user's, with digit grouping; English when it is "C".
+QLocale numberLocale();
 
 /// 2761 -> "2,761" (the locale's grouping; English when the locale is "C"). Counts beyond
 /// 10^15 as "1.23 × 10^18".

@@ -1,5 +1,6 @@
 #include "plots/quantity.h"
 
+#include "common/format.h"
 #include "measure/metricnames.h"
 
 #include <QLocale>
@@ -12,14 +13,6 @@
 namespace tilescope::views {
 
 namespace {
-
-QLocale numberLocale() {
-    QLocale locale;
-    if (locale.language() == QLocale::C)
-        locale = QLocale(QLocale::English, QLocale::UnitedStates);
-    locale.setNumberOptions(locale.numberOptions() & ~QLocale::OmitGroupSeparator);
-    return locale;
-}
 
 std::optional<double> metricValue(const ResultRecord& result, const std::string& name) {
     for (const Metric& metric : result.measurement.metrics) {
