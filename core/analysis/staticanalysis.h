@@ -2,7 +2,7 @@
 
 // Offline static analysis of a tuning problem's configs: compile each (config, arch) with NVRTC
 // through the compile service, then take registers, spills, stack and shared memory from ptxas,
-// the launch geometry from the problem's LocalSize and SharedMemory expressions, and the
+// the launch geometry from GeometryPlanner (the one the worker launches with), and the
 // theoretical occupancy and its limiter from the arch's table. No GPU needed.
 
 #include "analysis/gpuarch.h"

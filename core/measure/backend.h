@@ -1,9 +1,10 @@
 #pragma once
 
 // Where measurements come from. A backend is opened for one problem at one shape, then measures
-// batches of configs: the CUDA backend (issue 5) dispatches a batch's configs to one worker
-// process per GPU as workers become idle and reports each result as it completes; the replay
-// backend answers from a recording. Both are driven by a TuningSession on one thread.
+// batches of configs: the CUDA backend dispatches a batch's configs to one worker process per
+// GPU as workers become idle and reports each result as it completes; the replay backend answers
+// from a recording; the analysis backend reports what compiling tells, for an arch without its
+// GPU. Each is driven by a TuningSession on one thread.
 
 #include "analysis/gpuarch.h"
 #include "compile/compiler.h"

@@ -49,7 +49,7 @@ struct SessionOptions {
         Always, ///< compile even for a replay: static info and pruning for the recorded device
     };
     Compile compile = Compile::Auto;
-    std::string arch;              ///< compile for this arch ("": the backend's device)
+    std::string arch; ///< compile for this arch alone ("": every arch of the backend's devices, sessionArchs)
     bool pruneHeavySpills = false; ///< also prune configs that spill heavily (see classifySpill)
     /// After the search, measure the best this-many configs once more and keep the new timings, so
     /// that the winner is not a lucky sample (0: off). Skipped with a simulated backend (a replay

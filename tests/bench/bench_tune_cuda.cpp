@@ -10,7 +10,7 @@
 //     sessions  default 3; the first with an empty compile cache
 //     metrics   none (default) or default: CUPTI's default set in a separate pass
 //
-// Goals (issue 5): at most 150 ms per config with a cold cache; the same winner (or one within
+// Goals: at most 150 ms per config with a cold cache; the same winner (or one within
 // 1 %) in every session; relative stdev of the repeated medians of the top configs at most 1 %.
 // For scale: triton.autotune took 0.89 s per config on the same H200.
 
