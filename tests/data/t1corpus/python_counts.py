@@ -14,6 +14,7 @@ It writes counts.json beside itself:
 
 with sorted keys and a 2-space indent. ``--check`` recomputes everything and
 exits with status 1, printing the differences, when counts.json disagrees.
+``--count FILE`` prints one file's {"raw": R, "valid": V} (for the editor's tests).
 
 Standard library only. The enumeration binds parameters in file order (those
 that appear in a condition first; the others only multiply the count) and
@@ -215,8 +216,14 @@ def main():
     parser.add_argument("--check", action="store_true", help="compare with counts.json instead of writing it")
     parser.add_argument("--brute", type=int, default=0, metavar="N",
                         help="also count spaces of at most N raw configs with a plain itertools.product")
+    parser.add_argument("--count", metavar="FILE",
+                        help="print the raw and valid counts of one problem file as JSON, and nothing else")
     args = parser.parse_args()
 
+    if args.count:
+        raw, valid, _ = count_space(json.loads(Path(args.count).read_text()))
+        print(json.dumps({"raw": raw, "valid": valid}))
+        return 0
     results, ok = compute(args.brute)
     if not ok:
         print("errors in the corpus (see above)", file=sys.stderr)

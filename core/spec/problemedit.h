@@ -1,0 +1,34 @@
+#pragma once
+
+// Edits of a tuning problem, as an editor makes them: each takes a problem and returns a new one
+// with the change, read back through the T1 reader, so an edited problem is checked exactly as a
+// loaded file is (expressions compiled, names resolved) and keeps the fields this version does
+// not know. A bad edit throws InputError naming the field (and, for an expression, the column);
+// the problem given is never changed.
+
+#include "spec/tuningproblem.h"
+
+#include <cstddef>
+#include <string>
+
+namespace tilescope::edit {
+
+/// Condition `index` becomes `expression` (index == the number of conditions: a new one at the
+/// end). Its T1 Parameters list is made from the parameters the expression names.
+TuningProblem setCondition(const TuningProblem& problem, std::size_t index, const std::string& expression);
+TuningProblem removeCondition(const TuningProblem& problem, std::size_t index);
+
+/// Parameter `index` gets `name` and the values `valuesText` (a list or a list expression:
+/// "[16, 32, 64]", "range(1, 9)", "[2**i for i in range(5)]"); index == the number of parameters
+/// adds one at the end, its T1 Type taken from the values (int, float, bool or string). Renaming
+/// does not rewrite the expressions that use the old name: they fail, naming it.
+TuningProblem setParameter(const TuningProblem& problem, std::size_t index, const std::string& name,
+                           const std::string& valuesText);
+TuningProblem removeParameter(const TuningProblem& problem, std::size_t index);
+/// Moves parameter `from` to position `to` (configs index parameters in this order).
+TuningProblem moveParameter(const TuningProblem& problem, std::size_t from, std::size_t to);
+
+/// The names of `problem`'s parameters that `expression` uses, in the problem's order.
+std::vector<std::string> parametersUsed(const TuningProblem& problem, const std::string& expression);
+
+} // namespace tilescope::edit
