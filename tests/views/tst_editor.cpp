@@ -1,0 +1,313 @@
+// The space editor, driven as a user drives it: clicks on the Problem panel's tables and
+// buttons, keystrokes in its editors. Counts are checked against Python's count of the same
+// edited problem (tests/data/t1corpus/python_counts.py --count), undo against the exact earlier
+// problem, save against the file read back.
+
+#include "mainwindow.h"
+#include "problem/problemdocument.h"
+#include "problem/problempanel.h"
+#include "problem/spacecontroller.h"
+#include "session/runpanel.h"
+#include "spec/tuningproblem.h"
+
+#include <QAction>
+#include <QComboBox>
+#include <QFile>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QLabel>
+#include <QLineEdit>
+#include <QLocale>
+#include <QProcess>
+#include <QStandardPaths>
+#include <QTableView>
+#include <QTemporaryDir>
+#include <QToolButton>
+#include <QUndoStack>
+#include <QtTest>
+
+using namespace tilescope;
+using namespace tilescope::views;
+
+namespace {
+
+const QString kCorpus = QStringLiteral(TILESCOPE_TEST_DATA "/t1corpus");
+constexpr int kTimeoutMs = 60'000;
+
+MainWindow::Options transient() {
+    MainWindow::Options options;
+    options.persistent = false;
+    return options;
+}
+
+QString grouped(std::uint64_t n) {
+    QLocale locale;
+    if (locale.language() == QLocale::C)
+        locale = QLocale(QLocale::English, QLocale::UnitedStates);
+    locale.setNumberOptions(locale.numberOptions() & ~QLocale::OmitGroupSeparator);
+    return locale.toString(static_cast<qulonglong>(n));
+}
+
+} // namespace
+
+class TestEditor : public QObject {
+    Q_OBJECT
+
+private slots:
+    void init();
+    void editConditionCountsAsPython();
+    void invalidExpressionKeepsTheLastCountStale();
+    void editParametersAndAddOne();
+    void undoGivesBackTheExactProblem();
+    void saveThenReopenIsEqual();
+    void runTakesTheEditedProblem();
+
+private:
+    // Copies a corpus problem and its kernel into a fresh folder and opens it; waits for its count.
+    void open(const QString& name);
+    void waitForCount();
+    // Python's (raw, valid) count of the problem now in the editor.
+    std::pair<std::uint64_t, std::uint64_t> pythonCount();
+    void clickRow(QTableView* view, int row);
+    void typeInto(QLineEdit* edit, const QString& text);
+
+    std::unique_ptr<QTemporaryDir> m_dir;
+    std::unique_ptr<MainWindow> m_window;
+    ProblemPanel* m_panel = nullptr;
+    QString m_path;
+};
+
+void TestEditor::init() {
+    m_window.reset();
+    m_dir = std::make_unique<QTemporaryDir>();
+    QVERIFY(m_dir->isValid());
+}
+
+void TestEditor::open(const QString& name) {
+    for (const QString& file : {name + QStringLiteral(".json"), name + QStringLiteral(".cu")})
+        QVERIFY(QFile::copy(kCorpus + QLatin1Char('/') + file, m_dir->filePath(file)));
+    m_path = m_dir->filePath(name + QStringLiteral(".json"));
+    m_window = std::make_unique<MainWindow>(transient());
+    m_window->resize(1600, 1000);
+    m_window->show();
+    QVERIFY(QTest::qWaitForWindowExposed(m_window.get()));
+    QVERIFY(m_window->openProblem(m_path));
+    m_panel = m_window->problemPanel();
+    waitForCount();
+}
+
+void TestEditor::waitForCount() {
+    QTRY_VERIFY_WITH_TIMEOUT(!m_window->spaceController()->isBusy() &&
+                                 m_panel->countLabel()->text().contains(QStringLiteral("valid of")) &&
+                                 !m_panel->countLabel()->text().contains(QStringLiteral("counting")),
+                             kTimeoutMs);
+}
+
+std::pair<std::uint64_t, std::uint64_t> TestEditor::pythonCount() {
+    const QString python = QStandardPaths::findExecutable(QStringLiteral("python3"));
+    if (python.isEmpty()) {
+        if (qEnvironmentVariableIsSet("CI"))
+            qFatal("python3 is missing: README's install line has it, and CI must check counts against it");
+        return {0, 0};
+    }
+    const QString edited = m_dir->filePath(QStringLiteral("edited-for-python.json"));
+    m_window->document()->problem()->save(edited.toStdString());
+    QProcess p;
+    p.start(python, {kCorpus + QStringLiteral("/python_counts.py"), QStringLiteral("--count"), edited});
+    if (!p.waitForFinished(kTimeoutMs) || p.exitCode() != 0)
+        qFatal("python_counts.py failed: %s", p.readAllStandardError().constData());
+    const QJsonObject counts = QJsonDocument::fromJson(p.readAllStandardOutput()).object();
+    return {static_cast<std::uint64_t>(counts.value(QStringLiteral("raw")).toDouble()),
+            static_cast<std::uint64_t>(counts.value(QStringLiteral("valid")).toDouble())};
+}
+
+void TestEditor::clickRow(QTableView* view, int row) {
+    const QModelIndex index = view->model()->index(row, 1);
+    QVERIFY(index.isValid());
+    view->scrollTo(index);
+    QTest::mouseClick(view->viewport(), Qt::LeftButton, {}, view->visualRect(index).center());
+}
+
+void TestEditor::typeInto(QLineEdit* edit, const QString& text) {
+    QVERIFY(edit->isEnabled());
+    edit->setFocus();
+    edit->selectAll();
+    QTest::keyClicks(edit, text);
+    QTest::keyClick(edit, Qt::Key_Tab); // leave the field: the edit is checked at once
+}
+
+void TestEditor::editConditionCountsAsPython() {
+    open(QStringLiteral("kt_convolution"));
+    QVERIFY(m_panel->countLabel()->text().startsWith(QStringLiteral("220 valid of 420 raw")));
+    QVERIFY(!m_window->document()->isModified());
+
+    clickRow(m_panel->conditionView(), 1);
+    QCOMPARE(m_panel->selectedCondition(), 1);
+    QCOMPARE(m_panel->conditionEditor()->text(), QStringLiteral("tile_size_x * tile_size_y <= 8"));
+    typeInto(m_panel->conditionEditor(), QStringLiteral("tile_size_x * tile_size_y <= 4"));
+    QCOMPARE(m_window->document()->problem()->conditions[1].expression, std::string("tile_size_x * tile_size_y <= 4"));
+    waitForCount();
+    const auto [raw, valid] = pythonCount();
+    if (raw == 0)
+        QSKIP("python3 is not installed; the count cannot be checked against Python");
+    QVERIFY2(valid < 220, qPrintable(QString::number(valid)));
+    QVERIFY2(m_panel->countLabel()->text().startsWith(tr("%1 valid of %2 raw").arg(grouped(valid), grouped(raw))),
+             qPrintable(m_panel->countLabel()->text()));
+    QVERIFY(m_window->document()->isModified());
+    QVERIFY(m_window->isWindowModified());
+
+    // A new condition, typed while the count follows each settled edit.
+    QTest::mouseClick(m_panel->findChild<QToolButton*>(QStringLiteral("addCondition")), Qt::LeftButton);
+    QCOMPARE(m_panel->selectedCondition(), 3);
+    QVERIFY(m_panel->conditionEditor()->hasFocus());
+    QTest::keyClicks(m_panel->conditionEditor(), QStringLiteral("block_size_x >= 64"));
+    QTest::keyClick(m_panel->conditionEditor(), Qt::Key_Return);
+    waitForCount();
+    QCOMPARE(m_window->document()->problem()->conditions.size(), std::size_t(4));
+    const auto [raw2, valid2] = pythonCount();
+    QVERIFY(valid2 < valid);
+    QVERIFY2(m_panel->countLabel()->text().startsWith(tr("%1 valid of %2 raw").arg(grouped(valid2), grouped(raw2))),
+             qPrintable(m_panel->countLabel()->text()));
+}
+
+void TestEditor::invalidExpressionKeepsTheLastCountStale() {
+    open(QStringLiteral("kt_convolution"));
+    clickRow(m_panel->conditionView(), 1);
+    const QString before = m_panel->countLabel()->text();
+    const auto problemBefore = m_window->document()->problem();
+
+    typeInto(m_panel->conditionEditor(), QStringLiteral("tile_size_x * tile_sise_y <= 8"));
+    QVERIFY(m_panel->editErrorLabel()->isVisible());
+    const QString error = m_panel->editErrorLabel()->text();
+    QVERIFY2(error.contains(QStringLiteral("column 15")) && error.contains(QStringLiteral("tile_sise_y")),
+             qPrintable(error));
+    QCOMPARE(m_window->document()->problem(), problemBefore); // nothing taken
+    QVERIFY(!m_window->document()->isModified());
+    QVERIFY2(m_panel->countLabel()->text().startsWith(before.section(QStringLiteral("  ·  "), 0, 0)),
+             qPrintable(m_panel->countLabel()->text()));
+    QVERIFY(m_panel->countLabel()->text().contains(QStringLiteral("stale")));
+    QVERIFY(m_panel->countLabel()->property("stale").toBool());
+    // The text the user typed stays for them to fix.
+    QCOMPARE(m_panel->conditionEditor()->text(), QStringLiteral("tile_size_x * tile_sise_y <= 8"));
+
+    typeInto(m_panel->conditionEditor(), QStringLiteral("tile_size_x * tile_size_y <= 2"));
+    QVERIFY(!m_panel->editErrorLabel()->isVisible());
+    waitForCount();
+    QVERIFY(!m_panel->countLabel()->property("stale").toBool());
+    QVERIFY(m_panel->countLabel()->text() != before);
+}
+
+void TestEditor::editParametersAndAddOne() {
+    open(QStringLiteral("kt_convolution"));
+    const auto original = m_window->document()->problem();
+    const int tile = original->parameterIndex("tile_size_x");
+    QVERIFY(tile >= 0);
+    clickRow(m_panel->parameterView(), tile);
+    QCOMPARE(m_panel->parameterNameEditor()->text(), QStringLiteral("tile_size_x"));
+    typeInto(m_panel->parameterValuesEditor(), QStringLiteral("[1, 2]"));
+    waitForCount();
+    QCOMPARE(m_window->document()->problem()->parameters[static_cast<std::size_t>(tile)].values.size(), std::size_t(2));
+    const auto [raw, valid] = pythonCount();
+    if (raw == 0)
+        QSKIP("python3 is not installed; the count cannot be checked against Python");
+    QVERIFY2(m_panel->countLabel()->text().startsWith(tr("%1 valid of %2 raw").arg(grouped(valid), grouped(raw))),
+             qPrintable(m_panel->countLabel()->text()));
+
+    // A values expression that does not parse: located, not taken.
+    typeInto(m_panel->parameterValuesEditor(), QStringLiteral("[1, 2"));
+    QVERIFY(m_panel->editErrorLabel()->isVisible());
+    QVERIFY(m_panel->editErrorLabel()->text().contains(QStringLiteral("tile_size_x")));
+
+    // A new parameter: named and given values by typing; the count multiplies.
+    QTest::mouseClick(m_panel->findChild<QToolButton*>(QStringLiteral("addParameter")), Qt::LeftButton);
+    const int added = static_cast<int>(original->parameters.size());
+    QCOMPARE(m_panel->selectedParameter(), added);
+    QVERIFY(m_panel->parameterNameEditor()->hasFocus());
+    QTest::keyClicks(m_panel->parameterNameEditor(), QStringLiteral("unroll"));
+    typeInto(m_panel->parameterValuesEditor(), QStringLiteral("[1, 2, 4]"));
+    waitForCount();
+    const auto& parameters = m_window->document()->problem()->parameters;
+    QCOMPARE(parameters.size(), original->parameters.size() + 1);
+    QCOMPARE(parameters.back().name, std::string("unroll"));
+    const auto [raw2, valid2] = pythonCount();
+    QCOMPARE(valid2, 3 * valid);
+    QCOMPARE(raw2, 3 * raw);
+    QVERIFY2(m_panel->countLabel()->text().startsWith(tr("%1 valid of %2 raw").arg(grouped(valid2), grouped(raw2))),
+             qPrintable(m_panel->countLabel()->text()));
+
+    // Moved to the front, then removed.
+    QTest::mouseClick(m_panel->findChild<QToolButton*>(QStringLiteral("parameterUp")), Qt::LeftButton);
+    QCOMPARE(m_window->document()->problem()->parameters[parameters.size() - 2].name, std::string("unroll"));
+    QTest::mouseClick(m_panel->findChild<QToolButton*>(QStringLiteral("removeParameter")), Qt::LeftButton);
+    QCOMPARE(m_window->document()->problem()->parameters.size(), original->parameters.size());
+}
+
+void TestEditor::undoGivesBackTheExactProblem() {
+    open(QStringLiteral("kt_convolution"));
+    const std::string original = m_window->document()->problem()->toJson();
+    clickRow(m_panel->conditionView(), 0);
+    typeInto(m_panel->conditionEditor(), QStringLiteral("128 <= block_size_x * block_size_y <= 512"));
+    clickRow(m_panel->parameterView(), 0);
+    typeInto(m_panel->parameterValuesEditor(), QStringLiteral("[3, 5]"));
+    QTest::mouseClick(m_panel->findChild<QToolButton*>(QStringLiteral("addCondition")), Qt::LeftButton);
+    const std::string edited = m_window->document()->problem()->toJson();
+    QVERIFY(edited != original);
+    QUndoStack* undo = m_window->document()->undoStack();
+    QCOMPARE(undo->count(), 3);
+
+    // Through the Edit menu's actions, as a user would.
+    QAction* undoAction = nullptr;
+    QAction* redoAction = nullptr;
+    for (QAction* a : m_window->findChildren<QAction*>()) {
+        if (a->shortcut() == QKeySequence(QKeySequence::Undo))
+            undoAction = a;
+        if (a->shortcut() == QKeySequence(QKeySequence::Redo))
+            redoAction = a;
+    }
+    QVERIFY(undoAction && redoAction);
+    while (undoAction->isEnabled())
+        undoAction->trigger();
+    QCOMPARE(m_window->document()->problem()->toJson(), original);
+    QVERIFY(!m_window->document()->isModified());
+    QVERIFY(!m_window->isWindowModified());
+    // The editor shows the selected condition as it now is (the added one is gone: the last).
+    QCOMPARE(m_panel->selectedCondition(), 2);
+    QCOMPARE(m_panel->conditionEditor()->text(),
+             QString::fromStdString(m_window->document()->problem()->conditions[2].expression));
+    waitForCount();
+    QVERIFY(m_panel->countLabel()->text().startsWith(QStringLiteral("220 valid of 420 raw")));
+    while (redoAction->isEnabled())
+        redoAction->trigger();
+    QCOMPARE(m_window->document()->problem()->toJson(), edited);
+}
+
+void TestEditor::saveThenReopenIsEqual() {
+    open(QStringLiteral("kt_convolution"));
+    clickRow(m_panel->conditionView(), 2);
+    typeInto(m_panel->conditionEditor(), QStringLiteral("block_size_x * tile_size_x <= 256"));
+    QVERIFY(m_window->document()->isModified());
+    QVERIFY(m_window->windowTitle().contains(QStringLiteral("[*]")));
+    QVERIFY(m_window->saveProblem());
+    QVERIFY(!m_window->document()->isModified());
+    const std::string inEditor = m_window->document()->problem()->toJson();
+    const TuningProblem reread = TuningProblem::load(m_path.toStdString());
+    QCOMPARE(reread.toJson(), inEditor);
+    QCOMPARE(reread.conditions[2].expression, std::string("block_size_x * tile_size_x <= 256"));
+    QCOMPARE(reread.conditions[2].parameters, (std::vector<std::string>{"block_size_x", "tile_size_x"}));
+}
+
+void TestEditor::runTakesTheEditedProblem() {
+    open(QStringLiteral("kt_convolution"));
+    clickRow(m_panel->conditionView(), 1);
+    typeInto(m_panel->conditionEditor(), QStringLiteral("tile_size_x * tile_size_y <= 2"));
+    QComboBox* backend = m_window->runPanel()->backendCombo();
+    backend->setCurrentIndex(backend->findData(QStringLiteral("analysis")));
+    QString why;
+    const auto request = m_window->runPanel()->request(&why);
+    QVERIFY2(request, qPrintable(why));
+    QCOMPARE(request->problem, m_window->document()->problem()); // the edited snapshot
+    QCOMPARE(request->problem->conditions[1].expression, std::string("tile_size_x * tile_size_y <= 2"));
+}
+
+QTEST_MAIN(TestEditor)
+#include "tst_editor.moc"
