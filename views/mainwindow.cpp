@@ -165,6 +165,11 @@ MainWindow::MainWindow(Options options, QWidget* parent)
     statusBar()->addPermanentWidget(m_spaceStatus);
 
     connect(m_document, &ProblemDocument::problemChanged, this, &MainWindow::onProblemChanged);
+    connect(m_document, &ProblemDocument::problemEdited, this, &MainWindow::onProblemEdited);
+    connect(m_document, &ProblemDocument::modifiedChanged, this, [this](bool modified) {
+        m_saveAction->setEnabled(modified);
+        updateTitle();
+    });
     connect(m_document, &ProblemDocument::shapeChanged, this, &MainWindow::requestSpace);
     connect(m_document, &ProblemDocument::shapeChanged, this, [this](int shape) {
         if (m_runPanel->shapeCombo() && shape < m_runPanel->shapeCombo()->count())
@@ -337,6 +342,11 @@ void MainWindow::createActions() {
     m_recentMenu = file->addMenu(tr("Open &Recent"));
     connect(m_recentMenu, &QMenu::aboutToShow, this, &MainWindow::rebuildRecentMenu);
     file->addSeparator();
+    m_saveAction = file->addAction(themeIcon("document-save", QStyle::SP_DialogSaveButton, style()),
+                                   tr("&Save Problem"), this, [this]() { saveProblem(); });
+    m_saveAction->setShortcut(QKeySequence::Save);
+    m_saveAction->setStatusTip(tr("Write the edited problem back to its T1 file"));
+    m_saveAction->setEnabled(false);
     m_saveAsAction = file->addAction(themeIcon("document-save-as", QStyle::SP_DialogSaveButton, style()),
                                      tr("Save Problem &As…"), this, &MainWindow::saveAsDialog);
     m_saveAsAction->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_S));
@@ -357,6 +367,14 @@ void MainWindow::createActions() {
                                     this, &QWidget::close);
     quit->setShortcut(QKeySequence::Quit);
     quit->setMenuRole(QAction::QuitRole);
+
+    QMenu* editMenu = m_menuBar->addMenu(tr("&Edit"));
+    QAction* undo = m_document->undoStack()->createUndoAction(this, tr("&Undo"));
+    undo->setShortcut(QKeySequence::Undo);
+    editMenu->addAction(undo);
+    QAction* redo = m_document->undoStack()->createRedoAction(this, tr("&Redo"));
+    redo->setShortcut(QKeySequence::Redo);
+    editMenu->addAction(redo);
 
     QMenu* run = m_menuBar->addMenu(tr("&Run"));
     m_runAction = run->addAction(themeIcon("media-playback-start", QStyle::SP_MediaPlay, style()), tr("&Start Run"),
@@ -407,7 +425,45 @@ void MainWindow::createActions() {
         m_recentFiles = QSettings().value(kRecentKey).toStringList();
 }
 
+bool MainWindow::keepChangesSafe() {
+    if (!m_document->isModified())
+        return true;
+    const auto answer =
+        QMessageBox::question(this, tr("Unsaved changes"),
+                              tr("%1 has changes that are not saved. Save them first?").arg(m_document->displayName()),
+                              QMessageBox::Save | QMessageBox::Discard | QMessageBox::Cancel, QMessageBox::Save);
+    if (answer == QMessageBox::Cancel)
+        return false;
+    return answer == QMessageBox::Discard || saveProblem();
+}
+
+bool MainWindow::saveProblem() {
+    if (!m_document->hasProblem())
+        return false;
+    if (m_document->origin() != ProblemDocument::Origin::File) {
+        saveAsDialog();
+        return !m_document->isModified();
+    }
+    ProblemError failure;
+    if (m_document->save(&failure)) {
+        statusBar()->showMessage(tr("Saved %1").arg(QDir::toNativeSeparators(m_document->path())), kStatusTimeoutMs);
+        return true;
+    }
+    m_errorBanner->showMessage(ErrorBanner::Level::Error, tr("Could not save %1").arg(m_document->displayName()),
+                               failure.text());
+    return false;
+}
+
+void MainWindow::onProblemEdited() {
+    updateTitle();
+    m_runPanel->setEditedProblem(m_document->problem());
+    updateDetailsContext();
+    requestSpace();
+}
+
 bool MainWindow::openProblem(const QString& path, ProblemDocument::Origin origin) {
+    if (!keepChangesSafe())
+        return false;
     m_errorBanner->hide();
     return m_document->load(path, origin);
 }
@@ -821,6 +877,7 @@ void MainWindow::selectConfig(const QString& configJson) {
 
 void MainWindow::updateTitle() {
     const SessionInfo info = m_session->session();
+    setWindowModified(m_document->isModified());
     if (m_demo) {
         setWindowFilePath(QString());
         setWindowTitle(
@@ -831,7 +888,7 @@ void MainWindow::updateTitle() {
         setWindowFilePath(m_document->path());
         const QString results =
             m_recordingPath.isEmpty() ? QString() : tr(" · %1").arg(QFileInfo(m_recordingPath).fileName());
-        setWindowTitle(tr("%1%2 — Tilescope").arg(m_document->displayName(), results));
+        setWindowTitle(tr("%1[*]%2 — Tilescope").arg(m_document->displayName(), results));
     } else if (!m_recordingPath.isEmpty()) {
         setWindowTitle(tr("%1 — Tilescope").arg(QFileInfo(m_recordingPath).fileName()));
     } else {
@@ -930,6 +987,10 @@ void MainWindow::restoreLayout() {
 }
 
 void MainWindow::closeEvent(QCloseEvent* event) {
+    if (!keepChangesSafe()) {
+        event->ignore();
+        return;
+    }
     if (m_options.persistent)
         saveLayout();
     if (m_exportDialog)

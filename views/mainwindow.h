@@ -76,6 +76,8 @@ public:
     /// Saves the current problem under another name and opens that file; reports errors in a dialog
     /// (or, with `error` given, only there).
     bool saveProblemAs(const QString& path, ProblemError* error = nullptr);
+    /// Save: the edited problem back to its file (an example asks where, as Save As).
+    bool saveProblem();
 
     /// Selects a config (compact JSON) in the heatmap, the scatter plot, the results table and
     /// the cross-GPU table, and shows it in Details; "" clears.
@@ -145,6 +147,9 @@ private:
     void rebuildRecentMenu();
     void addRecentFile(const QString& path);
     void onProblemChanged();
+    void onProblemEdited();
+    /// With unsaved edits, asks whether to save them; false when the user cancels.
+    bool keepChangesSafe();
     void onLoadFailed(const ProblemError& error);
     void onBusyChanged(bool busy);
     void onSpaceReady(const std::shared_ptr<const SpaceResult>& result);
@@ -203,6 +208,7 @@ private:
     QMenu* m_recentMenu = nullptr;
     QMenu* m_viewMenu = nullptr;
     QAction* m_saveAsAction = nullptr;
+    QAction* m_saveAction = nullptr;
     QAction* m_runAction = nullptr;
     QAction* m_cancelAction = nullptr;
     QProgressBar* m_busyBar = nullptr;

@@ -4,6 +4,7 @@
 // problem, save against the file read back.
 
 #include "mainwindow.h"
+#include "problem/parametermodel.h"
 #include "problem/problemdocument.h"
 #include "problem/problempanel.h"
 #include "problem/spacecontroller.h"
@@ -61,6 +62,7 @@ private slots:
     void undoGivesBackTheExactProblem();
     void saveThenReopenIsEqual();
     void runTakesTheEditedProblem();
+    void deadValuesShow();
 
 private:
     // Copies a corpus problem and its kernel into a fresh folder and opens it; waits for its count.
@@ -307,6 +309,35 @@ void TestEditor::runTakesTheEditedProblem() {
     QVERIFY2(request, qPrintable(why));
     QCOMPARE(request->problem, m_window->document()->problem()); // the edited snapshot
     QCOMPARE(request->problem->conditions[1].expression, std::string("tile_size_x * tile_size_y <= 2"));
+}
+
+void TestEditor::deadValuesShow() {
+    open(QStringLiteral("kt_convolution"));
+    const int tile = m_window->document()->problem()->parameterIndex("tile_size_x");
+    clickRow(m_panel->parameterView(), tile);
+    // tile_size_x * tile_size_y <= 8 leaves no valid config with tile_size_x = 16.
+    typeInto(m_panel->parameterValuesEditor(), QStringLiteral("[1, 2, 16]"));
+    waitForCount();
+    QTRY_VERIFY_WITH_TIMEOUT(!m_window->spaceController()->isBusy() && m_window->spaceController()->currentImpact(),
+                             kTimeoutMs);
+    const ParameterModel* model = m_panel->parameterModel();
+    const QVariantList kept =
+        model->index(tile, ParameterModel::KeptColumn).data(ParameterModel::ValueCountsRole).toList();
+    QCOMPARE(kept.size(), 3);
+    QVERIFY(kept[0].toDouble() > 0);
+    QVERIFY(kept[1].toDouble() > 0);
+    QCOMPARE(kept[2].toDouble(), 0.0);
+    const std::uint64_t valid = m_window->spaceController()->currentSpace()->stats.validSize;
+    // Every parameter's counts add up to the valid count (each config keeps one value of each).
+    for (int row = 0; row < model->rowCount(); ++row) {
+        double sum = 0;
+        for (const QVariant& v :
+             model->index(row, ParameterModel::KeptColumn).data(ParameterModel::ValueCountsRole).toList())
+            sum += v.toDouble();
+        QCOMPARE(sum, static_cast<double>(valid));
+    }
+    const QString tip = model->index(tile, ParameterModel::KeptColumn).data(Qt::ToolTipRole).toString();
+    QVERIFY2(tip.contains(QStringLiteral("tile_size_x = 16: no valid config")), qPrintable(tip));
 }
 
 QTEST_MAIN(TestEditor)

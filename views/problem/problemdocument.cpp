@@ -35,8 +35,40 @@ QString ProblemError::text() const {
     return out.isEmpty() ? message : out + QStringLiteral(": ") + message;
 }
 
+// One edit: the problem before and after (immutable snapshots, so undo gives back the very same
+// problem). Keystrokes in one field merge into one command.
+class ProblemDocument::EditCommand : public QUndoCommand {
+public:
+    EditCommand(ProblemDocument* document, std::shared_ptr<const TuningProblem> before,
+                std::shared_ptr<const TuningProblem> after, const QString& what, int mergeKey)
+        : QUndoCommand(what)
+        , m_document(document)
+        , m_before(std::move(before))
+        , m_after(std::move(after))
+        , m_mergeKey(mergeKey) {}
+
+    void redo() override { m_document->setEdited(m_after); }
+    void undo() override { m_document->setEdited(m_before); }
+    int id() const override { return m_mergeKey; }
+    bool mergeWith(const QUndoCommand* other) override {
+        if (other->id() != id() || id() < 0)
+            return false;
+        m_after = static_cast<const EditCommand*>(other)->m_after;
+        return true;
+    }
+
+private:
+    ProblemDocument* m_document;
+    std::shared_ptr<const TuningProblem> m_before;
+    std::shared_ptr<const TuningProblem> m_after;
+    int m_mergeKey;
+};
+
 ProblemDocument::ProblemDocument(QObject* parent)
-    : QObject(parent) {}
+    : QObject(parent)
+    , m_undo(new QUndoStack(this)) {
+    connect(m_undo, &QUndoStack::cleanChanged, this, [this](bool clean) { emit modifiedChanged(!clean); });
+}
 
 ProblemDocument::~ProblemDocument() = default;
 
@@ -53,6 +85,7 @@ bool ProblemDocument::load(const QString& path, Origin origin) {
         return false;
     }
 
+    m_undo->clear(); // a new problem: the edits of the last one are gone
     m_problem = std::move(problem);
     m_path = absolute;
     m_origin = origin;
@@ -153,6 +186,44 @@ QString ProblemDocument::launchBlockersText() const {
         reasons << QString::fromStdString(blocker.location() + ": " + blocker.message());
     return reasons.join(QLatin1Char('\n')) +
            tr("\nCounting, sampling and replaying a recording (a Kernel Tuner cache, T4, a database) work.");
+}
+
+void ProblemDocument::applyEdit(std::shared_ptr<const TuningProblem> edited, const QString& what, int mergeKey) {
+    if (!m_problem || !edited)
+        return;
+    m_undo->push(new EditCommand(this, m_problem, std::move(edited), what, mergeKey));
+}
+
+void ProblemDocument::setEdited(std::shared_ptr<const TuningProblem> problem) {
+    m_problem = std::move(problem);
+    if (m_shapeIndex >= static_cast<int>(m_problem->shapes.size()))
+        m_shapeIndex = std::max(0, static_cast<int>(m_problem->shapes.size()) - 1);
+    emit problemEdited();
+}
+
+bool ProblemDocument::isModified() const {
+    return !m_undo->isClean();
+}
+
+bool ProblemDocument::save(ProblemError* error) {
+    if (!m_problem || m_origin != Origin::File || m_path.isEmpty()) {
+        if (error)
+            *error = {m_path, {}, tr("the example has no file of its own; save it somewhere with Save As")};
+        return false;
+    }
+    try {
+        m_problem->save(toPath(m_path));
+    } catch (const InputError& e) {
+        if (error)
+            *error = {m_path, QString::fromStdString(e.location()), QString::fromStdString(e.message())};
+        return false;
+    } catch (const std::exception& e) {
+        if (error)
+            *error = {m_path, {}, QString::fromStdString(e.what())};
+        return false;
+    }
+    m_undo->setClean();
+    return true;
 }
 
 } // namespace tilescope::views

@@ -6,6 +6,7 @@
 
 #include <QObject>
 #include <QString>
+#include <QUndoStack>
 
 #include <memory>
 #include <optional>
@@ -47,6 +48,19 @@ public:
     /// file. On failure returns false and fills `error`.
     bool saveAs(const QString& path, ProblemError* error);
 
+    /// Writes the edited problem back to its file (Save). An example has no file of its own:
+    /// false with the reason, and the caller asks for a place (saveAs).
+    bool save(ProblemError* error);
+
+    /// Makes `edited` the current problem as an edit that Undo reverts (`what` names it in the
+    /// Edit menu: "Edit condition 2"). Consecutive edits with the same `mergeKey` (>= 0), such
+    /// as the keystrokes of one field, merge into one undo step. Emits problemEdited().
+    void applyEdit(std::shared_ptr<const TuningProblem> edited, const QString& what, int mergeKey = -1);
+    /// Undo and redo of edits; clean where the problem equals its file.
+    QUndoStack* undoStack() const { return m_undo; }
+    /// The problem differs from its file (edits not saved).
+    bool isModified() const;
+
     bool hasProblem() const { return m_problem != nullptr; }
     std::shared_ptr<const TuningProblem> problem() const { return m_problem; }
     /// The file the problem was read from (absolute).
@@ -71,11 +85,19 @@ public:
     void setShapeIndex(int index);
 
 signals:
+    /// Another problem was opened (or the same one read again).
     void problemChanged();
+    /// The open problem was edited, or an edit undone or redone: same file, new content.
+    void problemEdited();
+    void modifiedChanged(bool modified);
     void shapeChanged(int index);
     void loadFailed(const tilescope::views::ProblemError& error);
 
 private:
+    class EditCommand;
+    void setEdited(std::shared_ptr<const TuningProblem> problem);
+
+    QUndoStack* m_undo;
     std::shared_ptr<const TuningProblem> m_problem;
     QString m_path;
     Origin m_origin = Origin::File;

@@ -1,23 +1,30 @@
 #include "problem/problempanel.h"
 
+#include "base/error.h"
 #include "common/format.h"
 #include "problem/conditionmodel.h"
 #include "problem/parametermodel.h"
 #include "problem/problemdocument.h"
 #include "problem/spacecontroller.h"
+#include "problem/valuebars.h"
+#include "spec/problemedit.h"
 #include "spec/tuningproblem.h"
 
 #include <QComboBox>
 #include <QFileInfo>
 #include <QFormLayout>
+#include <QHBoxLayout>
 #include <QHeaderView>
+#include <QItemSelectionModel>
 #include <QLabel>
+#include <QLineEdit>
 #include <QScrollBar>
 #include <QSignalBlocker>
 #include <QSortFilterProxyModel>
 #include <QSplitter>
 #include <QTableView>
 #include <QTimer>
+#include <QToolButton>
 #include <QVBoxLayout>
 
 #include <algorithm>
@@ -43,6 +50,39 @@ QTableView* makeTable(QAbstractItemModel* model, int sortRole, QWidget* parent) 
     view->horizontalHeader()->setHighlightSections(false);
     view->horizontalHeader()->setStretchLastSection(false);
     return view;
+}
+
+// Typing settles this long before an edit is checked and the space counted again.
+constexpr int kTypingSettleMs = 150;
+// Undo merge keys: the keystrokes of one field are one step.
+constexpr int kConditionMergeKey = 1 << 20;
+constexpr int kParameterMergeKey = 2 << 20;
+
+QToolButton* toolButton(const QString& text, const QString& tip, const QString& name, QWidget* parent) {
+    auto* button = new QToolButton(parent);
+    button->setText(text);
+    button->setToolTip(tip);
+    button->setObjectName(name);
+    button->setAutoRaise(true);
+    return button;
+}
+
+int sourceRow(const QTableView* view, const QModelIndex& index) {
+    const auto* proxy = static_cast<const QSortFilterProxyModel*>(view->model());
+    return index.isValid() ? proxy->mapToSource(index).row() : -1;
+}
+
+void selectSourceRow(QTableView* view, int row) {
+    const auto* proxy = static_cast<const QSortFilterProxyModel*>(view->model());
+    const QModelIndex source = proxy->sourceModel()->index(row, 0);
+    const QModelIndex index = row >= 0 ? proxy->mapFromSource(source) : QModelIndex();
+    if (!index.isValid()) {
+        view->selectionModel()->clearSelection();
+        view->selectionModel()->setCurrentIndex(QModelIndex(), QItemSelectionModel::NoUpdate);
+        return;
+    }
+    view->selectionModel()->setCurrentIndex(index, QItemSelectionModel::ClearAndSelect | QItemSelectionModel::Rows);
+    view->scrollTo(index);
 }
 
 QLabel* sectionTitle(const QString& text, QWidget* parent) {
@@ -76,6 +116,7 @@ ProblemPanel::ProblemPanel(ProblemDocument* document, SpaceController* controlle
 
     m_parameterView = makeTable(m_parameters, ParameterModel::SortRole, this);
     m_parameterView->setObjectName(QStringLiteral("parameterView"));
+    m_parameterView->setItemDelegateForColumn(ParameterModel::KeptColumn, new ValueBarsDelegate(m_parameterView));
     m_conditionView = makeTable(m_conditions, ConditionModel::SortRole, this);
     m_conditionView->setObjectName(QStringLiteral("conditionView"));
     m_conditionView->setWordWrap(true); // long conditions wrap rather than hide behind an ellipsis
@@ -91,6 +132,64 @@ ProblemPanel::ProblemPanel(ProblemDocument* document, SpaceController* controlle
     conditionLayout->addWidget(sectionTitle(tr("Conditions"), conditionBox));
     conditionLayout->addWidget(m_conditionView);
 
+    // The editors: the selected row, typed into; checked and counted as the typing settles.
+    m_parameterName = new QLineEdit(parameterBox);
+    m_parameterName->setObjectName(QStringLiteral("parameterNameEditor"));
+    m_parameterName->setPlaceholderText(tr("name"));
+    m_parameterName->setToolTip(tr("The selected parameter's name (taken when you press Enter or leave the field)"));
+    m_parameterName->setMaximumWidth(fontMetrics().averageCharWidth() * 18);
+    m_parameterValues = new QLineEdit(parameterBox);
+    m_parameterValues->setObjectName(QStringLiteral("parameterValuesEditor"));
+    m_parameterValues->setPlaceholderText(tr("values: [16, 32, 64] or range(1, 9)"));
+    m_parameterValues->setToolTip(tr("The selected parameter's values: a list or a list expression, as Python "
+                                     "writes it; the space is counted again as you type"));
+    m_addParameter =
+        toolButton(QStringLiteral("+"), tr("Add a parameter"), QStringLiteral("addParameter"), parameterBox);
+    m_removeParameter = toolButton(QStringLiteral("−"), tr("Remove the selected parameter"),
+                                   QStringLiteral("removeParameter"), parameterBox);
+    m_parameterUp = toolButton(QStringLiteral("↑"), tr("Move the selected parameter up"), QStringLiteral("parameterUp"),
+                               parameterBox);
+    m_parameterDown = toolButton(QStringLiteral("↓"), tr("Move the selected parameter down"),
+                                 QStringLiteral("parameterDown"), parameterBox);
+    auto* parameterEditRow = new QHBoxLayout;
+    parameterEditRow->addWidget(m_parameterName);
+    parameterEditRow->addWidget(m_parameterValues, 1);
+    for (QToolButton* b : {m_addParameter, m_removeParameter, m_parameterUp, m_parameterDown})
+        parameterEditRow->addWidget(b);
+    parameterLayout->addLayout(parameterEditRow);
+
+    m_conditionEdit = new QLineEdit(conditionBox);
+    m_conditionEdit->setObjectName(QStringLiteral("conditionEditor"));
+    m_conditionEdit->setPlaceholderText(tr("select a condition to edit it, or add one"));
+    m_conditionEdit->setToolTip(
+        tr("The selected condition, as Python writes it; the space is counted again as you type"));
+    m_addCondition =
+        toolButton(QStringLiteral("+"), tr("Add a condition"), QStringLiteral("addCondition"), conditionBox);
+    m_removeCondition = toolButton(QStringLiteral("−"), tr("Remove the selected condition"),
+                                   QStringLiteral("removeCondition"), conditionBox);
+    auto* conditionEditRow = new QHBoxLayout;
+    conditionEditRow->addWidget(m_conditionEdit, 1);
+    conditionEditRow->addWidget(m_addCondition);
+    conditionEditRow->addWidget(m_removeCondition);
+    conditionLayout->addLayout(conditionEditRow);
+
+    m_editError = new QLabel(this);
+    m_editError->setObjectName(QStringLiteral("editError"));
+    m_editError->setWordWrap(true);
+    m_editError->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_editError->setStyleSheet(QStringLiteral("color: #c62828;"));
+    m_editError->hide();
+    m_countLabel = new QLabel(this);
+    m_countLabel->setObjectName(QStringLiteral("countLabel"));
+    m_countLabel->setWordWrap(true);
+
+    m_conditionTimer = new QTimer(this);
+    m_conditionTimer->setSingleShot(true);
+    m_conditionTimer->setInterval(kTypingSettleMs);
+    m_parameterTimer = new QTimer(this);
+    m_parameterTimer->setSingleShot(true);
+    m_parameterTimer->setInterval(kTypingSettleMs);
+
     m_splitter = new QSplitter(Qt::Vertical, this);
     m_splitter->setChildrenCollapsible(false);
     m_splitter->addWidget(parameterBox);
@@ -101,6 +200,8 @@ ProblemPanel::ProblemPanel(ProblemDocument* document, SpaceController* controlle
     auto* layout = new QVBoxLayout(this);
     layout->addLayout(form);
     layout->addWidget(m_splitter, 1);
+    layout->addWidget(m_editError);
+    layout->addWidget(m_countLabel);
 
     connect(m_shapeBox, &QComboBox::currentIndexChanged, m_document, &ProblemDocument::setShapeIndex);
     connect(m_document, &ProblemDocument::shapeChanged, this, [this](int index) {
@@ -108,6 +209,40 @@ ProblemPanel::ProblemPanel(ProblemDocument* document, SpaceController* controlle
         m_shapeBox->setCurrentIndex(index);
     });
     connect(m_document, &ProblemDocument::problemChanged, this, &ProblemPanel::onProblemChanged);
+    connect(m_document, &ProblemDocument::problemEdited, this, &ProblemPanel::onProblemEdited);
+    connect(m_conditionView->selectionModel(), &QItemSelectionModel::currentRowChanged, this,
+            [this](const QModelIndex& current) {
+                m_conditionRow = sourceRow(m_conditionView, current);
+                showSelectedCondition();
+            });
+    connect(m_parameterView->selectionModel(), &QItemSelectionModel::currentRowChanged, this,
+            [this](const QModelIndex& current) {
+                m_parameterRow = sourceRow(m_parameterView, current);
+                showSelectedParameter();
+            });
+    connect(m_conditionEdit, &QLineEdit::textEdited, m_conditionTimer, qOverload<>(&QTimer::start));
+    connect(m_conditionTimer, &QTimer::timeout, this, &ProblemPanel::applyConditionText);
+    connect(m_conditionEdit, &QLineEdit::editingFinished, this, [this] {
+        if (m_conditionTimer->isActive()) {
+            m_conditionTimer->stop();
+            applyConditionText();
+        }
+    });
+    connect(m_parameterValues, &QLineEdit::textEdited, m_parameterTimer, qOverload<>(&QTimer::start));
+    connect(m_parameterTimer, &QTimer::timeout, this, &ProblemPanel::applyParameterText);
+    connect(m_parameterValues, &QLineEdit::editingFinished, this, [this] {
+        if (m_parameterTimer->isActive()) {
+            m_parameterTimer->stop();
+            applyParameterText();
+        }
+    });
+    connect(m_parameterName, &QLineEdit::editingFinished, this, &ProblemPanel::applyParameterText);
+    connect(m_addCondition, &QToolButton::clicked, this, &ProblemPanel::addCondition);
+    connect(m_removeCondition, &QToolButton::clicked, this, &ProblemPanel::removeSelectedCondition);
+    connect(m_addParameter, &QToolButton::clicked, this, &ProblemPanel::addParameter);
+    connect(m_removeParameter, &QToolButton::clicked, this, &ProblemPanel::removeSelectedParameter);
+    connect(m_parameterUp, &QToolButton::clicked, this, [this] { moveSelectedParameter(-1); });
+    connect(m_parameterDown, &QToolButton::clicked, this, [this] { moveSelectedParameter(1); });
     connect(controller, &SpaceController::spaceRequested, this, &ProblemPanel::onSpaceRequested);
     connect(controller, &SpaceController::spaceReady, this, &ProblemPanel::onSpaceReady);
     connect(controller, &SpaceController::impactReady, this, &ProblemPanel::onImpactReady);
@@ -120,6 +255,12 @@ void ProblemPanel::onProblemChanged() {
     const auto problem = m_document->problem();
     m_parameters->setProblem(problem);
     m_conditions->setProblem(problem);
+    m_conditionRow = -1;
+    m_parameterRow = -1;
+    m_lastSpace.reset();
+    showEditError({});
+    showSelectedCondition();
+    showSelectedParameter();
     {
         const QSignalBlocker block(m_shapeBox);
         m_shapeBox->clear();
@@ -180,16 +321,270 @@ void ProblemPanel::onSpaceRequested() {
     m_conditions->setStats(nullptr);
     m_conditions->setImpact(nullptr);
     m_conditions->setImpactPending(true);
+    m_counting = true;
+    updateCountLabel();
 }
 
 void ProblemPanel::onSpaceReady(const std::shared_ptr<const SpaceResult>& result) {
     m_conditions->setStats(result->ok() ? &result->stats : nullptr);
     if (!result->ok())
         m_conditions->setImpactPending(false);
+    m_counting = false;
+    if (result->ok() || result->problem == m_document->problem())
+        m_lastSpace = result;
+    updateCountLabel();
+}
+
+// ---- editing
+
+void ProblemPanel::onProblemEdited() {
+    refreshModels();
+    updateEditButtons();
+}
+
+void ProblemPanel::refreshModels() {
+    const auto problem = m_document->problem();
+    const int condition = m_conditionRow;
+    const int parameter = m_parameterRow;
+    {
+        // The selection follows the rows; the editors keep what is being typed.
+        const QSignalBlocker conditionSignals(m_conditionView->selectionModel());
+        const QSignalBlocker parameterSignals(m_parameterView->selectionModel());
+        m_parameters->setProblem(problem);
+        m_conditions->setProblem(problem);
+        const int conditions = problem ? static_cast<int>(problem->conditions.size()) : 0;
+        const int parameters = problem ? static_cast<int>(problem->parameters.size()) : 0;
+        m_conditionRow = std::min(condition, conditions - 1);
+        m_parameterRow = std::min(parameter, parameters - 1);
+        selectSourceRow(m_conditionView, m_conditionRow);
+        selectSourceRow(m_parameterView, m_parameterRow);
+    }
+    // An undo or redo (not the field's own typing) shows the row as it now is.
+    if (!m_conditionEdit->hasFocus() || m_conditionRow != condition)
+        showSelectedCondition();
+    if ((!m_parameterValues->hasFocus() && !m_parameterName->hasFocus()) || m_parameterRow != parameter)
+        showSelectedParameter();
+}
+
+int ProblemPanel::selectedCondition() const {
+    return m_conditionRow;
+}
+
+int ProblemPanel::selectedParameter() const {
+    return m_parameterRow;
+}
+
+void ProblemPanel::selectCondition(int row) {
+    selectSourceRow(m_conditionView, row);
+    m_conditionRow = row;
+    showSelectedCondition();
+}
+
+void ProblemPanel::selectParameter(int row) {
+    selectSourceRow(m_parameterView, row);
+    m_parameterRow = row;
+    showSelectedParameter();
+}
+
+void ProblemPanel::showSelectedCondition() {
+    const auto problem = m_document->problem();
+    const bool ok = problem && m_conditionRow >= 0 && m_conditionRow < static_cast<int>(problem->conditions.size());
+    m_conditionTimer->stop();
+    m_conditionEdit->setText(
+        ok ? QString::fromStdString(problem->conditions[static_cast<std::size_t>(m_conditionRow)].expression)
+           : QString());
+    m_conditionEdit->setEnabled(ok);
+    updateEditButtons();
+}
+
+void ProblemPanel::showSelectedParameter() {
+    const auto problem = m_document->problem();
+    const bool ok = problem && m_parameterRow >= 0 && m_parameterRow < static_cast<int>(problem->parameters.size());
+    m_parameterTimer->stop();
+    const TuningParameter* p = ok ? &problem->parameters[static_cast<std::size_t>(m_parameterRow)] : nullptr;
+    m_parameterName->setText(p ? QString::fromStdString(p->name) : QString());
+    m_parameterValues->setText(p ? QString::fromStdString(p->valuesText) : QString());
+    m_parameterName->setEnabled(ok);
+    m_parameterValues->setEnabled(ok);
+    updateEditButtons();
+}
+
+void ProblemPanel::updateEditButtons() {
+    const auto problem = m_document->problem();
+    const int parameters = problem ? static_cast<int>(problem->parameters.size()) : 0;
+    m_addCondition->setEnabled(problem != nullptr);
+    m_addParameter->setEnabled(problem != nullptr);
+    m_removeCondition->setEnabled(problem && m_conditionRow >= 0);
+    m_removeParameter->setEnabled(problem && m_parameterRow >= 0);
+    m_parameterUp->setEnabled(problem && m_parameterRow > 0);
+    m_parameterDown->setEnabled(problem && m_parameterRow >= 0 && m_parameterRow + 1 < parameters);
+}
+
+void ProblemPanel::applyConditionText() {
+    const auto problem = m_document->problem();
+    if (!problem || m_conditionRow < 0 || m_conditionRow >= static_cast<int>(problem->conditions.size()))
+        return;
+    const auto row = static_cast<std::size_t>(m_conditionRow);
+    const std::string text = m_conditionEdit->text().trimmed().toStdString();
+    if (text == problem->conditions[row].expression) {
+        showEditError({});
+        return;
+    }
+    try {
+        auto edited = std::make_shared<const TuningProblem>(edit::setCondition(*problem, row, text));
+        showEditError({});
+        m_document->applyEdit(std::move(edited), tr("Edit condition %1").arg(row + 1),
+                              kConditionMergeKey + static_cast<int>(row));
+    } catch (const InputError& e) {
+        showEditError(tr("Condition %1: %2").arg(row + 1).arg(QString::fromStdString(e.message())));
+    }
+}
+
+void ProblemPanel::applyParameterText() {
+    const auto problem = m_document->problem();
+    if (!problem || m_parameterRow < 0 || m_parameterRow >= static_cast<int>(problem->parameters.size()))
+        return;
+    const auto row = static_cast<std::size_t>(m_parameterRow);
+    const TuningParameter& p = problem->parameters[row];
+    const std::string name = m_parameterName->text().trimmed().toStdString();
+    const std::string values = m_parameterValues->text().trimmed().toStdString();
+    if (name == p.name && values == p.valuesText) {
+        showEditError({});
+        return;
+    }
+    try {
+        auto edited = std::make_shared<const TuningProblem>(edit::setParameter(*problem, row, name, values));
+        showEditError({});
+        m_document->applyEdit(
+            std::move(edited),
+            name == p.name ? tr("Edit the values of %1").arg(QString::fromStdString(name))
+                           : tr("Rename %1 to %2").arg(QString::fromStdString(p.name), QString::fromStdString(name)),
+            kParameterMergeKey + static_cast<int>(row));
+    } catch (const InputError& e) {
+        showEditError(tr("Parameter %1: %2").arg(QString::fromStdString(name), QString::fromStdString(e.message())));
+    }
+}
+
+void ProblemPanel::addCondition() {
+    const auto problem = m_document->problem();
+    if (!problem)
+        return;
+    const std::size_t row = problem->conditions.size();
+    try {
+        m_document->applyEdit(std::make_shared<const TuningProblem>(edit::setCondition(*problem, row, "True")),
+                              tr("Add condition %1").arg(row + 1));
+    } catch (const InputError& e) {
+        showEditError(QString::fromStdString(e.message()));
+        return;
+    }
+    selectCondition(static_cast<int>(row));
+    m_conditionEdit->setFocus();
+    m_conditionEdit->selectAll();
+}
+
+void ProblemPanel::removeSelectedCondition() {
+    const auto problem = m_document->problem();
+    if (!problem || m_conditionRow < 0)
+        return;
+    const auto row = static_cast<std::size_t>(m_conditionRow);
+    try {
+        m_document->applyEdit(std::make_shared<const TuningProblem>(edit::removeCondition(*problem, row)),
+                              tr("Remove condition %1").arg(row + 1));
+        showEditError({});
+    } catch (const InputError& e) {
+        showEditError(QString::fromStdString(e.message()));
+    }
+    showSelectedCondition();
+}
+
+void ProblemPanel::addParameter() {
+    const auto problem = m_document->problem();
+    if (!problem)
+        return;
+    const std::size_t row = problem->parameters.size();
+    std::string name;
+    for (std::size_t n = row + 1; name.empty() || problem->parameterIndex(name) >= 0; ++n)
+        name = "param_" + std::to_string(n);
+    try {
+        m_document->applyEdit(std::make_shared<const TuningProblem>(edit::setParameter(*problem, row, name, "[1, 2]")),
+                              tr("Add parameter %1").arg(QString::fromStdString(name)));
+    } catch (const InputError& e) {
+        showEditError(QString::fromStdString(e.message()));
+        return;
+    }
+    selectParameter(static_cast<int>(row));
+    m_parameterName->setFocus();
+    m_parameterName->selectAll();
+}
+
+void ProblemPanel::removeSelectedParameter() {
+    const auto problem = m_document->problem();
+    if (!problem || m_parameterRow < 0)
+        return;
+    const auto row = static_cast<std::size_t>(m_parameterRow);
+    const QString name = QString::fromStdString(problem->parameters[row].name);
+    try {
+        m_document->applyEdit(std::make_shared<const TuningProblem>(edit::removeParameter(*problem, row)),
+                              tr("Remove parameter %1").arg(name));
+        showEditError({});
+    } catch (const InputError& e) {
+        // Conditions that use it would fail: say which, and keep it.
+        showEditError(tr("%1 cannot be removed: %2").arg(name, QString::fromStdString(e.message())));
+    }
+    showSelectedParameter();
+}
+
+void ProblemPanel::moveSelectedParameter(int step) {
+    const auto problem = m_document->problem();
+    if (!problem || m_parameterRow < 0)
+        return;
+    const int to = m_parameterRow + step;
+    if (to < 0 || to >= static_cast<int>(problem->parameters.size()))
+        return;
+    try {
+        m_document->applyEdit(
+            std::make_shared<const TuningProblem>(
+                edit::moveParameter(*problem, static_cast<std::size_t>(m_parameterRow), static_cast<std::size_t>(to))),
+            tr("Move parameter %1")
+                .arg(QString::fromStdString(problem->parameters[static_cast<std::size_t>(m_parameterRow)].name)));
+    } catch (const InputError& e) {
+        showEditError(QString::fromStdString(e.message()));
+        return;
+    }
+    selectParameter(to);
+}
+
+void ProblemPanel::showEditError(const QString& error) {
+    m_error = error;
+    m_editError->setText(error);
+    m_editError->setVisible(!error.isEmpty());
+    updateCountLabel();
+    emit editChecked(error);
+}
+
+void ProblemPanel::updateCountLabel() {
+    if (!m_lastSpace || !m_lastSpace->ok()) {
+        m_countLabel->setText(m_counting ? tr("Counting the valid configs…") : QString());
+        return;
+    }
+    const SpaceStats& stats = m_lastSpace->stats;
+    QString text = tr("%1 valid of %2 raw configs (%3)")
+                       .arg(formatCount(stats.validSize), formatCount(stats.rawSize),
+                            formatShare(static_cast<double>(stats.validSize), stats.rawSize));
+    const bool stale = !m_error.isEmpty();
+    if (stale)
+        text += tr("  ·  stale: the last edit has an error, this is the count before it");
+    else if (m_counting)
+        text += tr("  ·  counting again…");
+    m_countLabel->setText(text);
+    m_countLabel->setProperty("stale", stale);
+    m_countLabel->setStyleSheet(stale ? QStringLiteral("color: palette(mid); font-style: italic;") : QString());
 }
 
 void ProblemPanel::onImpactReady(const std::shared_ptr<const ConditionImpactSet>& impact) {
     m_conditions->setImpact(impact);
+    m_parameters->setValueCounts(impact->valueCounts, impact->valueCountsEstimated);
+    m_parameterView->resizeColumnToContents(ParameterModel::KeptColumn);
     m_conditionView->resizeColumnToContents(ConditionModel::RejectsColumn);
     m_conditionView->resizeColumnToContents(ConditionModel::RemovesColumn);
 }

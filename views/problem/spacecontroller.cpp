@@ -49,6 +49,39 @@ std::vector<ConditionImpact> measureConditions(const TuningProblem& problem, std
 
 } // namespace
 
+std::vector<std::vector<double>> countValues(const ConfigSpace& space, bool* estimated,
+                                             const std::function<bool()>& cancelled) {
+    const int parameters = space.parameterCount();
+    std::vector<std::vector<double>> counts(static_cast<std::size_t>(parameters));
+    for (int p = 0; p < parameters; ++p)
+        counts[static_cast<std::size_t>(p)].assign(space.parameterValues(p).size(), 0.0);
+    const bool exact = space.size() <= kExactValueCounts;
+    if (estimated)
+        *estimated = !exact;
+    auto tally = [&](const Config& config, double weight) {
+        for (int p = 0; p < parameters; ++p)
+            counts[static_cast<std::size_t>(p)][config[static_cast<std::size_t>(p)]] += weight;
+    };
+    constexpr std::uint64_t kCheckEvery = 1 << 16;
+    if (exact) {
+        for (std::uint64_t i = 0; i < space.size(); ++i) {
+            if (i % kCheckEvery == 0 && cancelled())
+                return {};
+            tally(space.at(i), 1.0);
+        }
+        return counts;
+    }
+    const std::vector<std::uint64_t> sample = space.sample(kCheckEvery, 1);
+    const double weight =
+        static_cast<double>(space.size()) / static_cast<double>(std::max<std::size_t>(1, sample.size()));
+    for (std::size_t i = 0; i < sample.size(); ++i) {
+        if (i % 4096 == 0 && cancelled())
+            return {};
+        tally(space.at(sample[i]), weight);
+    }
+    return counts;
+}
+
 SpaceController::SpaceController(QObject* parent)
     : QObject(parent) {}
 
@@ -111,6 +144,10 @@ void SpaceController::setProblem(std::shared_ptr<const TuningProblem> problem, s
         impact->conditions = measureConditions(
             *problem, shapeIndex, delivered->stats.validSize, delivered->stats.rawSize,
             [&job]() { return job.isSuperseded(); }, job.cancelFlag());
+        if (job.isSuperseded())
+            return;
+        impact->valueCounts =
+            countValues(*delivered->space, &impact->valueCountsEstimated, [&job]() { return job.isSuperseded(); });
         if (job.isSuperseded())
             return;
         std::shared_ptr<const ConditionImpactSet> impactDelivered = std::move(impact);

@@ -13,6 +13,7 @@
 #include <QString>
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <vector>
@@ -51,7 +52,19 @@ struct ConditionImpactSet {
     std::shared_ptr<const ConfigSpace> space;
     double rawSize = 0;
     std::vector<ConditionImpact> conditions; ///< one per condition of the problem
+    /// For each parameter, for each of its values: how many valid configs keep it (a value kept
+    /// by none is dead). Exact up to kExactValueCounts valid configs, else estimated from a
+    /// uniform sample and scaled to the space's size (`valueCountsEstimated`).
+    std::vector<std::vector<double>> valueCounts;
+    bool valueCountsEstimated = false;
 };
+
+/// Spaces of at most this many valid configs get exact per-value counts.
+inline constexpr std::uint64_t kExactValueCounts = 4'000'000;
+
+/// How many valid configs keep each value of each parameter (see ConditionImpactSet).
+std::vector<std::vector<double>> countValues(const ConfigSpace& space, bool* estimated,
+                                             const std::function<bool()>& cancelled);
 
 class SpaceController : public QObject {
     Q_OBJECT

@@ -300,6 +300,11 @@ QString RunPanel::backendSpec() const {
     return {};
 }
 
+void RunPanel::setEditedProblem(std::shared_ptr<const TuningProblem> problem) {
+    m_problem = std::move(problem);
+    updateEnabled();
+}
+
 void RunPanel::setProblem(std::shared_ptr<const TuningProblem> problem, QString problemPath) {
     m_problem = std::move(problem);
     m_problemPath = std::move(problemPath);

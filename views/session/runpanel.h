@@ -54,6 +54,8 @@ public:
 
     /// The problem to tune (null: none; Start is disabled) and its file (for the window's title and the log).
     void setProblem(std::shared_ptr<const TuningProblem> problem, QString problemPath);
+    /// The same problem, edited: the next run takes this snapshot; the panel's choices stay.
+    void setEditedProblem(std::shared_ptr<const TuningProblem> problem);
     /// The results database runs write to (created when missing). Default: results.db in the
     /// application's data folder.
     void setDatabasePath(QString path);
