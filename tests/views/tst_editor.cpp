@@ -9,6 +9,7 @@
 #include "problem/problempanel.h"
 #include "problem/spacecontroller.h"
 #include "session/runpanel.h"
+#include "space/configspace.h"
 #include "spec/tuningproblem.h"
 
 #include <QAction>
@@ -63,6 +64,7 @@ private slots:
     void saveThenReopenIsEqual();
     void runTakesTheEditedProblem();
     void deadValuesShow();
+    void editingSgemm();
 
 private:
     // Copies a corpus problem and its kernel into a fresh folder and opens it; waits for its count.
@@ -93,6 +95,8 @@ void TestEditor::open(const QString& name) {
     m_window->resize(1600, 1000);
     m_window->show();
     QVERIFY(QTest::qWaitForWindowExposed(m_window.get()));
+    m_window->activateWindow();
+    QVERIFY(QTest::qWaitForWindowActive(m_window.get()));
     QVERIFY(m_window->openProblem(m_path));
     m_panel = m_window->problemPanel();
     waitForCount();
@@ -135,7 +139,7 @@ void TestEditor::typeInto(QLineEdit* edit, const QString& text) {
     edit->setFocus();
     edit->selectAll();
     QTest::keyClicks(edit, text);
-    QTest::keyClick(edit, Qt::Key_Tab); // leave the field: the edit is checked at once
+    QTest::keyClick(edit, Qt::Key_Return); // the edit is checked at once
 }
 
 void TestEditor::editConditionCountsAsPython() {
@@ -226,6 +230,7 @@ void TestEditor::editParametersAndAddOne() {
     QCOMPARE(m_panel->selectedParameter(), added);
     QVERIFY(m_panel->parameterNameEditor()->hasFocus());
     QTest::keyClicks(m_panel->parameterNameEditor(), QStringLiteral("unroll"));
+    QTest::keyClick(m_panel->parameterNameEditor(), Qt::Key_Return);
     typeInto(m_panel->parameterValuesEditor(), QStringLiteral("[1, 2, 4]"));
     waitForCount();
     const auto& parameters = m_window->document()->problem()->parameters;
@@ -338,6 +343,41 @@ void TestEditor::deadValuesShow() {
     }
     const QString tip = model->index(tile, ParameterModel::KeptColumn).data(Qt::ToolTipRole).toString();
     QVERIFY2(tip.contains(QStringLiteral("tile_size_x = 16: no valid config")), qPrintable(tip));
+}
+
+void TestEditor::editingSgemm() {
+    // The shipped GEMM: its threads-per-block condition made stricter by typing, then a typo.
+    const QString kernels = QStringLiteral(TILESCOPE_SOURCE_DIR "/kernels/sgemm/");
+    for (const QString& file : {QStringLiteral("sgemm.json"), QStringLiteral("sgemm.cu")})
+        QVERIFY(QFile::copy(kernels + file, m_dir->filePath(file)));
+    m_path = m_dir->filePath(QStringLiteral("sgemm.json"));
+    m_window = std::make_unique<MainWindow>(transient());
+    m_window->resize(1600, 1000);
+    m_window->show();
+    QVERIFY(QTest::qWaitForWindowExposed(m_window.get()));
+    m_window->activateWindow();
+    QVERIFY(QTest::qWaitForWindowActive(m_window.get()));
+    QVERIFY(m_window->openProblem(m_path));
+    m_panel = m_window->problemPanel();
+    waitForCount();
+    const std::uint64_t before = m_window->spaceController()->currentSpace()->stats.validSize;
+    clickRow(m_panel->conditionView(), 2);
+    typeInto(m_panel->conditionEditor(), QStringLiteral("128 <= (BLOCK_M // THREAD_M) * (BLOCK_N // THREAD_N) <= 256"));
+    waitForCount();
+    QTRY_VERIFY_WITH_TIMEOUT(!m_window->spaceController()->isBusy(), kTimeoutMs);
+    const std::uint64_t after = m_window->spaceController()->currentSpace()->stats.validSize;
+    QVERIFY2(after < before, qPrintable(QStringLiteral("%1 -> %2").arg(before).arg(after)));
+    // What ConfigSpace counts for the saved file is what the editor showed.
+    QVERIFY(m_window->saveProblem());
+    QCOMPARE(ConfigSpace::build(TuningProblem::load(m_path.toStdString()), 0).size(),
+             m_window->spaceController()->currentSpace()->space->size());
+    m_panel->selectParameter(0);
+    m_panel->conditionEditor()->setFocus();
+    QTest::keyClicks(m_panel->conditionEditor(), QStringLiteral(" and BLOCK_Q > 1"));
+    QTest::keyClick(m_panel->conditionEditor(), Qt::Key_Return);
+    QVERIFY(m_panel->editErrorLabel()->text().contains(QStringLiteral("BLOCK_Q")));
+    if (const QByteArray dir = qgetenv("TILESCOPE_SCREENSHOT_DIR"); !dir.isEmpty())
+        m_window->grab().save(QString::fromLocal8Bit(dir) + QStringLiteral("/editor-sgemm.png"));
 }
 
 QTEST_MAIN(TestEditor)

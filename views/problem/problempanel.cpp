@@ -178,10 +178,11 @@ ProblemPanel::ProblemPanel(ProblemDocument* document, SpaceController* controlle
     m_editError->setWordWrap(true);
     m_editError->setTextInteractionFlags(Qt::TextSelectableByMouse);
     m_editError->setStyleSheet(QStringLiteral("color: #c62828;"));
+    m_editError->setSizePolicy(QSizePolicy::Preferred, QSizePolicy::Minimum);
     m_editError->hide();
     m_countLabel = new QLabel(this);
     m_countLabel->setObjectName(QStringLiteral("countLabel"));
-    m_countLabel->setWordWrap(true);
+    m_countLabel->setSizePolicy(QSizePolicy::Preferred, QSizePolicy::Fixed);
 
     m_conditionTimer = new QTimer(this);
     m_conditionTimer->setSingleShot(true);
@@ -199,9 +200,10 @@ ProblemPanel::ProblemPanel(ProblemDocument* document, SpaceController* controlle
 
     auto* layout = new QVBoxLayout(this);
     layout->addLayout(form);
-    layout->addWidget(m_splitter, 1);
-    layout->addWidget(m_editError);
+    // The count and an edit's error above the tables: they stay in sight in a short dock.
     layout->addWidget(m_countLabel);
+    layout->addWidget(m_editError);
+    layout->addWidget(m_splitter, 1);
 
     connect(m_shapeBox, &QComboBox::currentIndexChanged, m_document, &ProblemDocument::setShapeIndex);
     connect(m_document, &ProblemDocument::shapeChanged, this, [this](int index) {
@@ -573,10 +575,13 @@ void ProblemPanel::updateCountLabel() {
                             formatShare(static_cast<double>(stats.validSize), stats.rawSize));
     const bool stale = !m_error.isEmpty();
     if (stale)
-        text += tr("  ·  stale: the last edit has an error, this is the count before it");
+        text += tr("  ·  stale");
     else if (m_counting)
         text += tr("  ·  counting again…");
     m_countLabel->setText(text);
+    m_countLabel->setToolTip(stale ? tr("The count before the edit that has an error (below): it is not taken until "
+                                        "it is fixed")
+                                   : tr("Valid configs at the shown shape, of all combinations of the values"));
     m_countLabel->setProperty("stale", stale);
     m_countLabel->setStyleSheet(stale ? QStringLiteral("color: palette(mid); font-style: italic;") : QString());
 }

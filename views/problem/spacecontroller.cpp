@@ -111,9 +111,18 @@ void SpaceController::setProblem(std::shared_ptr<const TuningProblem> problem, s
         result->problem = problem;
         result->shapeIndex = shapeIndex;
         try {
+            // Counted first without holding the configs (memoised counts answer in milliseconds
+            // where enumerating takes a second, and index the space as well); a space whose
+            // conditions defeat the memo is enumerated instead.
             SpaceLimits limits;
             limits.cancel = job.cancelFlag();
-            result->space = std::make_shared<const ConfigSpace>(ConfigSpace::build(*problem, shapeIndex, limits));
+            SpaceLimits counted = limits;
+            counted.maxMaterializedBytes = 0;
+            try {
+                result->space = std::make_shared<const ConfigSpace>(ConfigSpace::build(*problem, shapeIndex, counted));
+            } catch (const InputError&) {
+                result->space = std::make_shared<const ConfigSpace>(ConfigSpace::build(*problem, shapeIndex, limits));
+            }
             result->stats = result->space->stats();
         } catch (const Cancelled&) {
             return; // a newer request replaced this one
