@@ -1,6 +1,7 @@
 #include "spec/launchgeometry.h"
 
 #include "base/error.h"
+#include "spec/t1common.h"
 #include "spec/tuningproblem.h"
 
 #include <algorithm>
@@ -15,17 +16,6 @@ namespace {
 
 constexpr std::int64_t kMax32 = std::numeric_limits<std::int32_t>::max();
 const char* const kAxes[] = {"X", "Y", "Z"};
-
-std::string describeExprError(const expr::ExprError& error) {
-    return std::string(expr::errorKindName(error.kind())) + ": " + error.message() + " in '" + error.expression() +
-           "' at column " + std::to_string(error.column());
-}
-
-std::string numberText(double v) {
-    char text[64];
-    std::snprintf(text, sizeof text, "%.17g", v);
-    return text;
-}
 
 } // namespace
 
@@ -68,7 +58,7 @@ GeometryPlanner::GeometryPlanner(const TuningProblem& problem, std::size_t shape
         try {
             return expr::Expression::compile(text, scope);
         } catch (const expr::ExprError& error) {
-            throw InputError(problem.fileName, pointer, describeExprError(error));
+            throw InputError(problem.fileName, pointer, spec::describeExprErrorInline(error));
         }
     };
     const std::string ks = "/KernelSpecification/";
@@ -146,7 +136,7 @@ LaunchGeometry GeometryPlanner::plan(const Config& config) const {
             out = e.evaluateInt(slots.data());
             return true;
         } catch (const expr::ExprError& error) {
-            p.error = what + ": " + describeExprError(error);
+            p.error = what + ": " + spec::describeExprErrorInline(error);
             return false;
         }
     };
@@ -238,11 +228,11 @@ LaunchGeometry GeometryPlanner::plan(const Config& config) const {
                 try {
                     d = e.evaluateNumber(slots.data());
                 } catch (const expr::ExprError& error) {
-                    p.error = name + ": " + describeExprError(error);
+                    p.error = name + ": " + spec::describeExprErrorInline(error);
                     return p;
                 }
                 if (!(d > 0) || !std::isfinite(d)) {
-                    p.error = name + quoted(e) + " is " + numberText(d) + " (a grid divisor must be positive)";
+                    p.error = name + quoted(e) + " is " + spec::exactNumber(d) + " (a grid divisor must be positive)";
                     return p;
                 }
                 product *= d;

@@ -34,6 +34,14 @@ Json& section(Json& j, const char* name, const char* list) {
     return l;
 }
 
+// Replaces item `index` of `list`, or appends it when index == the list's size.
+void putAt(Json& list, std::size_t index, Json item) {
+    if (index < list.size())
+        list[index] = std::move(item);
+    else
+        list.push_back(std::move(item));
+}
+
 void checkIndex(std::size_t index, std::size_t size, bool appendAllowed, const TuningProblem& p, const char* what) {
     if (index < size || (appendAllowed && index == size))
         return;
@@ -91,10 +99,7 @@ TuningProblem setCondition(const TuningProblem& problem, std::size_t index, cons
     Json c = index < conditions.size() ? conditions[index] : Json::object();
     c["Parameters"] = parametersUsed(problem, expression);
     c["Expression"] = expression;
-    if (index < conditions.size())
-        conditions[index] = std::move(c);
-    else
-        conditions.push_back(std::move(c));
+    putAt(conditions, index, std::move(c));
     return fromJson(problem, j);
 }
 
@@ -116,10 +121,7 @@ TuningProblem setParameter(const TuningProblem& problem, std::size_t index, cons
     if (index == parameters.size())
         p["Type"] = typeOf(valuesText);
     p["Values"] = valuesText;
-    if (index < parameters.size())
-        parameters[index] = std::move(p);
-    else
-        parameters.push_back(std::move(p));
+    putAt(parameters, index, std::move(p));
     return fromJson(problem, j);
 }
 

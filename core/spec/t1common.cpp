@@ -1,5 +1,7 @@
 #include "spec/t1common.h"
 
+#include <cstdio>
+
 #include <charconv>
 
 namespace tilescope::spec {
@@ -32,6 +34,17 @@ std::optional<std::int64_t> parseIntegerLiteral(std::string_view text) {
     if (std::to_string(value) != text)
         return std::nullopt;
     return value;
+}
+
+std::string describeExprErrorInline(const expr::ExprError& e) {
+    return std::string(expr::errorKindName(e.kind())) + ": " + e.message() + " in '" + e.expression() + "' at column " +
+           std::to_string(e.column());
+}
+
+std::string exactNumber(double v) {
+    char text[64];
+    std::snprintf(text, sizeof text, "%.17g", v);
+    return text;
 }
 
 std::string describeExprError(const expr::ExprError& e) {

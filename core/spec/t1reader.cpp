@@ -600,7 +600,8 @@ private:
         const Node languageNode = required(ks, "Language");
         m_p.language = asNonEmptyString(languageNode, "Language");
         if (!m_p.isCuda())
-            block(languageNode.ptr, "the kernel is " + m_p.language + ", and Tilescope compiles and runs CUDA kernels only");
+            block(languageNode.ptr,
+                  "the kernel is " + m_p.language + ", and Tilescope compiles and runs CUDA kernels only");
         if (auto n = member(ks, "CompilerOptions"))
             m_p.compilerOptions = asStringArray(*n);
         m_p.kernelName = asNonEmptyString(required(ks, "KernelName"), "KernelName");

@@ -117,9 +117,8 @@ expr::Scope TuningProblem::scope() const {
 
 std::vector<std::pair<std::string, std::int64_t>> TuningProblem::implicitBlockSizes() const {
     std::vector<std::pair<std::string, std::int64_t>> out;
-    for (const auto& [name, value] : {std::pair<const char*, std::int64_t>{"block_size_x", 256},
-                                      {"block_size_y", 1},
-                                      {"block_size_z", 1}}) {
+    for (const auto& [name, value] :
+         {std::pair<const char*, std::int64_t>{"block_size_x", 256}, {"block_size_y", 1}, {"block_size_z", 1}}) {
         bool taken = parameterIndex(name) >= 0;
         for (const Shape& shape : shapes) {
             for (const auto& dim : shape.dims)

@@ -67,8 +67,9 @@ private slots:
     void editingSgemm();
 
 private:
-    // Copies a corpus problem and its kernel into a fresh folder and opens it; waits for its count.
-    void open(const QString& name);
+    // Copies a problem and its kernel (NAME.json, NAME.cu; from the T1 corpus unless `folder` is
+    // given) into a fresh folder and opens it; waits for its count.
+    void open(const QString& name, const QString& folder = kCorpus);
     void waitForCount();
     // Python's (raw, valid) count of the problem now in the editor.
     std::pair<std::uint64_t, std::uint64_t> pythonCount();
@@ -87,9 +88,9 @@ void TestEditor::init() {
     QVERIFY(m_dir->isValid());
 }
 
-void TestEditor::open(const QString& name) {
+void TestEditor::open(const QString& name, const QString& folder) {
     for (const QString& file : {name + QStringLiteral(".json"), name + QStringLiteral(".cu")})
-        QVERIFY(QFile::copy(kCorpus + QLatin1Char('/') + file, m_dir->filePath(file)));
+        QVERIFY(QFile::copy(folder + QLatin1Char('/') + file, m_dir->filePath(file)));
     m_path = m_dir->filePath(name + QStringLiteral(".json"));
     m_window = std::make_unique<MainWindow>(transient());
     m_window->resize(1600, 1000);
@@ -347,19 +348,7 @@ void TestEditor::deadValuesShow() {
 
 void TestEditor::editingSgemm() {
     // The shipped GEMM: its threads-per-block condition made stricter by typing, then a typo.
-    const QString kernels = QStringLiteral(TILESCOPE_SOURCE_DIR "/kernels/sgemm/");
-    for (const QString& file : {QStringLiteral("sgemm.json"), QStringLiteral("sgemm.cu")})
-        QVERIFY(QFile::copy(kernels + file, m_dir->filePath(file)));
-    m_path = m_dir->filePath(QStringLiteral("sgemm.json"));
-    m_window = std::make_unique<MainWindow>(transient());
-    m_window->resize(1600, 1000);
-    m_window->show();
-    QVERIFY(QTest::qWaitForWindowExposed(m_window.get()));
-    m_window->activateWindow();
-    QVERIFY(QTest::qWaitForWindowActive(m_window.get()));
-    QVERIFY(m_window->openProblem(m_path));
-    m_panel = m_window->problemPanel();
-    waitForCount();
+    open(QStringLiteral("sgemm"), QStringLiteral(TILESCOPE_SOURCE_DIR "/kernels/sgemm"));
     const std::uint64_t before = m_window->spaceController()->currentSpace()->stats.validSize;
     clickRow(m_panel->conditionView(), 2);
     typeInto(m_panel->conditionEditor(), QStringLiteral("128 <= (BLOCK_M // THREAD_M) * (BLOCK_N // THREAD_N) <= 256"));

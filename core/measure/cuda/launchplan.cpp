@@ -2,6 +2,7 @@
 
 #include "base/error.h"
 #include "measure/cuda/argumentdata.h"
+#include "spec/t1common.h"
 #include "spec/tuningproblem.h"
 
 #include <algorithm>
@@ -12,12 +13,6 @@
 namespace tilescope {
 
 namespace {
-
-
-std::string describeExprError(const expr::ExprError& error) {
-    return std::string(expr::errorKindName(error.kind())) + ": " + error.message() + " in '" + error.expression() +
-           "' at column " + std::to_string(error.column());
-}
 
 struct TypeInfo {
     const char* name;
@@ -44,12 +39,6 @@ const TypeInfo* findType(std::string_view name) {
             return &t;
     }
     return nullptr;
-}
-
-std::string numberText(double v) {
-    char text[64];
-    std::snprintf(text, sizeof text, "%.17g", v);
-    return text;
 }
 
 template <typename T>
@@ -127,7 +116,6 @@ std::string ArgumentSpec::label() const {
 
 namespace {
 
-
 /// The builder of the argument list: compiles and evaluates each argument's expressions for the
 /// shape, failing with the field's JSON pointer.
 class ArgumentReader {
@@ -198,7 +186,7 @@ private:
         try {
             e = expr::Expression::compile(source, m_scope);
         } catch (const expr::ExprError& error) {
-            fail(pointer, who + ": " + describeExprError(error));
+            fail(pointer, who + ": " + spec::describeExprErrorInline(error));
         }
         const int parameters = static_cast<int>(m_problem.parameters.size());
         for (int slot : e.usedSlots()) {
@@ -213,7 +201,7 @@ private:
         try {
             v = e.evaluate(m_slots.data());
         } catch (const expr::ExprError& error) {
-            fail(pointer, who + ": " + field + ": " + describeExprError(error) + atShape());
+            fail(pointer, who + ": " + field + ": " + spec::describeExprErrorInline(error) + atShape());
         }
         // Strings and lists point into the expression, which dies here: only numbers leave.
         if (!v.isNumber())
@@ -250,7 +238,7 @@ private:
             s.fill = FillKind::Constant;
             s.fillValue = a.fillValue.value_or(0.0);
             if (const std::string why = valueFits(s.element, s.fillValue); !why.empty())
-                fail(ptr + "/FillValue", who + ": FillValue " + numberText(s.fillValue) + " is " + why);
+                fail(ptr + "/FillValue", who + ": FillValue " + spec::exactNumber(s.fillValue) + " is " + why);
         } else if (a.fillType == "Random") {
             s.fill = FillKind::Random;
             s.randomSeed = a.randomSeed;
@@ -286,11 +274,11 @@ private:
             }
             if (const std::string why = valueFits(s.element, s.scalarValue); !why.empty())
                 fail(ptr + "/Value",
-                     who + ": Value '" + a.value + "' is " + numberText(s.scalarValue) + ", " + why + atShape());
+                     who + ": Value '" + a.value + "' is " + spec::exactNumber(s.scalarValue) + ", " + why + atShape());
         } else if (a.fillValue) {
             s.scalarValue = *a.fillValue;
             if (const std::string why = valueFits(s.element, s.scalarValue); !why.empty())
-                fail(ptr + "/FillValue", who + ": FillValue " + numberText(s.scalarValue) + " is " + why);
+                fail(ptr + "/FillValue", who + ": FillValue " + spec::exactNumber(s.scalarValue) + " is " + why);
         } else {
             fail(ptr, who + ": a Scalar argument needs a value: \"Value\" (an expression such as \"M\") or FillValue");
         }
