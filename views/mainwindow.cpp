@@ -23,6 +23,7 @@
 
 #include "base/error.h"
 #include "exchange/exchange.h"
+#include "spec/kernelscan.h"
 #include "spec/tuningproblem.h"
 
 #include <qcustomplot.h>
@@ -336,6 +337,15 @@ void MainWindow::createActions() {
     open->setShortcut(QKeySequence::Open);
     open->setStatusTip(tr("Open a tuning problem (T1 JSON) or a recording of results (T4, Kernel Tuner cache, "
                           "Tilescope database)"));
+    QAction* fromKernel = file->addAction(tr("&New Problem from Kernel…"), this, [this]() {
+        const QString path = QFileDialog::getOpenFileName(this, tr("New Problem from a CUDA Kernel"),
+                                                          QSettings().value(kLastDirKey).toString(),
+                                                          tr("CUDA sources (*.cu *.cuh);;All files (*)"));
+        if (!path.isEmpty())
+            newProblemFromKernel(path);
+    });
+    fromKernel->setShortcut(QKeySequence::New);
+    fromKernel->setStatusTip(tr("Scan a kernel for its tuning parameters and arguments and start a problem for it"));
     QAction* openRecording = file->addAction(tr("Open Re&cording…"), this, &MainWindow::openRecordingDialog);
     openRecording->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_O));
     openRecording->setStatusTip(tr("Browse recorded results: T4, a Kernel Tuner cache or a Tilescope database"));
@@ -446,6 +456,7 @@ bool MainWindow::saveProblem() {
     }
     ProblemError failure;
     if (m_document->save(&failure)) {
+        m_errorBanner->hide(); // what it said was about the unsaved problem
         statusBar()->showMessage(tr("Saved %1").arg(QDir::toNativeSeparators(m_document->path())), kStatusTimeoutMs);
         return true;
     }
@@ -459,6 +470,40 @@ void MainWindow::onProblemEdited() {
     m_runPanel->setEditedProblem(m_document->problem());
     updateDetailsContext();
     requestSpace();
+}
+
+bool MainWindow::newProblemFromKernel(const QString& kernelPath) {
+    if (!keepChangesSafe())
+        return false;
+    const QFileInfo kernel(kernelPath);
+    std::shared_ptr<const TuningProblem> proposal;
+    try {
+        proposal = std::make_shared<const TuningProblem>(proposeProblem(kernel.absoluteFilePath().toStdString()));
+    } catch (const std::exception& e) {
+        const auto* input = dynamic_cast<const InputError*>(&e);
+        m_errorBanner->showMessage(ErrorBanner::Level::Error,
+                                   tr("No problem could be proposed for %1").arg(kernel.fileName()),
+                                   QString::fromStdString(input ? input->message() : std::string(e.what())));
+        return false;
+    }
+    // Beside the kernel, under a name no file has yet.
+    QString target = kernel.absolutePath() + QLatin1Char('/') + kernel.completeBaseName() + QStringLiteral(".json");
+    for (int n = 2; QFileInfo::exists(target); ++n)
+        target =
+            kernel.absolutePath() + QLatin1Char('/') + kernel.completeBaseName() + QStringLiteral("-%1.json").arg(n);
+    m_errorBanner->hide();
+    m_document->openProposal(proposal, target);
+    m_errorBanner->showMessage(
+        ErrorBanner::Level::Warning,
+        (proposal->parameters.size() == 1 ? tr("A first problem for %1: 1 parameter found, with one value")
+                                          : tr("A first problem for %1: %2 parameters found, each with one value")
+                                                .arg(QStringLiteral("%1"))
+                                                .arg(proposal->parameters.size()))
+            .arg(kernel.fileName()),
+        tr("Give each parameter the values to tune (select it and type), add conditions, check the arguments' "
+           "sizes, then save (Ctrl+S writes %1).")
+            .arg(QDir::toNativeSeparators(target)));
+    return true;
 }
 
 bool MainWindow::openProblem(const QString& path, ProblemDocument::Origin origin) {
@@ -708,7 +753,7 @@ void MainWindow::onProblemChanged() {
     updateResultsHeader();
     if (!problem)
         return;
-    if (m_document->origin() == ProblemDocument::Origin::File)
+    if (m_document->origin() == ProblemDocument::Origin::File && QFileInfo::exists(m_document->path()))
         addRecentFile(m_document->path());
     if (const QString blockers = m_document->launchBlockersText(); !blockers.isEmpty()) {
         // The space is all there; only compiling and running the kernel is not.

@@ -78,6 +78,9 @@ public:
     bool saveProblemAs(const QString& path, ProblemError* error = nullptr);
     /// Save: the edited problem back to its file (an example asks where, as Save As).
     bool saveProblem();
+    /// Scans a CUDA kernel file and opens the problem proposed for it (unsaved, to be filled in;
+    /// Save writes it beside the kernel). False with a banner when the file has no kernel.
+    bool newProblemFromKernel(const QString& kernelPath);
 
     /// Selects a config (compact JSON) in the heatmap, the scatter plot, the results table and
     /// the cross-GPU table, and shows it in Details; "" clears.

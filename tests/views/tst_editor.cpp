@@ -65,6 +65,7 @@ private slots:
     void runTakesTheEditedProblem();
     void deadValuesShow();
     void editingSgemm();
+    void newProblemFromAKernel();
 
 private:
     // Copies a problem and its kernel (NAME.json, NAME.cu; from the T1 corpus unless `folder` is
@@ -367,6 +368,52 @@ void TestEditor::editingSgemm() {
     QVERIFY(m_panel->editErrorLabel()->text().contains(QStringLiteral("BLOCK_Q")));
     if (const QByteArray dir = qgetenv("TILESCOPE_SCREENSHOT_DIR"); !dir.isEmpty())
         m_window->grab().save(QString::fromLocal8Bit(dir) + QStringLiteral("/editor-sgemm.png"));
+}
+
+void TestEditor::newProblemFromAKernel() {
+    // A templated kernel, scanned: its template parameters become the problem's, one value each.
+    QVERIFY(
+        QFile::copy(kCorpus + QStringLiteral("/kt_templated.cu"), m_dir->filePath(QStringLiteral("kt_templated.cu"))));
+    m_window = std::make_unique<MainWindow>(transient());
+    m_window->resize(1600, 1000);
+    m_window->show();
+    QVERIFY(QTest::qWaitForWindowExposed(m_window.get()));
+    m_window->activateWindow();
+    QVERIFY(QTest::qWaitForWindowActive(m_window.get()));
+    QVERIFY(m_window->newProblemFromKernel(m_dir->filePath(QStringLiteral("kt_templated.cu"))));
+    m_panel = m_window->problemPanel();
+    waitForCount();
+    const auto proposal = m_window->document()->problem();
+    QCOMPARE(proposal->kernelName, std::string("vector_scale<BLOCK, TILE>"));
+    QCOMPARE(m_panel->parameterModel()->rowCount(), 2);
+    QVERIFY(m_window->document()->isModified());
+    QVERIFY(m_panel->countLabel()->text().startsWith(QStringLiteral("1 valid of 1 raw")));
+
+    // The user gives the values, then saves beside the kernel.
+    clickRow(m_panel->parameterView(), 0);
+    QCOMPARE(m_panel->parameterNameEditor()->text(), QStringLiteral("BLOCK"));
+    typeInto(m_panel->parameterValuesEditor(), QStringLiteral("[64, 128, 256]"));
+    clickRow(m_panel->parameterView(), 1);
+    typeInto(m_panel->parameterValuesEditor(), QStringLiteral("[1, 2, 4, 8]"));
+    waitForCount();
+    QVERIFY2(m_panel->countLabel()->text().startsWith(QStringLiteral("12 valid of 12 raw")),
+             qPrintable(m_panel->countLabel()->text()));
+    QVERIFY(m_window->saveProblem());
+    const QString saved = m_dir->filePath(QStringLiteral("kt_templated.json"));
+    QCOMPARE(m_window->document()->path(), saved);
+    const TuningProblem reread = TuningProblem::load(saved.toStdString());
+    QCOMPARE(reread.toJson(), m_window->document()->problem()->toJson());
+    QCOMPARE(ConfigSpace::build(reread).size(), std::uint64_t(12));
+    if (const QByteArray dir = qgetenv("TILESCOPE_SCREENSHOT_DIR"); !dir.isEmpty())
+        m_window->grab().save(QString::fromLocal8Bit(dir) + QStringLiteral("/editor-new-from-kernel.png"));
+
+    // A file without a kernel is refused with a banner, the open problem kept.
+    QFile notKernel(m_dir->filePath(QStringLiteral("notes.cu")));
+    QVERIFY(notKernel.open(QIODevice::WriteOnly));
+    notKernel.write("// nothing here\n");
+    notKernel.close();
+    QVERIFY(!m_window->newProblemFromKernel(notKernel.fileName()));
+    QCOMPARE(m_window->document()->path(), saved);
 }
 
 QTEST_MAIN(TestEditor)

@@ -90,6 +90,13 @@ bool ProblemDocument::load(const QString& path, Origin origin) {
     m_path = absolute;
     m_origin = origin;
     m_shapeIndex = 0;
+    readKernel();
+    emit problemChanged();
+    emit shapeChanged(m_shapeIndex);
+    return true;
+}
+
+void ProblemDocument::readKernel() {
     m_kernelPath = fromPath(m_problem->kernelPath());
     m_kernelSource.clear();
     m_kernelError.clear();
@@ -100,9 +107,21 @@ bool ProblemDocument::load(const QString& path, Origin origin) {
         m_kernelError = tr("%1 is too large to show (%2 MiB)").arg(m_kernelPath).arg(kernel.size() >> 20);
     else
         m_kernelSource = QString::fromUtf8(kernel.readAll());
+}
+
+void ProblemDocument::openProposal(std::shared_ptr<const TuningProblem> problem, const QString& path) {
+    if (!problem)
+        return;
+    m_undo->clear();
+    m_problem = std::move(problem);
+    m_path = QFileInfo(path).absoluteFilePath();
+    m_origin = Origin::File;
+    m_shapeIndex = 0;
+    readKernel();
+    m_undo->resetClean(); // nothing on disk yet: modified until saved
     emit problemChanged();
     emit shapeChanged(m_shapeIndex);
-    return true;
+    emit modifiedChanged(true);
 }
 
 QString ProblemDocument::displayName() const {

@@ -43,6 +43,10 @@ public:
     /// problemChanged() is emitted; on failure the current problem stays and loadFailed() is
     /// emitted. Never throws.
     bool load(const QString& path, Origin origin = Origin::File);
+    /// Opens a problem made in memory (a proposal from a kernel) as if read from `path`, a file
+    /// that does not exist yet: it counts as modified until saved, and Save writes it there.
+    void openProposal(std::shared_ptr<const TuningProblem> problem, const QString& path);
+
     /// Writes the current problem to `path`, its KernelFile rewritten so that it still resolves
     /// from there (the embedded example's kernel is copied beside it), then opens the written
     /// file. On failure returns false and fills `error`.
@@ -95,6 +99,7 @@ signals:
 
 private:
     class EditCommand;
+    void readKernel();
     void setEdited(std::shared_ptr<const TuningProblem> problem);
 
     QUndoStack* m_undo;
