@@ -9,6 +9,7 @@
 #include "plots/heatmapwidget.h"
 #include "plots/plotstyle.h"
 #include "plots/scatterwidget.h"
+#include "problem/compilecheck.h"
 #include "problem/kernelsourcepanel.h"
 #include "problem/problempanel.h"
 #include "problem/sourceview.h"
@@ -268,6 +269,14 @@ void MainWindow::createDocks() {
 
     m_sourcePanel = new KernelSourcePanel(m_document, this);
     m_sourceDock = addDock(tr("Kernel Source"), QStringLiteral("sourceDock"), m_sourcePanel);
+    m_compileCheck = new CompileCheckPanel(m_document, m_controller, this);
+    m_compileCheck->setObjectName(QStringLiteral("compileCheck"));
+    m_compileDock = addDock(tr("Compile Check"), QStringLiteral("compileDock"), m_compileCheck);
+    connect(m_compileCheck, &CompileCheckPanel::showSourceLine, this, [this](int line) {
+        m_sourceDock->show();
+        m_sourceDock->raise();
+        m_sourcePanel->sourceView()->showLine(line);
+    });
 
     m_resultsView = new ResultsView(this);
     m_resultsView->setObjectName(QStringLiteral("resultsView"));
@@ -288,6 +297,7 @@ void MainWindow::createDocks() {
     splitDockWidget(m_heatmapDock, m_resultsDock, Qt::Vertical);
     tabifyDockWidget(m_heatmapDock, m_scatterDock);
     tabifyDockWidget(m_scatterDock, m_sourceDock);
+    tabifyDockWidget(m_sourceDock, m_compileDock);
     tabifyDockWidget(m_resultsDock, m_crossGpuDock);
     tabifyDockWidget(m_crossGpuDock, m_spaceDock);
     addDockWidget(Qt::RightDockWidgetArea, m_detailsDock);
@@ -326,8 +336,8 @@ SourceView* MainWindow::sourceView() const {
 }
 
 QList<QDockWidget*> MainWindow::docks() const {
-    return {m_problemDock, m_spaceDock,   m_runDock,      m_heatmapDock, m_scatterDock,
-            m_sourceDock,  m_resultsDock, m_crossGpuDock, m_detailsDock};
+    return {m_problemDock, m_spaceDock,   m_runDock,     m_heatmapDock,  m_scatterDock,
+            m_sourceDock,  m_compileDock, m_resultsDock, m_crossGpuDock, m_detailsDock};
 }
 
 void MainWindow::createActions() {

@@ -32,6 +32,7 @@ class CrossGpuView;
 class ErrorBanner;
 class ExportDialog;
 class HeatmapWidget;
+class CompileCheckPanel;
 class KernelSourcePanel;
 class ProblemPanel;
 class ResultsView;
@@ -107,6 +108,7 @@ public:
     SpaceController* spaceController() const { return m_controller; }
     SessionController* sessionController() const { return m_session; }
     ProblemPanel* problemPanel() const { return m_problemPanel; }
+    CompileCheckPanel* compileCheck() const { return m_compileCheck; }
     SpacePanel* spacePanel() const { return m_spacePanel; }
     SourceView* sourceView() const;
     ErrorBanner* errorBanner() const { return m_errorBanner; }
@@ -203,6 +205,8 @@ private:
     QDockWidget* m_heatmapDock = nullptr;
     QDockWidget* m_scatterDock = nullptr;
     QDockWidget* m_sourceDock = nullptr;
+    QDockWidget* m_compileDock = nullptr;
+    CompileCheckPanel* m_compileCheck = nullptr;
     QDockWidget* m_resultsDock = nullptr;
     QDockWidget* m_crossGpuDock = nullptr;
     QDockWidget* m_detailsDock = nullptr;

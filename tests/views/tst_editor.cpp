@@ -4,9 +4,11 @@
 // problem, save against the file read back.
 
 #include "mainwindow.h"
+#include "problem/compilecheck.h"
 #include "problem/parametermodel.h"
 #include "problem/problemdocument.h"
 #include "problem/problempanel.h"
+#include "problem/sourceview.h"
 #include "problem/spacecontroller.h"
 #include "session/runpanel.h"
 #include "space/configspace.h"
@@ -19,10 +21,14 @@
 #include <QJsonObject>
 #include <QLabel>
 #include <QLineEdit>
+#include <QListWidget>
 #include <QLocale>
 #include <QProcess>
+#include <QPushButton>
+#include <QSpinBox>
 #include <QStandardPaths>
 #include <QTableView>
+#include <QTableWidget>
 #include <QTemporaryDir>
 #include <QToolButton>
 #include <QUndoStack>
@@ -66,6 +72,8 @@ private slots:
     void deadValuesShow();
     void editingSgemm();
     void newProblemFromAKernel();
+    void compileCheck();
+    void registerRuleInOneClick();
 
 private:
     // Copies a problem and its kernel (NAME.json, NAME.cu; from the T1 corpus unless `folder` is
@@ -414,6 +422,107 @@ void TestEditor::newProblemFromAKernel() {
     notKernel.close();
     QVERIFY(!m_window->newProblemFromKernel(notKernel.fileName()));
     QCOMPARE(m_window->document()->path(), saved);
+}
+
+void TestEditor::compileCheck() {
+    // A kernel whose MODE=2 variant does not compile, on line 5.
+    {
+        QFile kernel(m_dir->filePath(QStringLiteral("modes.cu")));
+        QVERIFY(kernel.open(QIODevice::WriteOnly));
+        kernel.write("extern \"C\" __global__ void modes(float* out) {\n"
+                     "    float acc[UNROLL];\n"
+                     "    for (int i = 0; i < UNROLL; ++i) acc[i] = out[threadIdx.x * i];\n"
+                     "#if MODE == 2\n"
+                     "    this is not C++;\n"
+                     "#endif\n"
+                     "    out[threadIdx.x] = acc[UNROLL - 1];\n"
+                     "}\n");
+        QFile problem(m_dir->filePath(QStringLiteral("modes.json")));
+        QVERIFY(problem.open(QIODevice::WriteOnly));
+        problem.write(
+            "{\"ConfigurationSpace\": {\"TuningParameters\": ["
+            "{\"Name\": \"MODE\", \"Type\": \"int\", \"Values\": \"[1, 2]\"},"
+            "{\"Name\": \"UNROLL\", \"Type\": \"int\", \"Values\": \"[1, 4]\"}]},"
+            "\"KernelSpecification\": {\"Language\": \"CUDA\", \"KernelName\": \"modes\","
+            " \"KernelFile\": \"modes.cu\", \"GlobalSize\": {\"X\": \"1\"}, \"LocalSize\": {\"X\": \"32\"}}}");
+    }
+    m_path = m_dir->filePath(QStringLiteral("modes.json"));
+    m_window = std::make_unique<MainWindow>(transient());
+    m_window->resize(1600, 1000);
+    m_window->show();
+    QVERIFY(QTest::qWaitForWindowExposed(m_window.get()));
+    QVERIFY(m_window->openProblem(m_path));
+    m_panel = m_window->problemPanel();
+    waitForCount();
+
+    CompileCheckPanel* check = m_window->compileCheck();
+    check->countBox()->setValue(4);
+    QTest::mouseClick(check->compileButton(), Qt::LeftButton);
+    QTRY_VERIFY_WITH_TIMEOUT(!check->isBusy(), 120'000);
+    QCOMPARE(check->table()->rowCount(), 4);
+    int failed = 0;
+    for (int row = 0; row < 4; ++row) {
+        if (check->table()->item(row, 1)->text() == QStringLiteral("compile error"))
+            ++failed;
+        else
+            QVERIFY(check->table()->item(row, 2)->text().toInt() > 0); // registers from ptxas
+    }
+    QCOMPARE(failed, 2); // the two MODE=2 configs
+    QVERIFY(check->errorList()->count() >= 1);
+    QListWidgetItem* first = check->errorList()->item(0);
+    QVERIFY2(first->text().contains(QStringLiteral(":5: error")), qPrintable(first->text()));
+    QCOMPARE(first->data(Qt::UserRole).toInt(), 5);
+    emit check->errorList()->itemDoubleClicked(first);
+    QCOMPARE(m_window->findChild<SourceView*>()->textCursor().blockNumber(), 4);
+}
+
+void TestEditor::registerRuleInOneClick() {
+    // 32 registers a thread at most (__launch_bounds__): 64 and 128 live values spill.
+    {
+        QFile kernel(m_dir->filePath(QStringLiteral("regs.cu")));
+        QVERIFY(kernel.open(QIODevice::WriteOnly));
+        kernel.write("extern \"C\" __global__ void __launch_bounds__(1024, 2) regs(float* out) {\n"
+                     "    float acc[UNROLL];\n"
+                     "#pragma unroll\n"
+                     "    for (int i = 0; i < UNROLL; ++i) acc[i] = out[threadIdx.x + i * 32] * 1.5f;\n"
+                     "#pragma unroll\n"
+                     "    for (int r = 0; r < 4; ++r)\n"
+                     "#pragma unroll\n"
+                     "        for (int i = 0; i < UNROLL; ++i) acc[i] = acc[i] * acc[(i + 1) % UNROLL] + 1.0f;\n"
+                     "    float s = 0;\n"
+                     "#pragma unroll\n"
+                     "    for (int i = 0; i < UNROLL; ++i) s += acc[i];\n"
+                     "    out[threadIdx.x] = s;\n"
+                     "}\n");
+        QFile problem(m_dir->filePath(QStringLiteral("regs.json")));
+        QVERIFY(problem.open(QIODevice::WriteOnly));
+        problem.write("{\"ConfigurationSpace\": {\"TuningParameters\": ["
+                      "{\"Name\": \"UNROLL\", \"Type\": \"int\", \"Values\": \"[2, 4, 8, 64, 128]\"}]},"
+                      "\"KernelSpecification\": {\"Language\": \"CUDA\", \"KernelName\": \"regs\","
+                      " \"KernelFile\": \"regs.cu\", \"GlobalSize\": {\"X\": \"1\"}, \"LocalSize\": {\"X\": \"32\"}}}");
+    }
+    m_path = m_dir->filePath(QStringLiteral("regs.json"));
+    m_window = std::make_unique<MainWindow>(transient());
+    m_window->resize(1600, 1000);
+    m_window->show();
+    QVERIFY(QTest::qWaitForWindowExposed(m_window.get()));
+    QVERIFY(m_window->openProblem(m_path));
+    m_panel = m_window->problemPanel();
+    waitForCount();
+    CompileCheckPanel* check = m_window->compileCheck();
+    check->countBox()->setValue(5);
+    QTest::mouseClick(check->compileButton(), Qt::LeftButton);
+    QTRY_VERIFY_WITH_TIMEOUT(!check->isBusy(), 120'000);
+    QCOMPARE(check->table()->rowCount(), 5);
+    QVERIFY2(check->addRuleButton()->isVisible(), qPrintable(check->ruleLabel()->text()));
+    QTest::mouseClick(check->addRuleButton(), Qt::LeftButton);
+    const auto problem = m_window->document()->problem();
+    QCOMPARE(problem->conditions.size(), std::size_t(1));
+    waitForCount();
+    // The rule keeps the configs that did not spill and prunes the ones that did.
+    QVERIFY2(m_panel->countLabel()->text().startsWith(QStringLiteral("3 valid of 5 raw")),
+             qPrintable(QString::fromStdString(problem->conditions[0].expression) + QStringLiteral(": ") +
+                        m_panel->countLabel()->text()));
 }
 
 QTEST_MAIN(TestEditor)

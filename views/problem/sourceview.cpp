@@ -125,4 +125,14 @@ void SourceView::paintGutter(QPaintEvent* event) {
     }
 }
 
+void SourceView::showLine(int line) {
+    const QTextBlock block = document()->findBlockByNumber(line - 1);
+    if (!block.isValid())
+        return;
+    QTextCursor cursor(block);
+    cursor.movePosition(QTextCursor::EndOfBlock, QTextCursor::KeepAnchor);
+    setTextCursor(cursor);
+    centerCursor();
+}
+
 } // namespace tilescope::views

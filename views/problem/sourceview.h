@@ -17,6 +17,8 @@ public:
 
     /// Shows `text`; `highlight` turns C++/CUDA highlighting on.
     void setSource(const QString& text, bool highlight = true);
+    /// Scrolls to line `line` (1-based) and selects it.
+    void showLine(int line);
     /// Width the line-number gutter needs for the current line count.
     int gutterWidth() const;
 

@@ -1,0 +1,235 @@
+#include "problem/compilecheck.h"
+
+#include "analysis/rulesuggest.h"
+#include "analysis/staticanalysis.h"
+#include "base/error.h"
+#include "common/format.h"
+#include "compile/compilecache.h"
+#include "problem/problemdocument.h"
+#include "problem/spacecontroller.h"
+#include "spec/problemedit.h"
+#include "spec/tuningproblem.h"
+
+#include <QComboBox>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QLabel>
+#include <QListWidget>
+#include <QPushButton>
+#include <QRegularExpression>
+#include <QSpinBox>
+#include <QTableWidget>
+#include <QVBoxLayout>
+
+namespace tilescope::views {
+
+struct CompileCheckPanel::Outcome {
+    std::shared_ptr<const TuningProblem> problem;
+    std::vector<ConfigAnalysis> analyses;
+    std::vector<QString> configs; // "BLOCK_M=64 ..."
+    RuleSuggestion rule;
+    QString error; // why the check could not run
+};
+
+CompileCheckPanel::CompileCheckPanel(ProblemDocument* document, SpaceController* space, QWidget* parent)
+    : QWidget(parent)
+    , m_document(document)
+    , m_space(space) {
+    m_arch = new QComboBox(this);
+    m_arch->setObjectName(QStringLiteral("compileArch"));
+    for (const std::string& arch : StaticAnalyzer::analysableArchs())
+        m_arch->addItem(QString::fromStdString(arch));
+    m_arch->setCurrentIndex(std::max(0, m_arch->findText(QStringLiteral("sm_90"))));
+    m_arch->setToolTip(tr("The architecture NVRTC compiles for; no GPU of it is needed"));
+    m_count = new QSpinBox(this);
+    m_count->setRange(1, 200);
+    m_count->setValue(12);
+    m_count->setToolTip(tr("How many valid configs to compile, sampled uniformly from the space"));
+    m_compile = new QPushButton(tr("Compile a Sample"), this);
+    m_compile->setObjectName(QStringLiteral("compileSample"));
+    m_status = new QLabel(this);
+    auto* top = new QHBoxLayout;
+    top->addWidget(new QLabel(tr("Arch:"), this));
+    top->addWidget(m_arch);
+    top->addWidget(new QLabel(tr("Configs:"), this));
+    top->addWidget(m_count);
+    top->addWidget(m_compile);
+    top->addWidget(m_status, 1);
+
+    m_table = new QTableWidget(0, 7, this);
+    m_table->setObjectName(QStringLiteral("compileTable"));
+    m_table->setHorizontalHeaderLabels({tr("Config"), tr("Status"), tr("Registers"), tr("Spill st/ld (B)"),
+                                        tr("Shared (B)"), tr("Occupancy"), tr("Limited by")});
+    m_table->setEditTriggers(QAbstractItemView::NoEditTriggers);
+    m_table->setSelectionBehavior(QAbstractItemView::SelectRows);
+    m_table->verticalHeader()->hide();
+    m_table->horizontalHeader()->setSectionResizeMode(0, QHeaderView::Stretch);
+
+    m_errors = new QListWidget(this);
+    m_errors->setObjectName(QStringLiteral("compileErrors"));
+    m_errors->setToolTip(tr("Double-click an error to see its line in the Kernel Source panel"));
+    m_errors->hide();
+    m_rule = new QLabel(this);
+    m_rule->setWordWrap(true);
+    m_rule->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_addRule = new QPushButton(tr("Add as a Condition"), this);
+    m_addRule->setObjectName(QStringLiteral("addRule"));
+    m_addRule->hide();
+    auto* ruleRow = new QHBoxLayout;
+    ruleRow->addWidget(m_rule, 1);
+    ruleRow->addWidget(m_addRule);
+
+    auto* layout = new QVBoxLayout(this);
+    layout->addLayout(top);
+    layout->addWidget(m_table, 1);
+    layout->addWidget(m_errors);
+    layout->addLayout(ruleRow);
+
+    connect(m_compile, &QPushButton::clicked, this, &CompileCheckPanel::compileSample);
+    connect(m_addRule, &QPushButton::clicked, this, &CompileCheckPanel::addRule);
+    connect(m_errors, &QListWidget::itemDoubleClicked, this, [this](QListWidgetItem* item) {
+        if (const int line = item->data(Qt::UserRole).toInt(); line > 0)
+            emit showSourceLine(line);
+    });
+}
+
+CompileCheckPanel::~CompileCheckPanel() {
+    m_task.stop();
+}
+
+void CompileCheckPanel::compileSample() {
+    const auto spaceResult = m_space->currentSpace();
+    const auto problem = m_document->problem();
+    if (!problem || !spaceResult || !spaceResult->ok() || spaceResult->problem != problem) {
+        m_status->setText(tr("The space is not counted yet: wait for its count, then compile"));
+        emit finished();
+        return;
+    }
+    m_busy = true;
+    m_compile->setEnabled(false);
+    m_status->setText(tr("Compiling %1 configs for %2…").arg(m_count->value()).arg(m_arch->currentText()));
+    const std::string arch = m_arch->currentText().toStdString();
+    const auto count = static_cast<std::uint64_t>(m_count->value());
+    m_task.start(
+        [problem, space = spaceResult->space, shape = spaceResult->shapeIndex, arch, count](const BackgroundJob& job) {
+            auto out = std::make_shared<Outcome>();
+            out->problem = problem;
+            try {
+                const StaticAnalyzer analyzer(*problem, shape);
+                const std::vector<std::uint64_t> indices = space->sample(count, 1);
+                CompileService service({0, std::make_shared<CompileCache>(CompileCacheOptions{})});
+                out->analyses = analyzer.run(*space, indices, {arch}, service, {}, job.cancelFlag());
+                std::vector<RuleSample> samples;
+                for (const ConfigAnalysis& a : out->analyses) {
+                    out->configs.push_back(QString::fromStdString(space->describe(a.config)));
+                    if (a.compiled())
+                        samples.push_back({a.config, a.spills()});
+                }
+                out->rule = suggestRule(*problem, shape, samples);
+            } catch (const InputError& e) {
+                out->error = QString::fromStdString(e.message());
+            } catch (const std::exception& e) {
+                out->error = QString::fromStdString(e.what());
+            }
+            return std::shared_ptr<const Outcome>(std::move(out));
+        },
+        [this](std::shared_ptr<const Outcome> outcome) { show(outcome); });
+}
+
+void CompileCheckPanel::show(const std::shared_ptr<const Outcome>& outcome) {
+    m_busy = false;
+    m_compile->setEnabled(true);
+    m_table->setRowCount(0);
+    m_errors->clear();
+    m_errors->hide();
+    m_rule->clear();
+    m_addRule->hide();
+    if (!outcome->error.isEmpty()) {
+        m_status->setText(outcome->error);
+        emit finished();
+        return;
+    }
+    int failed = 0;
+    int spilling = 0;
+    static const QRegularExpression errorLine(QStringLiteral(R"(^(.*?)\((\d+)\): (error|warning).*$)"),
+                                              QRegularExpression::MultilineOption);
+    for (std::size_t i = 0; i < outcome->analyses.size(); ++i) {
+        const ConfigAnalysis& a = outcome->analyses[i];
+        const int row = m_table->rowCount();
+        m_table->insertRow(row);
+        auto put = [&](int column, const QString& text) {
+            auto* item = new QTableWidgetItem(text);
+            if (column >= 2)
+                item->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
+            m_table->setItem(row, column, item);
+        };
+        put(0, outcome->configs[i]);
+        if (!a.compiled()) {
+            ++failed;
+            put(1, tr("compile error"));
+            m_table->item(row, 1)->setToolTip(QString::fromStdString(a.message));
+            auto matches = errorLine.globalMatch(QString::fromStdString(a.log));
+            while (matches.hasNext()) {
+                const auto m = matches.next();
+                const QString text = QStringLiteral("%1:%2: %3")
+                                         .arg(m.captured(1), m.captured(2),
+                                              m.captured(0).mid(m.capturedLength(1) + m.captured(2).size() + 4));
+                if (m_errors->findItems(text, Qt::MatchExactly).isEmpty()) {
+                    auto* item = new QListWidgetItem(text, m_errors);
+                    item->setData(Qt::UserRole, m.captured(2).toInt());
+                }
+            }
+            continue;
+        }
+        spilling += a.spills() ? 1 : 0;
+        put(1, a.message.empty() ? tr("ok") : QString::fromStdString(a.message));
+        put(2, QString::number(a.info.registers));
+        put(3, QStringLiteral("%1 / %2").arg(a.info.spillStores).arg(a.info.spillLoads));
+        put(4, formatCount(static_cast<double>(a.sharedBytes())));
+        put(5, a.occupancy.launchable ? QStringLiteral("%1 %").arg(a.occupancy.percent(), 0, 'f', 1)
+                                      : tr("cannot launch"));
+        put(6, QString::fromStdString(std::string(limiterName(a.occupancy.limiter))));
+        if (a.spills())
+            for (int c = 0; c < m_table->columnCount(); ++c)
+                m_table->item(row, c)->setForeground(QColor(0xc6, 0x28, 0x28));
+    }
+    m_table->resizeColumnsToContents();
+    m_table->horizontalHeader()->setSectionResizeMode(0, QHeaderView::Stretch);
+    m_errors->setVisible(m_errors->count() > 0);
+    m_status->setText(tr("%1 compiled for %2: %3 failed, %4 spill")
+                          .arg(outcome->analyses.size())
+                          .arg(m_arch->currentText())
+                          .arg(failed)
+                          .arg(spilling));
+    if (outcome->rule.found && spilling > 0) {
+        const SuggestedRule& r = outcome->rule.best;
+        m_suggested = r.condition;
+        m_rule->setText(tr("Register-pressure rule: <code>%1</code> prunes %2 of the %3 spilling configs sampled "
+                           "and %4 of the others")
+                            .arg(QString::fromStdString(r.condition).toHtmlEscaped())
+                            .arg(r.counts.prunedPositives)
+                            .arg(r.counts.positives)
+                            .arg(r.counts.prunedNegatives));
+        m_addRule->show();
+    } else if (spilling == 0 && failed < static_cast<int>(outcome->analyses.size())) {
+        m_rule->setText(tr("No config of the sample spills."));
+    }
+    emit finished();
+}
+
+void CompileCheckPanel::addRule() {
+    const auto problem = m_document->problem();
+    if (!problem || m_suggested.empty())
+        return;
+    try {
+        m_document->applyEdit(std::make_shared<const TuningProblem>(
+                                  edit::setCondition(*problem, problem->conditions.size(), m_suggested)),
+                              tr("Add the register-pressure rule"));
+        m_addRule->hide();
+        m_rule->setText(tr("Added as condition %1.").arg(problem->conditions.size() + 1));
+    } catch (const InputError& e) {
+        m_rule->setText(QString::fromStdString(e.message()));
+    }
+}
+
+} // namespace tilescope::views

@@ -1,0 +1,77 @@
+#pragma once
+
+// Compile check without a GPU: a sample of the space's valid configs compiled with NVRTC for a
+// chosen architecture, with what ptxas reports (registers, spills, shared memory) and the
+// theoretical occupancy and its limiter; a failed compile's errors listed by source line (a
+// double click shows the line in the Kernel Source panel); and, when some configs spill, the
+// register-pressure rule that would prune them, added to the conditions in one click.
+
+#include "common/backgroundtask.h"
+
+#include <QWidget>
+
+#include <memory>
+#include <vector>
+
+class QComboBox;
+class QLabel;
+class QListWidget;
+class QPushButton;
+class QSpinBox;
+class QTableWidget;
+
+namespace tilescope {
+class TuningProblem;
+}
+
+namespace tilescope::views {
+
+class ProblemDocument;
+class SpaceController;
+
+class CompileCheckPanel : public QWidget {
+    Q_OBJECT
+public:
+    CompileCheckPanel(ProblemDocument* document, SpaceController* space, QWidget* parent = nullptr);
+    ~CompileCheckPanel() override;
+
+    QComboBox* archBox() const { return m_arch; }
+    QSpinBox* countBox() const { return m_count; }
+    QPushButton* compileButton() const { return m_compile; }
+    QTableWidget* table() const { return m_table; }
+    /// "kernel.cu:12: error: ..." for each error line of the failed compiles.
+    QListWidget* errorList() const { return m_errors; }
+    QLabel* ruleLabel() const { return m_rule; }
+    QPushButton* addRuleButton() const { return m_addRule; }
+    bool isBusy() const { return m_busy; }
+
+    /// Compiles a sample of the current space's valid configs for the chosen arch.
+    void compileSample();
+
+signals:
+    /// The user asked to see a line of the kernel source (1-based).
+    void showSourceLine(int line);
+    /// A compile check finished (or failed to start).
+    void finished();
+
+private:
+    struct Outcome;
+    void show(const std::shared_ptr<const Outcome>& outcome);
+    void addRule();
+
+    ProblemDocument* m_document;
+    SpaceController* m_space;
+    QComboBox* m_arch = nullptr;
+    QSpinBox* m_count = nullptr;
+    QPushButton* m_compile = nullptr;
+    QLabel* m_status = nullptr;
+    QTableWidget* m_table = nullptr;
+    QListWidget* m_errors = nullptr;
+    QLabel* m_rule = nullptr;
+    QPushButton* m_addRule = nullptr;
+    std::string m_suggested; // the rule the button adds
+    bool m_busy = false;
+    BackgroundTask m_task{this};
+};
+
+} // namespace tilescope::views
