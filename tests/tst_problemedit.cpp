@@ -103,6 +103,33 @@ private slots:
         QCOMPARE(dropped.toJson(), original.toJson());
     }
 
+    void fields() {
+        const TuningProblem original = TuningProblem::load(kConvolution);
+        using J = nlohmann::ordered_json;
+        const TuningProblem edited =
+            edit::setFields(original, {{"/KernelSpecification/CompilerOptions", J::array({"-use_fast_math"})},
+                                       {"/Tilescope/Objective/Name", "GB/s"},
+                                       {"/Tilescope/Objective/Count", "4 * 2048 * 2048 * 2"},
+                                       {"/Tilescope/Objective/Scale", 1e9}});
+        QCOMPARE(edited.compilerOptions, std::vector<std::string>{"-use_fast_math"});
+        QVERIFY(edited.objective);
+        QCOMPARE(edited.objective->name, std::string("GB/s"));
+        QCOMPARE(edited.objective->scale, 1e9);
+        // Removing every field of the objective removes it; the result equals the original.
+        const TuningProblem back = edit::setFields(edited, {{"/KernelSpecification/CompilerOptions", J(nullptr)},
+                                                            {"/Tilescope/Objective/Name", J(nullptr)},
+                                                            {"/Tilescope/Objective/Count", J(nullptr)},
+                                                            {"/Tilescope/Objective/Scale", J(nullptr)}});
+        QVERIFY(!back.objective);
+        QCOMPARE(back.toJson(), original.toJson());
+        try {
+            edit::setFields(original, {{"/KernelSpecification/LocalSize/X", "block_size_x *"}});
+            QFAIL("a bad expression was accepted");
+        } catch (const InputError& e) {
+            QCOMPARE(e.location(), std::string("/KernelSpecification/LocalSize/X"));
+        }
+    }
+
     void unknownFieldsSurvive() {
         TuningProblem original = TuningProblem::load(kConvolution);
         nlohmann::ordered_json j = nlohmann::ordered_json::parse(original.toJson());

@@ -11,6 +11,7 @@
 #include "plots/scatterwidget.h"
 #include "problem/compilecheck.h"
 #include "problem/kernelsourcepanel.h"
+#include "problem/kernelspecdialog.h"
 #include "problem/problempanel.h"
 #include "problem/sourceview.h"
 #include "problem/spacecontroller.h"
@@ -395,6 +396,15 @@ void MainWindow::createActions() {
     QAction* redo = m_document->undoStack()->createRedoAction(this, tr("&Redo"));
     redo->setShortcut(QKeySequence::Redo);
     editMenu->addAction(redo);
+    editMenu->addSeparator();
+    QAction* kernelSpec = editMenu->addAction(tr("&Kernel and Launch…"), this, [this]() {
+        if (!m_document->hasProblem())
+            return;
+        KernelSpecDialog dialog(m_document, this);
+        dialog.exec();
+    });
+    kernelSpec->setStatusTip(tr("Edit the kernel's name, file and compiler options, the launch, the shapes and the "
+                                "objective"));
 
     QMenu* run = m_menuBar->addMenu(tr("&Run"));
     m_runAction = run->addAction(themeIcon("media-playback-start", QStyle::SP_MediaPlay, style()), tr("&Start Run"),

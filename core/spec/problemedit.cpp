@@ -103,6 +103,38 @@ TuningProblem setCondition(const TuningProblem& problem, std::size_t index, cons
     return fromJson(problem, j);
 }
 
+TuningProblem setFields(const TuningProblem& problem, const std::vector<std::pair<std::string, Json>>& fields) {
+    Json j = toJson(problem);
+    for (const auto& [pointer, value] : fields) {
+        const Json::json_pointer at(pointer);
+        if (!value.is_null()) {
+            j[at] = value;
+            continue;
+        }
+        // Remove it, then any object that is left empty on the way up (never the root).
+        Json::json_pointer field = at;
+        while (!field.empty() && j.contains(field)) {
+            const Json::json_pointer parent = field.parent_pointer();
+            Json& holder = j[parent];
+            if (holder.is_object())
+                holder.erase(field.back());
+            if (parent.empty() || !holder.empty())
+                break;
+            field = parent;
+        }
+    }
+    TuningProblem edited = fromJson(problem, j);
+    // A launch expression that does not compile only blocks launching a loaded file (its space
+    // still opens); an edit that writes one is refused, like any other bad edit.
+    for (const InputError& blocker : edited.launchBlockers) {
+        for (const auto& field : fields) {
+            if (blocker.location().rfind(field.first, 0) == 0)
+                throw blocker;
+        }
+    }
+    return edited;
+}
+
 TuningProblem removeCondition(const TuningProblem& problem, std::size_t index) {
     checkIndex(index, problem.conditions.size(), false, problem, "condition");
     Json j = toJson(problem);

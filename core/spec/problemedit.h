@@ -8,8 +8,12 @@
 
 #include "spec/tuningproblem.h"
 
+#include <nlohmann/json.hpp>
+
 #include <cstddef>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace tilescope::edit {
 
@@ -27,6 +31,12 @@ TuningProblem setParameter(const TuningProblem& problem, std::size_t index, cons
 TuningProblem removeParameter(const TuningProblem& problem, std::size_t index);
 /// Moves parameter `from` to position `to` (configs index parameters in this order).
 TuningProblem moveParameter(const TuningProblem& problem, std::size_t from, std::size_t to);
+
+/// Sets the fields at the given JSON pointers ("/KernelSpecification/CompilerOptions",
+/// "/Tilescope/Objective/Count", ...) to the given JSON values, all in one edit; a null value
+/// removes the field, and an object left empty by that goes too. For the fields a form edits.
+TuningProblem setFields(const TuningProblem& problem,
+                        const std::vector<std::pair<std::string, nlohmann::ordered_json>>& fields);
 
 /// The names of `problem`'s parameters that `expression` uses, in the problem's order.
 std::vector<std::string> parametersUsed(const TuningProblem& problem, const std::string& expression);

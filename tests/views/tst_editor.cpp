@@ -5,6 +5,7 @@
 
 #include "mainwindow.h"
 #include "problem/compilecheck.h"
+#include "problem/kernelspecdialog.h"
 #include "problem/parametermodel.h"
 #include "problem/problemdocument.h"
 #include "problem/problempanel.h"
@@ -23,6 +24,7 @@
 #include <QLineEdit>
 #include <QListWidget>
 #include <QLocale>
+#include <QPlainTextEdit>
 #include <QProcess>
 #include <QPushButton>
 #include <QSpinBox>
@@ -74,6 +76,7 @@ private slots:
     void newProblemFromAKernel();
     void compileCheck();
     void registerRuleInOneClick();
+    void kernelAndLaunch();
 
 private:
     // Copies a problem and its kernel (NAME.json, NAME.cu; from the T1 corpus unless `folder` is
@@ -523,6 +526,40 @@ void TestEditor::registerRuleInOneClick() {
     QVERIFY2(m_panel->countLabel()->text().startsWith(QStringLiteral("3 valid of 5 raw")),
              qPrintable(QString::fromStdString(problem->conditions[0].expression) + QStringLiteral(": ") +
                         m_panel->countLabel()->text()));
+}
+
+void TestEditor::kernelAndLaunch() {
+    open(QStringLiteral("kt_convolution"));
+    const std::string original = m_window->document()->problem()->toJson();
+    KernelSpecDialog dialog(m_window->document(), m_window.get());
+    QCOMPARE(dialog.field(QStringLiteral("kernelName"))->text(), QStringLiteral("convolution_kernel"));
+
+    // A block size expression with a syntax error: refused, located, nothing changed.
+    typeInto(dialog.field(QStringLiteral("localX")), QStringLiteral("block_size_x *"));
+    QVERIFY(!dialog.apply());
+    QVERIFY2(dialog.errorLabel()->text().startsWith(QStringLiteral("/KernelSpecification/LocalSize/X")),
+             qPrintable(dialog.errorLabel()->text()));
+    QCOMPARE(m_window->document()->problem()->toJson(), original);
+
+    // Options, a block size, two shapes and an objective, as one edit.
+    typeInto(dialog.field(QStringLiteral("localX")), QStringLiteral("block_size_x"));
+    typeInto(dialog.field(QStringLiteral("localY")), QStringLiteral("block_size_y"));
+    typeInto(dialog.field(QStringLiteral("compilerOptions")), QStringLiteral("-use_fast_math -lineinfo"));
+    dialog.shapesEdit()->setPlainText(QStringLiteral("W=2048\nW=4096"));
+    typeInto(dialog.field(QStringLiteral("objectiveName")), QStringLiteral("GB/s"));
+    typeInto(dialog.field(QStringLiteral("objectiveCount")), QStringLiteral("8 * W * W"));
+    typeInto(dialog.field(QStringLiteral("objectiveScale")), QStringLiteral("1e9"));
+    QVERIFY2(dialog.apply(), qPrintable(dialog.errorLabel()->text()));
+    const auto edited = m_window->document()->problem();
+    QCOMPARE(edited->compilerOptions, (std::vector<std::string>{"-use_fast_math", "-lineinfo"}));
+    QCOMPARE(edited->localSize.y, std::string("block_size_y"));
+    QCOMPARE(edited->shapes.size(), std::size_t(2));
+    QVERIFY(edited->objective && edited->objective->count == "8 * W * W");
+    QCOMPARE(m_window->document()->undoStack()->count(), 1);
+    QCOMPARE(m_panel->shapeBox()->count(), 2);
+
+    m_window->document()->undoStack()->undo();
+    QCOMPARE(m_window->document()->problem()->toJson(), original);
 }
 
 QTEST_MAIN(TestEditor)

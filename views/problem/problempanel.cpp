@@ -263,35 +263,7 @@ void ProblemPanel::onProblemChanged() {
     showEditError({});
     showSelectedCondition();
     showSelectedParameter();
-    {
-        const QSignalBlocker block(m_shapeBox);
-        m_shapeBox->clear();
-        if (problem) {
-            for (const Shape& shape : problem->shapes) {
-                const QString label = QString::fromStdString(shape.label());
-                m_shapeBox->addItem(label.isEmpty() ? tr("(no shape)") : label);
-            }
-            m_shapeBox->setCurrentIndex(m_document->shapeIndex());
-        }
-        m_shapeBox->setEnabled(m_shapeBox->count() > 1);
-    }
-    if (problem) {
-        const QString kernel = QString::fromStdString(problem->kernelName);
-        const QString file = QFileInfo(m_document->kernelPath()).fileName();
-        m_kernelLabel->setText(tr("%1  ·  %2  ·  %3").arg(kernel, QString::fromStdString(problem->language), file));
-        m_kernelLabel->setToolTip(m_document->kernelPath());
-        if (problem->objective) {
-            const Objective& o = *problem->objective;
-            QString scale = QString::number(o.scale, 'g', 6).replace(QLatin1String("e+"), QLatin1String("e"));
-            m_objectiveLabel->setText(tr("%1 = %2 / time / %3  (higher is better)")
-                                          .arg(QString::fromStdString(o.name), QString::fromStdString(o.count), scale));
-        } else {
-            m_objectiveLabel->setText(tr("time  (lower is better)"));
-        }
-    } else {
-        m_kernelLabel->clear();
-        m_objectiveLabel->clear();
-    }
+    refreshHeader();
     fitColumns();
     // Once the tables have laid out their rows, give the parameters the height they need.
     QTimer::singleShot(0, this, &ProblemPanel::fitSplitter);
@@ -341,7 +313,41 @@ void ProblemPanel::onSpaceReady(const std::shared_ptr<const SpaceResult>& result
 
 void ProblemPanel::onProblemEdited() {
     refreshModels();
+    refreshHeader();
     updateEditButtons();
+}
+
+void ProblemPanel::refreshHeader() {
+    const auto problem = m_document->problem();
+    {
+        const QSignalBlocker block(m_shapeBox);
+        m_shapeBox->clear();
+        if (problem) {
+            for (const Shape& shape : problem->shapes) {
+                const QString label = QString::fromStdString(shape.label());
+                m_shapeBox->addItem(label.isEmpty() ? tr("(no shape)") : label);
+            }
+            m_shapeBox->setCurrentIndex(m_document->shapeIndex());
+        }
+        m_shapeBox->setEnabled(m_shapeBox->count() > 1);
+    }
+    if (problem) {
+        const QString kernel = QString::fromStdString(problem->kernelName);
+        const QString file = QFileInfo(m_document->kernelPath()).fileName();
+        m_kernelLabel->setText(tr("%1  ·  %2  ·  %3").arg(kernel, QString::fromStdString(problem->language), file));
+        m_kernelLabel->setToolTip(m_document->kernelPath());
+        if (problem->objective) {
+            const Objective& o = *problem->objective;
+            QString scale = QString::number(o.scale, 'g', 6).replace(QLatin1String("e+"), QLatin1String("e"));
+            m_objectiveLabel->setText(tr("%1 = %2 / time / %3  (higher is better)")
+                                          .arg(QString::fromStdString(o.name), QString::fromStdString(o.count), scale));
+        } else {
+            m_objectiveLabel->setText(tr("time  (lower is better)"));
+        }
+    } else {
+        m_kernelLabel->clear();
+        m_objectiveLabel->clear();
+    }
 }
 
 void ProblemPanel::refreshModels() {

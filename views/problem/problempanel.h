@@ -68,6 +68,7 @@ private:
     void onProblemChanged();
     void onProblemEdited();
     void refreshModels();
+    void refreshHeader(); // the kernel and objective lines, the shapes
     void showSelectedCondition();
     void showSelectedParameter();
     void applyConditionText();

@@ -25,6 +25,7 @@
 #include <QPlainTextEdit>
 #include <QProgressBar>
 #include <QPushButton>
+#include <QSignalBlocker>
 #include <QSpinBox>
 #include <QStandardItemModel>
 #include <QStandardPaths>
@@ -301,7 +302,18 @@ QString RunPanel::backendSpec() const {
 }
 
 void RunPanel::setEditedProblem(std::shared_ptr<const TuningProblem> problem) {
+    const bool sameShapes = m_problem && problem && m_problem->shapes == problem->shapes;
     m_problem = std::move(problem);
+    if (!sameShapes && m_problem) {
+        const int current = m_shapeCombo->currentIndex();
+        const QSignalBlocker block(m_shapeCombo);
+        m_shapeCombo->clear();
+        for (std::size_t i = 0; i < m_problem->shapes.size(); ++i) {
+            const std::string label = m_problem->shapes[i].label();
+            m_shapeCombo->addItem(QStringLiteral("%1: %2").arg(i).arg(label.empty() ? tr("(no shape)") : qs(label)));
+        }
+        m_shapeCombo->setCurrentIndex(std::clamp(current, 0, m_shapeCombo->count() - 1));
+    }
     updateEnabled();
 }
 
