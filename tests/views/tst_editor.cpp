@@ -82,6 +82,11 @@ private:
     // Copies a problem and its kernel (NAME.json, NAME.cu; from the T1 corpus unless `folder` is
     // given) into a fresh folder and opens it; waits for its count.
     void open(const QString& name, const QString& folder = kCorpus);
+    // A fresh main window, shown and active; then, with a path, the problem opened and counted.
+    void startWindow();
+    void openPath(const QString& path);
+    // Writes `text` to a file of the test's folder.
+    void writeFile(const QString& name, const QByteArray& text);
     void waitForCount();
     // Python's (raw, valid) count of the problem now in the editor.
     std::pair<std::uint64_t, std::uint64_t> pythonCount();
@@ -103,16 +108,30 @@ void TestEditor::init() {
 void TestEditor::open(const QString& name, const QString& folder) {
     for (const QString& file : {name + QStringLiteral(".json"), name + QStringLiteral(".cu")})
         QVERIFY(QFile::copy(folder + QLatin1Char('/') + file, m_dir->filePath(file)));
-    m_path = m_dir->filePath(name + QStringLiteral(".json"));
+    openPath(m_dir->filePath(name + QStringLiteral(".json")));
+}
+
+void TestEditor::startWindow() {
     m_window = std::make_unique<MainWindow>(transient());
     m_window->resize(1600, 1000);
     m_window->show();
     QVERIFY(QTest::qWaitForWindowExposed(m_window.get()));
     m_window->activateWindow();
     QVERIFY(QTest::qWaitForWindowActive(m_window.get()));
-    QVERIFY(m_window->openProblem(m_path));
     m_panel = m_window->problemPanel();
+}
+
+void TestEditor::openPath(const QString& path) {
+    m_path = path;
+    startWindow();
+    QVERIFY(m_window->openProblem(m_path));
     waitForCount();
+}
+
+void TestEditor::writeFile(const QString& name, const QByteArray& text) {
+    QFile file(m_dir->filePath(name));
+    QVERIFY(file.open(QIODevice::WriteOnly));
+    file.write(text);
 }
 
 void TestEditor::waitForCount() {
@@ -385,12 +404,7 @@ void TestEditor::newProblemFromAKernel() {
     // A templated kernel, scanned: its template parameters become the problem's, one value each.
     QVERIFY(
         QFile::copy(kCorpus + QStringLiteral("/kt_templated.cu"), m_dir->filePath(QStringLiteral("kt_templated.cu"))));
-    m_window = std::make_unique<MainWindow>(transient());
-    m_window->resize(1600, 1000);
-    m_window->show();
-    QVERIFY(QTest::qWaitForWindowExposed(m_window.get()));
-    m_window->activateWindow();
-    QVERIFY(QTest::qWaitForWindowActive(m_window.get()));
+    startWindow();
     QVERIFY(m_window->newProblemFromKernel(m_dir->filePath(QStringLiteral("kt_templated.cu"))));
     m_panel = m_window->problemPanel();
     waitForCount();
@@ -429,34 +443,21 @@ void TestEditor::newProblemFromAKernel() {
 
 void TestEditor::compileCheck() {
     // A kernel whose MODE=2 variant does not compile, on line 5.
-    {
-        QFile kernel(m_dir->filePath(QStringLiteral("modes.cu")));
-        QVERIFY(kernel.open(QIODevice::WriteOnly));
-        kernel.write("extern \"C\" __global__ void modes(float* out) {\n"
-                     "    float acc[UNROLL];\n"
-                     "    for (int i = 0; i < UNROLL; ++i) acc[i] = out[threadIdx.x * i];\n"
-                     "#if MODE == 2\n"
-                     "    this is not C++;\n"
-                     "#endif\n"
-                     "    out[threadIdx.x] = acc[UNROLL - 1];\n"
-                     "}\n");
-        QFile problem(m_dir->filePath(QStringLiteral("modes.json")));
-        QVERIFY(problem.open(QIODevice::WriteOnly));
-        problem.write(
-            "{\"ConfigurationSpace\": {\"TuningParameters\": ["
-            "{\"Name\": \"MODE\", \"Type\": \"int\", \"Values\": \"[1, 2]\"},"
-            "{\"Name\": \"UNROLL\", \"Type\": \"int\", \"Values\": \"[1, 4]\"}]},"
-            "\"KernelSpecification\": {\"Language\": \"CUDA\", \"KernelName\": \"modes\","
-            " \"KernelFile\": \"modes.cu\", \"GlobalSize\": {\"X\": \"1\"}, \"LocalSize\": {\"X\": \"32\"}}}");
-    }
-    m_path = m_dir->filePath(QStringLiteral("modes.json"));
-    m_window = std::make_unique<MainWindow>(transient());
-    m_window->resize(1600, 1000);
-    m_window->show();
-    QVERIFY(QTest::qWaitForWindowExposed(m_window.get()));
-    QVERIFY(m_window->openProblem(m_path));
-    m_panel = m_window->problemPanel();
-    waitForCount();
+    writeFile(QStringLiteral("modes.cu"), "extern \"C\" __global__ void modes(float* out) {\n"
+                                          "    float acc[UNROLL];\n"
+                                          "    for (int i = 0; i < UNROLL; ++i) acc[i] = out[threadIdx.x * i];\n"
+                                          "#if MODE == 2\n"
+                                          "    this is not C++;\n"
+                                          "#endif\n"
+                                          "    out[threadIdx.x] = acc[UNROLL - 1];\n"
+                                          "}\n");
+    writeFile(QStringLiteral("modes.json"),
+              "{\"ConfigurationSpace\": {\"TuningParameters\": ["
+              "{\"Name\": \"MODE\", \"Type\": \"int\", \"Values\": \"[1, 2]\"},"
+              "{\"Name\": \"UNROLL\", \"Type\": \"int\", \"Values\": \"[1, 4]\"}]},"
+              "\"KernelSpecification\": {\"Language\": \"CUDA\", \"KernelName\": \"modes\","
+              " \"KernelFile\": \"modes.cu\", \"GlobalSize\": {\"X\": \"1\"}, \"LocalSize\": {\"X\": \"32\"}}}");
+    openPath(m_dir->filePath(QStringLiteral("modes.json")));
 
     CompileCheckPanel* check = m_window->compileCheck();
     check->countBox()->setValue(4);
@@ -481,37 +482,26 @@ void TestEditor::compileCheck() {
 
 void TestEditor::registerRuleInOneClick() {
     // 32 registers a thread at most (__launch_bounds__): 64 and 128 live values spill.
-    {
-        QFile kernel(m_dir->filePath(QStringLiteral("regs.cu")));
-        QVERIFY(kernel.open(QIODevice::WriteOnly));
-        kernel.write("extern \"C\" __global__ void __launch_bounds__(1024, 2) regs(float* out) {\n"
-                     "    float acc[UNROLL];\n"
-                     "#pragma unroll\n"
-                     "    for (int i = 0; i < UNROLL; ++i) acc[i] = out[threadIdx.x + i * 32] * 1.5f;\n"
-                     "#pragma unroll\n"
-                     "    for (int r = 0; r < 4; ++r)\n"
-                     "#pragma unroll\n"
-                     "        for (int i = 0; i < UNROLL; ++i) acc[i] = acc[i] * acc[(i + 1) % UNROLL] + 1.0f;\n"
-                     "    float s = 0;\n"
-                     "#pragma unroll\n"
-                     "    for (int i = 0; i < UNROLL; ++i) s += acc[i];\n"
-                     "    out[threadIdx.x] = s;\n"
-                     "}\n");
-        QFile problem(m_dir->filePath(QStringLiteral("regs.json")));
-        QVERIFY(problem.open(QIODevice::WriteOnly));
-        problem.write("{\"ConfigurationSpace\": {\"TuningParameters\": ["
-                      "{\"Name\": \"UNROLL\", \"Type\": \"int\", \"Values\": \"[2, 4, 8, 64, 128]\"}]},"
-                      "\"KernelSpecification\": {\"Language\": \"CUDA\", \"KernelName\": \"regs\","
-                      " \"KernelFile\": \"regs.cu\", \"GlobalSize\": {\"X\": \"1\"}, \"LocalSize\": {\"X\": \"32\"}}}");
-    }
-    m_path = m_dir->filePath(QStringLiteral("regs.json"));
-    m_window = std::make_unique<MainWindow>(transient());
-    m_window->resize(1600, 1000);
-    m_window->show();
-    QVERIFY(QTest::qWaitForWindowExposed(m_window.get()));
-    QVERIFY(m_window->openProblem(m_path));
-    m_panel = m_window->problemPanel();
-    waitForCount();
+    writeFile(QStringLiteral("regs.cu"),
+              "extern \"C\" __global__ void __launch_bounds__(1024, 2) regs(float* out) {\n"
+              "    float acc[UNROLL];\n"
+              "#pragma unroll\n"
+              "    for (int i = 0; i < UNROLL; ++i) acc[i] = out[threadIdx.x + i * 32] * 1.5f;\n"
+              "#pragma unroll\n"
+              "    for (int r = 0; r < 4; ++r)\n"
+              "#pragma unroll\n"
+              "        for (int i = 0; i < UNROLL; ++i) acc[i] = acc[i] * acc[(i + 1) % UNROLL] + 1.0f;\n"
+              "    float s = 0;\n"
+              "#pragma unroll\n"
+              "    for (int i = 0; i < UNROLL; ++i) s += acc[i];\n"
+              "    out[threadIdx.x] = s;\n"
+              "}\n");
+    writeFile(QStringLiteral("regs.json"),
+              "{\"ConfigurationSpace\": {\"TuningParameters\": ["
+              "{\"Name\": \"UNROLL\", \"Type\": \"int\", \"Values\": \"[2, 4, 8, 64, 128]\"}]},"
+              "\"KernelSpecification\": {\"Language\": \"CUDA\", \"KernelName\": \"regs\","
+              " \"KernelFile\": \"regs.cu\", \"GlobalSize\": {\"X\": \"1\"}, \"LocalSize\": {\"X\": \"32\"}}}");
+    openPath(m_dir->filePath(QStringLiteral("regs.json")));
     CompileCheckPanel* check = m_window->compileCheck();
     check->countBox()->setValue(5);
     QTest::mouseClick(check->compileButton(), Qt::LeftButton);
