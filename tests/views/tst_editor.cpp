@@ -387,6 +387,18 @@ void TestEditor::editingSgemm() {
     QTRY_VERIFY_WITH_TIMEOUT(!m_window->spaceController()->isBusy(), kTimeoutMs);
     const std::uint64_t after = m_window->spaceController()->currentSpace()->stats.validSize;
     QVERIFY2(after < before, qPrintable(QStringLiteral("%1 -> %2").arg(before).arg(after)));
+    // Every shape's count follows the edit too, in the shape list.
+    {
+        const auto problem = m_window->document()->problem();
+        QVERIFY(problem->shapes.size() > 1);
+        for (std::size_t s = 0; s < problem->shapes.size(); ++s) {
+            const QString expected = grouped(ConfigSpace::build(*problem, s).size()) + QStringLiteral(" valid");
+            QTRY_VERIFY2_WITH_TIMEOUT(
+                m_panel->shapeBox()->itemText(static_cast<int>(s)).contains(expected),
+                qPrintable(m_panel->shapeBox()->itemText(static_cast<int>(s)) + QStringLiteral(" vs ") + expected),
+                kTimeoutMs);
+        }
+    }
     // What ConfigSpace counts for the saved file is what the editor showed.
     QVERIFY(m_window->saveProblem());
     QCOMPARE(ConfigSpace::build(TuningProblem::load(m_path.toStdString()), 0).size(),

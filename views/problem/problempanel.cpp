@@ -292,6 +292,7 @@ void ProblemPanel::fitSplitter() {
 }
 
 void ProblemPanel::onSpaceRequested() {
+    m_validPerShape.clear();
     m_conditions->setStats(nullptr);
     m_conditions->setImpact(nullptr);
     m_conditions->setImpactPending(true);
@@ -584,6 +585,17 @@ void ProblemPanel::updateCountLabel() {
         text += tr("  ·  stale");
     else if (m_counting)
         text += tr("  ·  counting again…");
+    // Every shape's count, in the shape list.
+    const auto problem = m_document->problem();
+    if (problem && m_validPerShape.size() == problem->shapes.size()) {
+        for (int i = 0; i < m_shapeBox->count() && i < static_cast<int>(m_validPerShape.size()); ++i) {
+            const auto& n = m_validPerShape[static_cast<std::size_t>(i)];
+            const QString label = QString::fromStdString(problem->shapes[static_cast<std::size_t>(i)].label());
+            m_shapeBox->setItemText(i, n ? tr("%1  (%2 valid)").arg(label, formatCount(static_cast<double>(*n)))
+                                         : tr("%1  (not counted)").arg(label));
+        }
+    }
+
     m_countLabel->setText(text);
     m_countLabel->setToolTip(stale ? tr("The count before the edit that has an error (below): it is not taken until "
                                         "it is fixed")
@@ -595,6 +607,8 @@ void ProblemPanel::updateCountLabel() {
 void ProblemPanel::onImpactReady(const std::shared_ptr<const ConditionImpactSet>& impact) {
     m_conditions->setImpact(impact);
     m_parameters->setValueCounts(impact->valueCounts, impact->valueCountsEstimated);
+    m_validPerShape = impact->validPerShape;
+    updateCountLabel();
     m_parameterView->resizeColumnToContents(ParameterModel::KeptColumn);
     m_conditionView->resizeColumnToContents(ConditionModel::RejectsColumn);
     m_conditionView->resizeColumnToContents(ConditionModel::RemovesColumn);

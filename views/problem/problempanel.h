@@ -6,7 +6,10 @@
 
 #include <QWidget>
 
+#include <cstdint>
 #include <memory>
+#include <optional>
+#include <vector>
 
 class QComboBox;
 class QLabel;
@@ -110,6 +113,7 @@ private:
     QString m_error;                                // the refused edit's reason
     std::shared_ptr<const SpaceResult> m_lastSpace; // the last count that arrived
     bool m_counting = false;
+    std::vector<std::optional<std::uint64_t>> m_validPerShape; // from the last impact; empty: one shape
 };
 
 } // namespace tilescope::views

@@ -157,6 +157,22 @@ void SpaceController::setProblem(std::shared_ptr<const TuningProblem> problem, s
             return;
         impact->valueCounts =
             countValues(*delivered->space, &impact->valueCountsEstimated, [&job]() { return job.isSuperseded(); });
+        if (problem->shapes.size() > 1) {
+            SpaceLimits countOnly;
+            countOnly.cancel = job.cancelFlag();
+            countOnly.maxMaterializedBytes = 0;
+            for (std::size_t s = 0; s < problem->shapes.size() && !job.isSuperseded(); ++s) {
+                if (s == shapeIndex) {
+                    impact->validPerShape.push_back(delivered->stats.validSize);
+                    continue;
+                }
+                try {
+                    impact->validPerShape.push_back(ConfigSpace::build(*problem, s, countOnly).size());
+                } catch (const std::exception&) {
+                    impact->validPerShape.push_back(std::nullopt); // beyond the limits, or cancelled
+                }
+            }
+        }
         if (job.isSuperseded())
             return;
         std::shared_ptr<const ConditionImpactSet> impactDelivered = std::move(impact);

@@ -57,6 +57,9 @@ struct ConditionImpactSet {
     /// uniform sample and scaled to the space's size (`valueCountsEstimated`).
     std::vector<std::vector<double>> valueCounts;
     bool valueCountsEstimated = false;
+    /// The valid count at every shape of the problem, in order (nullopt: too large to count
+    /// within the limits); empty for a problem of one shape.
+    std::vector<std::optional<std::uint64_t>> validPerShape;
 };
 
 /// Spaces of at most this many valid configs get exact per-value counts.
