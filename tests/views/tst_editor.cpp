@@ -535,6 +535,11 @@ void TestEditor::kernelAndLaunch() {
     const std::string original = m_window->document()->problem()->toJson();
     KernelSpecDialog dialog(m_window->document(), m_window.get());
     QCOMPARE(dialog.field(QStringLiteral("kernelName"))->text(), QStringLiteral("convolution_kernel"));
+    QCOMPARE(dialog.argumentTable()->rowCount(), 3);
+    // The form as it opens changes nothing.
+    QVERIFY2(dialog.apply(), qPrintable(dialog.errorLabel()->text()));
+    QCOMPARE(m_window->document()->problem()->toJson(), original);
+    QCOMPARE(m_window->document()->undoStack()->count(), 0);
 
     // A block size expression with a syntax error: refused, located, nothing changed.
     typeInto(dialog.field(QStringLiteral("localX")), QStringLiteral("block_size_x *"));
@@ -551,12 +556,26 @@ void TestEditor::kernelAndLaunch() {
     typeInto(dialog.field(QStringLiteral("objectiveName")), QStringLiteral("GB/s"));
     typeInto(dialog.field(QStringLiteral("objectiveCount")), QStringLiteral("8 * W * W"));
     typeInto(dialog.field(QStringLiteral("objectiveScale")), QStringLiteral("1e9"));
+    typeInto(dialog.field(QStringLiteral("metrics")), QStringLiteral("default"));
+    QTest::mouseClick(dialog.findChild<QPushButton*>(QStringLiteral("addArgument")), Qt::LeftButton);
+    QCOMPARE(dialog.argumentTable()->rowCount(), 4);
+    dialog.argumentTable()->item(3, 0)->setText(QStringLiteral("scale"));
+    dialog.argumentTable()->item(3, 1)->setText(QStringLiteral("float"));
+    dialog.argumentTable()->item(3, 2)->setText(QStringLiteral("Scalar"));
+    dialog.argumentTable()->item(3, 3)->setText(QString());
+    dialog.argumentTable()->item(3, 4)->setText(QString());
+    dialog.argumentTable()->item(3, 5)->setText(QStringLiteral("Constant"));
+    dialog.argumentTable()->item(3, 6)->setText(QStringLiteral("2.5"));
     QVERIFY2(dialog.apply(), qPrintable(dialog.errorLabel()->text()));
     const auto edited = m_window->document()->problem();
     QCOMPARE(edited->compilerOptions, (std::vector<std::string>{"-use_fast_math", "-lineinfo"}));
     QCOMPARE(edited->localSize.y, std::string("block_size_y"));
     QCOMPARE(edited->shapes.size(), std::size_t(2));
     QVERIFY(edited->objective && edited->objective->count == "8 * W * W");
+    QCOMPARE(edited->metrics, std::vector<std::string>{"default"});
+    QCOMPARE(edited->arguments.size(), std::size_t(4));
+    QCOMPARE(edited->arguments[3].memoryType, std::string("Scalar"));
+    QCOMPARE(edited->arguments[3].fillValue, std::optional<double>(2.5));
     QCOMPARE(m_window->document()->undoStack()->count(), 1);
     QCOMPARE(m_panel->shapeBox()->count(), 2);
 

@@ -8,10 +8,14 @@
 
 #include <QDialogButtonBox>
 #include <QFormLayout>
+#include <QHBoxLayout>
+#include <QHeaderView>
 #include <QLabel>
 #include <QLineEdit>
 #include <QPlainTextEdit>
+#include <QPushButton>
 #include <QRegularExpression>
+#include <QTableWidget>
 #include <QVBoxLayout>
 
 namespace tilescope::views {
@@ -37,6 +41,29 @@ Json integerOrExpression(const QString& text) {
     return text.trimmed().toStdString();
 }
 
+enum ArgumentColumn { ArgName, ArgType, ArgMemory, ArgAccess, ArgSize, ArgFill, ArgFillValue, ArgColumns };
+
+// The T1 field a column edits (Size or Value: by the memory type).
+const char* argumentKey(int column, bool scalar) {
+    switch (column) {
+    case ArgName:
+        return "Name";
+    case ArgType:
+        return "Type";
+    case ArgMemory:
+        return "MemoryType";
+    case ArgAccess:
+        return "AccessType";
+    case ArgSize:
+        return scalar ? "Value" : "Size";
+    case ArgFill:
+        return "FillType";
+    case ArgFillValue:
+        return "FillValue";
+    }
+    return "";
+}
+
 } // namespace
 
 KernelSpecDialog::KernelSpecDialog(ProblemDocument* document, QWidget* parent)
@@ -60,6 +87,31 @@ KernelSpecDialog::KernelSpecDialog(ProblemDocument* document, QWidget* parent)
                  tr("Threads per block; empty: block_size_%1 or Kernel Tuner's default")
                      .arg(QString::fromLatin1(axis).toLower()));
     addField(QStringLiteral("sharedMemory"), tr("Dynamic shared memory:"), tr("Bytes per block, an expression"));
+    m_arguments = new QTableWidget(0, ArgColumns, this);
+    m_arguments->setObjectName(QStringLiteral("arguments"));
+    m_arguments->setHorizontalHeaderLabels(
+        {tr("Name"), tr("Type"), tr("Memory"), tr("Access"), tr("Size or value"), tr("Fill"), tr("Fill value")});
+    m_arguments->verticalHeader()->hide();
+    m_arguments->horizontalHeader()->setSectionResizeMode(ArgSize, QHeaderView::Stretch);
+    m_arguments->setToolTip(tr("Types: float, double, half, bfloat16, int32, ...; Memory: Vector or Scalar; Access: "
+                               "ReadOnly, WriteOnly or ReadWrite; Size: elements, an expression (M*K); a Scalar's "
+                               "value: an expression (N); Fill: Constant, Random or BinaryRaw"));
+    m_arguments->setMinimumHeight(fontMetrics().lineSpacing() * 7);
+    auto* addArgumentButton = new QPushButton(tr("Add Argument"), this);
+    addArgumentButton->setObjectName(QStringLiteral("addArgument"));
+    auto* removeArgumentButton = new QPushButton(tr("Remove Argument"), this);
+    removeArgumentButton->setObjectName(QStringLiteral("removeArgument"));
+    connect(addArgumentButton, &QPushButton::clicked, this, &KernelSpecDialog::addArgument);
+    connect(removeArgumentButton, &QPushButton::clicked, this, &KernelSpecDialog::removeSelectedArgument);
+    auto* argumentButtons = new QHBoxLayout;
+    argumentButtons->addWidget(addArgumentButton);
+    argumentButtons->addWidget(removeArgumentButton);
+    argumentButtons->addStretch(1);
+    auto* argumentBox = new QVBoxLayout;
+    argumentBox->addWidget(m_arguments);
+    argumentBox->addLayout(argumentButtons);
+    m_form->addRow(tr("Arguments:"), argumentBox);
+
     m_shapes = new QPlainTextEdit(this);
     m_shapes->setObjectName(QStringLiteral("shapes"));
     m_shapes->setPlaceholderText(tr("One shape a line: M=4096 N=4096 K=4096"));
@@ -68,6 +120,8 @@ KernelSpecDialog::KernelSpecDialog(ProblemDocument* document, QWidget* parent)
     addField(QStringLiteral("objectiveName"), tr("Objective name:"), tr("TFLOP/s, GB/s, ...; empty: time"));
     addField(QStringLiteral("objectiveCount"), tr("Objective count:"), tr("Work per launch: 2 * M * N * K"));
     addField(QStringLiteral("objectiveScale"), tr("Objective scale:"), tr("The objective is count / seconds / scale"));
+    addField(QStringLiteral("metrics"), tr("Metrics:"),
+             tr("CUPTI metrics to collect, separated by spaces: default, or names such as dram__bytes_read.sum"));
 
     m_error = new QLabel(this);
     m_error->setObjectName(QStringLiteral("specError"));
@@ -123,6 +177,29 @@ void KernelSpecDialog::reload() {
     for (const Shape& s : p.shapes)
         shapes << qs(s.label());
     m_shapes->setPlainText(shapes.join(QLatin1Char('\n')));
+    QStringList metrics;
+    for (const std::string& m : p.metrics)
+        metrics << qs(m);
+    field(QStringLiteral("metrics"))->setText(metrics.join(QLatin1Char(' ')));
+    const Json json = Json::parse(p.toJson());
+    const Json* arguments = nullptr;
+    if (json.contains("KernelSpecification") && json["KernelSpecification"].contains("Arguments"))
+        arguments = &json["KernelSpecification"]["Arguments"];
+    m_arguments->setRowCount(0);
+    for (std::size_t r = 0; arguments && r < arguments->size(); ++r) {
+        const Json& a = (*arguments)[r];
+        const bool scalar = a.value("MemoryType", std::string()) == "Scalar";
+        const int row = m_arguments->rowCount();
+        m_arguments->insertRow(row);
+        for (int c = 0; c < ArgColumns; ++c) {
+            const char* key = argumentKey(c, scalar);
+            QString text;
+            if (a.contains(key))
+                text = a[key].is_string() ? qs(a[key].get<std::string>()) : qs(a[key].dump());
+            m_arguments->setItem(row, c, new QTableWidgetItem(text));
+        }
+    }
+    m_arguments->resizeColumnsToContents();
     field(QStringLiteral("objectiveName"))->setText(p.objective ? qs(p.objective->name) : QString());
     field(QStringLiteral("objectiveCount"))->setText(p.objective ? qs(p.objective->count) : QString());
     field(QStringLiteral("objectiveScale"))
@@ -186,6 +263,46 @@ bool KernelSpecDialog::apply() {
             return fail(tr("Objective scale: '%1' is not a number").arg(scaleText));
         scale = value;
     }
+    Json metrics = Json::array();
+    for (const QString& m : field(QStringLiteral("metrics"))->text().split(QLatin1Char(' '), Qt::SkipEmptyParts))
+        metrics.push_back(m.toStdString());
+    fields.emplace_back("/Tilescope/Metrics", metrics.empty() ? Json(nullptr) : metrics);
+
+    // The arguments: each row over the argument it was (its other fields kept), new rows new.
+    const Json current = Json::parse(problem->toJson());
+    Json before = Json::array();
+    if (current.contains("KernelSpecification") && current["KernelSpecification"].contains("Arguments"))
+        before = current["KernelSpecification"]["Arguments"];
+    Json arguments = Json::array();
+    for (int row = 0; row < m_arguments->rowCount(); ++row) {
+        Json a = row < static_cast<int>(before.size()) ? before[static_cast<std::size_t>(row)] : Json::object();
+        auto cell = [&](int column) {
+            const QTableWidgetItem* item = m_arguments->item(row, column);
+            return item ? item->text().trimmed() : QString();
+        };
+        const bool scalar = cell(ArgMemory) == QStringLiteral("Scalar");
+        a.erase(scalar ? "Size" : "Value");
+        for (int c = 0; c < ArgColumns; ++c) {
+            const char* key = argumentKey(c, scalar);
+            const QString text = cell(c);
+            if (text.isEmpty()) {
+                a.erase(key);
+            } else if (c == ArgFillValue) {
+                bool ok = false;
+                const double v = text.toDouble(&ok);
+                if (!ok)
+                    return fail(tr("Argument %1: the fill value '%2' is not a number").arg(row + 1).arg(text));
+                a[key] = v;
+            } else if (c == ArgSize && !scalar) {
+                a[key] = integerOrExpression(text);
+            } else {
+                a[key] = text.toStdString();
+            }
+        }
+        arguments.push_back(std::move(a));
+    }
+    fields.emplace_back("/KernelSpecification/Arguments", arguments.empty() ? Json(nullptr) : arguments);
+
     fields.emplace_back("/Tilescope/Objective/Name", name);
     fields.emplace_back("/Tilescope/Objective/Count", count);
     fields.emplace_back("/Tilescope/Objective/Scale", scale);
@@ -199,6 +316,26 @@ bool KernelSpecDialog::apply() {
     }
     m_error->hide();
     return true;
+}
+
+void KernelSpecDialog::addArgument() {
+    const int row = m_arguments->rowCount();
+    m_arguments->insertRow(row);
+    const QStringList defaults = {QStringLiteral("arg%1").arg(row),
+                                  QStringLiteral("float"),
+                                  QStringLiteral("Vector"),
+                                  QStringLiteral("ReadWrite"),
+                                  QStringLiteral("ProblemSize[0]"),
+                                  QStringLiteral("Constant"),
+                                  QStringLiteral("0")};
+    for (int c = 0; c < ArgColumns; ++c)
+        m_arguments->setItem(row, c, new QTableWidgetItem(defaults[c]));
+    m_arguments->setCurrentCell(row, ArgName);
+}
+
+void KernelSpecDialog::removeSelectedArgument() {
+    if (const int row = m_arguments->currentRow(); row >= 0)
+        m_arguments->removeRow(row);
 }
 
 void KernelSpecDialog::accept() {

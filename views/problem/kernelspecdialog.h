@@ -2,8 +2,8 @@
 
 // Edit > Kernel and Launch: the fields of a problem that are not its space, in one form: the
 // kernel's name, file and compiler options, the launch (ProblemSize, GlobalSize, LocalSize,
-// dynamic shared memory), the shapes and the objective. OK applies them as one undoable edit,
-// checked as a loaded file is; a bad field keeps the dialog open and says which and why.
+// dynamic shared memory), the arguments, the shapes, the objective and the metrics. OK applies them as one undoable
+// edit, checked as a loaded file is; a bad field keeps the dialog open and says which and why.
 
 #include <QDialog>
 
@@ -11,6 +11,7 @@ class QFormLayout;
 class QLabel;
 class QLineEdit;
 class QPlainTextEdit;
+class QTableWidget;
 
 namespace tilescope::views {
 
@@ -28,6 +29,10 @@ public:
 
     QLineEdit* field(const QString& name) const; ///< by object name: "kernelName", "localX", ...
     QPlainTextEdit* shapesEdit() const { return m_shapes; }
+    /// The kernel's arguments, a row each: Name, Type, Memory, Access, Size or value, Fill, Fill value.
+    QTableWidget* argumentTable() const { return m_arguments; }
+    void addArgument();
+    void removeSelectedArgument();
     QLabel* errorLabel() const { return m_error; }
 
     void accept() override;
@@ -37,6 +42,7 @@ private:
 
     ProblemDocument* m_document;
     QPlainTextEdit* m_shapes = nullptr;
+    QTableWidget* m_arguments = nullptr;
     QLabel* m_error = nullptr;
     QFormLayout* m_form = nullptr;
 };
