@@ -93,6 +93,15 @@ private slots:
         QCOMPARE(fewer.parameters[tile].type, original.parameters[tile].type);
         QVERIFY(validCount(fewer) < validCount(original));
         QVERIFY_THROWS_EXCEPTION(InputError, edit::setParameter(original, tile, "tile_size_x", "[1, 2"));
+        // Typed by mistake into the editor: a list too long to hold is refused at once, located.
+        try {
+            edit::setParameter(original, tile, "tile_size_x", "range(10**12)");
+            QFAIL("a list of 10^12 values was accepted");
+        } catch (const InputError& e) {
+            QVERIFY2(e.location().find("/TuningParameters/") != std::string::npos, e.location().c_str());
+        }
+        QVERIFY_THROWS_EXCEPTION(InputError, edit::setParameter(original, tile, "", "[1, 2]"));
+        QVERIFY_THROWS_EXCEPTION(InputError, edit::setParameter(original, tile, "block_size_x", "[1, 2]")); // taken
 
         const TuningProblem moved = edit::moveParameter(original, 0, n - 1);
         QCOMPARE(moved.parameters.back().name, original.parameters.front().name);
