@@ -219,7 +219,8 @@ void TestEditor::invalidExpressionKeepsTheLastCountStale() {
     const QString error = m_panel->editErrorLabel()->text();
     QVERIFY2(error.contains(QStringLiteral("column 15")) && error.contains(QStringLiteral("tile_sise_y")),
              qPrintable(error));
-    QCOMPARE(m_window->document()->problem(), problemBefore); // nothing taken
+    QCOMPARE(m_panel->conditionEditor()->property("errorColumn").toInt(), 15); // underlined there
+    QCOMPARE(m_window->document()->problem(), problemBefore);                  // nothing taken
     QVERIFY(!m_window->document()->isModified());
     QVERIFY2(m_panel->countLabel()->text().startsWith(before.section(QStringLiteral("  ·  "), 0, 0)),
              qPrintable(m_panel->countLabel()->text()));
@@ -230,6 +231,7 @@ void TestEditor::invalidExpressionKeepsTheLastCountStale() {
 
     typeInto(m_panel->conditionEditor(), QStringLiteral("tile_size_x * tile_size_y <= 2"));
     QVERIFY(!m_panel->editErrorLabel()->isVisible());
+    QCOMPARE(m_panel->conditionEditor()->property("errorColumn").toInt(), 0);
     waitForCount();
     QVERIFY(!m_panel->countLabel()->property("stale").toBool());
     QVERIFY(m_panel->countLabel()->text() != before);

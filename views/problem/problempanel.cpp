@@ -3,6 +3,7 @@
 #include "base/error.h"
 #include "common/format.h"
 #include "problem/conditionmodel.h"
+#include "problem/expressionedit.h"
 #include "problem/parametermodel.h"
 #include "problem/problemdocument.h"
 #include "problem/spacecontroller.h"
@@ -158,7 +159,7 @@ ProblemPanel::ProblemPanel(ProblemDocument* document, SpaceController* controlle
         parameterEditRow->addWidget(b);
     parameterLayout->addLayout(parameterEditRow);
 
-    m_conditionEdit = new QLineEdit(conditionBox);
+    m_conditionEdit = new ExpressionEdit(conditionBox);
     m_conditionEdit->setObjectName(QStringLiteral("conditionEditor"));
     m_conditionEdit->setPlaceholderText(tr("select a condition to edit it, or add one"));
     m_conditionEdit->setToolTip(
@@ -399,6 +400,7 @@ void ProblemPanel::showSelectedCondition() {
     const auto problem = m_document->problem();
     const bool ok = problem && m_conditionRow >= 0 && m_conditionRow < static_cast<int>(problem->conditions.size());
     m_conditionTimer->stop();
+    m_conditionEdit->setErrorColumn(0);
     m_conditionEdit->setText(
         ok ? QString::fromStdString(problem->conditions[static_cast<std::size_t>(m_conditionRow)].expression)
            : QString());
@@ -445,7 +447,9 @@ void ProblemPanel::applyConditionText() {
         m_document->applyEdit(std::move(edited), tr("Edit condition %1").arg(row + 1),
                               kConditionMergeKey + static_cast<int>(row));
     } catch (const InputError& e) {
-        showEditError(tr("Condition %1: %2").arg(row + 1).arg(QString::fromStdString(e.message())));
+        const QString message = QString::fromStdString(e.message());
+        showEditError(tr("Condition %1: %2").arg(row + 1).arg(message));
+        m_conditionEdit->setErrorColumn(ExpressionEdit::columnIn(message));
     }
 }
 
@@ -565,6 +569,8 @@ void ProblemPanel::moveSelectedParameter(int step) {
 
 void ProblemPanel::showEditError(const QString& error) {
     m_error = error;
+    if (error.isEmpty())
+        m_conditionEdit->setErrorColumn(0);
     m_editError->setText(error);
     m_editError->setVisible(!error.isEmpty());
     updateCountLabel();

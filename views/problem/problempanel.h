@@ -4,6 +4,8 @@
 // being looked at, the tuning parameters and the conditions (with what each removes from the
 // space of that shape).
 
+#include "problem/expressionedit.h"
+
 #include <QWidget>
 
 #include <cstdint>
@@ -95,7 +97,7 @@ private:
     QTableView* m_conditionView = nullptr;
     QSplitter* m_splitter = nullptr;
 
-    QLineEdit* m_conditionEdit = nullptr;
+    ExpressionEdit* m_conditionEdit = nullptr;
     QLineEdit* m_parameterName = nullptr;
     QLineEdit* m_parameterValues = nullptr;
     QToolButton* m_addCondition = nullptr;
