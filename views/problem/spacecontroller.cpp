@@ -55,7 +55,7 @@ std::vector<std::vector<double>> countValues(const ConfigSpace& space, bool* est
     std::vector<std::vector<double>> counts(static_cast<std::size_t>(parameters));
     for (int p = 0; p < parameters; ++p)
         counts[static_cast<std::size_t>(p)].assign(space.parameterValues(p).size(), 0.0);
-    const bool exact = space.size() <= kExactValueCounts;
+    const bool exact = space.size() <= (space.stats().materialized ? kExactValueCounts : kExactValueCountsLazy);
     if (estimated)
         *estimated = !exact;
     auto tally = [&](const Config& config, double weight) {

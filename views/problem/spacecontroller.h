@@ -53,7 +53,7 @@ struct ConditionImpactSet {
     double rawSize = 0;
     std::vector<ConditionImpact> conditions; ///< one per condition of the problem
     /// For each parameter, for each of its values: how many valid configs keep it (a value kept
-    /// by none is dead). Exact up to kExactValueCounts valid configs, else estimated from a
+    /// by none is dead). Exact up to kExactValueCounts valid configs (see there), else estimated from a
     /// uniform sample and scaled to the space's size (`valueCountsEstimated`).
     std::vector<std::vector<double>> valueCounts;
     bool valueCountsEstimated = false;
@@ -62,8 +62,10 @@ struct ConditionImpactSet {
     std::vector<std::optional<std::uint64_t>> validPerShape;
 };
 
-/// Spaces of at most this many valid configs get exact per-value counts.
+/// Spaces of at most this many valid configs get exact per-value counts: held in memory, or
+/// (indexed through memoised counts, each config costlier to reach) at most the second.
 inline constexpr std::uint64_t kExactValueCounts = 4'000'000;
+inline constexpr std::uint64_t kExactValueCountsLazy = 250'000;
 
 /// How many valid configs keep each value of each parameter (see ConditionImpactSet).
 std::vector<std::vector<double>> countValues(const ConfigSpace& space, bool* estimated,
