@@ -123,6 +123,10 @@ TuningProblem setFields(const TuningProblem& problem, const std::vector<std::pai
             field = parent;
         }
     }
+    // Fields that change nothing give the problem back as it is, even one that would not be
+    // read again as it stands (its kernel file missing, say): a form applied unchanged is no edit.
+    if (j == toJson(problem))
+        return problem;
     TuningProblem edited = fromJson(problem, j);
     // A launch expression that does not compile only blocks launching a loaded file (its space
     // still opens); an edit that writes one is refused, like any other bad edit.

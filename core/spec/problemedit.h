@@ -35,6 +35,7 @@ TuningProblem moveParameter(const TuningProblem& problem, std::size_t from, std:
 /// Sets the fields at the given JSON pointers ("/KernelSpecification/CompilerOptions",
 /// "/Tilescope/Objective/Count", ...) to the given JSON values, all in one edit; a null value
 /// removes the field, and an object left empty by that goes too. For the fields a form edits.
+/// Fields that change nothing return `problem` as it is.
 TuningProblem setFields(const TuningProblem& problem,
                         const std::vector<std::pair<std::string, nlohmann::ordered_json>>& fields);
 

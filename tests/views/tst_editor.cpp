@@ -17,6 +17,7 @@
 
 #include <QAction>
 #include <QComboBox>
+#include <QDirIterator>
 #include <QFile>
 #include <QJsonDocument>
 #include <QJsonObject>
@@ -77,6 +78,8 @@ private slots:
     void compileCheck();
     void registerRuleInOneClick();
     void kernelAndLaunch();
+    void kernelFormKeepsEveryFile();
+    void budgetSearchDeviceAndReferences();
 
 private:
     // Copies a problem and its kernel (NAME.json, NAME.cu; from the T1 corpus unless `folder` is
@@ -170,6 +173,8 @@ void TestEditor::typeInto(QLineEdit* edit, const QString& text) {
     QVERIFY(edit->isEnabled());
     edit->setFocus();
     edit->selectAll();
+    if (text.isEmpty())
+        QTest::keyClick(edit, Qt::Key_Backspace);
     QTest::keyClicks(edit, text);
     QTest::keyClick(edit, Qt::Key_Return); // the edit is checked at once
 }
@@ -583,6 +588,99 @@ void TestEditor::kernelAndLaunch() {
 
     m_window->document()->undoStack()->undo();
     QCOMPARE(m_window->document()->problem()->toJson(), original);
+}
+
+// The form as it opens, applied, changes nothing: on every shipped problem and every corpus file,
+// and on a file that holds every section (device, reference outputs, search, budget, unknown
+// fields).
+void TestEditor::kernelFormKeepsEveryFile() {
+    QStringList files = {QStringLiteral(TILESCOPE_TEST_DATA "/spec/rich.json")};
+    for (const QString& folder : {kCorpus, QStringLiteral(TILESCOPE_SOURCE_DIR "/kernels")}) {
+        QDirIterator it(folder, {QStringLiteral("*.json")}, QDir::Files, QDirIterator::Subdirectories);
+        while (it.hasNext())
+            files << it.next();
+    }
+    int checked = 0;
+    for (const QString& file : files) {
+        ProblemDocument document;
+        if (!document.load(file))
+            continue; // not a problem (counts.json) or one that does not load (missing_kernel.json)
+        const std::string original = document.problem()->toJson();
+        KernelSpecDialog dialog(&document);
+        QVERIFY2(dialog.apply(), qPrintable(file + QStringLiteral(": ") + dialog.errorLabel()->text()));
+        QVERIFY2(document.problem()->toJson() == original, qPrintable(file));
+        QCOMPARE(document.undoStack()->count(), 0);
+        ++checked;
+    }
+    QVERIFY2(checked >= 20, qPrintable(QString::number(checked)));
+}
+
+void TestEditor::budgetSearchDeviceAndReferences() {
+    ProblemDocument document;
+    QVERIFY(document.load(QStringLiteral(TILESCOPE_TEST_DATA "/spec/rich.json")));
+    const std::string original = document.problem()->toJson();
+    KernelSpecDialog dialog(&document);
+    QCOMPARE(dialog.field(QStringLiteral("deviceName"))->text(), QStringLiteral("NVIDIA H100"));
+    QCOMPARE(dialog.field(QStringLiteral("budgetDuration"))->text(), QStringLiteral("600"));
+    QCOMPARE(dialog.field(QStringLiteral("budgetCount"))->text(), QStringLiteral("250"));
+    QCOMPARE(dialog.field(QStringLiteral("searchName"))->text(), QStringLiteral("random_sample"));
+    QCOMPARE(dialog.searchAttributesEdit()->toPlainText(), QStringLiteral("fraction = \"0.1\"\nseed = \"7\""));
+    QCOMPARE(dialog.referenceTable()->rowCount(), 1);
+    QCOMPARE(dialog.referenceTable()->item(0, 1)->text(), QStringLiteral("C"));
+
+    // A budget that is not a number, a bad threshold, an attribute without a name: refused, said.
+    typeInto(dialog.field(QStringLiteral("budgetFraction")), QStringLiteral("half"));
+    QVERIFY(!dialog.apply());
+    QVERIFY2(dialog.errorLabel()->text().contains(QStringLiteral("ConfigurationFraction")),
+             qPrintable(dialog.errorLabel()->text()));
+    typeInto(dialog.field(QStringLiteral("budgetFraction")), QStringLiteral("1.5"));
+    QVERIFY(!dialog.apply());
+    QVERIFY2(dialog.errorLabel()->text().contains(QStringLiteral("at most 1")),
+             qPrintable(dialog.errorLabel()->text()));
+    typeInto(dialog.field(QStringLiteral("budgetFraction")), QStringLiteral("0.25"));
+    dialog.referenceTable()->item(0, 7)->setText(QStringLiteral("tight"));
+    QVERIFY(!dialog.apply());
+    QVERIFY2(dialog.errorLabel()->text().startsWith(QStringLiteral("Reference output 1: threshold")),
+             qPrintable(dialog.errorLabel()->text()));
+    dialog.referenceTable()->item(0, 1)->setText(QStringLiteral("nosuch"));
+    dialog.referenceTable()->item(0, 7)->setText(QStringLiteral("1e-4"));
+    QVERIFY(!dialog.apply());
+    QVERIFY2(dialog.errorLabel()->text().contains(QStringLiteral("TargetName 'nosuch'")),
+             qPrintable(dialog.errorLabel()->text()));
+    dialog.referenceTable()->item(0, 1)->setText(QStringLiteral("C"));
+    dialog.searchAttributesEdit()->setPlainText(QStringLiteral("fraction = 0.05\n= 3"));
+    QVERIFY(!dialog.apply());
+    QVERIFY2(dialog.errorLabel()->text().startsWith(QStringLiteral("Search attributes, line 2")),
+             qPrintable(dialog.errorLabel()->text()));
+    QCOMPARE(document.problem()->toJson(), original);
+    QCOMPARE(document.undoStack()->count(), 0);
+
+    // All of them as one edit.
+    dialog.searchAttributesEdit()->setPlainText(QStringLiteral("fraction = 0.05\nseed = \"7\"\nmode = greedy"));
+    typeInto(dialog.field(QStringLiteral("budgetDuration")), QString());
+    typeInto(dialog.field(QStringLiteral("searchName")), QStringLiteral("genetic_algorithm"));
+    typeInto(dialog.field(QStringLiteral("deviceName")), QStringLiteral("NVIDIA H200"));
+    typeInto(dialog.field(QStringLiteral("deviceId")), QStringLiteral("1"));
+    QVERIFY2(dialog.apply(), qPrintable(dialog.errorLabel()->text()));
+    const auto edited = document.problem();
+    QCOMPARE(edited->budget.size(), std::size_t(2));
+    QCOMPARE(edited->budget[0].type, std::string("ConfigurationCount"));
+    QCOMPARE(edited->budget[1].type, std::string("ConfigurationFraction"));
+    QCOMPARE(edited->budget[1].value, 0.25);
+    QCOMPARE(edited->searchName, std::string("genetic_algorithm"));
+    QCOMPARE(edited->searchAttributes.size(), std::size_t(3));
+    QVERIFY(edited->searchAttributes[0].valueIsJson && edited->searchAttributes[0].value == "0.05");
+    QVERIFY(!edited->searchAttributes[1].valueIsJson && edited->searchAttributes[1].value == "7");
+    QVERIFY(!edited->searchAttributes[2].valueIsJson && edited->searchAttributes[2].value == "greedy");
+    QCOMPARE(edited->referenceArguments.at(0).validationThreshold, std::optional<double>(1e-4));
+    QVERIFY(edited->device && edited->device->name == "NVIDIA H200" && edited->device->deviceId == 1);
+    // What the form does not show is kept: the attribute's comment, the device's vendor.
+    const auto json = nlohmann::ordered_json::parse(edited->toJson());
+    QCOMPARE(json["Search"]["Attributes"][1].value("Comment", std::string()), std::string("fixed"));
+    QCOMPARE(json["KernelSpecification"]["Device"].value("Vendor", std::string()), std::string("NVIDIA"));
+    QCOMPARE(document.undoStack()->count(), 1);
+    document.undoStack()->undo();
+    QCOMPARE(document.problem()->toJson(), original);
 }
 
 QTEST_MAIN(TestEditor)

@@ -15,8 +15,12 @@
 #include <QPlainTextEdit>
 #include <QPushButton>
 #include <QRegularExpression>
+#include <QTabWidget>
 #include <QTableWidget>
 #include <QVBoxLayout>
+
+#include <stdexcept>
+#include <utility>
 
 namespace tilescope::views {
 
@@ -41,27 +45,137 @@ Json integerOrExpression(const QString& text) {
     return text.trimmed().toStdString();
 }
 
-enum ArgumentColumn { ArgName, ArgType, ArgMemory, ArgAccess, ArgSize, ArgFill, ArgFillValue, ArgColumns };
+// A column of a table that edits a JSON array of objects: the field it edits and how its text
+// is written. `scalarKey`: the field instead when the row's MemoryType is Scalar (then as text).
+struct TableColumn {
+    const char* header;
+    const char* key;
+    enum Kind { Text, Number, Integer, IntegerOrExpression } kind = Text;
+    const char* scalarKey = nullptr;
+};
 
-// The T1 field a column edits (Size or Value: by the memory type).
-const char* argumentKey(int column, bool scalar) {
-    switch (column) {
-    case ArgName:
-        return "Name";
-    case ArgType:
-        return "Type";
-    case ArgMemory:
-        return "MemoryType";
-    case ArgAccess:
-        return "AccessType";
-    case ArgSize:
-        return scalar ? "Value" : "Size";
-    case ArgFill:
-        return "FillType";
-    case ArgFillValue:
-        return "FillValue";
+const std::vector<TableColumn>& argumentColumns() {
+    static const std::vector<TableColumn> columns = {
+        {QT_TR_NOOP("Name"), "Name"},
+        {QT_TR_NOOP("Type"), "Type"},
+        {QT_TR_NOOP("Memory"), "MemoryType"},
+        {QT_TR_NOOP("Access"), "AccessType"},
+        {QT_TR_NOOP("Size or value"), "Size", TableColumn::IntegerOrExpression, "Value"},
+        {QT_TR_NOOP("Fill"), "FillType"},
+        {QT_TR_NOOP("Fill value"), "FillValue", TableColumn::Number},
+    };
+    return columns;
+}
+
+const std::vector<TableColumn>& referenceColumns() {
+    static const std::vector<TableColumn> columns = {
+        {QT_TR_NOOP("Name"), "Name"},
+        {QT_TR_NOOP("Checks"), "TargetName"},
+        {QT_TR_NOOP("Fill"), "FillType"},
+        {QT_TR_NOOP("Fill value"), "FillValue", TableColumn::Number},
+        {QT_TR_NOOP("Data source"), "DataSource"},
+        {QT_TR_NOOP("Seed"), "RandomSeed", TableColumn::Integer},
+        {QT_TR_NOOP("Validation"), "ValidationMethod"},
+        {QT_TR_NOOP("Threshold"), "ValidationThreshold", TableColumn::Number},
+    };
+    return columns;
+}
+
+bool isScalar(const Json& row) {
+    return row.is_object() && row.value("MemoryType", std::string()) == "Scalar";
+}
+
+QTableWidget* makeTable(const std::vector<TableColumn>& columns, const QString& name, QWidget* parent) {
+    auto* table = new QTableWidget(0, static_cast<int>(columns.size()), parent);
+    table->setObjectName(name);
+    QStringList headers;
+    for (const TableColumn& c : columns)
+        headers << KernelSpecDialog::tr(c.header);
+    table->setHorizontalHeaderLabels(headers);
+    table->verticalHeader()->hide();
+    table->horizontalHeader()->setStretchLastSection(true);
+    table->setMinimumHeight(table->fontMetrics().lineSpacing() * 6);
+    return table;
+}
+
+void fillTable(QTableWidget* table, const std::vector<TableColumn>& columns, const Json& rows) {
+    table->setRowCount(0);
+    for (std::size_t r = 0; rows.is_array() && r < rows.size(); ++r) {
+        const Json& a = rows[r];
+        const int row = table->rowCount();
+        table->insertRow(row);
+        for (std::size_t c = 0; c < columns.size(); ++c) {
+            const char* key = isScalar(a) && columns[c].scalarKey ? columns[c].scalarKey : columns[c].key;
+            QString text;
+            if (a.contains(key))
+                text = a[key].is_string() ? qs(a[key].get<std::string>()) : qs(a[key].dump());
+            table->setItem(row, static_cast<int>(c), new QTableWidgetItem(text));
+        }
     }
-    return "";
+    table->resizeColumnsToContents();
+}
+
+// The table as a JSON array: each row over the entry it was (its other fields kept), new rows
+// new; an empty cell removes its field. Throws the reason (with `what` and the row) for a bad cell.
+Json readTable(const QTableWidget* table, const std::vector<TableColumn>& columns, const Json& before,
+               const QString& what) {
+    Json rows = Json::array();
+    for (int row = 0; row < table->rowCount(); ++row) {
+        Json a = before.is_array() && row < static_cast<int>(before.size()) ? before[static_cast<std::size_t>(row)]
+                                                                            : Json::object();
+        auto cell = [&](std::size_t column) {
+            const QTableWidgetItem* item = table->item(row, static_cast<int>(column));
+            return item ? item->text().trimmed() : QString();
+        };
+        bool scalar = false;
+        for (std::size_t c = 0; c < columns.size(); ++c)
+            scalar = scalar || (std::string(columns[c].key) == "MemoryType" && cell(c) == QStringLiteral("Scalar"));
+        for (std::size_t c = 0; c < columns.size(); ++c) {
+            const TableColumn& column = columns[c];
+            const bool alternative = scalar && column.scalarKey;
+            const char* key = alternative ? column.scalarKey : column.key;
+            if (column.scalarKey)
+                a.erase(alternative ? column.key : column.scalarKey);
+            const QString text = cell(c);
+            bool ok = true;
+            if (text.isEmpty())
+                a.erase(key);
+            else if (alternative || column.kind == TableColumn::Text)
+                a[key] = text.toStdString();
+            else if (column.kind == TableColumn::Number)
+                a[key] = text.toDouble(&ok);
+            else if (column.kind == TableColumn::Integer)
+                a[key] = text.toLongLong(&ok);
+            else
+                a[key] = integerOrExpression(text);
+            if (!ok)
+                throw std::invalid_argument(KernelSpecDialog::tr("%1 %2: %3 '%4' is not a number")
+                                                .arg(what)
+                                                .arg(row + 1)
+                                                .arg(KernelSpecDialog::tr(column.header).toLower(), text)
+                                                .toStdString());
+        }
+        rows.push_back(std::move(a));
+    }
+    return rows;
+}
+
+// A section of the problem's JSON, or null.
+Json sectionOf(const Json& problem, std::initializer_list<const char*> path) {
+    const Json* at = &problem;
+    for (const char* key : path) {
+        if (!at->is_object() || !at->contains(key))
+            return nullptr;
+        at = &(*at)[key];
+    }
+    return *at;
+}
+
+QString budgetText(const Json& budget, const char* type) {
+    for (const Json& b : budget.is_array() ? budget : Json::array())
+        if (b.value("Type", std::string()) == type && b.contains("BudgetValue"))
+            return qs(b["BudgetValue"].dump());
+    return {};
 }
 
 } // namespace
@@ -70,58 +184,75 @@ KernelSpecDialog::KernelSpecDialog(ProblemDocument* document, QWidget* parent)
     : QDialog(parent)
     , m_document(document) {
     setWindowTitle(tr("Kernel and Launch"));
-    m_form = new QFormLayout;
-    m_form->setFieldGrowthPolicy(QFormLayout::ExpandingFieldsGrow);
-    addField(QStringLiteral("kernelName"), tr("Kernel name:"),
+    m_tabs = new QTabWidget(this);
+    m_tabs->setObjectName(QStringLiteral("specTabs"));
+
+    QFormLayout* kernel = addPage(tr("Kernel"));
+    addField(kernel, QStringLiteral("kernelName"), tr("Kernel name:"),
              tr("The __global__ function as C++ names it; template arguments may name parameters"));
-    addField(QStringLiteral("kernelFile"), tr("Kernel file:"), tr("Relative to the problem file"));
-    addField(QStringLiteral("compilerOptions"), tr("Compiler options:"),
+    addField(kernel, QStringLiteral("kernelFile"), tr("Kernel file:"), tr("Relative to the problem file"));
+    addField(kernel, QStringLiteral("compilerOptions"), tr("Compiler options:"),
              tr("NVRTC options, separated by spaces: -use_fast_math -std=c++17"));
-    addField(QStringLiteral("problemSize"), tr("Problem size:"),
+    addField(kernel, QStringLiteral("deviceName"), tr("Device name:"),
+             tr("The GPU the problem was written for (Kernel Tuner's Device Name); informative"));
+    addField(kernel, QStringLiteral("deviceId"), tr("Device id:"),
+             tr("The CUDA device to tune on when none is chosen; empty: the first"));
+
+    QFormLayout* launch = addPage(tr("Launch"));
+    addField(launch, QStringLiteral("problemSize"), tr("Problem size:"),
              tr("Comma-separated integers or expressions of the shape: M, N"));
     for (const char* axis : {"X", "Y", "Z"})
-        addField(QStringLiteral("global") + axis, tr("Global size %1:").arg(QLatin1String(axis)),
+        addField(launch, QStringLiteral("global") + axis, tr("Global size %1:").arg(QLatin1String(axis)),
                  tr("Threads (or blocks with GlobalSizeType CUDA); empty: Kernel Tuner's ProblemSize rule"));
     for (const char* axis : {"X", "Y", "Z"})
-        addField(QStringLiteral("local") + axis, tr("Block size %1:").arg(QLatin1String(axis)),
+        addField(launch, QStringLiteral("local") + axis, tr("Block size %1:").arg(QLatin1String(axis)),
                  tr("Threads per block; empty: block_size_%1 or Kernel Tuner's default")
                      .arg(QString::fromLatin1(axis).toLower()));
-    addField(QStringLiteral("sharedMemory"), tr("Dynamic shared memory:"), tr("Bytes per block, an expression"));
-    m_arguments = new QTableWidget(0, ArgColumns, this);
-    m_arguments->setObjectName(QStringLiteral("arguments"));
-    m_arguments->setHorizontalHeaderLabels(
-        {tr("Name"), tr("Type"), tr("Memory"), tr("Access"), tr("Size or value"), tr("Fill"), tr("Fill value")});
-    m_arguments->verticalHeader()->hide();
-    m_arguments->horizontalHeader()->setSectionResizeMode(ArgSize, QHeaderView::Stretch);
+    addField(launch, QStringLiteral("sharedMemory"), tr("Dynamic shared memory:"),
+             tr("Bytes per block, an expression"));
+
+    QFormLayout* arguments = addPage(tr("Arguments"));
+    m_arguments = makeTable(argumentColumns(), QStringLiteral("arguments"), this);
     m_arguments->setToolTip(tr("Types: float, double, half, bfloat16, int32, ...; Memory: Vector or Scalar; Access: "
                                "ReadOnly, WriteOnly or ReadWrite; Size: elements, an expression (M*K); a Scalar's "
                                "value: an expression (N); Fill: Constant, Random or BinaryRaw"));
-    m_arguments->setMinimumHeight(fontMetrics().lineSpacing() * 7);
-    auto* addArgumentButton = new QPushButton(tr("Add Argument"), this);
-    addArgumentButton->setObjectName(QStringLiteral("addArgument"));
-    auto* removeArgumentButton = new QPushButton(tr("Remove Argument"), this);
-    removeArgumentButton->setObjectName(QStringLiteral("removeArgument"));
-    connect(addArgumentButton, &QPushButton::clicked, this, &KernelSpecDialog::addArgument);
-    connect(removeArgumentButton, &QPushButton::clicked, this, &KernelSpecDialog::removeSelectedArgument);
-    auto* argumentButtons = new QHBoxLayout;
-    argumentButtons->addWidget(addArgumentButton);
-    argumentButtons->addWidget(removeArgumentButton);
-    argumentButtons->addStretch(1);
-    auto* argumentBox = new QVBoxLayout;
-    argumentBox->addWidget(m_arguments);
-    argumentBox->addLayout(argumentButtons);
-    m_form->addRow(tr("Arguments:"), argumentBox);
+    arguments->addRow(tr("Arguments:"), withButtons(m_arguments, QStringLiteral("Argument")));
+    m_references = makeTable(referenceColumns(), QStringLiteral("referenceArguments"), this);
+    m_references->setToolTip(tr("The expected content of an output argument: Checks names the argument; Fill: "
+                                "BinaryRaw (Data source: a file) or Constant; Validation: AbsoluteDifference or "
+                                "RelativeDifference under Threshold. Without one, outputs are checked against the "
+                                "problem's reference config"));
+    arguments->addRow(tr("Reference outputs:"), withButtons(m_references, QStringLiteral("Reference")));
 
+    QFormLayout* objective = addPage(tr("Shapes and Objective"));
     m_shapes = new QPlainTextEdit(this);
     m_shapes->setObjectName(QStringLiteral("shapes"));
     m_shapes->setPlaceholderText(tr("One shape a line: M=4096 N=4096 K=4096"));
     m_shapes->setMaximumHeight(fontMetrics().lineSpacing() * 6);
-    m_form->addRow(tr("Shapes:"), m_shapes);
-    addField(QStringLiteral("objectiveName"), tr("Objective name:"), tr("TFLOP/s, GB/s, ...; empty: time"));
-    addField(QStringLiteral("objectiveCount"), tr("Objective count:"), tr("Work per launch: 2 * M * N * K"));
-    addField(QStringLiteral("objectiveScale"), tr("Objective scale:"), tr("The objective is count / seconds / scale"));
-    addField(QStringLiteral("metrics"), tr("Metrics:"),
+    objective->addRow(tr("Shapes:"), m_shapes);
+    addField(objective, QStringLiteral("objectiveName"), tr("Objective name:"), tr("TFLOP/s, GB/s, ...; empty: time"));
+    addField(objective, QStringLiteral("objectiveCount"), tr("Objective count:"), tr("Work per launch: 2 * M * N * K"));
+    addField(objective, QStringLiteral("objectiveScale"), tr("Objective scale:"),
+             tr("The objective is count / seconds / scale"));
+    addField(objective, QStringLiteral("metrics"), tr("Metrics:"),
              tr("CUPTI metrics to collect, separated by spaces: default, or names such as dram__bytes_read.sum"));
+
+    QFormLayout* search = addPage(tr("Budget and Search"));
+    addField(search, QStringLiteral("budgetDuration"), tr("Time budget (s):"),
+             tr("Stop tuning after this many seconds; empty: no limit"));
+    addField(search, QStringLiteral("budgetCount"), tr("Config budget:"),
+             tr("Stop after measuring this many configs; empty: no limit"));
+    addField(search, QStringLiteral("budgetFraction"), tr("Fraction budget:"),
+             tr("Stop after measuring this fraction of the valid space (0 to 1]; empty: no limit"));
+    addField(search, QStringLiteral("searchName"), tr("Search:"),
+             tr("The strategy the file asks for (Kernel Tuner's name, such as random_sample or bayes_opt); "
+                "the Run panel and tune --strategy choose the one that runs"));
+    m_searchAttributes = new QPlainTextEdit(this);
+    m_searchAttributes->setObjectName(QStringLiteral("searchAttributes"));
+    m_searchAttributes->setPlaceholderText(tr("One attribute a line: fraction = 0.1"));
+    m_searchAttributes->setToolTip(tr("NAME = VALUE; a value in quotes stays a string"));
+    m_searchAttributes->setMaximumHeight(fontMetrics().lineSpacing() * 5);
+    search->addRow(tr("Search attributes:"), m_searchAttributes);
 
     m_error = new QLabel(this);
     m_error->setObjectName(QStringLiteral("specError"));
@@ -132,18 +263,49 @@ KernelSpecDialog::KernelSpecDialog(ProblemDocument* document, QWidget* parent)
     connect(buttons, &QDialogButtonBox::accepted, this, &KernelSpecDialog::accept);
     connect(buttons, &QDialogButtonBox::rejected, this, &KernelSpecDialog::reject);
     auto* layout = new QVBoxLayout(this);
-    layout->addLayout(m_form);
+    layout->addWidget(m_tabs);
     layout->addWidget(m_error);
     layout->addWidget(buttons);
     reload();
 }
 
-QLineEdit* KernelSpecDialog::addField(const QString& name, const QString& label, const QString& tip) {
+QFormLayout* KernelSpecDialog::addPage(const QString& title) {
+    auto* page = new QWidget(m_tabs);
+    auto* form = new QFormLayout(page);
+    form->setFieldGrowthPolicy(QFormLayout::ExpandingFieldsGrow);
+    m_tabs->addTab(page, title);
+    return form;
+}
+
+QLineEdit* KernelSpecDialog::addField(QFormLayout* form, const QString& name, const QString& label,
+                                      const QString& tip) {
     auto* edit = new QLineEdit(this);
     edit->setObjectName(name);
     edit->setToolTip(tip);
-    m_form->addRow(label, edit);
+    form->addRow(label, edit);
     return edit;
+}
+
+QWidget* KernelSpecDialog::withButtons(QTableWidget* table, const QString& what) {
+    auto* box = new QWidget(this);
+    auto* add = new QPushButton(tr("Add %1").arg(tr(qPrintable(what))), box);
+    add->setObjectName(QStringLiteral("add") + what);
+    auto* remove = new QPushButton(tr("Remove %1").arg(tr(qPrintable(what))), box);
+    remove->setObjectName(QStringLiteral("remove") + what);
+    connect(add, &QPushButton::clicked, this, [this, table] { addRow(table); });
+    connect(remove, &QPushButton::clicked, this, [table] {
+        if (const int row = table->currentRow(); row >= 0)
+            table->removeRow(row);
+    });
+    auto* buttons = new QHBoxLayout;
+    buttons->addWidget(add);
+    buttons->addWidget(remove);
+    buttons->addStretch(1);
+    auto* layout = new QVBoxLayout(box);
+    layout->setContentsMargins(0, 0, 0, 0);
+    layout->addWidget(table);
+    layout->addLayout(buttons);
+    return box;
 }
 
 QLineEdit* KernelSpecDialog::field(const QString& name) const {
@@ -162,6 +324,9 @@ void KernelSpecDialog::reload() {
     for (const std::string& o : p.compilerOptions)
         options << qs(o);
     field(QStringLiteral("compilerOptions"))->setText(options.join(QLatin1Char(' ')));
+    field(QStringLiteral("deviceName"))->setText(p.device ? qs(p.device->name) : QString());
+    field(QStringLiteral("deviceId"))
+        ->setText(p.device && p.device->deviceId ? QString::number(*p.device->deviceId) : QString());
     QStringList sizes;
     for (const std::string& s : p.problemSize)
         sizes << qs(s);
@@ -182,28 +347,22 @@ void KernelSpecDialog::reload() {
         metrics << qs(m);
     field(QStringLiteral("metrics"))->setText(metrics.join(QLatin1Char(' ')));
     const Json json = Json::parse(p.toJson());
-    const Json* arguments = nullptr;
-    if (json.contains("KernelSpecification") && json["KernelSpecification"].contains("Arguments"))
-        arguments = &json["KernelSpecification"]["Arguments"];
-    m_arguments->setRowCount(0);
-    for (std::size_t r = 0; arguments && r < arguments->size(); ++r) {
-        const Json& a = (*arguments)[r];
-        const bool scalar = a.value("MemoryType", std::string()) == "Scalar";
-        const int row = m_arguments->rowCount();
-        m_arguments->insertRow(row);
-        for (int c = 0; c < ArgColumns; ++c) {
-            const char* key = argumentKey(c, scalar);
-            QString text;
-            if (a.contains(key))
-                text = a[key].is_string() ? qs(a[key].get<std::string>()) : qs(a[key].dump());
-            m_arguments->setItem(row, c, new QTableWidgetItem(text));
-        }
-    }
-    m_arguments->resizeColumnsToContents();
+    fillTable(m_arguments, argumentColumns(), sectionOf(json, {"KernelSpecification", "Arguments"}));
+    fillTable(m_references, referenceColumns(), sectionOf(json, {"KernelSpecification", "ReferenceArguments"}));
     field(QStringLiteral("objectiveName"))->setText(p.objective ? qs(p.objective->name) : QString());
     field(QStringLiteral("objectiveCount"))->setText(p.objective ? qs(p.objective->count) : QString());
     field(QStringLiteral("objectiveScale"))
         ->setText(p.objective ? QString::number(p.objective->scale, 'g', 12) : QString());
+
+    const Json budget = sectionOf(json, {"Budget"});
+    field(QStringLiteral("budgetDuration"))->setText(budgetText(budget, "TuningDuration"));
+    field(QStringLiteral("budgetCount"))->setText(budgetText(budget, "ConfigurationCount"));
+    field(QStringLiteral("budgetFraction"))->setText(budgetText(budget, "ConfigurationFraction"));
+    field(QStringLiteral("searchName"))->setText(qs(p.searchName));
+    QStringList attributes;
+    for (const TuningProblem::SearchAttribute& a : p.searchAttributes)
+        attributes << QStringLiteral("%1 = %2").arg(qs(a.name), a.valueIsJson ? qs(a.value) : qs(Json(a.value).dump()));
+    m_searchAttributes->setPlainText(attributes.join(QLatin1Char('\n')));
 }
 
 bool KernelSpecDialog::apply() {
@@ -215,6 +374,7 @@ bool KernelSpecDialog::apply() {
         m_error->show();
         return false;
     };
+    const Json current = Json::parse(problem->toJson());
     std::vector<std::pair<std::string, Json>> fields;
     fields.emplace_back("/KernelSpecification/KernelName", textOrNull(field(QStringLiteral("kernelName"))));
     fields.emplace_back("/KernelSpecification/KernelFile", textOrNull(field(QStringLiteral("kernelFile"))));
@@ -223,6 +383,12 @@ bool KernelSpecDialog::apply() {
          field(QStringLiteral("compilerOptions"))->text().split(QLatin1Char(' '), Qt::SkipEmptyParts))
         options.push_back(o.toStdString());
     fields.emplace_back("/KernelSpecification/CompilerOptions", options.empty() ? Json(nullptr) : options);
+    fields.emplace_back("/KernelSpecification/Device/Name", textOrNull(field(QStringLiteral("deviceName"))));
+    const QString deviceId = field(QStringLiteral("deviceId"))->text().trimmed();
+    const auto id = spec::parseIntegerLiteral(deviceId.toStdString());
+    if (!deviceId.isEmpty() && !id)
+        return fail(tr("Device id: '%1' is not an integer").arg(deviceId));
+    fields.emplace_back("/KernelSpecification/Device/DeviceId", id ? Json(*id) : Json(nullptr));
     Json sizes = Json::array();
     for (const QString& s : field(QStringLiteral("problemSize"))->text().split(QLatin1Char(','), Qt::SkipEmptyParts))
         sizes.push_back(integerOrExpression(s));
@@ -252,8 +418,6 @@ bool KernelSpecDialog::apply() {
     }
     fields.emplace_back("/Tilescope/Shapes", shapes.empty() ? Json(nullptr) : shapes);
 
-    const Json name = textOrNull(field(QStringLiteral("objectiveName")));
-    const Json count = textOrNull(field(QStringLiteral("objectiveCount")));
     const QString scaleText = field(QStringLiteral("objectiveScale"))->text().trimmed();
     Json scale = nullptr;
     if (!scaleText.isEmpty()) {
@@ -268,44 +432,77 @@ bool KernelSpecDialog::apply() {
         metrics.push_back(m.toStdString());
     fields.emplace_back("/Tilescope/Metrics", metrics.empty() ? Json(nullptr) : metrics);
 
-    // The arguments: each row over the argument it was (its other fields kept), new rows new.
-    const Json current = Json::parse(problem->toJson());
-    Json before = Json::array();
-    if (current.contains("KernelSpecification") && current["KernelSpecification"].contains("Arguments"))
-        before = current["KernelSpecification"]["Arguments"];
-    Json arguments = Json::array();
-    for (int row = 0; row < m_arguments->rowCount(); ++row) {
-        Json a = row < static_cast<int>(before.size()) ? before[static_cast<std::size_t>(row)] : Json::object();
-        auto cell = [&](int column) {
-            const QTableWidgetItem* item = m_arguments->item(row, column);
-            return item ? item->text().trimmed() : QString();
-        };
-        const bool scalar = cell(ArgMemory) == QStringLiteral("Scalar");
-        a.erase(scalar ? "Size" : "Value");
-        for (int c = 0; c < ArgColumns; ++c) {
-            const char* key = argumentKey(c, scalar);
-            const QString text = cell(c);
-            if (text.isEmpty()) {
-                a.erase(key);
-            } else if (c == ArgFillValue) {
-                bool ok = false;
-                const double v = text.toDouble(&ok);
-                if (!ok)
-                    return fail(tr("Argument %1: the fill value '%2' is not a number").arg(row + 1).arg(text));
-                a[key] = v;
-            } else if (c == ArgSize && !scalar) {
-                a[key] = integerOrExpression(text);
-            } else {
-                a[key] = text.toStdString();
+    try {
+        const Json arguments = readTable(m_arguments, argumentColumns(),
+                                         sectionOf(current, {"KernelSpecification", "Arguments"}), tr("Argument"));
+        fields.emplace_back("/KernelSpecification/Arguments", arguments.empty() ? Json(nullptr) : arguments);
+        const Json references =
+            readTable(m_references, referenceColumns(),
+                      sectionOf(current, {"KernelSpecification", "ReferenceArguments"}), tr("Reference output"));
+        fields.emplace_back("/KernelSpecification/ReferenceArguments", references.empty() ? Json(nullptr) : references);
+    } catch (const std::invalid_argument& e) {
+        return fail(QString::fromStdString(e.what()));
+    }
+
+    fields.emplace_back("/Tilescope/Objective/Name", textOrNull(field(QStringLiteral("objectiveName"))));
+    fields.emplace_back("/Tilescope/Objective/Count", textOrNull(field(QStringLiteral("objectiveCount"))));
+    fields.emplace_back("/Tilescope/Objective/Scale", scale);
+
+    // The budget: an entry per type, in the file's order (its other fields kept), new ones after.
+    const Json budgetBefore = sectionOf(current, {"Budget"});
+    std::vector<std::pair<std::string, Json>> wanted;
+    for (const auto& [type, name] :
+         {std::pair{"TuningDuration", "budgetDuration"}, std::pair{"ConfigurationCount", "budgetCount"},
+          std::pair{"ConfigurationFraction", "budgetFraction"}}) {
+        const QString text = field(QLatin1String(name))->text().trimmed();
+        if (text.isEmpty())
+            continue;
+        bool ok = false;
+        const double value = text.toDouble(&ok);
+        if (!ok)
+            return fail(tr("Budget %1: '%2' is not a number").arg(QLatin1String(type), text));
+        wanted.emplace_back(type, value);
+    }
+    Json budget = Json::array();
+    for (const Json& b : budgetBefore.is_array() ? budgetBefore : Json::array()) {
+        for (auto& [type, value] : wanted) {
+            if (!value.is_null() && b.value("Type", std::string()) == type) {
+                Json entry = b;
+                entry["BudgetValue"] = std::exchange(value, nullptr);
+                budget.push_back(std::move(entry));
             }
         }
-        arguments.push_back(std::move(a));
     }
-    fields.emplace_back("/KernelSpecification/Arguments", arguments.empty() ? Json(nullptr) : arguments);
+    for (const auto& [type, value] : wanted)
+        if (!value.is_null())
+            budget.push_back(Json{{"Type", type}, {"BudgetValue", value}});
+    fields.emplace_back("/Budget", budget.empty() ? Json(nullptr) : budget);
 
-    fields.emplace_back("/Tilescope/Objective/Name", name);
-    fields.emplace_back("/Tilescope/Objective/Count", count);
-    fields.emplace_back("/Tilescope/Objective/Scale", scale);
+    // The search: its name and attributes (each line over the attribute it was).
+    const Json attributesBefore = sectionOf(current, {"Search", "Attributes"});
+    Json attributes = Json::array();
+    const QStringList attributeLines = m_searchAttributes->toPlainText().split(QLatin1Char('\n'), Qt::SkipEmptyParts);
+    for (int l = 0; l < attributeLines.size(); ++l) {
+        const qsizetype eq = attributeLines[l].indexOf(QLatin1Char('='));
+        const QString name = eq < 0 ? QString() : attributeLines[l].left(eq).trimmed();
+        if (name.isEmpty())
+            return fail(tr("Search attributes, line %1: '%2' is not NAME = VALUE").arg(l + 1).arg(attributeLines[l]));
+        const std::string valueText = attributeLines[l].mid(eq + 1).trimmed().toStdString();
+        Json value = Json::parse(valueText, nullptr, false);
+        if (value.is_discarded() || !(value.is_primitive()) || value.is_null())
+            value = valueText; // a bare word is a string
+        Json a = attributesBefore.is_array() && l < static_cast<int>(attributesBefore.size())
+                     ? attributesBefore[static_cast<std::size_t>(l)]
+                     : Json::object();
+        a["Name"] = name.toStdString();
+        a["Value"] = std::move(value);
+        attributes.push_back(std::move(a));
+    }
+    const Json searchName = textOrNull(field(QStringLiteral("searchName")));
+    if (searchName.is_null() && !attributes.empty())
+        return fail(tr("Search attributes need a search name"));
+    fields.emplace_back("/Search/Name", searchName);
+    fields.emplace_back("/Search/Attributes", attributes.empty() ? Json(nullptr) : attributes);
 
     try {
         auto edited = std::make_shared<const TuningProblem>(edit::setFields(*problem, fields));
@@ -318,19 +515,32 @@ bool KernelSpecDialog::apply() {
     return true;
 }
 
+void KernelSpecDialog::addRow(QTableWidget* table) {
+    const int row = table->rowCount();
+    table->insertRow(row);
+    QStringList defaults;
+    if (table == m_arguments) {
+        defaults = {QStringLiteral("arg%1").arg(row),
+                    QStringLiteral("float"),
+                    QStringLiteral("Vector"),
+                    QStringLiteral("ReadWrite"),
+                    QStringLiteral("ProblemSize[0]"),
+                    QStringLiteral("Constant"),
+                    QStringLiteral("0")};
+    } else {
+        const QTableWidgetItem* first = m_arguments->rowCount() > 0 ? m_arguments->item(0, 0) : nullptr;
+        const QString target = first ? first->text() : QString();
+        defaults = {
+            target + QStringLiteral("_ref"), target,    QStringLiteral("BinaryRaw"),          QString(),
+            target + QStringLiteral(".bin"), QString(), QStringLiteral("AbsoluteDifference"), QStringLiteral("1e-3")};
+    }
+    for (int c = 0; c < table->columnCount(); ++c)
+        table->setItem(row, c, new QTableWidgetItem(c < defaults.size() ? defaults[c] : QString()));
+    table->setCurrentCell(row, 0);
+}
+
 void KernelSpecDialog::addArgument() {
-    const int row = m_arguments->rowCount();
-    m_arguments->insertRow(row);
-    const QStringList defaults = {QStringLiteral("arg%1").arg(row),
-                                  QStringLiteral("float"),
-                                  QStringLiteral("Vector"),
-                                  QStringLiteral("ReadWrite"),
-                                  QStringLiteral("ProblemSize[0]"),
-                                  QStringLiteral("Constant"),
-                                  QStringLiteral("0")};
-    for (int c = 0; c < ArgColumns; ++c)
-        m_arguments->setItem(row, c, new QTableWidgetItem(defaults[c]));
-    m_arguments->setCurrentCell(row, ArgName);
+    addRow(m_arguments);
 }
 
 void KernelSpecDialog::removeSelectedArgument() {

@@ -1,9 +1,11 @@
 #pragma once
 
-// Edit > Kernel and Launch: the fields of a problem that are not its space, in one form: the
-// kernel's name, file and compiler options, the launch (ProblemSize, GlobalSize, LocalSize,
-// dynamic shared memory), the arguments, the shapes, the objective and the metrics. OK applies them as one undoable
-// edit, checked as a loaded file is; a bad field keeps the dialog open and says which and why.
+// Edit > Kernel and Launch: the fields of a problem that are not its space, on five tabs: the
+// kernel (name, file, compiler options, device), the launch (ProblemSize, GlobalSize, LocalSize,
+// dynamic shared memory), the arguments and reference outputs, the shapes, objective and
+// metrics, the budget and the search. OK applies them as one undoable edit, checked as a loaded
+// file is; a bad field keeps the dialog open and says which and why. Fields the form does not
+// show are kept as they were.
 
 #include <QDialog>
 
@@ -11,6 +13,7 @@ class QFormLayout;
 class QLabel;
 class QLineEdit;
 class QPlainTextEdit;
+class QTabWidget;
 class QTableWidget;
 
 namespace tilescope::views {
@@ -31,6 +34,13 @@ public:
     QPlainTextEdit* shapesEdit() const { return m_shapes; }
     /// The kernel's arguments, a row each: Name, Type, Memory, Access, Size or value, Fill, Fill value.
     QTableWidget* argumentTable() const { return m_arguments; }
+    /// The reference outputs, a row each: Name, Checks (the argument), Fill, Fill value, Data
+    /// source, Seed, Validation, Threshold.
+    QTableWidget* referenceTable() const { return m_references; }
+    QPlainTextEdit* searchAttributesEdit() const { return m_searchAttributes; }
+    QTabWidget* tabs() const { return m_tabs; }
+    /// A row with defaults at the end of the arguments or reference outputs.
+    void addRow(QTableWidget* table);
     void addArgument();
     void removeSelectedArgument();
     QLabel* errorLabel() const { return m_error; }
@@ -38,13 +48,17 @@ public:
     void accept() override;
 
 private:
-    QLineEdit* addField(const QString& name, const QString& label, const QString& tip);
+    QFormLayout* addPage(const QString& title);
+    QLineEdit* addField(QFormLayout* form, const QString& name, const QString& label, const QString& tip);
+    QWidget* withButtons(QTableWidget* table, const QString& what);
 
     ProblemDocument* m_document;
     QPlainTextEdit* m_shapes = nullptr;
+    QTabWidget* m_tabs = nullptr;
     QTableWidget* m_arguments = nullptr;
+    QTableWidget* m_references = nullptr;
+    QPlainTextEdit* m_searchAttributes = nullptr;
     QLabel* m_error = nullptr;
-    QFormLayout* m_form = nullptr;
 };
 
 } // namespace tilescope::views
