@@ -284,6 +284,32 @@ private slots:
         QCOMPARE(Expression::compile(chain, scope).evaluateInt(&x), expected);
     }
 
+    void lexemesForColouring() {
+        // Each piece as the parser reads it, with its byte offsets.
+        const std::string text = "BLOCK_M * 2 <= min(K, 0x40) and not LAYOUT in ['row']";
+        std::string classes;
+        for (const Lexeme& l : lexemes(text)) {
+            const char tag[] = {'N', 'S', 'n', 'b', 'k', 'o', '!'};
+            classes += text.substr(l.start, l.length) + ":" + tag[static_cast<int>(l.kind)] + " ";
+        }
+        QCOMPARE(QString::fromStdString(classes),
+                 QStringLiteral("BLOCK_M:n *:o 2:N <=:o min:b (:o K:n ,:o 0x40:N ):o and:k not:k LAYOUT:n in:k "
+                                "[:o 'row':S ]:o "));
+        // An expression that does not parse is still coloured; a lexical error makes the rest Invalid.
+        const auto partial = lexemes("x + ");
+        QCOMPARE(partial.size(), std::size_t(2));
+        const auto broken = lexemes("a = 1");
+        QCOMPARE(broken.size(), std::size_t(2));
+        QCOMPARE(broken[1].kind, LexemeKind::Invalid);
+        QCOMPARE(broken[1].start, std::size_t(2));
+        QCOMPARE(broken[1].length, std::size_t(3));
+        const auto unterminated = lexemes("x == 'ro");
+        QCOMPARE(unterminated.back().kind, LexemeKind::Invalid);
+        QCOMPARE(unterminated.back().start, std::size_t(5));
+        QVERIFY(lexemes("").empty());
+        QVERIFY(lexemes("   ").empty());
+    }
+
 private:
     nlohmann::json m_doc;
     std::unique_ptr<Environment> m_env;

@@ -89,6 +89,18 @@ bool equal(const Value& a, const Value& b);
 std::string repr(const Value& v);
 /// The names of the builtin functions (min, max, ...), which no variable may take.
 const std::vector<std::string>& builtinNames();
+
+/// What a piece of an expression's text is, for colouring it as it is typed.
+enum class LexemeKind : std::uint8_t { Number, String, Name, Builtin, Keyword, Operator, Invalid };
+struct Lexeme {
+    std::size_t start = 0;  ///< byte offset in the text
+    std::size_t length = 0; ///< bytes
+    LexemeKind kind = LexemeKind::Name;
+};
+/// The text's lexemes as the parser reads them (a builtin's name as Builtin), whether or not
+/// the expression parses; after a lexical error (an unterminated string, a stray '='), the
+/// rest of the text is one Invalid lexeme.
+std::vector<Lexeme> lexemes(std::string_view text);
 /// The Python type name: int, float, bool, str, list.
 const char* typeName(Kind k);
 

@@ -27,8 +27,9 @@ enum class Tok : std::uint8_t { End, Int, Float, Str, Name, Op, Keyword };
 
 struct Token {
     Tok kind = Tok::End;
-    int column = 1;
-    std::string text; // operator / name / keyword text; string contents for Str
+    int column = 1;      // 1-based, where the token starts
+    std::size_t end = 0; // 0-based, just past the token
+    std::string text;    // operator / name / keyword text; string contents for Str
     std::int64_t i = 0;
     double f = 0;
 };
@@ -46,8 +47,10 @@ public:
         : m_src(src)
         , m_source(source) {}
 
+    /// The tokens; on a lexical error, throws with tokensSoFar() holding those before it.
     std::vector<Token> run() {
-        std::vector<Token> out;
+        std::vector<Token>& out = m_out;
+        out.clear();
         std::vector<std::pair<char, int>> open; // brackets not closed yet, with their columns
         while (true) {
             skipSpace();
@@ -59,8 +62,9 @@ public:
                                     std::string("unexpected end of expression: '") + open.back().first +
                                         "' at column " + std::to_string(open.back().second) + " is not closed");
                 t.kind = Tok::End;
+                t.end = m_pos;
                 out.push_back(t);
-                return out;
+                return std::move(out);
             }
             const char c = m_src[m_pos];
             if (std::isdigit(static_cast<unsigned char>(c)) ||
@@ -109,9 +113,12 @@ public:
                     open.pop_back();
                 }
             }
+            t.end = m_pos;
             out.push_back(std::move(t));
         }
     }
+
+    const std::vector<Token>& tokensSoFar() const { return m_out; }
 
 private:
     void skipSpace() {
@@ -241,6 +248,7 @@ private:
     std::string_view m_src;
     const std::string& m_source;
     std::size_t m_pos = 0;
+    std::vector<Token> m_out;
 };
 
 int editDistance(std::string_view a, std::string_view b) {
@@ -812,7 +820,6 @@ private:
         return makeConst(m_tree.evaluate(*n, env), column);
     }
 
-
     std::unique_ptr<Node> name() {
         const Token t = next();
         std::string text = t.text;
@@ -868,9 +875,7 @@ private:
         int bestDistance = 3;
         std::vector<std::string> candidates;
         if (function) {
-            for (const char* f : {"min", "max", "abs", "ceil", "floor", "log2", "sqrt", "int", "float", "round", "len",
-                                  "pow", "bool", "range", "list", "tuple", "sum", "sorted"})
-                candidates.emplace_back(f);
+            candidates = builtinNames();
         } else {
             candidates = m_scope.names();
         }
@@ -974,3 +979,56 @@ std::unique_ptr<Node> parse(std::string_view source, const Scope& scope, ConstPo
 }
 
 } // namespace tilescope::expr::detail
+
+namespace tilescope::expr {
+
+std::vector<Lexeme> lexemes(std::string_view text) {
+    const std::string source(text);
+    detail::Lexer lexer(text, source);
+    std::size_t lexed = text.size();
+    std::vector<detail::Token> tokens;
+    try {
+        tokens = lexer.run();
+    } catch (const ExprError&) {
+        tokens = lexer.tokensSoFar();
+        lexed = tokens.empty() ? 0 : tokens.back().end;
+    }
+    std::vector<Lexeme> out;
+    for (const detail::Token& t : tokens) {
+        Lexeme l;
+        l.start = static_cast<std::size_t>(t.column - 1);
+        l.length = t.end - l.start;
+        switch (t.kind) {
+        case detail::Tok::End:
+            continue;
+        case detail::Tok::Int:
+        case detail::Tok::Float:
+            l.kind = LexemeKind::Number;
+            break;
+        case detail::Tok::Str:
+            l.kind = LexemeKind::String;
+            break;
+        case detail::Tok::Keyword:
+            l.kind = LexemeKind::Keyword;
+            break;
+        case detail::Tok::Op:
+            l.kind = LexemeKind::Operator;
+            break;
+        case detail::Tok::Name: {
+            detail::Builtin b{};
+            l.kind = detail::lookupBuiltin(t.text, b) ? LexemeKind::Builtin : LexemeKind::Name;
+            break;
+        }
+        }
+        out.push_back(l);
+    }
+    // After a lexical error: the rest, from its first non-blank character, cannot be read.
+    std::size_t rest = lexed;
+    while (rest < text.size() && std::isspace(static_cast<unsigned char>(text[rest])))
+        ++rest;
+    if (rest < text.size())
+        out.push_back({rest, text.size() - rest, LexemeKind::Invalid});
+    return out;
+}
+
+} // namespace tilescope::expr

@@ -5,6 +5,7 @@
 
 #include "mainwindow.h"
 #include "problem/compilecheck.h"
+#include "problem/expressionedit.h"
 #include "problem/kernelspecdialog.h"
 #include "problem/parametermodel.h"
 #include "problem/problemdocument.h"
@@ -32,6 +33,7 @@
 #include <QStandardPaths>
 #include <QTableView>
 #include <QTableWidget>
+#include <QTabWidget>
 #include <QTemporaryDir>
 #include <QToolButton>
 #include <QUndoStack>
@@ -68,6 +70,7 @@ private slots:
     void init();
     void editConditionCountsAsPython();
     void invalidExpressionKeepsTheLastCountStale();
+    void conditionTextIsColoured();
     void editParametersAndAddOne();
     void undoGivesBackTheExactProblem();
     void saveThenReopenIsEqual();
@@ -240,6 +243,54 @@ void TestEditor::invalidExpressionKeepsTheLastCountStale() {
     waitForCount();
     QVERIFY(!m_panel->countLabel()->property("stale").toBool());
     QVERIFY(m_panel->countLabel()->text() != before);
+}
+
+// Pixels of the edit (as drawn) within a small distance of `colour`.
+static int pixelsOf(QWidget* widget, const QColor& colour) {
+    const QImage image = widget->grab().toImage();
+    int n = 0;
+    for (int y = 0; y < image.height(); ++y)
+        for (int x = 0; x < image.width(); ++x) {
+            const QColor c = image.pixelColor(x, y);
+            n += std::abs(c.red() - colour.red()) + std::abs(c.green() - colour.green()) +
+                     std::abs(c.blue() - colour.blue()) <
+                 24;
+        }
+    return n;
+}
+
+void TestEditor::conditionTextIsColoured() {
+    open(QStringLiteral("kt_convolution"));
+    clickRow(m_panel->conditionView(), 1);
+    ExpressionEdit* edit = m_panel->conditionEditor();
+    edit->setFocus();
+    edit->selectAll();
+    const QString text = QStringLiteral("tile_size_x * 2 <= min(filter_width, 64) and not use_padding");
+    QTest::keyClicks(edit, text);
+    const QColor parameter = edit->colourAt(0);
+    const QColor number = edit->colourAt(static_cast<int>(text.indexOf(QLatin1Char('2'))));
+    const QColor builtin = edit->colourAt(static_cast<int>(text.indexOf(QStringLiteral("min"))));
+    const QColor name = edit->colourAt(static_cast<int>(text.indexOf(QStringLiteral("use_padding"))));
+    const QColor keyword = edit->colourAt(static_cast<int>(text.indexOf(QStringLiteral("and"))));
+    const QColor plain = edit->colourAt(static_cast<int>(text.indexOf(QLatin1Char('*'))));
+    QCOMPARE(plain, edit->palette().color(QPalette::Text));
+    const QSet<QRgb> distinct = {parameter.rgb(), number.rgb(), builtin.rgb(), name.rgb(), keyword.rgb(), plain.rgb()};
+    QVERIFY2(distinct.size() == 6, qPrintable(QStringList({parameter.name(), number.name(), builtin.name(), name.name(),
+                                                           keyword.name(), plain.name()})
+                                                  .join(QLatin1Char(' '))));
+    // filter_width is a parameter of this problem, use_padding is not.
+    QCOMPARE(edit->colourAt(static_cast<int>(text.indexOf(QStringLiteral("filter_width")))), parameter);
+    // As drawn: the parameters' colour is on screen.
+    QVERIFY(pixelsOf(edit, parameter) > 10);
+
+    // Past a lexical error ('=' for '=='), the rest is red; typing the fix colours it again.
+    QTest::keyClicks(edit, QStringLiteral(" = 1"));
+    const QColor invalid = edit->colourAt(edit->text().size() - 1);
+    QVERIFY(invalid != parameter && invalid != number && invalid != plain);
+    QVERIFY(pixelsOf(edit, invalid) > 5);
+    edit->setCursorPosition(static_cast<int>(edit->text().size()) - 2);
+    QTest::keyClick(edit, Qt::Key_Equal);
+    QCOMPARE(edit->colourAt(edit->text().size() - 1), number);
 }
 
 void TestEditor::editParametersAndAddOne() {
@@ -627,6 +678,14 @@ void TestEditor::budgetSearchDeviceAndReferences() {
     QCOMPARE(dialog.searchAttributesEdit()->toPlainText(), QStringLiteral("fraction = \"0.1\"\nseed = \"7\""));
     QCOMPARE(dialog.referenceTable()->rowCount(), 1);
     QCOMPARE(dialog.referenceTable()->item(0, 1)->text(), QStringLiteral("C"));
+    if (const QByteArray dir = qgetenv("TILESCOPE_SCREENSHOT_DIR"); !dir.isEmpty()) {
+        dialog.show();
+        for (int tab = 0; tab < dialog.tabs()->count(); ++tab) {
+            dialog.tabs()->setCurrentIndex(tab);
+            dialog.grab().save(QString::fromLocal8Bit(dir) + QStringLiteral("/kernel-and-launch-%1.png").arg(tab));
+        }
+        dialog.hide();
+    }
 
     // A budget that is not a number, a bad threshold, an attribute without a name: refused, said.
     typeInto(dialog.field(QStringLiteral("budgetFraction")), QStringLiteral("half"));

@@ -15,6 +15,7 @@
 #include <QPlainTextEdit>
 #include <QPushButton>
 #include <QRegularExpression>
+#include <QScreen>
 #include <QTabWidget>
 #include <QTableWidget>
 #include <QVBoxLayout>
@@ -196,7 +197,8 @@ KernelSpecDialog::KernelSpecDialog(ProblemDocument* document, QWidget* parent)
     addField(kernel, QStringLiteral("deviceName"), tr("Device name:"),
              tr("The GPU the problem was written for (Kernel Tuner's Device Name); informative"));
     addField(kernel, QStringLiteral("deviceId"), tr("Device id:"),
-             tr("The CUDA device to tune on when none is chosen; empty: the first"));
+             tr("The device index the file names (Kernel Tuner's DeviceId); kept in the file, informative: the Run "
+                "panel and tune --backend cuda:DEVICES choose the devices that run"));
 
     QFormLayout* launch = addPage(tr("Launch"));
     addField(launch, QStringLiteral("problemSize"), tr("Problem size:"),
@@ -211,7 +213,7 @@ KernelSpecDialog::KernelSpecDialog(ProblemDocument* document, QWidget* parent)
     addField(launch, QStringLiteral("sharedMemory"), tr("Dynamic shared memory:"),
              tr("Bytes per block, an expression"));
 
-    QFormLayout* arguments = addPage(tr("Arguments"));
+    QFormLayout* arguments = addPage(tr("Arguments"), true);
     m_arguments = makeTable(argumentColumns(), QStringLiteral("arguments"), this);
     m_arguments->setToolTip(tr("Types: float, double, half, bfloat16, int32, ...; Memory: Vector or Scalar; Access: "
                                "ReadOnly, WriteOnly or ReadWrite; Size: elements, an expression (M*K); a Scalar's "
@@ -266,13 +268,21 @@ KernelSpecDialog::KernelSpecDialog(ProblemDocument* document, QWidget* parent)
     layout->addWidget(m_tabs);
     layout->addWidget(m_error);
     layout->addWidget(buttons);
+    // Wide enough for the argument table's columns, within the screen.
+    const QRect screen = parent && parent->screen() ? parent->screen()->availableGeometry() : QRect(0, 0, 1280, 800);
+    const int em = fontMetrics().averageCharWidth();
+    resize(std::min(em * 110, screen.width() * 9 / 10), std::min(em * 80, screen.height() * 9 / 10));
     reload();
 }
 
-QFormLayout* KernelSpecDialog::addPage(const QString& title) {
+QFormLayout* KernelSpecDialog::addPage(const QString& title, bool grows) {
     auto* page = new QWidget(m_tabs);
-    auto* form = new QFormLayout(page);
+    auto* form = new QFormLayout;
     form->setFieldGrowthPolicy(QFormLayout::ExpandingFieldsGrow);
+    auto* layout = new QVBoxLayout(page);
+    layout->addLayout(form, grows ? 1 : 0);
+    if (!grows)
+        layout->addStretch(1); // the fields at the top, not spread over the tab
     m_tabs->addTab(page, title);
     return form;
 }

@@ -48,7 +48,7 @@ public:
     void accept() override;
 
 private:
-    QFormLayout* addPage(const QString& title);
+    QFormLayout* addPage(const QString& title, bool grows = false);
     QLineEdit* addField(QFormLayout* form, const QString& name, const QString& label, const QString& tip);
     QWidget* withButtons(QTableWidget* table, const QString& what);
 

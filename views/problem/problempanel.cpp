@@ -254,10 +254,18 @@ ProblemPanel::ProblemPanel(ProblemDocument* document, SpaceController* controlle
 
 ProblemPanel::~ProblemPanel() = default;
 
-void ProblemPanel::onProblemChanged() {
-    const auto problem = m_document->problem();
+void ProblemPanel::showProblem(const std::shared_ptr<const TuningProblem>& problem) {
     m_parameters->setProblem(problem);
     m_conditions->setProblem(problem);
+    QStringList names;
+    for (std::size_t i = 0; problem && i < problem->parameters.size(); ++i)
+        names << QString::fromStdString(problem->parameters[i].name);
+    m_conditionEdit->setParameterNames(names);
+}
+
+void ProblemPanel::onProblemChanged() {
+    const auto problem = m_document->problem();
+    showProblem(problem);
     m_conditionRow = -1;
     m_parameterRow = -1;
     m_lastSpace.reset();
@@ -360,8 +368,7 @@ void ProblemPanel::refreshModels() {
         // The selection follows the rows; the editors keep what is being typed.
         const QSignalBlocker conditionSignals(m_conditionView->selectionModel());
         const QSignalBlocker parameterSignals(m_parameterView->selectionModel());
-        m_parameters->setProblem(problem);
-        m_conditions->setProblem(problem);
+        showProblem(problem);
         const int conditions = problem ? static_cast<int>(problem->conditions.size()) : 0;
         const int parameters = problem ? static_cast<int>(problem->parameters.size()) : 0;
         m_conditionRow = std::min(condition, conditions - 1);

@@ -21,6 +21,10 @@ class QToolButton;
 class QSplitter;
 class QTableView;
 
+namespace tilescope {
+class TuningProblem;
+}
+
 namespace tilescope::views {
 
 class ConditionModel;
@@ -42,7 +46,7 @@ public:
     QTableView* parameterView() const { return m_parameterView; }
     QTableView* conditionView() const { return m_conditionView; }
     /// The editor of the selected condition: typing edits it, live.
-    QLineEdit* conditionEditor() const { return m_conditionEdit; }
+    ExpressionEdit* conditionEditor() const { return m_conditionEdit; }
     /// The editors of the selected parameter's name and values.
     QLineEdit* parameterNameEditor() const { return m_parameterName; }
     QLineEdit* parameterValuesEditor() const { return m_parameterValues; }
@@ -71,6 +75,8 @@ signals:
 
 private:
     void onProblemChanged();
+    /// The models and the condition editor's parameter names over `problem`.
+    void showProblem(const std::shared_ptr<const TuningProblem>& problem);
     void onProblemEdited();
     void refreshModels();
     void refreshHeader(); // the kernel and objective lines, the shapes
