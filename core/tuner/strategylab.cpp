@@ -276,6 +276,7 @@ StrategyLab::StrategyLab(const TuningProblem& problem, std::size_t shapeIndex, c
         s.performances[i] = e.performance;
         sum.recorded += e.recorded ? 1 : 0;
         sum.totalSeconds += e.seconds;
+        sum.compileSeconds += e.compileSeconds;
         if (e.ok()) {
             ++sum.ok;
             okPerformances.push_back(e.performance);
@@ -716,6 +717,7 @@ std::string labReportJson(const LabReport& report) {
     rec["median"] = s.median;
     rec["recorded_seconds"] = s.totalSeconds;
     rec["seconds_per_config"] = s.secondsPerConfig;
+    rec["compile_seconds_per_config"] = s.compileSeconds / static_cast<double>(std::max<std::uint64_t>(1, s.spaceSize));
     j["recording"] = rec;
     Json setup;
     setup["budget"] = report.budget;

@@ -62,9 +62,9 @@
 // External traces (runs made by other tools) are scored the same way: each distinct strategy of
 // a trace file is one row, its runs are the file's runs.
 
+#include "model/records.h"
 #include "search/strategy.h"
 #include "space/configspace.h"
-#include "model/records.h"
 
 #include <atomic>
 #include <cstddef>
@@ -111,6 +111,7 @@ struct LabSpaceSummary {
     double median = 0;           ///< median p over the ok configs
     double totalSeconds = 0;     ///< recorded seconds summed over the space
     double secondsPerConfig = 0; ///< tau: their mean over the space
+    double compileSeconds = 0;   ///< the compile part of totalSeconds
 };
 
 /// Summary statistics over runs.

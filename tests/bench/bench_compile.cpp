@@ -11,6 +11,7 @@
 #include "space/configspace.h"
 #include "spec/tuningproblem.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -86,12 +87,15 @@ int main(int argc, char** argv) {
                 cpuModel().c_str());
 
     const Run serial = timed(one, requests);
-    double compileSum = 0;
-    for (const CompileResult& r : serial.results)
+    double compileSum = 0, slowest = 0;
+    for (const CompileResult& r : serial.results) {
         compileSum += r.seconds;
-    std::printf("  1 thread:              %zu compiles in %7.2f s  %7.2f compiles/s  (NVRTC %.2f s per config)\n",
+        slowest = std::max(slowest, r.seconds);
+    }
+    std::printf("  1 thread:              %zu compiles in %7.2f s  %7.2f compiles/s  (NVRTC %.2f s per config, "
+                "slowest %.2f s)\n",
                 requests.size(), serial.seconds, static_cast<double>(requests.size()) / serial.seconds,
-                compileSum / static_cast<double>(requests.size()));
+                compileSum / static_cast<double>(requests.size()), slowest);
 
     const Run parallel = timed(pool, requests); // fills the empty cache
     std::printf("  pool of %2u threads:    %zu compiles in %7.2f s  %7.2f compiles/s  %.2fx one thread\n",

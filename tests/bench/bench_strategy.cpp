@@ -144,5 +144,5 @@ int main(int argc, char** argv) {
     }
     std::printf("\nbayes, median time per proposal with %zu observations: goal (10 ms) %s\n", observations,
                 goalMet ? "met" : "missed");
-    return 0;
+    return goalMet ? 0 : 1;
 }

@@ -84,7 +84,10 @@ Typed typeCondition(const QString& problem, const QString& condition, int keyMs,
     if (!window.openProblem(problem))
         return out;
     ProblemPanel* panel = window.problemPanel();
-    waitFor([&] { return !window.spaceController()->isBusy(); }, 600'000);
+    if (!waitFor([&] { return !window.spaceController()->isBusy(); }, 600'000)) {
+        std::fprintf(stderr, "bench_editor: the space was not counted within 10 minutes\n");
+        return out;
+    }
     panel->selectCondition(0);
     QLineEdit* editor = panel->conditionEditor();
     editor->setFocus();

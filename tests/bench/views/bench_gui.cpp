@@ -35,6 +35,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <functional>
 #include <random>
 #include <vector>
@@ -292,7 +293,10 @@ int main(int argc, char** argv) {
         meter.reset();
         t.start();
         change();
-        waitFor([&] { return drawnAt >= 0; }, 60'000);
+        if (!waitFor([&] { return drawnAt >= 0; }, 60'000)) {
+            std::fprintf(stderr, "bench_gui: '%s' was not drawn within 60 s\n", what);
+            std::exit(2);
+        }
         const double ms = double(drawnAt) / 1e6;
         QObject::disconnect(c);
         QObject::disconnect(d);
@@ -334,5 +338,5 @@ int main(int argc, char** argv) {
     const double overall = std::max({worst, pacedStall, heatmapStall});
     std::printf("%s: worst stall %.1f ms against a goal of %.0f ms\n", overall <= kGoalMs ? "goal met" : "goal missed",
                 overall, kGoalMs);
-    return 0;
+    return overall <= kGoalMs ? 0 : 1;
 }
