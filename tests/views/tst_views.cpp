@@ -34,7 +34,9 @@
 #include <QTextLayout>
 #include <QtTest>
 
+#include <memory>
 #include <set>
+#include <vector>
 
 using namespace tilescope;
 using namespace tilescope::views;
@@ -535,23 +537,34 @@ void TestViews::mainWindowOpensAndGrabs() {
     QVERIFY(window.problemPanel()->conditionModel()->index(0, ConditionModel::RemovesColumn).data().toString() !=
             QStringLiteral("…"));
 
-    // Every model the window shows, proxies included, passes the tester with live data.
-    for (auto* view : window.findChildren<QAbstractItemView*>()) {
-        QAbstractItemModelTester tester(view->model(), QAbstractItemModelTester::FailureReportingMode::QtTest);
-        Q_UNUSED(tester);
-    }
+    // Every model the window shows, proxies included, passes the tester with live data: the
+    // testers watch every change from here to the end (a new sample, another shape).
+    std::vector<std::unique_ptr<QAbstractItemModelTester>> testers;
+    for (auto* view : window.findChildren<QAbstractItemView*>())
+        testers.push_back(std::make_unique<QAbstractItemModelTester>(
+            view->model(), QAbstractItemModelTester::FailureReportingMode::QtTest));
+    QVERIFY(testers.size() >= 3); // parameters, conditions, samples at least
 
     // Changing the seed in the panel draws another sample.
     QSignalSpy sampled(window.spaceController(), &SpaceController::samplesReady);
     window.spacePanel()->seedBox()->setValue(99);
     QTRY_COMPARE_WITH_TIMEOUT(sampled.count(), 1, kTimeoutMs);
     QCOMPARE(window.spaceController()->currentSamples()->seed, std::uint64_t(99));
+    QCOMPARE(window.spacePanel()->sampleModel()->rowCount(), 20);
 
     const QPixmap shot = window.grab();
     QVERIFY(!shot.isNull());
     QCOMPARE(shot.size(), window.size());
     if (const QByteArray dir = qgetenv("TILESCOPE_SCREENSHOT_DIR"); !dir.isEmpty())
         shot.save(QString::fromLocal8Bit(dir) + QStringLiteral("/tst_views_main.png"));
+
+    // Another shape: the space is built again and every model refilled, under the testers.
+    settled.clear();
+    window.problemPanel()->shapeBox()->setCurrentIndex(1);
+    QTRY_VERIFY_WITH_TIMEOUT(settled.count() >= 1 && !window.isBusy(), kTimeoutMs);
+    QCOMPARE(window.spacePanel()->statText(QStringLiteral("valid")),
+             formatCount(ConfigSpace::build(*problem, 1).size()));
+    QCOMPARE(window.spacePanel()->sampleModel()->rowCount(), 20);
 }
 
 void TestViews::mainWindowShowsLoadErrors() {
