@@ -86,9 +86,21 @@ const char* errorKindName(ErrorKind k) {
 }
 
 namespace {
+// The expression as a message quotes it: whole when short, else the part around the column, so
+// that a hostile one (100,000 parentheses) does not make a message of that size.
+std::string quoted(const std::string& expression, int column) {
+    constexpr std::size_t kWhole = 200, kSide = 60;
+    if (expression.size() <= kWhole)
+        return expression;
+    const std::size_t at = std::min(expression.size(), static_cast<std::size_t>(std::max(column, 1) - 1));
+    const std::size_t from = at > kSide ? at - kSide : 0;
+    const std::size_t to = std::min(expression.size(), at + kSide);
+    return (from > 0 ? "..." : "") + expression.substr(from, to - from) + (to < expression.size() ? "..." : "");
+}
+
 std::string composeExprError(ErrorKind kind, const std::string& expression, int column, const std::string& message) {
-    return "column " + std::to_string(column) + ": " + errorKindName(kind) + ": " + message + ", in '" + expression +
-           "'";
+    return "column " + std::to_string(column) + ": " + errorKindName(kind) + ": " + message + ", in '" +
+           quoted(expression, column) + "'";
 }
 } // namespace
 
@@ -641,9 +653,9 @@ bool Expression::Program::runTree(const Value* slotValues, Value& out, EvalStatu
         const TreeEvaluator evaluator(source, lists, slotValues);
         std::vector<Value> env;
         out = evaluator.evaluate(*tree, env);
-        const bool built = out.kind == Kind::List && std::any_of(lists.lists.begin(), lists.lists.end(), [&](const auto& l) {
-                               return l->value().list == out.list;
-                           });
+        const bool built =
+            out.kind == Kind::List && std::any_of(lists.lists.begin(), lists.lists.end(),
+                                                  [&](const auto& l) { return l->value().list == out.list; });
         if (built) {
             message = "a list built from variables cannot be the value of the expression; use it inside it "
                       "(len, min, max, sum, in)";
@@ -716,6 +728,17 @@ double Expression::evaluateNumber(const Value* slotValues) const {
 
 // ---------------------------------------------------------------- value lists
 
+namespace {
+// A value as a message shows it: long lists and strings cut short.
+std::string shortRepr(const Value& v) {
+    constexpr std::size_t kShown = 60;
+    std::string text = repr(v);
+    if (text.size() > kShown)
+        text = text.substr(0, kShown - 3) + "...";
+    return text;
+}
+} // namespace
+
 std::vector<Value> parseValueList(std::string_view source, std::vector<std::unique_ptr<std::string>>& strings) {
     const std::string text(source);
     ConstPool pool;
@@ -725,11 +748,11 @@ std::vector<Value> parseValueList(std::string_view source, std::vector<std::uniq
     auto root = parse(source, empty, pool, opts);
     if (root->value.kind != Kind::List)
         throw ExprError(ErrorKind::Type, text, root->column,
-                        "expected a list such as [1, 2, 4] or range(...), got " + repr(root->value));
+                        "expected a list such as [1, 2, 4] or range(...), got " + shortRepr(root->value));
     std::vector<Value> out;
     for (const Value& v : root->value.items()) {
         if (v.kind == Kind::List)
-            throw ExprError(ErrorKind::Type, text, root->column, "a value may not be a list: " + repr(v));
+            throw ExprError(ErrorKind::Type, text, root->column, "a value may not be a list: " + shortRepr(v));
         if (v.kind == Kind::Str) {
             strings.push_back(std::make_unique<std::string>(*v.s));
             out.push_back(Value::ofStr(strings.back().get()));

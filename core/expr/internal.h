@@ -80,7 +80,20 @@ struct Node {
     std::string name; // a slot's or a call's name, for messages
     /// Comprehension: per clause, the Local slot a `for` binds, or -1 for an `if`.
     std::vector<int> clauses;
+    /// How deep the recursive walks over this subtree go (its height, a comprehension's
+    /// clauses counted as levels); the parser keeps it within kMaxTreeHeight.
+    int height = 1;
 };
+
+/// Limits that keep every recursion over an expression within a small part of a thread's stack
+/// (8 MiB by default), also under AddressSanitizer, whose frames are several times larger.
+/// Parentheses, brackets, unary operators, `not`, `**` and conditional expressions nest the
+/// recursive-descent parser: a few KiB of stack a level (about 7 KiB with ASan).
+constexpr int kMaxNesting = 256;
+/// The height of the tree, which chains such as `a + b + c + ...` grow without nesting the
+/// parser: constant folding, code generation, the tree evaluator and the tree's destructor
+/// recurse once per level (well under 1 KiB each).
+constexpr int kMaxTreeHeight = 1024;
 
 /// Storage for the constants that a compiled program (or a parsed value list) owns.
 struct ConstPool {

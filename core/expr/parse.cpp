@@ -27,9 +27,10 @@ enum class Tok : std::uint8_t { End, Int, Float, Str, Name, Op, Keyword };
 
 struct Token {
     Tok kind = Tok::End;
-    int column = 1;      // 1-based, where the token starts
-    std::size_t end = 0; // 0-based, just past the token
-    std::string text;    // operator / name / keyword text; string contents for Str
+    int column = 1;        // 1-based, where the token starts
+    std::size_t end = 0;   // 0-based, just past the token
+    std::string text;      // operator / name / keyword text; string contents for Str
+    std::size_t match = 0; // an opening bracket: the index of the token that closes it
     std::int64_t i = 0;
     double f = 0;
 };
@@ -52,6 +53,7 @@ public:
         std::vector<Token>& out = m_out;
         out.clear();
         std::vector<std::pair<char, int>> open; // brackets not closed yet, with their columns
+        std::vector<std::size_t> openAt;        // and the indices of their tokens
         while (true) {
             skipSpace();
             Token t;
@@ -102,6 +104,7 @@ public:
                 }
                 if (t.text == "(" || t.text == "[") {
                     open.emplace_back(t.text[0], t.column);
+                    openAt.push_back(out.size());
                 } else if (t.text == ")" || t.text == "]") {
                     if (open.empty())
                         throw ExprError(ErrorKind::Syntax, m_source, t.column, "unmatched '" + t.text + "'");
@@ -111,6 +114,8 @@ public:
                                         "'" + t.text + "' does not close the '" + open.back().first + "' at column " +
                                             std::to_string(open.back().second));
                     open.pop_back();
+                    out[openAt.back()].match = out.size();
+                    openAt.pop_back();
                 }
             }
             t.end = m_pos;
@@ -355,9 +360,47 @@ private:
     }
     static bool isConst(const Node& n) { return n.kind == NodeKind::Const; }
 
+    // One level of the recursive descent, refused past kMaxNesting: a SyntaxError at the
+    // column where the level starts rather than a stack overflow.
+    class Nest {
+    public:
+        Nest(Parser& parser, int column)
+            : m_parser(parser) {
+            if (++m_parser.m_nesting > kMaxNesting) {
+                --m_parser.m_nesting;
+                throw m_parser.error(column, "too deeply nested: more than " + std::to_string(kMaxNesting) +
+                                                 " levels of parentheses, brackets, unary operators, 'not', '**' "
+                                                 "or conditional expressions");
+            }
+        }
+        ~Nest() { --m_parser.m_nesting; }
+        Nest(const Nest&) = delete;
+        Nest& operator=(const Nest&) = delete;
+
+    private:
+        Parser& m_parser;
+    };
+
+    // Sets the node's height from its children's; refuses a tree that the recursive walks
+    // (folding, code generation, the tree evaluator, destruction) could not afford.
+    void measure(Node& node) const {
+        int below = 0;
+        for (const auto& k : node.kids)
+            if (k)
+                below = std::max(below, k->height);
+        // A comprehension's clauses each take a level of TreeEvaluator::runClauses.
+        node.height = below + 1 + static_cast<int>(node.clauses.size());
+        if (node.height > kMaxTreeHeight)
+            throw error(node.column, "expression too deep: more than " + std::to_string(kMaxTreeHeight) +
+                                         " operations, each on the result of the next (a chain such as "
+                                         "'a + b + c + ...' or a comprehension's clauses); split it, or use "
+                                         "sum(), min() or max() of a list");
+    }
+
     // Replaces `node` by its value when all its inputs are constant and evaluating it succeeds;
     // when it fails (1/0), the node stays, so the error happens (and is reported) at run time.
     std::unique_ptr<Node> fold(std::unique_ptr<Node> node) {
+        measure(*node);
         EvalStatus st;
         Value out;
         switch (node->kind) {
@@ -440,6 +483,7 @@ private:
 
     // ---- grammar ----
     std::unique_ptr<Node> expression() {
+        const Nest nest(*this, peek().column);
         if (isKeyword("lambda"))
             throw error(peek().column, "lambda is not supported");
         auto body = disjunction();
@@ -482,6 +526,7 @@ private:
     std::unique_ptr<Node> inversion() {
         if (isKeyword("not")) {
             const int column = next().column;
+            const Nest nest(*this, column);
             auto n = std::make_unique<Node>();
             n->kind = NodeKind::Unary;
             n->unOp = UnOp::Not;
@@ -586,6 +631,7 @@ private:
         for (const auto& [text, op] : ops) {
             if (isOp(text)) {
                 const int column = next().column;
+                const Nest nest(*this, column);
                 auto n = std::make_unique<Node>();
                 n->kind = NodeKind::Unary;
                 n->unOp = op;
@@ -601,6 +647,7 @@ private:
         auto base = primary();
         if (isOp("**")) {
             const int column = next().column;
+            const Nest nest(*this, column);
             return binary(BinOp::Pow, column, std::move(base), factor()); // right-associative, binds unary on its right
         }
         return base;
@@ -743,16 +790,16 @@ private:
     }
 
     // Is there a 'for' at bracket depth 0 before the closing bracket?
+    // Nested brackets are skipped whole (the lexer matched them), so that deep nesting costs
+    // linear time, not a scan of the rest at every level.
     bool comprehensionAhead() const {
-        int depth = 0;
         for (std::size_t k = m_pos; k < m_toks.size(); ++k) {
             const Token& t = m_toks[k];
             if (t.kind == Tok::Op && (t.text == "(" || t.text == "["))
-                ++depth;
-            else if (t.kind == Tok::Op && (t.text == ")" || t.text == "]")) {
-                if (depth-- == 0)
-                    return false;
-            } else if (depth == 0 && t.kind == Tok::Keyword && t.text == "for")
+                k = t.match;
+            else if (t.kind == Tok::Op && (t.text == ")" || t.text == "]"))
+                return false;
+            else if (t.kind == Tok::Keyword && t.text == "for")
                 return true;
             else if (t.kind == Tok::End)
                 return false;
@@ -767,17 +814,15 @@ private:
     std::unique_ptr<Node> comprehension(int column) {
         // The loop variables first, so that the element, which comes before them, can use them.
         std::vector<std::string> targets;
-        int depth = 0;
         for (std::size_t k = m_pos; k < m_toks.size(); ++k) {
             const Token& t = m_toks[k];
             if (t.kind == Tok::Op && (t.text == "(" || t.text == "["))
-                ++depth;
+                k = t.match; // nested brackets skipped whole
             else if (t.kind == Tok::Op && (t.text == ")" || t.text == "]")) {
-                if (depth-- == 0)
-                    break;
+                break;
             } else if (t.kind == Tok::End) {
                 break;
-            } else if (depth == 0 && t.kind == Tok::Keyword && t.text == "for") {
+            } else if (t.kind == Tok::Keyword && t.text == "for") {
                 const Token& var = m_toks[std::min(k + 1, m_toks.size() - 1)];
                 if (var.kind != Tok::Name)
                     throw error(var.column, "expected a loop variable name after 'for', found " + describe(var));
@@ -812,6 +857,7 @@ private:
             }
         }
         m_locals.resize(base);
+        measure(*n);
         // One nested in another's element, or one over variables ("len([t for t in (TX, TY) if t > 4])"
         // in a condition), is evaluated with its expression; the rest are constants now.
         if (base > 0 || hasSlot(*n))
@@ -966,6 +1012,7 @@ private:
     ConstPool& m_pool;
     ParseOptions m_opts;
     std::vector<std::string> m_locals; // loop variables of the comprehensions being parsed, by Local slot
+    int m_nesting = 0;                 // levels of the recursive descent now open (Nest)
     TreeEvaluator m_tree{m_source, m_pool};
 };
 

@@ -1,5 +1,6 @@
 #include "spec/t1common.h"
 
+#include <algorithm>
 #include <cstdio>
 
 #include <charconv>
@@ -36,8 +37,23 @@ std::optional<std::int64_t> parseIntegerLiteral(std::string_view text) {
     return value;
 }
 
+namespace {
+// The expression as a message quotes it: whole when short, else the part around the column (as
+// ExprError::what() does), so that a hostile one does not make a message of its size.
+std::string quoted(const expr::ExprError& e) {
+    constexpr std::size_t kWhole = 200, kSide = 60;
+    const std::string& text = e.expression();
+    if (text.size() <= kWhole)
+        return text;
+    const std::size_t at = std::min(text.size(), static_cast<std::size_t>(std::max(e.column(), 1) - 1));
+    const std::size_t from = at > kSide ? at - kSide : 0;
+    const std::size_t to = std::min(text.size(), at + kSide);
+    return (from > 0 ? "..." : "") + text.substr(from, to - from) + (to < text.size() ? "..." : "");
+}
+} // namespace
+
 std::string describeExprErrorInline(const expr::ExprError& e) {
-    return std::string(expr::errorKindName(e.kind())) + ": " + e.message() + " in '" + e.expression() + "' at column " +
+    return std::string(expr::errorKindName(e.kind())) + ": " + e.message() + " in '" + quoted(e) + "' at column " +
            std::to_string(e.column());
 }
 
@@ -49,7 +65,7 @@ std::string exactNumber(double v) {
 
 std::string describeExprError(const expr::ExprError& e) {
     return "column " + std::to_string(e.column()) + ": " + expr::errorKindName(e.kind()) + ": " + e.message() +
-           " in '" + e.expression() + "'";
+           " in '" + quoted(e) + "'";
 }
 
 } // namespace tilescope::spec
