@@ -48,7 +48,7 @@ Json sessionMetadata(const SessionInfo& info) {
     meta["problem_hash"] = info.problemHash;
     meta["source_hash"] = info.sourceHash;
     meta["tool_version"] = info.toolVersion;
-    const Json provenance = Json::parse(info.provenanceJson.empty() ? "{}" : info.provenanceJson, nullptr, false);
+    const Json provenance = exchange::tryParseJson(info.provenanceJson.empty() ? "{}" : info.provenanceJson);
     meta["provenance"] = provenance.is_object() ? provenance : Json::object();
     meta["problem_json"] = info.problemJson;
     return meta;
@@ -451,12 +451,18 @@ std::string writeBestConfigsJson(const std::vector<BestConfig>& best) {
 
 std::vector<BestConfig> parseBestConfigsJson(const std::string& text, const std::string& fileName) {
     const Json doc = exchange::parseJson(text, fileName);
-    if (!doc.is_object() || doc.value("format", std::string()) != "tilescope-best-configs")
+    // Members of the wrong type read as absent (Json::value() would throw a type_error).
+    const auto str = [](const Json& object, const char* key) {
+        const auto it = object.find(key);
+        return it != object.end() && it->is_string() ? it->get<std::string>() : std::string();
+    };
+    if (!doc.is_object() || str(doc, "format") != "tilescope-best-configs")
         throw InputError(fileName, "/format",
                          "not a Tilescope best-config JSON (\"format\": \"tilescope-best-configs\")");
-    if (doc.value("version", 0) != 1)
+    if (const auto version = doc.find("version"); version == doc.end() || *version != 1)
         throw InputError(fileName, "/version",
-                         "unknown version " + doc.value("version", Json()).dump() + " (this version reads 1)");
+                         "unknown version " + (version == doc.end() ? std::string("(none)") : version->dump()) +
+                             " (this version reads 1)");
     const auto entries = doc.find("entries");
     if (entries == doc.end() || !entries->is_array())
         throw InputError(fileName, "/entries", "expected an array");
@@ -467,7 +473,7 @@ std::vector<BestConfig> parseBestConfigsJson(const std::string& text, const std:
         if (!e.is_object() || !e.contains("config") || !e["config"].is_object())
             throw InputError(fileName, where, "expected an object with a \"config\" object");
         BestConfig b;
-        b.kernel = e.value("kernel", std::string());
+        b.kernel = str(e, "kernel");
         if (const auto s = e.find("shape"); s != e.end() && s->is_object())
             for (auto d = s->begin(); d != s->end(); ++d)
                 if (d.value().is_number_integer())
@@ -476,17 +482,18 @@ std::vector<BestConfig> parseBestConfigsJson(const std::string& text, const std:
             for (const auto& v : *p)
                 if (v.is_number_integer())
                     b.problemSize.push_back(v.get<std::int64_t>());
-        b.device = e.value("device", std::string());
-        b.arch = e.value("arch", std::string());
+        b.device = str(e, "device");
+        b.arch = str(e, "arch");
         b.config = e["config"];
         if (const auto t = e.find("time_ms"); t != e.end() && t->is_number())
             b.timeMs = t->get<double>();
         if (const auto o = e.find("objective"); o != e.end() && o->is_object()) {
-            b.objectiveName = o->value("name", std::string());
+            b.objectiveName = str(*o, "name");
             if (const auto v = o->find("value"); v != o->end() && v->is_number())
                 b.objective = v->get<double>();
         }
-        b.sessionId = e.value("session", std::int64_t(0));
+        if (const auto id = e.find("session"); id != e.end() && id->is_number_integer())
+            b.sessionId = id->get<std::int64_t>();
         out.push_back(std::move(b));
     }
     return out;

@@ -8,114 +8,17 @@
 
 #include <algorithm>
 #include <cctype>
+#include <charconv>
+#include <climits>
 #include <cmath>
 #include <cstring>
 #include <fstream>
 #include <numeric>
 #include <sstream>
 
-#include <zlib.h>
-
 namespace tilescope {
 
 using Json = nlohmann::ordered_json;
-
-namespace exchange {
-
-nlohmann::ordered_json parseJson(const std::string& text, const std::string& fileName) {
-    try {
-        return Json::parse(text);
-    } catch (const Json::parse_error& e) {
-        const std::size_t at = std::min<std::size_t>(e.byte > 0 ? e.byte - 1 : 0, text.size());
-        std::size_t line = 1, column = 1;
-        for (std::size_t i = 0; i < at; ++i) {
-            if (text[i] == '\n') {
-                ++line;
-                column = 1;
-            } else {
-                ++column;
-            }
-        }
-        std::size_t last = text.find_last_not_of(" \t\r\n");
-        const bool atEnd = last == std::string::npos || at >= last + 1;
-        const std::string where = "line " + std::to_string(line) + ", column " + std::to_string(column);
-        if (atEnd)
-            throw InputError(fileName, where,
-                             "the JSON ends early: the file is truncated or incomplete (" +
-                                 std::to_string(text.size()) + " bytes)");
-        std::string message = e.what();
-        // nlohmann's text starts "[json.exception.parse_error.101] parse error at line 1, column 5: ..."
-        if (const auto colon = message.find(": "); colon != std::string::npos)
-            message = message.substr(colon + 2);
-        throw InputError(fileName, where, "bad JSON: " + message);
-    }
-}
-
-// Recordings may be gzip-compressed (the demo recording is): inflated in memory.
-std::string gunzip(const std::string& bytes, const std::string& fileName, std::size_t maxBytes) {
-    z_stream stream{};
-    if (inflateInit2(&stream, 16 + MAX_WBITS) != Z_OK)
-        throw InputError(fileName, "", "cannot start decompressing the gzip file");
-    stream.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(bytes.data()));
-    stream.avail_in = static_cast<uInt>(bytes.size());
-    std::string out;
-    char chunk[1 << 16];
-    int rc = Z_OK;
-    while (rc == Z_OK) {
-        stream.next_out = reinterpret_cast<Bytef*>(chunk);
-        stream.avail_out = sizeof chunk;
-        rc = inflate(&stream, Z_NO_FLUSH);
-        out.append(chunk, sizeof chunk - stream.avail_out);
-        if (rc == Z_BUF_ERROR && stream.avail_in == 0)
-            break;
-        if (out.size() >= maxBytes) {
-            inflateEnd(&stream);
-            out.resize(maxBytes);
-            return out; // as much as was asked for
-        }
-    }
-    inflateEnd(&stream);
-    if (rc != Z_STREAM_END)
-        throw InputError(fileName, "",
-                         rc == Z_BUF_ERROR ? "the gzip data ends early: the file is truncated"
-                                           : "the gzip data is damaged (" +
-                                                 std::string(stream.msg ? stream.msg : "zlib error") + ")");
-    return out;
-}
-
-std::string readText(const std::filesystem::path& path, std::size_t maxBytes) {
-    std::error_code ec;
-    if (!std::filesystem::exists(path, ec))
-        throw InputError(path.string(), "", "no such file");
-    if (std::filesystem::is_directory(path, ec))
-        throw InputError(path.string(), "", "is a folder, not a file");
-    std::ifstream in(path, std::ios::binary);
-    if (!in)
-        throw InputError(path.string(), "", "cannot read the file");
-    char magic[2] = {};
-    in.read(magic, 2);
-    const bool gzip = in.gcount() == 2 && static_cast<unsigned char>(magic[0]) == 0x1f &&
-                      static_cast<unsigned char>(magic[1]) == 0x8b;
-    in.clear();
-    in.seekg(0);
-    std::string bytes;
-    if (gzip || maxBytes == std::string::npos) {
-        std::ostringstream text;
-        text << in.rdbuf();
-        bytes = text.str();
-    } else {
-        bytes.resize(maxBytes);
-        in.read(bytes.data(), static_cast<std::streamsize>(maxBytes));
-        bytes.resize(static_cast<std::size_t>(in.gcount()));
-    }
-    return gzip ? gunzip(bytes, path.string(), maxBytes) : bytes;
-}
-
-nlohmann::ordered_json number(double v) {
-    return std::isfinite(v) ? Json(v) : Json(nullptr);
-}
-
-} // namespace exchange
 
 namespace {
 
@@ -145,6 +48,54 @@ double toMs(double value, const std::string& unit) {
 double numberOr(const Json& object, const char* key, double fallback) {
     const auto it = object.find(key);
     return it != object.end() && it->is_number() ? it->get<double>() : fallback;
+}
+
+// A value as a message shows it: numbers as written, long strings cut, containers by their kind.
+std::string shown(const Json& v) {
+    if (v.is_array())
+        return "an array";
+    if (v.is_object())
+        return "an object";
+    std::string text = v.dump();
+    if (text.size() > 40)
+        text = text.substr(0, 37) + "...";
+    return text;
+}
+
+// An integer within [lo, hi]: an integral number (1e3 and 1000.0 too), else the file's error,
+// never a conversion out of range.
+std::int64_t integerIn(const Json& v, std::int64_t lo, std::int64_t hi, const std::string& file,
+                       const std::string& where) {
+    std::optional<std::int64_t> value;
+    if (v.is_number_unsigned()) {
+        const auto u = v.get<std::uint64_t>();
+        if (hi >= 0 && u <= static_cast<std::uint64_t>(hi))
+            value = static_cast<std::int64_t>(u);
+    } else if (v.is_number_integer()) {
+        value = v.get<std::int64_t>();
+    } else if (v.is_number_float()) {
+        const double d = v.get<double>();
+        // [-2^63, 2^63): where the conversion is defined.
+        if (std::trunc(d) == d && d >= -9223372036854775808.0 && d < 9223372036854775808.0)
+            value = static_cast<std::int64_t>(d);
+    }
+    if (!value || *value < lo || *value > hi) {
+        const std::string range = lo == INT64_MIN ? "a 64-bit integer"
+                                  : hi == INT64_MAX
+                                      ? "an integer of at least " + std::to_string(lo)
+                                      : "an integer from " + std::to_string(lo) + " to " + std::to_string(hi);
+        fail(file, where, "expected " + range + ", got " + shown(v));
+    }
+    return *value;
+}
+
+// The integer member `key` of `object` when it is there (and not null), checked as integerIn does.
+std::optional<std::int64_t> integerMember(const Json& object, const char* key, std::int64_t lo, std::int64_t hi,
+                                          const std::string& file, const std::string& where) {
+    const auto it = object.find(key);
+    if (it == object.end() || it->is_null())
+        return std::nullopt;
+    return integerIn(*it, lo, hi, file, where + "/" + key);
 }
 
 // Median, min, max, sample stdev of runtimes in ms.
@@ -178,8 +129,8 @@ std::vector<double> numbers(const Json& array) {
     return out;
 }
 
-// Session fields of Tilescope's T4 metadata ("metadata": {"tilescope": {...}}).
-void readSessionMetadata(const Json& meta, SessionInfo& info) {
+// Session fields of Tilescope's T4 metadata ("metadata": {"tilescope": {...}}) at `where`.
+void readSessionMetadata(const Json& meta, SessionInfo& info, const std::string& file, const std::string& where) {
     auto str = [&](const char* key, std::string& out) {
         if (const auto it = meta.find(key); it != meta.end() && it->is_string())
             out = it->get<std::string>();
@@ -199,18 +150,18 @@ void readSessionMetadata(const Json& meta, SessionInfo& info) {
     str("tool_version", info.toolVersion);
     if (const auto it = meta.find("seed"); it != meta.end() && it->is_number_unsigned())
         info.seed = it->get<std::uint64_t>();
-    if (const auto it = meta.find("shape_index"); it != meta.end() && it->is_number_integer())
-        info.shapeIndex = it->get<std::int64_t>();
+    if (const auto v = integerMember(meta, "shape_index", 0, INT64_MAX, file, where))
+        info.shapeIndex = *v;
     if (const auto it = meta.find("space_size"); it != meta.end() && it->is_number_unsigned())
         info.spaceSize = it->get<std::uint64_t>();
     if (const auto it = meta.find("shape"); it != meta.end() && it->is_object())
         for (auto d = it->begin(); d != it->end(); ++d)
-            if (d.value().is_number_integer())
-                info.shape.emplace_back(d.key(), d.value().get<std::int64_t>());
+            info.shape.emplace_back(d.key(),
+                                    integerIn(d.value(), INT64_MIN, INT64_MAX, file, where + "/shape/" + d.key()));
     if (const auto it = meta.find("problem_size"); it != meta.end() && it->is_array())
-        for (const auto& v : *it)
-            if (v.is_number_integer())
-                info.problemSize.push_back(v.get<std::int64_t>());
+        for (std::size_t i = 0; i < it->size(); ++i)
+            info.problemSize.push_back(
+                integerIn((*it)[i], INT64_MIN, INT64_MAX, file, where + "/problem_size/" + std::to_string(i)));
     if (const auto it = meta.find("parameters"); it != meta.end() && it->is_array())
         for (const auto& v : *it)
             if (v.is_string())
@@ -219,8 +170,8 @@ void readSessionMetadata(const Json& meta, SessionInfo& info) {
         info.provenanceJson = it->dump();
 }
 
-// Tilescope's per-result extension object of our own T4 files.
-void readResultExtension(const Json& ext, ResultRecord& r) {
+// Tilescope's per-result extension object of our own T4 files and caches, at `where`.
+void readResultExtension(const Json& ext, ResultRecord& r, const std::string& file, const std::string& where) {
     Measurement& m = r.measurement;
     if (const auto it = ext.find("status"); it != ext.end() && it->is_string())
         if (const auto status = parseStatus(it->get<std::string>()))
@@ -236,31 +187,36 @@ void readResultExtension(const Json& ext, ResultRecord& r) {
         m.time.minMs = numberOr(*it, "min_ms", m.time.minMs);
         m.time.maxMs = numberOr(*it, "max_ms", m.time.maxMs);
         m.time.stdevMs = numberOr(*it, "stdev_ms", m.time.stdevMs);
-        m.time.samples = static_cast<int>(numberOr(*it, "samples", m.time.samples));
+        if (const auto v = integerMember(*it, "samples", 0, INT_MAX, file, where + "/time"))
+            m.time.samples = static_cast<int>(*v);
     }
     m.compileSeconds = numberOr(ext, "compile_s", m.compileSeconds);
     m.benchmarkSeconds = numberOr(ext, "benchmark_s", m.benchmarkSeconds);
     if (const auto it = ext.find("verification_error"); it != ext.end() && it->is_number())
         m.verificationError = it->get<double>();
-    if (const auto it = ext.find("device"); it != ext.end() && it->is_number_integer())
-        m.device = it->get<int>();
+    if (const auto v = integerMember(ext, "device", -1, INT_MAX, file, where))
+        m.device = static_cast<int>(*v);
     if (const auto it = ext.find("objective"); it != ext.end() && it->is_number())
         r.objective = it->get<double>();
-    if (const auto it = ext.find("block_size"); it != ext.end() && it->is_number_integer())
-        r.blockSize = it->get<std::int64_t>();
-    if (const auto it = ext.find("shared_dynamic"); it != ext.end() && it->is_number_integer())
-        r.sharedDynamic = it->get<std::int64_t>();
+    if (const auto v = integerMember(ext, "block_size", INT64_MIN, INT64_MAX, file, where))
+        r.blockSize = *v;
+    if (const auto v = integerMember(ext, "shared_dynamic", INT64_MIN, INT64_MAX, file, where))
+        r.sharedDynamic = *v;
     if (const auto it = ext.find("occupancy"); it != ext.end() && it->is_number())
         r.occupancy = it->get<double>();
     if (const auto it = ext.find("static"); it != ext.end() && it->is_object()) {
+        const std::string at = where + "/static";
+        auto field = [&](const char* key, std::int64_t fallback, std::int64_t lo, std::int64_t hi) {
+            return integerMember(*it, key, lo, hi, file, at).value_or(fallback);
+        };
         StaticInfo i;
-        i.registers = static_cast<int>(numberOr(*it, "registers", -1));
-        i.barriers = static_cast<int>(numberOr(*it, "barriers", 0));
-        i.stackFrame = static_cast<std::int64_t>(numberOr(*it, "stack_frame", 0));
-        i.spillStores = static_cast<std::int64_t>(numberOr(*it, "spill_stores", 0));
-        i.spillLoads = static_cast<std::int64_t>(numberOr(*it, "spill_loads", 0));
-        i.sharedStatic = static_cast<std::int64_t>(numberOr(*it, "shared_static", 0));
-        i.constantBytes = static_cast<std::int64_t>(numberOr(*it, "constant_bytes", 0));
+        i.registers = static_cast<int>(field("registers", -1, -1, INT_MAX));
+        i.barriers = static_cast<int>(field("barriers", 0, -1, INT_MAX));
+        i.stackFrame = field("stack_frame", 0, -1, INT64_MAX);
+        i.spillStores = field("spill_stores", 0, -1, INT64_MAX);
+        i.spillLoads = field("spill_loads", 0, -1, INT64_MAX);
+        i.sharedStatic = field("shared_static", 0, -1, INT64_MAX);
+        i.constantBytes = field("constant_bytes", 0, -1, INT64_MAX);
         m.staticInfo = i;
     }
     if (const auto it = ext.find("metrics"); it != ext.end() && it->is_object()) {
@@ -307,7 +263,7 @@ SessionData parseT4(const std::string& text, const std::string& fileName) {
         if (const auto t = m->find("tilescope"); t != m->end() && t->is_object())
             meta = &*t;
     if (meta)
-        readSessionMetadata(*meta, info);
+        readSessionMetadata(*meta, info, fileName, "/metadata/tilescope");
 
     std::size_t index = 0;
     for (const Json& entry : results) {
@@ -350,14 +306,18 @@ SessionData parseT4(const std::string& text, const std::string& fileName) {
             it != entry.end() && it->is_array() && !it->empty() && (*it)[0].is_string())
             objectiveName = (*it)[0].get<std::string>();
         if (const auto it = entry.find("measurements"); it != entry.end() && it->is_array()) {
+            std::size_t measIndex = 0;
             for (const Json& meas : *it) {
+                const std::string measWhere = where + "/measurements/" + std::to_string(measIndex++);
                 if (!meas.is_object() || !meas.contains("name") || !meas["name"].is_string())
                     continue;
                 const std::string name = meas["name"].get<std::string>();
                 const Json value = meas.value("value", Json());
                 if (!value.is_number())
                     continue; // strings and arrays (Kernel Tuner's "times") carry nothing we keep
-                const std::string unit = meas.value("unit", std::string());
+                const auto unitIt = meas.find("unit");
+                const std::string unit =
+                    unitIt != meas.end() && unitIt->is_string() ? unitIt->get<std::string>() : std::string();
                 const double v = value.get<double>();
                 if (name == "time") {
                     m.time.medianMs = toMs(v, unit);
@@ -370,7 +330,7 @@ SessionData parseT4(const std::string& text, const std::string& fileName) {
                 } else if (name == "time_stdev") {
                     m.time.stdevMs = toMs(v, unit);
                 } else if (name == "samples") {
-                    m.time.samples = static_cast<int>(v);
+                    m.time.samples = static_cast<int>(integerIn(value, 0, INT_MAX, fileName, measWhere + "/value"));
                 } else {
                     if (name == objectiveName && name != "time") {
                         r.objective = v;
@@ -387,7 +347,7 @@ SessionData parseT4(const std::string& text, const std::string& fileName) {
         if (const auto it = entry.find("timestamp"); it != entry.end() && it->is_string())
             r.recordedAt = it->get<std::string>();
         if (const auto it = entry.find("tilescope"); it != entry.end() && it->is_object())
-            readResultExtension(*it, r);
+            readResultExtension(*it, r, fileName, where + "/tilescope");
         data.results.push_back(std::move(r));
     }
     return data;
@@ -397,7 +357,7 @@ SessionData parseKernelTunerCache(const std::string& text, const std::string& fi
     Json doc;
     try {
         doc = parseJson(text, fileName);
-    } catch (const InputError&) {
+    } catch (const InputError& first) {
         // Kernel Tuner appends entries as it goes and closes the file at the end: a run that was
         // stopped leaves it open. Close it as Kernel Tuner's reader does; if that does not parse
         // either, the file is damaged and the first error is the one to report.
@@ -407,9 +367,11 @@ SessionData parseKernelTunerCache(const std::string& text, const std::string& fi
         if (!closed.empty() && closed.back() == ',')
             closed.pop_back();
         closed += "}\n}";
-        doc = Json::parse(closed, nullptr, false);
-        if (doc.is_discarded())
-            throw;
+        try {
+            doc = parseJson(closed, fileName); // with the same limits
+        } catch (const InputError&) {
+            throw first;
+        }
     }
     if (!doc.is_object())
         fail(fileName, "/", "not a Kernel Tuner cache: expected a JSON object");
@@ -450,7 +412,7 @@ SessionData parseKernelTunerCache(const std::string& text, const std::string& fi
     info.state = SessionState::Imported;
     // Tilescope's own caches carry the session (shape, problem, objective, ...) beside Kernel Tuner's fields.
     if (const auto it = doc.find("tilescope"); it != doc.end() && it->is_object()) {
-        readSessionMetadata(*it, info);
+        readSessionMetadata(*it, info, fileName, "/tilescope");
         info.parameters.clear();
         info.problemSize.clear();
     }
@@ -463,20 +425,26 @@ SessionData parseKernelTunerCache(const std::string& text, const std::string& fi
     }
     if (const auto it = doc.find("problem_size"); it != doc.end()) {
         if (it->is_array()) {
-            for (const auto& v : *it)
-                if (v.is_number_integer())
-                    info.problemSize.push_back(v.get<std::int64_t>());
-        } else if (it->is_number_integer()) {
-            info.problemSize.push_back(it->get<std::int64_t>());
+            for (std::size_t i = 0; i < it->size(); ++i)
+                if ((*it)[i].is_number())
+                    info.problemSize.push_back(
+                        integerIn((*it)[i], INT64_MIN, INT64_MAX, fileName, "/problem_size/" + std::to_string(i)));
+        } else if (it->is_number()) {
+            info.problemSize.push_back(integerIn(*it, INT64_MIN, INT64_MAX, fileName, "/problem_size"));
         } else if (it->is_string()) { // 1.1.0 allows "4096x4096" and the like
-            std::string digits;
-            for (const char c : it->get<std::string>() + " ") {
-                if (std::isdigit(static_cast<unsigned char>(c))) {
-                    digits += c;
-                } else if (!digits.empty()) {
-                    info.problemSize.push_back(std::stoll(digits));
-                    digits.clear();
+            const std::string text = it->get<std::string>();
+            for (std::size_t i = 0; i < text.size();) {
+                if (!std::isdigit(static_cast<unsigned char>(text[i]))) {
+                    ++i;
+                    continue;
                 }
+                std::int64_t v = 0;
+                const auto [end, ec] = std::from_chars(text.data() + i, text.data() + text.size(), v);
+                if (ec != std::errc())
+                    fail(fileName, "/problem_size",
+                         "the size " + shown(Json(text)) + " holds a number too large for 64 bits");
+                info.problemSize.push_back(v);
+                i = static_cast<std::size_t>(end - text.data());
             }
         }
     }
@@ -550,7 +518,7 @@ SessionData parseKernelTunerCache(const std::string& text, const std::string& fi
         }
         if (const auto ext = entry.find("tilescope"); ext != entry.end() && ext->is_object()) {
             m.message.clear(); // the exact message, if any, is in there
-            readResultExtension(*ext, r);
+            readResultExtension(*ext, r, fileName, where + "/tilescope");
         }
         data.results.push_back(std::move(r));
     }
@@ -590,7 +558,7 @@ RecordingFormat formatOfJson(const Json& doc) {
         return RecordingFormat::KernelTunerCache;
     if (doc.contains("results"))
         return RecordingFormat::T4;
-    if (doc.value("format", std::string()) == "tilescope-best-configs")
+    if (const auto it = doc.find("format"); it != doc.end() && *it == "tilescope-best-configs")
         return RecordingFormat::BestConfigs;
     if (isProblem(doc))
         return RecordingFormat::TuningProblem;
@@ -631,7 +599,7 @@ RecordingFormat detectRecordingFormat(const std::filesystem::path& path) {
     if (ResultStore::isDatabaseFile(path))
         return RecordingFormat::TilescopeDatabase;
     const std::string head = exchange::readText(path, kHeadBytes);
-    return formatOfText(head, Json::parse(head, nullptr, false));
+    return formatOfText(head, exchange::tryParseJson(head));
 }
 
 ResultStore openResults(const std::filesystem::path& path) {
@@ -657,7 +625,7 @@ std::vector<SessionData> readRecording(const std::filesystem::path& path) {
         return out;
     }
     const std::string text = exchange::readText(path);
-    const Json doc = Json::parse(text, nullptr, false);
+    const Json doc = exchange::tryParseJson(text);
     const RecordingFormat format = formatOfText(text, doc);
     switch (format) {
     case RecordingFormat::T4:

@@ -391,10 +391,13 @@ private:
         // A comprehension's clauses each take a level of TreeEvaluator::runClauses.
         node.height = below + 1 + static_cast<int>(node.clauses.size());
         if (node.height > kMaxTreeHeight)
-            throw error(node.column, "expression too deep: more than " + std::to_string(kMaxTreeHeight) +
-                                         " operations, each on the result of the next (a chain such as "
-                                         "'a + b + c + ...' or a comprehension's clauses); split it, or use "
-                                         "sum(), min() or max() of a list");
+            throw tooDeep(node.column);
+    }
+
+    ExprError tooDeep(int column) const {
+        return error(column, "expression too deep: more than " + std::to_string(kMaxTreeHeight) +
+                                 " operations, each on the result of the next (a chain such as 'a + b + c + ...' or a "
+                                 "comprehension's clauses); split it, or use sum(), min() or max() of a list");
     }
 
     // Replaces `node` by its value when all its inputs are constant and evaluating it succeeds;
@@ -840,6 +843,9 @@ private:
             throw error(peek().column, "expected 'for' in the comprehension, found " + describe(peek()) +
                                            " (a generator expression must be the only argument)");
         while (isKeyword("for")) {
+            // Refused as they come: each clause's names are looked up among the loop variables before it.
+            if (n->clauses.size() >= static_cast<std::size_t>(kMaxTreeHeight))
+                throw tooDeep(peek().column);
             next();
             const Token var = next();
             if (isOp(","))
@@ -851,6 +857,8 @@ private:
             n->clauses.push_back(static_cast<int>(m_locals.size()));
             m_locals.push_back(var.text);
             while (isKeyword("if")) {
+                if (n->clauses.size() >= static_cast<std::size_t>(kMaxTreeHeight))
+                    throw tooDeep(peek().column);
                 next();
                 n->kids.push_back(disjunction());
                 n->clauses.push_back(-1);

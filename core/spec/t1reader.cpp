@@ -27,6 +27,8 @@ using spec::Json;
 // Deep nesting cannot crash the parser (it keeps its own stack), but dumping, comparing and
 // copying JSON recurse; no honest problem file comes near this.
 constexpr int kMaxDepth = 64;
+// About a century, in seconds: more than any tuning run, well within a clock's range.
+constexpr std::int64_t kMaxDurationSeconds = 3'200'000'000;
 // A Config stores the index of each parameter's value in 16 bits.
 constexpr std::size_t kMaxValues = 65535;
 
@@ -161,6 +163,28 @@ std::string jsonMessage(const std::string& what) {
     return rest;
 }
 
+/// "NaN", "Infinity" or "-Infinity" (as Python's json module writes them) at the byte nlohmann
+/// stopped at, with where it starts; an empty word otherwise.
+std::pair<std::size_t, std::string_view> nonFiniteWordAt(std::string_view text, std::size_t at) {
+    auto letter = [](char c) { return std::isalpha(static_cast<unsigned char>(c)) != 0; };
+    at = std::min(at, text.size());
+    std::size_t start = at;
+    while (start > 0 && letter(text[start - 1]))
+        --start;
+    if (start > 0 && (text[start - 1] == '-' || text[start - 1] == '+'))
+        --start;
+    std::size_t end = start;
+    if (end < text.size() && (text[end] == '-' || text[end] == '+'))
+        ++end;
+    while (end < text.size() && letter(text[end]))
+        ++end;
+    const std::string_view word = text.substr(start, end - start);
+    static constexpr std::array kWords = {"NaN", "Infinity", "-Infinity", "+Infinity", "nan", "inf", "-inf", "+inf"};
+    if (std::none_of(kWords.begin(), kWords.end(), [&](const char* w) { return word == w; }))
+        return {start, {}};
+    return {start, word};
+}
+
 /// A JSON value and where it is.
 struct Node {
     const Json* json;
@@ -279,15 +303,23 @@ private:
         try {
             return Json::parse(text, callback);
         } catch (const Json::parse_error& e) {
+            const auto [start, word] = nonFiniteWordAt(text, e.byte > 0 ? e.byte - 1 : 0);
+            if (!word.empty())
+                fail(lineColumn(text, start + 1),
+                     std::string(word) + " is not JSON: JSON has no NaN or Infinity (Python's json module writes "
+                                         "them); expected a number");
             fail(lineColumn(text, e.byte), jsonMessage(e.what()));
         } catch (const Json::exception& e) {
             // out_of_range 406, "number overflow parsing '1e400'", comes without a position:
             // find the number in the text instead.
-            const std::string message = jsonMessage(e.what());
+            std::string message = jsonMessage(e.what());
             const std::size_t open = message.find('\'');
             const std::size_t close = message.rfind('\'');
             if (open != std::string::npos && close > open + 1) {
-                const std::size_t at = text.find(message.substr(open + 1, close - open - 1));
+                const std::string number = message.substr(open + 1, close - open - 1);
+                if (e.id == 406)
+                    message += ": too large for a double (at most 1.8e308)";
+                const std::size_t at = text.find(number);
                 if (at != std::string::npos)
                     fail(lineColumn(text, at + 1), message);
             }
@@ -870,6 +902,13 @@ private:
                 fail(vn.ptr, "ConfigurationFraction must be at most 1, got " + vn->dump());
             if (b.type == "ConfigurationCount" && std::trunc(b.value) != b.value)
                 fail(vn.ptr, "ConfigurationCount must be a whole number, got " + vn->dump());
+            // Counts are exact in a double up to 2^53; durations beyond a century are a typo
+            // (and past 292 years would not fit the clocks' 64-bit nanoseconds).
+            if (b.type == "ConfigurationCount" && b.value > 9007199254740992.0)
+                fail(vn.ptr, "ConfigurationCount is too large (at most 2^53 = 9007199254740992), got " + vn->dump());
+            if (b.type == "TuningDuration" && b.value > static_cast<double>(kMaxDurationSeconds))
+                fail(vn.ptr, "TuningDuration is too large (at most " + std::to_string(kMaxDurationSeconds) +
+                                 " s, about a century), got " + vn->dump());
             keepUnknown(bn, {"Type", "BudgetValue"});
             m_p.budget.push_back(b);
         }
