@@ -17,13 +17,14 @@
 #include <QAbstractItemModelTester>
 #include <QCheckBox>
 #include <QComboBox>
-#include <QElapsedTimer>
 #include <QSignalSpy>
 #include <QTemporaryDir>
 #include <QtTest>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <map>
 #include <memory>
 
 using namespace tilescope;
@@ -273,7 +274,7 @@ private slots:
     void otherQuantities();
     void cellAtMapsCoordinates();
     void tooltipDescribesCell();
-    void aggregatesManyResultsFast();
+    void aggregatesManyResults();
 
     void widgetColourMapEqualsGrid();
     void widgetHoverMapsPixelsToCells();
@@ -492,31 +493,71 @@ void TestHeatmap::tooltipDescribesCell() {
     QCOMPARE(heatmapTitle(grid), QStringLiteral("min latency (µs) over the other parameters"));
 }
 
-void TestHeatmap::aggregatesManyResultsFast() {
+void TestHeatmap::aggregatesManyResults() {
+    // 100,000 results, against a plain reduction written here cell by cell: the best latency,
+    // and the median one with STAGES fixed. How long it takes: tests/bench/views/bench_results.
     const std::vector<ResultRecord> results = largeSet(100'000);
     HeatmapSpec spec;
     spec.xParameter = "BLOCK_M";
     spec.yParameter = "BLOCK_N";
-    QElapsedTimer timer;
-    timer.start();
     const HeatmapGrid best = views::aggregate(results, kSgemmNames, spec);
-    const qint64 bestNs = timer.nsecsElapsed();
     spec.reduction = Reduction::Median;
     spec.fixedValues = {{"STAGES", "8"}};
-    timer.restart();
     const HeatmapGrid median = views::aggregate(results, kSgemmNames, spec);
-    const qint64 medianNs = timer.nsecsElapsed();
-    timer.restart();
     const ResultSummary summary = summarize(results, kSgemmNames);
-    const qint64 summaryNs = timer.nsecsElapsed();
-    qInfo("aggregate 100,000 results: best %.1f ms, median with a fixed value %.1f ms; summarize %.1f ms",
-          double(bestNs) / 1e6, double(medianNs) / 1e6, double(summaryNs) / 1e6);
-    QCOMPARE(best.columns(), 4);
-    QCOMPARE(best.rows(), 5);
-    QCOMPARE(best.matchedCount, std::size_t(100'000));
-    QCOMPARE(best.okCount + best.failedCount, std::size_t(100'000));
-    QVERIFY(median.matchedCount > 10'000 && median.matchedCount < 30'000);
+
+    QCOMPARE(best.xValues, (QStringList{"8", "16", "32", "64"}));
+    QCOMPARE(best.yValues, (QStringList{"8", "16", "32", "64", "128"}));
+    QCOMPARE(median.xValues, best.xValues);
+    QCOMPARE(median.yValues, best.yValues);
     QCOMPARE(summary.parameterValues[6].size(), 5);
+    struct Expected {
+        std::vector<double> all; // latencies (µs) of the Ok results
+        std::vector<double> stages8;
+        std::uint32_t ok = 0;
+        std::uint32_t failed = 0;
+        std::uint32_t ok8 = 0;
+    };
+    std::map<std::pair<QString, QString>, Expected> expected;
+    std::size_t matched8 = 0;
+    std::size_t failedAll = 0;
+    for (const ResultRecord& r : results) {
+        Expected& e = expected[{QString::number(r.config["BLOCK_M"].get<int>()),
+                                QString::number(r.config["BLOCK_N"].get<int>())}];
+        const bool ok = r.status() == ResultStatus::Ok;
+        const bool stages8 = r.config["STAGES"].get<int>() == 8;
+        (ok ? e.ok : e.failed) += 1;
+        failedAll += ok ? 0 : 1;
+        matched8 += stages8 ? 1 : 0;
+        if (ok)
+            e.all.push_back(r.measurement.time.medianMs * 1000.0);
+        if (ok && stages8) {
+            e.stages8.push_back(r.measurement.time.medianMs * 1000.0);
+            ++e.ok8;
+        }
+    }
+    QCOMPARE(best.matchedCount, std::size_t(100'000));
+    QCOMPARE(best.okCount, std::size_t(100'000) - failedAll);
+    QCOMPARE(best.failedCount, failedAll);
+    QCOMPARE(median.matchedCount, matched8);
+    QVERIFY(matched8 > 10'000 && matched8 < 30'000); // one of five values: the fixed value filters
+    QCOMPARE(expected.size(), std::size_t(4 * 5));
+    for (int x = 0; x < best.columns(); ++x) {
+        for (int y = 0; y < best.rows(); ++y) {
+            Expected& e = expected.at({best.xValues[x], best.yValues[y]});
+            const QByteArray where =
+                QStringLiteral("BLOCK_M %1, BLOCK_N %2").arg(best.xValues[x], best.yValues[y]).toUtf8();
+            QVERIFY2(!e.all.empty() && !e.stages8.empty(), where.constData());
+            QCOMPARE(best.cell(x, y).okCount, e.ok);
+            QCOMPARE(best.cell(x, y).failedCount, e.failed);
+            QVERIFY2(same(best.cell(x, y).value, *std::min_element(e.all.begin(), e.all.end())), where.constData());
+            std::sort(e.stages8.begin(), e.stages8.end());
+            const std::size_t n = e.stages8.size();
+            const double middle = (e.stages8[(n - 1) / 2] + e.stages8[n / 2]) / 2;
+            QCOMPARE(median.cell(x, y).okCount, e.ok8);
+            QVERIFY2(same(median.cell(x, y).value, middle), where.constData());
+        }
+    }
 }
 
 // ------------------------------------------------------------------------------ heatmap widget
@@ -753,10 +794,7 @@ void TestHeatmap::scatterPointsAndThinning() {
 
     const std::vector<ResultRecord> large = largeSet(100'000);
     spec.colour.reset();
-    QElapsedTimer timer;
-    timer.start();
-    const ScatterData thinned = scatterPoints(large, spec, "TFLOP/s", 4000);
-    qInfo("scatter points of 100,000 results: %.1f ms", double(timer.nsecsElapsed()) / 1e6);
+    const ScatterData thinned = scatterPoints(large, spec, "TFLOP/s", 4000); // timed in bench_results
     QCOMPARE(thinned.points.size(), std::size_t(4000));
     QVERIFY(thinned.thinned());
     // The best result overall is among the points, first.
