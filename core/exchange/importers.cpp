@@ -432,19 +432,19 @@ SessionData parseKernelTunerCache(const std::string& text, const std::string& fi
         } else if (it->is_number()) {
             info.problemSize.push_back(integerIn(*it, INT64_MIN, INT64_MAX, fileName, "/problem_size"));
         } else if (it->is_string()) { // 1.1.0 allows "4096x4096" and the like
-            const std::string text = it->get<std::string>();
-            for (std::size_t i = 0; i < text.size();) {
-                if (!std::isdigit(static_cast<unsigned char>(text[i]))) {
+            const std::string sizes = it->get<std::string>();
+            for (std::size_t i = 0; i < sizes.size();) {
+                if (!std::isdigit(static_cast<unsigned char>(sizes[i]))) {
                     ++i;
                     continue;
                 }
                 std::int64_t v = 0;
-                const auto [end, ec] = std::from_chars(text.data() + i, text.data() + text.size(), v);
+                const auto [end, ec] = std::from_chars(sizes.data() + i, sizes.data() + sizes.size(), v);
                 if (ec != std::errc())
                     fail(fileName, "/problem_size",
-                         "the size " + shown(Json(text)) + " holds a number too large for 64 bits");
+                         "the size " + shown(Json(sizes)) + " holds a number too large for 64 bits");
                 info.problemSize.push_back(v);
-                i = static_cast<std::size_t>(end - text.data());
+                i = static_cast<std::size_t>(end - sizes.data());
             }
         }
     }
