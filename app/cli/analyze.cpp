@@ -6,6 +6,7 @@
 
 #include "analysis/staticanalysis.h"
 #include "base/error.h"
+#include "base/filewrite.h"
 #include "compile/compilecache.h"
 #include "compile/compileservice.h"
 #include "exchange/configcodec.h"
@@ -16,10 +17,10 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <fstream>
 #include <iostream>
 #include <memory>
 #include <numeric>
+#include <sstream>
 
 namespace tilescope::cli {
 
@@ -134,9 +135,7 @@ nlohmann::ordered_json recordJson(const ConfigAnalysis& r, const ConfigSpace& sp
 }
 
 void writeCsv(const std::string& path, const std::vector<ConfigAnalysis>& results, const ConfigSpace& space) {
-    std::ofstream out(path, std::ios::binary | std::ios::trunc);
-    if (!out)
-        throw InputError(path, "--csv", "cannot write the file");
+    std::ostringstream out;
     out << "index";
     for (int p = 0; p < space.parameterCount(); ++p)
         out << ',' << csvField(space.parameterName(p));
@@ -159,8 +158,7 @@ void writeCsv(const std::string& path, const std::vector<ConfigAnalysis>& result
             << (ok ? std::string(spillClassName(r.spill)) : std::string()) << ',' << r.compileSeconds << ','
             << (r.cached ? 1 : 0) << ',' << csvField(r.message.empty() ? r.occupancy.reason : r.message) << '\n';
     }
-    if (!out.flush())
-        throw InputError(path, "--csv", "cannot write the file");
+    writeFileAtomically(path, out.str(), "--csv");
 }
 
 std::string configTable(const std::vector<ConfigAnalysis>& results, const ConfigSpace& space) {
@@ -488,11 +486,13 @@ void registerAnalyze(CLI::App& app) {
     CLI::Option* sample = cmd->add_option("--sample", opt->sample,
                                           "Analyse N valid configs drawn at random without replacement (default: " +
                                               std::to_string(kDefaultSample) + ", or all when the space is that small)")
-                              ->check(CLI::PositiveNumber);
+                              ->check(wholeNumber(1, kAny));
     all->excludes(sample);
     cmd->add_option("--seed", opt->seed, "Seed of the sample (the same seed gives the same configs)")
-        ->capture_default_str();
-    cmd->add_option("--jobs,-j", opt->jobs, "Compile threads (default: one per hardware thread)");
+        ->capture_default_str()
+        ->check(wholeNumber(0, kAny));
+    cmd->add_option("--jobs,-j", opt->jobs, "Compile threads (default: one per hardware thread)")
+        ->check(wholeNumber(1, kMaxJobs));
     addShapeOption(cmd, opt->shape);
     cmd->add_flag("--json", opt->json,
                   "Print a JSON list of records, one per (config, arch): config, arch, status, registers, "

@@ -4,8 +4,12 @@
 #include "spec/tuningproblem.h"
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <cstdio>
+#include <limits>
+#include <optional>
+#include <string_view>
 #include <unistd.h>
 
 namespace tilescope::cli {
@@ -116,6 +120,74 @@ std::string formatDuration(double seconds) {
     return buf;
 }
 
+namespace {
+
+// The number's text without one leading '+' (which CLI11's conversion accepts too).
+std::string_view withoutPlus(std::string_view text) {
+    if (!text.empty() && text.front() == '+')
+        text.remove_prefix(1);
+    return text;
+}
+
+std::string inQuotes(const std::string& text) {
+    return "'" + text + "'";
+}
+
+// A finite decimal number, or nullopt (nan, inf, words, trailing characters).
+std::optional<double> finiteNumber(const std::string& input) {
+    const std::string_view text = withoutPlus(input);
+    double value = 0;
+    const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+    if (text.empty() || error != std::errc() || end != text.data() + text.size() || !std::isfinite(value))
+        return std::nullopt;
+    return value;
+}
+
+} // namespace
+
+CLI::Validator wholeNumber(std::uint64_t min, std::uint64_t max) {
+    const bool unbounded = max == std::numeric_limits<std::uint64_t>::max();
+    const std::string range = unbounded ? "a whole number, at least " + std::to_string(min)
+                                        : "a whole number from " + std::to_string(min) + " to " + std::to_string(max);
+    return CLI::Validator(
+        [min, max, range](std::string& input) -> std::string {
+            const std::string_view text = withoutPlus(input);
+            std::uint64_t value = 0;
+            const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+            if (text.empty() || error == std::errc::invalid_argument || end != text.data() + text.size())
+                return "expected " + range + ", got " + inQuotes(input);
+            if (error == std::errc::result_out_of_range || value < min || value > max)
+                return "expected " + range + ", got " + inQuotes(input) + " (out of range)";
+            return {};
+        },
+        unbounded ? "INT >= " + std::to_string(min)
+                  : "INT in [" + std::to_string(min) + ", " + std::to_string(max) + "]",
+        "WHOLE");
+}
+
+CLI::Validator positiveNumber() {
+    return CLI::Validator(
+        [](std::string& input) -> std::string {
+            const std::optional<double> value = finiteNumber(input);
+            if (!value || !(*value > 0))
+                return "expected a finite number greater than 0, got " + inQuotes(input);
+            return {};
+        },
+        "NUMBER > 0", "POSITIVE");
+}
+
+CLI::Validator fractionOfSpace() {
+    return CLI::Validator(
+        [](std::string& input) -> std::string {
+            const std::optional<double> value = finiteNumber(input);
+            if (!value || !(*value > 0 && *value <= 1))
+                return "expected a fraction of the space greater than 0 and at most 1 (0.1 is a tenth), got " +
+                       inQuotes(input);
+            return {};
+        },
+        "FRACTION in (0, 1]", "FRACTION");
+}
+
 std::vector<std::string> splitList(const std::string& text) {
     std::vector<std::string> out;
     std::size_t start = 0;
@@ -160,7 +232,8 @@ void addProblemArgument(CLI::App* command, std::string& path) {
 
 void addShapeOption(CLI::App* command, std::size_t& shape) {
     command->add_option("--shape", shape, "Which of the problem's shapes (Tilescope.Shapes), numbered from 0")
-        ->capture_default_str();
+        ->capture_default_str()
+        ->check(wholeNumber(0, kAny));
 }
 
 std::string formatCount(double n) {

@@ -11,6 +11,7 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -75,6 +76,21 @@ private:
     std::vector<bool> m_right;
     std::vector<std::vector<std::string>> m_rows;
 };
+
+/// Checks of numeric options, run on the text before CLI11 converts it, so that what a conversion
+/// would accept or wrap (nan, inf, -1 into an unsigned option, 1e3 or 2.5 into a whole number, a
+/// number past the type's range) is refused with what the option expects; CLI11 prefixes the
+/// option's name, and main() exits with kBadInput.
+/// A whole number from `min` to `max`, written in decimal.
+CLI::Validator wholeNumber(std::uint64_t min, std::uint64_t max);
+/// wholeNumber()'s `max` for no upper bound but the type's.
+inline constexpr std::uint64_t kAny = std::numeric_limits<std::uint64_t>::max();
+/// The most compile threads an option asks for.
+inline constexpr std::uint64_t kMaxJobs = 1024;
+/// A finite number greater than 0 (seconds, for example).
+CLI::Validator positiveNumber();
+/// A fraction of the space: a number greater than 0 and at most 1.
+CLI::Validator fractionOfSpace();
 
 /// Formats a duration for people: "850 ms", "12.3 s", "4 min 05 s".
 std::string formatDuration(double seconds);

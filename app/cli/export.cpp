@@ -5,11 +5,11 @@
 #include "cli.h"
 
 #include "base/error.h"
+#include "base/filewrite.h"
 #include "exchange/exchange.h"
 #include "store/resultstore.h"
 
 #include <cstdio>
-#include <fstream>
 #include <iostream>
 #include <optional>
 
@@ -66,13 +66,8 @@ int runExport(const ExportArgs& opt) {
         std::cout.flush();
         return kOk;
     }
-    std::ofstream out(opt.output, std::ios::binary | std::ios::trunc);
-    if (!out)
-        throw InputError(opt.output, "-o", "cannot write the file (a missing folder or no permission?)");
-    out << text;
-    out.close();
-    if (!out)
-        throw InputError(opt.output, "-o", "writing the file failed (disk full?)");
+    // Whole or not at all: a failed export leaves an earlier file of that name as it was.
+    writeFileAtomically(opt.output, text, "-o");
     std::fprintf(stderr, "wrote %s (%s, %zu bytes)\n", opt.output.c_str(), opt.format.c_str(), text.size());
     return kOk;
 }
@@ -97,9 +92,10 @@ void registerExport(CLI::App& app) {
     cmd->add_option("-o,--output", opt->output, "Write to FILE (default: standard output)");
     opt->sessionOption =
         cmd->add_option("--session", opt->session,
-                        "Export only this session (default: all; for t4 and kerneltuner the newest with results)");
+                        "Export only this session (default: all; for t4 and kerneltuner the newest with results)")
+            ->check(wholeNumber(1, std::numeric_limits<std::int64_t>::max()));
     cmd->add_option("--top", opt->top, "triton: configs per (shape, device)")
-        ->check(CLI::PositiveNumber)
+        ->check(wholeNumber(1, kAny))
         ->capture_default_str();
     setAction(cmd, [opt] { return runExport(*opt); });
 }

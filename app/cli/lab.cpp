@@ -5,17 +5,17 @@
 #include "cli.h"
 
 #include "base/error.h"
+#include "base/filewrite.h"
+#include "model/records.h"
 #include "search/strategy.h"
 #include "space/configspace.h"
 #include "spec/tuningproblem.h"
-#include "model/records.h"
 #include "tuner/strategylab.h"
 
 #include <atomic>
 #include <cmath>
 #include <csignal>
 #include <cstdio>
-#include <fstream>
 #include <memory>
 
 namespace tilescope::cli {
@@ -225,10 +225,7 @@ int runLab(const LabCliOptions& opt) {
         if (toStdout) {
             std::fwrite(text.data(), 1, text.size(), stdout);
         } else {
-            std::ofstream out(opt.json, std::ios::binary);
-            out << text;
-            if (!out)
-                throw InputError(opt.json, "--json", "cannot write the report");
+            writeFileAtomically(opt.json, text, "--json");
             std::printf("  report      %s\n", opt.json.c_str());
         }
     }
@@ -260,16 +257,17 @@ void registerLab(CLI::App& app) {
                         "); default: every one but exhaustive");
     cmd->add_option("--repeats", opt->repeats, "Runs per strategy, with seeds S, S+1, ...")
         ->capture_default_str()
-        ->check(CLI::Range(1, 100000));
-    opt->budgetOption = cmd->add_option("--budget", opt->budget, "Configs per run")->check(CLI::PositiveNumber);
+        ->check(wholeNumber(1, 100000));
+    opt->budgetOption = cmd->add_option("--budget", opt->budget, "Configs per run")->check(wholeNumber(1, kAny));
     opt->fractionOption =
         cmd->add_option("--fraction", opt->fraction, "Configs per run as a fraction of the space, in (0, 1]")
-            ->capture_default_str();
+            ->capture_default_str()
+            ->check(fractionOfSpace());
     opt->budgetOption->excludes(opt->fractionOption);
-    cmd->add_option("--seed", opt->seed, "Seed of the first run")->capture_default_str();
+    cmd->add_option("--seed", opt->seed, "Seed of the first run")->capture_default_str()->check(wholeNumber(0, kAny));
     cmd->add_option("--batch", opt->batch, "Configs a strategy proposes at a time")
         ->capture_default_str()
-        ->check(CLI::Range(1, 1000000));
+        ->check(wholeNumber(1, 1000000));
     cmd->add_option("--traces", opt->traces,
                     "Runs made by another tool to score the same way (repeatable): JSON {\"tool\": ..., \"runs\": "
                     "[{\"strategy\": ..., \"seed\": ..., \"configs\": [{name: value, ...}, ...]}]}; each strategy "

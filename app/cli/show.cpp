@@ -220,9 +220,10 @@ void registerShow(CLI::App& app) {
                     "Recorded results: a results database (tilescope-cli tune ... --db FILE, or import), a T4 file "
                     "or a Kernel Tuner cache (gzip-compressed or not)")
         ->required();
-    opt->sessionOption = cmd->add_option("--session", opt->session, "Which session (default: the newest)");
+    opt->sessionOption = cmd->add_option("--session", opt->session, "Which session (default: the newest)")
+                             ->check(wholeNumber(1, std::numeric_limits<std::int64_t>::max()));
     opt->topOption = cmd->add_option("--top", opt->top, "How many results, best first (default: 10; with --json all)")
-                         ->check(CLI::PositiveNumber);
+                         ->check(wholeNumber(1, kAny));
     cmd->add_flag("--json", opt->json,
                   "Print a JSON list of results, best first, each with config (name -> value), status, time_ms "
                   "and more");

@@ -185,9 +185,11 @@ void registerSpace(CLI::App& app) {
     addProblemArgument(cmd, opt->problemPath);
     cmd->add_flag("--count", opt->countOnly, "Print only the raw and valid sizes");
     cmd->add_option("--sample", opt->sample, "How many valid configs to draw at random, without replacement")
-        ->capture_default_str();
+        ->capture_default_str()
+        ->check(wholeNumber(0, kAny));
     cmd->add_option("--seed", opt->seed, "Seed of the random sample (the same seed gives the same sample)")
-        ->capture_default_str();
+        ->capture_default_str()
+        ->check(wholeNumber(0, kAny));
     addShapeOption(cmd, opt->shape);
     cmd->add_flag("--json", opt->json,
                   "Print one JSON object (raw_size, valid_size, samples as name -> value, and more)");

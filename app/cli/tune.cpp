@@ -293,18 +293,19 @@ void registerTune(CLI::App& app) {
                         "features), or auto (the one the strategy lab found best); default: the problem's "
                         "Search.Name, else auto with a budget and exhaustive without");
     opt->budgetOption =
-        cmd->add_option("--budget", opt->budget, "Evaluate at most N configs")->check(CLI::PositiveNumber);
+        cmd->add_option("--budget", opt->budget, "Evaluate at most N configs")->check(wholeNumber(1, kAny));
     opt->fractionOption = cmd->add_option("--fraction", opt->fraction, "Evaluate at most this fraction of the space")
-                              ->check(CLI::Range(0.0, 1.0));
+                              ->check(fractionOfSpace());
     opt->maxTimeOption = cmd->add_option("--max-time", opt->maxTime,
                                          "Stop after S seconds of tuning (with replay: of recorded time, the "
                                          "compile + measurement time of the configs replayed, summed; more than "
                                          "the recorded session's wall time when it compiled in parallel)")
-                             ->check(CLI::PositiveNumber);
+                             ->check(positiveNumber());
     opt->budgetOption->excludes(opt->fractionOption)->excludes(opt->maxTimeOption);
     opt->fractionOption->excludes(opt->maxTimeOption);
     cmd->add_option("--seed", opt->seed, "Seed of the random strategy (the same seed gives the same run)")
-        ->capture_default_str();
+        ->capture_default_str()
+        ->check(wholeNumber(0, kAny));
     cmd->add_option("--db", opt->db, "The results database (SQLite; created when missing)")->required();
     cmd->add_flag("--resume", opt->resume,
                   "Continue the newest session of the same problem, shape, backend, strategy and seed in the "
@@ -324,6 +325,7 @@ void registerTune(CLI::App& app) {
                                          "Tilescope.Metrics)")
                              ->group("CUDA backend");
     cmd->add_option("--jobs", opt->jobs, "With cuda: compile threads (default: one per hardware thread)")
+        ->check(wholeNumber(1, kMaxJobs))
         ->group("CUDA backend");
     CLI::Option* cacheDir = cmd->add_option("--cache-dir", opt->cacheDir,
                                             "With cuda: folder of the compile cache (default: $TILESCOPE_CACHE_DIR/"
@@ -339,23 +341,24 @@ void registerTune(CLI::App& app) {
                     "With cuda: kernel time to spend sampling each config, in seconds (sampling stops earlier "
                     "once the spread is under 0.5 %)")
         ->capture_default_str()
-        ->check(CLI::PositiveNumber)
+        ->check(positiveNumber())
         ->group("CUDA backend");
     cmd->add_option("--min-samples", opt->minSamples, "With cuda: timed launches per config at least")
         ->capture_default_str()
-        ->check(CLI::Range(1, 100000))
+        ->check(wholeNumber(1, 100000))
         ->group("CUDA backend");
     cmd->add_option("--config-timeout", opt->configTimeout,
                     "With cuda: a config without a result after S seconds is a timeout and its worker is "
                     "restarted (default: derived from --sample-time)")
-        ->check(CLI::PositiveNumber)
+        ->check(positiveNumber())
         ->group("CUDA backend");
     // A testing aid, hidden from --help: wall time per replayed config, so that a test can kill a run midway.
     cmd->add_option("--confirm", opt->confirm,
                     "After the search, measure the best N configs again and keep the new timings, so that the "
                     "winner is not a lucky sample (0: off; not with replay)")
-        ->capture_default_str();
-    cmd->add_option("--replay-delay-ms", opt->replayDelayMs)->group("");
+        ->capture_default_str()
+        ->check(wholeNumber(0, kAny));
+    cmd->add_option("--replay-delay-ms", opt->replayDelayMs)->check(wholeNumber(0, 3'600'000))->group("");
     cmd->footer("Without --budget, --fraction or --max-time, the problem's T1 Budget applies (none: the whole "
                 "space). Ctrl-C stops after the results in hand; --resume continues.\n"
                 "Exit status: 0 done, 2 bad input, 130 interrupted (resumable).");
