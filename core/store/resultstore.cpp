@@ -19,24 +19,75 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+// An open database: the connection and what its errors are told with.
+struct Connection {
+    sqlite3* db = nullptr;
+    std::filesystem::path path;
+    std::chrono::milliseconds busyTimeout{0};
+};
+
+std::string durationText(std::chrono::milliseconds ms) {
+    if (ms.count() < 1000)
+        return std::to_string(ms.count()) + " ms";
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.3g s", double(ms.count()) / 1000.0);
+    return buf;
+}
+
+// What a failed SQLite call means to the user. A locked, damaged, full or unwritable database is
+// something outside this program (another process, the disk, a tool that edited the file): an
+// InputError naming the file. Anything else would be a bug here. `why` is SQLite's message.
+[[noreturn]] void sqliteFailure(const Connection& c, int rc, const std::string& why, const std::string& doing = {}) {
+    const std::string file = c.path.string();
+    switch (rc & 0xff) {
+    case SQLITE_BUSY:
+    case SQLITE_LOCKED:
+        throw InputError(file, "",
+                         "the database is locked: another process (a tuner, an import, a sqlite3 shell) holds its "
+                         "lock, still after waiting " +
+                             durationText(c.busyTimeout) + "; try again when it is done");
+    case SQLITE_NOTADB:
+        throw InputError(file, "", "not a SQLite database, or a damaged one (" + why + ")");
+    case SQLITE_CORRUPT:
+        throw InputError(file, "",
+                         "the database is damaged (" + why +
+                             "); Tilescope cannot read it (`sqlite3 FILE .recover` may save what is left)");
+    case SQLITE_FULL:
+        throw InputError(file, "", "cannot write the database: the disk is full");
+    case SQLITE_READONLY:
+    case SQLITE_CANTOPEN:
+    case SQLITE_PERM:
+    case SQLITE_AUTH:
+        throw InputError(file, "", "cannot write the database or its journal (a read-only file or folder?): " + why);
+    case SQLITE_IOERR:
+        throw InputError(file, "", "cannot read or write the database file: " + why);
+    default:
+        throw std::runtime_error("SQLite: " + doing + why);
+    }
+}
+
 // A prepared statement, reset after each use. Column and bind indices follow SQLite (bind from 1,
 // columns from 0).
 class Statement {
 public:
     Statement() = default;
-    Statement(sqlite3* db, const char* sql)
-        : m_db(db) {
-        if (sqlite3_prepare_v3(db, sql, -1, SQLITE_PREPARE_PERSISTENT, &m_stmt, nullptr) != SQLITE_OK)
-            throw std::runtime_error(std::string("SQLite: cannot prepare: ") + sqlite3_errmsg(db) + " in: " + sql);
+    Statement(const Connection& c, const char* sql)
+        : m_conn(&c)
+        , m_db(c.db) {
+        if (const int rc = sqlite3_prepare_v3(m_db, sql, -1, SQLITE_PREPARE_PERSISTENT, &m_stmt, nullptr);
+            rc != SQLITE_OK)
+            sqliteFailure(c, rc, sqlite3_errmsg(m_db), "cannot prepare '" + std::string(sql) + "': ");
     }
     Statement(const Statement&) = delete;
     Statement& operator=(const Statement&) = delete;
     Statement(Statement&& o) noexcept
-        : m_db(o.m_db)
+        : m_conn(o.m_conn)
+        , m_db(o.m_db)
         , m_stmt(o.m_stmt) {
         o.m_stmt = nullptr;
     }
     Statement& operator=(Statement&& o) noexcept {
+        std::swap(m_conn, o.m_conn);
         std::swap(m_db, o.m_db);
         std::swap(m_stmt, o.m_stmt);
         return *this;
@@ -78,9 +129,9 @@ public:
             return true;
         if (rc == SQLITE_DONE)
             return false;
-        const std::string message = sqlite3_errmsg(m_db);
+        const std::string message = sqlite3_errmsg(m_db); // before the reset, which may clear it
         sqlite3_reset(m_stmt);
-        throw std::runtime_error("SQLite: " + message);
+        sqliteFailure(*m_conn, rc, message);
     }
     void run() {
         while (step()) {
@@ -109,6 +160,7 @@ private:
         if (rc != SQLITE_OK)
             throw std::runtime_error(std::string("SQLite: cannot bind: ") + sqlite3_errmsg(m_db));
     }
+    const Connection* m_conn = nullptr;
     sqlite3* m_db = nullptr;
     sqlite3_stmt* m_stmt = nullptr;
 };
@@ -130,11 +182,9 @@ std::string shapeJson(const SessionInfo& info) {
 
 } // namespace
 
-struct ResultStore::Impl {
-    std::filesystem::path path;
+struct ResultStore::Impl : Connection {
     bool readOnly = false;
     StoreOptions options;
-    sqlite3* db = nullptr;
     std::thread::id owner = std::this_thread::get_id();
     int schemaVersion = 0;
 
@@ -170,10 +220,10 @@ struct ResultStore::Impl {
 
     void exec(const char* sql) {
         char* error = nullptr;
-        if (sqlite3_exec(db, sql, nullptr, nullptr, &error) != SQLITE_OK) {
+        if (const int rc = sqlite3_exec(db, sql, nullptr, nullptr, &error); rc != SQLITE_OK) {
             const std::string message = error ? error : sqlite3_errmsg(db);
             sqlite3_free(error);
-            throw std::runtime_error("SQLite: " + message);
+            sqliteFailure(*this, rc, message);
         }
     }
 
@@ -194,18 +244,20 @@ struct ResultStore::Impl {
     }
 
     void prepareWriters() {
-        begin = Statement(db, "BEGIN IMMEDIATE");
-        commit = Statement(db, "COMMIT");
-        insertConfig = Statement(db, "INSERT INTO configs (session_id, space_index, key, config) VALUES (?, ?, ?, ?)");
+        begin = Statement(*this, "BEGIN IMMEDIATE");
+        commit = Statement(*this, "COMMIT");
+        insertConfig =
+            Statement(*this, "INSERT INTO configs (session_id, space_index, key, config) VALUES (?, ?, ?, ?)");
         insertResult = Statement(
-            db, "INSERT INTO results (session_id, config_id, status, time_ms, time_min_ms, time_max_ms, time_stdev_ms, "
-                "samples, objective, compile_s, benchmark_s, verification_error, registers, barriers, stack_frame, "
-                "spill_stores, spill_loads, shared_static, constant_bytes, block_size, shared_dynamic, occupancy, "
-                "device, metrics, message, log, recorded_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
-                "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+            *this,
+            "INSERT INTO results (session_id, config_id, status, time_ms, time_min_ms, time_max_ms, time_stdev_ms, "
+            "samples, objective, compile_s, benchmark_s, verification_error, registers, barriers, stack_frame, "
+            "spill_stores, spill_loads, shared_static, constant_bytes, block_size, shared_dynamic, occupancy, "
+            "device, metrics, message, log, recorded_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
+            "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
         // Scoped by session and status, so that results_by_session finds the few rows.
         deleteSkipped =
-            Statement(db, "DELETE FROM results WHERE session_id = ? AND status = 'skipped' AND config_id = ?");
+            Statement(*this, "DELETE FROM results WHERE session_id = ? AND status = 'skipped' AND config_id = ?");
     }
 
     std::int64_t configId(std::int64_t sessionId, const ResultRecord& r, bool& existed) {
@@ -214,7 +266,7 @@ struct ResultStore::Impl {
         if (first) {
             // The session's configs, once: this map is what keeps a config to one row per session
             // (a unique index would cost a third of a bulk import's time; one tuner drives a session).
-            Statement all(db, "SELECT key, id FROM configs WHERE session_id = ?");
+            Statement all(*this, "SELECT key, id FROM configs WHERE session_id = ?");
             all.bind(1, sessionId);
             while (all.step())
                 ids.emplace(all.text(0), all.integer(1));
@@ -297,7 +349,34 @@ struct ResultStore::Impl {
         return sqlite3_last_insert_rowid(db);
     }
 
-    static SessionInfo readSession(const Statement& s) {
+    // A value of a column this build does not know: a newer Tilescope's, or one edited by hand.
+    // Read as anything else it would silently change a result, so it is an error naming the row.
+    [[noreturn]] void unknownValue(const char* table, std::int64_t row, const char* column, const std::string& value,
+                                   const std::string& known) const {
+        throw InputError(path.string(), std::string(table) + " row " + std::to_string(row) + ", column " + column,
+                         "'" + value + "' is not a " + column + " this Tilescope knows (" + known +
+                             "); the database was perhaps written by a newer Tilescope, or edited");
+    }
+    static std::string knownStatuses() {
+        std::string known;
+        for (const ResultStatus s : kAllStatuses)
+            known += (known.empty() ? "" : ", ") + std::string(statusName(s));
+        return known;
+    }
+    static std::string knownStates() {
+        std::string known;
+        for (int i = 0; i <= static_cast<int>(SessionState::Imported); ++i)
+            known += (known.empty() ? "" : ", ") + std::string(sessionStateName(static_cast<SessionState>(i)));
+        return known;
+    }
+    ResultStatus readStatus(std::int64_t resultId, const std::string& text) const {
+        const std::optional<ResultStatus> status = parseStatus(text);
+        if (!status)
+            unknownValue("results", resultId, "status", text, knownStatuses());
+        return *status;
+    }
+
+    SessionInfo readSession(const Statement& s) const {
         SessionInfo info;
         info.id = s.integer(0);
         info.kernel = s.text(1);
@@ -331,7 +410,11 @@ struct ResultStore::Impl {
         info.spaceSize = static_cast<std::uint64_t>(s.integer(17));
         info.startedAt = s.text(18);
         info.endedAt = s.text(19);
-        info.state = parseSessionState(s.text(20)).value_or(SessionState::Failed);
+        const std::string state = s.text(20);
+        if (const std::optional<SessionState> known = parseSessionState(state))
+            info.state = *known;
+        else
+            unknownValue("sessions", info.id, "state", state, knownStates());
         info.message = s.text(21);
         info.toolVersion = s.text(22);
         return info;
@@ -344,12 +427,12 @@ struct ResultStore::Impl {
 
     std::vector<ResultRecord> readResults(std::int64_t sessionId) const {
         std::vector<ResultRecord> out;
-        Statement s(db, "SELECT r.id, c.space_index, c.config, r.status, r.time_ms, r.time_min_ms, r.time_max_ms, "
-                        "r.time_stdev_ms, r.samples, r.objective, r.compile_s, r.benchmark_s, r.verification_error, "
-                        "r.registers, r.barriers, r.stack_frame, r.spill_stores, r.spill_loads, r.shared_static, "
-                        "r.constant_bytes, r.block_size, r.shared_dynamic, r.occupancy, r.device, r.message, r.log, "
-                        "r.recorded_at, r.metrics FROM results r JOIN configs c ON c.id = r.config_id "
-                        "WHERE r.session_id = ? ORDER BY r.id");
+        Statement s(*this, "SELECT r.id, c.space_index, c.config, r.status, r.time_ms, r.time_min_ms, r.time_max_ms, "
+                           "r.time_stdev_ms, r.samples, r.objective, r.compile_s, r.benchmark_s, r.verification_error, "
+                           "r.registers, r.barriers, r.stack_frame, r.spill_stores, r.spill_loads, r.shared_static, "
+                           "r.constant_bytes, r.block_size, r.shared_dynamic, r.occupancy, r.device, r.message, r.log, "
+                           "r.recorded_at, r.metrics FROM results r JOIN configs c ON c.id = r.config_id "
+                           "WHERE r.session_id = ? ORDER BY r.id");
         s.bind(1, sessionId);
         while (s.step()) {
             ResultRecord r;
@@ -359,9 +442,10 @@ struct ResultStore::Impl {
                 r.spaceIndex = static_cast<std::uint64_t>(*index);
             r.config = ConfigValues::parse(s.text(2), nullptr, false);
             if (!r.config.is_object())
-                r.config = ConfigValues::object();
+                throw InputError(path.string(), "configs row of result " + std::to_string(r.id) + ", column config",
+                                 "not a JSON object of parameter values: '" + s.text(2).substr(0, 80) + "'");
             Measurement& m = r.measurement;
-            m.status = parseStatus(s.text(3)).value_or(ResultStatus::Skipped);
+            m.status = readStatus(r.id, s.text(3));
             m.time.medianMs = s.optReal(4).value_or(0);
             m.time.minMs = s.optReal(5).value_or(0);
             m.time.maxMs = s.optReal(6).value_or(0);
@@ -408,8 +492,8 @@ namespace {
     throw InputError(path.string(), "", message);
 }
 
-int queryInt(sqlite3* db, const char* sql) {
-    Statement s(db, sql);
+int queryInt(const Connection& c, const char* sql) {
+    Statement s(c, sql);
     return s.step() ? static_cast<int>(s.integer(0)) : 0;
 }
 
@@ -420,6 +504,28 @@ bool readsNothing(const std::filesystem::path& path) {
     char c = 0;
     in.read(&c, 1);
     return in.gcount() == 0;
+}
+
+// SQLite writes whole pages, so a file with its header but shorter than one page was cut short.
+// SQLite itself would read such a file as an empty database (and a read-write open would then
+// write a new schema over what is left); a longer one that lost pages it reports as damaged.
+std::string truncation(const std::filesystem::path& path) {
+    std::ifstream in(path, std::ios::binary);
+    unsigned char header[100] = {};
+    in.read(reinterpret_cast<char*>(header), sizeof header);
+    const auto got = static_cast<std::size_t>(in.gcount());
+    if (got < 16 || std::memcmp(header, "SQLite format 3", 16) != 0)
+        return {};
+    if (got < sizeof header)
+        return "the file has " + std::to_string(got) + " bytes, less than SQLite's 100-byte header (truncated)";
+    const unsigned raw = (unsigned(header[16]) << 8) | header[17];
+    const std::uintmax_t pageSize = raw == 1 ? 65536 : raw;
+    std::error_code ec;
+    const std::uintmax_t size = std::filesystem::file_size(path, ec);
+    if (!ec && size < pageSize)
+        return "the file has " + std::to_string(size) + " bytes, less than one of its " + std::to_string(pageSize) +
+               "-byte pages (truncated)";
+    return {};
 }
 
 } // namespace
@@ -456,10 +562,13 @@ ResultStore ResultStore::open(const std::filesystem::path& path, StoreMode mode,
     } else if (!isDatabaseFile(path) && !readsNothing(path)) {
         // (an empty file becomes a database; one it cannot read, SQLite reports below)
         openError(path, "not a SQLite database (a Tilescope results database is a SQLite file)");
+    } else if (const std::string cut = truncation(path); !cut.empty()) {
+        openError(path, "the database is damaged: " + cut);
     }
 
     auto impl = std::make_unique<Impl>();
     impl->path = path;
+    impl->busyTimeout = options.busyTimeout;
     impl->readOnly = readOnly;
     impl->options = options;
     const int flags =
@@ -478,18 +587,19 @@ ResultStore ResultStore::open(const std::filesystem::path& path, StoreMode mode,
 
     try {
         // Reading the schema is the first access: a damaged or foreign file fails here.
-        const int tables = queryInt(db, "SELECT count(*) FROM sqlite_master");
+        const int tables = queryInt(*impl, "SELECT count(*) FROM sqlite_master");
         const int hasVersion =
-            queryInt(db, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'schema_version'");
-        const int appId = queryInt(db, "PRAGMA application_id");
+            queryInt(*impl, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'schema_version'");
+        const int appId = queryInt(*impl, "PRAGMA application_id");
         if ((tables > 0 && !hasVersion) || (appId != 0 && appId != store::kApplicationId))
             openError(path, "a SQLite database, but not a Tilescope results database");
-        const int version = hasVersion ? queryInt(db, "SELECT max(version) FROM schema_version") : 0;
+        const int version = hasVersion ? queryInt(*impl, "SELECT max(version) FROM schema_version") : 0;
         if (version > kSchemaVersion)
-            openError(path, "the database has schema version " + std::to_string(version) +
-                                ", newer than this Tilescope reads (up to " + std::to_string(kSchemaVersion) +
-                                "): it was written by a newer Tilescope; use that version (its `export` writes "
-                                "T4 or CSV that this one reads)");
+            openError(path, "made by a newer Tilescope, schema " + std::to_string(version) + " > " +
+                                std::to_string(kSchemaVersion) + ": the database has schema version " +
+                                std::to_string(version) + ", newer than this Tilescope reads (up to " +
+                                std::to_string(kSchemaVersion) +
+                                "); open it with that version (its `export` writes T4 or CSV that this one reads)");
         if (readOnly) {
             if (version == 0)
                 openError(path, "an empty database: it holds no Tilescope schema yet");
@@ -508,7 +618,7 @@ ResultStore ResultStore::open(const std::filesystem::path& path, StoreMode mode,
                     if (m.version <= version)
                         continue;
                     impl->exec(m.sql);
-                    Statement mark(db,
+                    Statement mark(*impl,
                                    "INSERT INTO schema_version (version, applied_at, tool_version) VALUES (?, ?, ?)");
                     mark.bind(1, std::int64_t(m.version)).bind(2, nowIso8601()).bind(3, std::string(TILESCOPE_VERSION));
                     mark.run();
@@ -556,7 +666,7 @@ std::int64_t ResultStore::createSession(const SessionInfo& info) {
     m_impl->checkThread();
     m_impl->checkWritable();
     m_impl->commitNow();
-    Statement s(m_impl->db,
+    Statement s(*m_impl,
                 "INSERT INTO sessions (kernel, problem_json, problem_hash, source_hash, shape_index, shape, "
                 "problem_size, parameters, backend, strategy, seed, budget, device_name, arch, provenance, "
                 "objective_name, space_size, started_at, ended_at, state, message, tool_version) VALUES (?, ?, ?, ?, "
@@ -581,7 +691,7 @@ void ResultStore::setSessionState(std::int64_t sessionId, SessionState state, co
     m_impl->checkThread();
     m_impl->checkWritable();
     m_impl->commitNow();
-    Statement s(m_impl->db, "UPDATE sessions SET state = ?, ended_at = ?, message = ? WHERE id = ?");
+    Statement s(*m_impl, "UPDATE sessions SET state = ?, ended_at = ?, message = ? WHERE id = ?");
     s.bind(1, std::string(sessionStateName(state)));
     if (state == SessionState::Running)
         s.bindNull(2);
@@ -596,7 +706,7 @@ void ResultStore::setSessionProvenance(std::int64_t sessionId, const std::string
     m_impl->checkThread();
     m_impl->checkWritable();
     m_impl->commitNow();
-    Statement s(m_impl->db, "UPDATE sessions SET device_name = ?, arch = ?, provenance = ? WHERE id = ?");
+    Statement s(*m_impl, "UPDATE sessions SET device_name = ?, arch = ?, provenance = ? WHERE id = ?");
     s.bind(1, deviceName).bind(2, arch).bind(3, provenanceJson.empty() ? std::string("{}") : provenanceJson);
     s.bind(4, sessionId).run();
 }
@@ -607,7 +717,7 @@ void ResultStore::deleteSession(std::int64_t sessionId) {
     m_impl->beginIfNeeded();
     for (const char* sql : {"DELETE FROM results WHERE session_id = ?", "DELETE FROM configs WHERE session_id = ?",
                             "DELETE FROM sessions WHERE id = ?"}) {
-        Statement s(m_impl->db, sql);
+        Statement s(*m_impl, sql);
         s.bind(1, sessionId).run();
     }
     m_impl->commitNow();
@@ -616,33 +726,33 @@ void ResultStore::deleteSession(std::int64_t sessionId) {
 
 std::vector<SessionInfo> ResultStore::sessions() const {
     m_impl->checkThread();
-    Statement s(m_impl->db, (std::string(Impl::kSessionColumns) + "ORDER BY id").c_str());
+    Statement s(*m_impl, (std::string(Impl::kSessionColumns) + "ORDER BY id").c_str());
     std::vector<SessionInfo> out;
     while (s.step())
-        out.push_back(Impl::readSession(s));
+        out.push_back(m_impl->readSession(s));
     return out;
 }
 
 std::optional<SessionInfo> ResultStore::session(std::int64_t sessionId) const {
     m_impl->checkThread();
-    Statement s(m_impl->db, (std::string(Impl::kSessionColumns) + "WHERE id = ?").c_str());
+    Statement s(*m_impl, (std::string(Impl::kSessionColumns) + "WHERE id = ?").c_str());
     s.bind(1, sessionId);
     if (!s.step())
         return std::nullopt;
-    return Impl::readSession(s);
+    return m_impl->readSession(s);
 }
 
 std::optional<SessionInfo> ResultStore::findResumable(const SessionInfo& like) const {
     m_impl->checkThread();
-    Statement s(m_impl->db, (std::string(Impl::kSessionColumns) +
-                             "WHERE problem_hash = ? AND shape_index IS ? AND backend = ? AND strategy = ? AND "
-                             "seed = ? AND state != 'imported' ORDER BY id DESC LIMIT 1")
-                                .c_str());
+    Statement s(*m_impl, (std::string(Impl::kSessionColumns) +
+                          "WHERE problem_hash = ? AND shape_index IS ? AND backend = ? AND strategy = ? AND "
+                          "seed = ? AND state != 'imported' ORDER BY id DESC LIMIT 1")
+                             .c_str());
     s.bind(1, like.problemHash).bind(2, like.shapeIndex).bind(3, like.backend).bind(4, like.strategy);
     s.bind(5, static_cast<std::int64_t>(like.seed));
     if (!s.step())
         return std::nullopt;
-    return Impl::readSession(s);
+    return m_impl->readSession(s);
 }
 
 std::int64_t ResultStore::append(std::int64_t sessionId, const ResultRecord& record) {
@@ -660,8 +770,8 @@ void ResultStore::updateTiming(std::int64_t resultId, const TimingStats& time, s
     m_impl->checkThread();
     m_impl->checkWritable();
     m_impl->beginIfNeeded();
-    Statement s(m_impl->db, "UPDATE results SET time_ms = ?, time_min_ms = ?, time_max_ms = ?, time_stdev_ms = ?, "
-                            "samples = ?, objective = ?, benchmark_s = benchmark_s + ? WHERE id = ?");
+    Statement s(*m_impl, "UPDATE results SET time_ms = ?, time_min_ms = ?, time_max_ms = ?, time_stdev_ms = ?, "
+                         "samples = ?, objective = ?, benchmark_s = benchmark_s + ? WHERE id = ?");
     s.bind(1, time.medianMs).bind(2, time.minMs).bind(3, time.maxMs).bind(4, time.stdevMs);
     s.bind(5, static_cast<std::int64_t>(time.samples)).bind(6, objective).bind(7, addedBenchmarkSeconds);
     s.bind(8, resultId).run();
@@ -706,22 +816,21 @@ std::vector<ResultRecord> ResultStore::results(std::int64_t sessionId, bool rank
 
 std::uint64_t ResultStore::resultCount(std::int64_t sessionId) const {
     m_impl->checkThread();
-    Statement s(m_impl->db, "SELECT count(*) FROM results WHERE session_id = ?");
+    Statement s(*m_impl, "SELECT count(*) FROM results WHERE session_id = ?");
     s.bind(1, sessionId);
     return s.step() ? static_cast<std::uint64_t>(s.integer(0)) : 0;
 }
 
 StatusCounts ResultStore::statusCounts(std::int64_t sessionId) const {
     m_impl->checkThread();
-    Statement s(m_impl->db, "SELECT status, count(*) FROM results WHERE session_id = ? GROUP BY status");
+    Statement s(*m_impl, "SELECT status, count(*), min(id) FROM results WHERE session_id = ? GROUP BY status");
     s.bind(1, sessionId);
     StatusCounts counts;
     while (s.step()) {
-        if (const auto status = parseStatus(s.text(0))) {
-            const auto n = static_cast<std::uint64_t>(s.integer(1));
-            counts.byStatus[static_cast<std::size_t>(*status)] += n;
-            counts.total += n;
-        }
+        const ResultStatus status = m_impl->readStatus(s.integer(2), s.text(0));
+        const auto n = static_cast<std::uint64_t>(s.integer(1));
+        counts.byStatus[static_cast<std::size_t>(status)] += n;
+        counts.total += n;
     }
     return counts;
 }
