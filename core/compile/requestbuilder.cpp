@@ -4,8 +4,13 @@
 #include "spec/tuningproblem.h"
 
 #include <cctype>
+#include <cerrno>
+#include <filesystem>
 #include <fstream>
+#include <optional>
+#include <set>
 #include <sstream>
+#include <system_error>
 
 namespace tilescope {
 
@@ -24,19 +29,179 @@ std::string defineValue(const expr::Value& value) {
     return expr::repr(value);
 }
 
-RequestBuilder::RequestBuilder(const TuningProblem& problem) {
-    const std::filesystem::path path = problem.kernelPath();
-    std::ifstream in(path, std::ios::binary);
-    if (!in)
-        throw InputError(problem.fileName, "/KernelSpecification/KernelFile",
-                         "cannot read the kernel file '" + path.string() + "'");
-    std::ostringstream text;
-    text << in.rdbuf();
-    if (in.bad())
-        throw InputError(problem.fileName, "/KernelSpecification/KernelFile",
-                         "cannot read the kernel file '" + path.string() + "'");
+namespace {
 
-    m_base.source = text.str();
+namespace fs = std::filesystem;
+
+constexpr char kKernelField[] = "/KernelSpecification/KernelFile";
+// Larger than any kernel and its headers; a file past it is not source (a log, a data file).
+constexpr std::uintmax_t kMaxSourceBytes = 16u << 20;
+// Headers followed when checking what a kernel includes (a real kernel has a few dozen).
+constexpr std::size_t kMaxHeaders = 4096;
+
+// Why `path` is no source file a compiler can read, or "" when it is one.
+std::string sourceFileProblem(const fs::path& path) {
+    std::error_code ec;
+    const fs::file_status status = fs::status(path, ec);
+    if (!fs::exists(status))
+        return "not found";
+    if (fs::is_directory(status))
+        return "is a folder, not a source file";
+    if (fs::is_fifo(status))
+        return "is a named pipe, not a source file (the compiler would wait on it without end)";
+    if (!fs::is_regular_file(status))
+        return "is not a regular file (a device or a socket), so not a source file";
+    const std::uintmax_t size = fs::file_size(path, ec);
+    if (!ec && size > kMaxSourceBytes)
+        return "is " + std::to_string(size >> 20) + " MiB, more than a source file's " +
+               std::to_string(kMaxSourceBytes >> 20) + " MiB";
+    return {};
+}
+
+// The whole file, or nullopt with errno's reason in `why`.
+std::optional<std::string> readSource(const fs::path& path, std::string& why) {
+    errno = 0;
+    std::ifstream in(path, std::ios::binary);
+    std::ostringstream text;
+    if (in)
+        text << in.rdbuf();
+    if (!in || in.bad()) {
+        why = errno != 0 ? std::generic_category().message(errno) : "cannot read it";
+        return std::nullopt;
+    }
+    return text.str();
+}
+
+// The folders of -I, --include-path and the headers of -include, --pre-include in NVRTC options.
+void includeOptions(const std::vector<std::string>& options, std::vector<fs::path>& dirs,
+                    std::vector<std::string>& preIncludes) {
+    for (std::size_t i = 0; i < options.size(); ++i) {
+        const std::string& o = options[i];
+        const bool more = i + 1 < options.size();
+        if (o == "-I" || o == "--include-path") {
+            if (more)
+                dirs.emplace_back(options[++i]);
+        } else if (o.rfind("--include-path=", 0) == 0) {
+            dirs.emplace_back(o.substr(15));
+        } else if (o.rfind("-I", 0) == 0) {
+            dirs.emplace_back(o.substr(2));
+        } else if (o == "-include" || o == "--pre-include") {
+            if (more)
+                preIncludes.push_back(options[++i]);
+        } else if (o.rfind("--pre-include=", 0) == 0) {
+            preIncludes.push_back(o.substr(14));
+        }
+    }
+}
+
+// The file named by a line `#include "name"` or `#include <name>`: {name, quoted}.
+std::optional<std::pair<std::string, bool>> includedName(std::string_view line) {
+    auto skipSpace = [&] {
+        while (!line.empty() && (line.front() == ' ' || line.front() == '\t'))
+            line.remove_prefix(1);
+    };
+    skipSpace();
+    if (line.empty() || line.front() != '#')
+        return std::nullopt;
+    line.remove_prefix(1);
+    skipSpace();
+    if (line.rfind("include", 0) != 0)
+        return std::nullopt;
+    line.remove_prefix(7);
+    skipSpace();
+    if (line.empty() || (line.front() != '"' && line.front() != '<'))
+        return std::nullopt; // a macro names it: left to NVRTC
+    const bool quoted = line.front() == '"';
+    const std::size_t end = line.find(quoted ? '"' : '>', 1);
+    if (end == std::string_view::npos || end == 1)
+        return std::nullopt;
+    return std::pair<std::string, bool>(std::string(line.substr(1, end - 1)), quoted);
+}
+
+// NVRTC opens every header a kernel includes, and waits without end on a named pipe (NVRTC 13.0;
+// devices it refuses itself). So the headers that #include lines name literally are followed
+// first, as NVRTC looks for them (a quoted name beside the including file, then in the include
+// folders), each once: a header that is no source file is an error naming the file and line that
+// include it. Lines inside comments or #if are followed too, which can only refuse more; a name
+// that no folder has, and one given through a macro, are left to NVRTC's own message.
+void checkIncludes(const std::string& problemFile, const fs::path& kernel, const std::string& source,
+                   const std::vector<fs::path>& dirs, const std::vector<std::string>& preIncludes) {
+    struct Pending {
+        fs::path file;
+        std::string text;
+    };
+    std::vector<Pending> pending{{kernel, source}};
+    std::set<fs::path> seen;
+    std::error_code ec;
+    seen.insert(fs::weakly_canonical(kernel, ec));
+    // Finds `name` as NVRTC would and queues it; throws when it is no source file.
+    auto follow = [&](const std::string& name, bool quoted, const fs::path& from, const std::string& where) {
+        std::vector<fs::path> candidates;
+        const fs::path named(name);
+        if (named.is_absolute()) {
+            candidates.push_back(named);
+        } else {
+            if (quoted)
+                candidates.push_back(from.parent_path() / named);
+            for (const fs::path& dir : dirs)
+                candidates.push_back(dir / named);
+        }
+        for (const fs::path& candidate : candidates) {
+            std::error_code ignored;
+            // Not there, or a folder: NVRTC looks on, as the preprocessor does.
+            if (!fs::exists(candidate, ignored) || fs::is_directory(candidate, ignored))
+                continue;
+            if (const std::string why = sourceFileProblem(candidate); !why.empty())
+                throw InputError(problemFile, kKernelField,
+                                 where + " includes \"" + name + "\", and " + candidate.string() + " " + why);
+            if (seen.insert(fs::weakly_canonical(candidate, ignored)).second && seen.size() <= kMaxHeaders) {
+                std::string unreadable; // left to NVRTC's message
+                if (std::optional<std::string> text = readSource(candidate, unreadable))
+                    pending.push_back({candidate, std::move(*text)});
+            }
+            return;
+        }
+    };
+    for (const std::string& header : preIncludes)
+        follow(header, true, kernel, "the compiler option --pre-include");
+    while (!pending.empty()) {
+        const Pending current = std::move(pending.back());
+        pending.pop_back();
+        std::size_t lineNumber = 0;
+        std::string_view rest = current.text;
+        while (!rest.empty()) {
+            const std::size_t newline = rest.find('\n');
+            const std::string_view line = rest.substr(0, newline);
+            rest.remove_prefix(newline == std::string_view::npos ? rest.size() : newline + 1);
+            ++lineNumber;
+            if (line.find("include") == std::string_view::npos)
+                continue;
+            if (const auto included = includedName(line))
+                follow(included->first, included->second, current.file,
+                       current.file.filename().string() + " line " + std::to_string(lineNumber));
+        }
+    }
+}
+
+} // namespace
+
+RequestBuilder::RequestBuilder(const TuningProblem& problem) {
+    // NVRTC compiles CUDA C++ only: OpenCL or HIP source would come back as a pile of compile errors
+    // about the source, or compile as something it is not.
+    if (!problem.isCuda())
+        throw InputError(problem.fileName, "/KernelSpecification/Language",
+                         "the kernel is " +
+                             (problem.language.empty() ? std::string("of no language") : problem.language) +
+                             ", and NVRTC compiles CUDA kernels only (Language \"CUDA\")");
+    const std::filesystem::path path = problem.kernelPath();
+    if (const std::string why = sourceFileProblem(path); !why.empty())
+        throw InputError(problem.fileName, kKernelField, "the kernel file '" + path.string() + "' " + why);
+    std::string why;
+    std::optional<std::string> text = readSource(path, why);
+    if (!text)
+        throw InputError(problem.fileName, kKernelField, "cannot read the kernel file '" + path.string() + "': " + why);
+
+    m_base.source = std::move(*text);
     // The file name alone: diagnostics read "sgemm.cu(12): error ...", and the cache key (which
     // covers the name) stays the same wherever the checkout lives.
     m_base.sourceName = path.filename().string();
@@ -46,6 +211,10 @@ RequestBuilder::RequestBuilder(const TuningProblem& problem) {
     const std::filesystem::path dir = std::filesystem::absolute(path, ec).parent_path();
     if (!ec && !dir.empty())
         m_base.includeDirs.push_back(dir.string());
+    std::vector<fs::path> includeDirs(m_base.includeDirs.begin(), m_base.includeDirs.end());
+    std::vector<std::string> preIncludes;
+    includeOptions(m_base.options, includeDirs, preIncludes);
+    checkIncludes(problem.fileName, path, m_base.source, includeDirs, preIncludes);
 
     for (const TuningParameter& parameter : problem.parameters) {
         m_names.push_back(parameter.name);
@@ -66,8 +235,7 @@ RequestBuilder::RequestBuilder(const TuningProblem& problem) {
 
 bool RequestBuilder::mentions(std::string_view source, std::string_view identifier) {
     auto isWord = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; };
-    for (std::size_t at = source.find(identifier); at != std::string_view::npos;
-         at = source.find(identifier, at + 1)) {
+    for (std::size_t at = source.find(identifier); at != std::string_view::npos; at = source.find(identifier, at + 1)) {
         const std::size_t end = at + identifier.size();
         if ((at == 0 || !isWord(source[at - 1])) && (end >= source.size() || !isWord(source[end])))
             return true;
