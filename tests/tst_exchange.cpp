@@ -6,6 +6,8 @@
 #include "exchange/exchange.h"
 #include "store/resultstore.h"
 
+#include "testprograms.h"
+
 #include <QProcess>
 #include <QTemporaryDir>
 
@@ -162,10 +164,6 @@ std::string writeTemp(const std::string& text) {
     const std::string path = dir.filePath(QString("f%1.json").arg(++n)).toStdString();
     writeFile(path, text);
     return path;
-}
-
-bool haveProgram(const char* name) {
-    return !QStandardPaths::findExecutable(name).isEmpty();
 }
 
 } // namespace
@@ -492,7 +490,7 @@ private slots:
                 text.find("\"SPLIT\": False") != std::string::npos);
         QVERIFY(text.find("\"RATIO\": ") != std::string::npos);
         if (!haveProgram("python3"))
-            QSKIP("python3 is not installed");
+            TILESCOPE_MISSING_PROGRAM("python3", "the Triton configs were not run through Python");
         // Parse it, and run it against a stand-in triton module: the lists hold 3 configs per shape.
         const QString check = "import ast, sys, types\n"
                               "src = sys.stdin.read()\n"
@@ -522,8 +520,6 @@ private slots:
     }
 
     void cppHeaderCompilesAndLooksUp() {
-        if (!haveProgram("g++"))
-            QSKIP("g++ is not installed");
         const std::vector<SessionData> sessions = {syntheticSession(1, 4096, "NVIDIA H200", 1.0),
                                                    syntheticSession(2, 2048, "NVIDIA H200", 0.5),
                                                    syntheticSession(3, 4096, "NVIDIA A100", 2.0)};
@@ -553,7 +549,7 @@ private slots:
             "    return bad;\n}\n";
         writeFile(dir.filePath("main.cpp").toStdString(), main);
         QString output;
-        const int built = runProcess("g++",
+        const int built = runProcess(cxxCompiler(),
                                      {"-std=c++17", "-Wall", "-Wextra", "-Werror", "-pedantic", "-o",
                                       dir.filePath("lookup"), dir.filePath("main.cpp")},
                                      &output);
@@ -561,7 +557,9 @@ private slots:
         QCOMPARE(runProcess(dir.filePath("lookup"), {}, &output), 0);
         QVERIFY2(output.contains("3 entries checked, 0 bad"), qPrintable(output));
         // The header alone compiles too.
-        QCOMPARE(runProcess("g++", {"-std=c++17", "-fsyntax-only", "-x", "c++", dir.filePath("tuned.h")}, &output), 0);
+        QCOMPARE(
+            runProcess(cxxCompiler(), {"-std=c++17", "-fsyntax-only", "-x", "c++", dir.filePath("tuned.h")}, &output),
+            0);
     }
 
     void csvQuotesWhatItMust() {
