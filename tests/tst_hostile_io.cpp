@@ -667,7 +667,15 @@ private slots:
         r = cli({"lab", kTiny, "--replay", kTinyCache, "--repeats", "2", "--json", "adir"}, 120000, dir.path());
         QVERIFY2(r.status == 2 && r.err.contains("adir: --json: ") && r.err.contains("folder"),
                  qPrintable(describe(r)));
-        QCOMPARE(entries(dir.path()), (QStringList{"adir", "afile"}));
+        // lab --curves: a folder where a curve's file should be; the curve written before it is whole.
+        QVERIFY(QDir(dir.path()).mkpath("curves/seconds.csv"));
+        writeBytes(str(dir.filePath("curves/evaluations.csv")), "old\n");
+        r = cli({"lab", kTiny, "--replay", kTinyCache, "--repeats", "2", "--curves", "curves"}, 120000, dir.path());
+        QVERIFY2(r.status == 2 && r.err.contains("seconds.csv: ") && r.err.contains("is a folder"),
+                 qPrintable(describe(r)));
+        QVERIFY(readBytes(str(dir.filePath("curves/evaluations.csv"))).rfind("strategy,evaluations,", 0) == 0);
+        QCOMPARE(entries(dir.filePath("curves")), (QStringList{"evaluations.csv", "seconds.csv"}));
+        QCOMPARE(entries(dir.path()), (QStringList{"adir", "afile", "curves"}));
         QCOMPARE(entries(dir.filePath("adir")), QStringList());
     }
 

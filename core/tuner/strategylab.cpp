@@ -1,6 +1,7 @@
 #include "tuner/strategylab.h"
 
 #include "base/error.h"
+#include "base/filewrite.h"
 #include "exchange/configcodec.h"
 #include "exchange/exchange.h"
 #include "measure/replay/replaybackend.h"
@@ -787,20 +788,14 @@ void writeLabCurves(const LabReport& report, const std::filesystem::path& direct
         throw InputError(directory.string(), "", "cannot create the folder: " + ec.message());
     const double opt = report.space.optimum;
     const double tau = report.space.secondsPerConfig;
-    auto open = [&](const char* name) {
-        const std::filesystem::path path = directory / name;
-        std::ofstream out(path, std::ios::binary);
-        if (!out)
-            throw InputError(path.string(), "", "cannot write the file");
-        return out;
-    };
-    auto line = [](std::ofstream& out, const std::string& name, double x, double mean, double lo, double hi) {
+    auto line = [](std::ostream& out, const std::string& name, double x, double mean, double lo, double hi) {
         char buf[160];
         std::snprintf(buf, sizeof buf, ",%.9g,%.6f,%.6f,%.6f\n", x, mean, lo, hi);
         out << csvField(name) << buf;
     };
 
-    std::ofstream evals = open("evaluations.csv");
+    // Each file whole or not at all (an old one stays as it was when writing fails).
+    std::ostringstream evals;
     evals << "strategy,evaluations,mean,min,max\n";
     for (const LabStrategyResult& r : report.strategies)
         for (std::uint64_t k = 1; k <= report.limit; ++k) {
@@ -817,10 +812,9 @@ void writeLabCurves(const LabReport& report, const std::filesystem::path& direct
     for (std::size_t k = 0; k < report.randomExpected.size(); ++k)
         line(evals, "random-expected", double(k + 1), report.randomExpected[k], report.randomExpected[k],
              report.randomExpected[k]);
-    if (!evals)
-        throw InputError((directory / "evaluations.csv").string(), "", "cannot write the file");
+    writeFileAtomically(directory / "evaluations.csv", evals.str());
 
-    std::ofstream secs = open("seconds.csv");
+    std::ostringstream secs;
     secs << "strategy,seconds,mean,min,max\n";
     double tMax = 0;
     for (const LabStrategyResult& r : report.strategies)
@@ -852,8 +846,7 @@ void writeLabCurves(const LabReport& report, const std::filesystem::path& direct
                 line(secs, "random-expected", t, f, f, f);
             }
     }
-    if (!secs)
-        throw InputError((directory / "seconds.csv").string(), "", "cannot write the file");
+    writeFileAtomically(directory / "seconds.csv", secs.str());
 }
 
 } // namespace tilescope
