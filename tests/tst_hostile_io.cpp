@@ -422,6 +422,29 @@ private slots:
         QVERIFY(readBytes(file) == bytes);
     }
 
+    void tablesChangedByAnotherProgram() {
+        // The schema version says 1 but a column is gone (renamed by hand, or damage the fuzz
+        // harness found): a located error, not an internal one.
+        QTemporaryDir dir;
+        const std::string file = str(dir.filePath("r.db"));
+        makeDatabase(file, 10);
+        {
+            OtherConnection other(file);
+            QCOMPARE(other.exec("ALTER TABLE results RENAME COLUMN metrics TO metrics_before"), std::string());
+        }
+        const auto error = inputErrorOf([&] {
+            const ResultStore store = ResultStore::open(file, StoreMode::ReadOnly);
+            store.results(1);
+        });
+        QVERIFY(error.has_value());
+        QCOMPARE(error->file(), file);
+        QVERIFY2(QString(error->what()).contains("lacks tables or columns") &&
+                     QString(error->what()).contains("metrics"),
+                 error->what());
+        const CliRun r = cli({"show", dir.filePath("r.db"), "--session", "1"});
+        QVERIFY2(r.status == 2 && r.err.contains("lacks tables or columns"), qPrintable(describe(r)));
+    }
+
     void unknownValuesAreNoOtherValue() {
         // A status, state or config this build cannot read (a newer Tilescope's, or edited by hand)
         // must not be read as another (a status as "skipped", a state as "failed", a config as {}).

@@ -61,6 +61,14 @@ std::string durationText(std::chrono::milliseconds ms) {
         throw InputError(file, "", "cannot write the database or its journal (a read-only file or folder?): " + why);
     case SQLITE_IOERR:
         throw InputError(file, "", "cannot read or write the database file: " + why);
+    case SQLITE_ERROR:
+        // A statement of this build that the file's tables cannot answer ("no such column"):
+        // the file says it has this schema but was changed by another program, or is damaged.
+        if (doing.rfind("cannot prepare", 0) == 0)
+            throw InputError(file, "",
+                             "the database lacks tables or columns of its schema version (" + why +
+                                 "): it was changed by another program or is damaged");
+        throw std::runtime_error("SQLite: " + doing + why);
     default:
         throw std::runtime_error("SQLite: " + doing + why);
     }
