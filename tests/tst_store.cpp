@@ -372,7 +372,8 @@ private slots:
         const std::string notAFolder = path(dir, "notes.txt");
         std::ofstream(notAFolder) << "a file, not a folder\n";
         message = inputErrorOf([&] { ResultStore::open(notAFolder + "/r.db"); });
-        QVERIFY2(message.contains(QString::fromStdString(notAFolder)) && message.contains("cannot create the database"),
+        QVERIFY2(message.contains(QString::fromStdString(notAFolder)) &&
+                     message.contains("cannot create the database") && message.contains("is a file, not a folder"),
                  qPrintable(message));
         QCOMPARE(QFileInfo(QString::fromStdString(notAFolder)).size(), qint64(21)); // untouched
 

@@ -565,6 +565,8 @@ ResultStore ResultStore::open(const std::filesystem::path& path, StoreMode mode,
         if (readOnly)
             openError(path, "no such database (check the path; `tilescope-cli tune ... --db FILE` creates one)");
         const fs::path parent = path.has_parent_path() ? path.parent_path() : fs::path(".");
+        if (fs::exists(parent, ec) && !fs::is_directory(parent, ec))
+            openError(path, "cannot create the database: " + parent.string() + " is a file, not a folder");
         if (!fs::is_directory(parent, ec))
             openError(path, "cannot create the database: the folder " + parent.string() + " does not exist");
     } else if (!isDatabaseFile(path) && !readsNothing(path)) {

@@ -10,7 +10,7 @@
 // every 100 ms: it emits the newest progress and best, drains the run log, and, when results arrived, asks a helper
 // thread to copy them into a new immutable vector (the snapshot), which the GUI thread then emits. One copy is in
 // flight at a time, and the next waits three times as long as the last took, so a large session publishes less often
-// instead of piling copies up (100,000 results: see tst_session's largeSnapshots). The snapshot replaced is released on
+// instead of piling copies up (100,000 results: see bench_results). The snapshot replaced is released on
 // the helper thread too. On Linux the session thread (and the compile threads it starts) and the copies run at nice 5,
 // so that a replay running flat out yields the cores to the GUI thread. cancel() only sets an atomic flag; the
 // destructor cancels and waits.
