@@ -5,6 +5,7 @@
 #include "exchange/jsontext.h"
 
 #include "base/error.h"
+#include "base/jsonwords.h"
 
 #include <zlib.h>
 
@@ -66,23 +67,6 @@ std::size_t firstTooDeep(std::string_view text, int limit) {
         }
     }
     return std::string::npos;
-}
-
-/// The word (letters, with a leading sign) around byte `at`, for naming NaN and Infinity.
-std::pair<std::size_t, std::string_view> wordAt(std::string_view text, std::size_t at) {
-    auto letter = [](char c) { return std::isalpha(static_cast<unsigned char>(c)) != 0; };
-    at = std::min(at, text.size());
-    std::size_t start = at;
-    while (start > 0 && letter(text[start - 1]))
-        --start;
-    if (start > 0 && (text[start - 1] == '-' || text[start - 1] == '+'))
-        --start;
-    std::size_t end = start;
-    if (end < text.size() && (text[end] == '-' || text[end] == '+'))
-        ++end;
-    while (end < text.size() && letter(text[end]))
-        ++end;
-    return {start, text.substr(start, end - start)};
 }
 
 /// nlohmann's DOM builder, with the nesting kept within kMaxJsonDepth and the place and text of
@@ -344,9 +328,8 @@ nlohmann::ordered_json parseJson(const std::string& text, const std::string& fil
         throw InputError(fileName, lineColumn(text, start),
                          "the number " + dom.token() + " is too large (more than a double's 1.8e308)");
     }
-    const auto [wordStart, word] = wordAt(text, at);
-    static const char* kNonFinite[] = {"NaN", "Infinity", "-Infinity", "+Infinity", "nan", "inf", "-inf", "+inf"};
-    if (std::any_of(std::begin(kNonFinite), std::end(kNonFinite), [&](const char* w) { return word == w; }))
+    const auto [wordStart, word] = nonFiniteWordAt(text, at);
+    if (!word.empty())
         throw InputError(fileName, lineColumn(text, wordStart),
                          std::string(word) +
                              " is not JSON: JSON has no NaN or Infinity (Python's json module writes them); "

@@ -2,6 +2,7 @@
 // InputError that points at the field (a JSON pointer) or, for bad JSON, at the line and column.
 
 #include "base/error.h"
+#include "base/jsonwords.h"
 #include "spec/t1common.h"
 #include "spec/tuningproblem.h"
 
@@ -161,28 +162,6 @@ std::string jsonMessage(const std::string& what) {
             rest = rest.substr(colon + 2);
     }
     return rest;
-}
-
-/// "NaN", "Infinity" or "-Infinity" (as Python's json module writes them) at the byte nlohmann
-/// stopped at, with where it starts; an empty word otherwise.
-std::pair<std::size_t, std::string_view> nonFiniteWordAt(std::string_view text, std::size_t at) {
-    auto letter = [](char c) { return std::isalpha(static_cast<unsigned char>(c)) != 0; };
-    at = std::min(at, text.size());
-    std::size_t start = at;
-    while (start > 0 && letter(text[start - 1]))
-        --start;
-    if (start > 0 && (text[start - 1] == '-' || text[start - 1] == '+'))
-        --start;
-    std::size_t end = start;
-    if (end < text.size() && (text[end] == '-' || text[end] == '+'))
-        ++end;
-    while (end < text.size() && letter(text[end]))
-        ++end;
-    const std::string_view word = text.substr(start, end - start);
-    static constexpr std::array kWords = {"NaN", "Infinity", "-Infinity", "+Infinity", "nan", "inf", "-inf", "+inf"};
-    if (std::none_of(kWords.begin(), kWords.end(), [&](const char* w) { return word == w; }))
-        return {start, {}};
-    return {start, word};
 }
 
 /// A JSON value and where it is.
