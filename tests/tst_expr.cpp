@@ -284,6 +284,33 @@ private slots:
         QCOMPARE(Expression::compile(chain, scope).evaluateInt(&x), expected);
     }
 
+    void listOfVariablesIsNoValue() {
+        // A list built from variables (evaluated on the tree) cannot be what an expression gives:
+        // a failed status with its kind and column, and evaluate() throws the same.
+        Scope scope;
+        scope.addVariable("x");
+        scope.addVariable("y");
+        const Expression e = Expression::compile("[x, y * 2]", scope);
+        const Value values[] = {Value::ofInt(3), Value::ofInt(4)};
+        Value out;
+        EvalStatus status;
+        QVERIFY(!e.tryEvaluate(values, out, status));
+        QVERIFY(!status.ok);
+        QCOMPARE(status.kind, ErrorKind::Type);
+        QCOMPARE(status.column, 1);
+        QVERIFY(QString(status.message).contains("a list built from variables"));
+        try {
+            (void)e.evaluate(values);
+            QFAIL("evaluate() returned a list built from variables");
+        } catch (const ExprError& error) {
+            QCOMPARE(error.kind(), ErrorKind::Type);
+            QCOMPARE(error.column(), 1);
+        }
+        // Inside the expression it is fine.
+        const Expression inside = Expression::compile("len([x, y * 2]) + max([x, y * 2])", scope);
+        QCOMPARE(inside.evaluateInt(values), std::int64_t(10));
+    }
+
     void lexemesForColouring() {
         // Each piece as the parser reads it, with its byte offsets.
         const std::string text = "BLOCK_M * 2 <= min(K, 0x40) and not LAYOUT in ['row']";
