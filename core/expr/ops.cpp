@@ -356,7 +356,7 @@ bool binaryOp(BinOp op, const Value& a, const Value& b, Value& out, EvalStatus& 
             out = Value::ofInt(0);
             return true;
         }
-        if (b.i >= 63)
+        if (b.i >= 64) // (a shift by 64 or more is undefined in C++; 63 is checked below)
             return intOverflow(st);
         {
             const std::int64_t r = static_cast<std::int64_t>(static_cast<std::uint64_t>(a.i) << b.i);
@@ -642,10 +642,10 @@ struct BuiltinEntry {
     Builtin builtin;
 };
 constexpr BuiltinEntry kBuiltins[] = {
-    {"min", Builtin::Min},     {"max", Builtin::Max},     {"abs", Builtin::Abs},   {"ceil", Builtin::Ceil},
-    {"floor", Builtin::Floor}, {"log2", Builtin::Log2},   {"sqrt", Builtin::Sqrt}, {"int", Builtin::Int},
-    {"float", Builtin::Float}, {"round", Builtin::Round}, {"len", Builtin::Len},   {"pow", Builtin::Pow},
-    {"bool", Builtin::Bool},   {"range", Builtin::Range}, {"list", Builtin::List}, {"tuple", Builtin::Tuple},
+    {"min", Builtin::Min},     {"max", Builtin::Max},       {"abs", Builtin::Abs},   {"ceil", Builtin::Ceil},
+    {"floor", Builtin::Floor}, {"log2", Builtin::Log2},     {"sqrt", Builtin::Sqrt}, {"int", Builtin::Int},
+    {"float", Builtin::Float}, {"round", Builtin::Round},   {"len", Builtin::Len},   {"pow", Builtin::Pow},
+    {"bool", Builtin::Bool},   {"range", Builtin::Range},   {"list", Builtin::List}, {"tuple", Builtin::Tuple},
     {"sum", Builtin::Sum},     {"sorted", Builtin::Sorted},
 };
 } // namespace

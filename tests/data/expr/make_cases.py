@@ -34,6 +34,7 @@ CASES = [
     ("1 + 2.0", None), ("3 * 0.1", None), ("0.1 + 0.2", None), ("1e16 + 1", None), ("1e-5 * 1", None),
     ("True + True", None), ("True * 3", None), ("x * 1.0", None), ("-x", None), ("+y", None), ("~x", None),
     ("x & 3", None), ("x | 8", None), ("x ^ 5", None), ("1 << 10", None), ("-16 >> 2", None),
+    ("7 >> 64", None), ("-7 >> 64", None), ("x >> 63", None), ("1 << 62", None), ("-1 << 63", None),
     ("BLOCK_M & (BLOCK_M - 1) == 0", None), ("(BLOCK_M & (BLOCK_M - 1)) == 0", None),
     ("1_000_000 // 3", None), ("0x1F + 0b101 + 0o17", None),
     # comparisons, chains, mixed types
@@ -63,7 +64,7 @@ CASES = [
     # runtime errors: Python's exception and Tilescope's column
     ("x // z", 3), ("x % z", 3), ("x / z", 3), ("f / 0", 3), ("1.0 // 0.0", 5), ("log2(z)", 1), ("sqrt(y)", 1),
     ("s < x", 3), ("x + s", 3), ("ProblemSize[3]", 12), ("0 ** -1", 3), ("min([])", 1), ("int('4x')", 1),
-    ("2 ** 63", 3), ("x * 2 ** 62", 3), ("(-8) ** 0.5", 6), ("-(-2 ** 62 * 2)", 1),
+    ("2 ** 63", 3), ("1 << 63", 3), ("x * 2 ** 62", 3), ("(-8) ** 0.5", 6), ("-(-2 ** 62 * 2)", 1),
     # syntax errors (Tilescope's column)
     ("x +", 4), ("(x + 1", 7), ("x = 1", 3), ("1 +* 2", 4), ("x if y", 7), ("", 1), ("x y", 3),
     ("max(x,", 7), ("x ! y", 3), ("'abc", 1), ("1 2", 3), ("x.y", 2), ("[1, 2", 6), ("x)", 2),
@@ -90,6 +91,7 @@ CASES = [
 # lambdas; a comprehension in a condition may use only constants (it is folded when compiled).
 DEPARTURES = {
     "2 ** 63": ("OverflowError", lambda r: r["repr"] == str(2**63)),
+    "1 << 63": ("OverflowError", lambda r: r["repr"] == str(2**63)),
     "x * 2 ** 62": ("OverflowError", lambda r: int(r["repr"]) > 2**63 - 1),
     "-(-2 ** 62 * 2)": ("OverflowError", lambda r: int(r["repr"]) == 2**63),
     "(-8) ** 0.5": ("ValueError", lambda r: r["type"] == "complex"),
