@@ -123,7 +123,7 @@ VALUE_LISTS = [
     ("[] * 10**18 + [1]", None), ("[1, 2] * -3 + [4]", None),
     # errors: Python's exception, Tilescope's column
     ("[1/0]", 3), ("[i for i in range(1.5)]", 19), ("[x for x in 5]", 13), ("[foo for i in range(3)]", 2),
-    ("[1, 2", 6), ("range(1, 5, 0)", 13), ("[i for i in range(3)][5]", 22), ("[1, 2] + 3", 8),
+    ("[1, 2", 6), ("range(1, 5, 0)", 13), ("range(1, 2, 3, 4)", 1), ("[i for i in range(3)][5]", 22), ("[1, 2] + 3", 8),
     ("5", 1), ("[1, [2]]", 1), ("[i for i in range(3) if j]", 25),
 ]
 
