@@ -31,9 +31,9 @@
 #include <QPushButton>
 #include <QSpinBox>
 #include <QStandardPaths>
+#include <QTabWidget>
 #include <QTableView>
 #include <QTableWidget>
-#include <QTabWidget>
 #include <QTemporaryDir>
 #include <QToolButton>
 #include <QUndoStack>
