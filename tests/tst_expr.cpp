@@ -190,6 +190,18 @@ private slots:
             QCOMPARE(e.kind(), ErrorKind::Name);
             QVERIFY2(e.message().find("did you mean 'max'") != std::string::npos, e.what());
         }
+        // A typo in the first letter is one edit; a name far from every other gets no suggestion.
+        auto messageOf = [&](const char* source) {
+            try {
+                Expression::compile(source, scope);
+            } catch (const ExprError& e) {
+                return e.message();
+            }
+            return std::string("compiled");
+        };
+        QVERIFY2(messageOf("xLOCK_M + 1").find("did you mean 'BLOCK_M'") != std::string::npos,
+                 messageOf("xLOCK_M + 1").c_str());
+        QVERIFY2(messageOf("QQQQQ_Z + 1").find("did you mean") == std::string::npos, messageOf("QQQQQ_Z + 1").c_str());
         QVERIFY_THROWS_EXCEPTION(ExprError, Expression::compile("BLOCK_M(3)", scope));
         QVERIFY_THROWS_EXCEPTION(ExprError, Expression::compile("abs(1, 2)", scope));
     }
