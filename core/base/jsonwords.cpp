@@ -26,4 +26,21 @@ std::pair<std::size_t, std::string_view> nonFiniteWordAt(std::string_view text, 
     return {start, word};
 }
 
+std::string lineColumnAt(std::string_view text, std::size_t at) {
+    at = std::min(at, text.size());
+    std::size_t line = 1;
+    std::size_t lineStart = 0;
+    for (std::size_t i = 0; i < at; ++i) {
+        if (text[i] == '\n') {
+            ++line;
+            lineStart = i + 1;
+        }
+    }
+    std::size_t column = 1;
+    for (std::size_t i = lineStart; i < at; ++i)
+        if ((static_cast<unsigned char>(text[i]) & 0xC0) != 0x80)
+            ++column;
+    return "line " + std::to_string(line) + ", column " + std::to_string(column);
+}
+
 } // namespace tilescope

@@ -27,25 +27,6 @@ using Json = nlohmann::ordered_json;
 
 namespace {
 
-/// "line L, column C" of a byte offset (0-based). Columns count characters (UTF-8 code points),
-/// as editors show them.
-std::string lineColumn(std::string_view text, std::size_t at) {
-    at = std::min(at, text.size());
-    std::size_t line = 1;
-    std::size_t lineStart = 0;
-    for (std::size_t i = 0; i < at; ++i) {
-        if (text[i] == '\n') {
-            ++line;
-            lineStart = i + 1;
-        }
-    }
-    std::size_t column = 1;
-    for (std::size_t i = lineStart; i < at; ++i)
-        if ((static_cast<unsigned char>(text[i]) & 0xC0) != 0x80)
-            ++column;
-    return "line " + std::to_string(line) + ", column " + std::to_string(column);
-}
-
 /// Where the JSON text first opens more than `limit` arrays and objects, or npos.
 std::size_t firstTooDeep(std::string_view text, int limit) {
     int depth = 0;
@@ -314,7 +295,7 @@ nlohmann::ordered_json parseJson(const std::string& text, const std::string& fil
     Json::sax_parse(text, &dom);
     if (dom.tooDeep()) {
         const std::size_t at = firstTooDeep(text, kMaxJsonDepth);
-        throw InputError(fileName, at == std::string::npos ? "" : lineColumn(text, at),
+        throw InputError(fileName, at == std::string::npos ? "" : lineColumnAt(text, at),
                          "nested more than " + std::to_string(kMaxJsonDepth) +
                              " levels deep (arrays and objects); no recording nests so deep");
     }
@@ -325,21 +306,21 @@ nlohmann::ordered_json parseJson(const std::string& text, const std::string& fil
     const std::size_t at = std::min(dom.position() > 0 ? dom.position() - 1 : 0, text.size());
     if (dom.id() == 406) { // a number too large for a double ("1e400"): its token is the last read
         const std::size_t start = dom.token().size() <= at + 1 ? at + 1 - dom.token().size() : 0;
-        throw InputError(fileName, lineColumn(text, start),
+        throw InputError(fileName, lineColumnAt(text, start),
                          "the number " + dom.token() + " is too large (more than a double's 1.8e308)");
     }
     const auto [wordStart, word] = nonFiniteWordAt(text, at);
     if (!word.empty())
-        throw InputError(fileName, lineColumn(text, wordStart),
+        throw InputError(fileName, lineColumnAt(text, wordStart),
                          std::string(word) +
                              " is not JSON: JSON has no NaN or Infinity (Python's json module writes them); "
                              "expected a number or null");
     const std::size_t last = text.find_last_not_of(" \t\r\n");
     if (at >= last + 1 || dom.position() > text.size())
-        throw InputError(fileName, lineColumn(text, at),
+        throw InputError(fileName, lineColumnAt(text, at),
                          "the JSON ends early: the file is truncated or incomplete (" + std::to_string(text.size()) +
                              " bytes)");
-    throw InputError(fileName, lineColumn(text, at), "bad JSON: " + jsonMessage(dom.what()));
+    throw InputError(fileName, lineColumnAt(text, at), "bad JSON: " + jsonMessage(dom.what()));
 }
 
 std::string readText(const std::filesystem::path& path, std::size_t maxBytes) {

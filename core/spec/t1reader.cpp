@@ -126,25 +126,10 @@ const char* reservedReason(std::string_view name) {
     return nullptr;
 }
 
-/// "line L, column C" of nlohmann's byte offset. Columns count characters (UTF-8 code points),
-/// as editors show them.
+/// "line L, column C" of nlohmann's byte offset: the 1-based index of the last character read
+/// (size + 1 at the end).
 std::string lineColumn(const std::string& text, std::size_t byte) {
-    // nlohmann: `byte` is the 1-based index of the last character read (size + 1 at the end).
-    const std::size_t at = std::min(byte == 0 ? 0 : byte - 1, text.size());
-    std::size_t line = 1;
-    std::size_t lineStart = 0;
-    for (std::size_t i = 0; i < at; ++i) {
-        if (text[i] == '\n') {
-            ++line;
-            lineStart = i + 1;
-        }
-    }
-    std::size_t column = 1;
-    for (std::size_t i = lineStart; i < at; ++i) {
-        if ((static_cast<unsigned char>(text[i]) & 0xC0) != 0x80)
-            ++column;
-    }
-    return "line " + std::to_string(line) + ", column " + std::to_string(column);
+    return lineColumnAt(text, byte == 0 ? 0 : byte - 1);
 }
 
 /// nlohmann's message without its "[json.exception.parse_error.101] parse error at ...: " prefix.
