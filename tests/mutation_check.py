@@ -35,7 +35,7 @@ FILES = [
     "core/space/configspace.cpp",
     "core/measure/cuda/sampling.cpp",
 ]
-SUITES = ["tst_expr", "tst_space", "tst_sampling", "tst_spec"]
+SUITES = ["tst_expr", "tst_space", "tst_sampling", "tst_spec", "tst_hostile_parsers"]
 
 # (pattern, replacement): binary operators are matched with spaces on both sides, as the
 # project's format writes them (so that `Value* v`, `a->b` and template brackets are left alone).
