@@ -47,6 +47,7 @@
 #include <QMimeData>
 #include <QProgressBar>
 #include <QScreen>
+#include <QScrollArea>
 #include <QSettings>
 #include <QShowEvent>
 #include <QStackedWidget>
@@ -67,11 +68,27 @@ namespace {
 constexpr int kLayoutVersion = 2; // bump when docks are added or renamed
 constexpr int kMaxRecentFiles = 12;
 constexpr int kStatusTimeoutMs = 6000;
-const QString kGeometryKey = QStringLiteral("MainWindow/geometry");
-const QString kStateKey = QStringLiteral("MainWindow/state");
+// The layout a user arranges is kept per screen size: a laptop's and a desktop monitor's differ.
+const QString kLayoutGroup = QStringLiteral("MainWindow/layout-%1x%2");
+const QString kGeometryKey = QStringLiteral("geometry");
+const QString kStateKey = QStringLiteral("state");
+// Below this available height the Run panel shares the Problem panel's place as a tab.
+constexpr int kShortScreenHeight = 900;
+// Below this available width (or height) the window opens maximised: every pixel counts.
+constexpr int kSmallScreenWidth = 1500;
 const QString kRecentKey = QStringLiteral("MainWindow/recentFiles");
 const QString kLastDirKey = QStringLiteral("MainWindow/lastDirectory");
 const QString kExportDirKey = QStringLiteral("MainWindow/exportDirectory");
+
+// A side panel in a scroll area: on a small screen it scrolls instead of making the window taller.
+QScrollArea* scrollable(QWidget* panel) {
+    auto* area = new QScrollArea(panel->parentWidget());
+    area->setObjectName(panel->objectName() + QStringLiteral("Scroll"));
+    area->setWidgetResizable(true);
+    area->setFrameShape(QFrame::NoFrame);
+    area->setWidget(panel);
+    return area;
+}
 
 bool hasOpenableSuffix(const QString& path) {
     static const QStringList suffixes = {QStringLiteral(".json"), QStringLiteral(".gz"), QStringLiteral(".db"),
@@ -199,11 +216,17 @@ MainWindow::MainWindow(Options options, QWidget* parent)
 
     followPalette();
 
-    // A first-run size that suits the screen; a saved layout replaces it.
-    const QRect available = screen() ? screen()->availableGeometry() : QRect(0, 0, 1600, 1000);
-    resize(std::min(available.width(), 1600) * 9 / 10, std::min(available.height(), 1000) * 9 / 10);
+    // A first-run size that suits the screen; a saved layout (of this screen size) replaces it.
+    const QRect available = availableScreenArea();
+    if (available.width() < kSmallScreenWidth || available.height() < kShortScreenHeight) {
+        resize(available.size());
+        setWindowState(windowState() | Qt::WindowMaximized);
+    } else {
+        resize(std::min(available.width(), 1600) * 9 / 10, std::min(available.height(), 1000) * 9 / 10);
+    }
     if (m_options.persistent)
         restoreLayout();
+    fitToScreen();
     updateTitle();
     updateResultsHeader();
 }
@@ -231,11 +254,12 @@ QDockWidget* MainWindow::addDock(const QString& title, const QString& objectName
 void MainWindow::createDocks() {
     // Left: what the problem is and how to run it.
     m_problemPanel = new ProblemPanel(m_document, m_controller, this);
-    m_problemDock = addDock(tr("Problem"), QStringLiteral("problemDock"), m_problemPanel);
+    m_problemDock = addDock(tr("Problem"), QStringLiteral("problemDock"), scrollable(m_problemPanel));
+    connect(m_problemPanel, &ProblemPanel::openProblemRequested, this, &MainWindow::openProblemForRecording);
     m_spacePanel = new SpacePanel(m_controller, this);
     m_spaceDock = addDock(tr("Config Space"), QStringLiteral("spaceDock"), m_spacePanel);
     m_runPanel = new RunPanel(m_session, this);
-    m_runDock = addDock(tr("Run"), QStringLiteral("runDock"), m_runPanel);
+    m_runDock = addDock(tr("Run"), QStringLiteral("runDock"), scrollable(m_runPanel));
 
     // Middle: the plots and the kernel source as tabs, the results under them.
     m_heatmap = new HeatmapWidget(this);
@@ -302,9 +326,22 @@ void MainWindow::createDocks() {
     tabifyDockWidget(m_resultsDock, m_crossGpuDock);
     tabifyDockWidget(m_crossGpuDock, m_spaceDock);
     addDockWidget(Qt::RightDockWidgetArea, m_detailsDock);
+    // On a short screen the Run panel is a tab beside the Problem panel rather than under it.
+    if (availableScreenArea().height() < kShortScreenHeight)
+        tabifyDockWidget(m_problemDock, m_runDock);
     m_problemDock->raise();
     m_heatmapDock->raise();
     m_resultsDock->raise();
+
+    // Narrower than this a panel would wrap its values or cut them: the window keeps every panel at
+    // least this wide (and scrolls the panel's content rather than squeezing it).
+    const int em = fontMetrics().averageCharWidth();
+    for (const auto& [dock, chars] :
+         {std::pair{m_problemDock, 34}, std::pair{m_runDock, 34}, std::pair{m_detailsDock, 30},
+          std::pair{m_heatmapDock, 44}, std::pair{m_resultsDock, 44}}) {
+        dock->setProperty(kReadableWidthProperty, em * chars);
+        dock->setMinimumWidth(em * chars);
+    }
 
     for (QDockWidget* dock : docks()) {
         const auto later = [this]() { QTimer::singleShot(0, this, &MainWindow::updateDockTitleBars); };
@@ -626,6 +663,17 @@ void MainWindow::openDialog() {
     openFile(path);
 }
 
+void MainWindow::openProblemForRecording() {
+    // The problem usually lies beside its recording.
+    const QString start = m_recordingPath.isEmpty() ? QSettings().value(kLastDirKey).toString()
+                                                    : QFileInfo(m_recordingPath).absolutePath();
+    const QString path =
+        QFileDialog::getOpenFileName(this, tr("Open the T1 Problem of %1").arg(QFileInfo(m_recordingPath).fileName()),
+                                     start, tr("Tuning problems (*.json);;All files (*)"));
+    if (!path.isEmpty())
+        openProblem(path);
+}
+
 void MainWindow::openRecordingDialog() {
     QSettings settings;
     const QString path = QFileDialog::getOpenFileName(
@@ -871,6 +919,7 @@ void MainWindow::onRecordingLoaded(const QString& description) {
     updateDetailsContext();
     updateTitle();
     updateResultsHeader();
+    m_problemPanel->showRecording(m_session->session(), *m_results, QFileInfo(m_recordingPath).fileName());
     statusBar()->showMessage(description, kStatusTimeoutMs);
 }
 
@@ -967,6 +1016,7 @@ void MainWindow::followPalette() {
 }
 
 void MainWindow::followScreen() {
+    fitToScreen();
     // Plots draw into a buffer at the screen's pixel ratio: sharp on high-DPI screens, also after
     // the window moves to another screen.
     const double ratio = devicePixelRatioF();
@@ -1008,9 +1058,8 @@ void MainWindow::applyDefaultDockSizes() {
     // panel.
     const int w = width();
     const int h = height();
-    const int left =
-        std::max({w * 26 / 100, m_problemDock->minimumSizeHint().width(), m_runDock->minimumSizeHint().width()});
-    const int right = std::max(w * 23 / 100, m_detailsDock->minimumSizeHint().width());
+    const int left = std::max({w * 26 / 100, m_problemDock->minimumWidth(), m_runDock->minimumWidth()});
+    const int right = std::max(w * 23 / 100, m_detailsDock->minimumWidth());
     resizeDocks({m_problemDock, m_heatmapDock, m_detailsDock}, {left, std::max(w - left - right, 1), right},
                 Qt::Horizontal);
     resizeDocks({m_heatmapDock, m_resultsDock}, {h * 60 / 100, h * 40 / 100}, Qt::Vertical);
@@ -1035,14 +1084,34 @@ void MainWindow::showEvent(QShowEvent* event) {
     });
 }
 
+QString MainWindow::layoutSettingsGroup() const {
+    const QSize size = availableScreenArea().size();
+    return kLayoutGroup.arg(size.width()).arg(size.height());
+}
+
+QRect MainWindow::availableScreenArea() const {
+    const QScreen* s = screen() ? screen() : QGuiApplication::primaryScreen();
+    return s ? s->availableGeometry() : QRect(0, 0, 1600, 1000);
+}
+
+void MainWindow::fitToScreen() {
+    // Never larger than the screen it is on, whatever was saved or asked for.
+    const QSize frame = frameGeometry().size() - size();
+    const QSize most = availableScreenArea().size() - frame;
+    if (width() > most.width() || height() > most.height())
+        resize(size().boundedTo(most));
+}
+
 void MainWindow::saveLayout() const {
     QSettings settings;
+    settings.beginGroup(layoutSettingsGroup());
     settings.setValue(kGeometryKey, saveGeometry());
     settings.setValue(kStateKey, saveState(kLayoutVersion));
 }
 
 void MainWindow::restoreLayout() {
-    const QSettings settings;
+    QSettings settings;
+    settings.beginGroup(layoutSettingsGroup());
     const QByteArray geometry = settings.value(kGeometryKey).toByteArray();
     if (!geometry.isEmpty())
         restoreGeometry(geometry);

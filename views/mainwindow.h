@@ -55,6 +55,10 @@ public:
     /// What a file holds, as far as opening it goes.
     enum class FileKind { Problem, Recording };
 
+    /// The dynamic property of each main panel's dock holding its readable minimum width in pixels:
+    /// narrower, its values would wrap or be cut. The window keeps each dock at least this wide.
+    static constexpr const char* kReadableWidthProperty = "readableMinimumWidth";
+
     explicit MainWindow(QWidget* parent = nullptr);
     explicit MainWindow(Options options, QWidget* parent = nullptr);
     ~MainWindow() override;
@@ -146,6 +150,8 @@ private:
     void createActions();
     void openDialog();
     void openRecordingDialog();
+    /// Asks for the T1 problem of the recording shown, starting in the recording's folder.
+    void openProblemForRecording();
     void saveAsDialog();
     void exportPlotDialog(QWidget* plot, const QString& name);
     void showAbout();
@@ -172,6 +178,11 @@ private:
     void applyDefaultDockSizes();
     void saveLayout() const;
     void restoreLayout();
+    /// The settings group the layout is kept in: one per available screen size.
+    QString layoutSettingsGroup() const;
+    QRect availableScreenArea() const;
+    /// Shrinks the window to the screen's available area when it is larger.
+    void fitToScreen();
     void updateTitle();
     void followPalette();
     void followScreen();

@@ -697,8 +697,8 @@ void TestHeatmap::widgetControlsFollowSpec() {
     QCOMPARE(c->count(), 4);
     QCOMPARE(c->itemText(0), QStringLiteral("all"));
     QCOMPARE(c->itemText(3), QStringLiteral("2"));
-    QVERIFY(widget.fixedValueCombo("A")->isHidden()); // an axis: no slice
-    QVERIFY(!c->isHidden());
+    QVERIFY(!widget.fixedValueCombo("A")->isVisibleTo(&widget)); // an axis: no slice
+    QVERIFY(c->isVisibleTo(&widget));
 
     // The user fixes C = 1.
     c->setCurrentIndex(2);

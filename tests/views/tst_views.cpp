@@ -25,7 +25,9 @@
 #include <QAbstractItemModelTester>
 #include <QAbstractItemView>
 #include <QComboBox>
+#include <QGuiApplication>
 #include <QMimeData>
+#include <QScreen>
 #include <QSettings>
 #include <QSignalSpy>
 #include <QSpinBox>
@@ -656,7 +658,12 @@ void TestViews::mainWindowKeepsRecentFiles() {
         window.close();
         QTRY_VERIFY_WITH_TIMEOUT(!window.isBusy(), kTimeoutMs);
     }
-    QVERIFY(!QSettings().value(QStringLiteral("MainWindow/state")).toByteArray().isEmpty());
+    // The layout is kept for the size of the screen it was arranged on.
+    const QSize screen = QGuiApplication::primaryScreen()->availableGeometry().size();
+    QVERIFY(!QSettings()
+                 .value(QStringLiteral("MainWindow/layout-%1x%2/state").arg(screen.width()).arg(screen.height()))
+                 .toByteArray()
+                 .isEmpty());
     MainWindow again;
     QCOMPARE(again.recentFiles(), QStringList{QFileInfo(kSgemm).absoluteFilePath()});
 

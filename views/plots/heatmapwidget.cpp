@@ -1,5 +1,6 @@
 #include "plots/heatmapwidget.h"
 
+#include "common/flowlayout.h"
 #include "common/format.h"
 #include "plots/plotstyle.h"
 
@@ -76,27 +77,20 @@ HeatmapWidget::HeatmapWidget(QWidget* parent)
     m_status = new QLabel(this);
     m_status->setForegroundRole(QPalette::PlaceholderText);
 
-    auto* controls = new QHBoxLayout;
-    controls->addWidget(new QLabel(tr("X:"), this));
-    controls->addWidget(m_xCombo);
-    controls->addWidget(new QLabel(tr("Y:"), this));
-    controls->addWidget(m_yCombo);
-    controls->addSpacing(fontMetrics().averageCharWidth() * 2);
-    controls->addWidget(new QLabel(tr("Colour:"), this));
-    controls->addWidget(m_quantityCombo);
-    controls->addWidget(m_reductionCombo);
+    // The controls and the slice wrap onto more rows when the panel is narrow (a problem of many
+    // parameters has a slice combo each), so that the window never grows past the screen.
+    auto* controls = new FlowLayout;
+    controls->addGroup({new QLabel(tr("X:"), this), m_xCombo});
+    controls->addGroup({new QLabel(tr("Y:"), this), m_yCombo});
+    controls->addGroup({new QLabel(tr("Colour:"), this), m_quantityCombo, m_reductionCombo});
     controls->addWidget(m_logBox);
-    controls->addStretch(1);
 
     // One "all or a value" combo per parameter (those of the two axes hidden), then the counts.
-    m_fixedLayout = new QHBoxLayout;
+    m_sliceLayout = new FlowLayout;
     m_sliceLabel = new QLabel(tr("Slice:"), this);
-    m_status->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred); // cut rather than widen the window
-    m_status->setAlignment(Qt::AlignRight | Qt::AlignVCenter);
-    auto* sliceRow = new QHBoxLayout;
-    sliceRow->addWidget(m_sliceLabel);
-    sliceRow->addLayout(m_fixedLayout);
-    sliceRow->addWidget(m_status, 1);
+    m_status->setAlignment(Qt::AlignLeft | Qt::AlignVCenter);
+    m_sliceLayout->addWidget(m_sliceLabel);
+    m_sliceLayout->addWidget(m_status);
 
     m_plot = new QCustomPlot(this);
     m_plot->setMinimumSize(240, 200);
@@ -104,7 +98,7 @@ HeatmapWidget::HeatmapWidget(QWidget* parent)
 
     auto* layout = new QVBoxLayout(this);
     layout->addLayout(controls);
-    layout->addLayout(sliceRow);
+    layout->addLayout(m_sliceLayout);
     layout->addWidget(m_plot, 1);
 
     const auto changed = [this]() { specFromControls(); };
@@ -285,27 +279,24 @@ QComboBox* HeatmapWidget::fixedValueCombo(const std::string& parameter) const {
 }
 
 void HeatmapWidget::rebuildFixedCombos() {
-    for (QLabel* label : m_fixedLabels)
-        delete label;
-    for (QComboBox* combo : m_fixedCombos)
-        delete combo;
+    for (QWidget* group : m_fixedGroups)
+        delete group; // its label and combo with it
+    m_fixedGroups.clear();
     m_fixedLabels.clear();
     m_fixedCombos.clear();
-    while (QLayoutItem* item = m_fixedLayout->takeAt(0))
-        delete item;
+    m_sliceLayout->removeWidget(m_status);
     for (const std::string& name : m_parameterNames) {
         auto* label = new QLabel(QString::fromStdString(name), this);
         auto* combo = new QComboBox(this);
         combo->setToolTip(tr("All values of %1 (reduced into each cell), or only one").arg(label->text()));
         combo->setSizeAdjustPolicy(QComboBox::AdjustToContents);
         label->setBuddy(combo);
-        m_fixedLayout->addWidget(label);
-        m_fixedLayout->addWidget(combo);
-        m_fixedLayout->addSpacing(fontMetrics().averageCharWidth());
+        m_fixedGroups.push_back(m_sliceLayout->addGroup({label, combo}));
         m_fixedLabels.push_back(label);
         m_fixedCombos.push_back(combo);
         connect(combo, &QComboBox::activated, this, [this]() { specFromControls(); });
     }
+    m_sliceLayout->addWidget(m_status);
 }
 
 void HeatmapWidget::applySummary(const ResultSummary& summary) {
@@ -363,8 +354,7 @@ void HeatmapWidget::syncControls() {
     for (std::size_t p = 0; p < m_fixedCombos.size(); ++p) {
         const std::string& name = m_parameterNames[p];
         const bool axis = name == m_spec.xParameter || name == m_spec.yParameter;
-        m_fixedLabels[p]->setVisible(!axis);
-        m_fixedCombos[p]->setVisible(!axis);
+        m_fixedGroups[p]->setVisible(!axis);
         QComboBox* combo = m_fixedCombos[p];
         const QSignalBlocker blocker(combo);
         const auto it = m_spec.fixedValues.find(name);

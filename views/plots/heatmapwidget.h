@@ -30,11 +30,12 @@ class QCPItemRect;
 class QCPItemText;
 class QCPTextElement;
 class QCustomPlot;
-class QHBoxLayout;
 class QLabel;
 class QMouseEvent;
 
 namespace tilescope::views {
+
+class FlowLayout;
 
 class HeatmapWidget : public ResultPlot {
     Q_OBJECT
@@ -110,8 +111,9 @@ private:
     QCheckBox* m_logBox = nullptr;
     QLabel* m_status = nullptr;
     QLabel* m_sliceLabel = nullptr;
-    QHBoxLayout* m_fixedLayout = nullptr;
-    std::vector<QLabel*> m_fixedLabels; // one per parameter, in m_parameterNames order
+    FlowLayout* m_sliceLayout = nullptr; // "Slice:", a group per parameter, the counts
+    std::vector<QWidget*> m_fixedGroups; // a label and its combo, one per parameter, in m_parameterNames order
+    std::vector<QLabel*> m_fixedLabels;
     std::vector<QComboBox*> m_fixedCombos;
 
     // The plot (m_plot is ResultPlot's)

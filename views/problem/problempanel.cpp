@@ -2,6 +2,7 @@
 
 #include "base/error.h"
 #include "common/format.h"
+#include "plots/quantity.h"
 #include "problem/conditionmodel.h"
 #include "problem/expressionedit.h"
 #include "problem/parametermodel.h"
@@ -19,11 +20,14 @@
 #include <QItemSelectionModel>
 #include <QLabel>
 #include <QLineEdit>
+#include <QPushButton>
 #include <QScrollBar>
 #include <QSignalBlocker>
 #include <QSortFilterProxyModel>
 #include <QSplitter>
+#include <QStackedWidget>
 #include <QTableView>
+#include <QTableWidget>
 #include <QTimer>
 #include <QToolButton>
 #include <QVBoxLayout>
@@ -199,12 +203,54 @@ ProblemPanel::ProblemPanel(ProblemDocument* document, SpaceController* controlle
     m_splitter->setStretchFactor(0, 0);
     m_splitter->setStretchFactor(1, 1);
 
-    auto* layout = new QVBoxLayout(this);
+    auto* problemPage = new QWidget(this);
+    auto* layout = new QVBoxLayout(problemPage);
+    layout->setContentsMargins(0, 0, 0, 0);
     layout->addLayout(form);
     // The count and an edit's error above the tables: they stay in sight in a short dock.
     layout->addWidget(m_countLabel);
     layout->addWidget(m_editError);
     layout->addWidget(m_splitter, 1);
+
+    // A recording opened without its problem: what it names and the values found in it.
+    m_recordingPage = new QWidget(this);
+    m_recordingPage->setObjectName(QStringLiteral("recordingPage"));
+    m_recordingHeader = new QLabel(m_recordingPage);
+    m_recordingHeader->setObjectName(QStringLiteral("recordingHeader"));
+    m_recordingHeader->setTextFormat(Qt::RichText);
+    m_recordingHeader->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_recordingHeader->setWordWrap(true);
+    m_recordedParameters = new QTableWidget(0, 3, m_recordingPage);
+    m_recordedParameters->setObjectName(QStringLiteral("recordedParameters"));
+    m_recordedParameters->setHorizontalHeaderLabels({tr("Parameter"), tr("Values found"), tr("Count")});
+    m_recordedParameters->setEditTriggers(QAbstractItemView::NoEditTriggers);
+    m_recordedParameters->setSelectionBehavior(QAbstractItemView::SelectRows);
+    m_recordedParameters->verticalHeader()->hide();
+    m_recordedParameters->horizontalHeader()->setSectionResizeMode(1, QHeaderView::Stretch);
+    auto* noConditions = new QLabel(
+        tr("<b>No conditions are known.</b> A recording holds results, not the problem's conditions: the space "
+           "cannot be counted, and the run cannot replay it. Open the T1 problem that goes with it to see its "
+           "conditions, the Config Space tab and replay."),
+        m_recordingPage);
+    noConditions->setObjectName(QStringLiteral("noConditionsNote"));
+    noConditions->setWordWrap(true);
+    m_openProblem = new QPushButton(tr("Open Its T1 Problem…"), m_recordingPage);
+    m_openProblem->setObjectName(QStringLiteral("openProblemForRecording"));
+    connect(m_openProblem, &QPushButton::clicked, this, &ProblemPanel::openProblemRequested);
+    auto* recordingLayout = new QVBoxLayout(m_recordingPage);
+    recordingLayout->setContentsMargins(0, 0, 0, 0);
+    recordingLayout->addWidget(m_recordingHeader);
+    recordingLayout->addWidget(sectionTitle(tr("Parameters found in the recording"), m_recordingPage));
+    recordingLayout->addWidget(m_recordedParameters, 1);
+    recordingLayout->addWidget(sectionTitle(tr("Conditions"), m_recordingPage));
+    recordingLayout->addWidget(noConditions);
+    recordingLayout->addWidget(m_openProblem, 0, Qt::AlignLeft);
+
+    m_pages = new QStackedWidget(this);
+    m_pages->addWidget(problemPage);
+    m_pages->addWidget(m_recordingPage);
+    auto* outer = new QVBoxLayout(this);
+    outer->addWidget(m_pages);
 
     connect(m_shapeBox, &QComboBox::currentIndexChanged, m_document, &ProblemDocument::setShapeIndex);
     connect(m_document, &ProblemDocument::shapeChanged, this, [this](int index) {
@@ -263,8 +309,59 @@ void ProblemPanel::showProblem(const std::shared_ptr<const TuningProblem>& probl
     m_conditionEdit->setParameterNames(names);
 }
 
+void ProblemPanel::showRecording(const SessionInfo& session, const std::vector<ResultRecord>& results,
+                                 const QString& fileName) {
+    m_hasRecording = !session.parameters.empty();
+    const ResultSummary summary = summarize(results, session.parameters);
+    m_recordedParameters->setRowCount(static_cast<int>(session.parameters.size()));
+    for (std::size_t p = 0; p < session.parameters.size(); ++p) {
+        const QStringList& values = summary.parameterValues[p];
+        const int row = static_cast<int>(p);
+        m_recordedParameters->setItem(row, 0, new QTableWidgetItem(QString::fromStdString(session.parameters[p])));
+        auto* list = new QTableWidgetItem(values.join(QStringLiteral(", ")));
+        list->setToolTip(values.join(QStringLiteral(", ")));
+        m_recordedParameters->setItem(row, 1, list);
+        auto* count = new QTableWidgetItem(QString::number(values.size()));
+        count->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
+        m_recordedParameters->setItem(row, 2, count);
+    }
+    m_recordedParameters->resizeColumnToContents(0);
+    m_recordedParameters->resizeColumnToContents(2);
+
+    const auto line = [](const QString& label, const QString& value) {
+        return QStringLiteral("<tr><td style='padding-right:10px; white-space:nowrap'>%1</td><td>%2</td></tr>")
+            .arg(label.toHtmlEscaped(), value.toHtmlEscaped());
+    };
+    const QString unknown = tr("not recorded");
+    QString size;
+    for (const std::int64_t d : session.problemSize)
+        size += (size.isEmpty() ? QString() : QStringLiteral(" × ")) + QString::number(d);
+    const QString shape = QString::fromStdString(session.shapeLabel());
+    QString rows;
+    rows += line(tr("Kernel:"), session.kernel.empty() ? unknown : QString::fromStdString(session.kernel));
+    rows += line(tr("Problem size:"), !size.isEmpty() ? size : !shape.isEmpty() ? shape : unknown);
+    rows += line(tr("Device:"), session.deviceName.empty() ? unknown : QString::fromStdString(session.deviceName));
+    rows +=
+        line(tr("Objective:"), session.objectiveName.empty()
+                                   ? tr("time  (lower is better)")
+                                   : tr("%1  (higher is better)").arg(QString::fromStdString(session.objectiveName)));
+    rows += line(tr("Results:"), tr("%1, %2 ok").arg(summary.resultCount).arg(summary.okCount));
+    m_recordingHeader->setText(tr("<p>From the recording <b>%1</b>; no problem is open.</p><table>%2</table>")
+                                   .arg(fileName.toHtmlEscaped(), rows));
+    updatePage();
+}
+
+bool ProblemPanel::showsRecording() const {
+    return m_pages->currentWidget() == m_recordingPage;
+}
+
+void ProblemPanel::updatePage() {
+    m_pages->setCurrentWidget(m_hasRecording && !m_document->problem() ? m_recordingPage : m_pages->widget(0));
+}
+
 void ProblemPanel::onProblemChanged() {
     const auto problem = m_document->problem();
+    updatePage();
     showProblem(problem);
     m_conditionRow = -1;
     m_parameterRow = -1;

@@ -14,16 +14,20 @@
 #include <vector>
 
 class QComboBox;
+class QPushButton;
+class QStackedWidget;
+class QTableWidget;
 class QLabel;
 class QLineEdit;
-class QPushButton;
 class QToolButton;
 class QSplitter;
 class QTableView;
 
 namespace tilescope {
 class TuningProblem;
-}
+struct SessionInfo;
+struct ResultRecord;
+} // namespace tilescope
 
 namespace tilescope::views {
 
@@ -69,7 +73,19 @@ public:
     void moveSelectedParameter(int step);
     QSize sizeHint() const override;
 
+    /// What a recording opened without its problem knows (shown while no problem is open): the
+    /// kernel, problem size, device and objective it names, and the parameters with the values
+    /// found in its results. `results` may be empty; a session with no parameters clears it.
+    void showRecording(const SessionInfo& session, const std::vector<ResultRecord>& results, const QString& fileName);
+    /// True while the panel shows a recording's contents instead of a problem.
+    bool showsRecording() const;
+    /// The table of parameters found in the recording.
+    QTableWidget* recordedParameterView() const { return m_recordedParameters; }
+    QPushButton* openProblemButton() const { return m_openProblem; }
+
 signals:
+    /// The user asked to open the T1 problem that goes with the recording shown.
+    void openProblemRequested();
     /// An edit typed into one of the editors was checked: taken (error "") or refused (why).
     void editChecked(const QString& error);
 
@@ -93,7 +109,15 @@ private:
     void fitColumns();
     void fitSplitter();
 
+    void updatePage();
+
     ProblemDocument* m_document;
+    QStackedWidget* m_pages = nullptr; // the problem, or what a recording without one knows
+    QWidget* m_recordingPage = nullptr;
+    QLabel* m_recordingHeader = nullptr;
+    QTableWidget* m_recordedParameters = nullptr;
+    QPushButton* m_openProblem = nullptr;
+    bool m_hasRecording = false;
     ParameterModel* m_parameters;
     ConditionModel* m_conditions;
     QLabel* m_kernelLabel = nullptr;

@@ -126,7 +126,9 @@ QString occupancyExplanation(const Occupancy& occ, const ArchLimits& limits, std
 }
 
 QString row(const QString& label, const QString& value) {
-    return QStringLiteral("<tr><td style='padding-right:12px; color:palette(mid)'>%1</td><td>%2</td></tr>")
+    // The label on one line; the value wraps at spaces only (the browser never breaks a word).
+    return QStringLiteral(
+               "<tr><td style='padding-right:12px; color:palette(mid); white-space:nowrap'>%1</td><td>%2</td></tr>")
         .arg(esc(label), value);
 }
 
@@ -304,6 +306,8 @@ ConfigDetailsPanel::ConfigDetailsPanel(QWidget* parent)
     connect(m_ruleTimer, &QTimer::timeout, this, &ConfigDetailsPanel::startRule);
     m_browser->setOpenLinks(false);
     m_browser->setReadOnly(true);
+    // Words are never split across lines: a narrow panel scrolls sideways instead.
+    m_browser->setWordWrapMode(QTextOption::WordWrap);
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
     layout->addWidget(m_browser);
@@ -476,7 +480,13 @@ void ConfigDetailsPanel::render() {
     const ResultRecord& r = *m_record;
     const Measurement& m = r.measurement;
     QString html;
-    html += QStringLiteral("<h3>%1</h3>").arg(esc(qs(describeConfig(r.config))));
+    // The config as a form, a parameter a row: "BLOCK_M=256 BLOCK_N=64 ..." wraps badly when narrow.
+    QString configRows;
+    for (const auto& [name, value] : r.config.items())
+        configRows +=
+            QStringLiteral("<tr><td style='padding-right:12px; white-space:nowrap'>%1</td><td><b>%2</b></td></tr>")
+                .arg(esc(qs(name)), esc(qs(value.is_string() ? value.get<std::string>() : value.dump())));
+    html += QStringLiteral("<h4>Config</h4><table>%1</table>").arg(configRows);
     html += QStringLiteral("<p><b>%1</b>%2</p>")
                 .arg(esc(qs(std::string(statusName(r.status())))),
                      m.message.empty() ? QString()
@@ -555,7 +565,7 @@ void ConfigDetailsPanel::render() {
             table +=
                 QStringLiteral("<tr><td style='padding-right:12px' title='%1'>%2</td><td align='right'>%3</td></tr>")
                     .arg(esc(qs(metric.name)), esc(qs(metricLabel(metric.name))), formatNumber(metric.value));
-        html += QStringLiteral("<h4>CUPTI metrics</h4><table>%1</table>").arg(table);
+        html += QStringLiteral("<h4>Metrics</h4><table>%1</table>").arg(table);
     }
 
     // The spill diagnosis

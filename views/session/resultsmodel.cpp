@@ -71,7 +71,8 @@ std::vector<ResultsModel::Column> ResultsModel::buildColumns(const std::vector<s
                        QStringLiteral("time"),
                        {QStringLiteral("us"), QStringLiteral("time_us"), QStringLiteral("µs")},
                        true});
-    const QString objective = m_objectiveName.empty() ? QStringLiteral("objective") : qs(m_objectiveName);
+    // Without an objective of its own a session's objective is its time (Kernel Tuner's "time").
+    const QString objective = m_objectiveName.empty() ? tr("objective: time (µs)") : qs(m_objectiveName);
     columns.push_back({ColumnKind::Objective,
                        {},
                        objective,
@@ -243,7 +244,11 @@ std::optional<double> ResultsModel::numberAt(int row, int column) const {
             return r->timeMs() * 1000.0;
         return std::nullopt;
     case ColumnKind::Objective:
-        return r->objective;
+        if (r->objective || !m_objectiveName.empty())
+            return r->objective;
+        if (r->ok() && (r->measurement.time.samples > 0 || r->timeMs() > 0))
+            return r->timeMs() * 1000.0;
+        return std::nullopt;
     case ColumnKind::Registers:
         if (info && info->registers >= 0)
             return info->registers;

@@ -3,6 +3,10 @@
 
   tiny_ktcache.json  a Kernel Tuner cache (schema 1.1.0) as Kernel Tuner writes it, one entry a line
   tiny_t4.json       a T4 results file as Kernel Tuner's store_output_file writes it
+  conv_ktcache.json  a Kernel Tuner cache (schema 1.0.0) of a 2D convolution (4096 x 4096 image,
+                     15 x 15 filter) with ten tuning parameters, eight of them varying, sampled as a
+                     random-sampling strategy leaves a cache: no T1 problem goes with it, as when
+                     someone hands over their cache alone
 
 The times are synthetic but plausible for a memory-bound kernel on an H200 (8 MB moved, about
 3 TB/s at best), deterministic, with a unique best config. Some configs fail the way they would
@@ -106,5 +110,65 @@ def main():
         json.dump({"results": results, "schema_version": "1.0.0"}, f)
 
 
+CONV = {
+    "block_size_x": [16 * i for i in range(1, 17)],
+    "block_size_y": [1, 2, 4, 8, 16],
+    "tile_size_x": [1, 2, 3, 4],
+    "tile_size_y": [1, 2, 3, 4],
+    "read_only": [0, 1],
+    "use_padding": [0, 1],
+    "use_shmem": [0, 1],
+    "use_cmem": [1],
+    "filter_height": [15],
+    "filter_width": [15],
+}
+
+
+def conv_time(c, rng):
+    """Milliseconds for a config of the convolution on an A100 (best near 0.55 ms), or a failure."""
+    bx, by, tx, ty, ro, pad, shm = c[:7]
+    threads = bx * by
+    if threads > 1024:
+        return "InvalidConfig"
+    if shm and (bx * tx + 14) * (by * ty + 14) * 4 > 48 * 1024:
+        return "CompilationFailedConfig"
+    eff = 1 - 0.45 * math.exp(-threads / 96)  # small blocks leave the SMs idle
+    eff *= 1 - 0.12 * abs(math.log2(threads / 256)) / 4
+    eff *= min(1.0, 0.55 + 0.15 * tx * ty) if tx * ty <= 8 else 1.0 - 0.04 * (tx * ty - 8)  # reuse, then spills
+    eff *= 1.0 if shm else (0.62 if ro else 0.34)  # shared memory, else the read-only cache helps
+    eff *= 1.03 if pad and shm else 1.0  # padding removes bank conflicts
+    eff *= 1 + rng.uniform(-0.015, 0.015)
+    return 0.55 / max(eff, 0.02) / 0.93
+
+
+def write_conv_cache(rng):
+    keys = list(CONV)
+    everything = [c for c in __import__("itertools").product(*CONV.values()) if c[5] <= c[6]]
+    sample = sorted(rng.sample(everything, 900))
+    flop = 4096 * 4096 * 15 * 15 * 2
+    lines = []
+    for n, c in enumerate(sample):
+        t = conv_time(c, rng)
+        entry = dict(zip(keys, c))
+        if isinstance(t, str):
+            entry.update(time=t, compile_time=0 if t == "InvalidConfig" else round(rng.uniform(300, 700), 3),
+                         verification_time=0, benchmark_time=0)
+        else:
+            runs = [t * (1 + rng.uniform(-0.003, 0.003)) for _ in range(7)]
+            mean = sum(runs) / len(runs)
+            entry.update(time=mean, times=runs, compile_time=rng.uniform(300, 700), verification_time=0,
+                         benchmark_time=sum(runs) * 1.05, **{"GFLOP/s": flop / (mean * 1e-3) / 1e9})
+        entry.update(strategy_time=0, framework_time=rng.uniform(0.7, 3.0),
+                     timestamp=f"2023-12-21 {10 + n // 3600:02d}:{n // 60 % 60:02d}:{n % 60:02d}.{n * 7919 % 1000000:06d}+00:00")
+        lines.append(json.dumps({",".join(str(v) for v in c): entry})[1:-1])
+    # As Kernel Tuner writes a cache: the header's lists one item a line, then an entry a line.
+    header = {"schema_version": "1.0.0", "device_name": "NVIDIA A100-PCIE-40GB", "kernel_name": "convolution_kernel",
+              "problem_size": [4096, 4096], "tune_params_keys": keys, "tune_params": CONV, "objective": "time"}
+    text = json.dumps(header, indent="")[:-2] + ",\n\"cache\": {\n" + ",\n".join(lines) + "}\n}"
+    with open(os.path.join(HERE, "conv_ktcache.json"), "w") as f:
+        f.write(text)
+
+
 if __name__ == "__main__":
     main()
+    write_conv_cache(random.Random(8))

@@ -1,0 +1,325 @@
+// The workbench on screens of fixed sizes (the offscreen platform given one screen of the size in
+// TILESCOPE_TEST_SCREEN, 1366x768 unless set; ctest runs this suite at 1366x768, 1280x800,
+// 1600x1000 and 2560x1440): the window fits the screen, every visible panel is at least as wide
+// as its readable minimum, the heatmap's controls stay inside their panel however many parameters
+// there are, Details never breaks a word, and the layout is kept per screen size. On the demo and
+// on a Kernel Tuner cache of ten parameters opened without its problem, whose Problem panel then
+// shows what the recording knows.
+
+#include "mainwindow.h"
+#include "plots/heatmapwidget.h"
+#include "problem/conditionmodel.h"
+#include "problem/problempanel.h"
+#include "session/configdetails.h"
+#include "session/resultsmodel.h"
+#include "session/resultsview.h"
+
+#include <qcustomplot.h>
+
+#include <QApplication>
+#include <QComboBox>
+#include <QDir>
+#include <QDockWidget>
+#include <QFile>
+#include <QLabel>
+#include <QPushButton>
+#include <QScreen>
+#include <QSettings>
+#include <QStandardPaths>
+#include <QTableWidget>
+#include <QTemporaryDir>
+#include <QTest>
+#include <QTextBlock>
+#include <QTextBrowser>
+#include <QTextLayout>
+
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+
+using namespace tilescope;
+using namespace tilescope::views;
+
+namespace {
+
+const QString kConvolutionCache = QStringLiteral(TILESCOPE_TEST_DATA "/tuning/conv_ktcache.json");
+constexpr int kTimeoutMs = 120'000;
+
+QSize requestedScreen() {
+    const QByteArray text = qgetenv("TILESCOPE_TEST_SCREEN");
+    const QList<QByteArray> parts = (text.isEmpty() ? QByteArray("1366x768") : text).split('x');
+    return parts.size() == 2 ? QSize(parts[0].toInt(), parts[1].toInt()) : QSize();
+}
+
+MainWindow::Options transient() {
+    MainWindow::Options options;
+    options.persistent = false;
+    return options;
+}
+
+void saveShot(QWidget& widget, const QString& name) {
+    if (const QByteArray dir = qgetenv("TILESCOPE_SCREENSHOT_DIR"); !dir.isEmpty())
+        widget.grab().save(QString::fromLocal8Bit(dir) + QLatin1Char('/') + name);
+}
+
+// A panel is on screen when its dock is shown and not a hidden tab (those are moved out of the window).
+bool onScreen(const QDockWidget* dock, const QWidget* window) {
+    return dock->isVisible() && window->rect().intersects(QRect(dock->mapTo(window, QPoint(0, 0)), dock->size()));
+}
+
+// The places where a line of the document starts inside a word ("BLOC|K_M"); empty when words
+// are kept whole.
+QStringList brokenWords(const QTextDocument& document) {
+    QStringList broken;
+    for (QTextBlock block = document.begin(); block.isValid(); block = block.next()) {
+        const QTextLayout* layout = block.layout();
+        const QString text = block.text();
+        for (int i = 1; layout && i < layout->lineCount(); ++i) {
+            const int start = layout->lineAt(i).textStart();
+            if (start > 0 && start < text.size() && !text[start - 1].isSpace() && !text[start].isSpace() &&
+                text[start - 1].isLetterOrNumber() && text[start].isLetterOrNumber())
+                broken << text.mid(std::max(0, start - 8), 16);
+        }
+    }
+    return broken;
+}
+
+} // namespace
+
+class TestLayout : public QObject {
+    Q_OBJECT
+
+private slots:
+    void initTestCase();
+    void screenIsTheOneAskedFor();
+    void fitsTheScreen_data();
+    void fitsTheScreen();
+    void recordingWithoutItsProblem();
+    void layoutKeptPerScreenSize();
+
+private:
+    /// Opens `what` ("demo" or a recording's path) in `window`, shown, and waits until it is on screen.
+    bool open(MainWindow& window, const QString& what, QTemporaryDir& folder);
+
+    QTemporaryDir m_settingsDir;
+};
+
+void TestLayout::initTestCase() {
+    QVERIFY(m_settingsDir.isValid());
+    QCoreApplication::setOrganizationName(QStringLiteral("TilescopeTests"));
+    QCoreApplication::setApplicationName(QStringLiteral("tst_layout"));
+    QSettings::setDefaultFormat(QSettings::IniFormat);
+    QSettings::setPath(QSettings::IniFormat, QSettings::UserScope, m_settingsDir.path());
+    QLocale::setDefault(QLocale(QLocale::English, QLocale::UnitedStates));
+    QStandardPaths::setTestModeEnabled(true);
+}
+
+bool TestLayout::open(MainWindow& window, const QString& what, QTemporaryDir& folder) {
+    window.show();
+    if (!QTest::qWaitForWindowExposed(&window))
+        return false;
+    const bool started = what == QLatin1String("demo") ? window.openDemo(folder.path()) : window.openRecording(what);
+    if (!started)
+        return false;
+    if (!QTest::qWaitFor([&]() { return window.hasResultsShown() && !window.isBusy(); }, kTimeoutMs))
+        return false;
+    QTest::qWait(200); // the dock sizes are applied once the window is laid out
+    return true;
+}
+
+void TestLayout::screenIsTheOneAskedFor() {
+    const QScreen* screen = QGuiApplication::primaryScreen();
+    QVERIFY(screen);
+    QCOMPARE(screen->geometry().size(), requestedScreen());
+    QCOMPARE(QGuiApplication::screens().size(), 1);
+}
+
+void TestLayout::fitsTheScreen_data() {
+    QTest::addColumn<QString>("what");
+    QTest::addColumn<QString>("shot");
+    QTest::newRow("demo") << QStringLiteral("demo") << QStringLiteral("demo");
+    QTest::newRow("Kernel Tuner cache, 10 parameters") << kConvolutionCache << QStringLiteral("ktcache");
+}
+
+void TestLayout::fitsTheScreen() {
+    QFETCH(QString, what);
+    QFETCH(QString, shot);
+    QTemporaryDir folder;
+    MainWindow window(transient());
+    QVERIFY(open(window, what, folder));
+    const QSize screen = requestedScreen();
+    saveShot(window, QStringLiteral("layout-%1-%2x%3.png").arg(shot).arg(screen.width()).arg(screen.height()));
+
+    // The window, frame included, within the screen's available area.
+    const QRect available = window.screen()->availableGeometry();
+    QVERIFY2(window.frameGeometry().width() <= available.width() &&
+                 window.frameGeometry().height() <= available.height(),
+             qPrintable(QStringLiteral("window %1x%2 on a %3x%4 screen")
+                            .arg(window.frameGeometry().width())
+                            .arg(window.frameGeometry().height())
+                            .arg(available.width())
+                            .arg(available.height())));
+
+    // Every panel on screen at least as wide as it reads, and tall enough for a few lines.
+    const int line = window.fontMetrics().height();
+    int checked = 0;
+    for (QDockWidget* dock : window.findChildren<QDockWidget*>()) {
+        const QVariant readable = dock->property(MainWindow::kReadableWidthProperty);
+        if (!readable.isValid() || !onScreen(dock, &window))
+            continue;
+        ++checked;
+        QVERIFY2(readable.toInt() >= window.fontMetrics().averageCharWidth() * 20, qPrintable(dock->objectName()));
+        QVERIFY2(dock->width() >= readable.toInt(), qPrintable(QStringLiteral("%1 is %2 px wide, reads from %3")
+                                                                   .arg(dock->objectName())
+                                                                   .arg(dock->width())
+                                                                   .arg(readable.toInt())));
+        QVERIFY2(dock->height() >= line * 6,
+                 qPrintable(QStringLiteral("%1 is %2 px high").arg(dock->objectName()).arg(dock->height())));
+    }
+    QVERIFY2(checked >= 4, "the problem, heatmap, results and details panels are on screen");
+
+    // The heatmap's controls (a slice combo per parameter) inside the heatmap's panel.
+    HeatmapWidget* heatmap = window.heatmap();
+    int combos = 0;
+    for (const QComboBox* combo : heatmap->findChildren<QComboBox*>()) {
+        if (!combo->isVisibleTo(heatmap))
+            continue;
+        ++combos;
+        const QRect place(combo->mapTo(heatmap, QPoint(0, 0)), combo->size());
+        QVERIFY2(heatmap->rect().contains(place), qPrintable(QStringLiteral("a combo at %1,%2 %3x%4 outside %5x%6")
+                                                                 .arg(place.x())
+                                                                 .arg(place.y())
+                                                                 .arg(place.width())
+                                                                 .arg(place.height())
+                                                                 .arg(heatmap->width())
+                                                                 .arg(heatmap->height())));
+    }
+    QVERIFY(combos >= 4);
+    QVERIFY2(heatmap->plot()->height() >= line * 8, "the plot keeps room to be read");
+
+    // Details shows the best config as a form, no word broken across lines.
+    ConfigDetailsPanel* details = window.detailsPanel();
+    QVERIFY(details->shownRecord());
+    const QStringList broken = brokenWords(*details->browser()->document());
+    QVERIFY2(broken.isEmpty(), qPrintable(broken.join(QStringLiteral(" | "))));
+    QVERIFY(details->plainText().contains(QStringLiteral("median time")));
+
+    // Squeezed far below its readable width, Details still keeps words whole (it scrolls sideways).
+    ConfigDetailsPanel narrow;
+    std::vector<std::string> names;
+    for (const auto& [name, value] : details->shownRecord()->config.items())
+        names.push_back(name);
+    narrow.setContext(window.results(), names, nullptr, "");
+    narrow.showConfig(details->shownConfig());
+    narrow.resize(window.fontMetrics().averageCharWidth() * 9, 600);
+    narrow.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&narrow));
+    QVERIFY(narrow.shownRecord());
+    const QStringList squeezed = brokenWords(*narrow.browser()->document());
+    QVERIFY2(squeezed.isEmpty(), qPrintable(squeezed.join(QStringLiteral(" | "))));
+}
+
+void TestLayout::recordingWithoutItsProblem() {
+    QTemporaryDir folder;
+    MainWindow window(transient());
+    QVERIFY(open(window, kConvolutionCache, folder));
+    QVERIFY(!window.document()->hasProblem());
+
+    // The Problem panel says what the cache knows: kernel, problem size, device, the parameters
+    // and the values found, and that no conditions are known.
+    ProblemPanel* panel = window.problemPanel();
+    QVERIFY(panel->showsRecording());
+    const QString header = panel->findChild<QLabel*>(QStringLiteral("recordingHeader"))->text();
+    for (const char* fact : {"convolution_kernel", "4096 × 4096", "NVIDIA A100-PCIE-40GB", "time", "900, 614 ok"})
+        QVERIFY2(header.contains(QString::fromUtf8(fact)), qPrintable(header));
+    const QTableWidget* table = panel->recordedParameterView();
+    QCOMPARE(table->rowCount(), 10);
+    QCOMPARE(table->item(0, 0)->text(), QStringLiteral("block_size_x"));
+    QCOMPARE(table->item(0, 2)->text(), QStringLiteral("16"));
+    QCOMPARE(table->item(1, 1)->text(), QStringLiteral("1, 2, 4, 8, 16"));
+    QCOMPARE(table->item(8, 1)->text(), QStringLiteral("15"));
+    const QLabel* note = panel->findChild<QLabel*>(QStringLiteral("noConditionsNote"));
+    QVERIFY(note && note->isVisible() && note->text().contains(QStringLiteral("No conditions are known")));
+    QVERIFY(panel->openProblemButton()->isVisible());
+
+    // The objective column shows the cache's objective, its time.
+    const ResultsModel* model = window.resultsView()->model();
+    const int objective = model->columnOf(ResultsModel::ColumnKind::Objective);
+    QCOMPARE(model->headerData(objective, Qt::Horizontal).toString(), QStringLiteral("objective: time (µs)"));
+    int filled = 0;
+    for (int row = 0; row < model->rowCount(); ++row)
+        filled += !model->data(model->index(row, objective)).toString().isEmpty();
+    QCOMPARE(filled, 614);
+
+    // Opening the problem that goes with it turns the panel back into the problem's.
+    const QString problem = QStringLiteral(TILESCOPE_TEST_DATA "/t1corpus/kt_convolution.json");
+    QVERIFY(window.openProblem(problem));
+    QVERIFY(!panel->showsRecording());
+    QVERIFY(panel->conditionModel()->rowCount() > 0);
+    QTRY_VERIFY_WITH_TIMEOUT(!window.isBusy(), kTimeoutMs);
+}
+
+void TestLayout::layoutKeptPerScreenSize() {
+    QSettings().clear();
+    const QSize screen = QGuiApplication::primaryScreen()->availableGeometry().size();
+    const QString group = QStringLiteral("layout-%1x%2").arg(screen.width()).arg(screen.height());
+    const auto detailsOf = [](MainWindow& w) { return w.findChild<QDockWidget*>(QStringLiteral("detailsDock")); };
+    const auto shown = [](MainWindow& w) {
+        w.show();
+        const bool exposed = QTest::qWaitForWindowExposed(&w);
+        QTest::qWait(100);
+        return exposed;
+    };
+    QByteArray arranged;
+    {
+        MainWindow window; // persistent: the layout goes to the (redirected) settings on close
+        QVERIFY(shown(window));
+        detailsOf(window)->hide(); // the user closes the Details panel
+        arranged = window.saveState(2);
+        QVERIFY(window.close());
+    }
+    QSettings settings;
+    settings.beginGroup(QStringLiteral("MainWindow"));
+    QStringList layouts = settings.childGroups().filter(QStringLiteral("layout-"));
+    QCOMPARE(layouts, QStringList{group});
+    QVERIFY(!settings.value(group + QStringLiteral("/state")).toByteArray().isEmpty());
+    {
+        MainWindow again;
+        QVERIFY(shown(again));
+        QVERIFY(detailsOf(again)->isHidden()); // as arranged on this screen
+        QVERIFY(again.close());
+    }
+    // A layout arranged on another screen size is not applied on this one.
+    settings.remove(group);
+    settings.setValue(QStringLiteral("layout-640x480/state"), arranged);
+    settings.sync();
+    MainWindow other;
+    QVERIFY(shown(other));
+    QVERIFY(!detailsOf(other)->isHidden());
+}
+
+int main(int argc, char** argv) {
+    // One offscreen screen of the size asked for, before the application starts.
+    const QSize size = requestedScreen();
+    if (!size.isValid()) {
+        std::fprintf(stderr, "TILESCOPE_TEST_SCREEN must be WIDTHxHEIGHT\n");
+        return 2;
+    }
+    QTemporaryDir dir;
+    const QString config = dir.filePath(QStringLiteral("screen.json"));
+    QFile file(config);
+    if (!dir.isValid() || !file.open(QIODevice::WriteOnly))
+        return 2;
+    file.write(QStringLiteral(R"({"screens": [{"name": "test", "x": 0, "y": 0, "width": %1, "height": %2,
+                                 "logicalDpi": 96, "logicalBaseDpi": 96, "dpr": 1}]})")
+                   .arg(size.width())
+                   .arg(size.height())
+                   .toUtf8());
+    file.close();
+    qputenv("QT_QPA_PLATFORM", ("offscreen:configfile=" + config).toLocal8Bit());
+    QApplication app(argc, argv);
+    TestLayout test;
+    return QTest::qExec(&test, argc, argv);
+}
+
+#include "tst_layout.moc"
