@@ -196,6 +196,15 @@ void TestLayout::fitsTheScreen() {
     }
     QVERIFY(combos >= 4);
     QVERIFY2(heatmap->plot()->height() >= line * 8, "the plot keeps room to be read");
+    // The values along the side do not print over each other (16 rows in a short plot).
+    const auto ticker = heatmap->plot()->yAxis->ticker().dynamicCast<QCPAxisTickerText>();
+    QVERIFY(ticker);
+    int labels = 0;
+    for (const QString& label : ticker->ticks())
+        labels += !label.isEmpty();
+    const int tickLine = QFontMetrics(heatmap->plot()->yAxis->tickLabelFont()).height();
+    QVERIFY2(labels >= 2 && labels * tickLine <= heatmap->plot()->axisRect()->height() + tickLine,
+             qPrintable(QStringLiteral("%1 labels in %2 px").arg(labels).arg(heatmap->plot()->axisRect()->height())));
 
     // Details shows the best config as a form, no word broken across lines.
     ConfigDetailsPanel* details = window.detailsPanel();

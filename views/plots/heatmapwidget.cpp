@@ -127,6 +127,7 @@ HeatmapWidget::HeatmapWidget(QWidget* parent)
     connect(m_plot, &QCustomPlot::mousePress, this, &HeatmapWidget::notePress);
     connect(m_plot, &QCustomPlot::mouseRelease, this, &HeatmapWidget::onMouseRelease);
     connect(m_plot, &QCustomPlot::afterLayout, this, &HeatmapWidget::fitToCellSize);
+    connect(m_plot, &QCustomPlot::afterLayout, this, &HeatmapWidget::thinTickLabels);
     m_plot->installEventFilter(this);
     syncControls();
 }
@@ -450,16 +451,12 @@ void HeatmapWidget::showGrid() {
     const int rows = grid.rows();
     const bool logScale = m_spec.logScale && std::isfinite(grid.minPositive);
 
-    // Axes: one tick per value, at the cell's centre, so that 32, 64, 128, 256 are evenly spaced.
-    auto setTicks = [](QCPAxis* axis, const QStringList& values) {
-        auto ticker = QSharedPointer<QCPAxisTickerText>::create();
-        for (int i = 0; i < values.size(); ++i)
-            ticker->addTick(i, values[i]);
-        axis->setTicker(ticker);
-        axis->setRange(-0.5, static_cast<double>(values.size()) - 0.5);
-    };
-    setTicks(m_plot->xAxis, grid.xValues);
-    setTicks(m_plot->yAxis, grid.yValues);
+    // Axes: one tick per value, at the cell's centre, so that 32, 64, 128, 256 are evenly spaced
+    // (labelled as room allows: see thinTickLabels).
+    m_plot->xAxis->setRange(-0.5, static_cast<double>(grid.xValues.size()) - 0.5);
+    m_plot->yAxis->setRange(-0.5, static_cast<double>(grid.yValues.size()) - 0.5);
+    m_labelSteps = {0, 0};
+    thinTickLabels();
     int longest = 0;
     for (const QString& value : grid.xValues)
         longest = std::max(longest, static_cast<int>(value.size()));
@@ -626,6 +623,49 @@ CellIndex HeatmapWidget::cellAtPixel(QPointF pixel) const {
     if (!m_grid || m_grid->empty() || !m_plot->axisRect()->rect().contains(pixel.toPoint()))
         return {};
     return cellAt(*m_grid, m_plot->xAxis->pixelToCoord(pixel.x()), m_plot->yAxis->pixelToCoord(pixel.y()));
+}
+
+void HeatmapWidget::thinTickLabels() {
+    // Every value labelled when the cells leave room for it, else every second, fourth...: labels
+    // of 16 rows in a short plot would print over each other. The tick marks stay on every cell.
+    if (!m_grid)
+        return;
+    const QFontMetrics metrics(m_plot->yAxis->tickLabelFont());
+    const auto stepFor = [](double pitch, int room) {
+        int step = 1;
+        while (pitch * step < room && step < 1 << 20)
+            step *= 2;
+        return step;
+    };
+    const QRect area = m_plot->axisRect()->rect();
+    const QStringList& xs = m_grid->xValues;
+    const QStringList& ys = m_grid->yValues;
+    int widest = 0;
+    for (const QString& value : xs)
+        widest = std::max(widest, metrics.horizontalAdvance(value));
+    const bool rotated = !qFuzzyIsNull(m_plot->xAxis->tickLabelRotation());
+    const int xRoom = (rotated ? metrics.height() : widest) + metrics.averageCharWidth();
+    // Not laid out yet (a hidden plot): every value, until the plot knows its size.
+    const bool laidOut = m_plot->isVisible() && area.width() > 0 && area.height() > 0;
+    const std::array<int, 2> steps =
+        !laidOut
+            ? std::array<int, 2>{1, 1}
+            : std::array<int, 2>{
+                  xs.isEmpty() ? 1 : stepFor(static_cast<double>(area.width()) / static_cast<double>(xs.size()), xRoom),
+                  ys.isEmpty()
+                      ? 1
+                      : stepFor(static_cast<double>(area.height()) / static_cast<double>(ys.size()), metrics.height())};
+    if (steps == m_labelSteps)
+        return;
+    m_labelSteps = steps;
+    const auto setTicks = [](QCPAxis* axis, const QStringList& values, int step) {
+        auto ticker = QSharedPointer<QCPAxisTickerText>::create();
+        for (int i = 0; i < values.size(); ++i)
+            ticker->addTick(i, i % step == 0 ? values[i] : QString());
+        axis->setTicker(ticker);
+    };
+    setTicks(m_plot->xAxis, xs, steps[0]);
+    setTicks(m_plot->yAxis, ys, steps[1]);
 }
 
 void HeatmapWidget::onMouseMove(QMouseEvent* event) {

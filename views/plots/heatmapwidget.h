@@ -15,6 +15,7 @@
 #include <QPointF>
 #include <QString>
 
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -88,6 +89,8 @@ private:
     void apply(const Computed& computed);
     void applySummary(const ResultSummary& summary);
     void rebuildFixedCombos();
+    /// Labels every value of an axis, or every 2nd, 4th... when the cells are too small for all.
+    void thinTickLabels();
     void syncControls();
     void specFromControls();
     void showGrid();
@@ -111,8 +114,9 @@ private:
     QCheckBox* m_logBox = nullptr;
     QLabel* m_status = nullptr;
     QLabel* m_sliceLabel = nullptr;
-    FlowLayout* m_sliceLayout = nullptr; // "Slice:", a group per parameter, the counts
-    std::vector<QWidget*> m_fixedGroups; // a label and its combo, one per parameter, in m_parameterNames order
+    FlowLayout* m_sliceLayout = nullptr;      // "Slice:", a group per parameter, the counts
+    std::array<int, 2> m_labelSteps = {0, 0}; // every how many cells an axis value is written (x, y)
+    std::vector<QWidget*> m_fixedGroups;      // a label and its combo, one per parameter, in m_parameterNames order
     std::vector<QLabel*> m_fixedLabels;
     std::vector<QComboBox*> m_fixedCombos;
 
