@@ -1058,8 +1058,12 @@ void MainWindow::applyDefaultDockSizes() {
     // panel.
     const int w = width();
     const int h = height();
-    const int left = std::max({w * 26 / 100, m_problemDock->minimumWidth(), m_runDock->minimumWidth()});
-    const int right = std::max(w * 23 / 100, m_detailsDock->minimumWidth());
+    // On a small screen the problem's side gets more: its tables and conditions need the width more
+    // than the plot and Details do.
+    const int leftShare = w < kSmallScreenWidth ? 30 : 26;
+    const int rightShare = w < kSmallScreenWidth ? 24 : 23;
+    const int left = std::max({w * leftShare / 100, m_problemDock->minimumWidth(), m_runDock->minimumWidth()});
+    const int right = std::max(w * rightShare / 100, m_detailsDock->minimumWidth());
     resizeDocks({m_problemDock, m_heatmapDock, m_detailsDock}, {left, std::max(w - left - right, 1), right},
                 Qt::Horizontal);
     resizeDocks({m_heatmapDock, m_resultsDock}, {h * 60 / 100, h * 40 / 100}, Qt::Vertical);

@@ -280,8 +280,10 @@ void TestEditor::conditionTextIsColoured() {
                                                   .join(QLatin1Char(' '))));
     // filter_width is a parameter of this problem, use_padding is not.
     QCOMPARE(edit->colourAt(static_cast<int>(text.indexOf(QStringLiteral("filter_width")))), parameter);
-    // As drawn: the parameters' colour is on screen.
+    // As drawn: the parameters' colour is on screen (the start of the line in view).
+    edit->setCursorPosition(0);
     QVERIFY(pixelsOf(edit, parameter) > 10);
+    edit->end(false);
 
     // Past a lexical error ('=' for '=='), the rest is red; typing the fix colours it again.
     QTest::keyClicks(edit, QStringLiteral(" = 1"));

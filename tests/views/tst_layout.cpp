@@ -21,11 +21,13 @@
 #include <QDir>
 #include <QDockWidget>
 #include <QFile>
+#include <QHeaderView>
 #include <QLabel>
 #include <QPushButton>
 #include <QScreen>
 #include <QSettings>
 #include <QStandardPaths>
+#include <QTableView>
 #include <QTableWidget>
 #include <QTemporaryDir>
 #include <QTest>
@@ -205,6 +207,15 @@ void TestLayout::fitsTheScreen() {
     const int tickLine = QFontMetrics(heatmap->plot()->yAxis->tickLabelFont()).height();
     QVERIFY2(labels >= 2 && labels * tickLine <= heatmap->plot()->axisRect()->height() + tickLine,
              qPrintable(QStringLiteral("%1 labels in %2 px").arg(labels).arg(heatmap->plot()->axisRect()->height())));
+
+    // The results table's column names are not cut ("block_size_x", "objective: time (µs)").
+    const QTableView* table = window.resultsView()->findChild<QTableView*>();
+    QVERIFY(table);
+    const QHeaderView* header = table->horizontalHeader();
+    for (int c = 0; c < header->count(); ++c) {
+        const QString name = table->model()->headerData(c, Qt::Horizontal).toString();
+        QVERIFY2(header->sectionSize(c) >= QFontMetrics(header->font()).horizontalAdvance(name), qPrintable(name));
+    }
 
     // Details shows the best config as a form, no word broken across lines.
     ConfigDetailsPanel* details = window.detailsPanel();

@@ -109,6 +109,9 @@ ProblemPanel::ProblemPanel(ProblemDocument* document, SpaceController* controlle
     m_kernelLabel->setTextInteractionFlags(Qt::TextSelectableByMouse);
     m_objectiveLabel = new QLabel(this);
     m_objectiveLabel->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    // A long line is cut at the panel's edge (the tooltip holds it whole) rather than widen the panel.
+    m_kernelLabel->setMinimumWidth(fontMetrics().averageCharWidth() * 8);
+    m_objectiveLabel->setMinimumWidth(fontMetrics().averageCharWidth() * 8);
     m_shapeBox = new QComboBox(this);
     m_shapeBox->setSizeAdjustPolicy(QComboBox::AdjustToContents);
     m_shapeBox->setToolTip(tr("The problem shape whose config space is shown"));
@@ -448,6 +451,7 @@ void ProblemPanel::refreshHeader() {
             QString scale = QString::number(o.scale, 'g', 6).replace(QLatin1String("e+"), QLatin1String("e"));
             m_objectiveLabel->setText(tr("%1 = %2 / time / %3  (higher is better)")
                                           .arg(QString::fromStdString(o.name), QString::fromStdString(o.count), scale));
+            m_objectiveLabel->setToolTip(m_objectiveLabel->text());
         } else {
             m_objectiveLabel->setText(tr("time  (lower is better)"));
         }

@@ -90,7 +90,9 @@ ResultsView::ResultsView(QWidget* parent)
         if (!m_keptConfig.isEmpty())
             selectConfig(m_keptConfig);
         updateCount();
+        fitHeaders();
     });
+    connect(m_proxy, &QAbstractItemModel::columnsInserted, this, &ResultsView::fitHeaders);
     connect(m_proxy, &QAbstractItemModel::rowsInserted, this, &ResultsView::updateCount);
     connect(m_proxy, &QAbstractItemModel::rowsRemoved, this, &ResultsView::updateCount);
     connect(m_proxy, &QAbstractItemModel::layoutChanged, this, &ResultsView::updateCount);
@@ -108,6 +110,18 @@ ResultsView::ResultsView(QWidget* parent)
 }
 
 ResultsView::~ResultsView() = default;
+
+void ResultsView::fitHeaders() {
+    // Each column at least as wide as its name ("block_size_x", "objective: time (µs)"), so that a
+    // header is never cut; the user's own widths of columns seen before are kept.
+    QHeaderView* header = m_table->horizontalHeader();
+    const QFontMetrics metrics(header->font());
+    const int padding = metrics.averageCharWidth() * 3; // the sort arrow and the margins
+    for (int c = 0; c < m_proxy->columnCount(); ++c) {
+        const QString name = m_proxy->headerData(c, Qt::Horizontal).toString();
+        header->resizeSection(c, std::max(header->sectionSize(c), metrics.horizontalAdvance(name) + padding));
+    }
+}
 
 void ResultsView::setResults(ResultsSnapshot results, std::vector<std::string> parameterNames,
                              std::string objectiveName) {

@@ -65,6 +65,7 @@ signals:
     void configSelected(const QString& configJson);
 
 private:
+    void fitHeaders();
     QString csvOf(const std::vector<int>& proxyRows) const;
     void applyFilter();
     void updateCount();
