@@ -73,7 +73,7 @@ const QString kLayoutGroup = QStringLiteral("MainWindow/layout-%1x%2");
 const QString kGeometryKey = QStringLiteral("geometry");
 const QString kStateKey = QStringLiteral("state");
 // Below this available height the Run panel shares the Problem panel's place as a tab.
-constexpr int kShortScreenHeight = 900;
+constexpr int kShortScreenHeight = 1050;
 // Below this available width (or height) the window opens maximised: every pixel counts.
 constexpr int kSmallScreenWidth = 1500;
 const QString kRecentKey = QStringLiteral("MainWindow/recentFiles");
@@ -222,7 +222,7 @@ MainWindow::MainWindow(Options options, QWidget* parent)
         resize(available.size());
         setWindowState(windowState() | Qt::WindowMaximized);
     } else {
-        resize(std::min(available.width(), 1600) * 9 / 10, std::min(available.height(), 1000) * 9 / 10);
+        resize(std::min(available.width() * 85 / 100, 2400), std::min(available.height() * 85 / 100, 1400));
     }
     if (m_options.persistent)
         restoreLayout();
@@ -1062,7 +1062,10 @@ void MainWindow::applyDefaultDockSizes() {
     // than the plot and Details do.
     const int leftShare = w < kSmallScreenWidth ? 30 : 26;
     const int rightShare = w < kSmallScreenWidth ? 24 : 23;
-    const int left = std::max({w * leftShare / 100, m_problemDock->minimumWidth(), m_runDock->minimumWidth()});
+    // Wide enough for the Run panel's form without scrolling sideways, where the window allows.
+    const int runForm = m_runPanel->minimumSizeHint().width() + style()->pixelMetric(QStyle::PM_ScrollBarExtent);
+    const int left = std::max({w * leftShare / 100, m_problemDock->minimumWidth(), m_runDock->minimumWidth(),
+                               std::min(runForm, w * 34 / 100)});
     const int right = std::max(w * rightShare / 100, m_detailsDock->minimumWidth());
     resizeDocks({m_problemDock, m_heatmapDock, m_detailsDock}, {left, std::max(w - left - right, 1), right},
                 Qt::Horizontal);
