@@ -115,6 +115,51 @@ private slots:
         QCOMPARE(QString(typeName(v.kind)), QString::fromStdString(c["type"]));
     }
 
+    void longExpressionQuotedAroundTheError() {
+        // An expression of 300 characters is quoted in its error as the 60 characters either side
+        // of the column, between "...".
+        Scope scope;
+        scope.addVariable("x");
+        std::string source;
+        while (source.size() < 150)
+            source += "x + ";
+        const std::size_t column = source.size() + 1; // where the unknown name starts
+        source += "nope";
+        while (source.size() < 300)
+            source += " + x";
+        try {
+            Expression::compile(source, scope);
+            QFAIL("compiled");
+        } catch (const ExprError& e) {
+            QCOMPARE(e.column(), static_cast<int>(column));
+            const std::string expected = "..." + source.substr(column - 1 - 60, 120) + "...";
+            QVERIFY2(std::string(e.what()).find("'" + expected + "'") != std::string::npos, e.what());
+        }
+    }
+
+    void concatenationNamedOnlyForLikeOperands() {
+        Scope scope;
+        const auto message = [&](const std::string& source) {
+            try {
+                Expression::compile(source, scope).evaluate(nullptr);
+            } catch (const ExprError& e) {
+                return e.kind() == ErrorKind::Type ? e.message() : std::string("not a TypeError");
+            }
+            return std::string("no error");
+        };
+        QVERIFY(message("'a' + 'b'").find("concatenation") != std::string::npos);
+        QVERIFY(message("[1] + [2]").find("concatenation") == std::string::npos); // constant lists fold
+        QVERIFY2(message("'a' + 1").find("unsupported operand") != std::string::npos, message("'a' + 1").c_str());
+        QVERIFY2(message("'a' - 'b'").find("unsupported operand") != std::string::npos, message("'a' - 'b'").c_str());
+    }
+
+    void integerValueOfAFloat() {
+        Scope scope;
+        QCOMPARE(Expression::compile("8 / 2", scope).evaluateInt(nullptr), 4);
+        QCOMPARE(Expression::compile("-3.0", scope).evaluateInt(nullptr), -3);
+        QVERIFY_THROWS_EXCEPTION(ExprError, Expression::compile("5 / 2", scope).evaluateInt(nullptr));
+    }
+
     void parseOnceEvaluateMany() {
         Scope scope;
         const int a = scope.addVariable("BLOCK_M");

@@ -245,6 +245,18 @@ private slots:
         // A comprehension over a variable is walked as a tree at each evaluation.
         QCOMPARE(value("len([t for t in (x, x) if t" + repeat(" + t", 1000) + " > 0])"), 2);
         QCOMPARE(value("len([1 " + repeat("for a in [x] ", 1000) + "])"), 1);
+        // A comprehension's clauses are counted as they are read: the 1025th is refused at its own
+        // column, before the tree is built (1024 are read, then refused as a whole for the height).
+        const auto refusedAt = [&](int clauses) {
+            try {
+                value("len([1 " + repeat("for a in [x] ", clauses) + "])");
+            } catch (const expr::ExprError& e) {
+                return e.column();
+            }
+            return 0;
+        };
+        QCOMPARE(refusedAt(1025), static_cast<int>(std::string("len([1 ").size() + 1024 * 13 + 1));
+        QCOMPARE(refusedAt(1024), 5);
         // Folded at compile time: the constants' tree is as deep.
         QCOMPARE(value(repeat("(", 250) + "1" + repeat(" + 1", 1000) + repeat(")", 250)), 1001);
         // A value list nested as deep as allowed is refused for being a list of lists, not for its depth.

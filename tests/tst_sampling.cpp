@@ -33,6 +33,19 @@ private slots:
         QCOMPARE(samplesUntilStop(sampler, [](int) { return 0.010; }), 10);
     }
 
+    void twoNoisySamplesDoNotStopAtTheMinimum() {
+        // With a minimum of two, two samples far apart are not enough: their deviation is counted.
+        TimingRule rule;
+        rule.minSamples = 2;
+        rule.maxSeconds = 1000;
+        Sampler noisy(rule);
+        QCOMPARE(samplesUntilStop(
+                     noisy, [](int i) { return i % 2 ? 0.010 : 0.020; }, 2),
+                 -1);
+        Sampler steady(rule);
+        QCOMPARE(samplesUntilStop(steady, [](int) { return 0.010; }), 2);
+    }
+
     void noisyKernelStopsAtTheMaximum() {
         TimingRule rule;
         rule.maxSeconds = 1000;

@@ -308,7 +308,43 @@ private slots:
             QCOMPARE(e.location(), std::string("/ConfigurationSpace"));
             QVERIFY2(std::string(e.what()).find("too large") != std::string::npos, e.what());
             QVERIFY2(std::string(e.what()).find("10000") != std::string::npos, e.what());
+            // and the most configs it would hold: 100,000 bytes of 10 two-byte indices each
+            QVERIFY2(std::string(e.what()).find("more than 5000 valid configs") != std::string::npos, e.what());
         }
+    }
+
+    void unstructuredSpaceEnumeratedWithinLimits() {
+        // A condition over every parameter defeats the memo (a tiny one here): the space is then
+        // enumerated directly, every valid config once, none of the others.
+        const std::vector<ParamDef> params = {
+            {"a", {0, 1, 2, 3, 4, 5}}, {"b", {0, 1, 2, 3, 4, 5}}, {"c", {0, 1, 2, 3, 4, 5}}, {"d", {0, 1, 2, 3, 4, 5}}};
+        const auto problem = makeProblem(params, {"a + 2 * b + 3 * c + 5 * d != 11"});
+        SpaceLimits limits;
+        limits.maxMemoEntries = 4;
+        const ConfigSpace space = ConfigSpace::build(problem, 0, limits);
+        std::set<std::vector<int>> expected;
+        for (int a = 0; a < 6; ++a)
+            for (int b = 0; b < 6; ++b)
+                for (int c = 0; c < 6; ++c)
+                    for (int d = 0; d < 6; ++d)
+                        if (a + 2 * b + 3 * c + 5 * d != 11)
+                            expected.insert({a, b, c, d});
+        QCOMPARE(space.size(), static_cast<std::uint64_t>(expected.size()));
+        std::set<std::vector<int>> seen;
+        for (std::uint64_t i = 0; i < space.size(); ++i) {
+            const Config config = space.at(i);
+            std::vector<int> values;
+            for (int p = 0; p < 4; ++p)
+                values.push_back(static_cast<int>(space.value(config, p).i));
+            QVERIFY(expected.count(values));
+            seen.insert(values);
+        }
+        QCOMPARE(seen.size(), expected.size());
+        // A config given with more values than parameters is described by its parameters alone.
+        Config longer = space.at(0);
+        const std::string described = space.describe(longer);
+        longer.push_back(0);
+        QCOMPARE(space.describe(longer), described);
     }
 
     void cancelStopsABuild() {

@@ -935,7 +935,7 @@ private:
         }
         for (const auto& c : candidates) {
             const int d = editDistance(text, c);
-            if (d < bestDistance || (d == bestDistance && best.empty() && d <= 2)) {
+            if (d < bestDistance) {
                 bestDistance = d;
                 best = c;
             }

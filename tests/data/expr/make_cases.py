@@ -56,7 +56,8 @@ CASES = [
     ("ProblemSize[0] + max(filter_width) - 1", None), ("ProblemSize[-1]", None), ("abs(y)", None),
     ("abs(-2.5)", None), ("ceil(f)", None), ("floor(g)", None), ("ceil(7 / 2)", None), ("log2(BLOCK_M)", None),
     ("int(log2(BLOCK_N))", None), ("sqrt(16)", None), ("int(-2.7)", None), ("int(f)", None), ("float(x)", None),
-    ("int('42')", None), ("max([x, y])", None), ("min(3, 1.0, 1)", None), ("math.ceil(K / BLOCK_K)", None),
+    ("int('42')", None), ("int('1_000')", None), ("int(' -1234 ')", None), ("int(-9223372036854775808.0)", None),
+    ("bool()", None), ("bool(x)", None), ("max([x, y])", None), ("min(3, 1.0, 1)", None), ("math.ceil(K / BLOCK_K)", None),
     ("max(1, min(BLOCK_M, BLOCK_N) // 8)", None), ("len(ProblemSize)", None), ("round(2.5)", None),
     ("round(3.5)", None), ("round(-0.5)", None), ("pow(2, 5)", None), ("[1, 2, 3][1]", None),
     ("4 * (BLOCK_M + BLOCK_N) * BLOCK_K <= 48 * 1024", None), ("M % BLOCK_M == 0 and N % BLOCK_N == 0", None),
@@ -64,6 +65,7 @@ CASES = [
     # runtime errors: Python's exception and Tilescope's column
     ("x // z", 3), ("x % z", 3), ("x / z", 3), ("f / 0", 3), ("1.0 // 0.0", 5), ("log2(z)", 1), ("sqrt(y)", 1),
     ("s < x", 3), ("x + s", 3), ("ProblemSize[3]", 12), ("0 ** -1", 3), ("min([])", 1), ("int('4x')", 1),
+    ("int('1__0')", 1), ("int('_1')", 1), ("int('1_')", 1), ("1 << 64", 3),
     ("2 ** 63", 3), ("1 << 63", 3), ("x * 2 ** 62", 3), ("(-8) ** 0.5", 6), ("-(-2 ** 62 * 2)", 1),
     # syntax errors (Tilescope's column)
     ("x +", 4), ("(x + 1", 7), ("x = 1", 3), ("1 +* 2", 4), ("x if y", 7), ("", 1), ("x y", 3),
@@ -92,6 +94,7 @@ CASES = [
 DEPARTURES = {
     "2 ** 63": ("OverflowError", lambda r: r["repr"] == str(2**63)),
     "1 << 63": ("OverflowError", lambda r: r["repr"] == str(2**63)),
+    "1 << 64": ("OverflowError", lambda r: r["repr"] == str(2**64)),
     "x * 2 ** 62": ("OverflowError", lambda r: int(r["repr"]) > 2**63 - 1),
     "-(-2 ** 62 * 2)": ("OverflowError", lambda r: int(r["repr"]) == 2**63),
     "(-8) ** 0.5": ("ValueError", lambda r: r["type"] == "complex"),
