@@ -153,6 +153,19 @@ private slots:
         QVERIFY2(message("'a' - 'b'").find("unsupported operand") != std::string::npos, message("'a' - 'b'").c_str());
     }
 
+    void bytecodeUnlessATreeWalkIsNeeded() {
+        // What compiles to bytecode (the fast path of every condition) and what is walked as a tree.
+        Scope scope;
+        scope.addVariable("x");
+        scope.addVariable("y");
+        for (const char* source : {"x > 1", "x in [y, 3]", "x not in [y, 3]", "max([x, y]) > 2", "min([x, y]) > 2",
+                                   "abs(x) > 1", "max(x, y) > 2", "len([1, 2, 3]) == x"})
+            QVERIFY2(!Expression::compile(source, scope).walksTree(), source);
+        for (const char* source : {"sum([x, y]) > 2", "len(range(x)) > 2", "sorted([x, y])[0] > 1",
+                                   "len([i for i in range(3) if i < x]) > 1", "[x, y][1:][0] > 1", "[x, y] == [1, 2]"})
+            QVERIFY2(Expression::compile(source, scope).walksTree(), source);
+    }
+
     void integerValueOfAFloat() {
         Scope scope;
         QCOMPARE(Expression::compile("8 / 2", scope).evaluateInt(nullptr), 4);

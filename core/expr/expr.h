@@ -194,6 +194,10 @@ public:
     std::span<const int> usedSlots() const;
     /// True when the expression reads no slot (its value is known at compile time, unless it fails).
     bool isConstant() const { return usedSlots().empty(); }
+    /// True when evaluating walks the syntax tree (a comprehension, slice, range() or sorted()
+    /// over variables, a list of variables other than after `in` or as min()/max()'s argument),
+    /// several times slower than the bytecode that every other expression compiles to.
+    bool walksTree() const;
 
     /// Evaluates over slot values (an array of at least scope.slotCount() values).
     /// Never throws; on failure returns false and fills `status`. List and string results

@@ -677,6 +677,10 @@ const std::string& Expression::source() const {
     return m_program ? m_program->source : emptyString();
 }
 
+bool Expression::walksTree() const {
+    return m_program && m_program->tree != nullptr;
+}
+
 std::span<const int> Expression::usedSlots() const {
     if (!m_program)
         return {};
