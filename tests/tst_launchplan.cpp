@@ -277,6 +277,18 @@ void TestLaunchPlan::gridRules_data() {
                 {"Name": "FW", "Type": "int", "Values": "[3, 5, 7]"}]},
                "KernelSpecification": {"ProblemSize": ["N", "M"], "GlobalSize": null, "LocalSize": null}})json"
         << QList<int>{64, 4, 3} << divided << QList<int>{16, 300, 1} << QList<int>{64, 1, 1};
+    // The incident that made the rule: a convolution written for Kernel Tuner whose GlobalSize,
+    // taken as blocks, launched 64 times the blocks in each dimension. Kernel Tuner divides
+    // ProblemSize by the tuned block_size_x/y and never reads GlobalSize; so does Tilescope.
+    QTest::newRow("block_size_x/y tuned: ProblemSize over them, GlobalSize not read")
+        << R"json({"ConfigurationSpace": {"TuningParameters": [
+                {"Name": "block_size_x", "Type": "int", "Values": "[32, 64]"},
+                {"Name": "block_size_y", "Type": "int", "Values": "[4, 8]"},
+                {"Name": "FW", "Type": "int", "Values": "[3, 5, 7]"}]},
+               "KernelSpecification": {"ProblemSize": ["N", "M"], "GlobalSizeType": "CUDA",
+               "GlobalSize": {"X": "64 * ((N + block_size_x - 1) // block_size_x)", "Y": "64 * ((M + block_size_y - 1) // block_size_y)"},
+               "LocalSize": {"X": "block_size_x", "Y": "block_size_y"}}})json"
+        << QList<int>{64, 4, 3} << divided << QList<int>{16, 75, 1} << QList<int>{64, 4, 1};
     QTest::newRow("ProblemSize without Y")
         << R"json({"KernelSpecification": {"ProblemSize": ["N"], "GridDivX": ["BX"], "LocalSize": {"X": "BX", "Y": "BY"}}})json"
         << QList<int>{256, 2, 3} << divided << QList<int>{4, 1, 1} << QList<int>{256, 2, 1};

@@ -5,6 +5,7 @@
 #include "base/error.h"
 #include "exchange/configcodec.h"
 #include "space/configspace.h"
+#include "spec/launchgeometry.h"
 #include "spec/tuningproblem.h"
 
 #include <nlohmann/json.hpp>
@@ -112,6 +113,23 @@ int runSpace(const SpaceOptions& opt) {
         }
         out["samples"] = list;
         out["sample_indices"] = samples;
+        // How each sampled config launches (grid and block), by the rule the problem's fields select.
+        try {
+            const GeometryPlanner planner(problem, opt.shape);
+            out["launch_rule"] = std::string(gridRuleName(planner.gridRule()));
+            nlohmann::ordered_json launches = nlohmann::ordered_json::array();
+            for (std::uint64_t index : samples) {
+                const LaunchGeometry g = planner.plan(space.at(index));
+                nlohmann::ordered_json launch = {
+                    {"grid", g.grid}, {"block", g.block}, {"shared_dynamic", g.sharedDynamic}};
+                if (!g.ok())
+                    launch["error"] = g.error;
+                launches.push_back(std::move(launch));
+            }
+            out["launches"] = std::move(launches);
+        } catch (const InputError& e) {
+            out["launch_error"] = e.what();
+        }
         std::cout << out.dump(2) << "\n";
         return kOk;
     }

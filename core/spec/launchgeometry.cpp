@@ -87,11 +87,18 @@ GeometryPlanner::GeometryPlanner(const TuningProblem& problem, std::size_t shape
     for (std::size_t i = 0; i < 3 && i < problemSize.size(); ++i)
         x.problemSize[i] = problemSize[i].i;
 
-    // Kernel Tuner reads ProblemSize and GridDiv and ignores GlobalSize: where a problem gives
-    // both, its reading is the one the file was written (and its caches recorded) for.
+    // Kernel Tuner reads ProblemSize and GridDiv (dividing a dimension without GridDiv by the
+    // parameter block_size_x/y/z) and ignores GlobalSize and LocalSize: where a problem gives both
+    // and Kernel Tuner's reading means something (GridDiv, or its block size names tuned), that is
+    // the reading the file was written (and its caches recorded) for, whatever GlobalSize says.
+    // Only a problem whose block Kernel Tuner cannot know (LocalSize of other names, no GridDiv)
+    // launches by GlobalSize.
     const bool anyGridDiv = !problem.gridDivX.empty() || !problem.gridDivY.empty() || !problem.gridDivZ.empty();
     const bool hasGlobalSize = !problem.globalSize.x.empty();
-    if (!problem.problemSize.empty() && (anyGridDiv || !hasGlobalSize))
+    const bool tunesBlockSizeNames = problem.parameterIndex("block_size_x") >= 0 ||
+                                     problem.parameterIndex("block_size_y") >= 0 ||
+                                     problem.parameterIndex("block_size_z") >= 0;
+    if (!problem.problemSize.empty() && (anyGridDiv || tunesBlockSizeNames || !hasGlobalSize))
         x.rule = GridRule::ProblemSizeOverGridDiv;
     else if (!hasGlobalSize)
         throw InputError(problem.fileName, ks + "GlobalSize",

@@ -1,0 +1,143 @@
+#!/usr/bin/env python3
+"""Kernel Tuner as the oracle for launch geometry: for every CUDA problem of the T1 corpus and a
+sample of its valid configs, the thread block and grid Kernel Tuner launches with, next to
+Tilescope's launch plan for the same config.
+
+Kernel Tuner's side is its own code: tune_kernel_T1's reading of the T1 file (ProblemSize,
+GridDivX/Y/Z lists, no GridDiv as None), then util.check_block_size_params_names_list,
+append_default_block_size_names and setup_block_and_grid, as its core calls them before a
+launch. Tilescope's side is `tilescope-cli space --json`, whose "launches" are the worker's plan.
+
+Kernel Tuner comes from PyPI into a throwaway virtual environment (made on the first run, in
+--venv); it is never a dependency of Tilescope. Runs on a machine without a GPU:
+
+    python3 tests/bench/kt_launch_oracle.py                       # 40 configs per problem
+    python3 tests/bench/kt_launch_oracle.py --sample 200 --cli build/release/app/tilescope-cli
+
+Prints a table (problem, configs compared, mismatches, the grid rule Tilescope took) and the
+first mismatches; exits 1 on any mismatch, 2 when it cannot run.
+"""
+
+import argparse
+import warnings
+import glob
+import json
+import os
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+KERNEL_TUNER = "kernel_tuner==1.5.0"
+
+
+def ensure_venv(venv):
+    python = os.path.join(venv, "bin", "python")
+    if not os.path.exists(python):
+        print(f"kt_launch_oracle: making {venv} with {KERNEL_TUNER} from PyPI", file=sys.stderr)
+        subprocess.run([sys.executable, "-m", "venv", venv], check=True)
+        subprocess.run([python, "-m", "pip", "install", "-q", KERNEL_TUNER], check=True)
+    return python
+
+
+def kernel_tuner_launch(util, kernelspec, tune_params, params):
+    """Kernel Tuner's (threads, grid) for `params`, as tune_kernel_T1 and its core compute them."""
+    grid_div = []
+    for name in ("GridDivX", "GridDivY", "GridDivZ"):
+        grid_div.append(kernelspec[name] if name in kernelspec and len(kernelspec[name]) > 0 else None)
+    block_size_names = util.check_block_size_params_names_list(None, tune_params)
+    util.append_default_block_size_names(block_size_names)
+    if not block_size_names:
+        block_size_names = util.default_block_size_names
+    threads, grid = util.setup_block_and_grid(kernelspec["ProblemSize"], tuple(grid_div), params, block_size_names)
+    return [int(t) for t in threads], [int(g) for g in grid]
+
+
+def compare(args):
+    import kernel_tuner.util as util  # noqa: E402 - only inside the virtual environment
+
+    warnings.simplefilter("ignore", UserWarning)  # "None of the tunable parameters specify thread block dimensions!"
+
+    problems = sorted(glob.glob(os.path.join(ROOT, "tests/data/t1corpus/*.json")))
+    rows, mismatches, total = [], [], 0
+    for path in problems:
+        with open(path) as f:
+            t1 = json.load(f)
+        kernelspec = t1.get("KernelSpecification")
+        if not kernelspec or kernelspec.get("Language") != "CUDA" or "ProblemSize" not in kernelspec:
+            continue
+        name = os.path.relpath(path, ROOT)
+        out = subprocess.run([args.cli, "space", path, "--json", "--sample", str(args.sample), "--seed",
+                              str(args.seed)], capture_output=True, text=True)
+        if out.returncode != 0:
+            rows.append((name, 0, 0, "space failed: " + out.stderr.strip().splitlines()[-1]))
+            mismatches.append((name, None, "tilescope-cli space failed", out.stderr.strip()))
+            continue
+        space = json.loads(out.stdout)
+        if "launches" not in space:
+            rows.append((name, 0, 0, "no launch plan: " + space.get("launch_error", "")))
+            mismatches.append((name, None, "no launch plan", space.get("launch_error", "")))
+            continue
+        tune_params = {p["name"]: p["values"] for p in space["parameters"]}
+        wrong = 0
+        undefined = ""
+        for params, launch in zip(space["samples"], space["launches"]):
+            try:
+                threads, grid = kernel_tuner_launch(util, kernelspec, tune_params, params)
+            except Exception as e:  # noqa: BLE001 - Kernel Tuner cannot launch this problem at all
+                undefined = f"{type(e).__name__}: {e}"
+                break
+            ours = (launch["block"], launch["grid"])
+            if ours != (threads, grid):
+                wrong += 1
+                mismatches.append((name, params, f"Kernel Tuner block {threads} grid {grid}",
+                                   f"Tilescope block {launch['block']} grid {launch['grid']}"))
+        # Without GridDiv and without its block size names among the parameters, Kernel Tuner's
+        # reading knows no block (it launches 256 threads and ProblemSize blocks, ignoring LocalSize
+        # and GlobalSize): Tilescope launches by GlobalSize and LocalSize then, on purpose.
+        knows_block = any(kernelspec.get(g) for g in ("GridDivX", "GridDivY", "GridDivZ")) or any(
+            n.lower() in util.default_block_size_names for n in tune_params)
+        if not undefined and not knows_block and "LocalSize" in kernelspec:
+            rows.append((name, 0, 0, f"by design: {space['launch_rule']} (Kernel Tuner knows no block here and "
+                                     f"would launch 256 threads x ProblemSize blocks; {wrong} of "
+                                     f"{len(space['samples'])} sampled configs differ)"))
+            mismatches = [m for m in mismatches if m[0] != name]
+            continue
+        if undefined:
+            # Kernel Tuner defines no launch for it (it fails before launching): nothing to compare.
+            rows.append((name, 0, 0, f"not comparable: Kernel Tuner fails ({undefined})"))
+            continue
+        total += len(space["samples"])
+        rows.append((name, len(space["samples"]), wrong, space["launch_rule"]))
+
+    width = max(len(r[0]) for r in rows)
+    print(f"{'problem':<{width}}  {'configs':>7}  {'differ':>6}  Tilescope's grid rule")
+    for name, n, wrong, rule in rows:
+        print(f"{name:<{width}}  {n:>7}  {wrong:>6}  {rule}")
+    print(f"\n{len(rows)} CUDA problems, {total} configs compared, {len(mismatches)} differ")
+    for name, params, theirs, ours in mismatches[:20]:
+        print(f"  {name}: {json.dumps(params)}\n    {theirs}\n    {ours}")
+    return 1 if mismatches else 0
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--cli", default=os.path.join(ROOT, "build/release/app/tilescope-cli"), help="tilescope-cli to ask")
+    p.add_argument("--sample", type=int, default=40, help="configs per problem (default 40)")
+    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--venv", default=os.path.join(ROOT, "build/kt-oracle-venv"),
+                   help="the throwaway virtual environment with Kernel Tuner (made when missing)")
+    p.add_argument("--inside", action="store_true", help=argparse.SUPPRESS)
+    args = p.parse_args()
+    if not os.path.exists(args.cli):
+        print(f"kt_launch_oracle: no {args.cli}; build first (README's quick start)", file=sys.stderr)
+        return 2
+    if args.inside:
+        return compare(args)
+    python = ensure_venv(args.venv)
+    forwarded = ["--cli", args.cli, "--sample", str(args.sample), "--seed", str(args.seed), "--inside"]
+    return subprocess.run([python, os.path.abspath(__file__)] + forwarded).returncode
+
+
+if __name__ == "__main__":
+    sys.exit(main())
