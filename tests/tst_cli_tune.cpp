@@ -149,6 +149,40 @@ class TestCliTune : public QObject {
     Q_OBJECT
 
 private slots:
+    void launchWarningBeforeTuning() {
+        // Kernel Tuner's convolution with a GlobalSize 64 times its grid in each dimension, read as
+        // blocks: the launch follows ProblemSize over the block size as Kernel Tuner's does, and
+        // space, analyze and tune say that GlobalSize disagrees before any work.
+        QTemporaryDir dir;
+        std::ifstream in(TILESCOPE_TEST_DATA "/t1corpus/kt_convolution.json");
+        Json t1 = Json::parse(in);
+        auto& ks = t1["KernelSpecification"];
+        ks["KernelFile"] = TILESCOPE_TEST_DATA "/t1corpus/kt_convolution.cu";
+        ks["GlobalSizeType"] = "CUDA";
+        ks["GlobalSize"] = {{"X", "64 * ((ProblemSize[0] + block_size_x - 1) // block_size_x)"},
+                            {"Y", "64 * ((ProblemSize[1] + block_size_y - 1) // block_size_y)"},
+                            {"Z", "1"}};
+        const QString path = dir.filePath(QStringLiteral("conv64.json"));
+        std::ofstream(path.toStdString()) << t1.dump(1);
+        const QString expected =
+            QStringLiteral("/KernelSpecification/GlobalSize: GlobalSize gives 4,096 times more blocks");
+        const Run space = cli({"space", path, "--count"});
+        QCOMPARE(space.status, 0);
+        QVERIFY2(space.err.contains(expected), qPrintable(space.err));
+        const Run tune = cli({"tune", path, "--backend", "analysis:sm_90", "--budget", "1", "--db",
+                              dir.filePath(QStringLiteral("c.db"))});
+        QVERIFY2(tune.err.contains(expected), qPrintable(tune.err));
+        QVERIFY2(tune.err.startsWith(QStringLiteral("warning: ")), qPrintable(tune.err)); // before any work
+        QCOMPARE(tune.status, 0);                                                         // a warning, not an error
+        // As Kernel Tuner reads the file, GlobalSize aside, it warns of nothing.
+        ks["GlobalSize"] = {{"X", "(ProblemSize[0] + block_size_x - 1) // block_size_x"},
+                            {"Y", "(ProblemSize[1] + block_size_y - 1) // block_size_y"},
+                            {"Z", "1"}};
+        std::ofstream(path.toStdString()) << t1.dump(1);
+        const Run fixed = cli({"space", path, "--count"});
+        QVERIFY2(!fixed.err.contains(QStringLiteral("warning")), qPrintable(fixed.err));
+    }
+
     void help() {
         const Run top = cli({"--help"});
         for (const char* command : {"tune", "show", "export", "import"})

@@ -3,10 +3,12 @@
 // sized by max(param), and every error a problem's arguments or geometry can cause), and the host side of the worker's
 // buffers (half and bfloat16 conversions, fills, the comparison with a reference).
 
+#include "analysis/launchcheck.h"
 #include "analysis/staticanalysis.h"
 #include "base/error.h"
 #include "measure/cuda/argumentdata.h"
 #include "measure/cuda/launchplan.h"
+#include "space/configspace.h"
 #include "spec/tuningproblem.h"
 
 #include <QTemporaryDir>
@@ -121,6 +123,8 @@ private slots:
     void sgemmArguments();
     void gridRules_data();
     void gridRules();
+    void launchWarnings_data();
+    void launchWarnings();
     void sharedMemory();
     void maxParameterSizing();
     void kernelTunerArguments();
@@ -311,6 +315,86 @@ void TestLaunchPlan::gridRules_data() {
     QTest::newRow("three dimensions")
         << R"json({"KernelSpecification": {"GlobalSize": {"X": "N", "Y": "M", "Z": "FW"}, "LocalSize": {"X": "BX", "Z": "1"}}})json"
         << QList<int>{32, 1, 7} << threads << QList<int>{32, 300, 7} << QList<int>{32, 1, 1};
+}
+
+void TestLaunchPlan::launchWarnings_data() {
+    QTest::addColumn<QString>("patch");
+    QTest::addColumn<QString>("warning"); // the warning's name, "" for none
+    QTest::addColumn<QString>("location");
+    // Kernel Tuner's block names tuned: the grid is ProblemSize over them, GlobalSize is not read.
+    const QString blockNames = R"json("ConfigurationSpace": {"TuningParameters": [
+            {"Name": "block_size_x", "Type": "int", "Values": "[32, 64]"},
+            {"Name": "block_size_y", "Type": "int", "Values": "[4, 8]"}]},)json";
+    const QString sizes = R"json("ProblemSize": ["N", "M"], "LocalSize": {"X": "block_size_x", "Y": "block_size_y"},
+            "Arguments": [{"Name": "x", "Type": "float", "MemoryType": "Vector", "Size": "N * M", "FillType": "Random"}])json";
+    QTest::newRow("GlobalSize 64x the grid in each dimension")
+        << "{" + blockNames + R"json("KernelSpecification": {"GlobalSizeType": "CUDA",
+               "GlobalSize": {"X": "64 * ((N + block_size_x - 1) // block_size_x)", "Y": "64 * ((M + block_size_y - 1) // block_size_y)"},)json" +
+               sizes + "}}"
+        << "global-size"
+        << "/KernelSpecification/GlobalSize";
+    QTest::newRow("the same, silenced")
+        << "{" + blockNames + R"json("Tilescope": {"Shapes": [{"N": 1000, "M": 300}], "Silence": ["global-size"]},
+               "KernelSpecification": {"GlobalSizeType": "CUDA",
+               "GlobalSize": {"X": "64 * ((N + block_size_x - 1) // block_size_x)", "Y": "64 * ((M + block_size_y - 1) // block_size_y)"},)json" +
+               sizes + "}}"
+        << ""
+        << "";
+    QTest::newRow("GlobalSize that agrees")
+        << "{" + blockNames + R"json("KernelSpecification": {"GlobalSizeType": "CUDA",
+               "GlobalSize": {"X": "(N + block_size_x - 1) // block_size_x", "Y": "(M + block_size_y - 1) // block_size_y"},)json" +
+               sizes + "}}"
+        << ""
+        << "";
+    // GlobalSize launched (the block is Kernel Tuner's to know not): blocks where threads were meant.
+    QTest::newRow("GlobalSize in blocks that counts threads")
+        << R"json({"KernelSpecification": {"GlobalSizeType": "CUDA", "GlobalSize": {"X": "N", "Y": "M"},
+               "LocalSize": {"X": "BX", "Y": "BY"}, "ProblemSize": ["N", "M"]}})json"
+        << "launch-coverage"
+        << "/KernelSpecification/ProblemSize";
+    QTest::newRow("GlobalSize in blocks of the right count")
+        << R"json({"KernelSpecification": {"GlobalSizeType": "CUDA", "GlobalSize": {"X": "(N + BX - 1) // BX", "Y": "(M + BY - 1) // BY"},
+               "LocalSize": {"X": "BX", "Y": "BY"}, "ProblemSize": ["N", "M"]}})json"
+        << ""
+        << "";
+    QTest::newRow("blocks beyond 1024 threads")
+        << R"json({"KernelSpecification": {"GlobalSize": {"X": "N"}, "LocalSize": {"X": "BX * 32"}}})json"
+        << "launch-limits"
+        << "/KernelSpecification";
+    QTest::newRow("an argument sized by a tuning parameter") << R"json({"KernelSpecification": {"Arguments": [
+               {"Name": "x", "Type": "float", "MemoryType": "Vector", "Size": "N * FW", "FillType": "Random"}]}})json"
+                                                             << "varying-size"
+                                                             << "/KernelSpecification/Arguments/0/Size";
+    QTest::newRow("an argument sized by max() of a tuning parameter") << R"json({"KernelSpecification": {"Arguments": [
+               {"Name": "x", "Type": "float", "MemoryType": "Vector", "Size": "N * max(FW)", "FillType": "Random"}]}})json"
+                                                                      << ""
+                                                                      << "";
+    QTest::newRow("the base problem") << QString() << ""
+                                      << "";
+}
+
+void TestLaunchPlan::launchWarnings() {
+    QFETCH(QString, patch);
+    QFETCH(QString, warning);
+    QFETCH(QString, location);
+    const TuningProblem problem = makeProblem(patch);
+    const ConfigSpace space = ConfigSpace::build(problem, 0);
+    const std::vector<LaunchWarning> warnings = checkLaunch(problem, 0, space);
+    QStringList names;
+    for (const LaunchWarning& w : warnings)
+        names << QString::fromStdString(w.name + " at " + w.location + ": " + w.message);
+    if (warning.isEmpty()) {
+        QVERIFY2(warnings.empty(), qPrintable(names.join(QLatin1Char('\n'))));
+        return;
+    }
+    QCOMPARE(warnings.size(), std::size_t(1));
+    QCOMPARE(QString::fromStdString(warnings[0].name), warning);
+    QCOMPARE(QString::fromStdString(warnings[0].location), location);
+    // It says what it compared and how to silence it.
+    QVERIFY2(warnings[0].message.find("sampled valid config") != std::string::npos || warning == "varying-size",
+             warnings[0].message.c_str());
+    QVERIFY2(warnings[0].message.find("\"Silence\": [\"" + warning.toStdString() + "\"]") != std::string::npos,
+             warnings[0].message.c_str());
 }
 
 void TestLaunchPlan::gridRules() {

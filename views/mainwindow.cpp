@@ -1,5 +1,6 @@
 #include "mainwindow.h"
 
+#include "analysis/launchcheck.h"
 #include "common/emptystate.h"
 #include "common/errorbanner.h"
 #include "common/examples.h"
@@ -856,6 +857,22 @@ void MainWindow::onSpaceReady(const std::shared_ptr<const SpaceResult>& result) 
     else
         m_spaceStatus->setText(tr("config space unavailable"));
     m_crossGpu->setSpace(result);
+
+    // A launch that cannot be right is said before any GPU time: a banner, not a dialog. Said once
+    // per problem and shape as long as the warnings stay the same; an error shown stays.
+    QStringList warnings;
+    if (result->ok()) {
+        for (const LaunchWarning& w : checkLaunch(*result->problem, result->shapeIndex, *result->space))
+            warnings << QStringLiteral("%1: %2").arg(QString::fromStdString(w.location),
+                                                     QString::fromStdString(w.message));
+    }
+    if (warnings == m_launchWarnings)
+        return;
+    m_launchWarnings = warnings;
+    if (!warnings.isEmpty() && !m_errorBanner->isVisible())
+        m_errorBanner->showMessage(ErrorBanner::Level::Warning,
+                                   tr("The launch of %1 looks wrong").arg(m_document->displayName()),
+                                   warnings.join(QStringLiteral("\n\n")));
 }
 
 void MainWindow::requestSpace() {

@@ -107,6 +107,8 @@ public:
     bool hasResultsShown() const;
     /// The results on screen (never null).
     ResultsSnapshot results() const { return m_results; }
+    /// The launch warnings of the open problem at its shape (analysis/launchcheck.h), "POINTER: message".
+    QStringList launchWarnings() const { return m_launchWarnings; }
 
     ProblemDocument* document() const { return m_document; }
     SpaceController* spaceController() const { return m_controller; }
@@ -243,7 +245,8 @@ private:
     bool m_selecting = false; // selectConfig() is spreading a selection: ignore the echoes
     bool m_demo = false;
     bool m_demoPending = false;
-    QByteArray m_defaultState; // the layout as built, for View > Reset Layout
+    QStringList m_launchWarnings; // last shown, to say them once
+    QByteArray m_defaultState;    // the layout as built, for View > Reset Layout
     QStringList m_recentFiles;
     bool m_layoutRestored = false; // a saved layout was applied: keep its dock sizes
     bool m_shownOnce = false;

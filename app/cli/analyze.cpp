@@ -391,6 +391,7 @@ int runAnalyze(AnalyzeOptions opt) {
 
     const StaticAnalyzer analyzer(problem, opt.shape);
     const ConfigSpace space = ConfigSpace::build(problem, opt.shape);
+    printLaunchWarnings(problem, opt.shape, space, opt.problemPath);
     if (space.size() == 0)
         throw InputError(
             opt.problemPath, "/ConfigurationSpace/Conditions",

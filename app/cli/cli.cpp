@@ -1,6 +1,8 @@
 #include "cli.h"
 
+#include "analysis/launchcheck.h"
 #include "base/error.h"
+#include "space/configspace.h"
 #include "spec/tuningproblem.h"
 
 #include <algorithm>
@@ -234,6 +236,14 @@ void addShapeOption(CLI::App* command, std::size_t& shape) {
     command->add_option("--shape", shape, "Which of the problem's shapes (Tilescope.Shapes), numbered from 0")
         ->capture_default_str()
         ->check(wholeNumber(0, kAny));
+}
+
+std::size_t printLaunchWarnings(const TuningProblem& problem, std::size_t shape, const ConfigSpace& space,
+                                const std::string& path) {
+    const std::vector<LaunchWarning> warnings = checkLaunch(problem, shape, space);
+    for (const LaunchWarning& w : warnings)
+        std::fprintf(stderr, "warning: %s: %s: %s\n", path.c_str(), w.location.c_str(), w.message.c_str());
+    return warnings.size();
 }
 
 std::string formatCount(double n) {

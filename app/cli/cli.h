@@ -16,8 +16,9 @@
 #include <vector>
 
 namespace tilescope {
+class ConfigSpace;
 class TuningProblem;
-}
+} // namespace tilescope
 
 namespace tilescope::cli {
 
@@ -96,6 +97,10 @@ CLI::Validator fractionOfSpace();
 std::string formatDuration(double seconds);
 /// Formats a count with thousands separators: 27,680,640,625.
 std::string formatCount(double n);
+/// Prints the launch warnings of `problem` at `shape` (analysis/launchcheck.h) to stderr, one
+/// "warning: FILE: POINTER: ..." each; returns how many.
+std::size_t printLaunchWarnings(const TuningProblem& problem, std::size_t shape, const ConfigSpace& space,
+                                const std::string& path);
 /// "a, b,c" -> {"a", "b", "c"}: comma-separated items, trimmed, empty ones dropped.
 std::vector<std::string> splitList(const std::string& text);
 /// A parameter value for people: a string without quotes, anything else as Python writes it.

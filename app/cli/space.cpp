@@ -2,6 +2,7 @@
 
 #include "cli.h"
 
+#include "analysis/launchcheck.h"
 #include "base/error.h"
 #include "exchange/configcodec.h"
 #include "space/configspace.h"
@@ -56,6 +57,7 @@ int runSpace(const SpaceOptions& opt) {
         for (const InputError& b : problem.launchBlockers)
             std::fprintf(stderr, "note: %s (counting needs no kernel; analyze and tune --backend cuda stop here)\n",
                          b.what());
+        printLaunchWarnings(problem, opt.shape, space, opt.problemPath);
     }
     const std::vector<std::uint64_t> samples =
         opt.countOnly ? std::vector<std::uint64_t>{} : space.sample(opt.sample, opt.seed);
@@ -73,6 +75,10 @@ int runSpace(const SpaceOptions& opt) {
         for (const InputError& b : problem.launchBlockers)
             blockers.push_back({{"location", b.location()}, {"message", b.message()}});
         out["launch_blockers"] = std::move(blockers);
+        nlohmann::ordered_json warnings = nlohmann::ordered_json::array();
+        for (const LaunchWarning& w : checkLaunch(problem, opt.shape, space))
+            warnings.push_back({{"name", w.name}, {"location", w.location}, {"message", w.message}});
+        out["launch_warnings"] = std::move(warnings);
         out["shape_index"] = opt.shape;
         nlohmann::ordered_json shape = nlohmann::ordered_json::object();
         for (const auto& [name, value] : problem.shapes[opt.shape].dims)

@@ -12,6 +12,7 @@
 #include "measure/metricnames.h"
 #include "measure/replay/replaybackend.h"
 #include "search/strategy.h"
+#include "space/configspace.h"
 #include "spec/tuningproblem.h"
 #include "store/resultstore.h"
 #include "tuner/backendspec.h"
@@ -94,6 +95,9 @@ int runTune(const TuneOptions& opt) {
     if (spec.compiles())
         problem.requireLaunchable(); // before any work
     checkShape(problem, opt.shape);
+    // A launch that cannot be right is said before any GPU time (a replay launches nothing).
+    if (spec.kind != BackendSpec::Kind::Replay)
+        printLaunchWarnings(problem, opt.shape, ConfigSpace::build(problem, opt.shape), opt.problemPath);
 
     // The backend.
     std::unique_ptr<Backend> backend;

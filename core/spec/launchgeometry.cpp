@@ -19,6 +19,17 @@ const char* const kAxes[] = {"X", "Y", "Z"};
 
 } // namespace
 
+std::string_view launchWarningNames() {
+    return "launch-coverage, global-size, launch-limits, varying-size";
+}
+
+bool isLaunchWarningName(std::string_view name) {
+    for (std::string_view n : {"launch-coverage", "global-size", "launch-limits", "varying-size"})
+        if (name == n)
+            return true;
+    return false;
+}
+
 std::string_view gridRuleName(GridRule rule) {
     switch (rule) {
     case GridRule::GlobalSizeInBlocks:

@@ -42,6 +42,11 @@ enum class GridRule : std::uint8_t {
     GlobalSizeInThreads,
 };
 
+/// The names of the launch warnings (analysis/launchcheck.h), as Tilescope.Silence lists them:
+/// "launch-coverage, global-size, launch-limits, varying-size".
+std::string_view launchWarningNames();
+bool isLaunchWarningName(std::string_view name);
+
 /// "GlobalSize in blocks (GlobalSizeType CUDA)", ...: for messages and reports.
 std::string_view gridRuleName(GridRule rule);
 

@@ -3,6 +3,7 @@
 
 #include "base/error.h"
 #include "base/jsonwords.h"
+#include "spec/launchgeometry.h"
 #include "spec/t1common.h"
 #include "spec/tuningproblem.h"
 
@@ -904,7 +905,15 @@ private:
                     fail(itemOf(*n, i).ptr, "empty metric name");
             }
         }
-        keepUnknown(ts, {"Shapes", "Objective", "Metrics"});
+        if (auto n = member(ts, "Silence")) {
+            m_p.silencedWarnings = asStringArray(*n);
+            for (std::size_t i = 0; i < m_p.silencedWarnings.size(); ++i) {
+                if (!isLaunchWarningName(m_p.silencedWarnings[i]))
+                    fail(itemOf(*n, i).ptr, "'" + m_p.silencedWarnings[i] + "' is no warning's name (" +
+                                                std::string(launchWarningNames()) + ")");
+            }
+        }
+        keepUnknown(ts, {"Shapes", "Objective", "Metrics", "Silence"});
     }
 
     void readShapes(const Node& shapes) {

@@ -62,7 +62,8 @@ public:
         // Unknown top-level keys go before "Tilescope", which stays last.
         addUnknown(root, "");
         const bool hasShapes = m_p.shapes.size() > 1 || (m_p.shapes.size() == 1 && !m_p.shapes[0].dims.empty());
-        if (hasShapes || m_p.objective || !m_p.metrics.empty() || m_p.unknownFields.count("/Tilescope")) {
+        if (hasShapes || m_p.objective || !m_p.metrics.empty() || !m_p.silencedWarnings.empty() ||
+            m_p.unknownFields.count("/Tilescope")) {
             root.erase("Tilescope");
             root["Tilescope"] = tilescope(hasShapes);
         }
@@ -284,6 +285,8 @@ private:
         }
         if (!m_p.metrics.empty())
             ts["Metrics"] = m_p.metrics;
+        if (!m_p.silencedWarnings.empty())
+            ts["Silence"] = m_p.silencedWarnings;
         addUnknown(ts, "/Tilescope");
         return ts;
     }

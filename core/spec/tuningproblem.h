@@ -159,6 +159,9 @@ public:
     std::vector<Shape> shapes; ///< at least one when loaded (an empty shape if none given)
     std::optional<Objective> objective;
     std::vector<std::string> metrics; ///< CUPTI metric names or "default"
+    /// Tilescope.Silence: launch warnings the author has seen and accepts, by name
+    /// ("launch-coverage", "global-size", "launch-limits", "varying-size"); see analysis/launchcheck.h.
+    std::vector<std::string> silencedWarnings;
 
     /// Fields this version does not know, per section, kept verbatim (JSON text) for writing back.
     /// The key is the JSON pointer of the object that held them ("" = the top level,

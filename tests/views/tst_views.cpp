@@ -36,6 +36,9 @@
 #include <QTextLayout>
 #include <QtTest>
 
+#include <nlohmann/json.hpp>
+
+#include <fstream>
 #include <memory>
 #include <set>
 #include <vector>
@@ -114,6 +117,7 @@ private slots:
 
     void mainWindowOpensAndGrabs();
     void mainWindowShowsLoadErrors();
+    void mainWindowWarnsOfAWrongLaunch();
     void mainWindowSwitchesShapes();
     void mainWindowTakesDrops();
     void mainWindowKeepsRecentFiles();
@@ -567,6 +571,37 @@ void TestViews::mainWindowOpensAndGrabs() {
     QCOMPARE(window.spacePanel()->statText(QStringLiteral("valid")),
              formatCount(ConfigSpace::build(*problem, 1).size()));
     QCOMPARE(window.spacePanel()->sampleModel()->rowCount(), 20);
+}
+
+void TestViews::mainWindowWarnsOfAWrongLaunch() {
+    // Kernel Tuner's convolution with a GlobalSize 64 times its grid in each dimension: a warning
+    // banner (not a dialog) once the space is counted, saying what it compared.
+    QTemporaryDir dir;
+    std::ifstream in(TILESCOPE_TEST_DATA "/t1corpus/kt_convolution.json");
+    nlohmann::ordered_json t1 = nlohmann::ordered_json::parse(in);
+    auto& ks = t1["KernelSpecification"];
+    ks["KernelFile"] = TILESCOPE_TEST_DATA "/t1corpus/kt_convolution.cu";
+    ks["GlobalSizeType"] = "CUDA";
+    ks["GlobalSize"] = {{"X", "64 * ((ProblemSize[0] + block_size_x - 1) // block_size_x)"},
+                        {"Y", "64 * ((ProblemSize[1] + block_size_y - 1) // block_size_y)"},
+                        {"Z", "1"}};
+    const QString path = dir.filePath(QStringLiteral("conv64.json"));
+    std::ofstream(path.toStdString()) << t1.dump(1);
+    MainWindow window(transient());
+    window.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&window));
+    QVERIFY(window.openProblem(path));
+    QTRY_VERIFY_WITH_TIMEOUT(!window.launchWarnings().isEmpty(), kTimeoutMs);
+    QVERIFY(!window.errorBanner()->isHidden());
+    QVERIFY(window.errorBanner()->title().contains(QStringLiteral("launch")));
+    QVERIFY2(window.errorBanner()->details().contains(QStringLiteral("/KernelSpecification/GlobalSize")) &&
+                 window.errorBanner()->details().contains(QStringLiteral("4,096 times more blocks")),
+             qPrintable(window.errorBanner()->details()));
+    // A problem whose launch is right says nothing.
+    QVERIFY(window.openProblem(kSgemm));
+    QTRY_VERIFY_WITH_TIMEOUT(!window.isBusy(), kTimeoutMs);
+    QTRY_VERIFY_WITH_TIMEOUT(window.launchWarnings().isEmpty(), kTimeoutMs);
+    QVERIFY(window.errorBanner()->isHidden());
 }
 
 void TestViews::mainWindowShowsLoadErrors() {

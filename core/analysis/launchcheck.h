@@ -1,0 +1,33 @@
+#pragma once
+
+// Warnings before any GPU time that a problem's launch cannot be right: the launch covers far
+// more or far fewer threads than ProblemSize has elements; GlobalSize, which Tilescope does not
+// read when Kernel Tuner's rule applies, disagrees with the grid launched; most configs exceed
+// the device's grid or block limits; an argument's size uses a tuning parameter, so buffers
+// would change size per config. Each says what it compared and how to silence it (the
+// problem's Tilescope.Silence list names the warnings its author accepts). `space`, `analyze`,
+// `tune` and the workbench show them.
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+namespace tilescope {
+
+class ConfigSpace;
+class TuningProblem;
+
+struct LaunchWarning {
+    std::string name;     ///< "launch-coverage", "global-size", "launch-limits", "varying-size"
+    std::string location; ///< the JSON pointer of the field at fault
+    std::string message;  ///< what was compared, what it means, how to silence it
+};
+
+/// The warnings for `problem` at shape `shapeIndex`, judged on up to `sampleSize` valid configs
+/// of `space` (a fixed sample: the same problem gives the same warnings), less those the problem
+/// silences. Never throws: a problem whose launch cannot be planned at all gets none (its
+/// launch blockers say why).
+std::vector<LaunchWarning> checkLaunch(const TuningProblem& problem, std::size_t shapeIndex, const ConfigSpace& space,
+                                       std::size_t sampleSize = 64);
+
+} // namespace tilescope
