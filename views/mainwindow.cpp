@@ -1001,6 +1001,7 @@ void MainWindow::selectConfig(const QString& configJson) {
     m_resultsView->selectConfig(configJson);
     m_crossGpu->setSelectedConfig(configJson);
     m_details->showConfig(configJson);
+    m_problemPanel->showLaunchOf(configJson);
     m_selecting = false;
 }
 

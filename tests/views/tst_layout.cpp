@@ -152,6 +152,13 @@ void TestLayout::fitsTheScreen() {
     const QSize screen = requestedScreen();
     saveShot(window, QStringLiteral("layout-%1-%2x%3.png").arg(shot).arg(screen.width()).arg(screen.height()));
 
+    // The Problem panel shows how the selected (best) config launches: sgemm at 2048^3 with
+    // 256 x 64 tiles of 16 x 8 is a grid of N / 64 x M / 256 blocks of 16 x 8 threads.
+    if (what == QLatin1String("demo"))
+        QVERIFY2(window.problemPanel()->launchText().contains(
+                     QStringLiteral("a grid of 32 x 8 x 1 blocks of 128 x 1 x 1 threads (32,768 threads)")),
+                 qPrintable(window.problemPanel()->launchText()));
+
     // The window, frame included, within the screen's available area.
     const QRect available = window.screen()->availableGeometry();
     QVERIFY2(window.frameGeometry().width() <= available.width() &&

@@ -2,6 +2,7 @@
 
 #include "base/error.h"
 #include "common/format.h"
+#include "exchange/configcodec.h"
 #include "plots/quantity.h"
 #include "problem/conditionmodel.h"
 #include "problem/expressionedit.h"
@@ -9,6 +10,7 @@
 #include "problem/problemdocument.h"
 #include "problem/spacecontroller.h"
 #include "problem/valuebars.h"
+#include "spec/launchgeometry.h"
 #include "spec/problemedit.h"
 #include "spec/tuningproblem.h"
 
@@ -212,6 +214,12 @@ ProblemPanel::ProblemPanel(ProblemDocument* document, SpaceController* controlle
     layout->addLayout(form);
     // The count and an edit's error above the tables: they stay in sight in a short dock.
     layout->addWidget(m_countLabel);
+    m_launchLabel = new QLabel(problemPage);
+    m_launchLabel->setObjectName(QStringLiteral("launchLabel"));
+    m_launchLabel->setWordWrap(true);
+    m_launchLabel->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_launchLabel->hide();
+    layout->addWidget(m_launchLabel);
     layout->addWidget(m_editError);
     layout->addWidget(m_splitter, 1);
 
@@ -257,6 +265,7 @@ ProblemPanel::ProblemPanel(ProblemDocument* document, SpaceController* controlle
 
     connect(m_shapeBox, &QComboBox::currentIndexChanged, m_document, &ProblemDocument::setShapeIndex);
     connect(m_document, &ProblemDocument::shapeChanged, this, [this](int index) {
+        showLaunchOf(m_launchConfig);
         const QSignalBlocker block(m_shapeBox);
         m_shapeBox->setCurrentIndex(index);
     });
@@ -354,6 +363,50 @@ void ProblemPanel::showRecording(const SessionInfo& session, const std::vector<R
     updatePage();
 }
 
+void ProblemPanel::showLaunchOf(const QString& configJson) {
+    m_launchConfig = configJson;
+    const auto problem = m_document->problem();
+    QString text;
+    if (problem && !configJson.isEmpty()) {
+        try {
+            const auto values = nlohmann::ordered_json::parse(configJson.toStdString());
+            const std::size_t shape = static_cast<std::size_t>(std::max(0, m_document->shapeIndex()));
+            if (const std::optional<Config> config = configFromValues(*problem, values)) {
+                const GeometryPlanner planner(*problem, shape);
+                const LaunchGeometry g = planner.plan(*config);
+                const auto dims = [](const std::array<std::int64_t, 3>& d) {
+                    return QStringLiteral("%1 x %2 x %3").arg(d[0]).arg(d[1]).arg(d[2]);
+                };
+                if (!g.ok()) {
+                    text =
+                        tr("Launch of the selected config: cannot be planned: %1").arg(QString::fromStdString(g.error));
+                } else {
+                    const double threads = static_cast<double>(g.grid[0]) * static_cast<double>(g.grid[1]) *
+                                           static_cast<double>(g.grid[2]) * static_cast<double>(g.threadsPerBlock());
+                    text = tr("Launch of the selected config: a grid of %1 blocks of %2 threads (%3 threads)")
+                               .arg(dims(g.grid), dims(g.block), formatCount(threads));
+                    expr::ValueList storage;
+                    problem->shapeSlots(shape, storage);
+                    double elements = 1;
+                    for (const expr::Value& v : storage.items())
+                        elements *= static_cast<double>(v.i);
+                    if (!problem->problemSize.empty() && elements > 0)
+                        text += tr(", %1 per ProblemSize element").arg(formatNumber(threads / elements));
+                    text += tr("; %1").arg(QString::fromUtf8(gridRuleName(planner.gridRule()).data()));
+                }
+            }
+        } catch (const std::exception& e) {
+            text = tr("Launch of the selected config: cannot be planned: %1").arg(QString::fromUtf8(e.what()));
+        }
+    }
+    m_launchLabel->setText(text);
+    m_launchLabel->setVisible(!text.isEmpty());
+}
+
+QString ProblemPanel::launchText() const {
+    return m_launchLabel->text();
+}
+
 bool ProblemPanel::showsRecording() const {
     return m_pages->currentWidget() == m_recordingPage;
 }
@@ -429,6 +482,7 @@ void ProblemPanel::onProblemEdited() {
 
 void ProblemPanel::refreshHeader() {
     const auto problem = m_document->problem();
+    showLaunchOf(m_launchConfig); // the problem or its shape changed: the same config launches anew
     {
         const QSignalBlocker block(m_shapeBox);
         m_shapeBox->clear();

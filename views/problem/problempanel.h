@@ -77,6 +77,12 @@ public:
     /// kernel, problem size, device and objective it names, and the parameters with the values
     /// found in its results. `results` may be empty; a session with no parameters clears it.
     void showRecording(const SessionInfo& session, const std::vector<ResultRecord>& results, const QString& fileName);
+    /// The launch of the selected config (compact JSON, as the views give it; "" clears): grid,
+    /// block, threads and threads per ProblemSize element, so that a wrong geometry shows.
+    void showLaunchOf(const QString& configJson);
+    /// "Launch: a grid of 32 x 512 x 1 blocks of 64 x 4 x 1 threads, ..." ("" when none).
+    QString launchText() const;
+
     /// True while the panel shows a recording's contents instead of a problem.
     bool showsRecording() const;
     /// The table of parameters found in the recording.
@@ -138,6 +144,8 @@ private:
     QToolButton* m_parameterDown = nullptr;
     QLabel* m_editError = nullptr;
     QLabel* m_countLabel = nullptr;
+    QLabel* m_launchLabel = nullptr; // the selected config's launch
+    QString m_launchConfig;
     QTimer* m_conditionTimer = nullptr; // typing settles before the edit is checked
     QTimer* m_parameterTimer = nullptr;
     int m_conditionRow = -1; // in file order
