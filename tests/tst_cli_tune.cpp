@@ -9,6 +9,7 @@
 #include "store/resultstore.h"
 
 #include "clirun.h"
+#include "ktconvolution.h"
 #include "testprograms.h"
 
 #include <QElapsedTimer>
@@ -154,16 +155,7 @@ private slots:
         // blocks: the launch follows ProblemSize over the block size as Kernel Tuner's does, and
         // space, analyze and tune say that GlobalSize disagrees before any work.
         QTemporaryDir dir;
-        std::ifstream in(TILESCOPE_TEST_DATA "/t1corpus/kt_convolution.json");
-        Json t1 = Json::parse(in);
-        auto& ks = t1["KernelSpecification"];
-        ks["KernelFile"] = TILESCOPE_TEST_DATA "/t1corpus/kt_convolution.cu";
-        ks["GlobalSizeType"] = "CUDA";
-        ks["GlobalSize"] = {{"X", "64 * ((ProblemSize[0] + block_size_x - 1) // block_size_x)"},
-                            {"Y", "64 * ((ProblemSize[1] + block_size_y - 1) // block_size_y)"},
-                            {"Z", "1"}};
-        const QString path = dir.filePath(QStringLiteral("conv64.json"));
-        std::ofstream(path.toStdString()) << t1.dump(1);
+        const QString path = writeConvolutionWithGlobalSize(dir.filePath(QStringLiteral("conv64.json")), 64);
         const QString expected =
             QStringLiteral("/KernelSpecification/GlobalSize: GlobalSize gives 4,096 times more blocks");
         const Run space = cli({"space", path, "--count"});
@@ -175,10 +167,7 @@ private slots:
         QVERIFY2(tune.err.startsWith(QStringLiteral("warning: ")), qPrintable(tune.err)); // before any work
         QCOMPARE(tune.status, 0);                                                         // a warning, not an error
         // As Kernel Tuner reads the file, GlobalSize aside, it warns of nothing.
-        ks["GlobalSize"] = {{"X", "(ProblemSize[0] + block_size_x - 1) // block_size_x"},
-                            {"Y", "(ProblemSize[1] + block_size_y - 1) // block_size_y"},
-                            {"Z", "1"}};
-        std::ofstream(path.toStdString()) << t1.dump(1);
+        writeConvolutionWithGlobalSize(path, 1);
         const Run fixed = cli({"space", path, "--count"});
         QVERIFY2(!fixed.err.contains(QStringLiteral("warning")), qPrintable(fixed.err));
     }

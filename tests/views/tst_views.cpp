@@ -20,6 +20,7 @@
 #include "space/configspace.h"
 #include "spec/tuningproblem.h"
 
+#include "../ktconvolution.h"
 #include "darkpalette.h"
 
 #include <QAbstractItemModelTester>
@@ -36,9 +37,6 @@
 #include <QTextLayout>
 #include <QtTest>
 
-#include <nlohmann/json.hpp>
-
-#include <fstream>
 #include <memory>
 #include <set>
 #include <vector>
@@ -577,16 +575,7 @@ void TestViews::mainWindowWarnsOfAWrongLaunch() {
     // Kernel Tuner's convolution with a GlobalSize 64 times its grid in each dimension: a warning
     // banner (not a dialog) once the space is counted, saying what it compared.
     QTemporaryDir dir;
-    std::ifstream in(TILESCOPE_TEST_DATA "/t1corpus/kt_convolution.json");
-    nlohmann::ordered_json t1 = nlohmann::ordered_json::parse(in);
-    auto& ks = t1["KernelSpecification"];
-    ks["KernelFile"] = TILESCOPE_TEST_DATA "/t1corpus/kt_convolution.cu";
-    ks["GlobalSizeType"] = "CUDA";
-    ks["GlobalSize"] = {{"X", "64 * ((ProblemSize[0] + block_size_x - 1) // block_size_x)"},
-                        {"Y", "64 * ((ProblemSize[1] + block_size_y - 1) // block_size_y)"},
-                        {"Z", "1"}};
-    const QString path = dir.filePath(QStringLiteral("conv64.json"));
-    std::ofstream(path.toStdString()) << t1.dump(1);
+    const QString path = writeConvolutionWithGlobalSize(dir.filePath(QStringLiteral("conv64.json")), 64);
     MainWindow window(transient());
     window.show();
     QVERIFY(QTest::qWaitForWindowExposed(&window));
