@@ -125,6 +125,7 @@ private slots:
     void gridRules();
     void launchWarnings_data();
     void launchWarnings();
+    void silenceIsReadAndWritten();
     void sharedMemory();
     void maxParameterSizing();
     void kernelTunerArguments();
@@ -395,6 +396,21 @@ void TestLaunchPlan::launchWarnings() {
              warnings[0].message.c_str());
     QVERIFY2(warnings[0].message.find("\"Silence\": [\"" + warning.toStdString() + "\"]") != std::string::npos,
              warnings[0].message.c_str());
+}
+
+void TestLaunchPlan::silenceIsReadAndWritten() {
+    const TuningProblem problem = makeProblem(
+        R"json({"Tilescope": {"Shapes": [{"N": 1000, "M": 300}], "Silence": ["global-size", "varying-size"]}})json");
+    QCOMPARE(problem.silencedWarnings, (std::vector<std::string>{"global-size", "varying-size"}));
+    const TuningProblem again = TuningProblem::parse(problem.toJson(), "again.json", {});
+    QCOMPARE(again.silencedWarnings, problem.silencedWarnings);
+    try {
+        makeProblem(R"json({"Tilescope": {"Shapes": [{"N": 1000, "M": 300}], "Silence": ["global-sizes"]}})json");
+        QFAIL("a name that is no warning's was taken");
+    } catch (const InputError& e) {
+        QCOMPARE(e.location(), std::string("/Tilescope/Silence/0"));
+        QVERIFY2(std::string(e.what()).find("launch-coverage") != std::string::npos, e.what());
+    }
 }
 
 void TestLaunchPlan::gridRules() {
