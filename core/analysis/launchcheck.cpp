@@ -109,13 +109,20 @@ std::vector<LaunchWarning> checkLaunch(const TuningProblem& problem, std::size_t
                 for (std::size_t p = 0; p < config.size(); ++p)
                     slots[p] = problem.parameters[p].values[config[p]];
                 std::array<std::int64_t, 3> gs{1, 1, 1};
-                for (std::size_t i = 0; i < 3; ++i) {
+                bool evaluated = true;
+                for (std::size_t i = 0; i < 3 && evaluated; ++i) {
                     if (!global[i].valid())
                         continue;
-                    gs[i] = global[i].evaluateInt(slots.data());
+                    try {
+                        gs[i] = global[i].evaluateInt(slots.data());
+                    } catch (const expr::ExprError&) {
+                        evaluated = false; // GlobalSize fails for this config: nothing to compare
+                    }
                     if (problem.globalSizeType != "CUDA" && g.block[i] > 0)
                         gs[i] = (gs[i] + g.block[i] - 1) / g.block[i];
                 }
+                if (!evaluated)
+                    continue;
                 const double globalBlocks =
                     static_cast<double>(gs[0]) * static_cast<double>(gs[1]) * static_cast<double>(gs[2]);
                 globalRatio.push_back(globalBlocks / blocks);
