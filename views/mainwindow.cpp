@@ -869,10 +869,15 @@ void MainWindow::onSpaceReady(const std::shared_ptr<const SpaceResult>& result) 
     if (warnings == m_launchWarnings)
         return;
     m_launchWarnings = warnings;
-    if (!warnings.isEmpty() && !m_errorBanner->isVisible())
-        m_errorBanner->showMessage(ErrorBanner::Level::Warning,
-                                   tr("The launch of %1 looks wrong").arg(m_document->displayName()),
-                                   warnings.join(QStringLiteral("\n\n")));
+    const QString title = tr("The launch of %1 looks wrong").arg(m_document->displayName());
+    if (warnings.isEmpty()) {
+        // An edit fixed it: the banner that said so goes.
+        if (m_errorBanner->isVisible() && m_errorBanner->title() == title)
+            m_errorBanner->hide();
+        return;
+    }
+    if (!m_errorBanner->isVisible())
+        m_errorBanner->showMessage(ErrorBanner::Level::Warning, title, warnings.join(QStringLiteral("\n\n")));
 }
 
 void MainWindow::requestSpace() {

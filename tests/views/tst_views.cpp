@@ -35,6 +35,7 @@
 #include <QTemporaryDir>
 #include <QTextBlock>
 #include <QTextLayout>
+#include <QUndoStack>
 #include <QtTest>
 
 #include <memory>
@@ -586,6 +587,15 @@ void TestViews::mainWindowWarnsOfAWrongLaunch() {
     QVERIFY2(window.errorBanner()->details().contains(QStringLiteral("/KernelSpecification/GlobalSize")) &&
                  window.errorBanner()->details().contains(QStringLiteral("4,096 times more blocks")),
              qPrintable(window.errorBanner()->details()));
+    // An edit that makes GlobalSize agree takes the banner away.
+    auto fixed = std::make_shared<TuningProblem>(*window.document()->problem());
+    fixed->globalSize.x = "(ProblemSize[0] + block_size_x - 1) // block_size_x";
+    fixed->globalSize.y = "(ProblemSize[1] + block_size_y - 1) // block_size_y";
+    window.document()->applyEdit(fixed, QStringLiteral("GlobalSize"));
+    QTRY_VERIFY_WITH_TIMEOUT(window.launchWarnings().isEmpty(), kTimeoutMs);
+    QVERIFY(window.errorBanner()->isHidden());
+    window.document()->undoStack()->undo(); // unmodified again: opening another asks nothing
+    QTRY_VERIFY_WITH_TIMEOUT(!window.launchWarnings().isEmpty(), kTimeoutMs);
     // A problem whose launch is right says nothing.
     QVERIFY(window.openProblem(kSgemm));
     QTRY_VERIFY_WITH_TIMEOUT(!window.isBusy(), kTimeoutMs);
