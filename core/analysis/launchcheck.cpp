@@ -9,6 +9,7 @@
 #include <array>
 #include <cmath>
 #include <cstdint>
+#include <optional>
 
 namespace tilescope {
 
@@ -56,7 +57,7 @@ std::vector<LaunchWarning> checkLaunch(const TuningProblem& problem, std::size_t
     try {
         const GeometryPlanner planner(problem, shapeIndex);
         expr::ValueList storage;
-        const std::vector<expr::Value> shapeSlots = problem.shapeSlots(shapeIndex, storage);
+        problem.shapeSlots(shapeIndex, storage); // ProblemSize of the shape
         double elements = 1;
         std::array<std::int64_t, 3> problemSize{1, 1, 1};
         const auto items = storage.items();
@@ -64,18 +65,9 @@ std::vector<LaunchWarning> checkLaunch(const TuningProblem& problem, std::size_t
             problemSize[i] = items[i].i;
             elements *= static_cast<double>(items[i].i);
         }
-        const expr::Scope scope = problem.scope();
-        // GlobalSize, compiled to compare with the grid when it is not what is launched.
-        std::array<expr::Expression, 3> global;
+        // GlobalSize is compared with the grid launched when it is not what is launched.
         const bool globalUnread =
             planner.gridRule() == GridRule::ProblemSizeOverGridDiv && !problem.globalSize.x.empty();
-        if (globalUnread) {
-            const std::array<const std::string*, 3> g = {&problem.globalSize.x, &problem.globalSize.y,
-                                                         &problem.globalSize.z};
-            for (std::size_t i = 0; i < 3; ++i)
-                if (!g[i]->empty())
-                    global[i] = expr::Expression::compile(*g[i], scope);
-        }
 
         std::vector<double> coverage, globalRatio;
         std::size_t planned = 0, overLimits = 0;
@@ -104,25 +96,10 @@ std::vector<LaunchWarning> checkLaunch(const TuningProblem& problem, std::size_t
                     limitExample = "for " + space.describe(config) + ": a grid of " + dims(g.grid) + " blocks of " +
                                    dims(g.block) + " threads";
             }
-            if (globalUnread) {
-                std::vector<expr::Value> slots = shapeSlots;
-                for (std::size_t p = 0; p < config.size(); ++p)
-                    slots[p] = problem.parameters[p].values[config[p]];
-                std::array<std::int64_t, 3> gs{1, 1, 1};
-                bool evaluated = true;
-                for (std::size_t i = 0; i < 3 && evaluated; ++i) {
-                    if (!global[i].valid())
-                        continue;
-                    try {
-                        gs[i] = global[i].evaluateInt(slots.data());
-                    } catch (const expr::ExprError&) {
-                        evaluated = false; // GlobalSize fails for this config: nothing to compare
-                    }
-                    if (problem.globalSizeType != "CUDA" && g.block[i] > 0)
-                        gs[i] = (gs[i] + g.block[i] - 1) / g.block[i];
-                }
-                if (!evaluated)
-                    continue;
+            const std::optional<std::array<std::int64_t, 3>> global =
+                globalUnread ? planner.globalSizeGrid(config, g.block) : std::nullopt;
+            if (global) {
+                const std::array<std::int64_t, 3>& gs = *global;
                 const double globalBlocks =
                     static_cast<double>(gs[0]) * static_cast<double>(gs[1]) * static_cast<double>(gs[2]);
                 globalRatio.push_back(globalBlocks / blocks);
@@ -173,7 +150,7 @@ std::vector<LaunchWarning> checkLaunch(const TuningProblem& problem, std::size_t
                 const KernelArgument& arg = problem.arguments[a];
                 if (arg.sizeIsNumber || arg.size.empty())
                     continue;
-                const expr::Expression size = expr::Expression::compile(arg.size, scope);
+                const expr::Expression size = expr::Expression::compile(arg.size, problem.scope());
                 for (const int slot : size.usedSlots()) {
                     if (slot >= parameters)
                         continue;

@@ -128,6 +128,33 @@ GridRule GeometryPlanner::gridRule() const {
     return m_expressions->rule;
 }
 
+std::optional<std::array<std::int64_t, 3>>
+GeometryPlanner::globalSizeGrid(const Config& config, const std::array<std::int64_t, 3>& block) const {
+    const Expressions& x = *m_expressions;
+    if (!x.global[0].valid() || config.size() != m_problem.parameters.size())
+        return std::nullopt;
+    std::vector<expr::Value> slots = x.shapeSlots;
+    for (std::size_t i = 0; i < config.size(); ++i) {
+        const auto& values = m_problem.parameters[i].values;
+        if (config[i] >= values.size())
+            return std::nullopt;
+        slots[i] = values[config[i]];
+    }
+    std::array<std::int64_t, 3> grid{1, 1, 1};
+    for (std::size_t i = 0; i < 3; ++i) {
+        if (!x.global[i].valid())
+            continue;
+        try {
+            grid[i] = x.global[i].evaluateInt(slots.data());
+        } catch (const expr::ExprError&) {
+            return std::nullopt;
+        }
+        if (m_problem.globalSizeType != "CUDA" && block[i] > 0)
+            grid[i] = (grid[i] + block[i] - 1) / block[i];
+    }
+    return grid;
+}
+
 LaunchGeometry GeometryPlanner::plan(const Config& config) const {
     const Expressions& x = *m_expressions;
     LaunchGeometry p;

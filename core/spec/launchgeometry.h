@@ -10,6 +10,7 @@
 #include <array>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -70,6 +71,12 @@ public:
     /// expressions fail or give an impossible geometry (a dimension below 1, negative shared
     /// memory, a value beyond 32 bits) comes back with `error` set.
     LaunchGeometry plan(const Config& config) const;
+
+    /// The grid GlobalSize gives `config` by its GlobalSizeType (blocks with CUDA, else threads
+    /// over `block`), whichever rule the launch follows: to compare a GlobalSize that is not read
+    /// with the grid launched. nullopt without GlobalSize or when it fails for the config.
+    std::optional<std::array<std::int64_t, 3>> globalSizeGrid(const Config& config,
+                                                              const std::array<std::int64_t, 3>& block) const;
 
 private:
     struct Expressions;
