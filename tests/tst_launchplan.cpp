@@ -3,6 +3,7 @@
 // sized by max(param), and every error a problem's arguments or geometry can cause), and the host side of the worker's
 // buffers (half and bfloat16 conversions, fills, the comparison with a reference).
 
+#include "analysis/boundsreach.h"
 #include "analysis/launchcheck.h"
 #include "analysis/staticanalysis.h"
 #include "base/error.h"
@@ -19,6 +20,7 @@
 #include <bit>
 #include <cmath>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <limits>
 #include <set>
@@ -126,6 +128,10 @@ private slots:
     void launchWarnings_data();
     void launchWarnings();
     void silenceIsReadAndWritten();
+    void kernelReach();
+    void bufferEdge_data();
+    void bufferEdge();
+    void bufferEdgeOnTheCorpus();
     void sharedMemory();
     void maxParameterSizing();
     void kernelTunerArguments();
@@ -370,6 +376,26 @@ void TestLaunchPlan::launchWarnings_data() {
                {"Name": "x", "Type": "float", "MemoryType": "Vector", "Size": "N * max(FW)", "FillType": "Random"}]}})json"
                                                                       << ""
                                                                       << "";
+    // Without ProblemSize the buffers measure the launch: at most the largest buffer's values
+    // (a reduction reads far more than it writes), at least the largest output's.
+    QTest::newRow("GlobalSize in blocks that counts threads, no ProblemSize")
+        << R"json({"KernelSpecification": {"GlobalSizeType": "CUDA", "GlobalSize": {"X": "N", "Y": "M"},
+               "LocalSize": {"X": "BX"}}})json"
+        << "launch-coverage"
+        << "/KernelSpecification/GlobalSize";
+    QTest::newRow("a reduction without ProblemSize") << R"json({"KernelSpecification": {"GlobalSize": {"X": "N * M"},
+               "Arguments": [{"Name": "x", "Type": "float", "MemoryType": "Vector", "AccessType": "ReadOnly",
+                              "Size": "N * M", "FillType": "Random"},
+                             {"Name": "sum", "Type": "float", "MemoryType": "Vector", "AccessType": "WriteOnly",
+                              "Size": "1"}]}})json"
+                                                     << ""
+                                                     << "";
+    QTest::newRow("one block for a million outputs, no ProblemSize")
+        << R"json({"KernelSpecification": {"GlobalSizeType": "CUDA", "GlobalSize": {"X": "1"},
+               "Arguments": [{"Name": "y", "Type": "float", "MemoryType": "Vector", "AccessType": "WriteOnly",
+                              "Size": "N * M * 1000"}]}})json"
+        << "launch-coverage"
+        << "/KernelSpecification/GlobalSize";
     QTest::newRow("the base problem") << QString() << ""
                                       << "";
 }
@@ -410,6 +436,210 @@ void TestLaunchPlan::silenceIsReadAndWritten() {
     } catch (const InputError& e) {
         QCOMPARE(e.location(), std::string("/Tilescope/Silence/0"));
         QVERIFY2(std::string(e.what()).find("launch-coverage") != std::string::npos, e.what());
+    }
+}
+
+namespace {
+
+// A convolution written the way Kernel Tuner's users write it: the input carries a halo of
+// FW - 1 columns and rows, the bounds checks name scalar arguments and a local constant.
+const char* const kConvolution = R"cu(
+#ifndef FW
+#define FW 3
+#endif
+#define LOAD(p) (*(p))
+
+__global__ void conv(float* out, const float* __restrict__ in, int width, int height) {
+    const int x = blockIdx.x * blockDim.x + threadIdx.x;
+    const int y = blockIdx.y * blockDim.y + threadIdx.y;
+    const int in_width = width + FW - 1;
+    if (y < height && x < width) {
+        float sum = 0.0f;
+        for (int i = 0; i < FW; i++)
+            for (int j = 0; j < FW; j++)
+                sum += in[(y + i) * in_width + x + j];
+        out[y * width + x] = sum;
+    }
+}
+)cu";
+
+// One element to the right of its own: an early return bounds it.
+const char* const kShifted = R"cu(
+__global__ void shifted(float* y, const float* x, const int* idx, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n)
+        return;
+    y[i] = LOAD(x + i + 1) + x[idx[i]];
+}
+)cu";
+
+// A problem of `kernel` (written as k.cu into `dir`): parameters BX, BY, FW, ProblemSize
+// N x M (1000 x 300), arguments out (N * M), in (`inSize`) and the scalars N and M.
+TuningProblem edgeProblem(const QTemporaryDir& dir, const char* kernel, const std::string& kernelName,
+                          const std::string& inSize) {
+    std::ofstream(dir.filePath("k.cu").toStdString()) << kernel;
+    Json j = Json::parse(R"json({
+        "ConfigurationSpace": {"TuningParameters": [
+            {"Name": "BX", "Type": "int", "Values": "[32, 64]"},
+            {"Name": "BY", "Type": "int", "Values": "[4, 8]"},
+            {"Name": "FW", "Type": "int", "Values": "[3, 5, 7]"}]},
+        "KernelSpecification": {"Language": "CUDA", "KernelFile": "k.cu", "ProblemSize": ["N", "M"],
+            "GlobalSize": {"X": "N", "Y": "M"}, "LocalSize": {"X": "BX", "Y": "BY"}},
+        "Tilescope": {"Shapes": [{"N": 1000, "M": 300}]}
+    })json");
+    j["KernelSpecification"]["KernelName"] = kernelName;
+    Json args = Json::array();
+    args.push_back(
+        {{"Name", "out"}, {"Type", "float"}, {"MemoryType", "Vector"}, {"AccessType", "WriteOnly"}, {"Size", "N * M"}});
+    args.push_back({{"Name", "in"},
+                    {"Type", "float"},
+                    {"MemoryType", "Vector"},
+                    {"AccessType", "ReadOnly"},
+                    {"Size", inSize},
+                    {"FillType", "Random"}});
+    if (kernelName == "shifted")
+        args.push_back({{"Name", "idx"},
+                        {"Type", "int32"},
+                        {"MemoryType", "Vector"},
+                        {"AccessType", "ReadOnly"},
+                        {"Size", "N * M"}});
+    args.push_back({{"Name", "width"}, {"Type", "int32"}, {"MemoryType", "Scalar"}, {"Value", "N"}});
+    if (kernelName == "conv")
+        args.push_back({{"Name", "height"}, {"Type", "int32"}, {"MemoryType", "Scalar"}, {"Value", "M"}});
+    j["KernelSpecification"]["Arguments"] = args;
+    const std::string file = dir.filePath("k.json").toStdString();
+    return TuningProblem::parse(j.dump(), file, dir.path().toStdString());
+}
+
+} // namespace
+
+// What the bounds checks let a kernel index, evaluated exactly for one config.
+void TestLaunchPlan::kernelReach() {
+    const KernelReach conv(kConvolution, "conv");
+    QCOMPARE(conv.argumentNames(), (std::vector<std::string>{"out", "in", "width", "height"}));
+    QCOMPARE(conv.pointee(1), std::string("float"));
+    QCOMPARE(conv.indexes().size(), std::size_t(2));
+    const BoundedIndex& in = conv.indexes()[0];
+    QCOMPARE(in.argument, std::size_t(1));
+    QCOMPARE(in.line, 15);
+    QCOMPARE(in.checks, std::string("y < height && x < width && i < FW && j < FW"));
+    // (height - 1 + FW - 1) * (width + FW - 1) + (width - 1) + (FW - 1): the last element of
+    // a (width + FW - 1) x (height + FW - 1) input.
+    const std::map<std::string, std::string> values = {{"FW", "5"}, {"width", "1000"}, {"height", "300"}};
+    QCOMPARE(conv.largest(in, values), std::optional<std::int64_t>((300 + 4) * (1000 + 4) - 1));
+    QCOMPARE(conv.largest(conv.indexes()[1], values), std::optional<std::int64_t>(300 * 1000 - 1));
+    // The source's own #define stands in where the config gives no value.
+    QCOMPARE(conv.largest(in, {{"width", "10"}, {"height", "10"}}), std::optional<std::int64_t>(12 * 12 - 1));
+    // A name nothing gives a value to: nothing is claimed.
+    QCOMPARE(conv.largest(in, {{"FW", "5"}, {"width", "1000"}}), std::nullopt);
+
+    const KernelReach shifted(kShifted, "shifted");
+    QCOMPARE(shifted.indexes().size(), std::size_t(4)); // y[i], x + i + 1, x[idx[i]], idx[i]
+    QCOMPARE(shifted.indexes()[1].access, std::string("x + i + 1"));
+    QCOMPARE(shifted.largest(shifted.indexes()[1], {{"n", "1000"}}), std::optional<std::int64_t>(1000));
+    QCOMPARE(shifted.largest(shifted.indexes()[2], {{"n", "1000"}}), std::nullopt); // x[idx[i]]: not followed
+    QCOMPARE(shifted.largest(shifted.indexes()[3], {{"n", "1000"}}), std::optional<std::int64_t>(999));
+    // The kernel is found by name, template arguments aside; another name finds nothing.
+    QCOMPARE(KernelReach(kShifted, "shifted<float>").indexes().size(), std::size_t(4));
+    QVERIFY(KernelReach(kShifted, "other").indexes().empty());
+}
+
+void TestLaunchPlan::bufferEdge_data() {
+    QTest::addColumn<QString>("kernel");
+    QTest::addColumn<QString>("inSize");
+    QTest::addColumn<bool>("warns");
+    QTest::newRow("a convolution whose input lacks its halo") << "conv"
+                                                              << "N * M" << true;
+    QTest::newRow("a convolution whose input has its halo") << "conv"
+                                                            << "(N + max(FW) - 1) * (M + max(FW) - 1)" << false;
+    QTest::newRow("a halo for the smallest filter only") << "conv"
+                                                         << "(N + 2) * (M + 2)" << true;
+    QTest::newRow("one element to the right, not there") << "shifted"
+                                                         << "N" << true;
+    QTest::newRow("one element to the right, there") << "shifted"
+                                                     << "N + 1" << false;
+}
+
+void TestLaunchPlan::bufferEdge() {
+    QFETCH(QString, kernel);
+    QFETCH(QString, inSize);
+    QFETCH(bool, warns);
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    const TuningProblem problem =
+        edgeProblem(dir, kernel == "conv" ? kConvolution : kShifted, kernel.toStdString(), inSize.toStdString());
+    const ConfigSpace space = ConfigSpace::build(problem, 0);
+    const std::vector<LaunchWarning> warnings = checkLaunch(problem, 0, space);
+    QStringList all;
+    for (const LaunchWarning& w : warnings)
+        all << QString::fromStdString(w.name + " at " + w.location + ": " + w.message);
+    if (!warns) {
+        QVERIFY2(warnings.empty(), qPrintable(all.join(QLatin1Char('\n'))));
+        return;
+    }
+    QCOMPARE(warnings.size(), std::size_t(1));
+    const LaunchWarning& w = warnings[0];
+    QCOMPARE(w.name, std::string("buffer-edge"));
+    QCOMPARE(w.location, std::string("/KernelSpecification/Arguments/1/Size"));
+    // It names the buffer, its size, the line and the checks, the configs, and the way out.
+    for (const std::string& phrase :
+         {std::string("argument 'in' holds"), "(Size \"" + inSize.toStdString() + "\")", std::string("k.cu:"),
+          std::string("sampled valid configs"), std::string("\"Silence\": [\"buffer-edge\"]")})
+        QVERIFY2(w.message.find(phrase) != std::string::npos, (phrase + " not in: " + w.message).c_str());
+    if (kernel == "conv") {
+        // Every config reads its halo: 300 x 1000 with FW 3 already reaches 302 x 1002.
+        const bool smallestFilterFits = inSize.contains(QLatin1String("+ 2"));
+        QVERIFY2(w.message.find(smallestFilterFits ? "for 8 of 12" : "for 12 of 12") != std::string::npos,
+                 w.message.c_str());
+        QVERIFY2(w.message.find("k.cu:15, in [ ( y + i ) * in_width + x + j ] under y < height && x < width && "
+                                "i < FW && j < FW") != std::string::npos,
+                 w.message.c_str());
+    }
+
+    // Silenced, it is gone.
+    QTemporaryDir again;
+    TuningProblem silenced =
+        edgeProblem(again, kernel == "conv" ? kConvolution : kShifted, kernel.toStdString(), inSize.toStdString());
+    silenced.silencedWarnings = {"buffer-edge"};
+    QVERIFY(checkLaunch(silenced, 0, ConfigSpace::build(silenced, 0)).empty());
+}
+
+// Kernels written by others: the corpus's CUDA problems draw no buffer-edge warning, the analysis
+// follows a good share of their indexes, and two real convolutions whose input loses its halo
+// (the mistake of a Size written as the image alone) are caught.
+void TestLaunchPlan::bufferEdgeOnTheCorpus() {
+    const std::filesystem::path corpus = TILESCOPE_SOURCE_DIR "/tests/data/t1corpus";
+    int followed = 0;
+    for (const auto& entry : std::filesystem::directory_iterator(corpus)) {
+        if (entry.path().extension() != ".json" || entry.path().filename() == "counts.json")
+            continue;
+        const TuningProblem problem = TuningProblem::load(entry.path());
+        if (!problem.isCuda() || !problem.launchBlockers.empty())
+            continue;
+        const ConfigSpace space = ConfigSpace::build(problem, 0);
+        for (const LaunchWarning& w : checkLaunch(problem, 0, space))
+            QVERIFY2(w.name != "buffer-edge", (entry.path().filename().string() + ": " + w.message).c_str());
+        std::ifstream in(problem.kernelPath(), std::ios::binary);
+        const std::string source((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+        const KernelReach reach(source, problem.kernelName);
+        for (const BoundedIndex& index : reach.indexes())
+            followed += index.bounds.empty() ? 0 : 1;
+    }
+    QVERIFY2(followed >= 10, qPrintable(QString::number(followed)));
+
+    for (const char* name : {"convolution.json", "kt_convolution.json"}) {
+        std::ifstream in(corpus / name);
+        Json j = Json::parse(in);
+        for (Json& a : j["KernelSpecification"]["Arguments"]) {
+            if (a["Name"] == "input_image")
+                a["Size"] = "ProblemSize[0] * ProblemSize[1]";
+        }
+        const TuningProblem problem = TuningProblem::parse(j.dump(), (corpus / name).string(), corpus);
+        const std::vector<LaunchWarning> warnings = checkLaunch(problem, 0, ConfigSpace::build(problem, 0));
+        const auto edge = std::find_if(warnings.begin(), warnings.end(),
+                                       [](const LaunchWarning& w) { return w.name == "buffer-edge"; });
+        QVERIFY2(edge != warnings.end(), name);
+        QVERIFY2(edge->message.find("argument 'input_image'") != std::string::npos, edge->message.c_str());
     }
 }
 

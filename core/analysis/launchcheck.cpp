@@ -1,15 +1,23 @@
 #include "analysis/launchcheck.h"
 
+#include "analysis/boundsreach.h"
 #include "base/error.h"
+#include "compile/requestbuilder.h"
+#include "measure/cuda/launchplan.h"
 #include "space/configspace.h"
 #include "spec/launchgeometry.h"
 #include "spec/tuningproblem.h"
 
 #include <algorithm>
 #include <array>
+#include <cctype>
 #include <cmath>
 #include <cstdint>
+#include <filesystem>
+#include <map>
+#include <memory>
 #include <optional>
+#include <set>
 
 namespace tilescope {
 
@@ -49,6 +57,76 @@ std::string times(double ratio) {
                       : formatCount(std::round(1 / ratio)) + " times fewer";
 }
 
+// A pointer declared as float4 or half2 counts T1 elements of its type; float or half, values.
+bool vectorPointee(const std::string& type) {
+    return !type.empty() && std::isdigit(static_cast<unsigned char>(type.back()));
+}
+
+// An argument buffer smaller than what the kernel's bounds checks let it index, for the sampled
+// configs: the one warning that reads the kernel's source (analysis/boundsreach.h).
+std::optional<LaunchWarning> bufferEdge(const TuningProblem& problem, const LaunchPlanner& plan,
+                                        const ConfigSpace& space, const std::vector<Config>& configs) {
+    const RequestBuilder builder(problem); // reads the kernel file
+    const KernelReach reach(builder.source(), problem.kernelName);
+    const std::vector<ArgumentSpec>& args = plan.arguments();
+    if (reach.argumentNames().size() != args.size() || reach.indexes().empty())
+        return std::nullopt;
+    std::map<std::string, std::string> scalars;
+    for (std::size_t a = 0; a < args.size(); ++a) {
+        const double v = args[a].scalarValue;
+        if (!args[a].isVector() && std::trunc(v) == v && std::fabs(v) < 9.0e15)
+            scalars[reach.argumentNames()[a]] = std::to_string(static_cast<long long>(v));
+    }
+    struct Over {
+        std::size_t configs = 0;
+        std::int64_t reach = 0, elements = 0;
+        const BoundedIndex* index = nullptr;
+        std::string config;
+    };
+    std::map<std::size_t, Over> over; // by argument
+    for (const Config& config : configs) {
+        std::map<std::string, std::string> values = scalars;
+        for (auto& [name, value] : builder.defines(config))
+            values[name] = value;
+        std::set<std::size_t> counted;
+        for (const BoundedIndex& index : reach.indexes()) {
+            if (index.argument >= args.size() || !args[index.argument].isVector())
+                continue;
+            const ArgumentSpec& a = args[index.argument];
+            const std::int64_t elements = vectorPointee(reach.pointee(index.argument)) ? a.count : a.values();
+            const std::optional<std::int64_t> largest = reach.largest(index, values);
+            if (!largest || *largest < elements)
+                continue;
+            Over& o = over[index.argument];
+            if (counted.insert(index.argument).second)
+                ++o.configs;
+            if (*largest + 1 > o.reach) {
+                o.reach = *largest + 1;
+                o.elements = elements;
+                o.index = &index;
+                o.config = space.describe(config);
+            }
+        }
+    }
+    if (over.empty())
+        return std::nullopt;
+    const auto& [argument, o] = *over.begin();
+    const ArgumentSpec& a = args[argument];
+    const std::string& size = problem.arguments[a.index].size;
+    return LaunchWarning{
+        "buffer-edge", "/KernelSpecification/Arguments/" + std::to_string(a.index) + "/Size",
+        a.label() + " holds " + formatCount(static_cast<double>(o.elements)) + " elements (Size \"" + size +
+            "\"), but the kernel's bounds checks let it reach " + formatCount(static_cast<double>(o.reach)) +
+            " elements: at " + std::filesystem::path(problem.kernelFile).filename().string() + ":" +
+            std::to_string(o.index->line) + ", " + o.index->access +
+            (o.index->checks.empty() ? std::string() : " under " + o.index->checks) +
+            ", with each bounded name at its bound less one, for " + std::to_string(o.configs) + " of " +
+            std::to_string(configs.size()) + " sampled valid configs (for " + o.config +
+            "): the threads at the launch's edge reach past its end. Size it for the largest index (max() of a "
+            "tuning parameter stands for its largest value), check the kernel's bounds, or " +
+            silenceHint("buffer-edge")};
+}
+
 } // namespace
 
 std::vector<LaunchWarning> checkLaunch(const TuningProblem& problem, std::size_t shapeIndex, const ConfigSpace& space,
@@ -56,6 +134,16 @@ std::vector<LaunchWarning> checkLaunch(const TuningProblem& problem, std::size_t
     std::vector<LaunchWarning> out;
     try {
         const GeometryPlanner planner(problem, shapeIndex);
+        // The arguments as the worker builds them; a problem the worker cannot build (a custom
+        // type) is judged without them.
+        std::unique_ptr<LaunchPlanner> arguments;
+        try {
+            arguments = std::make_unique<LaunchPlanner>(problem, shapeIndex);
+        } catch (const std::exception&) {
+        }
+        // What the launch should cover: ProblemSize's elements; without ProblemSize, at most the
+        // values of the largest buffer (a reduction reads far more than it writes) and at least
+        // those of the largest output.
         expr::ValueList storage;
         problem.shapeSlots(shapeIndex, storage); // ProblemSize of the shape
         double elements = 1;
@@ -65,28 +153,66 @@ std::vector<LaunchWarning> checkLaunch(const TuningProblem& problem, std::size_t
             problemSize[i] = items[i].i;
             elements *= static_cast<double>(items[i].i);
         }
+        struct Measure {
+            double values = 0;
+            std::string what;  // "ProblemSize has elements", "its largest output, argument 'y', has values"
+            std::string shown; // "1000 x 300 x 1 = 300,000 elements"
+        };
+        std::optional<Measure> most, least;
+        std::string coverageAt = "/KernelSpecification/ProblemSize";
+        const bool byProblemSize = !problem.problemSize.empty();
+        if (byProblemSize) {
+            most = least = Measure{elements, "ProblemSize has elements",
+                                   dims(problemSize) + " = " + formatCount(elements) + " elements"};
+        } else if (arguments) {
+            const ArgumentSpec *buffer = nullptr, *output = nullptr;
+            for (const ArgumentSpec& a : arguments->arguments()) {
+                if (a.isVector() && (!buffer || a.values() > buffer->values()))
+                    buffer = &a;
+                if (a.isOutput() && (!output || a.values() > output->values()))
+                    output = &a;
+            }
+            const auto measureOf = [](const ArgumentSpec* a, const char* role) {
+                const double values = static_cast<double>(a->values());
+                return Measure{values, std::string("its largest ") + role + ", " + a->label() + ", has values",
+                               formatCount(values) + " values in " + a->label()};
+            };
+            if (buffer)
+                most = measureOf(buffer, "buffer");
+            if (output)
+                least = measureOf(output, "output");
+            coverageAt = "/KernelSpecification/GlobalSize";
+        }
         // GlobalSize is compared with the grid launched when it is not what is launched.
         const bool globalUnread =
             planner.gridRule() == GridRule::ProblemSizeOverGridDiv && !problem.globalSize.x.empty();
 
-        std::vector<double> coverage, globalRatio;
-        std::size_t planned = 0, overLimits = 0;
-        std::string coverageExample, globalExample, limitExample;
+        std::vector<double> moreThanMost, fewerThanLeast, globalRatio;
+        std::vector<Config> planned;
+        std::size_t overLimits = 0;
+        std::string moreExample, fewerExample, globalExample, limitExample;
         for (const std::uint64_t index : space.sample(std::min<std::uint64_t>(sampleSize, space.size()), 0)) {
             const Config config = space.at(index);
             const LaunchGeometry g = planner.plan(config);
             if (!g.ok())
                 continue;
-            ++planned;
+            planned.push_back(config);
             const double blocks =
                 static_cast<double>(g.grid[0]) * static_cast<double>(g.grid[1]) * static_cast<double>(g.grid[2]);
             const double threads = blocks * static_cast<double>(g.threadsPerBlock());
-            if (!problem.problemSize.empty()) {
-                coverage.push_back(threads / elements);
-                if (coverageExample.empty())
-                    coverageExample = "for " + space.describe(config) + ": a grid of " + dims(g.grid) + " blocks of " +
-                                      dims(g.block) + " threads, " + formatCount(threads) + " threads for " +
-                                      dims(problemSize) + " = " + formatCount(elements) + " elements";
+            const auto example = [&](const Measure& m) {
+                return "for " + space.describe(config) + ": a grid of " + dims(g.grid) + " blocks of " + dims(g.block) +
+                       " threads, " + formatCount(threads) + " threads for " + m.shown;
+            };
+            if (most) {
+                moreThanMost.push_back(threads / most->values);
+                if (moreExample.empty())
+                    moreExample = example(*most);
+            }
+            if (least) {
+                fewerThanLeast.push_back(threads / least->values);
+                if (fewerExample.empty())
+                    fewerExample = example(*least);
             }
             const bool beyond = g.threadsPerBlock() > 1024 || g.block[0] > 1024 || g.block[1] > 1024 ||
                                 g.block[2] > 64 || g.grid[1] > 65535 || g.grid[2] > 65535;
@@ -113,16 +239,21 @@ std::vector<LaunchWarning> checkLaunch(const TuningProblem& problem, std::size_t
             return std::find(problem.silencedWarnings.begin(), problem.silencedWarnings.end(), name) !=
                    problem.silencedWarnings.end();
         };
-        const std::string sampled = " (the median of " + std::to_string(planned) + " sampled valid configs; ";
-        if (!coverage.empty() && !silenced("launch-coverage")) {
-            const double r = median(coverage);
-            if (r >= kFarMore || r <= kFarFewer)
-                out.push_back({"launch-coverage", "/KernelSpecification/ProblemSize",
-                               "the launch covers " + times(r) + " threads than ProblemSize has elements" + sampled +
-                                   coverageExample +
-                                   "). A kernel whose threads each handle one element launches "
-                                   "about as many threads as elements; check GlobalSize, LocalSize and GridDiv, or " +
-                                   silenceHint("launch-coverage") + " if its threads are meant to be that many"});
+        const std::string sampled = " (the median of " + std::to_string(planned.size()) + " sampled valid configs; ";
+        const auto coverageWarning = [&](double r, const Measure& m, const std::string& example) {
+            out.push_back({"launch-coverage", coverageAt,
+                           "the launch covers " + times(r) + " threads than " + m.what + sampled + example +
+                               "). A kernel whose threads each handle one element launches about as many threads "
+                               "as elements" +
+                               (byProblemSize ? std::string() : " (give ProblemSize to measure by it instead)") +
+                               "; check GlobalSize, LocalSize and GridDiv, or " + silenceHint("launch-coverage") +
+                               " if its threads are meant to be that many"});
+        };
+        if (!silenced("launch-coverage")) {
+            if (!moreThanMost.empty() && median(moreThanMost) >= kFarMore)
+                coverageWarning(median(moreThanMost), *most, moreExample);
+            else if (!fewerThanLeast.empty() && median(fewerThanLeast) <= kFarFewer)
+                coverageWarning(median(fewerThanLeast), *least, fewerExample);
         }
         if (!globalRatio.empty() && !silenced("global-size")) {
             const double r = median(globalRatio);
@@ -135,9 +266,9 @@ std::vector<LaunchWarning> checkLaunch(const TuningProblem& problem, std::size_t
                                    "remove it, or " +
                                    silenceHint("global-size")});
         }
-        if (planned > 0 && overLimits * 2 > planned && !silenced("launch-limits"))
+        if (!planned.empty() && overLimits * 2 > planned.size() && !silenced("launch-limits"))
             out.push_back({"launch-limits", "/KernelSpecification",
-                           std::to_string(overLimits) + " of " + std::to_string(planned) +
+                           std::to_string(overLimits) + " of " + std::to_string(planned.size()) +
                                " sampled valid configs exceed a CUDA device's limits (1024 threads a block, a "
                                "block of at most 1024 x 1024 x 64, a grid of at most 65535 in Y and Z; " +
                                limitExample +
@@ -165,6 +296,14 @@ std::vector<LaunchWarning> checkLaunch(const TuningProblem& problem, std::size_t
                                        p.name + "), or " + silenceHint("varying-size")});
                     break;
                 }
+            }
+        }
+        if (arguments && !planned.empty() && !silenced("buffer-edge")) {
+            try {
+                if (std::optional<LaunchWarning> w = bufferEdge(problem, *arguments, space, planned))
+                    out.push_back(std::move(*w));
+            } catch (const std::exception&) {
+                // The kernel file cannot be read: compiling it will say so.
             }
         }
     } catch (const std::exception&) {

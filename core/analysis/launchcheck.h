@@ -1,10 +1,12 @@
 #pragma once
 
 // Warnings before any GPU time that a problem's launch cannot be right: the launch covers far
-// more or far fewer threads than ProblemSize has elements; GlobalSize, which Tilescope does not
+// more or far fewer threads than ProblemSize has elements (without ProblemSize: than the
+// largest buffer and the largest output have values); GlobalSize, which Tilescope does not
 // read when Kernel Tuner's rule applies, disagrees with the grid launched; most configs exceed
 // the device's grid or block limits; an argument's size uses a tuning parameter, so buffers
-// would change size per config. Each says what it compared and how to silence it (the
+// would change size per config; a buffer is smaller than what the kernel's own bounds checks
+// let it index at the launch's edge (analysis/boundsreach.h, where the source can be followed). Each says what it compared and how to silence it (the
 // problem's Tilescope.Silence list names the warnings its author accepts). `space`, `analyze`,
 // `tune` and the workbench show them.
 
@@ -18,7 +20,7 @@ class ConfigSpace;
 class TuningProblem;
 
 struct LaunchWarning {
-    std::string name;     ///< "launch-coverage", "global-size", "launch-limits", "varying-size"
+    std::string name;     ///< "launch-coverage", "global-size", "launch-limits", "varying-size", "buffer-edge"
     std::string location; ///< the JSON pointer of the field at fault
     std::string message;  ///< what was compared, what it means, how to silence it
 };

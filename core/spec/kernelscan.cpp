@@ -22,11 +22,12 @@ bool isIdent(char c) {
     return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
 }
 
-// The source without comments and with string and character literals emptied; line breaks kept
-// (so directives stay on their lines), continuation lines joined.
-std::string stripped(std::string_view s) {
+} // namespace
+
+std::string strippedSource(std::string_view s) {
     std::string out;
     out.reserve(s.size());
+    int continued = 0; // line breaks of joined lines, given back at the end of the joined line
     for (std::size_t i = 0; i < s.size();) {
         if (s.compare(i, 2, "//") == 0) {
             while (i < s.size() && s[i] != '\n')
@@ -48,12 +49,19 @@ std::string stripped(std::string_view s) {
             ++i;
         } else if (s[i] == '\\' && i + 1 < s.size() && s[i + 1] == '\n') {
             i += 2; // a continued line
+            ++continued;
         } else {
+            if (s[i] == '\n') {
+                out.append(static_cast<std::size_t>(continued), '\n');
+                continued = 0;
+            }
             out += s[i++];
         }
     }
     return out;
 }
+
+namespace {
 
 std::vector<std::string> identifiers(std::string_view text) {
     std::vector<std::string> out;
@@ -221,7 +229,7 @@ std::string t1Type(const std::string& base) {
 
 KernelScan scanKernel(std::string_view source) {
     KernelScan scan;
-    const std::string text = stripped(source);
+    const std::string text = strippedSource(source);
 
     // Directives: what is tested, what is defined (and whether only under its own #ifndef).
     std::map<std::string, std::size_t> order; // name -> first position
@@ -285,10 +293,11 @@ KernelScan scanKernel(std::string_view source) {
     }
 
     // The kernel: the first __global__ function, its template parameters and arguments.
-    const std::size_t global = code.find("__global__");
+    const std::optional<KernelLocation> kernel = locateKernel(code);
     std::vector<std::string> templateNames;
     std::map<std::string, std::string> templateDefaults;
-    if (global != std::string::npos) {
+    if (kernel) {
+        const std::size_t global = kernel->start;
         // `template <...>` right before it (only whitespace between).
         const std::size_t tmpl = code.rfind("template", global);
         if (tmpl != std::string::npos) {
@@ -310,30 +319,8 @@ KernelScan scanKernel(std::string_view source) {
                 }
             }
         }
-        const std::size_t paren = code.find('(', global);
-        // The name: the last identifier before the argument list that is not a qualifier (skips
-        // `__launch_bounds__(...)`).
-        std::size_t open = paren;
-        while (open != std::string::npos) {
-            const std::vector<std::string> before = identifiers(code.substr(global, open - global));
-            if (!before.empty() && before.back() == "__launch_bounds__") {
-                const std::size_t close = matching(code, open, '(', ')');
-                open = close == std::string::npos ? close : code.find('(', close + 1);
-                continue;
-            }
-            if (!before.empty())
-                scan.kernelName = before.back();
-            break;
-        }
-        if (open != std::string::npos) {
-            const std::size_t close = matching(code, open, '(', ')');
-            if (close != std::string::npos) {
-                for (const std::string& a : splitTopLevel(code.substr(open + 1, close - open - 1))) {
-                    if (a != "void")
-                        scan.arguments.push_back(readArgument(a));
-                }
-            }
-        }
+        scan.kernelName = kernel->name;
+        scan.arguments = kernel->arguments;
     }
 
     // Parameters, in order of first appearance.
@@ -374,6 +361,54 @@ KernelScan scanKernel(std::string_view source) {
     for (auto& f : found)
         scan.parameters.push_back(std::move(f.second));
     return scan;
+}
+
+std::optional<KernelLocation> locateKernel(std::string_view view, std::string_view name) {
+    const std::string code(view);
+    if (const std::size_t angle = name.find('<'); angle != std::string_view::npos)
+        name = name.substr(0, angle);
+    while (!name.empty() && std::isspace(static_cast<unsigned char>(name.back())))
+        name.remove_suffix(1);
+    for (std::size_t global = code.find("__global__"); global != std::string::npos;
+         global = code.find("__global__", global + 1)) {
+        if ((global > 0 && isIdent(code[global - 1])) || (global + 10 < code.size() && isIdent(code[global + 10])))
+            continue;
+        // The name: the last identifier before the argument list that is not a qualifier (skips
+        // `__launch_bounds__(...)`).
+        KernelLocation k;
+        k.start = global;
+        std::size_t open = code.find('(', global);
+        while (open != std::string::npos) {
+            const std::vector<std::string> before = identifiers(code.substr(global, open - global));
+            if (!before.empty() && before.back() == "__launch_bounds__") {
+                const std::size_t close = matching(code, open, '(', ')');
+                open = close == std::string::npos ? close : code.find('(', close + 1);
+                continue;
+            }
+            if (!before.empty())
+                k.name = before.back();
+            break;
+        }
+        if (open == std::string::npos || k.name.empty() || (!name.empty() && k.name != name))
+            continue;
+        const std::size_t close = matching(code, open, '(', ')');
+        if (close == std::string::npos)
+            continue;
+        k.argumentsOpen = open;
+        k.argumentsClose = close;
+        for (const std::string& a : splitTopLevel(code.substr(open + 1, close - open - 1))) {
+            if (a != "void")
+                k.arguments.push_back(readArgument(a));
+        }
+        const std::size_t body = code.find_first_not_of(" \t\r\n", close + 1);
+        k.bodyOpen = k.bodyClose = std::string::npos;
+        if (body != std::string::npos && code[body] == '{') {
+            k.bodyOpen = body;
+            k.bodyClose = matching(code, body, '{', '}');
+        }
+        return k;
+    }
+    return std::nullopt;
 }
 
 TuningProblem proposeProblem(const std::filesystem::path& kernelFile) {

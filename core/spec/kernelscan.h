@@ -40,6 +40,24 @@ struct KernelScan {
 /// Scans CUDA source text.
 KernelScan scanKernel(std::string_view source);
 
+/// `source` without comments, its string and character literals emptied and continued lines
+/// joined, every line break kept where it was (so that an offset's line is the source's line).
+std::string strippedSource(std::string_view source);
+
+/// Where a __global__ function is in stripped source text: offsets of the brackets around its
+/// argument list and its body, and its arguments.
+struct KernelLocation {
+    std::string name;
+    std::size_t start = 0;                             ///< the offset of its __global__
+    std::size_t argumentsOpen = 0, argumentsClose = 0; ///< the ( and ) of the argument list
+    std::size_t bodyOpen = 0, bodyClose = 0;           ///< the { and } of the body (npos without one)
+    std::vector<ScannedArgument> arguments;
+};
+
+/// The __global__ function `name` (template arguments, if written, are ignored); the first one
+/// when `name` is empty. nullopt when there is none.
+std::optional<KernelLocation> locateKernel(std::string_view text, std::string_view name = {});
+
 /// A T1 problem for the scanned kernel in `kernelFile` (a path; the problem's KernelFile is its
 /// file name, relative to the problem beside it): each parameter with its default as its one value
 /// (else [1]), the kernel's arguments with sizes and fills from ProblemSize (4096 to start), and

@@ -20,11 +20,11 @@ const char* const kAxes[] = {"X", "Y", "Z"};
 } // namespace
 
 std::string_view launchWarningNames() {
-    return "launch-coverage, global-size, launch-limits, varying-size";
+    return "launch-coverage, global-size, launch-limits, varying-size, buffer-edge";
 }
 
 bool isLaunchWarningName(std::string_view name) {
-    for (std::string_view n : {"launch-coverage", "global-size", "launch-limits", "varying-size"})
+    for (std::string_view n : {"launch-coverage", "global-size", "launch-limits", "varying-size", "buffer-edge"})
         if (name == n)
             return true;
     return false;

@@ -44,7 +44,7 @@ enum class GridRule : std::uint8_t {
 };
 
 /// The names of the launch warnings (analysis/launchcheck.h), as Tilescope.Silence lists them:
-/// "launch-coverage, global-size, launch-limits, varying-size".
+/// "launch-coverage, global-size, launch-limits, varying-size, buffer-edge".
 std::string_view launchWarningNames();
 bool isLaunchWarningName(std::string_view name);
 

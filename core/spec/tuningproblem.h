@@ -160,7 +160,7 @@ public:
     std::optional<Objective> objective;
     std::vector<std::string> metrics; ///< CUPTI metric names or "default"
     /// Tilescope.Silence: launch warnings the author has seen and accepts, by name
-    /// ("launch-coverage", "global-size", "launch-limits", "varying-size"); see analysis/launchcheck.h.
+    /// ("launch-coverage", "global-size", "launch-limits", "varying-size", "buffer-edge"); see analysis/launchcheck.h.
     std::vector<std::string> silencedWarnings;
 
     /// Fields this version does not know, per section, kept verbatim (JSON text) for writing back.

@@ -1,7 +1,10 @@
 #!/usr/bin/env python3
 """Kernel Tuner as the oracle for launch geometry: for every CUDA problem of the T1 corpus and a
 sample of its valid configs, the thread block and grid Kernel Tuner launches with, next to
-Tilescope's launch plan for the same config.
+Tilescope's launch plan for the same config. Where Kernel Tuner's reading knows no block (no
+GridDiv, no block_size_x/y/z parameter, a LocalSize of other names: it would launch 256 threads
+whatever the file says), the oracle is the T1 format's rule, LocalSize and GlobalSize evaluated
+here in Python.
 
 Kernel Tuner's side is its own code: tune_kernel_T1's reading of the T1 file (ProblemSize,
 GridDivX/Y/Z lists, no GridDiv as None), then util.check_block_size_params_names_list,
@@ -53,13 +56,34 @@ def kernel_tuner_launch(util, kernelspec, tune_params, params):
     return [int(t) for t in threads], [int(g) for g in grid]
 
 
+def t1_launch(kernelspec, params):
+    """The T1 format's own reading of LocalSize and GlobalSize, evaluated here in Python: the block
+    is LocalSize; GlobalSize counts blocks with GlobalSizeType CUDA, else threads, divided by the
+    block and rounded up; block_size_x/y/z that are not tuned are Kernel Tuner's defaults. Used
+    where Kernel Tuner's reading knows no block."""
+    env = {"block_size_x": 256, "block_size_y": 1, "block_size_z": 1}  # Kernel Tuner's default block
+    env.update(params)
+    env["ProblemSize"] = kernelspec["ProblemSize"]
+    names = {"__builtins__": {}, "max": max, "min": min, "int": int}
+
+    def value(e):
+        return int(eval(str(e), names, env))  # noqa: S307 - the corpus's own expressions
+
+    local, global_size = kernelspec.get("LocalSize", {}), kernelspec["GlobalSize"]
+    block = [value(local.get(axis, 1)) for axis in "XYZ"]
+    sizes = [value(global_size.get(axis, 1)) for axis in "XYZ"]
+    if str(kernelspec.get("GlobalSizeType", "OpenCL")).upper() == "CUDA":
+        return block, sizes
+    return block, [-(-g // b) for g, b in zip(sizes, block)]
+
+
 def compare(args):
     import kernel_tuner.util as util  # noqa: E402 - only inside the virtual environment
 
     warnings.simplefilter("ignore", UserWarning)  # "None of the tunable parameters specify thread block dimensions!"
 
     problems = sorted(glob.glob(os.path.join(ROOT, "tests/data/t1corpus/*.json")))
-    rows, mismatches, total = [], [], 0
+    rows, mismatches, total, compared_t1 = [], [], 0, 0
     for path in problems:
         with open(path) as f:
             t1 = json.load(f)
@@ -79,42 +103,60 @@ def compare(args):
             mismatches.append((name, None, "no launch plan", space.get("launch_error", "")))
             continue
         tune_params = {p["name"]: p["values"] for p in space["parameters"]}
+        # Without GridDiv and without its block size names among the parameters, Kernel Tuner's
+        # reading knows no block (it would launch 256 threads and ProblemSize blocks, ignoring the
+        # file's LocalSize and GlobalSize): there the oracle is the T1 format's own rule.
+        knows_block = any(kernelspec.get(g) for g in ("GridDivX", "GridDivY", "GridDivZ")) or any(
+            n.lower() in util.default_block_size_names for n in tune_params)
+        by_t1 = not knows_block and "LocalSize" in kernelspec and "GlobalSize" in kernelspec
         wrong = 0
         undefined = ""
+        supplied = {}
         for params, launch in zip(space["samples"], space["launches"]):
             try:
-                threads, grid = kernel_tuner_launch(util, kernelspec, tune_params, params)
+                if by_t1:
+                    threads, grid = t1_launch(kernelspec, params)
+                else:
+                    try:
+                        threads, grid = kernel_tuner_launch(util, kernelspec, tune_params, params)
+                    except NameError as e:
+                        # A GridDiv naming block_size_x that is not tuned: Kernel Tuner stops with
+                        # a NameError; given its own default block (256, 1, 1) for that name, it
+                        # launches as Tilescope does.
+                        missing = str(e).split("'")[1] if "'" in str(e) else ""
+                        if missing not in util.default_block_size_names:
+                            raise
+                        defaults = dict(zip(util.default_block_size_names, (256, 1, 1)))
+                        supplied[missing] = defaults[missing]
+                        threads, grid = kernel_tuner_launch(util, kernelspec, tune_params, {**params, **supplied})
             except Exception as e:  # noqa: BLE001 - Kernel Tuner cannot launch this problem at all
                 undefined = f"{type(e).__name__}: {e}"
                 break
             ours = (launch["block"], launch["grid"])
             if ours != (threads, grid):
                 wrong += 1
-                mismatches.append((name, params, f"Kernel Tuner block {threads} grid {grid}",
+                oracle = "T1 rule" if by_t1 else "Kernel Tuner"
+                mismatches.append((name, params, f"{oracle} block {threads} grid {grid}",
                                    f"Tilescope block {launch['block']} grid {launch['grid']}"))
-        # Without GridDiv and without its block size names among the parameters, Kernel Tuner's
-        # reading knows no block (it launches 256 threads and ProblemSize blocks, ignoring LocalSize
-        # and GlobalSize): Tilescope launches by GlobalSize and LocalSize then, on purpose.
-        knows_block = any(kernelspec.get(g) for g in ("GridDivX", "GridDivY", "GridDivZ")) or any(
-            n.lower() in util.default_block_size_names for n in tune_params)
-        if not undefined and not knows_block and "LocalSize" in kernelspec:
-            rows.append((name, 0, 0, f"by design: {space['launch_rule']} (Kernel Tuner knows no block here and "
-                                     f"would launch 256 threads x ProblemSize blocks; {wrong} of "
-                                     f"{len(space['samples'])} sampled configs differ)"))
-            mismatches = [m for m in mismatches if m[0] != name]
-            continue
         if undefined:
             # Kernel Tuner defines no launch for it (it fails before launching): nothing to compare.
             rows.append((name, 0, 0, f"not comparable: Kernel Tuner fails ({undefined})"))
             continue
+        if by_t1:
+            compared_t1 += len(space["samples"])
+            rows.append((name, len(space["samples"]), wrong,
+                         f"{space['launch_rule']}; oracle: the T1 rule (Kernel Tuner knows no block here)"))
+            continue
         total += len(space["samples"])
-        rows.append((name, len(space["samples"]), wrong, space["launch_rule"]))
+        given = "".join(f"; Kernel Tuner given its default {k}={v}" for k, v in supplied.items())
+        rows.append((name, len(space["samples"]), wrong, space["launch_rule"] + given))
 
     width = max(len(r[0]) for r in rows)
     print(f"{'problem':<{width}}  {'configs':>7}  {'differ':>6}  Tilescope's grid rule")
     for name, n, wrong, rule in rows:
         print(f"{name:<{width}}  {n:>7}  {wrong:>6}  {rule}")
-    print(f"\n{len(rows)} CUDA problems, {total} configs compared, {len(mismatches)} differ")
+    print(f"\n{len(rows)} CUDA problems, {total} configs compared with Kernel Tuner, {compared_t1} with the T1 rule, "
+          f"{len(mismatches)} differ")
     for name, params, theirs, ours in mismatches[:20]:
         print(f"  {name}: {json.dumps(params)}\n    {theirs}\n    {ours}")
     return 1 if mismatches else 0
