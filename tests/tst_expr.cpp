@@ -261,7 +261,32 @@ private slots:
                  messageOf("xLOCK_M + 1").c_str());
         QVERIFY2(messageOf("QQQQQ_Z + 1").find("did you mean") == std::string::npos, messageOf("QQQQQ_Z + 1").c_str());
         QVERIFY_THROWS_EXCEPTION(ExprError, Expression::compile("BLOCK_M(3)", scope));
-        QVERIFY_THROWS_EXCEPTION(ExprError, Expression::compile("abs(1, 2)", scope));
+        QVERIFY2(messageOf("abs(1, 2)").find("abs() takes 1 argument (2 given)") != std::string::npos,
+                 messageOf("abs(1, 2)").c_str());
+        QVERIFY2(messageOf("range()").find("range() takes 1 to 3 arguments (0 given)") != std::string::npos,
+                 messageOf("range()").c_str());
+
+        // The distance counts each letter added, dropped or changed once; a suggestion is at most
+        // a third of the name's letters away (at least one).
+        Scope names;
+        for (const char* n : {"tile_x", "BX", "t"})
+            names.addVariable(n);
+        auto suggestionFor = [&](const char* source) {
+            try {
+                Expression::compile(source, names);
+            } catch (const ExprError& e) {
+                const std::size_t at = e.message().find("did you mean '");
+                return at == std::string::npos ? std::string()
+                                               : e.message().substr(at + 14, e.message().find('\'', at + 14) - at - 14);
+            }
+            return std::string("compiled");
+        };
+        QCOMPARE(suggestionFor("tiilee_x"), std::string("tile_x")); // two letters dropped: the limit for eight
+        QCOMPARE(suggestionFor("tiile_x"), std::string("tile_x"));
+        QCOMPARE(suggestionFor("tle_x"), std::string("tile_x")); // one added
+        QCOMPARE(suggestionFor("QQ"), std::string());            // two edits from BX and t: over the limit of one
+        QCOMPARE(suggestionFor("xxxxt"), std::string());         // four letters from t
+        QCOMPARE(suggestionFor("Bx"), std::string("BX"));        // case aside, the same name
     }
 
     // T1 value lists against Python's eval (Kernel Tuner evaluates Values so).
@@ -405,6 +430,12 @@ private slots:
         QCOMPARE(unterminated.back().start, std::size_t(5));
         QVERIFY(lexemes("").empty());
         QVERIFY(lexemes("   ").empty());
+        // A lexical error before any token: all of it is Invalid, from its first character.
+        const auto none = lexemes("$ab");
+        QCOMPARE(none.size(), std::size_t(1));
+        QCOMPARE(none[0].kind, LexemeKind::Invalid);
+        QCOMPARE(none[0].start, std::size_t(0));
+        QCOMPARE(none[0].length, std::size_t(3));
     }
 
 private:

@@ -151,6 +151,15 @@ private slots:
         QVERIFY(space.size() > 0 && space.size() < 768);
         QVERIFY(space.stats().materialized);
         QCOMPARE(space.stats().searchOrder.size(), std::size_t(5));
+        // The memory limit holds to the byte: the valid configs, five 16-bit values each, are held
+        // when they fit, and counted lazily (the same bijection) when one byte is missing.
+        SpaceLimits exact;
+        exact.maxMaterializedBytes = space.size() * 5 * sizeof(std::uint16_t);
+        QVERIFY(ConfigSpace::build(problem, 0, exact).stats().materialized);
+        exact.maxMaterializedBytes -= 1;
+        const ConfigSpace lazy = ConfigSpace::build(problem, 0, exact);
+        QVERIFY(!lazy.stats().materialized);
+        checkAgainstBruteForce(lazy, bruteForce(problem));
     }
 
     void randomSpaces() {
@@ -364,7 +373,11 @@ private slots:
 
     void noParametersAndNoConditions() {
         const auto empty = makeProblem({}, {});
-        QCOMPARE(ConfigSpace::build(empty).size(), std::uint64_t(1));
+        const ConfigSpace one = ConfigSpace::build(empty);
+        QCOMPARE(one.size(), std::uint64_t(1));
+        QCOMPARE(one.at(0), Config{});
+        QCOMPARE(one.indexOf(Config{}), std::optional<std::uint64_t>(0));
+        QCOMPARE(one.sample(5, 1), std::vector<std::uint64_t>{0});
         const auto free = makeProblem({{"a", {1, 2, 3}}, {"b", {4, 5}}}, {});
         const ConfigSpace space = ConfigSpace::build(free);
         checkAgainstBruteForce(space, bruteForce(free));

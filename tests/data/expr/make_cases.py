@@ -77,6 +77,11 @@ CASES = [
     ("ProblemSize[0] in [4096 // 2**i for i in range(3)]", None), ("max([a * b for a in range(3) for b in (1, 2)])", None),
     ("[8, 16, 32, 64][1:3]", None), ("VEC in list(range(1, 9))[::2]", None),
     ("x[1:2]", 2), ("[i * x for i in range(3)]", 1), ("[1] + 1", 5),
+    # at the edges of 64 bits: an int against the float 2**63, a shift of zero, int() of 2.0**63
+    ("9223372036854775807 < 2.0 ** 63", None), ("9223372036854775807 == 2.0 ** 63", None), ("0 << 100", None),
+    ("int(2.0 ** 63)", 1),
+    # a conditional expression walked as a tree (it holds a comprehension over a variable)
+    ("sum([i * x for i in range(3)]) if x > 2 else -1", None), ("sum([i * x for i in range(3)]) if x > 9 else -1", None),
     # comprehensions over variables: evaluated with the expression
     ("len([t for t in (x, BLOCK_K) if t > 4]) <= 1", None), ("sum([i * x for i in range(3)])", None),
     ("x in [i for i in range(y, 10)]", None), ("max(t * VEC for t in (THREAD_M, THREAD_N))", None),
@@ -96,6 +101,7 @@ DEPARTURES = {
     "1 << 63": ("OverflowError", lambda r: r["repr"] == str(2**63)),
     "1 << 64": ("OverflowError", lambda r: r["repr"] == str(2**64)),
     "x * 2 ** 62": ("OverflowError", lambda r: int(r["repr"]) > 2**63 - 1),
+    "int(2.0 ** 63)": ("OverflowError", lambda r: r["repr"] == str(2**63)),
     "-(-2 ** 62 * 2)": ("OverflowError", lambda r: int(r["repr"]) == 2**63),
     "(-8) ** 0.5": ("ValueError", lambda r: r["type"] == "complex"),
     "x.y": ("SyntaxError", lambda r: r.get("error") == "AttributeError"),
@@ -124,6 +130,8 @@ VALUE_LISTS = [
     ("[True, False]", None), ("[]", None), ("()", None), ("[2**-1, 2**10]", None),
     ("[i if i % 2 else -i for i in range(5)]", None), ("[[i] for i in range(2)][1]", None),
     ("[] * 10**18 + [1]", None), ("[1, 2] * -3 + [4]", None),
+    ("[1, 2, 3][::-1]", None), ("[1, 2, 3][-3::-1]", None), ("[1, 2, 3][0:2]", None), ("[1] * True", None),
+    ("list(range(1048576)) + [1]", 22), ("[1, 2] * 2.0", 8),
     # errors: Python's exception, Tilescope's column
     ("[1/0]", 3), ("[i for i in range(1.5)]", 19), ("[x for x in 5]", 13), ("[foo for i in range(3)]", 2),
     ("[1, 2", 6), ("range(1, 5, 0)", 13), ("range(1, 2, 3, 4)", 1), ("[i for i in range(3)][5]", 22), ("[1, 2] + 3", 8),
@@ -135,6 +143,7 @@ VALUE_LISTS = [
 VALUE_LIST_DEPARTURES = {
     "5": ("TypeError", lambda r: r["repr"] == "5"),
     "[1, [2]]": ("TypeError", lambda r: r["repr"] == "[1, [2]]"),
+    "list(range(1048576)) + [1]": ("ValueError", lambda r: r["repr"].count(",") == 1048576),  # at most 2^20 items
 }
 
 
