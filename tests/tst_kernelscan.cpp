@@ -145,6 +145,19 @@ __global__ void __launch_bounds__(block_size_x) scale(T* __restrict__ out, const
         QCOMPARE(ConfigSpace::build(p).size(), std::uint64_t(1)); // one value each, to be filled in
         p.requireLaunchable();                                    // compiles and launches as proposed
         QVERIFY_THROWS_EXCEPTION(InputError, proposeProblem(dir.filePath("missing.cu").toStdString()));
+
+        // A bf16 kernel: its buffers are bfloat16, a type the problem reads and writes back.
+        const std::string bf16 = dir.filePath("scale.cu").toStdString();
+        std::ofstream(bf16) << "#include <cuda_bf16.h>\n"
+                               "__global__ void scale(__nv_bfloat16* y, const __nv_bfloat16* x, int n) {\n"
+                               "    const int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+                               "    if (i < n) y[i] = x[i];\n"
+                               "}\n";
+        const TuningProblem scaled = proposeProblem(bf16);
+        QCOMPARE(scaled.arguments[0].type, std::string("bfloat16"));
+        QCOMPARE(scaled.arguments[1].type, std::string("bfloat16"));
+        const TuningProblem again = TuningProblem::parse(scaled.toJson(), bf16 + ".json", dir.path().toStdString());
+        QCOMPARE(again.arguments, scaled.arguments);
     }
 };
 

@@ -36,10 +36,11 @@ constexpr std::size_t kMaxValues = 65535;
 
 constexpr std::array kParameterTypes = {"int", "uint", "float", "bool", "string"};
 constexpr std::array kLanguages = {"CUDA", "OpenCL", "Vulkan"};
-constexpr std::array kArgumentTypes = {"bool",    "int8",    "uint8",    "int16",  "uint16",  "int32",  "uint32",
-                                       "int64",   "uint64",  "half",     "half2",  "half4",   "half8",  "half16",
-                                       "float",   "float2",  "float4",   "float8", "float16", "double", "double2",
-                                       "double4", "double8", "double16", "custom"};
+// T1's types, and bfloat16 (a Tilescope addition: the T1 schema predates it).
+constexpr std::array kArgumentTypes = {"bool",    "int8",    "uint8",    "int16",    "uint16",  "int32",  "uint32",
+                                       "int64",   "uint64",  "half",     "half2",    "half4",   "half8",  "half16",
+                                       "float",   "float2",  "float4",   "float8",   "float16", "double", "double2",
+                                       "double4", "double8", "double16", "bfloat16", "custom"};
 constexpr std::array kMemoryTypes = {"Scalar", "Vector", "Local", "Symbol"};
 constexpr std::array kAccessTypes = {"ReadOnly", "WriteOnly", "ReadWrite"};
 constexpr std::array kFillTypes = {"Constant", "Random", "Generator", "Script", "BinaryRaw", "BinaryHDF"};
