@@ -135,6 +135,18 @@ private slots:
             const std::string expected = "..." + source.substr(column - 1 - 60, 120) + "...";
             QVERIFY2(std::string(e.what()).find("'" + expected + "'") != std::string::npos, e.what());
         }
+        // At the first column: the first 60 characters, then "...".
+        std::string atStart = "nope";
+        while (atStart.size() < 300)
+            atStart += " + x";
+        try {
+            Expression::compile(atStart, scope);
+            QFAIL("compiled");
+        } catch (const ExprError& e) {
+            QCOMPARE(e.column(), 1);
+            QVERIFY2(std::string(e.what()).find(", in '" + atStart.substr(0, 60) + "...'") != std::string::npos,
+                     e.what());
+        }
     }
 
     void concatenationNamedOnlyForLikeOperands() {

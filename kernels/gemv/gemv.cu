@@ -60,16 +60,15 @@ __device__ __forceinline__ elem_t pack1(float v) {
     return r;
 }
 
-__device__ __forceinline__ float dot8(uint4 a, uint4 b) {
-    const unsigned av[4] = {a.x, a.y, a.z, a.w}, bv[4] = {b.x, b.y, b.z, b.w};
-    float s = 0.0f;
+// The eight 16-bit values of `v` as floats.
+__device__ __forceinline__ void unpack8(uint4 v, float (&f)[8]) {
+    const unsigned u[4] = {v.x, v.y, v.z, v.w};
 #pragma unroll
     for (int i = 0; i < 4; ++i) {
-        const float2 x = unpack2(av[i]), y = unpack2(bv[i]);
-        s = fmaf(x.x, y.x, s);
-        s = fmaf(x.y, y.y, s);
+        const float2 p = unpack2(u[i]);
+        f[2 * i] = p.x;
+        f[2 * i + 1] = p.y;
     }
-    return s;
 }
 
 extern "C" __global__ void __launch_bounds__(WARPS * 32)
@@ -94,13 +93,21 @@ extern "C" __global__ void __launch_bounds__(WARPS * 32)
                 wv[u][r] = loadWeights(w + static_cast<long long>(r) * K + (k0 - lane * 8) + u * 256);
 #pragma unroll
         for (int u = 0; u < UNROLL; ++u) {
+            // Each weight is unpacked once and used for every token.
+            float wf[ROWS][8];
+#pragma unroll
+            for (int r = 0; r < ROWS; ++r)
+                unpack8(wv[u][r], wf[r]);
 #pragma unroll
             for (int m = 0; m < MT; ++m) {
                 if (m < M) {
-                    const uint4 xv = __ldg(reinterpret_cast<const uint4*>(x + static_cast<long long>(m) * K + k0 + u * 256));
+                    float xf[8];
+                    unpack8(__ldg(reinterpret_cast<const uint4*>(x + static_cast<long long>(m) * K + k0 + u * 256)), xf);
 #pragma unroll
                     for (int r = 0; r < ROWS; ++r)
-                        acc[m][r] += dot8(xv, wv[u][r]);
+#pragma unroll
+                        for (int i = 0; i < 8; ++i)
+                            acc[m][r] = fmaf(xf[i], wf[r][i], acc[m][r]);
                 }
             }
         }

@@ -10,6 +10,12 @@
 // row XOR-swizzled so that the eight rows an ldmatrix reads fall in eight different bank groups.
 // Blocks are rasterised in groups of GROUP_M tile rows, so that neighbouring blocks share A and B
 // tiles in L2. sm_80 and later.
+//
+// ALGO 1 is Hopper's: one warpgroup (128 threads) per 64 rows of the block tile issues
+// wgmma.mma_async m64nBLOCK_Nk16 straight from shared memory, A and B (B_TRANS: K-major) in
+// 64-wide K slices of 128-byte rows laid out in the 128-byte swizzle wgmma reads, filled by
+// cp.async STAGES deep; one wgmma group stays in flight while the next slice is issued. It needs
+// sm_90a (-arch sm_90a among the problem's CompilerOptions), B_TRANS and BLOCK_K 64.
 
 #ifndef BLOCK_M
 #define BLOCK_M 128
@@ -35,8 +41,15 @@
 #ifndef B_TRANS
 #define B_TRANS 0
 #endif
+#ifndef ALGO
+#define ALGO 0
+#endif
 
+#if ALGO == 1
+#define THREADS (BLOCK_M / 64 * 128)
+#else
 #define THREADS (WARPS_M * WARPS_N * 32)
+#endif
 #define WARP_TILE_M (BLOCK_M / WARPS_M)
 #define WARP_TILE_N (BLOCK_N / WARPS_N)
 #define FRAGS_M (WARP_TILE_M / 16)
@@ -117,11 +130,79 @@ __device__ __forceinline__ unsigned pack2(float lo, float hi) {
     return r;
 }
 
+
+#if ALGO == 1
+// A wgmma shared-memory descriptor of a K-major tile of 128-byte rows in the 128-byte swizzle:
+// 8-row groups 1024 bytes apart; the tile starts on a 1024-byte boundary.
+__device__ __forceinline__ unsigned long long wgmmaDescriptor(unsigned address) {
+    unsigned long long d = (address & 0x3FFFF) >> 4;
+    d |= 1ull << 16;                         // leading byte offset (unused with this swizzle)
+    d |= static_cast<unsigned long long>(1024 >> 4) << 32; // stride byte offset: 8 rows of 128 bytes
+    d |= 1ull << 62;                         // 128-byte swizzle
+    return d;
+}
+
+__device__ __forceinline__ void wgmmaFence() {
+    asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+}
+__device__ __forceinline__ void wgmmaCommit() {
+    asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+}
+template <int N>
+__device__ __forceinline__ void wgmmaWait() {
+    asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N) : "memory");
+}
+
+#if BLOCK_N == 64
+__device__ __forceinline__ void wgmmaTile(float (&d)[32], unsigned long long descA, unsigned long long descB, int accumulate) {
+#ifdef HGEMM_FP16
+    asm volatile("{\n .reg .pred p;\n setp.ne.b32 p, %34, 0;\n"
+                 "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, %32, %33, p, 1, 1, 0, 0;\n}\n"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
+                 : "l"(descA), "l"(descB), "r"(accumulate));
+#else
+    asm volatile("{\n .reg .pred p;\n setp.ne.b32 p, %34, 0;\n"
+                 "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, %32, %33, p, 1, 1, 0, 0;\n}\n"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
+                 : "l"(descA), "l"(descB), "r"(accumulate));
+#endif
+}
+#endif
+#if BLOCK_N == 128
+__device__ __forceinline__ void wgmmaTile(float (&d)[64], unsigned long long descA, unsigned long long descB, int accumulate) {
+#ifdef HGEMM_FP16
+    asm volatile("{\n .reg .pred p;\n setp.ne.b32 p, %66, 0;\n"
+                 "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, %64, %65, p, 1, 1, 0, 0;\n}\n"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
+                 : "l"(descA), "l"(descB), "r"(accumulate));
+#else
+    asm volatile("{\n .reg .pred p;\n setp.ne.b32 p, %66, 0;\n"
+                 "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, %64, %65, p, 1, 1, 0, 0;\n}\n"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
+                 : "l"(descA), "l"(descB), "r"(accumulate));
+#endif
+}
+#endif
+#if BLOCK_N == 256
+__device__ __forceinline__ void wgmmaTile(float (&d)[128], unsigned long long descA, unsigned long long descB, int accumulate) {
+#ifdef HGEMM_FP16
+    asm volatile("{\n .reg .pred p;\n setp.ne.b32 p, %130, 0;\n"
+                 "wgmma.mma_async.sync.aligned.m64n256k16.f32.f16.f16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, %96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, %112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127}, %128, %129, p, 1, 1, 0, 0;\n}\n"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]), "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]), "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]), "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]), "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]), "+f"(d[96]), "+f"(d[97]), "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]), "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]), "+f"(d[110]), "+f"(d[111]), "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]), "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]), "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
+                 : "l"(descA), "l"(descB), "r"(accumulate));
+#else
+    asm volatile("{\n .reg .pred p;\n setp.ne.b32 p, %130, 0;\n"
+                 "wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, %96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, %112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127}, %128, %129, p, 1, 1, 0, 0;\n}\n"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]), "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]), "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]), "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]), "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]), "+f"(d[96]), "+f"(d[97]), "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]), "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]), "+f"(d[110]), "+f"(d[111]), "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]), "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]), "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
+                 : "l"(descA), "l"(descB), "r"(accumulate));
+#endif
+}
+#endif
+#endif
+
 extern "C" __global__ void __launch_bounds__(THREADS)
     hgemm(int M, int N, int K, const elem_t* __restrict__ A, const elem_t* __restrict__ B, elem_t* __restrict__ C) {
     extern __shared__ __align__(128) unsigned char smem[];
-    elem_t* const sA = reinterpret_cast<elem_t*>(smem);
-    elem_t* const sB = sA + STAGES * A_STAGE_CHUNKS * 8;
 
     // Grouped rasterisation: GROUP_M tile rows walk the tile columns together.
     const int tilesM = M / BLOCK_M, tilesN = N / BLOCK_N;
@@ -131,6 +212,80 @@ extern "C" __global__ void __launch_bounds__(THREADS)
     const int groupRows = min(tilesM - firstM, GROUP_M);
     const int tileM = firstM + (pid % inGroup) % groupRows;
     const int tileN = (pid % inGroup) / groupRows;
+
+#if ALGO == 1
+    // The swizzle is of address bits: the stages start on a 1024-byte boundary.
+    unsigned char* const base = smem + ((1024 - (smemAddress(smem) & 1023)) & 1023);
+    constexpr int aStageBytes = BLOCK_M * 128, bStageBytes = BLOCK_N * 128;
+    unsigned char* const sA = base;
+    unsigned char* const sB = base + STAGES * aStageBytes;
+    const int tid = threadIdx.x;
+    const int wg = tid / 128, warpInGroup = (tid % 128) / 32, lane = tid % 32;
+    const elem_t* gA = A + static_cast<long long>(tileM) * BLOCK_M * K;
+    const elem_t* gB = B + static_cast<long long>(tileN) * BLOCK_N * K;
+
+    // Row r's 16-byte chunk c goes to chunk c ^ (r % 8) of its 128-byte row.
+    auto loadStage = [&](int stage, int kt) {
+        const unsigned a0 = smemAddress(sA + stage * aStageBytes);
+#pragma unroll
+        for (int c = tid; c < BLOCK_M * 8; c += THREADS) {
+            const int row = c / 8, chunk = c % 8;
+            cpAsync16(a0 + row * 128 + ((chunk ^ (row & 7)) * 16), gA + static_cast<long long>(row) * K + kt * 64 + chunk * 8);
+        }
+        const unsigned b0 = smemAddress(sB + stage * bStageBytes);
+#pragma unroll
+        for (int c = tid; c < BLOCK_N * 8; c += THREADS) {
+            const int row = c / 8, chunk = c % 8;
+            cpAsync16(b0 + row * 128 + ((chunk ^ (row & 7)) * 16), gB + static_cast<long long>(row) * K + kt * 64 + chunk * 8);
+        }
+    };
+
+    float acc[BLOCK_N / 2];
+#pragma unroll
+    for (int i = 0; i < BLOCK_N / 2; ++i)
+        acc[i] = 0.0f;
+
+    // Slices are loaded STAGES - 2 ahead: the stage refilled was read two slices ago, and one
+    // wgmma group (the last slice's) may still be reading.
+    const int kTiles = K / 64;
+#pragma unroll
+    for (int s = 0; s < STAGES - 2; ++s) {
+        if (s < kTiles)
+            loadStage(s, s);
+        cpAsyncCommit();
+    }
+    for (int kt = 0; kt < kTiles; ++kt) {
+        cpAsyncWait<(STAGES >= 3 ? STAGES - 3 : 0)>();
+        asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); // cp.async's writes, seen by wgmma
+        __syncthreads();
+        const int next = kt + STAGES - 2;
+        if (next < kTiles)
+            loadStage(next % STAGES, next);
+        cpAsyncCommit();
+
+        const int stage = kt % STAGES;
+        const unsigned a = smemAddress(sA + stage * aStageBytes + wg * 64 * 128);
+        const unsigned b = smemAddress(sB + stage * bStageBytes);
+        wgmmaFence();
+#pragma unroll
+        for (int kk = 0; kk < 4; ++kk) // k16 steps: 32 bytes further along the swizzled rows
+            wgmmaTile(acc, wgmmaDescriptor(a + kk * 32), wgmmaDescriptor(b + kk * 32), 1);
+        wgmmaCommit();
+        wgmmaWait<1>();
+    }
+    wgmmaWait<0>();
+
+    // The accumulators of m64nN: per 8 columns j, rows lane/4 and lane/4 + 8 of the warp's 16.
+    elem_t* gC = C + static_cast<long long>(tileM * BLOCK_M + wg * 64 + warpInGroup * 16 + lane / 4) * N +
+                 tileN * BLOCK_N + (lane % 4) * 2;
+#pragma unroll
+    for (int j = 0; j < BLOCK_N / 8; ++j) {
+        *reinterpret_cast<unsigned*>(gC + j * 8) = pack2(acc[j * 4], acc[j * 4 + 1]);
+        *reinterpret_cast<unsigned*>(gC + 8 * static_cast<long long>(N) + j * 8) = pack2(acc[j * 4 + 2], acc[j * 4 + 3]);
+    }
+#else
+    elem_t* const sA = reinterpret_cast<elem_t*>(smem);
+    elem_t* const sB = sA + STAGES * A_STAGE_CHUNKS * 8;
 
     const int tid = threadIdx.x;
     const int warp = tid / 32, lane = tid % 32;
@@ -247,4 +402,5 @@ extern "C" __global__ void __launch_bounds__(THREADS)
                 pack2(acc[i][j][2], acc[i][j][3]);
         }
     }
+#endif
 }

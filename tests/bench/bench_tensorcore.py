@@ -31,6 +31,7 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 KINDS = {
     "hgemm_bf16": ("kernels/hgemm/hgemm.cu", "hgemm", torch.bfloat16, []),
     "hgemm_fp16": ("kernels/hgemm/hgemm.cu", "hgemm", torch.float16, ["-DHGEMM_FP16"]),
+    "hgemm_bf16_bt": ("kernels/hgemm/hgemm.cu", "hgemm", torch.bfloat16, ["-DB_TRANS=1"]),
     "gemv_bf16": ("kernels/gemv/gemv.cu", "gemv", torch.bfloat16, []),
     "gemv_fp16": ("kernels/gemv/gemv.cu", "gemv", torch.float16, ["-DGEMV_FP16"]),
 }
@@ -58,7 +59,7 @@ def build(kind, config, workdir):
         with open(src, "w") as f:
             f.write(LAUNCHER % {"kernel": os.path.join(ROOT, path), "name": name})
         defines = [f"-D{k}={v}" for k, v in config.items()]
-        subprocess.run(["nvcc", "-O3", "-std=c++17", "-arch=sm_90", "-shared", "-Xcompiler", "-fPIC", *options,
+        subprocess.run(["nvcc", "-O3", "-std=c++17", "-gencode", "arch=compute_90a,code=sm_90a", "-shared", "-Xcompiler", "-fPIC", *options,
                         *defines, "-o", so, src], check=True)
     lib = ctypes.CDLL(so)
     lib.launch.argtypes = [ctypes.c_int] * 6 + [ctypes.c_void_p] * 3
@@ -68,8 +69,9 @@ def build(kind, config, workdir):
 def geometry(kind, config, shape):
     if kind.startswith("hgemm"):
         M, N, K = shape
-        threads = config["WARPS_M"] * config["WARPS_N"] * 32
-        smem = config["STAGES"] * (config["BLOCK_M"] + config["BLOCK_N"]) * config["BLOCK_K"] * 2
+        algo = config.get("ALGO", 0)
+        threads = config["WARPS_M"] * config["WARPS_N"] * 32 if algo == 0 else config["BLOCK_M"] // 64 * 128
+        smem = config["STAGES"] * (config["BLOCK_M"] + config["BLOCK_N"]) * config["BLOCK_K"] * 2 + 1024 * algo
         return (M // config["BLOCK_M"]) * (N // config["BLOCK_N"]), threads, smem
     M, K, N = shape
     return N // (config["WARPS"] * config["ROWS"]), config["WARPS"] * 32, 0
@@ -117,7 +119,8 @@ def best_config(db, cli):
 
 
 DEFAULTS = {
-    "hgemm": {"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 32, "WARPS_M": 2, "WARPS_N": 2, "STAGES": 4, "GROUP_M": 8},
+    "hgemm": {"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 32, "WARPS_M": 2, "WARPS_N": 2, "STAGES": 4, "GROUP_M": 8,
+              "ALGO": 0},
     "gemv": {"WARPS": 4, "ROWS": 1, "UNROLL": 4, "HINT": 1},
 }
 
@@ -126,13 +129,20 @@ def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--db", action="append", default=[], help="KIND=FILE: the best config of a tuned session")
     p.add_argument("--cli", default=os.path.join(ROOT, "build/release/app/tilescope-cli"))
-    p.add_argument("--kinds", default="hgemm_bf16,hgemm_fp16,gemv_bf16,gemv_fp16")
+    p.add_argument("--set", action="append", default=[],
+                   help="KIND:NAME=V,NAME=V: run this config of KIND (repeat for several); instead of --db or the defaults")
+    p.add_argument("--kinds", default="hgemm_bf16,hgemm_fp16,hgemm_bf16_bt,gemv_bf16,gemv_fp16")
     p.add_argument("--json", help="also write the rows to FILE")
     args = p.parse_args()
-    tuned = {}
+    configs = {}  # kind -> the configs to run
     for item in args.db:
         kind, db = item.split("=", 1)
-        tuned[kind] = best_config(db, args.cli)
+        configs[kind] = [best_config(db, args.cli)]
+    for item in args.set:
+        kind, values = item.split(":", 1)
+        config = dict(DEFAULTS[KINDS[kind][1]])
+        config.update({k: int(v) for k, v in (pair.split("=") for pair in values.split(","))})
+        configs.setdefault(kind, []).append(config)
     torch.manual_seed(0)
     wrong = 0
     rows = []
@@ -140,8 +150,8 @@ def main():
         for kind in args.kinds.split(","):
             _, name, dtype, _ = KINDS[kind]
             shapes = GEMM_SHAPES if name == "hgemm" else GEMV_SHAPES
-            for shape in shapes:
-                config = dict(tuned.get(kind, DEFAULTS[name]))
+            for shape, config in [(s_, c_) for s_ in shapes for c_ in configs.get(kind, [DEFAULTS[name]])]:
+                config = dict(config)
                 if name == "gemv":
                     config["MT"] = 1 << (shape[0] - 1).bit_length()
                 if not fits(kind, config, shape):
@@ -152,17 +162,19 @@ def main():
                 if name == "hgemm":
                     M, N, K = shape
                     a = torch.randn(M, K, device="cuda", dtype=dtype)
-                    b = torch.randn(K, N, device="cuda", dtype=dtype)
-                    c = torch.empty(M, N, device="cuda", dtype=dtype)
+                    transposed = kind.endswith("_bt")
+                    b = torch.randn(N, K, device="cuda", dtype=dtype) if transposed else \
+                        torch.randn(K, N, device="cuda", dtype=dtype)
+                    c = torch.full((M, N), float("nan"), device="cuda", dtype=dtype)  # unwritten shows
                     ours = lambda: lib.launch(gx, bx, smem, M, N, K, a.data_ptr(), b.data_ptr(), c.data_ptr())  # noqa: E731
-                    theirs = lambda: torch.matmul(a, b)  # noqa: E731
+                    theirs = (lambda: torch.nn.functional.linear(a, b)) if transposed else (lambda: torch.matmul(a, b))
                     work, unit, scale = 2.0 * M * N * K, "TFLOP/s", 1e12
                     read = (M * K + K * N) * a.element_size()
                 else:
                     M, K, N = shape
                     a = torch.randn(M, K, device="cuda", dtype=dtype)
                     b = torch.randn(N, K, device="cuda", dtype=dtype)
-                    c = torch.empty(M, N, device="cuda", dtype=dtype)
+                    c = torch.full((M, N), float("nan"), device="cuda", dtype=dtype)  # unwritten shows
                     ours = lambda: lib.launch(gx, bx, smem, M, N, K, a.data_ptr(), b.data_ptr(), c.data_ptr())  # noqa: E731
                     theirs = lambda: torch.nn.functional.linear(a, b)  # noqa: E731
                     work, unit, scale = 2.0 * N * K, "GB/s", 1e9
