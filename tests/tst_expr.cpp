@@ -163,6 +163,10 @@ private slots:
         QVERIFY(message("[1] + [2]").find("concatenation") == std::string::npos); // constant lists fold
         QVERIFY2(message("'a' + 1").find("unsupported operand") != std::string::npos, message("'a' + 1").c_str());
         QVERIFY2(message("'a' - 'b'").find("unsupported operand") != std::string::npos, message("'a' - 'b'").c_str());
+        // Subscripts of what is not a list say what it is.
+        QVERIFY2(message("'abc'[0]").find("indexing strings is not supported") != std::string::npos,
+                 message("'abc'[0]").c_str());
+        QVERIFY2(message("3[0]").find("object is not subscriptable") != std::string::npos, message("3[0]").c_str());
     }
 
     void bytecodeUnlessATreeWalkIsNeeded() {

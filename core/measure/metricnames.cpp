@@ -16,6 +16,8 @@ const std::vector<std::pair<std::string, std::string>>& labels() {
         {"dram__bytes_read.sum", "DRAM bytes read"},
         {"dram__bytes_write.sum", "DRAM bytes written"},
         {"sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active", "tensor pipe %"},
+        {"l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum", "shared load bank conflicts"},
+        {"l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum", "shared store bank conflicts"},
     };
     return table;
 }

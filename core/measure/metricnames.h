@@ -9,7 +9,8 @@
 namespace tilescope {
 
 /// The default set: duration, achieved occupancy, local-memory (spill) load and store sectors,
-/// DRAM bytes read and written, tensor-pipe activity.
+/// DRAM bytes read and written, tensor-pipe activity (mma.sync and wgmma alike), shared-memory
+/// bank conflicts of loads and stores.
 const std::vector<std::string>& defaultMetricNames();
 
 /// Expands "default" (anywhere in the list) into the default set and drops duplicates, keeping

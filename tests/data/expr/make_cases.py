@@ -70,7 +70,7 @@ CASES = [
     # syntax errors (Tilescope's column)
     ("x +", 4), ("(x + 1", 7), ("x = 1", 3), ("1 +* 2", 4), ("x if y", 7), ("", 1), ("x y", 3),
     ("max(x,", 7), ("x ! y", 3), ("'abc", 1), ("1 2", 3), ("x.y", 2), ("[1, 2", 6), ("x)", 2),
-    ("x is 1", 3), ("lambda: 1", 1), ("007", 1),
+    ("x is 1", 3), ("lambda: 1", 1), ("007", 1), ("0b12", 1), ("0x", 1), ("0o_", 1),
     # lists built from constants: comprehensions, concatenation, slices (folded at compile time)
     ("x in [2**i for i in range(4)]", None), ("BLOCK_M in [16 * i for i in range(1, 9) if i != 3]", None),
     ("len([1, 2] + [3] * 4)", None), ("sum([1, 2, 3]) == 6", None), ("sorted([3, 1, 2])[0]", None),
