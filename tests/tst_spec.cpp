@@ -1,6 +1,7 @@
 // Tests of core/spec: reading, validating and writing T1 tuning problems.
 
 #include "base/error.h"
+#include "measure/metricnames.h"
 #include "spec/tuningproblem.h"
 
 #include <nlohmann/json.hpp>
@@ -153,6 +154,7 @@ class TestSpec : public QObject {
 
 private slots:
     void richProblem();
+    void metricSets();
     void roundTrip();
     void roundTripOfConstructedProblem();
     void writtenOrder();
@@ -555,12 +557,12 @@ void TestSpec::malformed_data() {
     QTest::newRow("type: Name number") << patch({replaceOp(tp + "/0/Name", "5")})
                                        << QString::fromStdString(tp + "/0/Name")
                                        << QStringList{"expected a string, got a number"};
-    QTest::newRow("type: Values array of objects") << patch({replaceOp(tp + "/0/Values", "[16, {}]")})
-                                                   << QString::fromStdString(tp + "/0/Values/1")
-                                                   << QStringList{"expected a number, a string or a boolean"};
-    QTest::newRow("Values: bad expression") << patch({replaceOp(tp + "/0/Values", "\"[2**i for i in range(0, 6\"")})
-                                            << QString::fromStdString(tp + "/0/Values")
-                                            << QStringList{"SyntaxError:", "column "};
+    QTest::newRow("type: Values array of objects")
+        << patch({replaceOp(tp + "/0/Values", "[16, {}]")}) << QString::fromStdString(tp + "/0/Values/1")
+        << QStringList{"expected a number, a string or a boolean"};
+    QTest::newRow("Values: bad expression")
+        << patch({replaceOp(tp + "/0/Values", "\"[2**i for i in range(0, 6\"")})
+        << QString::fromStdString(tp + "/0/Values") << QStringList{"SyntaxError:", "column "};
     QTest::newRow("Values: runtime error")
         << patch({replaceOp(tp + "/0/Values", "\"[64 // i for i in range(0, 3)]\"")})
         << QString::fromStdString(tp + "/0/Values") << QStringList{"column 5: ZeroDivisionError:"};
@@ -928,4 +930,19 @@ void TestSpec::neverCrashOnMangledText() {
 }
 
 QTEST_GUILESS_MAIN(TestSpec)
+// "default" and "bank-conflicts" stand for sets; names are kept once, in order; "none" alone is none.
+void TestSpec::metricSets() {
+    const std::vector<std::string> plain = expandMetricNames({"default"});
+    QCOMPARE(plain, defaultMetricNames());
+    QCOMPARE(plain.size(), std::size_t(7));
+    const std::vector<std::string> both = expandMetricNames({"default", "bank-conflicts", "dram__bytes_read.sum"});
+    QCOMPARE(both.size(), std::size_t(9));
+    QCOMPARE(both[7], std::string("l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum"));
+    QCOMPARE(both[8], std::string("l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum"));
+    QCOMPARE(metricLabel(both[7]), std::string("shared load bank conflicts"));
+    QCOMPARE(expandMetricNames({"bank-conflicts"}).size(), std::size_t(2));
+    QVERIFY(expandMetricNames({"none"}).empty());
+    QCOMPARE(expandMetricNames({"x.sum", "default"}).front(), std::string("x.sum"));
+}
+
 #include "tst_spec.moc"

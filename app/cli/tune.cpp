@@ -325,6 +325,7 @@ void registerTune(CLI::App& app) {
         ->group("CUDA backend");
     opt->metricsOption = cmd->add_option("--metrics", opt->metrics,
                                          "With cuda: CUPTI metrics per config in a separate profiling pass: default, "
+                                         "bank-conflicts (shared-memory bank conflicts; with default, two passes), "
                                          "none, or metric names separated by commas (default: the problem's "
                                          "Tilescope.Metrics)")
                              ->group("CUDA backend");

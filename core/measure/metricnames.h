@@ -1,7 +1,8 @@
 #pragma once
 
 // CUPTI metric names the way users give them: "default" stands for Tilescope's default set,
-// which fits in one pass on GH100 (see the table in the notes on GPU facts).
+// which fits in one pass on GH100 (see the table in the notes on GPU facts); "bank-conflicts"
+// for the shared-memory bank conflicts that tensor-core kernels are tuned against.
 
 #include <string>
 #include <vector>
@@ -9,11 +10,12 @@
 namespace tilescope {
 
 /// The default set: duration, achieved occupancy, local-memory (spill) load and store sectors,
-/// DRAM bytes read and written, tensor-pipe activity (mma.sync and wgmma alike), shared-memory
-/// bank conflicts of loads and stores.
+/// DRAM bytes read and written, tensor-pipe activity (mma.sync and wgmma alike).
 const std::vector<std::string>& defaultMetricNames();
 
-/// Expands "default" (anywhere in the list) into the default set and drops duplicates, keeping
+/// Expands "default" (anywhere in the list) into the default set and "bank-conflicts" into the
+/// shared-memory bank conflicts of loads and stores (with the default set, two passes on GH100),
+/// and drops duplicates, keeping
 /// the first occurrence's order; "none" alone gives an empty list. Names are otherwise kept as
 /// given (CUPTI checks them).
 std::vector<std::string> expandMetricNames(const std::vector<std::string>& names);
