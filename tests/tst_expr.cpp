@@ -163,6 +163,19 @@ private slots:
         QVERIFY(message("[1] + [2]").find("concatenation") == std::string::npos); // constant lists fold
         QVERIFY2(message("'a' + 1").find("unsupported operand") != std::string::npos, message("'a' + 1").c_str());
         QVERIFY2(message("'a' - 'b'").find("unsupported operand") != std::string::npos, message("'a' - 'b'").c_str());
+        // What is left over after an expression: a comma reads as an attempted tuple.
+        const auto syntax = [&](const std::string& source) {
+            try {
+                Expression::compile(source, scope);
+            } catch (const ExprError& e) {
+                return e.message();
+            }
+            return std::string("compiled");
+        };
+        QVERIFY2(syntax("1, 2").find("a tuple is not an expression here") != std::string::npos, syntax("1, 2").c_str());
+        QVERIFY2(syntax("1 :").find("':' was not expected here") != std::string::npos, syntax("1 :").c_str());
+        QVERIFY2(syntax("1 2").find("a number was not expected here") != std::string::npos, syntax("1 2").c_str());
+        QVERIFY2(syntax("1 :").find("tuple") == std::string::npos, syntax("1 :").c_str());
         // Subscripts of what is not a list say what it is.
         QVERIFY2(message("'abc'[0]").find("indexing strings is not supported") != std::string::npos,
                  message("'abc'[0]").c_str());

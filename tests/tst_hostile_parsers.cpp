@@ -239,6 +239,10 @@ private slots:
         QCOMPARE(value(repeat("-", 251) + "x"), -1);
         QCOMPARE(value(repeat("not ", 250) + "x"), 1);
         QCOMPARE(value("x" + repeat(" + x", 1000)), 1001);
+        // A chain is as long as the height allows, to the operation: 1023 additions make a tree
+        // 1024 high, the limit; one more is refused.
+        QCOMPARE(value("x" + repeat(" + x", 1023)), 1024);
+        QVERIFY_THROWS_EXCEPTION(expr::ExprError, value("x" + repeat(" + x", 1024)));
         QCOMPARE(value(repeat("x if x else ", 250) + "x"), 1);
         QCOMPARE(value(repeat("abs(", 250) + "x" + repeat(")", 250)), 1);
         QCOMPARE(value("x in " + repeat("[", 250) + "1" + repeat("]", 250)), 0);

@@ -302,7 +302,7 @@ public:
             const Token& t = peek();
             if (t.kind == Tok::Op && t.text == ",")
                 throw error(t.column, "a tuple is not an expression here; did you mean a list in brackets?");
-            throw error(t.column, "unexpected " + describe(t));
+            throw error(t.column, describe(t) + " was not expected here");
         }
         if (m_opts.valueList && !isConst(*node)) {
             std::vector<Value> env;
@@ -719,7 +719,7 @@ private:
             }
             if (t.text == "None")
                 throw error(t.column, "None is not supported");
-            throw error(t.column, "unexpected " + describe(t));
+            throw error(t.column, describe(t) + " was not expected here");
         case Tok::Name:
             return name();
         case Tok::Op:
@@ -727,7 +727,7 @@ private:
                 return parenthesised();
             if (t.text == "[")
                 return listDisplay();
-            throw error(t.column, "unexpected " + describe(t));
+            throw error(t.column, describe(t) + " was not expected here");
         case Tok::End:
             throw error(t.column, "unexpected end of expression");
         }
