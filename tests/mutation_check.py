@@ -6,7 +6,9 @@ turned (`<` to `<=`, `==` to `!=`), arithmetic swapped (`+` and `-`, `*` and `/`
 `||` swapped, `true` and `false` swapped, an integer constant changed by one); the build is
 redone and the suites that cover those files run. A mutant is killed when a suite fails (or
 runs past the timeout), survives when they all pass, and is stillborn when it does not compile
-(not counted). Survivors are listed: each is a fault the tests would miss.
+(not counted). Survivors are listed: each is a fault the tests would miss. Mutants shown to change
+nothing any caller can observe are listed in EQUIVALENT with the reason; they are reported apart
+and not counted either.
 
 The sources are changed in place and restored after each mutant, so run it in a clean
 checkout of its own, not in the tree you are editing:
@@ -46,6 +48,19 @@ SWAPS = [
     (" && ", " || "), (" || ", " && "),
 ]
 WORDS = [(r"\btrue\b", "false"), (r"\bfalse\b", "true")]
+
+# Mutants that change nothing observable, each with the reason: (file, the line's code as
+# written, stripped, the change, its column in the stripped line) -> why.
+EQUIVALENT = {
+    ("core/expr/parse.cpp", "for (std::size_t j = 0; j <= b.size(); ++j)", "0 -> 1", 21):
+        "editDistance's row starts zeroed: prev[0] is 0 whether the loop sets it or not",
+    ("core/expr/parse.cpp", "const Token& var = m_toks[std::min(k + 1, m_toks.size() - 1)];", "1 -> 2", 58):
+        "a 'for' directly before the end of the input never reaches the parser: the lexer refuses the "
+        "bracket the comprehension leaves open",
+    ("core/expr/ops.cpp", "if (c == '_' && i > b && i + 1 < e && std::isdigit(static_cast<unsigned char>(text[i - 1])) &&",
+     "'<' -> '<='", 30):
+        "text[e] is a blank or the string's terminating NUL, neither a digit, so reading it decides nothing",
+}
 INTEGER = re.compile(r"(?<![\w.])(\d+)(?![\w.])")
 
 
@@ -123,12 +138,26 @@ def main():
     p.add_argument("--timeout", type=int, default=300, help="seconds a suite may run before it counts as killed")
     p.add_argument("--goal", type=float, default=90.0, help="the score to reach, in %% (default 90)")
     p.add_argument("--list", action="store_true", help="list the mutants and stop")
+    p.add_argument("--only", nargs="*", default=None,
+                   help="of the chosen mutants, run only these (as the report prints them: FILE:LINE: CHANGE)")
     args = p.parse_args()
 
     texts = {f: open(os.path.join(root, f)).read() for f in args.files}
     everything = [m for f in args.files for m in mutants_of(f, texts[f])]
     chosen = everything if args.all else random.Random(args.seed).sample(everything, min(args.sample, len(everything)))
     chosen.sort()
+
+    def key(m):
+        f, line, col, _, _, what = m
+        text = texts[f].split("\n")[line - 1]
+        indent = len(text) - len(text.lstrip())
+        return (f, text.strip(), what, col - indent)
+
+    equivalent = [(m, EQUIVALENT[key(m)]) for m in chosen if key(m) in EQUIVALENT]
+    chosen = [m for m in chosen if key(m) not in EQUIVALENT]
+    if args.only is not None:
+        wanted = {w.strip() for w in args.only}
+        chosen = [m for m in chosen if f"{m[0]}:{m[1]}: {m[5]}" in wanted]
     if args.list:
         for f, line, _, _, _, what in chosen:
             print(f"{f}:{line}: {what}")
@@ -182,8 +211,10 @@ def main():
 
     counted = len(killed) + len(survived)
     score = 100.0 * len(killed) / counted if counted else 0.0
-    print(f"\n{len(killed)} killed, {len(survived)} survived, {len(stillborn)} did not compile; "
-          f"score {score:.1f} % (goal {args.goal:g} %), {time.time() - start:.0f} s")
+    print(f"\n{len(killed)} killed, {len(survived)} survived, {len(stillborn)} did not compile, "
+          f"{len(equivalent)} equivalent; score {score:.1f} % (goal {args.goal:g} %), {time.time() - start:.0f} s")
+    for (f, line, _, _, _, what), why in equivalent:
+        print(f"  equivalent {f}:{line}: {what}: {why}")
     for f, line, what, original in survived:
         print(f"  survivor {f}:{line}: {what}   in: {original}")
     return 0 if score >= args.goal else 1

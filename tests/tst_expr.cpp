@@ -176,6 +176,9 @@ private slots:
         QVERIFY2(syntax("1 :").find("':' was not expected here") != std::string::npos, syntax("1 :").c_str());
         QVERIFY2(syntax("1 2").find("a number was not expected here") != std::string::npos, syntax("1 2").c_str());
         QVERIFY2(syntax("1 :").find("tuple") == std::string::npos, syntax("1 :").c_str());
+        // A comprehension without a loop variable says what it found instead.
+        QVERIFY2(syntax("[x for 3 in y]").find("after 'for', found a number") != std::string::npos,
+                 syntax("[x for 3 in y]").c_str());
         // Subscripts of what is not a list say what it is.
         QVERIFY2(message("'abc'[0]").find("indexing strings is not supported") != std::string::npos,
                  message("'abc'[0]").c_str());
