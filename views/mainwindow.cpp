@@ -895,7 +895,7 @@ void MainWindow::onSnapshot(ResultsSnapshot results) {
 
     m_heatmap->setResults(m_results, names, objective);
     if (newKind && names.size() >= 2)
-        m_heatmap->setSpec(sessionHeatmapSpec(m_heatmap->spec(), names, objective));
+        m_heatmap->setSpec(sessionHeatmapSpec(m_heatmap->spec(), names, objective, *m_results));
     m_scatter->setResults(m_results, names, objective);
     m_resultsView->setResults(m_results, names, objective);
     if (newKind)

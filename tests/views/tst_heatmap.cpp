@@ -267,6 +267,7 @@ private slots:
     void initTestCase();
 
     void sortsValuesNumerically();
+    void sessionAxesVary();
     void aggregate_data();
     void aggregate();
     void markers();
@@ -293,6 +294,26 @@ void TestHeatmap::initTestCase() {
 }
 
 // ------------------------------------------------------------------------------ aggregation
+
+// A new session's heatmap: its first two parameters, unless one of them takes one value in
+// the results while two others vary (a recording of one family of a space).
+void TestHeatmap::sessionAxesVary() {
+    const std::vector<std::string> names = {"A", "B", "C"};
+    std::vector<ResultRecord> rs;
+    for (std::int64_t b : {1, 2})
+        for (std::int64_t c : {0, 1, 2})
+            rs.push_back(makeResult(8, b, c, ResultStatus::Ok, 1.0 + static_cast<double>(b * c)));
+    const HeatmapSpec pinned = sessionHeatmapSpec({}, names, "TFLOP/s", rs);
+    QCOMPARE(pinned.yParameter, std::string("B"));
+    QCOMPARE(pinned.xParameter, std::string("C"));
+    const HeatmapSpec plain = sessionHeatmapSpec({}, names, "TFLOP/s", smallSet());
+    QCOMPARE(plain.yParameter, std::string("A"));
+    QCOMPARE(plain.xParameter, std::string("B"));
+    // One result (a session that has just begun): the first two.
+    const HeatmapSpec early = sessionHeatmapSpec({}, names, "", {rs.front()});
+    QCOMPARE(early.yParameter, std::string("A"));
+    QCOMPARE(early.xParameter, std::string("B"));
+}
 
 void TestHeatmap::sortsValuesNumerically() {
     const HeatmapGrid grid = views::aggregate(smallSet(), kNames, specOf(kLatency, Reduction::Best));

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <numeric>
+#include <set>
 #include <unordered_map>
 #include <utility>
 
@@ -53,11 +54,24 @@ QString statusText(ResultStatus status) {
 } // namespace
 
 HeatmapSpec sessionHeatmapSpec(HeatmapSpec spec, const std::vector<std::string>& parameterNames,
-                               const std::string& objectiveName) {
+                               const std::string& objectiveName, const std::vector<ResultRecord>& results) {
     if (parameterNames.size() < 2)
         return spec;
-    spec.yParameter = parameterNames[0];
-    spec.xParameter = parameterNames[1];
+    std::vector<std::string> varying;
+    for (const std::string& name : parameterNames) {
+        std::set<std::string> seen;
+        for (const ResultRecord& r : results) {
+            if (r.config.contains(name))
+                seen.insert(r.config[name].dump());
+            if (seen.size() > 1) {
+                varying.push_back(name);
+                break;
+            }
+        }
+    }
+    const std::vector<std::string>& axes = varying.size() >= 2 ? varying : parameterNames;
+    spec.yParameter = axes[0];
+    spec.xParameter = axes[1];
     spec.fixedValues.clear();
     spec.reduction = Reduction::Best;
     spec.quantity = Quantity{objectiveName.empty() ? QuantityKind::LatencyUs : QuantityKind::Objective, {}, false};

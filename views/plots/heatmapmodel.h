@@ -99,10 +99,12 @@ struct HeatmapGrid {
 
 /// What a heatmap of a new session's results first shows: its first parameter down the side and
 /// its second along the bottom, as a matrix reads (BLOCK_M rows, BLOCK_N columns), every config
-/// of a cell reduced to its best, coloured by the objective (latency without one). The rest of
-/// `spec` is kept; unchanged with fewer than two parameters.
+/// of a cell reduced to its best, coloured by the objective (latency without one). Parameters
+/// that take one value in `results` are passed over while two others vary (a space pinned to
+/// one family would make a heatmap of one row). The rest of `spec` is kept; unchanged with fewer
+/// than two parameters.
 HeatmapSpec sessionHeatmapSpec(HeatmapSpec spec, const std::vector<std::string>& parameterNames,
-                               const std::string& objectiveName);
+                               const std::string& objectiveName, const std::vector<ResultRecord>& results = {});
 
 /// Whether a status counts as a failure for the FailedOnly marker.
 bool isFailure(ResultStatus status);
