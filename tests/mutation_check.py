@@ -60,6 +60,10 @@ EQUIVALENT = {
     ("core/expr/ops.cpp", "if (c == '_' && i > b && i + 1 < e && std::isdigit(static_cast<unsigned char>(text[i - 1])) &&",
      "'<' -> '<='", 30):
         "text[e] is a blank or the string's terminating NUL, neither a digit, so reading it decides nothing",
+    ("core/expr/tree.cpp", "std::int64_t given[3] = {0, 0, 1};", "3 -> 4", 19):
+        "a fourth slot in the array of slice bounds, never read",
+    ("core/expr/tree.cpp", "v = step < 0 ? n - 1 : n;", "0 -> 1", 11):
+        "step < 1 is step < 0 here: a step of 0 was refused two lines above",
 }
 INTEGER = re.compile(r"(?<![\w.])(\d+)(?![\w.])")
 
