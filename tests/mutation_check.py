@@ -64,6 +64,8 @@ EQUIVALENT = {
         "a fourth slot in the array of slice bounds, never read",
     ("core/expr/tree.cpp", "v = step < 0 ? n - 1 : n;", "0 -> 1", 11):
         "step < 1 is step < 0 here: a step of 0 was refused two lines above",
+    ("core/space/configspace.cpp", "int b = 0;", "0 -> 1", 8):
+        "bitsFor returns max(b, 1): starting the count at 1 gives the same width for every n",
 }
 INTEGER = re.compile(r"(?<![\w.])(\d+)(?![\w.])")
 
