@@ -66,6 +66,11 @@ EQUIVALENT = {
         "step < 1 is step < 0 here: a step of 0 was refused two lines above",
     ("core/space/configspace.cpp", "int b = 0;", "0 -> 1", 8):
         "bitsFor returns max(b, 1): starting the count at 1 gives the same width for every n",
+    ("core/space/configspace.cpp", "int at = -1;", "1 -> 2", 10):
+        "any negative level means 'checked at no level' (a condition without parameters); only at >= 0 is read",
+    ("core/space/configspace.cpp", "return known ? *known : 0;", "0 -> 1", 24):
+        "completions() is asked only about states countFrom stored (their prefix passed), so the memo always "
+        "knows them",
 }
 INTEGER = re.compile(r"(?<![\w.])(\d+)(?![\w.])")
 

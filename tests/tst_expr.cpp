@@ -439,6 +439,19 @@ private slots:
         QCOMPARE(inside.evaluateInt(values), std::int64_t(10));
     }
 
+    void valueLists() {
+        // A list made empty is empty as a value; each push counts.
+        const ValueList empty;
+        QCOMPARE(empty.size(), std::size_t(0));
+        QCOMPARE(empty.value().listSize(), std::size_t(0));
+        QCOMPARE(repr(empty.value()), std::string("[]"));
+        ValueList two;
+        two.push_back(Value::ofInt(3));
+        two.push_back(Value::ofFloat(0.5));
+        QCOMPARE(two.value().listSize(), std::size_t(2));
+        QCOMPARE(repr(two.value()), std::string("[3, 0.5]"));
+    }
+
     void lexemesForColouring() {
         // Each piece as the parser reads it, with its byte offsets.
         const std::string text = "BLOCK_M * 2 <= min(K, 0x40) and not LAYOUT in ['row']";

@@ -383,6 +383,64 @@ private slots:
         checkAgainstBruteForce(space, bruteForce(free));
     }
 
+    // The index of a config is stored with its result (space_index) and read back by --resume and
+    // the workbench: the order of the space is a file format. Pinned here for a fixed problem,
+    // with the order in which the enumerator binds the parameters.
+    void indexOrderIsStable() {
+        const auto problem =
+            makeProblem({{"BLOCK_M", {16, 32, 64, 128}},
+                         {"BLOCK_N", {16, 32, 64, 128}},
+                         {"THREAD_M", {1, 2, 4, 8}},
+                         {"THREAD_N", {1, 2, 4, 8}},
+                         {"VEC", {1, 2, 4}}},
+                        {"BLOCK_M % THREAD_M == 0", "32 <= (BLOCK_M // THREAD_M) * (BLOCK_N // THREAD_N) <= 256",
+                         "THREAD_N % VEC == 0"});
+        for (const std::uint64_t limit : {std::uint64_t(512) << 20, std::uint64_t(0)}) { // held, then lazy
+            SpaceLimits limits;
+            limits.maxMaterializedBytes = limit;
+            const ConfigSpace space = ConfigSpace::build(problem, 0, limits);
+            QCOMPARE(space.stats().searchOrder, (std::vector<int>{0, 2, 3, 4, 1}));
+            QStringList described;
+            for (const std::uint64_t i : {std::uint64_t(0), std::uint64_t(1), space.size() / 2, space.size() - 1})
+                described << QString::fromStdString(space.describe(space.at(i)));
+            QCOMPARE(described.join(QStringLiteral("; ")),
+                     QStringLiteral("BLOCK_M=16 BLOCK_N=16 THREAD_M=1 THREAD_N=1 VEC=1; "
+                                    "BLOCK_M=16 BLOCK_N=16 THREAD_M=1 THREAD_N=2 VEC=1; "
+                                    "BLOCK_M=32 BLOCK_N=64 THREAD_M=4 THREAD_N=8 VEC=2; "
+                                    "BLOCK_M=128 BLOCK_N=128 THREAD_M=8 THREAD_N=8 VEC=4"));
+        }
+    }
+
+    // A condition over 40 parameters: its level's key of 39 bound values is 78 bits, past what
+    // packs into 64, so the memo keys it wide; the chain p0 == p1 == ... keeps 3 states reachable.
+    void wideMemoKeys() {
+        std::vector<ParamDef> params;
+        std::vector<std::string> conditions;
+        std::string sum = "p0";
+        for (int p = 0; p < 40; ++p)
+            params.push_back({"p" + std::to_string(p), {0, 1, 2}});
+        for (int p = 1; p < 39; ++p) {
+            conditions.push_back("p" + std::to_string(p) + " == p" + std::to_string(p - 1));
+            sum += " + p" + std::to_string(p);
+        }
+        conditions.push_back(sum + " >= p39");
+        const auto problem = makeProblem(params, conditions);
+        for (const std::uint64_t limit : {std::uint64_t(512) << 20, std::uint64_t(0)}) {
+            SpaceLimits limits;
+            limits.maxMaterializedBytes = limit;
+            const ConfigSpace space = ConfigSpace::build(problem, 0, limits);
+            QCOMPARE(space.size(), std::uint64_t(7)); // all 0 with p39 = 0; all 1 or all 2 with any p39
+            std::set<Config> seen;
+            for (std::uint64_t i = 0; i < space.size(); ++i) {
+                const Config c = space.at(i);
+                QVERIFY(space.isValid(c));
+                QCOMPARE(space.indexOf(c), std::optional<std::uint64_t>(i));
+                seen.insert(c);
+            }
+            QCOMPARE(seen.size(), std::size_t(7));
+        }
+    }
+
     void sgemmProblem() {
         const TuningProblem problem = TuningProblem::load(TILESCOPE_SOURCE_DIR "/kernels/sgemm/sgemm.json");
         const ConfigSpace space = ConfigSpace::build(problem);

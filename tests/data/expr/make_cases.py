@@ -47,7 +47,8 @@ CASES = [
     # boolean operators return operands and short-circuit
     ("0 or 5", None), ("3 and 0", None), ("3 and 4", None), ("'' or 'x'", None), ("not 0", None), ("not x", None),
     ("z != 0 and x // z > 1", None), ("z == 0 or x // z > 1", None), ("x > 3 and y < 0 and not off", None),
-    ("not x > 3", None), ("flag and off or x", None),
+    ("not x > 3", None), ("flag and off or x", None), ("0.0 or 5", None), ("f and 7", None), ("not 0.0", None),
+    ("not g", None), ("bool(0.5)", None),
     # conditional expressions
     ("x if flag else y", None), ("x if off else y if flag else z", None), ("1 if z else 1 // z if False else 3", None),
     ("(BLOCK_M if BLOCK_M > BLOCK_N else BLOCK_N) // 16", None),
