@@ -378,6 +378,7 @@ private slots:
         QCOMPARE(one.at(0), Config{});
         QCOMPARE(one.indexOf(Config{}), std::optional<std::uint64_t>(0));
         QCOMPARE(one.sample(5, 1), std::vector<std::uint64_t>{0});
+        QVERIFY(!one.stats().materialized); // nothing to hold: its one config has no values
         const auto free = makeProblem({{"a", {1, 2, 3}}, {"b", {4, 5}}}, {});
         const ConfigSpace space = ConfigSpace::build(free);
         checkAgainstBruteForce(space, bruteForce(free));
