@@ -39,6 +39,17 @@ TuningProblem makeProblem(const std::vector<ParamDef>& params, const std::vector
     return problem;
 }
 
+// Five GEMM parameters, 768 raw configs, three conditions.
+TuningProblem smallGemmProblem() {
+    return makeProblem({{"BLOCK_M", {16, 32, 64, 128}},
+                        {"BLOCK_N", {16, 32, 64, 128}},
+                        {"THREAD_M", {1, 2, 4, 8}},
+                        {"THREAD_N", {1, 2, 4, 8}},
+                        {"VEC", {1, 2, 4}}},
+                       {"BLOCK_M % THREAD_M == 0", "32 <= (BLOCK_M // THREAD_M) * (BLOCK_N // THREAD_N) <= 256",
+                        "THREAD_N % VEC == 0"});
+}
+
 // All valid configs by brute force over the raw space, in mixed-radix order.
 std::set<Config> bruteForce(const TuningProblem& problem, std::size_t shape = 0) {
     const expr::Scope scope = problem.scope();
@@ -137,14 +148,7 @@ class TestSpace : public QObject {
 
 private slots:
     void handMade() {
-        const auto problem =
-            makeProblem({{"BLOCK_M", {16, 32, 64, 128}},
-                         {"BLOCK_N", {16, 32, 64, 128}},
-                         {"THREAD_M", {1, 2, 4, 8}},
-                         {"THREAD_N", {1, 2, 4, 8}},
-                         {"VEC", {1, 2, 4}}},
-                        {"BLOCK_M % THREAD_M == 0", "32 <= (BLOCK_M // THREAD_M) * (BLOCK_N // THREAD_N) <= 256",
-                         "THREAD_N % VEC == 0"});
+        const TuningProblem problem = smallGemmProblem();
         const ConfigSpace space = ConfigSpace::build(problem);
         QCOMPARE(space.rawSize(), 768.0);
         checkAgainstBruteForce(space, bruteForce(problem));
@@ -388,14 +392,7 @@ private slots:
     // the workbench: the order of the space is a file format. Pinned here for a fixed problem,
     // with the order in which the enumerator binds the parameters.
     void indexOrderIsStable() {
-        const auto problem =
-            makeProblem({{"BLOCK_M", {16, 32, 64, 128}},
-                         {"BLOCK_N", {16, 32, 64, 128}},
-                         {"THREAD_M", {1, 2, 4, 8}},
-                         {"THREAD_N", {1, 2, 4, 8}},
-                         {"VEC", {1, 2, 4}}},
-                        {"BLOCK_M % THREAD_M == 0", "32 <= (BLOCK_M // THREAD_M) * (BLOCK_N // THREAD_N) <= 256",
-                         "THREAD_N % VEC == 0"});
+        const TuningProblem problem = smallGemmProblem();
         for (const std::uint64_t limit : {std::uint64_t(512) << 20, std::uint64_t(0)}) { // held, then lazy
             SpaceLimits limits;
             limits.maxMaterializedBytes = limit;
