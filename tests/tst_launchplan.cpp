@@ -135,6 +135,7 @@ private slots:
     void sharedMemory();
     void maxParameterSizing();
     void kernelTunerArguments();
+    void tensorMapArguments();
     void scalarValues_data();
     void scalarValues();
     void problemErrors_data();
@@ -661,6 +662,29 @@ void TestLaunchPlan::gridRules() {
 
 // Arguments as Kernel Tuner's T1 files write them: Output flags say which buffers to verify (the
 // others, even writable ones, are not compared), and MemType Constant fills a __constant__ variable.
+void TestLaunchPlan::tensorMapArguments() {
+    // kernels/hgemm passes TMA tensor maps of A and B: extents per shape, innermost first.
+    const TuningProblem problem = TuningProblem::load(TILESCOPE_SOURCE_DIR "/kernels/hgemm/hgemm_bf16_bt.json");
+    const LaunchPlanner planner(problem, 2); // M = N = 8192, K = 1024
+    const auto& args = planner.arguments();
+    QCOMPARE(args.size(), std::size_t(8));
+    QVERIFY(args[6].isTensorMap() && args[7].isTensorMap());
+    QVERIFY(!args[6].isVector() && !args[6].isOutput() && !args[6].verify);
+    QCOMPARE(args[6].tensorArgument, std::size_t(3)); // A
+    QCOMPARE(args[7].tensorArgument, std::size_t(4)); // B
+    QCOMPARE(args[6].tensorDims, (std::vector<std::int64_t>{1024, 8192}));
+    QCOMPARE(args[7].tensorDims, (std::vector<std::int64_t>{1024, 8192}));
+    QCOMPARE(args[6].tensorBox, (std::vector<std::int64_t>{64, 64}));
+    QCOMPARE(args[6].tensorSwizzle, 128);
+    QCOMPARE(args[6].element, ElementType::BFloat16);
+    // Only the buffers count as memory.
+    QCOMPARE(planner.bufferBytes(), std::int64_t(2) * (8192 * 1024 * 2 + 8192 * 8192));
+    // Row-major B (K x N) is mapped as N innermost.
+    const TuningProblem rowMajor = TuningProblem::load(TILESCOPE_SOURCE_DIR "/kernels/hgemm/hgemm_bf16.json");
+    const LaunchPlanner rowPlanner(rowMajor, 2);
+    QCOMPARE(rowPlanner.arguments()[7].tensorDims, (std::vector<std::int64_t>{8192, 1024}));
+}
+
 void TestLaunchPlan::kernelTunerArguments() {
     const TuningProblem problem = makeProblem(R"json({"KernelSpecification": {"Arguments": [
         {"Name": "out", "Type": "float", "MemoryType": "Vector", "AccessType": "WriteOnly", "Size": 1000, "Output": 1},
@@ -871,6 +895,40 @@ void TestLaunchPlan::problemErrors_data() {
         << args(R"json({"Name": "s", "Type": "int32", "MemoryType": "Scalar", "Value": "'abc'"})json") << 0
         << first + "/Value"
         << "argument 's': Value ''abc'' is 'abc', not a number";
+    // Tensor maps (a Tilescope addition): the driver's rules, checked before a launch.
+    const QString buffer = R"json({"Name": "t", "Type": "bfloat16", "MemoryType": "Vector", "Size": "N * M"})json";
+    auto map = [&](const char* tensorMap) {
+        return args(qPrintable(
+            buffer +
+            QStringLiteral(R"json(, {"Name": "m", "Type": "bfloat16", "MemoryType": "Scalar", "TensorMap": %1})json")
+                .arg(QString::fromUtf8(tensorMap))));
+    };
+    const QString second = "/KernelSpecification/Arguments/1/TensorMap";
+    QTest::newRow("tensor map larger than its buffer")
+        << map(R"json({"Tensor": "t", "Dims": ["N", "M + 1"], "Box": [64, 64]})json") << 0 << second + "/Dims"
+        << "argument 'm': the extents span 301000 values, and 't' holds 300000 (shape N=1000 M=300)";
+    QTest::newRow("tensor map box over 256")
+        << map(R"json({"Tensor": "t", "Dims": ["N", "M"], "Box": [64, 512]})json") << 0 << second + "/Box/1"
+        << "argument 'm': a box is at most 256 values a dimension, got 512";
+    QTest::newRow("tensor map box beyond the extent")
+        << map(R"json({"Tensor": "t", "Dims": ["N", "M - 100"], "Box": [8, 256]})json") << 0 << second + "/Box/1"
+        << "argument 'm': the box (256) is larger than the extent (200) (shape N=1000 M=300)";
+    QTest::newRow("tensor map row not 16 bytes")
+        << map(R"json({"Tensor": "t", "Dims": ["N - 1", "M"], "Box": [64, 64]})json") << 0 << second + "/Dims/0"
+        << "argument 'm': a row (the innermost extent, 999 values of 2 bytes) must be a whole number of 16 bytes";
+    QTest::newRow("tensor map box row not 16 bytes")
+        << map(R"json({"Tensor": "t", "Dims": ["N", "M"], "Box": [4, 64]})json") << 0 << second + "/Box/0"
+        << "argument 'm': the box's row (4 values of 2 bytes) must be a whole number of 16 bytes";
+    QTest::newRow("tensor map box row wider than the swizzle")
+        << map(R"json({"Tensor": "t", "Dims": ["N", "M"], "Box": [128, 64], "Swizzle": 128})json") << 0
+        << second + "/Box/0"
+        << "argument 'm': the box's row is 256 bytes, more than the 128-byte swizzle span";
+    QTest::newRow("tensor map extent depends on the config")
+        << map(R"json({"Tensor": "t", "Dims": ["N", "BX"], "Box": [64, 64]})json") << 0 << second + "/Dims/1"
+        << "argument 'm': an extent 'BX' depends on the config (parameter 'BX')";
+    QTest::newRow("tensor map extent zero")
+        << map(R"json({"Tensor": "t", "Dims": ["N", "M - 300"], "Box": [64, 1]})json") << 0 << second + "/Dims/1"
+        << "argument 'm': an extent 'M - 300' is 0, not a positive whole number";
     QTest::newRow("second argument unnamed")
         << args(R"json({"Name": "x", "Type": "float", "MemoryType": "Vector", "Size": 4},
                    {"Type": "float", "MemoryType": "Local", "Size": 4})json")

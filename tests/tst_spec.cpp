@@ -157,6 +157,7 @@ private slots:
     void metricSets();
     void roundTrip();
     void roundTripOfConstructedProblem();
+    void tensorMapRoundTrip();
     void writtenOrder();
     void rangesAndComprehensions();
     void valueLists_data();
@@ -292,6 +293,32 @@ void TestSpec::roundTrip() {
     QVERIFY(j["KernelSpecification"]["ProblemSize"][2].is_number_integer());
     QVERIFY(j["KernelSpecification"]["Arguments"][2]["Size"].is_number_integer());
     QVERIFY(j["Budget"][1]["BudgetValue"] == Json(250));
+}
+
+void TestSpec::tensorMapRoundTrip() {
+    // A tensor map argument is read, written back as it was, and read again equal.
+    const Json base = Json::parse(kBase);
+    const Json withMap =
+        base.patch(Json::parse(patch({addOp("/KernelSpecification/Arguments/-",
+                                            R"({"Name": "mapC", "Type": "float", "MemoryType": "Scalar",
+                                          "TensorMap": {"Tensor": "C", "Dims": ["N", "M"], "Box": [32, "8 * 2"],
+                                                        "Swizzle": 128, "Note": "kept"}})")})
+                                   .toStdString()));
+    const TuningProblem p = TuningProblem::parse(withMap.dump(), "map.json", {});
+    QCOMPARE(p.arguments.size(), std::size_t(3));
+    QVERIFY(p.arguments[2].tensorMap.has_value());
+    const TensorMapSpec& t = *p.arguments[2].tensorMap;
+    QCOMPARE(t.tensor, std::string("C"));
+    QCOMPARE(t.dims, (std::vector<std::string>{"N", "M"}));
+    QCOMPARE(t.box, (std::vector<std::string>{"32", "8 * 2"}));
+    QCOMPARE(t.swizzle, 128);
+    const Json written = Json::parse(p.toJson());
+    const Json& m = written["KernelSpecification"]["Arguments"][2]["TensorMap"];
+    QVERIFY(m["Box"][0].is_number_integer());
+    QVERIFY(m["Note"] == Json("kept"));
+    const TuningProblem again = TuningProblem::parse(p.toJson(), "map.json", {});
+    QVERIFY(again == p);
+    QVERIFY(!p.arguments[0].tensorMap.has_value());
 }
 
 void TestSpec::roundTripOfConstructedProblem() {
@@ -749,6 +776,41 @@ void TestSpec::malformed_data() {
     QTest::newRow("argument: duplicate name")
         << patch({replaceOp(ks + "/Arguments/1/Name", "\"C\"")}) << QString::fromStdString(ks + "/Arguments/1/Name")
         << QStringList{"duplicate argument name 'C'"};
+    const std::string map = ks + "/Arguments/-";
+    QTest::newRow("tensor map: on a Vector")
+        << patch({addOp(ks + "/Arguments/0/TensorMap", R"({"Tensor": "C", "Dims": ["N"], "Box": [8]})")})
+        << QString::fromStdString(ks + "/Arguments/0/TensorMap") << QStringList{"TensorMap is for Scalar arguments"};
+    QTest::newRow("tensor map: unknown tensor")
+        << patch({addOp(map, R"({"Name": "t", "Type": "float", "MemoryType": "Scalar",
+                                 "TensorMap": {"Tensor": "D", "Dims": ["N"], "Box": [8]}})")})
+        << QString::fromStdString(ks + "/Arguments/2/TensorMap/Tensor")
+        << QStringList{"'D' is not the name of an argument"};
+    QTest::newRow("tensor map: of a Scalar")
+        << patch({addOp(map, R"({"Name": "t", "Type": "int32", "MemoryType": "Scalar",
+                                 "TensorMap": {"Tensor": "m", "Dims": ["N"], "Box": [8]}})")})
+        << QString::fromStdString(ks + "/Arguments/2/TensorMap/Tensor")
+        << QStringList{"'m' is a Scalar argument; a tensor map maps a Vector argument's buffer"};
+    QTest::newRow("tensor map: type differs")
+        << patch({addOp(map, R"({"Name": "t", "Type": "half", "MemoryType": "Scalar",
+                                 "TensorMap": {"Tensor": "C", "Dims": ["N"], "Box": [8]}})")})
+        << QString::fromStdString(ks + "/Arguments/2/Type")
+        << QStringList{"a tensor map's Type is its tensor's ('C' is float, this is half)"};
+    QTest::newRow("tensor map: box and dims differ")
+        << patch({addOp(map, R"({"Name": "t", "Type": "float", "MemoryType": "Scalar",
+                                 "TensorMap": {"Tensor": "C", "Dims": ["N", "M"], "Box": [8]}})")})
+        << QString::fromStdString(ks + "/Arguments/2/TensorMap/Box") << QStringList{"Box has 1 entries and Dims 2"};
+    QTest::newRow("tensor map: six dimensions")
+        << patch({addOp(map, R"({"Name": "t", "Type": "float", "MemoryType": "Scalar",
+                                 "TensorMap": {"Tensor": "C", "Dims": [1, 1, 1, 1, 1, 1], "Box": [1]}})")})
+        << QString::fromStdString(ks + "/Arguments/2/TensorMap/Dims") << QStringList{"1 to 5 entries"};
+    QTest::newRow("tensor map: swizzle") << patch({addOp(map, R"({"Name": "t", "Type": "float", "MemoryType": "Scalar",
+                                 "TensorMap": {"Tensor": "C", "Dims": ["N"], "Box": [8], "Swizzle": 100}})")})
+                                         << QString::fromStdString(ks + "/Arguments/2/TensorMap/Swizzle")
+                                         << QStringList{"Swizzle is 0, 32, 64 or 128 (bytes), got 100"};
+    QTest::newRow("tensor map: unknown name in an extent")
+        << patch({addOp(map, R"({"Name": "t", "Type": "float", "MemoryType": "Scalar",
+                                 "TensorMap": {"Tensor": "C", "Dims": ["Q"], "Box": [8]}})")})
+        << QString::fromStdString(ks + "/Arguments/2/TensorMap/Dims/0") << QStringList{"Q"};
     QTest::newRow("kernel file missing") << patch({replaceOp(ks + "/KernelFile", "\"sgemm.cu\"")})
                                          << QString::fromStdString(ks + "/KernelFile")
                                          << QStringList{"kernel file 'sgemm.cu' not found (looked in %DIR%)"};
@@ -783,7 +845,7 @@ void TestSpec::malformed() {
     // expressions) loads, and stops requireLaunchable() instead.
     static const QRegularExpression launchField(
         "^/KernelSpecification/(KernelFile|Language|GlobalSize/.|LocalSize/.|GridDiv./\\d+|SharedMemory|"
-        "Arguments/\\d+/(Size|Value))$");
+        "Arguments/\\d+/(Size|Value|TensorMap/(Dims|Box)/\\d+))$");
     std::string what;
     try {
         const TuningProblem problem = TuningProblem::load(path.toStdString());

@@ -74,7 +74,7 @@ std::optional<LaunchWarning> bufferEdge(const TuningProblem& problem, const Laun
     std::map<std::string, std::string> scalars;
     for (std::size_t a = 0; a < args.size(); ++a) {
         const double v = args[a].scalarValue;
-        if (!args[a].isVector() && std::trunc(v) == v && std::fabs(v) < 9.0e15)
+        if (args[a].memory == MemoryKind::Scalar && std::trunc(v) == v && std::fabs(v) < 9.0e15)
             scalars[reach.argumentNames()[a]] = std::to_string(static_cast<long long>(v));
     }
     struct Over {

@@ -782,10 +782,67 @@ private:
                 else
                     fail(n->ptr, std::string("expected 0, 1, true or false, got ") + (*n)->dump());
             }
+            if (auto n = member(an, "TensorMap")) {
+                if (a.memoryType != "Scalar")
+                    fail(n->ptr, "TensorMap is for Scalar arguments (a tensor map is passed by value; this one is " +
+                                     a.memoryType + ")");
+                if (!a.value.empty())
+                    fail(n->ptr, "an argument is a TensorMap or has a Value, not both");
+                a.tensorMap = readTensorMap(*n);
+            }
             keepUnknown(an, {"Name", "Type", "MemoryType", "AccessType", "Size", "TypeSize", "FillType", "FillValue",
-                             "DataSource", "RandomSeed", "Value", "MemType", "Output"});
+                             "DataSource", "RandomSeed", "Value", "MemType", "Output", "TensorMap"});
             m_p.arguments.push_back(std::move(a));
         }
+        // A tensor map's buffer may come after it in the list.
+        for (std::size_t i = 0; i < m_p.arguments.size(); ++i) {
+            const KernelArgument& a = m_p.arguments[i];
+            if (!a.tensorMap)
+                continue;
+            const std::string ptr = args.ptr + "/" + std::to_string(i) + "/TensorMap/Tensor";
+            const auto target = std::find_if(m_p.arguments.begin(), m_p.arguments.end(),
+                                             [&](const KernelArgument& t) { return t.name == a.tensorMap->tensor; });
+            if (target == m_p.arguments.end())
+                fail(ptr, "'" + a.tensorMap->tensor + "' is not the name of an argument");
+            if (target->memoryType != "Vector")
+                fail(ptr, "'" + a.tensorMap->tensor + "' is a " + target->memoryType +
+                              " argument; a tensor map maps a Vector argument's buffer");
+            if (target->type != a.type)
+                fail(args.ptr + "/" + std::to_string(i) + "/Type", "a tensor map's Type is its tensor's ('" +
+                                                                       a.tensorMap->tensor + "' is " + target->type +
+                                                                       ", this is " + a.type + ")");
+        }
+    }
+
+    TensorMapSpec readTensorMap(const Node& tn) {
+        expectObject(tn);
+        TensorMapSpec t;
+        t.tensor = asString(required(tn, "Tensor"));
+        auto list = [&](const char* key, std::vector<std::string>& out) {
+            const Node ln = required(tn, key);
+            expectArray(ln);
+            if (ln->empty() || ln->size() > 5)
+                fail(ln.ptr, std::string(key) + " needs 1 to 5 entries (one per dimension, innermost first), got " +
+                                 std::to_string(ln->size()));
+            for (std::size_t i = 0; i < ln->size(); ++i) {
+                const Node item = itemOf(ln, i);
+                out.push_back(asExpressionText(item));
+                expression(item, out.back(), Role::Launch);
+            }
+            return ln;
+        };
+        list("Dims", t.dims);
+        const Node boxNode = list("Box", t.box);
+        if (t.box.size() != t.dims.size())
+            fail(boxNode.ptr, "Box has " + std::to_string(t.box.size()) + " entries and Dims " +
+                                  std::to_string(t.dims.size()) + "; they need one each per dimension");
+        if (auto n = member(tn, "Swizzle")) {
+            t.swizzle = static_cast<int>(asInt(*n));
+            if (t.swizzle != 0 && t.swizzle != 32 && t.swizzle != 64 && t.swizzle != 128)
+                fail(n->ptr, "Swizzle is 0, 32, 64 or 128 (bytes), got " + std::to_string(t.swizzle));
+        }
+        keepUnknown(tn, {"Tensor", "Dims", "Box", "Swizzle"});
+        return t;
     }
 
     void readReferenceArguments(const Node& refs) {

@@ -221,6 +221,18 @@ private:
             j["MemType"] = a.memType;
         if (a.output)
             j["Output"] = *a.output ? 1 : 0;
+        if (a.tensorMap) {
+            Json list = Json::array();
+            Json box = Json::array();
+            for (const std::string& d : a.tensorMap->dims)
+                list.push_back(integerOrExpression(d));
+            for (const std::string& b : a.tensorMap->box)
+                box.push_back(integerOrExpression(b));
+            j["TensorMap"] = Json{{"Tensor", a.tensorMap->tensor}, {"Dims", list}, {"Box", box}};
+            if (a.tensorMap->swizzle != 0)
+                j["TensorMap"]["Swizzle"] = a.tensorMap->swizzle;
+            addUnknown(j["TensorMap"], ptr + "/TensorMap");
+        }
         addUnknown(j, ptr);
         return j;
     }

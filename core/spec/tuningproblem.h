@@ -55,6 +55,18 @@ struct ThreeD {
     bool operator==(const ThreeD&) const = default;
 };
 
+/// Tilescope addition on a Scalar argument: the argument is a TMA tensor map (CUtensorMap, 128
+/// bytes passed by value, for cp.async.bulk.tensor) of another argument's buffer, viewed as a
+/// dense row-major tensor, built by the worker per shape.
+struct TensorMapSpec {
+    std::string tensor;            ///< the Name of the Vector argument it maps
+    std::vector<std::string> dims; ///< extents, innermost (contiguous) first: expressions of the shape
+    std::vector<std::string> box;  ///< the box one copy moves, innermost first: expressions of the shape
+    int swizzle = 0;               ///< 0 (none), 32, 64 or 128 bytes
+
+    bool operator==(const TensorMapSpec&) const = default;
+};
+
 struct KernelArgument {
     std::string name;
     std::string type;       ///< T1 Type: float, double, half, int32, ..., custom
@@ -74,6 +86,8 @@ struct KernelArgument {
     /// Kernel Tuner's "Output" flag: when any argument has one, the flagged buffers are the ones
     /// verified. nullopt = absent.
     std::optional<bool> output;
+    /// Tilescope's "TensorMap": this Scalar argument is a tensor map of a buffer. nullopt = absent.
+    std::optional<TensorMapSpec> tensorMap;
 
     bool operator==(const KernelArgument&) const = default;
 };

@@ -16,6 +16,13 @@
 // 64-wide K slices of 128-byte rows laid out in the 128-byte swizzle wgmma reads, filled by
 // cp.async STAGES deep; one wgmma group stays in flight while the next slice is issued. It needs
 // sm_90a (-arch sm_90a among the problem's CompilerOptions), B_TRANS and BLOCK_K 64.
+//
+// ALGO 2 is Hopper's as the fastest GEMMs are built: warp-specialised. A producer warpgroup's
+// first thread loads A and B slices with TMA (cp.async.bulk.tensor through mapA and mapB, tensor
+// maps of 64 x 64 boxes in the 128-byte swizzle that the worker builds from the problem's
+// TensorMap arguments) into a STAGES-deep ring, each stage guarded by two mbarriers (full: the
+// bytes have landed; empty: every consumer's wgmma that read it has completed); BLOCK_M / 64
+// consumer warpgroups each compute 64 x BLOCK_N of C with wgmma. Same needs as ALGO 1.
 
 #ifndef BLOCK_M
 #define BLOCK_M 128
@@ -47,6 +54,8 @@
 
 #if ALGO == 1
 #define THREADS (BLOCK_M / 64 * 128)
+#elif ALGO == 2
+#define THREADS ((BLOCK_M / 64 + 1) * 128)
 #else
 #define THREADS (WARPS_M * WARPS_N * 32)
 #endif
@@ -131,7 +140,12 @@ __device__ __forceinline__ unsigned pack2(float lo, float hi) {
 }
 
 
-#if ALGO == 1
+// A TMA tensor map (CUtensorMap: 128 opaque bytes), built by the host and passed by value.
+struct __align__(64) TensorMap {
+    unsigned long long bits[16];
+};
+
+#if ALGO >= 1
 // A wgmma shared-memory descriptor of a K-major tile of 128-byte rows in the 128-byte swizzle:
 // 8-row groups 1024 bytes apart; the tile starts on a 1024-byte boundary.
 __device__ __forceinline__ unsigned long long wgmmaDescriptor(unsigned address) {
@@ -151,6 +165,35 @@ __device__ __forceinline__ void wgmmaCommit() {
 template <int N>
 __device__ __forceinline__ void wgmmaWait() {
     asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N) : "memory");
+}
+
+__device__ __forceinline__ void mbarInit(unsigned long long* bar, int count) {
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(smemAddress(bar)), "r"(count) : "memory");
+}
+// One arrival that also expects `bytes` of TMA transfers before the phase completes.
+__device__ __forceinline__ void mbarArriveExpectTx(unsigned long long* bar, int bytes) {
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(smemAddress(bar)), "r"(bytes)
+                 : "memory");
+}
+__device__ __forceinline__ void mbarArrive(unsigned long long* bar) {
+    asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(smemAddress(bar)) : "memory");
+}
+// Waits until the barrier's phase of parity `parity` has completed.
+__device__ __forceinline__ void mbarWait(unsigned long long* bar, int parity) {
+    asm volatile("{\n .reg .pred done;\n"
+                 "WAIT:\n"
+                 " mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n"
+                 " @!done bra WAIT;\n"
+                 "}\n" ::"r"(smemAddress(bar)),
+                 "r"(parity)
+                 : "memory");
+}
+// TMA: the box at coordinates (c0, c1) of `map` into shared memory at `dst`; completes on `bar`.
+__device__ __forceinline__ void tmaLoad2d(void* dst, const TensorMap* map, int c0, int c1, unsigned long long* bar) {
+    asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, "
+                 "%3}], [%4];\n" ::"r"(smemAddress(dst)),
+                 "l"(reinterpret_cast<unsigned long long>(map)), "r"(c0), "r"(c1), "r"(smemAddress(bar))
+                 : "memory");
 }
 
 #if BLOCK_N == 64
@@ -200,8 +243,10 @@ __device__ __forceinline__ void wgmmaTile(float (&d)[128], unsigned long long de
 #endif
 #endif
 
+// mapA and mapB (A's and B's TMA tensor maps: boxes of 64 x 64 values, 128-byte swizzle) are read by ALGO 2 only.
 extern "C" __global__ void __launch_bounds__(THREADS)
-    hgemm(int M, int N, int K, const elem_t* __restrict__ A, const elem_t* __restrict__ B, elem_t* __restrict__ C) {
+    hgemm(int M, int N, int K, const elem_t* __restrict__ A, const elem_t* __restrict__ B, elem_t* __restrict__ C,
+          const __grid_constant__ TensorMap mapA, const __grid_constant__ TensorMap mapB) {
     extern __shared__ __align__(128) unsigned char smem[];
 
     // Grouped rasterisation: GROUP_M tile rows walk the tile columns together.
@@ -213,7 +258,77 @@ extern "C" __global__ void __launch_bounds__(THREADS)
     const int tileM = firstM + (pid % inGroup) % groupRows;
     const int tileN = (pid % inGroup) / groupRows;
 
-#if ALGO == 1
+#if ALGO == 2
+    // One producer warpgroup (one thread of it issues the TMA loads) and BLOCK_M / 64 consumer
+    // warpgroups, each a 64 x BLOCK_N tile of wgmma. A stage is full when its TMA bytes have landed
+    // (full[s]: one arrival with the byte count), and free again when every consumer's wgmma
+    // group that read it has completed (empty[s]: one arrival per consumer warpgroup).
+    unsigned char* const base = smem + ((1024 - (smemAddress(smem) & 1023)) & 1023);
+    constexpr int aStageBytes = BLOCK_M * 128, bStageBytes = BLOCK_N * 128;
+    constexpr int consumers = BLOCK_M / 64;
+    unsigned char* const sA = base;
+    unsigned char* const sB = base + STAGES * aStageBytes;
+    unsigned long long* const full = reinterpret_cast<unsigned long long*>(sB + STAGES * bStageBytes);
+    unsigned long long* const empty = full + STAGES;
+    const int tid = threadIdx.x;
+    const int wg = tid / 128;
+    const int kTiles = K / 64;
+    if (tid == 0) {
+        for (int s = 0; s < STAGES; ++s) {
+            mbarInit(full + s, 1);
+            mbarInit(empty + s, consumers);
+        }
+        asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+    }
+    __syncthreads();
+
+    if (wg == 0) {
+        if (tid == 0) {
+            for (int kt = 0; kt < kTiles; ++kt) {
+                const int stage = kt % STAGES;
+                if (kt >= STAGES)
+                    mbarWait(empty + stage, (kt / STAGES - 1) & 1);
+                mbarArriveExpectTx(full + stage, aStageBytes + bStageBytes);
+#pragma unroll
+                for (int i = 0; i < BLOCK_M / 64; ++i)
+                    tmaLoad2d(sA + stage * aStageBytes + i * 8192, &mapA, kt * 64, tileM * BLOCK_M + i * 64, full + stage);
+#pragma unroll
+                for (int i = 0; i < BLOCK_N / 64; ++i)
+                    tmaLoad2d(sB + stage * bStageBytes + i * 8192, &mapB, kt * 64, tileN * BLOCK_N + i * 64, full + stage);
+            }
+        }
+        return;
+    }
+
+    const int cw = wg - 1, warpInGroup = (tid % 128) / 32, lane = tid % 32;
+    float acc[BLOCK_N / 2];
+#pragma unroll
+    for (int i = 0; i < BLOCK_N / 2; ++i)
+        acc[i] = 0.0f;
+    for (int kt = 0; kt < kTiles; ++kt) {
+        const int stage = kt % STAGES;
+        mbarWait(full + stage, (kt / STAGES) & 1);
+        const unsigned a = smemAddress(sA + stage * aStageBytes + cw * 8192);
+        const unsigned b = smemAddress(sB + stage * bStageBytes);
+        wgmmaFence();
+#pragma unroll
+        for (int kk = 0; kk < 4; ++kk)
+            wgmmaTile(acc, wgmmaDescriptor(a + kk * 32), wgmmaDescriptor(b + kk * 32), 1);
+        wgmmaCommit();
+        wgmmaWait<1>(); // the previous slice's group is done: its stage may be refilled
+        if (kt > 0 && tid % 128 == 0)
+            mbarArrive(empty + (kt - 1) % STAGES);
+    }
+    wgmmaWait<0>();
+
+    elem_t* gC = C + static_cast<long long>(tileM * BLOCK_M + cw * 64 + warpInGroup * 16 + lane / 4) * N +
+                 tileN * BLOCK_N + (lane % 4) * 2;
+#pragma unroll
+    for (int j = 0; j < BLOCK_N / 8; ++j) {
+        *reinterpret_cast<unsigned*>(gC + j * 8) = pack2(acc[j * 4], acc[j * 4 + 1]);
+        *reinterpret_cast<unsigned*>(gC + 8 * static_cast<long long>(N) + j * 8) = pack2(acc[j * 4 + 2], acc[j * 4 + 3]);
+    }
+#elif ALGO == 1
     // The swizzle is of address bits: the stages start on a 1024-byte boundary.
     unsigned char* const base = smem + ((1024 - (smemAddress(smem) & 1023)) & 1023);
     constexpr int aStageBytes = BLOCK_M * 128, bStageBytes = BLOCK_N * 128;

@@ -18,6 +18,9 @@
 // Both compute the same function; they differ only in the order of the fp32 sums, so every
 // config agrees with every other within fp32 rounding.
 //
+// SOFTMAX_BF16 = 1 (softmax_bf16.json): the matrix is bfloat16 in memory, the arithmetic fp32,
+// the output rounded to nearest; VEC counts bf16 values (8: one 16-byte access).
+//
 // Tuning parameters are injected as #defines (Kernel Tuner's convention); the defaults below
 // let the file compile alone. The problem's conditions (softmax.json) guarantee:
 //   TPR * RPB <= 1024, ROWS % RPB == 0 (the grid of ROWS / RPB blocks covers the rows exactly),
@@ -43,6 +46,9 @@
 #ifndef CACHE_ROW
 #define CACHE_ROW 1 // 1: the row stays in registers between the passes; 0: it is read again
 #endif
+#ifndef SOFTMAX_BF16
+#define SOFTMAX_BF16 0 // 1: the matrix is bfloat16 (softmax_bf16.json)
+#endif
 #ifndef CACHE_FLOATS
 // Floats of its row a thread can hold with CACHE_ROW = 1; softmax.json's condition spells the
 // same number. 32 keeps a 1024-thread block within the 64 registers a thread may then have.
@@ -58,7 +64,13 @@ constexpr unsigned kFullMask = 0xffffffffu;
 
 static_assert(TPR % 32 == 0 && TPR >= 32 && TPR <= 1024, "TPR: whole warps, at most 1024 threads");
 static_assert(RPB >= 1 && kThreads <= 1024, "TPR * RPB is the block: at most 1024 threads");
+#if SOFTMAX_BF16
+typedef unsigned short elem_t; // the bits of a bfloat16
+static_assert(VEC == 1 || VEC == 2 || VEC == 4 || VEC == 8, "VEC must be 1, 2, 4 or 8");
+#else
+typedef float elem_t;
 static_assert(VEC == 1 || VEC == 2 || VEC == 4, "VEC must be 1, 2 or 4");
+#endif
 static_assert(CACHE_ROW == 0 || CACHE_ROW == 1, "CACHE_ROW must be 0 or 1");
 static_assert(CACHE_FLOATS % VEC == 0 && kCacheVecs >= 1, "CACHE_FLOATS must hold whole vectors");
 
@@ -72,6 +84,64 @@ struct Vec {
     float v[W];
 };
 
+#if SOFTMAX_BF16
+__device__ __forceinline__ float widen(unsigned bits16) {
+    return __uint_as_float(bits16 << 16);
+}
+// Two floats as two bfloat16 in one word (lo in the low half), rounded to nearest even.
+__device__ __forceinline__ unsigned narrow2(float lo, float hi) {
+    unsigned r;
+    asm("cvt.rn.bf16x2.f32 %0, %1, %2;\n" : "=r"(r) : "f"(hi), "f"(lo));
+    return r;
+}
+
+__device__ __forceinline__ Vec<VEC> loadVec(const elem_t* p) {
+    Vec<VEC> r;
+    if constexpr (VEC == 1) {
+        r.v[0] = widen(*p);
+    } else {
+        constexpr int kWords = VEC > 1 ? VEC / 2 : 1; // VEC 1 takes the other branch
+        unsigned w[kWords];
+        if constexpr (VEC == 8) {
+            const uint4 q = *reinterpret_cast<const uint4*>(p);
+            w[0] = q.x;
+            w[1] = q.y;
+            w[2] = q.z;
+            w[3] = q.w;
+        } else if constexpr (VEC == 4) {
+            const uint2 q = *reinterpret_cast<const uint2*>(p);
+            w[0] = q.x;
+            w[1] = q.y;
+        } else {
+            w[0] = *reinterpret_cast<const unsigned*>(p);
+        }
+#pragma unroll
+        for (int i = 0; i < kWords; ++i) {
+            r.v[2 * i] = widen(w[i] & 0xffffu);
+            r.v[2 * i + 1] = widen(w[i] >> 16);
+        }
+    }
+    return r;
+}
+
+__device__ __forceinline__ void storeVec(elem_t* p, const Vec<VEC>& r) {
+    if constexpr (VEC == 1) {
+        *p = static_cast<elem_t>(narrow2(r.v[0], 0.0f) & 0xffffu);
+    } else {
+        constexpr int kWords = VEC > 1 ? VEC / 2 : 1; // VEC 1 takes the other branch
+        unsigned w[kWords];
+#pragma unroll
+        for (int i = 0; i < kWords; ++i)
+            w[i] = narrow2(r.v[2 * i], r.v[2 * i + 1]);
+        if constexpr (VEC == 8)
+            *reinterpret_cast<uint4*>(p) = make_uint4(w[0], w[1], w[2], w[3]);
+        else if constexpr (VEC == 4)
+            *reinterpret_cast<uint2*>(p) = make_uint2(w[0], w[1]);
+        else
+            *reinterpret_cast<unsigned*>(p) = w[0];
+    }
+}
+#else
 __device__ __forceinline__ Vec<VEC> loadVec(const float* p) {
     Vec<VEC> r;
     if constexpr (VEC == 4) {
@@ -98,6 +168,7 @@ __device__ __forceinline__ void storeVec(float* p, const Vec<VEC>& r) {
     else
         *p = r.v[0];
 }
+#endif
 
 // Each mode defines only what it uses (an unused internal function is a front-end warning).
 #if CACHE_ROW
@@ -164,7 +235,7 @@ __device__ __forceinline__ T rowReduce(T v, Op op, T identity, T* scratch, int r
 } // namespace
 
 extern "C" __global__ void __launch_bounds__(kThreads)
-    softmax(int rows, int cols, const float* __restrict__ in, float* __restrict__ out) {
+    softmax(int rows, int cols, const elem_t* __restrict__ in, elem_t* __restrict__ out) {
     (void)rows; // the grid covers the rows exactly
     const int tid = static_cast<int>(threadIdx.x);
     const int rowInBlock = tid / TPR;
@@ -172,8 +243,8 @@ extern "C" __global__ void __launch_bounds__(kThreads)
     const int warpInRow = t / 32;
     const int lane = t % 32;
     const long long row = static_cast<long long>(blockIdx.x) * RPB + rowInBlock;
-    const float* const x = in + row * cols;
-    float* const y = out + row * cols;
+    const elem_t* const x = in + row * cols;
+    elem_t* const y = out + row * cols;
 
 #if CACHE_ROW
     __shared__ float maxScratch[RPB * kWarpsPerRow];
@@ -185,8 +256,8 @@ extern "C" __global__ void __launch_bounds__(kThreads)
     // across the phases and doubled the registers for VEC = 1 (seen with CUDA 13, sm_90); the
     // breaks cost nothing in flight, as no branch waits for a load.
     constexpr int kStep = TPR * VEC;
-    const float* const xt = x + t * VEC;
-    float* const yt = y + t * VEC;
+    const elem_t* const xt = x + t * VEC;
+    elem_t* const yt = y + t * VEC;
     const int count = (cols - t * VEC + kStep - 1) / kStep; // vectors this thread holds
 
     // Every load first (all in flight at once), then the arithmetic.

@@ -12,6 +12,10 @@
 //   extern "C" and reads its filter from __constant__ memory (MemType Constant), and a templated
 //   kernel named "vector_scale<block_size_x, tile_size_x>": every config runs and matches the
 //   expected output; without the constant upload the convolution's answers are wrong.
+// - kernels/hgemm's three families (mma.sync; wgmma fed by cp.async; wgmma fed by TMA through
+//   the worker's tensor maps, warp-specialised) agree on a bf16 GEMM (on sm_90 only: the wgmma
+//   families need it); with mapB mapping A instead of B, every TMA config is a wrong result and
+//   the others stay right, so the maps are what the kernel reads.
 
 #include "compile/compilecache.h"
 #include "compile/compileservice.h"
@@ -70,6 +74,8 @@ private slots:
     void faultsAreIsolated();
     void kernelTunerProblems_data();
     void kernelTunerProblems();
+    void tensorCoreFamilies_data();
+    void tensorCoreFamilies();
 
 private:
     // Device-to-device copy bandwidth (read + write) in GB/s, timed in this process.
@@ -357,6 +363,79 @@ void TestCudaBackend::kernelTunerProblems() {
           counts.c_str(), summary.progress.best ? summary.progress.best->timeMs() : 0.0);
     if (!expectRight)
         QCOMPARE(byStatus["wrong_result"], static_cast<int>(expected));
+}
+
+void TestCudaBackend::tensorCoreFamilies_data() {
+    QTest::addColumn<bool>("wrongMap");
+    QTest::newRow("tensor maps of A and B") << false;
+    QTest::newRow("mapB maps A") << true;
+}
+
+void TestCudaBackend::tensorCoreFamilies() {
+    if (!m_skip.isEmpty())
+        QSKIP(qPrintable(m_skip));
+    if (m_arch != "sm_90")
+        QSKIP("the wgmma families need sm_90");
+    QFETCH(bool, wrongMap);
+    const std::filesystem::path dir = sourceDir() / "kernels/hgemm";
+    std::ifstream in(dir / "hgemm_bf16_bt.json");
+    nlohmann::ordered_json doc = nlohmann::ordered_json::parse(in);
+    // A small space with every family: 2 mma.sync, 2 cp.async wgmma and 4 TMA wgmma configs.
+    auto values = [](const char* name, const char* list) {
+        return nlohmann::ordered_json{{"Name", name}, {"Type", "int"}, {"Values", list}};
+    };
+    doc["ConfigurationSpace"]["TuningParameters"] = nlohmann::ordered_json::array(
+        {values("ALGO", "[0, 1, 2]"), values("BLOCK_M", "[128]"), values("BLOCK_N", "[128, 256]"),
+         values("BLOCK_K", "[64]"), values("WARPS_M", "[1, 2]"), values("WARPS_N", "[1, 2]"),
+         values("STAGES", "[3, 4]"), values("GROUP_M", "[8]")});
+    doc["ConfigurationSpace"]["Conditions"].push_back(
+        {{"Parameters", {"ALGO", "WARPS_M", "WARPS_N", "STAGES", "BLOCK_N"}},
+         {"Expression", "(ALGO == 0 and WARPS_M == 2 and WARPS_N == 2 and STAGES == 3 and BLOCK_N == 128) or "
+                        "(ALGO == 1 and STAGES == 4) or ALGO == 2"}});
+    doc["Tilescope"]["Shapes"] = nlohmann::ordered_json::array({{{"M", 1024}, {"N", 768}, {"K", 1024}}});
+    if (wrongMap) {
+        for (auto& a : doc["KernelSpecification"]["Arguments"]) {
+            if (a.value("Name", "") == "mapB")
+                a["TensorMap"]["Tensor"] = "A"; // A is M x K: the same extents here, other values
+        }
+        doc["Tilescope"]["Shapes"] = nlohmann::ordered_json::array({{{"M", 1024}, {"N", 1024}, {"K", 1024}}});
+    }
+    const TuningProblem problem = TuningProblem::parse(doc.dump(), "hgemm_bf16_bt.json", dir);
+    const ConfigSpace space = ConfigSpace::build(problem, 0);
+    QCOMPARE(space.size(), std::uint64_t(1 + 2 + 4));
+
+    const std::string db =
+        (std::filesystem::path(m_dir.path().toStdString()) / (wrongMap ? "hgemm-wrong.db" : "hgemm.db")).string();
+    ResultStore store = ResultStore::open(db, StoreMode::ReadWrite);
+    CudaBackendOptions options = m_options;
+    options.timing.maxSeconds = 0.05;
+    options.timing.minSamples = 5;
+    CudaBackend backend(options);
+    SessionOptions session;
+    session.backendLabel = "cuda:0";
+    session.strategy = "exhaustive"; // index order: ALGO 0 first, so mma.sync's output is the reference
+    session.confirmTop = 0;
+    TuningSession tuning(problem, backend, store, session, {}, m_compiler.get());
+    const SessionSummary summary = tuning.run();
+    std::map<std::int64_t, std::map<std::string, int>> byAlgo;
+    std::map<std::int64_t, double> bestByAlgo;
+    for (const ResultRecord& r : store.results(summary.session.id)) {
+        const std::int64_t algo = r.config.at("ALGO").get<std::int64_t>();
+        ++byAlgo[algo][std::string(statusName(r.status()))];
+        qInfo("%s: %s %.4g ms %s", r.config.dump().c_str(), std::string(statusName(r.status())).c_str(), r.timeMs(),
+              r.measurement.message.c_str());
+        if (r.status() == ResultStatus::Ok)
+            bestByAlgo[algo] = std::max(bestByAlgo[algo], 2.0 * 1024 * 768 * 1024 / (r.timeMs() * 1e9));
+    }
+    QCOMPARE(byAlgo[0]["ok"], 1);
+    QCOMPARE(byAlgo[1]["ok"], 2);
+    if (wrongMap) {
+        QCOMPARE(byAlgo[2]["wrong_result"], 4);
+    } else {
+        QCOMPARE(byAlgo[2]["ok"], 4);
+        qInfo("best TFLOP/s at 1024x768x1024: mma.sync %.1f, wgmma (cp.async) %.1f, wgmma (TMA) %.1f", bestByAlgo[0],
+              bestByAlgo[1], bestByAlgo[2]);
+    }
 }
 
 void TestCudaBackend::faultsAreIsolated() {

@@ -165,11 +165,32 @@ public:
         else
             fail(ptr + "/AccessType", who + ": unknown AccessType '" + a.accessType + "'");
 
-        if (s.isVector())
+        if (a.tensorMap) {
+            s.memory = MemoryKind::TensorMap;
+            readTensorMap(a, ptr, s);
+        } else if (s.isVector()) {
             readVector(a, ptr, s);
-        else
+        } else {
             readScalar(a, ptr, s);
+        }
         return s;
+    }
+
+    /// The checks of a tensor map against its buffer (read by then).
+    void linkTensorMap(ArgumentSpec& s, const std::vector<ArgumentSpec>& all) const {
+        const std::string ptr = "/KernelSpecification/Arguments/" + std::to_string(s.index) + "/TensorMap";
+        const std::string who = s.label();
+        const std::string& target = m_problem.arguments[s.index].tensorMap->tensor;
+        const auto it = std::find_if(all.begin(), all.end(), [&](const ArgumentSpec& a) { return a.name == target; });
+        if (it == all.end() || !it->isVector())
+            fail(ptr + "/Tensor", who + ": '" + target + "' is not a Vector argument");
+        s.tensorArgument = it->index;
+        std::int64_t values = 1;
+        for (std::int64_t d : s.tensorDims)
+            values = values > (std::int64_t{1} << 50) / d ? (std::int64_t{1} << 50) : values * d;
+        if (values > it->values())
+            fail(ptr + "/Dims", who + ": the extents span " + std::to_string(values) + " values, and '" + target +
+                                    "' holds " + std::to_string(it->values()) + atShape());
     }
 
 private:
@@ -252,6 +273,58 @@ private:
             fail(ptr + "/FillType",
                  who + ": FillType '" + a.fillType + "' is not supported (use Constant, Random or BinaryRaw)");
         }
+    }
+
+    /// A whole positive number from `source`, for a tensor map's extent or box.
+    std::int64_t positive(const std::string& source, const std::string& pointer, const std::string& who,
+                          const char* field) const {
+        const expr::Value v = evaluate(source, pointer, who, field);
+        const bool whole = v.kind == expr::Kind::Int ||
+                           (v.kind == expr::Kind::Float && std::trunc(v.f) == v.f && std::fabs(v.f) < 9.0e18);
+        const std::int64_t n = v.kind == expr::Kind::Float ? static_cast<std::int64_t>(v.f) : v.i;
+        if (!whole || n <= 0)
+            fail(pointer, who + ": " + field + " '" + source + "' is " + expr::repr(v) +
+                              ", not a positive whole number" + atShape());
+        return n;
+    }
+
+    void readTensorMap(const KernelArgument& a, const std::string& ptr, ArgumentSpec& s) const {
+        const std::string who = s.label();
+        const TensorMapSpec& t = *a.tensorMap;
+        if (s.lanes != 1)
+            fail(ptr + "/Type", who + ": a tensor map of vector type '" + a.type +
+                                    "' is not supported (map the buffer as its scalar type)");
+        if (s.element == ElementType::Bool)
+            fail(ptr + "/Type", who + ": a tensor map of bool is not supported");
+        const std::int64_t bytes = static_cast<std::int64_t>(s.elementBytes());
+        for (std::size_t i = 0; i < t.dims.size(); ++i) {
+            const std::string at = ptr + "/TensorMap/Dims/" + std::to_string(i);
+            s.tensorDims.push_back(positive(t.dims[i], at, who, "an extent"));
+            if (s.tensorDims.back() > (std::int64_t{1} << 32))
+                fail(at, who + ": an extent is at most 2^32 values, got " + std::to_string(s.tensorDims.back()) +
+                             atShape());
+        }
+        for (std::size_t i = 0; i < t.box.size(); ++i) {
+            const std::string at = ptr + "/TensorMap/Box/" + std::to_string(i);
+            s.tensorBox.push_back(positive(t.box[i], at, who, "a box size"));
+            if (s.tensorBox.back() > 256)
+                fail(at, who + ": a box is at most 256 values a dimension, got " + std::to_string(s.tensorBox.back()));
+            if (i < s.tensorDims.size() && s.tensorBox.back() > s.tensorDims[i])
+                fail(at, who + ": the box (" + std::to_string(s.tensorBox.back()) + ") is larger than the extent (" +
+                             std::to_string(s.tensorDims[i]) + ")" + atShape());
+        }
+        if (s.tensorDims[0] * bytes % 16 != 0 && s.tensorDims.size() > 1)
+            fail(ptr + "/TensorMap/Dims/0", who + ": a row (the innermost extent, " + std::to_string(s.tensorDims[0]) +
+                                                " values of " + std::to_string(bytes) +
+                                                " bytes) must be a whole number of 16 bytes" + atShape());
+        if (s.tensorBox[0] * bytes % 16 != 0)
+            fail(ptr + "/TensorMap/Box/0", who + ": the box's row (" + std::to_string(s.tensorBox[0]) + " values of " +
+                                               std::to_string(bytes) + " bytes) must be a whole number of 16 bytes");
+        s.tensorSwizzle = t.swizzle;
+        if (t.swizzle != 0 && s.tensorBox[0] * bytes > t.swizzle)
+            fail(ptr + "/TensorMap/Box/0", who + ": the box's row is " + std::to_string(s.tensorBox[0] * bytes) +
+                                               " bytes, more than the " + std::to_string(t.swizzle) +
+                                               "-byte swizzle span");
     }
 
     void readScalar(const KernelArgument& a, const std::string& ptr, ArgumentSpec& s) const {
@@ -372,6 +445,10 @@ LaunchPlanner::LaunchPlanner(const TuningProblem& problem, std::size_t shapeInde
     ArgumentReader reader(problem, scope, shapeSlots, shape ? shape->label() : std::string());
     for (std::size_t i = 0; i < problem.arguments.size(); ++i)
         m_arguments.push_back(reader.read(i));
+    for (ArgumentSpec& s : m_arguments) {
+        if (s.isTensorMap())
+            reader.linkTensorMap(s, m_arguments);
+    }
     const bool flagged = std::any_of(problem.arguments.begin(), problem.arguments.end(),
                                      [](const KernelArgument& a) { return a.output.has_value(); });
     for (std::size_t i = 0; i < m_arguments.size(); ++i) {

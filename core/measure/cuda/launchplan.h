@@ -45,7 +45,9 @@ std::size_t elementSize(ElementType type);
 /// Half, BFloat16, Float and Double.
 bool isFloatingPoint(ElementType type);
 
-enum class MemoryKind : std::uint8_t { Scalar, Vector };
+/// Scalar: a value; Vector: a buffer; TensorMap: a TMA tensor map of a Vector argument's buffer
+/// (a Tilescope addition: a Scalar with "TensorMap"), 128 bytes the worker builds.
+enum class MemoryKind : std::uint8_t { Scalar, Vector, TensorMap };
 enum class Access : std::uint8_t { ReadOnly, WriteOnly, ReadWrite };
 /// How a buffer starts: every value FillValue; uniform random values (see argumentdata.h); the
 /// bytes of a raw binary file.
@@ -80,10 +82,17 @@ struct ArgumentSpec {
     /// rest zero. Eight-byte aligned so that its address can go straight into a launch.
     alignas(8) std::array<unsigned char, 8> scalarBytes{};
 
+    // TensorMap arguments: the buffer argument mapped, its extents and the box, innermost first.
+    std::size_t tensorArgument = 0;
+    std::vector<std::int64_t> tensorDims;
+    std::vector<std::int64_t> tensorBox;
+    int tensorSwizzle = 0; ///< bytes: 0, 32, 64 or 128
+
     std::size_t elementBytes() const { return elementSize(element) * static_cast<std::size_t>(lanes); }
     std::int64_t values() const { return count * lanes; } ///< values of `element` in the buffer
     std::int64_t bytes() const { return count * static_cast<std::int64_t>(elementBytes()); }
     bool isVector() const { return memory == MemoryKind::Vector; }
+    bool isTensorMap() const { return memory == MemoryKind::TensorMap; }
     /// A buffer the kernel writes (WriteOnly or ReadWrite).
     bool isOutput() const { return isVector() && access != Access::ReadOnly; }
     /// "argument 'C'", or "argument 3" when it has no name: for messages.
@@ -98,7 +107,10 @@ public:
     /// fails for the shape, and arguments the worker cannot build: a MemoryType other than
     /// Scalar and Vector, a custom type, a FillType other than Constant, Random and BinaryRaw, a
     /// Size or Value that depends on the config (min(P)/max(P) of a parameter P are fine: they
-    /// stand for its value list), a value that does not fit the argument's type.
+    /// stand for its value list), a value that does not fit the argument's type, a tensor map
+    /// that the driver would refuse (its rules, checked here: a box of 1 to 256 values a
+    /// dimension, rows of whole 16 bytes, a swizzle span that holds the box's row, extents that
+    /// fit the buffer).
     LaunchPlanner(const TuningProblem& problem, std::size_t shapeIndex);
     ~LaunchPlanner();
     LaunchPlanner(const LaunchPlanner&) = delete;

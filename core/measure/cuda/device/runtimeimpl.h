@@ -78,10 +78,11 @@ struct WorkerRuntime::Impl {
     // The open problem.
     std::unique_ptr<TuningProblem> problem;
     std::unique_ptr<LaunchPlanner> planner;
-    std::vector<CUdeviceptr> buffers;  // per argument; 0 for scalars
-    std::vector<CUdeviceptr> pristine; // per argument: the initial contents of a ReadWrite buffer, else 0
-    std::vector<ScalarSlot> scalars;   // per argument
-    std::vector<void*> params;         // per argument: what cuLaunchKernel reads
+    std::vector<CUdeviceptr> buffers;    // per argument; 0 for scalars
+    std::vector<CUdeviceptr> pristine;   // per argument: the initial contents of a ReadWrite buffer, else 0
+    std::vector<ScalarSlot> scalars;     // per argument
+    std::vector<void*> params;           // per argument: what cuLaunchKernel reads
+    std::vector<CUtensorMap> tensorMaps; // per argument: a TensorMap argument's map
     struct Reference {
         std::size_t argument = 0;
         Validation method = Validation::Normalized;

@@ -4,6 +4,7 @@
 #include "measure/metricnames.h"
 
 #include <algorithm>
+#include <array>
 #include <cstdio>
 #include <new>
 
@@ -33,6 +34,67 @@ std::string uuidText(const CUuuid& uuid) {
         text += hex;
     }
     return text;
+}
+
+CUtensorMapDataType tensorMapType(ElementType e) {
+    switch (e) {
+    case ElementType::Int8:
+    case ElementType::UInt8:
+        return CU_TENSOR_MAP_DATA_TYPE_UINT8; // the bytes move as they are
+    case ElementType::Int16:
+    case ElementType::UInt16:
+        return CU_TENSOR_MAP_DATA_TYPE_UINT16;
+    case ElementType::Int32:
+        return CU_TENSOR_MAP_DATA_TYPE_INT32;
+    case ElementType::UInt32:
+        return CU_TENSOR_MAP_DATA_TYPE_UINT32;
+    case ElementType::Int64:
+        return CU_TENSOR_MAP_DATA_TYPE_INT64;
+    case ElementType::UInt64:
+        return CU_TENSOR_MAP_DATA_TYPE_UINT64;
+    case ElementType::Half:
+        return CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
+    case ElementType::BFloat16:
+        return CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
+    case ElementType::Float:
+        return CU_TENSOR_MAP_DATA_TYPE_FLOAT32;
+    case ElementType::Double:
+        return CU_TENSOR_MAP_DATA_TYPE_FLOAT64;
+    case ElementType::Bool:
+        break; // LaunchPlanner refuses it
+    }
+    return CU_TENSOR_MAP_DATA_TYPE_UINT8;
+}
+
+/// Builds a TensorMap argument's map of `buffer` (a dense row-major tensor, innermost extent
+/// first). The planner checked the driver's rules; a refusal still says which argument.
+void encodeTensorMap(const Driver& cu, const ArgumentSpec& a, CUdeviceptr buffer, CUtensorMap& map,
+                     const std::string& problemFile) {
+    const auto rank = static_cast<cuuint32_t>(a.tensorDims.size());
+    std::array<cuuint64_t, 5> dims{};
+    std::array<cuuint64_t, 5> strides{}; // bytes, of dimensions 1 and up
+    std::array<cuuint32_t, 5> box{};
+    std::array<cuuint32_t, 5> elementStrides{1, 1, 1, 1, 1};
+    cuuint64_t stride = a.elementBytes();
+    for (cuuint32_t i = 0; i < rank; ++i) {
+        dims[i] = static_cast<cuuint64_t>(a.tensorDims[i]);
+        box[i] = static_cast<cuuint32_t>(a.tensorBox[i]);
+        stride *= dims[i];
+        if (i + 1 < rank)
+            strides[i] = stride;
+    }
+    const CUtensorMapSwizzle swizzle = a.tensorSwizzle == 128  ? CU_TENSOR_MAP_SWIZZLE_128B
+                                       : a.tensorSwizzle == 64 ? CU_TENSOR_MAP_SWIZZLE_64B
+                                       : a.tensorSwizzle == 32 ? CU_TENSOR_MAP_SWIZZLE_32B
+                                                               : CU_TENSOR_MAP_SWIZZLE_NONE;
+    const CUresult rc =
+        cu.cuTensorMapEncodeTiled(&map, tensorMapType(a.element), rank, reinterpret_cast<void*>(buffer), dims.data(),
+                                  strides.data(), box.data(), elementStrides.data(), CU_TENSOR_MAP_INTERLEAVE_NONE,
+                                  swizzle, CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+    if (rc != CUDA_SUCCESS)
+        throw InputError(problemFile, "/KernelSpecification/Arguments/" + std::to_string(a.index) + "/TensorMap",
+                         a.label() + ": the driver refuses the tensor map (cuTensorMapEncodeTiled: " + cu.describe(rc) +
+                             ")");
 }
 
 } // namespace
@@ -216,8 +278,11 @@ worker::Opened WorkerRuntime::open(const worker::Open& request) {
         d.params.assign(args.size(), nullptr);
         d.kept.assign(args.size(), {});
         d.host.assign(args.size(), {});
+        d.tensorMaps.assign(args.size(), CUtensorMap{});
         for (std::size_t i = 0; i < args.size(); ++i) {
             const ArgumentSpec& a = args[i];
+            if (a.isTensorMap())
+                continue; // once its buffer exists, below
             if (!a.isVector()) {
                 std::copy(a.scalarBytes.begin(), a.scalarBytes.end(), d.scalars[i].bytes);
                 d.params[i] = d.scalars[i].bytes;
@@ -235,6 +300,12 @@ worker::Opened WorkerRuntime::open(const worker::Open& request) {
                 opened.bufferBytes += a.bytes();
             }
             d.params[i] = &d.buffers[i];
+        }
+        for (std::size_t i = 0; i < args.size(); ++i) {
+            if (args[i].isTensorMap()) {
+                encodeTensorMap(*d.cu, args[i], d.buffers[args[i].tensorArgument], d.tensorMaps[i], problemFile);
+                d.params[i] = &d.tensorMaps[i];
+            }
         }
         opened.ok = true;
         return opened;
