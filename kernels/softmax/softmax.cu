@@ -49,6 +49,11 @@
 #ifndef SOFTMAX_BF16
 #define SOFTMAX_BF16 0 // 1: the matrix is bfloat16 (softmax_bf16.json)
 #endif
+#ifndef FAST_EXP
+// 1: exp(x) as 2^(x log2 e) by the hardware's ex2.approx (as Triton's tl.exp), a few ulp from
+// expf in fp32, far below a bfloat16's rounding; 0: expf.
+#define FAST_EXP 0
+#endif
 #ifndef CACHE_FLOATS
 // Floats of its row a thread can hold with CACHE_ROW = 1; softmax.json's condition spells the
 // same number. 32 keeps a 1024-thread block within the 64 registers a thread may then have.
@@ -77,6 +82,16 @@ static_assert(CACHE_FLOATS % VEC == 0 && kCacheVecs >= 1, "CACHE_FLOATS must hol
 // INFINITY needs <math.h>, which NVRTC does not provide.
 __device__ __forceinline__ float negInf() {
     return __int_as_float(static_cast<int>(0xff800000u));
+}
+
+__device__ __forceinline__ float expOf(float x) {
+#if FAST_EXP
+    float r;
+    asm("ex2.approx.ftz.f32 %0, %1;\n" : "=f"(r) : "f"(x * 1.4426950408889634f));
+    return r;
+#else
+    return expf(x);
+#endif
 }
 
 template <int W>
@@ -194,7 +209,7 @@ __device__ __forceinline__ MaxSum merge(MaxSum a, MaxSum b) {
     const float m = fmaxf(a.m, b.m);
     if (m == negInf())
         return a;
-    return {m, a.s * expf(a.m - m) + b.s * expf(b.m - m)};
+    return {m, a.s * expOf(a.m - m) + b.s * expOf(b.m - m)};
 }
 
 struct MaxSumOp {
@@ -286,7 +301,7 @@ extern "C" __global__ void __launch_bounds__(kThreads)
             break;
 #pragma unroll
         for (int e = 0; e < VEC; ++e) {
-            cache[k].v[e] = expf(cache[k].v[e] - m);
+            cache[k].v[e] = expOf(cache[k].v[e] - m);
             s += cache[k].v[e];
         }
     }
@@ -316,10 +331,10 @@ extern "C" __global__ void __launch_bounds__(kThreads)
             vm = fmaxf(vm, v.v[e]);
         // One rescale per vector: the vector's own max joins the running one first.
         const float m = fmaxf(acc.m, vm);
-        float s = acc.s * expf(acc.m - m);
+        float s = acc.s * expOf(acc.m - m);
 #pragma unroll
         for (int e = 0; e < VEC; ++e)
-            s += expf(v.v[e] - m);
+            s += expOf(v.v[e] - m);
         acc = {m, s};
     }
     acc = rowReduce(acc, MaxSumOp{}, MaxSum{negInf(), 0.0f}, scratch, rowInBlock, warpInRow, lane);
@@ -330,7 +345,7 @@ extern "C" __global__ void __launch_bounds__(kThreads)
         Vec<VEC> v = loadVec(x + c);
 #pragma unroll
         for (int e = 0; e < VEC; ++e)
-            v.v[e] = expf(v.v[e] - acc.m) * inv;
+            v.v[e] = expOf(v.v[e] - acc.m) * inv;
         storeVec(y + c, v);
     }
 #endif
