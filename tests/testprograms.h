@@ -6,6 +6,7 @@
 // with the reason, except under CI (the environment variable CI set, as CI services set it),
 // where it fails: there a skip would hide that the check never ran.
 
+#include <QProcess>
 #include <QStandardPaths>
 #include <QString>
 #include <QtGlobal>
@@ -23,6 +24,28 @@ inline bool underCi() {
 /// The C++ compiler the tests were built with.
 inline QString cxxCompiler() {
     return QStringLiteral(TILESCOPE_CXX_COMPILER);
+}
+
+/// Runs `program` with `args` (feeding `input` on its standard input), its output and errors
+/// together in `output`; the exit code, -1 for a crash or two minutes without an end, -2 when it
+/// does not start.
+inline int runProcess(const QString& program, const QStringList& args, QString* output = nullptr,
+                      const QByteArray& input = {}) {
+    QProcess p;
+    p.setProcessChannelMode(QProcess::MergedChannels);
+    p.start(program, args);
+    if (!p.waitForStarted(10000))
+        return -2;
+    if (!input.isEmpty())
+        p.write(input);
+    p.closeWriteChannel();
+    if (!p.waitForFinished(120000)) {
+        p.kill();
+        return -1;
+    }
+    if (output)
+        *output = QString::fromUtf8(p.readAll());
+    return p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1;
 }
 
 /// In a test function: `program` is missing, so the check `what` cannot run; a failure under

@@ -81,6 +81,34 @@ private slots:
         QVERIFY(version.out.contains("tilescope-cli"));
     }
 
+    void dispatchTable() {
+        // The fp32 softmax measured at three shapes on the H200: the table, its bound, its header.
+        const QString data = QStringLiteral(TILESCOPE_TEST_DATA "/shapes/");
+        const QStringList recordings = {data + "softmax-h200-8192x8192.t4.json.gz",
+                                        data + "softmax-h200-32768x1024.t4.json.gz",
+                                        data + "softmax-h200-4096x32768.t4.json.gz"};
+        QTemporaryDir dir;
+        const Run r = cli(QStringList{"table"} + recordings +
+                          QStringList{"--max-regret", "3%", "--cpp", dir.filePath("softmax.h")});
+        QCOMPARE(r.status, 0);
+        QVERIFY2(r.out.contains("Dispatch table: kernel softmax, 3 shapes x 126 configs (265 of 378 cells measured)"),
+                 qPrintable(r.out));
+        QVERIFY(r.out.contains("within 3.00 % of its own best"));
+        QVERIFY(r.out.contains("ROWS=32768 COLS=1024"));
+        QVERIFY(QFile::exists(dir.filePath("softmax.h")));
+        const Run one = cli(QStringList{"table"} + recordings + QStringList{"--entries", "1"});
+        QCOMPARE(one.status, 0);
+        QVERIFY2(one.out.contains("entries     1\n"), qPrintable(one.out));
+        QVERIFY2(one.out.contains("worst 54.47 %"), qPrintable(one.out));
+        const Run ambiguous = cli(QStringList{"table"} + recordings + QStringList{"--max-regret", "5"});
+        QCOMPARE(ambiguous.status, 2);
+        QVERIFY2(ambiguous.err.contains("'5' is ambiguous: write 5% or a fraction such as 0.03"),
+                 qPrintable(ambiguous.err));
+        const Run both = cli(QStringList{"table"} + recordings + QStringList{"--entries", "2", "--max-regret", "1%"});
+        QCOMPARE(both.status, 2);
+        QVERIFY(both.err.contains("give --max-regret or --entries, not both"));
+    }
+
     void spaceText() {
         const Run r = cli({"space", kSgemm, "--sample", "5", "--seed", "3"});
         QCOMPARE(r.status, 0);

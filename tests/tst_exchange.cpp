@@ -137,26 +137,6 @@ void compareResults(const std::vector<ResultRecord>& got, const std::vector<Resu
     }
 }
 
-int runProcess(const QString& program, const QStringList& args, QString* output = nullptr,
-               const QByteArray& input = {}) {
-    QProcess p;
-    p.setProcessChannelMode(QProcess::MergedChannels);
-    p.start(program, args);
-    if (!p.waitForStarted(10000))
-        return -2;
-    if (!input.isEmpty()) {
-        p.write(input);
-    }
-    p.closeWriteChannel();
-    if (!p.waitForFinished(120000)) {
-        p.kill();
-        return -1;
-    }
-    if (output)
-        *output = QString::fromUtf8(p.readAll());
-    return p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1;
-}
-
 // `text` in a file that lives as long as the test run.
 std::string writeTemp(const std::string& text) {
     static QTemporaryDir dir;

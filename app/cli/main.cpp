@@ -24,6 +24,8 @@ void setAction(CLI::App* subcommand, Action action) {
 
 /// `tilescope-cli lab ...` (lab.cpp)
 void registerLab(CLI::App& app);
+/// `tilescope-cli table ...` (table.cpp)
+void registerTable(CLI::App& app);
 
 } // namespace tilescope::cli
 
@@ -44,6 +46,7 @@ int main(int argc, char** argv) {
     registerExport(app);
     registerImport(app);
     registerLab(app);
+    registerTable(app);
 
     try {
         app.parse(argc, argv);

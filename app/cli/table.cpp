@@ -1,0 +1,143 @@
+// tilescope-cli table: a dispatch table from the sessions of one kernel at several shapes: the
+// smallest set of configs that runs every tuned shape within a stated regret of its own best (or
+// the best table of at most K configs), the regret per shape, and a C++ header that dispatches
+// any shape to the entry of the nearest tuned one. The planner is core/shapes/dispatchtable.
+
+#include "cli.h"
+
+#include "base/error.h"
+#include "base/filewrite.h"
+#include "exchange/exchange.h"
+#include "shapes/dispatchtable.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+
+namespace tilescope::cli {
+
+namespace {
+
+struct TableArgs {
+    std::vector<std::string> recordings;
+    std::string kernel;
+    std::string maxRegret = "3%";
+    std::size_t entries = 0;
+    std::string cpp;
+    CLI::Option* regretOption = nullptr;
+    CLI::Option* entriesOption = nullptr;
+};
+
+/// "3%" is 0.03, "0.03" too; a bare number above 1 is refused as ambiguous.
+double parseRegret(const std::string& text) {
+    std::string t = text;
+    const bool percent = !t.empty() && t.back() == '%';
+    if (percent)
+        t.pop_back();
+    char* end = nullptr;
+    const double v = std::strtod(t.c_str(), &end);
+    if (t.empty() || end != t.c_str() + t.size() || !std::isfinite(v) || v < 0)
+        throw InputError("", "--max-regret", "expected a regret such as 3% or 0.03, got '" + text + "'");
+    if (!percent && v > 1)
+        throw InputError("", "--max-regret",
+                         "'" + text + "' is ambiguous: write " + text + "% or a fraction such as 0.03");
+    return percent ? v / 100.0 : v;
+}
+
+std::string pct(double fraction) {
+    char text[32];
+    std::snprintf(text, sizeof text, "%.2f %%", fraction * 100.0);
+    return text;
+}
+
+std::string configText(const ConfigValues& config) {
+    std::string out;
+    for (auto it = config.begin(); it != config.end(); ++it)
+        out += (out.empty() ? "" : " ") + it.key() + "=" + (it->is_string() ? it->get<std::string>() : it->dump());
+    return out;
+}
+
+int runTable(const TableArgs& opt) {
+    std::vector<SessionData> sessions;
+    for (const std::string& path : opt.recordings)
+        for (SessionData& s : readRecording(path))
+            sessions.push_back(std::move(s));
+    const std::string source = opt.recordings.size() == 1 ? opt.recordings.front() : std::string();
+    const ShapeConfigMatrix m = buildShapeConfigMatrix(sessions, opt.kernel, source);
+
+    DispatchTable table;
+    std::string rule;
+    if (opt.entriesOption->count() > 0) {
+        if (opt.regretOption->count() > 0)
+            throw InputError("", "--entries", "give --max-regret or --entries, not both");
+        table = planWithEntries(m, opt.entries);
+        rule = "the lowest worst regret with at most " + std::to_string(opt.entries) + " configs";
+        if (table.entries.size() > opt.entries)
+            rule += " (no " + std::to_string(opt.entries) +
+                    " of the measured configs were measured on every shape: the smallest table that was)";
+    } else {
+        const double bound = parseRegret(opt.maxRegret);
+        table = planWithinRegret(m, bound);
+        rule = "the fewest configs that run every shape within " + pct(bound) + " of its own best";
+    }
+
+    std::printf("Dispatch table: kernel %s, %zu shapes x %zu configs (%zu of %zu cells measured)\n", m.kernel.c_str(),
+                m.shapes.size(), m.configs.size(), m.measuredCells(), m.shapes.size() * m.configs.size());
+    std::printf("  rule        %s%s\n", rule.c_str(),
+                table.proven ? "" : " (the search stopped at its limit: the greedy table, maybe not the smallest)");
+    std::printf("  entries     %zu\n", table.entries.size());
+    std::printf("  regret      worst %s, mean %s over the tuned shapes\n\n", pct(table.worstRegret).c_str(),
+                pct(table.meanRegret).c_str());
+    std::size_t width = 5;
+    for (std::size_t s = 0; s < m.shapes.size(); ++s)
+        width = std::max(width, m.shapeLabel(s).size());
+    std::printf("  %-*s  %10s  %5s  %8s\n", static_cast<int>(width), "shape", "best ms", "entry", "regret");
+    for (std::size_t s = 0; s < m.shapes.size(); ++s)
+        std::printf("  %-*s  %10.4g  %5zu  %8s\n", static_cast<int>(width), m.shapeLabel(s).c_str(), m.bestMs(s),
+                    table.choice[s] + 1, pct(table.regret[s]).c_str());
+    std::printf("\n");
+    for (std::size_t e = 0; e < table.entries.size(); ++e) {
+        const auto runs = std::count(table.choice.begin(), table.choice.end(), e);
+        std::printf("  entry %zu  %s  (%ld shape%s)\n", e + 1, configText(m.configs[table.entries[e]]).c_str(),
+                    static_cast<long>(runs), runs == 1 ? "" : "s");
+    }
+    if (m.measuredCells() < m.shapes.size() * m.configs.size())
+        std::printf("\nnote: a config counts only on the shapes where it was measured; measuring each shape's best "
+                    "configs on the other shapes can make the table smaller\n");
+    if (!opt.cpp.empty()) {
+        writeFileAtomically(opt.cpp, writeDispatchHeader(m, table), "--cpp");
+        std::fprintf(stderr, "wrote %s (a C++17 header: dispatch(%s) for any shape)\n", opt.cpp.c_str(),
+                     [&] {
+                         std::string dims;
+                         for (const std::string& d : m.dimNames)
+                             dims += (dims.empty() ? "" : ", ") + d;
+                         return dims;
+                     }()
+                         .c_str());
+    }
+    return kOk;
+}
+
+} // namespace
+
+void registerTable(CLI::App& app) {
+    auto opt = std::make_shared<TableArgs>();
+    CLI::App* cmd = app.add_subcommand(
+        "table", "A dispatch table over the tuned shapes of one kernel: the fewest configs within a regret bound");
+    cmd->add_option("recordings", opt->recordings,
+                    "Results of the kernel at several shapes: databases, T4 files or Kernel Tuner caches")
+        ->required()
+        ->check(CLI::ExistingFile);
+    cmd->add_option("--kernel", opt->kernel, "The kernel (needed when the recordings hold several)");
+    opt->regretOption = cmd->add_option("--max-regret", opt->maxRegret,
+                                        "Every tuned shape within this of its own best: 3% or 0.03 (default 3%)");
+    opt->entriesOption =
+        cmd->add_option("--entries", opt->entries, "Instead: the lowest worst regret with at most this many configs")
+            ->check(CLI::Range(1, 1000000));
+    cmd->add_option("--cpp", opt->cpp, "Also write a C++17 header that dispatches any shape (nearest tuned shape)");
+    setAction(cmd, [opt] { return runTable(*opt); });
+}
+
+} // namespace tilescope::cli

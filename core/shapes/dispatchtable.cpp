@@ -1,0 +1,520 @@
+#include "shapes/dispatchtable.h"
+
+#include "base/error.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <map>
+#include <numeric>
+#include <set>
+
+namespace tilescope {
+
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+std::vector<std::pair<std::string, std::int64_t>> dimsOf(const SessionInfo& s) {
+    if (!s.shape.empty())
+        return s.shape;
+    std::vector<std::pair<std::string, std::int64_t>> dims;
+    for (std::size_t i = 0; i < s.problemSize.size(); ++i)
+        dims.emplace_back("problem_size_" + std::to_string(i), s.problemSize[i]);
+    return dims;
+}
+
+std::string joined(const std::vector<std::string>& names) {
+    std::string out;
+    for (const std::string& n : names)
+        out += (out.empty() ? "" : ", ") + n;
+    return out;
+}
+
+/// Shapes as bits.
+class ShapeSet {
+public:
+    explicit ShapeSet(std::size_t shapes = 0)
+        : m_words((shapes + 63) / 64, 0) {}
+    void set(std::size_t s) { m_words[s / 64] |= std::uint64_t{1} << (s % 64); }
+    bool test(std::size_t s) const { return (m_words[s / 64] >> (s % 64)) & 1u; }
+    bool subsetOf(const ShapeSet& o) const {
+        for (std::size_t i = 0; i < m_words.size(); ++i)
+            if ((m_words[i] & ~o.m_words[i]) != 0)
+                return false;
+        return true;
+    }
+
+private:
+    std::vector<std::uint64_t> m_words;
+};
+
+/// The search for the smallest cover, with the regrets to break ties.
+class CoverSearch {
+public:
+    CoverSearch(const ShapeConfigMatrix& m, double maxRegret)
+        : m_m(m)
+        , m_shapes(m.shapes.size()) {
+        const std::size_t configs = m.configs.size();
+        m_regret.assign(m_shapes, std::vector<double>(configs, kInf));
+        for (std::size_t s = 0; s < m_shapes; ++s)
+            for (std::size_t c = 0; c < configs; ++c)
+                if (const auto r = m.regret(s, c))
+                    m_regret[s][c] = *r;
+        // Columns that some other column beats everywhere are never needed.
+        std::vector<ShapeSet> cover(configs, ShapeSet(m_shapes));
+        for (std::size_t c = 0; c < configs; ++c)
+            for (std::size_t s = 0; s < m_shapes; ++s)
+                if (m_regret[s][c] <= maxRegret + 1e-12)
+                    cover[c].set(s);
+        for (std::size_t c = 0; c < configs; ++c) {
+            bool dominated = false;
+            for (std::size_t o = 0; o < configs && !dominated; ++o) {
+                if (o == c || !cover[c].subsetOf(cover[o]))
+                    continue;
+                bool noWorse = true;
+                bool better = false;
+                for (std::size_t s = 0; s < m_shapes && noWorse; ++s) {
+                    noWorse = m_regret[s][o] <= m_regret[s][c];
+                    better = better || m_regret[s][o] < m_regret[s][c];
+                }
+                // Of two equal columns the earlier stays.
+                dominated = noWorse && (better || o < c || !cover[o].subsetOf(cover[c]));
+            }
+            if (!dominated)
+                m_columns.push_back(c);
+        }
+        m_count.assign(configs, 0);
+        m_coveredBy.assign(m_shapes, {});
+        for (std::size_t c : m_columns)
+            for (std::size_t s = 0; s < m_shapes; ++s)
+                if (cover[c].test(s)) {
+                    m_coveredBy[s].push_back(c);
+                    ++m_count[c];
+                }
+        for (auto& list : m_coveredBy)
+            std::sort(list.begin(), list.end(), [&](std::size_t a, std::size_t b) {
+                return m_count[a] != m_count[b] ? m_count[a] > m_count[b] : a < b;
+            });
+        m_cover = std::move(cover);
+    }
+
+    DispatchTable run() {
+        std::vector<std::size_t> greedy = greedyCover();
+        m_best = greedy;
+        m_bestScore = score(greedy);
+        for (std::size_t k = 1; k < greedy.size() && !m_exhausted; ++k) {
+            m_found = false;
+            std::vector<std::size_t> chosen;
+            search(chosen, k);
+            if (m_found)
+                break;
+        }
+        if (!m_exhausted && m_best.size() == greedy.size()) {
+            // The greedy size is the smallest: the best tie-break among tables of that size.
+            std::vector<std::size_t> chosen;
+            search(chosen, greedy.size());
+        }
+        DispatchTable t = tableOf(m_best);
+        t.proven = !m_exhausted;
+        return t;
+    }
+
+private:
+    std::vector<std::size_t> greedyCover() const {
+        std::vector<bool> covered(m_shapes, false);
+        std::vector<std::size_t> chosen;
+        std::size_t left = m_shapes;
+        while (left > 0) {
+            std::size_t bestColumn = m_columns.front();
+            std::size_t bestGain = 0;
+            double bestSum = kInf;
+            for (std::size_t c : m_columns) {
+                std::size_t gain = 0;
+                double sum = 0;
+                for (std::size_t s = 0; s < m_shapes; ++s) {
+                    if (!covered[s] && isCovered(s, c)) {
+                        ++gain;
+                        sum += m_regret[s][c];
+                    }
+                }
+                if (gain > bestGain || (gain == bestGain && gain > 0 && sum < bestSum)) {
+                    bestColumn = c;
+                    bestGain = gain;
+                    bestSum = sum;
+                }
+            }
+            chosen.push_back(bestColumn);
+            for (std::size_t s = 0; s < m_shapes; ++s) {
+                if (!covered[s] && isCovered(s, bestColumn)) {
+                    covered[s] = true;
+                    --left;
+                }
+            }
+        }
+        return chosen;
+    }
+
+    bool isCovered(std::size_t s, std::size_t c) const { return m_cover[c].test(s); }
+
+    std::pair<double, double> score(const std::vector<std::size_t>& chosen) const {
+        double worst = 0;
+        double sum = 0;
+        for (std::size_t s = 0; s < m_shapes; ++s) {
+            double r = kInf;
+            for (std::size_t c : chosen)
+                r = std::min(r, m_regret[s][c]);
+            worst = std::max(worst, r);
+            sum += r;
+        }
+        return {worst, sum};
+    }
+
+    void search(std::vector<std::size_t>& chosen, std::size_t k) {
+        if (++m_nodes > kNodeLimit) {
+            m_exhausted = true;
+            return;
+        }
+        // The uncovered shape with the fewest columns that cover it.
+        std::size_t pick = m_shapes;
+        for (std::size_t s = 0; s < m_shapes; ++s) {
+            const bool done = std::any_of(chosen.begin(), chosen.end(), [&](std::size_t c) { return isCovered(s, c); });
+            if (!done && (pick == m_shapes || m_coveredBy[s].size() < m_coveredBy[pick].size()))
+                pick = s;
+        }
+        if (pick == m_shapes) {
+            const auto sc = score(chosen);
+            if (chosen.size() < m_best.size() || (chosen.size() == m_best.size() && sc < m_bestScore)) {
+                m_best = chosen;
+                m_bestScore = sc;
+            }
+            m_found = true;
+            return;
+        }
+        if (chosen.size() >= k)
+            return;
+        for (std::size_t c : m_coveredBy[pick]) {
+            chosen.push_back(c);
+            search(chosen, k);
+            chosen.pop_back();
+            if (m_exhausted)
+                return;
+        }
+    }
+
+    DispatchTable tableOf(const std::vector<std::size_t>& entries) const {
+        DispatchTable t;
+        t.entries = entries;
+        double sum = 0;
+        for (std::size_t s = 0; s < m_shapes; ++s) {
+            std::size_t best = 0;
+            double bestMs = kInf;
+            for (std::size_t e = 0; e < entries.size(); ++e) {
+                const auto ms = m_m.ms[s][entries[e]];
+                if (ms && *ms < bestMs) {
+                    bestMs = *ms;
+                    best = e;
+                }
+            }
+            const double r = bestMs / m_m.bestMs(s) - 1.0;
+            t.choice.push_back(best);
+            t.regret.push_back(r);
+            t.worstRegret = std::max(t.worstRegret, r);
+            sum += r;
+        }
+        t.meanRegret = m_shapes ? sum / static_cast<double>(m_shapes) : 0.0;
+        return t;
+    }
+
+    static constexpr std::uint64_t kNodeLimit = 2'000'000;
+    const ShapeConfigMatrix& m_m;
+    std::size_t m_shapes;
+    std::vector<std::vector<double>> m_regret;
+    std::vector<std::size_t> m_columns;
+    std::vector<ShapeSet> m_cover;                     // per config: the shapes it runs within the bound
+    std::vector<std::size_t> m_count;                  // per config: how many
+    std::vector<std::vector<std::size_t>> m_coveredBy; // per shape: the columns that cover it
+    std::vector<std::size_t> m_best;
+    std::pair<double, double> m_bestScore{kInf, kInf};
+    std::uint64_t m_nodes = 0;
+    bool m_exhausted = false;
+    bool m_found = false;
+};
+
+std::string identifier(const std::string& text, const std::string& fallback) {
+    std::string out;
+    for (const char c : text)
+        out += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+    if (out.empty())
+        return fallback;
+    if (std::isdigit(static_cast<unsigned char>(out.front())))
+        out = "k_" + out;
+    return out;
+}
+
+std::string percent(double fraction) {
+    char text[32];
+    std::snprintf(text, sizeof text, "%.2f %%", fraction * 100.0);
+    return text;
+}
+
+} // namespace
+
+std::string ShapeConfigMatrix::shapeLabel(std::size_t shape) const {
+    std::string out;
+    for (std::size_t d = 0; d < dimNames.size(); ++d)
+        out += (d ? " " : "") + dimNames[d] + "=" + std::to_string(shapes[shape][d]);
+    return out;
+}
+
+double ShapeConfigMatrix::bestMs(std::size_t shape) const {
+    double best = kInf;
+    for (const auto& cell : ms[shape])
+        if (cell)
+            best = std::min(best, *cell);
+    return best;
+}
+
+std::optional<double> ShapeConfigMatrix::regret(std::size_t shape, std::size_t config) const {
+    const auto& cell = ms[shape][config];
+    if (!cell)
+        return std::nullopt;
+    return *cell / bestMs(shape) - 1.0;
+}
+
+std::size_t ShapeConfigMatrix::measuredCells() const {
+    std::size_t n = 0;
+    for (const auto& row : ms)
+        n += static_cast<std::size_t>(
+            std::count_if(row.begin(), row.end(), [](const auto& c) { return c.has_value(); }));
+    return n;
+}
+
+ShapeConfigMatrix buildShapeConfigMatrix(const std::vector<SessionData>& sessions, const std::string& kernel,
+                                         const std::string& source) {
+    std::set<std::string> kernels;
+    for (const SessionData& s : sessions)
+        if (!s.results.empty())
+            kernels.insert(s.info.kernel);
+    if (kernel.empty() && kernels.size() > 1)
+        throw InputError(source, "",
+                         "the recording holds the kernels " + joined({kernels.begin(), kernels.end()}) +
+                             "; name one with --kernel");
+    const std::string chosen = kernel.empty() ? (kernels.empty() ? std::string() : *kernels.begin()) : kernel;
+    if (!kernel.empty() && !kernels.count(kernel))
+        throw InputError(source, "",
+                         "no session of kernel '" + kernel + "' with results" +
+                             (kernels.empty()
+                                  ? std::string()
+                                  : " (the recording holds " + joined({kernels.begin(), kernels.end()}) + ")"));
+    ShapeConfigMatrix m;
+    m.kernel = chosen;
+    std::map<std::vector<std::int64_t>, std::size_t> shapeRow;
+    std::map<std::string, std::size_t> configColumn;
+    std::vector<std::map<std::size_t, double>> cells;
+    bool named = false;
+    for (const SessionData& s : sessions) {
+        if (s.info.kernel != chosen || s.results.empty())
+            continue;
+        const auto dims = dimsOf(s.info);
+        std::vector<std::string> names;
+        std::vector<std::int64_t> values;
+        for (const auto& [name, value] : dims) {
+            names.push_back(name);
+            values.push_back(value);
+        }
+        if (!named) {
+            m.dimNames = names;
+            named = true;
+        } else if (names != m.dimNames) {
+            throw InputError(source, "",
+                             "session " + std::to_string(s.info.id) + "'s shape has the dims " + joined(names) +
+                                 ", another's " + joined(m.dimNames) + ": a shape set needs the same names");
+        }
+        for (const ResultRecord& r : s.results) {
+            if (!r.ok() || !(r.timeMs() > 0))
+                continue;
+            auto [row, freshRow] = shapeRow.emplace(values, m.shapes.size());
+            if (freshRow) {
+                m.shapes.push_back(values);
+                cells.emplace_back();
+            }
+            const std::string key = r.config.dump();
+            auto [column, freshColumn] = configColumn.emplace(key, m.configs.size());
+            if (freshColumn)
+                m.configs.push_back(r.config);
+            auto [cell, freshCell] = cells[row->second].emplace(column->second, r.timeMs());
+            if (!freshCell)
+                cell->second = std::min(cell->second, r.timeMs());
+        }
+    }
+    if (m.shapes.empty())
+        throw InputError(source, "", "no config of kernel '" + chosen + "' ran correctly: there is no table to make");
+    // Rows in the order of their dims (the smallest shape first), for tables people read.
+    std::vector<std::size_t> order(m.shapes.size());
+    std::iota(order.begin(), order.end(), 0);
+    std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return m.shapes[a] < m.shapes[b]; });
+    std::vector<std::vector<std::int64_t>> shapes;
+    for (std::size_t row : order) {
+        shapes.push_back(m.shapes[row]);
+        std::vector<std::optional<double>> line(m.configs.size());
+        for (const auto& [column, ms] : cells[row])
+            line[column] = ms;
+        m.ms.push_back(std::move(line));
+    }
+    m.shapes = std::move(shapes);
+    return m;
+}
+
+DispatchTable planWithinRegret(const ShapeConfigMatrix& matrix, double maxRegret) {
+    if (matrix.shapes.empty())
+        return {};
+    return CoverSearch(matrix, std::max(0.0, maxRegret)).run();
+}
+
+DispatchTable planWithEntries(const ShapeConfigMatrix& matrix, std::size_t maxEntries) {
+    maxEntries = std::max<std::size_t>(1, maxEntries);
+    std::vector<double> bounds{0.0};
+    for (std::size_t s = 0; s < matrix.shapes.size(); ++s)
+        for (std::size_t c = 0; c < matrix.configs.size(); ++c)
+            if (const auto r = matrix.regret(s, c))
+                bounds.push_back(*r);
+    std::sort(bounds.begin(), bounds.end());
+    bounds.erase(std::unique(bounds.begin(), bounds.end()), bounds.end());
+    // The table's size falls as the bound grows: the smallest bound that fits.
+    std::size_t lo = 0;
+    std::size_t hi = bounds.size() - 1;
+    DispatchTable best = planWithinRegret(matrix, bounds[hi]);
+    while (lo < hi) {
+        const std::size_t mid = (lo + hi) / 2;
+        DispatchTable t = planWithinRegret(matrix, bounds[mid]);
+        if (t.entries.size() <= maxEntries) {
+            best = std::move(t);
+            hi = mid;
+        } else {
+            lo = mid + 1;
+        }
+    }
+    return best; // more than maxEntries only when no such table gives every shape a measured config
+}
+
+std::size_t nearestShape(const ShapeConfigMatrix& matrix, const std::vector<std::int64_t>& dims) {
+    std::size_t nearest = 0;
+    double bestDistance = kInf;
+    for (std::size_t s = 0; s < matrix.shapes.size(); ++s) {
+        double distance = 0;
+        for (std::size_t d = 0; d < matrix.shapes[s].size() && d < dims.size(); ++d)
+            distance += std::fabs(std::log2(static_cast<double>(std::max<std::int64_t>(1, dims[d]))) -
+                                  std::log2(static_cast<double>(std::max<std::int64_t>(1, matrix.shapes[s][d]))));
+        if (distance < bestDistance) {
+            bestDistance = distance;
+            nearest = s;
+        }
+    }
+    return nearest;
+}
+
+std::string writeDispatchHeader(const ShapeConfigMatrix& matrix, const DispatchTable& table,
+                                const std::string& guardName) {
+    // Parameters in the first entry's order, then any the others add.
+    std::vector<std::string> params;
+    for (std::size_t e : table.entries)
+        for (auto it = matrix.configs[e].begin(); it != matrix.configs[e].end(); ++it)
+            if (std::find(params.begin(), params.end(), it.key()) == params.end())
+                params.push_back(it.key());
+    std::vector<std::string> types;
+    for (const std::string& p : params) {
+        bool allInt = true, allBool = true, anyString = false;
+        for (std::size_t e : table.entries) {
+            const auto it = matrix.configs[e].find(p);
+            if (it == matrix.configs[e].end())
+                continue;
+            allInt = allInt && it->is_number_integer();
+            allBool = allBool && it->is_boolean();
+            anyString = anyString || !(it->is_number() || it->is_boolean());
+        }
+        types.push_back(anyString ? "const char*" : allBool ? "bool" : allInt ? "long long" : "double");
+    }
+    const std::string ns = identifier(guardName, "tilescope_dispatch");
+    const std::string kernelNs = identifier(matrix.kernel, "kernel");
+    std::string out;
+    out += "// A dispatch table exported by Tilescope " + std::string(TILESCOPE_VERSION) + " for kernel '" +
+           matrix.kernel + "':\n";
+    out += "// " + std::to_string(table.entries.size()) + " configs for " + std::to_string(matrix.shapes.size()) +
+           " tuned shapes, each within " + percent(table.worstRegret) + " of its own best (mean " +
+           percent(table.meanRegret) + ").\n";
+    out += "// dispatch(dims...) runs any shape with the entry of the nearest tuned shape (the sum over dims\n";
+    out += "// of |log2(d) - log2(tuned d)|, ties to the earlier tuned shape). Self-contained C++17.\n";
+    out += "#pragma once\n\n#include <cmath>\n#include <cstdlib>\n\n";
+    out += "namespace " + ns + " {\nnamespace " + kernelNs + " {\n\n";
+    out += "struct Config {\n";
+    for (std::size_t p = 0; p < params.size(); ++p)
+        out += "    " + types[p] + " " + identifier(params[p], "p" + std::to_string(p)) + ";\n";
+    out += "};\n\n";
+    out += "inline constexpr Config kEntries[] = {\n";
+    for (std::size_t e : table.entries) {
+        out += "    {";
+        for (std::size_t p = 0; p < params.size(); ++p) {
+            const auto it = matrix.configs[e].find(params[p]);
+            std::string v;
+            if (it == matrix.configs[e].end())
+                v = types[p] == "const char*" ? "\"\"" : types[p] == "bool" ? "false" : "0";
+            else if (types[p] == "const char*")
+                v = it->is_string() ? ConfigValues(it->get<std::string>()).dump() : ConfigValues(it->dump()).dump();
+            else if (types[p] == "bool")
+                v = it->get<bool>() ? "true" : "false";
+            else
+                v = it->dump();
+            out += (p ? ", " : "") + v;
+        }
+        out += "},\n";
+    }
+    out += "};\n\n";
+    const std::size_t dims = matrix.dimNames.size();
+    out += "inline constexpr int kDims = " + std::to_string(dims) + ";\n";
+    out += "inline constexpr const char* kDimNames[] = {";
+    for (std::size_t d = 0; d < dims; ++d)
+        out += (d ? ", " : "") + ConfigValues(matrix.dimNames[d]).dump();
+    out += "};\n\n";
+    out +=
+        "struct TunedShape {\n    long long dims[" + std::to_string(std::max<std::size_t>(dims, 1)) +
+        "];\n    int entry;     // index in kEntries\n    double regret; // its time / this shape's best - 1\n};\n\n";
+    out += "inline constexpr TunedShape kShapes[] = {\n";
+    for (std::size_t s = 0; s < matrix.shapes.size(); ++s) {
+        out += "    {{";
+        for (std::size_t d = 0; d < dims; ++d)
+            out += (d ? ", " : "") + std::to_string(matrix.shapes[s][d]) + "LL";
+        char regret[32];
+        std::snprintf(regret, sizeof regret, "%.6f", table.regret[s]);
+        out += "}, " + std::to_string(table.choice[s]) + ", " + regret + "}, // " + matrix.shapeLabel(s) + "\n";
+    }
+    out += "};\n\n";
+    out += "// The tuned shape nearest to `dims` (an index in kShapes).\n";
+    out += "inline int nearest(const long long (&dims)[" + std::to_string(std::max<std::size_t>(dims, 1)) + "]) {\n";
+    out += "    int best = 0;\n    double bestDistance = 0;\n";
+    out += "    for (int s = 0; s < int(sizeof kShapes / sizeof kShapes[0]); ++s) {\n";
+    out += "        double distance = 0;\n";
+    out += "        for (int d = 0; d < kDims; ++d) {\n";
+    out += "            const double a = double(dims[d] < 1 ? 1 : dims[d]);\n";
+    out += "            const double b = double(kShapes[s].dims[d] < 1 ? 1 : kShapes[s].dims[d]);\n";
+    out += "            distance += std::fabs(std::log2(a) - std::log2(b));\n";
+    out += "        }\n";
+    out += "        if (s == 0 || distance < bestDistance) {\n            best = s;\n            bestDistance = "
+           "distance;\n"
+           "        }\n";
+    out += "    }\n    return best;\n}\n\n";
+    out += "// The config to run for a shape: the table's entry of the nearest tuned shape.\n";
+    out += "inline const Config& dispatch(";
+    for (std::size_t d = 0; d < dims; ++d)
+        out += (d ? ", " : "") + std::string("long long ") + identifier(matrix.dimNames[d], "d" + std::to_string(d));
+    out += ") {\n    const long long dims[" + std::to_string(std::max<std::size_t>(dims, 1)) + "] = {";
+    for (std::size_t d = 0; d < dims; ++d)
+        out += (d ? ", " : "") + identifier(matrix.dimNames[d], "d" + std::to_string(d));
+    out += "};\n    return kEntries[kShapes[nearest(dims)].entry];\n}\n\n";
+    out += "} // namespace " + kernelNs + "\n} // namespace " + ns + "\n";
+    return out;
+}
+
+} // namespace tilescope

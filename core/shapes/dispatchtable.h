@@ -1,0 +1,82 @@
+#pragma once
+
+// Shapes as an axis: the shape x config matrix of measured times, and the dispatch table chosen
+// from it, the smallest set of configs (or the best of at most K) such that every tuned shape
+// runs within a stated regret of its own best; the rule that maps any shape to an entry (the
+// nearest tuned shape), and a C++ header that dispatches by it.
+
+#include "model/records.h"
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace tilescope {
+
+/// Median times of configs on shapes, from sessions of one kernel at several shapes.
+struct ShapeConfigMatrix {
+    std::string kernel;
+    std::vector<std::string> dimNames;                  ///< the shapes' names, in the first session's order
+    std::vector<std::vector<std::int64_t>> shapes;      ///< per shape, its value per dim name
+    std::vector<ConfigValues> configs;                  ///< every config measured Ok on some shape
+    std::vector<std::vector<std::optional<double>>> ms; ///< [shape][config]; nullopt: not measured Ok there
+
+    std::string shapeLabel(std::size_t shape) const; ///< "M=1 N=4096 K=4096"
+    /// The shape's fastest measured time (every shape has one: a shape without any Ok result is
+    /// not in the matrix).
+    double bestMs(std::size_t shape) const;
+    /// time / best - 1 of `config` on `shape`; nullopt where it was not measured.
+    std::optional<double> regret(std::size_t shape, std::size_t config) const;
+    /// Measured cells, of shapes x configs.
+    std::size_t measuredCells() const;
+};
+
+/// The matrix of `kernel`'s sessions (all of them when `kernel` is empty and they are of one
+/// kernel): one row per shape (sessions of the same shape together; a config measured in
+/// several keeps its lowest median), one column per config that ran correctly somewhere.
+/// Throws InputError (naming `source`) when the sessions hold several kernels and none is named,
+/// when the named kernel has no session, when their shapes have different names, or when fewer
+/// than two shapes have a correct result.
+ShapeConfigMatrix buildShapeConfigMatrix(const std::vector<SessionData>& sessions, const std::string& kernel,
+                                         const std::string& source);
+
+/// A dispatch table: a few configs, and for each tuned shape the entry it runs.
+struct DispatchTable {
+    std::vector<std::size_t> entries; ///< columns of the matrix, in the order chosen
+    std::vector<std::size_t> choice;  ///< per shape: the index in `entries` of its fastest entry
+    std::vector<double> regret;       ///< per shape: its entry's time / the shape's best - 1
+    double worstRegret = 0;
+    double meanRegret = 0;
+    /// Whether the table is proven optimal (the search finished); false when the search hit its
+    /// limit and the table is the greedy one (still within the bound, maybe not the smallest).
+    bool proven = true;
+};
+
+/// The smallest table that runs every shape within `maxRegret` (0.03 for 3 %) of its own best;
+/// among tables of that size, the lowest worst regret, then the lowest mean. A shape whose
+/// best is the only config within the bound still gets it, so a table always exists.
+DispatchTable planWithinRegret(const ShapeConfigMatrix& matrix, double maxRegret);
+
+/// The table of at most `maxEntries` configs (at least 1) with the lowest worst regret (then the
+/// lowest mean): the smallest regret bound that planWithinRegret meets with that many entries.
+/// Where no `maxEntries` configs were measured on every shape between them, the smallest table
+/// that was (it has more entries: the caller says so).
+DispatchTable planWithEntries(const ShapeConfigMatrix& matrix, std::size_t maxEntries);
+
+/// The dispatch rule for any shape: the tuned shape nearest to it (the sum over dims of
+/// |log2(d) - log2(tuned d)|; ties to the earlier tuned shape), whose entry it runs. Returns the
+/// tuned shape's row. `dims` are in the matrix's dimNames order; values below 1 count as 1.
+std::size_t nearestShape(const ShapeConfigMatrix& matrix, const std::vector<std::int64_t>& dims);
+
+/// A self-contained C++17 header (only <cstdint>, <cmath> and <cstdlib>): in namespace
+/// `guardName`::kernel, a Config struct, kEntries (the table's configs), kShapes (the tuned
+/// shapes and the entry each runs), and `const Config& dispatch(dims...)`: the entry of the
+/// nearest tuned shape, as nearestShape() chooses it, for every shape (no shape is left out: the
+/// nearest tuned one is the fallback). The regrets are in comments and in kShapes.
+std::string writeDispatchHeader(const ShapeConfigMatrix& matrix, const DispatchTable& table,
+                                const std::string& guardName = "tilescope_dispatch");
+
+} // namespace tilescope

@@ -1,0 +1,296 @@
+// Shapes as an axis: the shape x config matrix and the dispatch table chosen from it.
+//
+// - On random matrices (missing cells included), planWithinRegret meets its bound on every shape
+//   with the fewest configs, and the lowest worst regret among tables of that size, as brute force
+//   over every subset of configs finds them; planWithEntries gives the lowest worst regret of
+//   any table of at most K configs.
+// - On recorded sessions (the fp32 softmax's three shapes measured on the H200): the matrix, the
+//   bound met, the one-config table equal to the best config measured on every shape.
+// - The exported C++ header compiles and dispatches shapes between and beyond the tuned ones to
+//   the entry of the nearest tuned shape, as nearestShape() does.
+// - Recordings that cannot make a table say why.
+
+#include "base/error.h"
+#include "exchange/exchange.h"
+#include "shapes/dispatchtable.h"
+#include "testprograms.h"
+
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include <fstream>
+#include <random>
+
+using namespace tilescope;
+
+namespace {
+
+constexpr double kEps = 1e-9;
+
+SessionData session(const std::string& kernel, std::vector<std::pair<std::string, std::int64_t>> shape,
+                    const std::vector<std::pair<int, double>>& timesByConfig) {
+    SessionData s;
+    s.info.kernel = kernel;
+    s.info.shape = std::move(shape);
+    for (const auto& [config, ms] : timesByConfig) {
+        ResultRecord r;
+        r.config = ConfigValues::object();
+        r.config["TILE"] = config;
+        r.measurement.status = ResultStatus::Ok;
+        r.measurement.time.medianMs = ms;
+        s.results.push_back(r);
+    }
+    return s;
+}
+
+/// A random matrix: `shapes` x `configs`, about a quarter of the cells missing (every shape keeps
+/// one), times from 1 to 2 ms with ties.
+ShapeConfigMatrix randomMatrix(std::mt19937& rng, std::size_t shapes, std::size_t configs) {
+    std::vector<SessionData> sessions;
+    std::uniform_int_distribution<int> tenth(0, 10);
+    std::bernoulli_distribution missing(0.25);
+    for (std::size_t s = 0; s < shapes; ++s) {
+        std::vector<std::pair<int, double>> times;
+        for (std::size_t c = 0; c < configs; ++c)
+            if (!missing(rng) || c == s % configs)
+                times.emplace_back(static_cast<int>(c), 1.0 + 0.1 * tenth(rng));
+        sessions.push_back(session("k", {{"M", static_cast<std::int64_t>(1) << s}}, times));
+    }
+    return buildShapeConfigMatrix(sessions, "", "random");
+}
+
+struct Brute {
+    std::size_t size = 0;
+    double worst = 0;
+};
+
+double worstOf(const ShapeConfigMatrix& m, std::uint32_t subset) {
+    double worst = 0;
+    for (std::size_t s = 0; s < m.shapes.size(); ++s) {
+        double r = std::numeric_limits<double>::infinity();
+        for (std::size_t c = 0; c < m.configs.size(); ++c)
+            if ((subset >> c) & 1u)
+                if (const auto g = m.regret(s, c))
+                    r = std::min(r, *g);
+        worst = std::max(worst, r);
+    }
+    return worst;
+}
+
+/// The smallest subset within `bound`, and the lowest worst regret among those of that size.
+Brute bruteWithin(const ShapeConfigMatrix& m, double bound) {
+    Brute b{m.configs.size() + 1, 0};
+    for (std::uint32_t subset = 1; subset < (1u << m.configs.size()); ++subset) {
+        const double worst = worstOf(m, subset);
+        if (!std::isfinite(worst) || worst > bound + 1e-12)
+            continue; // a shape without a measured config, or beyond the bound
+        const std::size_t size = static_cast<std::size_t>(__builtin_popcount(subset));
+        if (size < b.size || (size == b.size && worst < b.worst))
+            b = {size, worst};
+    }
+    return b;
+}
+
+double bruteWithEntries(const ShapeConfigMatrix& m, std::size_t k) {
+    double best = std::numeric_limits<double>::infinity();
+    for (std::uint32_t subset = 1; subset < (1u << m.configs.size()); ++subset)
+        if (static_cast<std::size_t>(__builtin_popcount(subset)) <= k)
+            best = std::min(best, worstOf(m, subset));
+    return best;
+}
+
+void checkTable(const ShapeConfigMatrix& m, const DispatchTable& t) {
+    QCOMPARE(t.choice.size(), m.shapes.size());
+    QCOMPARE(t.regret.size(), m.shapes.size());
+    double worst = 0;
+    for (std::size_t s = 0; s < m.shapes.size(); ++s) {
+        QVERIFY(t.choice[s] < t.entries.size());
+        const auto r = m.regret(s, t.entries[t.choice[s]]);
+        QVERIFY(r.has_value());
+        QVERIFY(std::fabs(*r - t.regret[s]) < kEps);
+        // The chosen entry is the shape's fastest entry.
+        for (std::size_t e : t.entries)
+            if (const auto other = m.regret(s, e))
+                QVERIFY(*other >= *r - kEps);
+        worst = std::max(worst, *r);
+    }
+    QVERIFY(std::fabs(worst - t.worstRegret) < kEps);
+}
+
+std::filesystem::path shapesData(const char* name) {
+    return std::filesystem::path(TILESCOPE_TEST_DATA) / "shapes" / name;
+}
+
+} // namespace
+
+class TestShapes : public QObject {
+    Q_OBJECT
+
+private slots:
+    void smallestTableAgreesWithBruteForce() {
+        std::mt19937 rng(7);
+        int tables = 0;
+        int beyond = 0;
+        for (int trial = 0; trial < 60; ++trial) {
+            const std::size_t shapes = 2 + static_cast<std::size_t>(trial % 5);
+            const std::size_t configs = 2 + static_cast<std::size_t>(trial % 8);
+            const ShapeConfigMatrix m = randomMatrix(rng, shapes, configs);
+            for (const double bound : {0.0, 0.05, 0.2, 0.5}) {
+                const DispatchTable t = planWithinRegret(m, bound);
+                checkTable(m, t);
+                QVERIFY(t.proven);
+                QVERIFY2(t.worstRegret <= bound + kEps, qPrintable(QString::number(t.worstRegret)));
+                const Brute b = bruteWithin(m, bound);
+                QCOMPARE(t.entries.size(), b.size);
+                QVERIFY2(std::fabs(t.worstRegret - b.worst) < kEps,
+                         qPrintable(QStringLiteral("trial %1 bound %2: worst %3, brute force %4")
+                                        .arg(trial)
+                                        .arg(bound)
+                                        .arg(t.worstRegret)
+                                        .arg(b.worst)));
+                ++tables;
+            }
+            for (std::size_t k = 1; k <= 3; ++k) {
+                const DispatchTable t = planWithEntries(m, k);
+                checkTable(m, t);
+                const double brute = bruteWithEntries(m, k);
+                if (std::isfinite(brute)) {
+                    QVERIFY(t.entries.size() <= k);
+                    QVERIFY(std::fabs(t.worstRegret - brute) < kEps);
+                } else {
+                    // No k configs were measured on every shape: the smallest table that was.
+                    QCOMPARE(t.entries.size(), bruteWithin(m, std::numeric_limits<double>::infinity()).size);
+                    QVERIFY(t.entries.size() > k);
+                    ++beyond;
+                }
+            }
+        }
+        QCOMPARE(tables, 240);
+        QVERIFY(beyond > 0); // the random matrices do hold such cases
+    }
+
+    void knownCase() {
+        // Config 0 is best on small M, 2 on large M, 1 within 4 % everywhere.
+        const std::vector<SessionData> sessions = {
+            session("gemm", {{"M", 1}}, {{0, 1.00}, {1, 1.03}, {2, 1.50}}),
+            session("gemm", {{"M", 64}}, {{0, 1.00}, {1, 1.04}, {2, 1.20}}),
+            session("gemm", {{"M", 4096}}, {{0, 2.00}, {1, 1.02}, {2, 1.00}}),
+        };
+        const ShapeConfigMatrix m = buildShapeConfigMatrix(sessions, "", "known");
+        QCOMPARE(m.shapes.size(), std::size_t(3));
+        QCOMPARE(m.configs.size(), std::size_t(3));
+        const DispatchTable loose = planWithinRegret(m, 0.05);
+        QCOMPARE(loose.entries.size(), std::size_t(1));
+        QCOMPARE(m.configs[loose.entries[0]]["TILE"].get<int>(), 1);
+        QVERIFY(std::fabs(loose.worstRegret - 0.04) < kEps);
+        const DispatchTable tight = planWithinRegret(m, 0.01);
+        QCOMPARE(tight.entries.size(), std::size_t(2));
+        QCOMPARE(tight.worstRegret, 0.0);
+        const DispatchTable one = planWithEntries(m, 1);
+        QCOMPARE(m.configs[one.entries[0]]["TILE"].get<int>(), 1);
+        // The same config in two sessions of one shape keeps its lower median.
+        std::vector<SessionData> again = sessions;
+        again.push_back(session("gemm", {{"M", 4096}}, {{0, 0.5}}));
+        QCOMPARE(buildShapeConfigMatrix(again, "gemm", "x").bestMs(2), 0.5);
+    }
+
+    void recordedSoftmax() {
+        std::vector<SessionData> sessions;
+        for (const char* name : {"softmax-h200-8192x8192.t4.json.gz", "softmax-h200-32768x1024.t4.json.gz",
+                                 "softmax-h200-4096x32768.t4.json.gz"})
+            for (SessionData& s : readRecording(shapesData(name)))
+                sessions.push_back(std::move(s));
+        const ShapeConfigMatrix m = buildShapeConfigMatrix(sessions, "", "softmax");
+        QCOMPARE(m.kernel, std::string("softmax"));
+        QCOMPARE(m.dimNames, (std::vector<std::string>{"ROWS", "COLS"}));
+        QCOMPARE(m.shapes.size(), std::size_t(3));
+        QCOMPARE(m.shapeLabel(0), std::string("ROWS=4096 COLS=32768")); // rows in the order of their dims
+        QCOMPARE(m.measuredCells(), std::size_t(81 + 118 + 66));
+        const DispatchTable t = planWithinRegret(m, 0.03);
+        checkTable(m, t);
+        QVERIFY(t.worstRegret <= 0.03);
+        // One config for all three: the best of the configs measured on every shape.
+        double bestWorst = std::numeric_limits<double>::infinity();
+        for (std::size_t c = 0; c < m.configs.size(); ++c) {
+            double worst = 0;
+            for (std::size_t s = 0; s < m.shapes.size(); ++s)
+                worst = std::max(worst, m.regret(s, c).value_or(std::numeric_limits<double>::infinity()));
+            bestWorst = std::min(bestWorst, worst);
+        }
+        const DispatchTable one = planWithEntries(m, 1);
+        QCOMPARE(one.entries.size(), std::size_t(1));
+        QVERIFY(std::isfinite(bestWorst));
+        QVERIFY(std::fabs(one.worstRegret - bestWorst) < kEps);
+        qInfo("softmax, 3 shapes: %zu configs within 3 %% (worst %.2f %%); one config: worst %.1f %%", t.entries.size(),
+              t.worstRegret * 100, one.worstRegret * 100);
+    }
+
+    void headerDispatchesBetweenShapes() {
+        std::vector<SessionData> sessions;
+        const std::vector<std::int64_t> ms = {1, 16, 256, 4096};
+        for (std::size_t i = 0; i < ms.size(); ++i) {
+            std::vector<std::pair<int, double>> times;
+            for (int c = 0; c < 4; ++c)
+                times.emplace_back(c, c == static_cast<int>(i) ? 1.0 : 1.5 + 0.1 * c);
+            sessions.push_back(session("gemv", {{"M", ms[i]}, {"N", 4096}}, times));
+        }
+        const ShapeConfigMatrix m = buildShapeConfigMatrix(sessions, "", "gemv");
+        const DispatchTable t = planWithinRegret(m, 0.0);
+        QCOMPARE(t.entries.size(), std::size_t(4));
+        QTemporaryDir dir;
+        { std::ofstream(dir.filePath("dispatch.h").toStdString()) << writeDispatchHeader(m, t); }
+        // Expected answers from nearestShape(): below, between and beyond the tuned shapes.
+        std::string main = "#include \"dispatch.h\"\n#include <cstdio>\nint main() {\n"
+                           "    using namespace tilescope_dispatch::gemv;\n    int bad = 0;\n";
+        int queries = 0;
+        for (const std::int64_t m0 : {0LL, 1LL, 2LL, 3LL, 5LL, 15LL, 40LL, 100LL, 255LL, 1000LL, 4096LL, 100000LL}) {
+            for (const std::int64_t n : {1024LL, 4096LL, 65536LL}) {
+                const std::size_t shape = nearestShape(m, {m0, n});
+                const int tile = m.configs[t.entries[t.choice[shape]]]["TILE"].get<int>();
+                main += "    if (dispatch(" + std::to_string(m0) + ", " + std::to_string(n) +
+                        ").TILE != " + std::to_string(tile) + ") { std::puts(\"wrong " + std::to_string(m0) +
+                        "\"); ++bad; }\n";
+                ++queries;
+            }
+        }
+        main += "    std::printf(\"%d bad\\n\", bad);\n    return bad;\n}\n";
+        std::ofstream(dir.filePath("main.cpp").toStdString()) << main;
+        QString output;
+        QCOMPARE(runProcess(cxxCompiler(),
+                            {"-std=c++17", "-Wall", "-Wextra", "-Werror", "-pedantic", "-o", dir.filePath("dispatch"),
+                             dir.filePath("main.cpp")},
+                            &output),
+                 0);
+        QCOMPARE(runProcess(dir.filePath("dispatch"), {}, &output), 0);
+        QVERIFY2(output.contains("0 bad"), qPrintable(output));
+        QCOMPARE(queries, 36);
+        // The nearest tuned shape, by the log distance: 3 is nearer 1 than 16; 100 nearer 256.
+        QCOMPARE(nearestShape(m, {3, 4096}), std::size_t(0));
+        QCOMPARE(nearestShape(m, {100, 4096}), std::size_t(2));
+        QCOMPARE(nearestShape(m, {1 << 20, 4096}), std::size_t(3));
+    }
+
+    void recordingsThatMakeNoTable() {
+        auto expectError = [](const std::vector<SessionData>& sessions, const std::string& kernel,
+                              const QString& phrase) {
+            try {
+                buildShapeConfigMatrix(sessions, kernel, "r.db");
+                QFAIL("no error");
+            } catch (const InputError& e) {
+                QVERIFY2(QString::fromStdString(e.what()).contains(phrase), e.what());
+            }
+        };
+        const SessionData a = session("a", {{"M", 1}}, {{0, 1.0}});
+        const SessionData b = session("b", {{"M", 1}}, {{0, 1.0}});
+        expectError({a, b}, "", "holds the kernels a, b; name one with --kernel");
+        expectError({a}, "c", "no session of kernel 'c' with results (the recording holds a)");
+        expectError({a, session("a", {{"N", 2}}, {{0, 1.0}})}, "", "a shape set needs the same names");
+        SessionData failed = session("a", {{"M", 1}}, {{0, 1.0}});
+        failed.results[0].measurement.status = ResultStatus::WrongResult;
+        expectError({failed}, "", "no config of kernel 'a' ran correctly");
+        QCOMPARE(buildShapeConfigMatrix({a, b}, "b", "r.db").kernel, std::string("b"));
+    }
+};
+
+QTEST_GUILESS_MAIN(TestShapes)
+#include "tst_shapes.moc"
