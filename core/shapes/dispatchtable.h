@@ -38,8 +38,8 @@ struct ShapeConfigMatrix {
 /// kernel): one row per shape (sessions of the same shape together; a config measured in
 /// several keeps its lowest median), one column per config that ran correctly somewhere.
 /// Throws InputError (naming `source`) when the sessions hold several kernels and none is named,
-/// when the named kernel has no session, when their shapes have different names, or when fewer
-/// than two shapes have a correct result.
+/// when the named kernel has no session, when their shapes have different names, or when no
+/// config ran correctly. Rows are sorted by their dims.
 ShapeConfigMatrix buildShapeConfigMatrix(const std::vector<SessionData>& sessions, const std::string& kernel,
                                          const std::string& source);
 
