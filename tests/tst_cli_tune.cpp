@@ -289,6 +289,61 @@ private slots:
                  qPrintable(describe(shown)));
     }
 
+    void shapeSetInOneDatabase() {
+        // The fp32 softmax recorded at its three shapes on the H200, replayed as a shape set.
+        QTemporaryDir dir;
+        const QString recDb = dir.filePath("recording.db");
+        for (const char* name : {"softmax-h200-8192x8192", "softmax-h200-32768x1024", "softmax-h200-4096x32768"})
+            QCOMPARE(
+                cli({"import", QStringLiteral(TILESCOPE_TEST_DATA "/shapes/") + name + ".t4.json.gz", "--db", recDb})
+                    .status,
+                0);
+        const QString softmax = QStringLiteral(TILESCOPE_SOURCE_DIR "/kernels/softmax/softmax.json");
+        const QString db = dir.filePath("set.db");
+        const Run tuned = cli({"tune", softmax, "--backend", "replay:" + recDb, "--shapes", "all", "--strategy",
+                               "random", "--budget", "12", "--cross-eval", "4", "--db", db});
+        QVERIFY2(tuned.status == 0, qPrintable(describe(tuned)));
+        QVERIFY2(tuned.out.contains("Shape 2 of 3: the search starts from 3 winners"), qPrintable(tuned.out));
+        QVERIFY(tuned.out.contains("Shape set: 3 shapes in"));
+
+        // One session per shape, then the cross-evaluations; shape 1's search opened with shape 0's best.
+        const ResultStore store = ResultStore::open(db.toStdString(), StoreMode::ReadOnly);
+        const std::vector<SessionInfo> sessions = store.sessions();
+        QVERIFY(sessions.size() >= 3);
+        std::set<std::int64_t> shapes;
+        for (std::size_t i = 0; i < 3; ++i)
+            shapes.insert(sessions[i].shapeIndex.value_or(-1));
+        QCOMPARE(shapes, (std::set<std::int64_t>{0, 1, 2}));
+        const std::vector<ResultRecord> first = ranked(store.results(sessions[0].id));
+        const std::vector<ResultRecord> second = store.results(sessions[1].id);
+        QCOMPARE(second.size(), std::size_t(12));
+        QCOMPARE(second.front().config.dump(), first.front().config.dump());
+        // Cross-evaluation measured configs not yet measured at their shape, and nothing twice.
+        for (std::size_t i = 3; i < sessions.size(); ++i) {
+            const std::int64_t shape = sessions[i].shapeIndex.value_or(-1);
+            std::set<std::string> before;
+            for (std::size_t j = 0; j < 3; ++j)
+                if (sessions[j].shapeIndex == shape)
+                    for (const ResultRecord& r : store.results(sessions[j].id))
+                        before.insert(r.config.dump());
+            for (const ResultRecord& r : store.results(sessions[i].id))
+                QVERIFY2(!before.count(r.config.dump()), r.config.dump().c_str());
+        }
+        // The dispatch table reads the set.
+        const Run table = cli({"table", db});
+        QVERIFY2(table.status == 0 && table.out.contains("3 shapes x"), qPrintable(describe(table)));
+
+        // Bad shape lists.
+        const Run missing = cli({"tune", softmax, "--backend", "replay:" + recDb, "--shapes", "0,7", "--db", db});
+        QCOMPARE(missing.status, 2);
+        QVERIFY2(missing.err.contains("shape 7 does not exist (the problem has 3 shapes: 0 to 2)"),
+                 qPrintable(missing.err));
+        const Run both =
+            cli({"tune", softmax, "--backend", "replay:" + recDb, "--shape", "1", "--shapes", "all", "--db", db});
+        QCOMPARE(both.status, 2);
+        QVERIFY(both.err.contains("give --shape or --shapes, not both"));
+    }
+
     void randomWithASeedIsReproducible() {
         QTemporaryDir dir;
         auto run = [&](const QString& name, const QString& seed) {

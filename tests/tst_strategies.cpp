@@ -196,6 +196,33 @@ private slots:
         }
     }
 
+    void seededStrategyGoesFirst() {
+        // The first configs come first, in order (repeats and ones out of the space dropped); the
+        // inner strategy waits for them, learns them and never proposes them again.
+        const Bowl bowl;
+        const std::uint64_t n = bowl.space.size();
+        for (const char* name : {"exhaustive", "random", "genetic", "bayes"}) {
+            auto s = seededStrategy(makeStrategy(name, contextFor(bowl.space, 3, 60)), {17, 5, 17, n + 4, 900}, n);
+            QCOMPARE(s->name(), std::string(name));
+            const std::vector<std::uint64_t> first = s->propose(8);
+            QCOMPARE(first, (std::vector<std::uint64_t>{17, 5, 900}));
+            QVERIFY(s->propose(8).empty()); // waiting for them
+            QVERIFY(!s->done());
+            std::vector<Observation> back;
+            for (const std::uint64_t i : first)
+                back.push_back({i, ResultStatus::Ok, bowl.exact(i), std::nullopt, false});
+            s->observe(back);
+            std::set<std::uint64_t> seen(first.begin(), first.end());
+            for (int round = 0; round < 57; ++round) {
+                const std::vector<std::uint64_t> next = s->propose(1);
+                QCOMPARE(next.size(), std::size_t(1));
+                QVERIFY2(seen.insert(next[0]).second, name); // never a first config, never twice
+                const Observation o{next[0], ResultStatus::Ok, bowl.exact(next[0]), std::nullopt, false};
+                s->observe(std::span<const Observation>(&o, 1));
+            }
+        }
+    }
+
     void findsTheOptimum_data() {
         QTest::addColumn<QString>("name");
         QTest::addColumn<bool>("objective"); // scores are minus a throughput, failures mixed in

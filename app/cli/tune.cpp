@@ -7,6 +7,7 @@
 #include "base/error.h"
 #include "compile/compilecache.h"
 #include "compile/compileservice.h"
+#include "exchange/configcodec.h"
 #include "measure/analysis/analysisbackend.h"
 #include "measure/cuda/cudabackend.h"
 #include "measure/metricnames.h"
@@ -21,10 +22,14 @@
 #include <algorithm>
 #include <atomic>
 #include <charconv>
+#include <cmath>
 #include <csignal>
 #include <cstdio>
 #include <filesystem>
+#include <functional>
+#include <map>
 #include <memory>
+#include <set>
 
 namespace tilescope::cli {
 
@@ -54,6 +59,11 @@ struct TuneOptions {
     double sampleSeconds = 0.25;
     int minSamples = 10;
     std::size_t confirm = 3;
+    // shape sets
+    std::string shapes;        ///< "all" or "0,2,5"; "" = --shape alone
+    std::size_t seedTop = 3;   ///< winners of the shapes tuned before that start a shape's search
+    std::size_t crossEval = 0; ///< top configs of each shape measured on every other shape
+    CLI::Option* shapeOption = nullptr;
     CLI::Option* metricsOption = nullptr;
     CLI::Option* strategyOption = nullptr;
     CLI::Option* budgetOption = nullptr;
@@ -82,6 +92,126 @@ std::string bestText(const ResultRecord& best, const std::string& objectiveName)
     return text;
 }
 
+/// The shapes to tune: --shapes all or a list, else --shape alone.
+std::vector<std::size_t> shapeList(const TuneOptions& opt, const TuningProblem& problem) {
+    if (opt.shapes.empty()) {
+        checkShape(problem, opt.shape);
+        return {opt.shape};
+    }
+    if (opt.shapeOption->count() > 0)
+        throw InputError("", "--shapes", "give --shape or --shapes, not both");
+    const std::size_t count = std::max<std::size_t>(1, problem.shapes.size());
+    std::vector<std::size_t> list;
+    if (opt.shapes == "all") {
+        for (std::size_t i = 0; i < count; ++i)
+            list.push_back(i);
+        return list;
+    }
+    for (const std::string& item : splitList(opt.shapes)) {
+        std::size_t index = 0;
+        const auto [end, ec] = std::from_chars(item.data(), item.data() + item.size(), index);
+        if (ec != std::errc() || end != item.data() + item.size())
+            throw InputError("", "--shapes", "expected all or shape indexes such as 0,2,5, got '" + item + "'");
+        if (index >= count)
+            throw InputError("", "--shapes",
+                             "shape " + item + " does not exist (the problem has " + std::to_string(count) +
+                                 (count == 1 ? " shape)" : " shapes: 0 to " + std::to_string(count - 1) + ")"));
+        if (std::find(list.begin(), list.end(), index) == list.end())
+            list.push_back(index);
+    }
+    return list;
+}
+
+/// How far apart two shapes are: the sum over their dims of |log2 a - log2 b|.
+double shapeDistance(const TuningProblem& problem, std::size_t a, std::size_t b) {
+    if (a >= problem.shapes.size() || b >= problem.shapes.size())
+        return 0;
+    double d = 0;
+    const auto& x = problem.shapes[a].dims;
+    const auto& y = problem.shapes[b].dims;
+    for (std::size_t i = 0; i < x.size() && i < y.size(); ++i)
+        d += std::fabs(std::log2(double(std::max<std::int64_t>(1, x[i].second))) -
+                       std::log2(double(std::max<std::int64_t>(1, y[i].second))));
+    return d;
+}
+
+/// A shape set in one database: each shape's search starts from the winners of the shapes tuned
+/// before it (the nearest first); then, with --cross-eval N, every shape measures the best N of
+/// every other shape, so that the shape x config matrix `table` reads is filled where it counts.
+int runShapeSet(const TuneOptions& opt, const TuningProblem& problem, ResultStore& store,
+                const std::vector<std::size_t>& shapes, const SessionOptions& base,
+                const std::function<SessionSummary(const SessionOptions&)>& runOne) {
+    const std::size_t keep = std::max(opt.seedTop, opt.crossEval);
+    std::vector<std::pair<std::size_t, std::vector<ConfigValues>>> tops; // per tuned shape: its best configs
+    std::map<std::size_t, std::int64_t> sessionOf;
+    auto topOf = [&](std::int64_t session) {
+        std::vector<ConfigValues> configs;
+        for (const ResultRecord& r : ranked(store.results(session))) {
+            if (!r.ok() || configs.size() >= keep)
+                break;
+            configs.push_back(r.config);
+        }
+        return configs;
+    };
+    for (std::size_t n = 0; n < shapes.size(); ++n) {
+        const std::size_t shape = shapes[n];
+        SessionOptions run = base;
+        run.shapeIndex = shape;
+        std::vector<std::pair<std::size_t, std::vector<ConfigValues>>> nearest = tops;
+        std::stable_sort(nearest.begin(), nearest.end(), [&](const auto& a, const auto& b) {
+            return shapeDistance(problem, shape, a.first) < shapeDistance(problem, shape, b.first);
+        });
+        for (const auto& [tuned, configs] : nearest)
+            for (std::size_t i = 0; i < configs.size() && i < opt.seedTop; ++i)
+                run.firstConfigs.push_back(configs[i]);
+        std::printf("Shape %zu of %zu%s\n", n + 1, shapes.size(),
+                    run.firstConfigs.empty() ? ""
+                                             : (": the search starts from " + std::to_string(run.firstConfigs.size()) +
+                                                " winners of the shapes tuned before (those valid here)")
+                                                   .c_str());
+        std::fflush(stdout);
+        const SessionSummary summary = runOne(run);
+        if (summary.session.state == SessionState::Cancelled)
+            return 130;
+        sessionOf[shape] = summary.session.id;
+        tops.emplace_back(shape, topOf(summary.session.id));
+    }
+    if (opt.crossEval > 0) {
+        for (const std::size_t shape : shapes) {
+            const ConfigSpace space = ConfigSpace::build(problem, shape);
+            const ConfigCodec codec(space);
+            std::set<std::string> measured;
+            for (const ResultRecord& r : store.results(sessionOf[shape]))
+                measured.insert(r.config.dump());
+            SessionOptions run = base;
+            run.shapeIndex = shape;
+            run.strategy = "exhaustive";
+            run.confirmTop = 0;
+            run.resume = false;
+            for (const auto& [other, configs] : tops) {
+                if (other == shape)
+                    continue;
+                for (std::size_t i = 0; i < configs.size() && i < opt.crossEval; ++i)
+                    if (codec.indexOf(configs[i]) && measured.insert(configs[i].dump()).second)
+                        run.firstConfigs.push_back(configs[i]);
+            }
+            if (run.firstConfigs.empty())
+                continue;
+            run.budget = Budget{};
+            run.budget.configs = run.firstConfigs.size();
+            std::printf("Cross-evaluation at shape %zu: the best %zu of the other shapes, %zu configs not measured "
+                        "here yet\n",
+                        shape, opt.crossEval, run.firstConfigs.size());
+            std::fflush(stdout);
+            if (runOne(run).session.state == SessionState::Cancelled)
+                return 130;
+        }
+    }
+    std::printf("Shape set: %zu shapes in %s; `tilescope-cli table %s` chooses a dispatch table from them\n",
+                shapes.size(), opt.db.c_str(), opt.db.c_str());
+    return kOk;
+}
+
 int runTune(const TuneOptions& opt) {
     const TuningProblem problem = TuningProblem::load(opt.problemPath);
     BackendSpec spec = parseBackendSpec(opt.backend);
@@ -94,10 +224,11 @@ int runTune(const TuneOptions& opt) {
     }
     if (spec.compiles())
         problem.requireLaunchable(); // before any work
-    checkShape(problem, opt.shape);
-    // A launch that cannot be right is said before any GPU time (a replay launches nothing).
-    if (spec.kind != BackendSpec::Kind::Replay)
-        printLaunchWarnings(problem, opt.shape, ConfigSpace::build(problem, opt.shape), opt.problemPath);
+    for (const std::size_t shape : shapeList(opt, problem)) {
+        // A launch that cannot be right is said before any GPU time (a replay launches nothing).
+        if (spec.kind != BackendSpec::Kind::Replay)
+            printLaunchWarnings(problem, shape, ConfigSpace::build(problem, shape), opt.problemPath);
+    }
 
     // The backend.
     std::unique_ptr<Backend> backend;
@@ -127,7 +258,6 @@ int runTune(const TuneOptions& opt) {
     }
 
     SessionOptions options;
-    options.shapeIndex = opt.shape;
     options.seed = opt.seed;
     options.resume = opt.resume;
     options.backendLabel = spec.label();
@@ -160,6 +290,7 @@ int runTune(const TuneOptions& opt) {
     }
     options.confirmTop = opt.confirm;
     options.stopOnSystematicFailure = !opt.keepGoing;
+    const std::vector<std::size_t> shapes = shapeList(opt, problem);
 
     // A database this run creates is removed again when the run stores nothing (a recording that
     // does not match, no GPU): bad input leaves no empty file behind. Declared before the store,
@@ -207,74 +338,86 @@ int runTune(const TuneOptions& opt) {
         compiler = std::make_unique<CompileService>(CompileServiceOptions{opt.jobs, cache});
     }
 
-    TuningSession session(problem, *backend, store, options, events, compiler.get());
-    g_session.store(&session);
-    const auto oldInt = std::signal(SIGINT, onInterrupt);
-    const auto oldTerm = std::signal(SIGTERM, onInterrupt);
-    SessionSummary summary;
-    try {
-        summary = session.run();
-    } catch (...) {
+    // One session: run, then its summary on stdout.
+    auto runOne = [&](const SessionOptions& run) -> SessionSummary {
+        TuningSession session(problem, *backend, store, run, events, compiler.get());
+        g_session.store(&session);
+        const auto oldInt = std::signal(SIGINT, onInterrupt);
+        const auto oldTerm = std::signal(SIGTERM, onInterrupt);
+        SessionSummary summary;
+        try {
+            summary = session.run();
+        } catch (...) {
+            g_session.store(nullptr);
+            std::signal(SIGINT, oldInt);
+            std::signal(SIGTERM, oldTerm);
+            cleanup.armed = cleanup.armed && store.sessions().empty();
+            try {
+                throw;
+            } catch (const SystematicFailure& e) {
+                if (progress)
+                    progress.reset();
+                throw InputError(e.file(), e.location(),
+                                 e.message() + "; the session is kept as failed (--keep-going tunes on regardless)");
+            }
+        }
+        cleanup.armed = false;
         g_session.store(nullptr);
         std::signal(SIGINT, oldInt);
         std::signal(SIGTERM, oldTerm);
-        cleanup.armed = cleanup.armed && store.sessions().empty();
-        try {
-            throw;
-        } catch (const SystematicFailure& e) {
-            if (progress)
-                progress.reset();
-            throw InputError(e.file(), e.location(),
-                             e.message() + "; the session is kept as failed (--keep-going tunes on regardless)");
+        // The progress line's last state: complete only when the session got through its total (a
+        // cancelled or timed-out run ends on its last update; the summary says where it stopped).
+        if (progress &&
+            summary.progress.done + summary.progress.counts.of(ResultStatus::Skipped) >= summary.progress.total) {
+            const SessionProgress& p = summary.progress;
+            progress->finish(p.best ? "best " + bestText(*p.best, objectiveName) : std::string());
         }
-    }
-    cleanup.armed = false;
-    g_session.store(nullptr);
-    std::signal(SIGINT, oldInt);
-    std::signal(SIGTERM, oldTerm);
-    // The progress line's last state: complete only when the session got through its total (a
-    // cancelled or timed-out run ends on its last update; the summary says where it stopped).
-    if (progress &&
-        summary.progress.done + summary.progress.counts.of(ResultStatus::Skipped) >= summary.progress.total) {
-        const SessionProgress& p = summary.progress;
-        progress->finish(p.best ? "best " + bestText(*p.best, objectiveName) : std::string());
-    }
 
-    const SessionInfo& s = summary.session;
-    const SessionProgress& p = summary.progress;
-    std::printf("Session %lld %s: %s\n", static_cast<long long>(s.id), std::string(sessionStateName(s.state)).c_str(),
-                summary.stopReason.c_str());
-    std::printf("  problem     %s  (kernel %s%s)\n", opt.problemPath.c_str(), s.kernel.c_str(),
-                s.shape.empty() ? "" : (", shape " + std::to_string(opt.shape) + ": " + s.shapeLabel()).c_str());
-    const auto* replay = dynamic_cast<const ReplayBackend*>(backend.get());
-    std::printf("  backend     %s\n", replay ? ("replay of " + spec.recording.string() + " (" +
-                                                formatCount(double(replay->matchedResults())) + " recorded configs" +
-                                                (s.deviceName.empty() ? "" : " on " + s.deviceName) + ")")
-                                                   .c_str()
-                                             : s.backend.c_str());
-    std::printf("  strategy    %s, seed %llu, budget: %s\n", s.strategy.c_str(),
-                static_cast<unsigned long long>(s.seed), s.budget.empty() ? "the whole space" : s.budget.c_str());
-    std::printf("  results     %s of %s configs%s: %s\n", formatCount(double(p.done)).c_str(),
-                formatCount(double(p.total)).c_str(),
-                summary.resumed ? (" (resumed; this run " + formatCount(double(p.thisRun)) + ")").c_str() : "",
-                statusSummary(p.counts).c_str());
-    if (p.best)
-        std::printf("  best        %s  %s\n", bestText(*p.best, objectiveName).c_str(),
-                    describeConfig(p.best->config).c_str());
-    else
-        std::printf("  best        none (no config ran correctly)\n");
-    if (!summary.confirmation.empty())
-        std::printf("  confirmed   %s\n", summary.confirmation.c_str());
-    std::printf("  time        %s wall; recorded compile + benchmark time %s%s\n",
-                formatDuration(p.elapsedSeconds).c_str(), formatDuration(p.recordedSeconds).c_str(),
-                replay ? " (what the recorded session spent on these configs)" : "");
-    std::printf("  database    %s  (tilescope-cli show %s --session %lld)\n", opt.db.c_str(), opt.db.c_str(),
-                static_cast<long long>(s.id));
-    if (p.counts.of(ResultStatus::Skipped) > 0)
-        std::fprintf(stderr, "note: %s config(s) were skipped%s\n",
-                     formatCount(double(p.counts.of(ResultStatus::Skipped))).c_str(),
-                     replay ? ": absent from the recording" : " (tilescope-cli show lists why)");
-    return s.state == SessionState::Cancelled ? 130 : kOk;
+        const SessionInfo& s = summary.session;
+        const SessionProgress& p = summary.progress;
+        std::printf("Session %lld %s: %s\n", static_cast<long long>(s.id),
+                    std::string(sessionStateName(s.state)).c_str(), summary.stopReason.c_str());
+        std::printf("  problem     %s  (kernel %s%s)\n", opt.problemPath.c_str(), s.kernel.c_str(),
+                    s.shape.empty() ? ""
+                                    : (", shape " + std::to_string(run.shapeIndex) + ": " + s.shapeLabel()).c_str());
+        const auto* replay = dynamic_cast<const ReplayBackend*>(backend.get());
+        std::printf("  backend     %s\n", replay
+                                              ? ("replay of " + spec.recording.string() + " (" +
+                                                 formatCount(double(replay->matchedResults())) + " recorded configs" +
+                                                 (s.deviceName.empty() ? "" : " on " + s.deviceName) + ")")
+                                                    .c_str()
+                                              : s.backend.c_str());
+        std::printf("  strategy    %s, seed %llu, budget: %s\n", s.strategy.c_str(),
+                    static_cast<unsigned long long>(s.seed), s.budget.empty() ? "the whole space" : s.budget.c_str());
+        std::printf("  results     %s of %s configs%s: %s\n", formatCount(double(p.done)).c_str(),
+                    formatCount(double(p.total)).c_str(),
+                    summary.resumed ? (" (resumed; this run " + formatCount(double(p.thisRun)) + ")").c_str() : "",
+                    statusSummary(p.counts).c_str());
+        if (p.best)
+            std::printf("  best        %s  %s\n", bestText(*p.best, objectiveName).c_str(),
+                        describeConfig(p.best->config).c_str());
+        else
+            std::printf("  best        none (no config ran correctly)\n");
+        if (!summary.confirmation.empty())
+            std::printf("  confirmed   %s\n", summary.confirmation.c_str());
+        std::printf("  time        %s wall; recorded compile + benchmark time %s%s\n",
+                    formatDuration(p.elapsedSeconds).c_str(), formatDuration(p.recordedSeconds).c_str(),
+                    replay ? " (what the recorded session spent on these configs)" : "");
+        std::printf("  database    %s  (tilescope-cli show %s --session %lld)\n", opt.db.c_str(), opt.db.c_str(),
+                    static_cast<long long>(s.id));
+        if (p.counts.of(ResultStatus::Skipped) > 0)
+            std::fprintf(stderr, "note: %s config(s) were skipped%s\n",
+                         formatCount(double(p.counts.of(ResultStatus::Skipped))).c_str(),
+                         replay ? ": absent from the recording" : " (tilescope-cli show lists why)");
+        return summary;
+    };
+
+    if (shapes.size() == 1) {
+        options.shapeIndex = shapes.front();
+        const SessionSummary summary = runOne(options);
+        return summary.session.state == SessionState::Cancelled ? 130 : kOk;
+    }
+    return runShapeSet(opt, problem, store, shapes, options, runOne);
 }
 
 } // namespace
@@ -315,6 +458,21 @@ void registerTune(CLI::App& app) {
                   "Continue the newest session of the same problem, shape, backend, strategy and seed in the "
                   "database, skipping every config it has done");
     addShapeOption(cmd, opt->shape);
+    opt->shapeOption = cmd->get_option("--shape");
+    cmd->add_option("--shapes", opt->shapes,
+                    "Tune a shape set in one database: all, or shape indexes such as 0,2,5 (one session per shape, "
+                    "each started from the winners of the shapes tuned before; then `table` makes a dispatch table)")
+        ->group("Shape sets");
+    cmd->add_option("--seed-top", opt->seedTop,
+                    "With --shapes: how many winners of each shape tuned before start a shape's search")
+        ->capture_default_str()
+        ->check(wholeNumber(0, 1000))
+        ->group("Shape sets");
+    cmd->add_option("--cross-eval", opt->crossEval,
+                    "With --shapes: after the search, measure the best N configs of every shape on every other shape "
+                    "(where valid), filling the shape x config matrix a dispatch table is chosen from")
+        ->check(wholeNumber(0, 1000))
+        ->group("Shape sets");
     cmd->add_flag("--keep-going", opt->keepGoing,
                   "Go on when the first configs all fail with the same error whatever their parameters (a "
                   "kernel that does not compile, a missing entry function); by default the session stops there "

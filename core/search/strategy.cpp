@@ -206,6 +206,62 @@ std::string canonicalStrategyName(std::string_view name) {
     return {};
 }
 
+namespace {
+
+class SeededStrategy : public Strategy {
+public:
+    SeededStrategy(std::unique_ptr<Strategy> inner, std::vector<std::uint64_t> first, std::uint64_t spaceSize)
+        : m_inner(std::move(inner)) {
+        std::unordered_set<std::uint64_t> seen;
+        for (std::uint64_t index : first)
+            if (index < spaceSize && seen.insert(index).second)
+                m_first.push_back(index);
+        m_seeds.insert(m_first.begin(), m_first.end());
+    }
+    std::string name() const override { return m_inner->name(); }
+    std::vector<std::uint64_t> propose(std::size_t count) override {
+        std::vector<std::uint64_t> out;
+        while (m_next < m_first.size() && out.size() < count) {
+            if (!m_observed.count(m_first[m_next]))
+                out.push_back(m_first[m_next]);
+            ++m_next;
+        }
+        // The inner strategy starts once every first config has come back: before that it could
+        // propose one still in flight, which it does not know of.
+        const bool allBack =
+            std::all_of(m_first.begin(), m_first.end(), [&](std::uint64_t i) { return m_observed.count(i) > 0; });
+        if (out.size() < count && m_next >= m_first.size() && allBack) {
+            std::vector<std::uint64_t> more = m_inner->propose(count - out.size());
+            out.insert(out.end(), more.begin(), more.end());
+        }
+        return out;
+    }
+    void observe(std::span<const Observation> observations) override {
+        std::vector<Observation> forInner(observations.begin(), observations.end());
+        for (Observation& o : forInner) {
+            m_observed.insert(o.index);
+            if (m_seeds.count(o.index))
+                o.prior = true; // the inner strategy did not propose it
+        }
+        m_inner->observe(forInner);
+    }
+    bool done() const override { return m_next >= m_first.size() && m_inner->done(); }
+
+private:
+    std::unique_ptr<Strategy> m_inner;
+    std::vector<std::uint64_t> m_first;
+    std::unordered_set<std::uint64_t> m_seeds;
+    std::unordered_set<std::uint64_t> m_observed;
+    std::size_t m_next = 0;
+};
+
+} // namespace
+
+std::unique_ptr<Strategy> seededStrategy(std::unique_ptr<Strategy> inner, std::vector<std::uint64_t> first,
+                                         std::uint64_t spaceSize) {
+    return std::make_unique<SeededStrategy>(std::move(inner), std::move(first), spaceSize);
+}
+
 std::unique_ptr<Strategy> makeStrategy(std::string_view name, const StrategyContext& context) {
     if (!context.space)
         throw std::logic_error("makeStrategy: no space");

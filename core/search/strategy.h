@@ -147,4 +147,11 @@ std::string defaultStrategy(std::string_view searchName, const Budget& budget,
 /// Makes a strategy by name or alias. Throws InputError for an unknown name, listing the known ones.
 std::unique_ptr<Strategy> makeStrategy(std::string_view name, const StrategyContext& context);
 
+/// `inner`, after `first` (space indices, repeats and ones out of the space dropped): those are
+/// proposed first, in order, and their results reach `inner` as prior observations, so it learns
+/// from them and never proposes them (it starts once they are all back). For seeding a shape's search with the winners of the
+/// shapes tuned before it.
+std::unique_ptr<Strategy> seededStrategy(std::unique_ptr<Strategy> inner, std::vector<std::uint64_t> first,
+                                         std::uint64_t spaceSize);
+
 } // namespace tilescope

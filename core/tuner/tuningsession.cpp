@@ -449,6 +449,13 @@ struct TuningSession::Run {
             };
         }
         strategy = makeStrategy(strategyName, context);
+        if (!options.firstConfigs.empty()) {
+            std::vector<std::uint64_t> first;
+            for (const ConfigValues& values : options.firstConfigs)
+                if (const auto index = codec->indexOf(values))
+                    first.push_back(*index);
+            strategy = seededStrategy(std::move(strategy), std::move(first), space.size());
+        }
         progress.total = std::min<std::uint64_t>(context.configLimit, space.size());
 
         // Prior results: counted, and observed by the strategy, which then never proposes them.

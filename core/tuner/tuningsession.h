@@ -66,6 +66,10 @@ struct SessionOptions {
     bool resume = false;
     /// The session's backend as recorded ("replay:/path/rec.json", "cuda"); resume matches on it.
     std::string backendLabel;
+    /// Configs to evaluate first, before the strategy's own (those not in the space are left
+    /// out); the strategy learns from their results. For a shape set: the winners of the shapes
+    /// tuned before.
+    std::vector<ConfigValues> firstConfigs;
 };
 
 /// Where a session stands.
