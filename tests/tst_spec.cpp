@@ -158,6 +158,7 @@ private slots:
     void roundTrip();
     void roundTripOfConstructedProblem();
     void tensorMapRoundTrip();
+    void shapeGenerators();
     void writtenOrder();
     void rangesAndComprehensions();
     void valueLists_data();
@@ -293,6 +294,30 @@ void TestSpec::roundTrip() {
     QVERIFY(j["KernelSpecification"]["ProblemSize"][2].is_number_integer());
     QVERIFY(j["KernelSpecification"]["Arguments"][2]["Size"].is_number_integer());
     QVERIFY(j["Budget"][1]["BudgetValue"] == Json(250));
+}
+
+void TestSpec::shapeGenerators() {
+    // A dim may be a list or a string that makes one: the entry is the product, the first dim
+    // slowest; listed shapes and generated ones follow each other in file order.
+    Json j = Json::parse(kBase);
+    j["Tilescope"]["Shapes"] = Json::parse(R"([{"M": "[2**i for i in range(0, 4)]", "N": [128, 512]},
+                                                {"M": 3, "N": 7}])");
+    const TuningProblem p = TuningProblem::parse(j.dump(), "gen.json", {});
+    QCOMPARE(p.shapes.size(), std::size_t(9));
+    QCOMPARE(p.shapes[0].label(), std::string("M=1 N=128"));
+    QCOMPARE(p.shapes[1].label(), std::string("M=1 N=512"));
+    QCOMPARE(p.shapes[2].label(), std::string("M=2 N=128"));
+    QCOMPARE(p.shapes[7].label(), std::string("M=8 N=512"));
+    QCOMPARE(p.shapes[8].label(), std::string("M=3 N=7"));
+    // Written back as written, and read again equal.
+    const Json written = Json::parse(p.toJson());
+    QVERIFY(written["Tilescope"]["Shapes"][0]["M"] == Json("[2**i for i in range(0, 4)]"));
+    QVERIFY(written["Tilescope"]["Shapes"][1]["N"] == Json(7));
+    const TuningProblem again = TuningProblem::parse(p.toJson(), "gen.json", {});
+    QVERIFY(again == p);
+    // A problem without generators writes its shapes one by one, as before.
+    const TuningProblem plain = TuningProblem::parse(kBase, "plain.json", {});
+    QVERIFY(plain.shapesSource.empty());
 }
 
 void TestSpec::tensorMapRoundTrip() {
@@ -748,7 +773,7 @@ void TestSpec::malformed_data() {
                                    << QStringList{"empty shape list"};
     QTest::newRow("shapes: string value")
         << patch({replaceOp("/Tilescope/Shapes/1/N", "\"128\"")}) << "/Tilescope/Shapes/1/N"
-        << QStringList{"expected an integer, got a string"};
+        << QStringList{"expected a list such as [1, 2, 4] or range(...), got 128"};
     QTest::newRow("shapes: float value") << patch({replaceOp("/Tilescope/Shapes/0/M", "1024.5")})
                                          << "/Tilescope/Shapes/0/M" << QStringList{"expected an integer, got 1024.5"};
     QTest::newRow("shapes: too large") << patch({replaceOp("/Tilescope/Shapes/0/M", "18446744073709551615")})
@@ -764,6 +789,19 @@ void TestSpec::malformed_data() {
     QTest::newRow("shapes: element not object")
         << patch({replaceOp("/Tilescope/Shapes/1", "[256, 128]")}) << "/Tilescope/Shapes/1"
         << QStringList{"expected an object, got an array"};
+    QTest::newRow("shapes: generator of floats")
+        << patch({replaceOp("/Tilescope/Shapes/1/N", "\"[0.5 * i for i in range(1, 3)]\"")}) << "/Tilescope/Shapes/1/N"
+        << QStringList{"the list holds 0.5; a shape's dims are integers"};
+    QTest::newRow("shapes: generator that fails")
+        << patch({replaceOp("/Tilescope/Shapes/1/N", "\"[2**i for i in range(0, k)]\"")}) << "/Tilescope/Shapes/1/N"
+        << QStringList{"NameError", "'k'"};
+    QTest::newRow("shapes: empty list") << patch({replaceOp("/Tilescope/Shapes/1/N", "[]")}) << "/Tilescope/Shapes/1/N"
+                                        << QStringList{"an empty list of values"};
+    QTest::newRow("shapes: list of strings") << patch({replaceOp("/Tilescope/Shapes/1/N", "[\"64\"]")})
+                                             << "/Tilescope/Shapes/1/N/0" << QStringList{"expected an integer"};
+    QTest::newRow("shapes: too many")
+        << patch({replaceOp("/Tilescope/Shapes/1", R"x({"M": "list(range(1, 1001))", "N": "list(range(1, 1001))"})x")})
+        << "/Tilescope/Shapes/1" << QStringList{"more than 100000 shapes"};
     QTest::newRow("objective: scale") << patch({replaceOp("/Tilescope/Objective/Scale", "0")})
                                       << "/Tilescope/Objective/Scale" << QStringList{"Scale must be positive"};
 

@@ -979,15 +979,19 @@ private:
         if (shapes->empty())
             fail(shapes.ptr, "empty shape list (leave Shapes out for a problem without shapes)");
         std::set<std::string> firstKeys;
+        bool generated = false;
         for (std::size_t i = 0; i < shapes->size(); ++i) {
             const Node sn = itemOf(shapes, i);
             expectObject(sn);
-            Shape shape;
+            // Each dim one integer, or a list of them (a JSON array, or a string Python's eval reads
+            // as one: "[2**i for i in range(0, 13)]"): the entry stands for the product.
+            std::vector<std::pair<std::string, std::vector<std::int64_t>>> lists;
             std::set<std::string> keys;
             for (const auto& [key, value] : sn->items()) {
                 const Node dim = childOf(sn, key);
                 checkName(dim, key, "shape name");
-                shape.dims.emplace_back(key, asInt(dim));
+                lists.emplace_back(key, shapeValues(dim));
+                generated = generated || !dim->is_number_integer();
                 keys.insert(key);
             }
             if (i == 0) {
@@ -1005,8 +1009,62 @@ private:
                     message += " unexpected " + joined(extra);
                 fail(sn.ptr, message);
             }
-            m_p.shapes.push_back(std::move(shape));
+            std::size_t count = 1;
+            for (const auto& [key, values] : lists) {
+                count *= values.size();
+                if (count > kMaxShapes)
+                    fail(sn.ptr, "the entry generates more than " + std::to_string(kMaxShapes) + " shapes");
+            }
+            // The product, the first dim varying slowest.
+            for (std::size_t n = 0; n < count; ++n) {
+                Shape shape;
+                std::size_t rest = n;
+                for (std::size_t d = lists.size(); d-- > 0;) {
+                    const auto& values = lists[d].second;
+                    shape.dims.emplace_back(lists[d].first, values[rest % values.size()]);
+                    rest /= values.size();
+                }
+                std::reverse(shape.dims.begin(), shape.dims.end());
+                m_p.shapes.push_back(std::move(shape));
+                if (m_p.shapes.size() > kMaxShapes)
+                    fail(shapes.ptr, "more than " + std::to_string(kMaxShapes) + " shapes");
+            }
         }
+        if (generated)
+            m_p.shapesSource = shapes->dump();
+    }
+
+    static constexpr std::size_t kMaxShapes = 100000;
+
+    /// A shape dim's values: an integer, an array of integers, or a string that is a list of
+    /// integers in Python's syntax.
+    std::vector<std::int64_t> shapeValues(const Node& dim) {
+        std::vector<std::int64_t> values;
+        if (dim->is_number()) {
+            values.push_back(asInt(dim)); // says what a fraction or an out-of-range number is
+        } else if (dim->is_array()) {
+            for (std::size_t i = 0; i < dim->size(); ++i)
+                values.push_back(asInt(itemOf(dim, i)));
+        } else if (dim->is_string()) {
+            std::vector<std::unique_ptr<std::string>> strings;
+            std::vector<expr::Value> list;
+            try {
+                list = expr::parseValueList(dim->get<std::string>(), strings);
+            } catch (const expr::ExprError& e) {
+                fail(dim.ptr, spec::describeExprErrorInline(e));
+            }
+            for (const expr::Value& v : list) {
+                if (v.kind != expr::Kind::Int)
+                    fail(dim.ptr, "the list holds " + expr::repr(v) + "; a shape's dims are integers");
+                values.push_back(v.i);
+            }
+        } else {
+            fail(dim.ptr, std::string("expected an integer, a list of integers or a string that makes one, got ") +
+                              describe(*dim));
+        }
+        if (values.empty())
+            fail(dim.ptr, "an empty list of values (a shape dim needs at least one)");
+        return values;
     }
 
     // ---- checks across sections ----

@@ -277,7 +277,9 @@ private:
 
     Json tilescope(bool hasShapes) const {
         Json ts = Json::object();
-        if (hasShapes) {
+        if (hasShapes && !m_p.shapesSource.empty()) {
+            ts["Shapes"] = Json::parse(m_p.shapesSource); // the generators, as written
+        } else if (hasShapes) {
             Json shapes = Json::array();
             for (const Shape& shape : m_p.shapes) {
                 Json s = Json::object();

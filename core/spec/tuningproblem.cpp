@@ -199,7 +199,7 @@ bool TuningProblem::operator==(const TuningProblem& o) const {
            sharedMemory == o.sharedMemory && arguments == o.arguments && referenceArguments == o.referenceArguments &&
            device == o.device && profiling == o.profiling && simulationInput == o.simulationInput &&
            searchName == o.searchName && searchAttributes == o.searchAttributes && budget == o.budget &&
-           shapes == o.shapes && objective == o.objective && metrics == o.metrics &&
+           shapes == o.shapes && shapesSource == o.shapesSource && objective == o.objective && metrics == o.metrics &&
            silencedWarnings == o.silencedWarnings && unknownFields == o.unknownFields;
 }
 

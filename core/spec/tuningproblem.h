@@ -171,6 +171,10 @@ public:
 
     // Tilescope extension
     std::vector<Shape> shapes; ///< at least one when loaded (an empty shape if none given)
+    /// Tilescope.Shapes as written (compact JSON) when an entry generates shapes (a dim given as
+    /// a list or a Values-style string: the product of the lists); written back as it was. ""
+    /// when every entry is one shape.
+    std::string shapesSource;
     std::optional<Objective> objective;
     std::vector<std::string> metrics; ///< CUPTI metric names or "default"
     /// Tilescope.Silence: launch warnings the author has seen and accepts, by name
