@@ -270,6 +270,66 @@ private slots:
         QCOMPARE(nearestShape(m, {1 << 20, 4096}), std::size_t(3));
     }
 
+    void distributionFromCsv() {
+        const auto [names, rows] = readShapeDistribution("count, M ,N\r\n\r\n120,1,4096\r\n3.5, 7, 4096\n", "seen.csv");
+        QCOMPARE(names, (std::vector<std::string>{"M", "N"}));
+        QCOMPARE(rows.size(), std::size_t(2));
+        QCOMPARE(rows[1].dims, (std::vector<std::int64_t>{7, 4096}));
+        QCOMPARE(rows[1].count, 3.5);
+        auto expectError = [](const std::string& text, const QString& phrase) {
+            try {
+                readShapeDistribution(text, "seen.csv");
+                QFAIL("no error");
+            } catch (const InputError& e) {
+                QVERIFY2(QString::fromStdString(e.what()).contains(phrase), e.what());
+            }
+        };
+        expectError("M,N\n1,2\n", "needs a 'count' column");
+        expectError("M,count\n1,5\n2\n", "line 3: expected 2 cells, got 1");
+        expectError("M,count\n0,5\n", "line 2: '0' is not a positive whole number");
+        expectError("M,count\n4,-1\n", "count '-1' is not a number of 0 or more");
+        expectError("M,count\n", "no shapes in the distribution");
+    }
+
+    void bucketsCoverTheDistribution() {
+        // Decode to prefill: M from 1 to 3000, most of the count at small M.
+        std::vector<ShapeCount> seen;
+        for (const std::int64_t m : {1, 2, 3, 5, 8, 13, 21, 100, 300, 1000, 3000})
+            seen.push_back({{m, 4096}, m <= 8 ? 1000.0 : 10.0});
+        double previous = std::numeric_limits<double>::infinity();
+        for (std::size_t k = 1; k <= 8; ++k) {
+            const BucketPlan plan = planBuckets(seen, k);
+            QVERIFY(plan.buckets.size() <= k);
+            QCOMPARE(plan.bucketOf.size(), seen.size());
+            double weighted = 0, total = 0;
+            for (std::size_t i = 0; i < seen.size(); ++i) {
+                const auto& bucket = plan.buckets[plan.bucketOf[i]];
+                QVERIFY(bucket[0] >= seen[i].dims[0] && bucket[1] >= seen[i].dims[1]); // it fits
+                weighted += seen[i].count * (double(bucket[0]) / double(seen[i].dims[0]) - 1.0);
+                total += seen[i].count;
+            }
+            QVERIFY(std::fabs(plan.padding - weighted / total) < 1e-12);
+            QVERIFY(plan.padding <= previous + 1e-12); // more buckets never pad more
+            previous = plan.padding;
+            if (k == 1)
+                QCOMPARE(plan.buckets, (std::vector<std::vector<std::int64_t>>{{4096, 4096}}));
+        }
+        // With a bucket for every power of two the seen shapes round to, each pads only to its own.
+        const BucketPlan all = planBuckets(seen, 100);
+        double own = 0, total = 0;
+        for (const ShapeCount& s : seen) {
+            std::int64_t p = 1;
+            while (p < s.dims[0])
+                p <<= 1;
+            own += s.count * (double(p) / double(s.dims[0]) - 1.0);
+            total += s.count;
+        }
+        QVERIFY(std::fabs(all.padding - own / total) < 1e-12);
+        // Two buckets: the small shapes' 8 and everything else's 4096 is the best pair.
+        const BucketPlan two = planBuckets(seen, 2);
+        QCOMPARE(two.buckets, (std::vector<std::vector<std::int64_t>>{{8, 4096}, {4096, 4096}}));
+    }
+
     void recordingsThatMakeNoTable() {
         auto expectError = [](const std::vector<SessionData>& sessions, const std::string& kernel,
                               const QString& phrase) {

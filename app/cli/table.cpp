@@ -8,6 +8,7 @@
 #include "base/error.h"
 #include "base/filewrite.h"
 #include "exchange/exchange.h"
+#include "exchange/jsontext.h"
 #include "shapes/dispatchtable.h"
 
 #include <algorithm>
@@ -26,6 +27,8 @@ struct TableArgs {
     std::string maxRegret = "3%";
     std::size_t entries = 0;
     std::string cpp;
+    std::string distribution;
+    std::size_t buckets = 8;
     CLI::Option* regretOption = nullptr;
     CLI::Option* entriesOption = nullptr;
 };
@@ -57,6 +60,67 @@ std::string configText(const ConfigValues& config) {
     for (auto it = config.begin(); it != config.end(); ++it)
         out += (out.empty() ? "" : " ") + it.key() + "=" + (it->is_string() ? it->get<std::string>() : it->dump());
     return out;
+}
+
+std::string shapeText(const std::vector<std::string>& names, const std::vector<std::int64_t>& dims) {
+    std::string out;
+    for (std::size_t d = 0; d < names.size() && d < dims.size(); ++d)
+        out += (d ? " " : "") + names[d] + "=" + std::to_string(dims[d]);
+    return out;
+}
+
+/// The buckets for a distribution of shapes seen in production, and the table entry each runs.
+void printBuckets(const TableArgs& opt, const ShapeConfigMatrix& m, const DispatchTable& table) {
+    const auto [names, seenInFile] = readShapeDistribution(exchange::readText(opt.distribution), opt.distribution);
+    // The file's columns in the matrix's dim order.
+    std::vector<std::size_t> column;
+    for (const std::string& d : m.dimNames) {
+        const auto it = std::find(names.begin(), names.end(), d);
+        if (it == names.end())
+            throw InputError(
+                opt.distribution, "line 1", "no column '" + d + "' (the tuned shapes have the dims " + [&] {
+                    std::string all;
+                    for (const std::string& n : m.dimNames)
+                        all += (all.empty() ? "" : ", ") + n;
+                    return all;
+                }() + ")");
+        column.push_back(static_cast<std::size_t>(it - names.begin()));
+    }
+    std::vector<ShapeCount> seen;
+    double total = 0;
+    for (const ShapeCount& row : seenInFile) {
+        ShapeCount s;
+        for (std::size_t c : column)
+            s.dims.push_back(row.dims[c]);
+        s.count = row.count;
+        total += row.count;
+        seen.push_back(std::move(s));
+    }
+    const BucketPlan plan = planBuckets(seen, opt.buckets);
+    std::printf("\nBuckets for %s: %zu shapes seen (count %.0f), %zu buckets; padding adds %s of the work on "
+                "average (weighted by count), %s at worst\n",
+                opt.distribution.c_str(), seen.size(), total, plan.buckets.size(), pct(plan.padding).c_str(),
+                pct(plan.worstPadding).c_str());
+    for (std::size_t b = 0; b < plan.buckets.size(); ++b) {
+        double share = 0;
+        std::size_t shapes = 0;
+        for (std::size_t i = 0; i < seen.size(); ++i)
+            if (plan.bucketOf[i] == b) {
+                share += seen[i].count;
+                ++shapes;
+            }
+        const std::size_t tuned = nearestShape(m, plan.buckets[b]);
+        const bool exact = m.shapes[tuned] == plan.buckets[b];
+        std::printf("  %-28s  %4zu shapes, %5.1f %% of the count  entry %zu (%s %s)\n",
+                    shapeText(m.dimNames, plan.buckets[b]).c_str(), shapes, total > 0 ? 100.0 * share / total : 0.0,
+                    table.choice[tuned] + 1, exact ? "tuned at" : "nearest tuned shape", m.shapeLabel(tuned).c_str());
+    }
+    bool untuned = false;
+    for (const auto& bucket : plan.buckets)
+        untuned = untuned || m.shapes[nearestShape(m, bucket)] != bucket;
+    if (untuned)
+        std::printf("note: tune the buckets that are not tuned shapes (add them to the problem's Shapes) for a "
+                    "table measured where it runs\n");
 }
 
 int runTable(const TableArgs& opt) {
@@ -106,6 +170,8 @@ int runTable(const TableArgs& opt) {
     if (m.measuredCells() < m.shapes.size() * m.configs.size())
         std::printf("\nnote: a config counts only on the shapes where it was measured; measuring each shape's best "
                     "configs on the other shapes can make the table smaller\n");
+    if (!opt.distribution.empty())
+        printBuckets(opt, m, table);
     if (!opt.cpp.empty()) {
         writeFileAtomically(opt.cpp, writeDispatchHeader(m, table), "--cpp");
         std::fprintf(stderr, "wrote %s (a C++17 header: dispatch(%s) for any shape)\n", opt.cpp.c_str(),
@@ -136,6 +202,13 @@ void registerTable(CLI::App& app) {
     opt->entriesOption =
         cmd->add_option("--entries", opt->entries, "Instead: the lowest worst regret with at most this many configs")
             ->check(CLI::Range(1, 1000000));
+    cmd->add_option("--distribution", opt->distribution,
+                    "A CSV of shapes seen in production (a header of dim names and count): propose buckets that "
+                    "cover it, padding counted")
+        ->check(CLI::ExistingFile);
+    cmd->add_option("--buckets", opt->buckets, "With --distribution: at most this many buckets")
+        ->capture_default_str()
+        ->check(CLI::Range(1, 10000));
     cmd->add_option("--cpp", opt->cpp, "Also write a C++17 header that dispatches any shape (nearest tuned shape)");
     setAction(cmd, [opt] { return runTable(*opt); });
 }

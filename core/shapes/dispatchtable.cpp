@@ -416,6 +416,202 @@ std::size_t nearestShape(const ShapeConfigMatrix& matrix, const std::vector<std:
     return nearest;
 }
 
+namespace {
+
+std::int64_t roundUpPow2(std::int64_t v) {
+    std::int64_t p = 1;
+    while (p < v && p < (std::int64_t{1} << 62))
+        p <<= 1;
+    return p;
+}
+
+double volume(const std::vector<std::int64_t>& dims) {
+    double v = 1;
+    for (std::int64_t d : dims)
+        v *= static_cast<double>(std::max<std::int64_t>(1, d));
+    return v;
+}
+
+bool holds(const std::vector<std::int64_t>& bucket, const std::vector<std::int64_t>& shape) {
+    for (std::size_t d = 0; d < shape.size(); ++d)
+        if (bucket[d] < shape[d])
+            return false;
+    return true;
+}
+
+/// Each seen shape's bucket (the smallest volume that holds it) and the plan's padding; false
+/// when some shape fits none.
+bool assign(const std::vector<ShapeCount>& seen, BucketPlan& plan) {
+    plan.bucketOf.assign(seen.size(), 0);
+    double weighted = 0, total = 0;
+    plan.worstPadding = 0;
+    for (std::size_t i = 0; i < seen.size(); ++i) {
+        double best = kInf;
+        for (std::size_t b = 0; b < plan.buckets.size(); ++b) {
+            if (!holds(plan.buckets[b], seen[i].dims))
+                continue;
+            const double v = volume(plan.buckets[b]);
+            if (v < best) {
+                best = v;
+                plan.bucketOf[i] = b;
+            }
+        }
+        if (!std::isfinite(best))
+            return false;
+        const double pad = best / volume(seen[i].dims) - 1.0;
+        weighted += seen[i].count * pad;
+        total += seen[i].count;
+        if (seen[i].count > 0)
+            plan.worstPadding = std::max(plan.worstPadding, pad);
+    }
+    plan.padding = total > 0 ? weighted / total : 0.0;
+    return true;
+}
+
+} // namespace
+
+std::pair<std::vector<std::string>, std::vector<ShapeCount>> readShapeDistribution(const std::string& csvText,
+                                                                                   const std::string& fileName) {
+    std::vector<std::string> names;
+    std::vector<ShapeCount> rows;
+    std::size_t countColumn = 0;
+    bool header = true;
+    std::size_t lineNo = 0;
+    std::size_t start = 0;
+    while (start <= csvText.size()) {
+        std::size_t end = csvText.find('\n', start);
+        if (end == std::string::npos)
+            end = csvText.size();
+        std::string line = csvText.substr(start, end - start);
+        start = end + 1;
+        ++lineNo;
+        if (!line.empty() && line.back() == '\r')
+            line.pop_back();
+        if (line.find_first_not_of(" \t") == std::string::npos)
+            continue;
+        std::vector<std::string> cells;
+        std::size_t from = 0;
+        while (true) {
+            const std::size_t comma = line.find(',', from);
+            std::string cell = line.substr(from, comma == std::string::npos ? std::string::npos : comma - from);
+            cell.erase(0, cell.find_first_not_of(" \t"));
+            cell.erase(cell.find_last_not_of(" \t") + 1);
+            cells.push_back(cell);
+            if (comma == std::string::npos)
+                break;
+            from = comma + 1;
+        }
+        const std::string where = "line " + std::to_string(lineNo);
+        if (header) {
+            header = false;
+            bool found = false;
+            for (std::size_t c = 0; c < cells.size(); ++c) {
+                if (cells[c] == "count") {
+                    countColumn = c;
+                    found = true;
+                } else {
+                    names.push_back(cells[c]);
+                }
+            }
+            if (!found)
+                throw InputError(fileName, where, "the header needs a 'count' column beside the dim names");
+            if (names.empty())
+                throw InputError(fileName, where, "the header names no dims (e.g. M,N,K,count)");
+            continue;
+        }
+        if (cells.size() != names.size() + 1)
+            throw InputError(fileName, where,
+                             "expected " + std::to_string(names.size() + 1) + " cells, got " +
+                                 std::to_string(cells.size()));
+        ShapeCount row;
+        for (std::size_t c = 0; c < cells.size(); ++c) {
+            char* endp = nullptr;
+            if (c == countColumn) {
+                row.count = std::strtod(cells[c].c_str(), &endp);
+                if (cells[c].empty() || *endp != '\0' || !std::isfinite(row.count) || row.count < 0)
+                    throw InputError(fileName, where, "count '" + cells[c] + "' is not a number of 0 or more");
+            } else {
+                const long long v = std::strtoll(cells[c].c_str(), &endp, 10);
+                if (cells[c].empty() || *endp != '\0' || v < 1)
+                    throw InputError(fileName, where, "'" + cells[c] + "' is not a positive whole number");
+                row.dims.push_back(v);
+            }
+        }
+        rows.push_back(std::move(row));
+    }
+    if (rows.empty())
+        throw InputError(fileName, "", "no shapes in the distribution");
+    return {names, rows};
+}
+
+BucketPlan planBuckets(const std::vector<ShapeCount>& seen, std::size_t maxBuckets) {
+    BucketPlan plan;
+    if (seen.empty())
+        return plan;
+    maxBuckets = std::max<std::size_t>(1, maxBuckets);
+    const std::size_t dims = seen.front().dims.size();
+    // Candidates: each seen shape rounded up to powers of two, and the elementwise largest.
+    std::set<std::vector<std::int64_t>> candidateSet;
+    std::vector<std::int64_t> largest(dims, 1);
+    for (const ShapeCount& s : seen) {
+        std::vector<std::int64_t> c;
+        for (std::size_t d = 0; d < dims; ++d) {
+            c.push_back(roundUpPow2(s.dims[d]));
+            largest[d] = std::max(largest[d], c.back());
+        }
+        candidateSet.insert(c);
+    }
+    candidateSet.insert(largest);
+    const std::vector<std::vector<std::int64_t>> candidates(candidateSet.begin(), candidateSet.end());
+    plan.buckets = {largest};
+    assign(seen, plan);
+    // Greedy: add the bucket that lowers the padding most.
+    while (plan.buckets.size() < maxBuckets) {
+        BucketPlan best = plan;
+        for (const auto& c : candidates) {
+            if (std::find(plan.buckets.begin(), plan.buckets.end(), c) != plan.buckets.end())
+                continue;
+            BucketPlan trial = plan;
+            trial.buckets.push_back(c);
+            if (assign(seen, trial) && trial.padding < best.padding - 1e-15)
+                best = std::move(trial);
+        }
+        if (best.buckets.size() == plan.buckets.size())
+            break;
+        plan = std::move(best);
+    }
+    // Swaps: replace one bucket by a candidate while that lowers the padding.
+    for (bool improved = true; improved;) {
+        improved = false;
+        for (std::size_t b = 0; b < plan.buckets.size() && !improved; ++b) {
+            for (const auto& c : candidates) {
+                if (std::find(plan.buckets.begin(), plan.buckets.end(), c) != plan.buckets.end())
+                    continue;
+                BucketPlan trial = plan;
+                trial.buckets[b] = c;
+                if (assign(seen, trial) && trial.padding < plan.padding - 1e-12) {
+                    plan = std::move(trial);
+                    improved = true;
+                    break;
+                }
+            }
+        }
+    }
+    // Smallest first.
+    std::vector<std::size_t> order(plan.buckets.size());
+    std::iota(order.begin(), order.end(), 0);
+    std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+        return volume(plan.buckets[a]) != volume(plan.buckets[b]) ? volume(plan.buckets[a]) < volume(plan.buckets[b])
+                                                                  : plan.buckets[a] < plan.buckets[b];
+    });
+    std::vector<std::vector<std::int64_t>> sorted;
+    for (std::size_t i : order)
+        sorted.push_back(plan.buckets[i]);
+    plan.buckets = std::move(sorted);
+    assign(seen, plan);
+    return plan;
+}
+
 std::string writeDispatchHeader(const ShapeConfigMatrix& matrix, const DispatchTable& table,
                                 const std::string& guardName) {
     // Parameters in the first entry's order, then any the others add.

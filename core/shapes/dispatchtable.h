@@ -71,6 +71,35 @@ DispatchTable planWithEntries(const ShapeConfigMatrix& matrix, std::size_t maxEn
 /// tuned shape's row. `dims` are in the matrix's dimNames order; values below 1 count as 1.
 std::size_t nearestShape(const ShapeConfigMatrix& matrix, const std::vector<std::int64_t>& dims);
 
+/// Shapes seen in production and how often: the distribution buckets are planned for.
+struct ShapeCount {
+    std::vector<std::int64_t> dims; ///< in the order of the distribution's dim names
+    double count = 0;
+};
+
+/// Canonical shapes to tune instead of every shape seen: each seen shape runs padded up to the
+/// smallest bucket that holds it (every dim at least its own).
+struct BucketPlan {
+    std::vector<std::vector<std::int64_t>> buckets; ///< smallest first
+    std::vector<std::size_t> bucketOf;              ///< per seen shape: its bucket
+    /// The work padding adds, weighted by the counts: sum of count * (volume(bucket) /
+    /// volume(shape) - 1) over sum of counts (0.25: a quarter more work on average).
+    double padding = 0;
+    double worstPadding = 0; ///< the largest volume(bucket) / volume(shape) - 1 of a seen shape
+};
+
+/// Reads a distribution as CSV: a header of dim names and a `count` column (any order, names
+/// as the problem's shapes name them), one shape a row. Throws InputError with the line for a
+/// bad row, a missing count column, a negative count.
+std::pair<std::vector<std::string>, std::vector<ShapeCount>> readShapeDistribution(const std::string& csvText,
+                                                                                   const std::string& fileName);
+
+/// At most `maxBuckets` buckets for `seen`, drawn from the seen shapes with each dim rounded up
+/// to a power of two (the elementwise largest always among them, so that every shape fits),
+/// chosen greedily to lower the weighted padding, then improved by swapping one bucket at a time
+/// while that lowers it.
+BucketPlan planBuckets(const std::vector<ShapeCount>& seen, std::size_t maxBuckets);
+
 /// A self-contained C++17 header (only <cstdint>, <cmath> and <cstdlib>): in namespace
 /// `guardName`::kernel, a Config struct, kEntries (the table's configs), kShapes (the tuned
 /// shapes and the entry each runs), and `const Config& dispatch(dims...)`: the entry of the
