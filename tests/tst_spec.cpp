@@ -773,7 +773,7 @@ void TestSpec::malformed_data() {
                                    << QStringList{"empty shape list"};
     QTest::newRow("shapes: string value")
         << patch({replaceOp("/Tilescope/Shapes/1/N", "\"128\"")}) << "/Tilescope/Shapes/1/N"
-        << QStringList{"expected a list such as [1, 2, 4] or range(...), got 128"};
+        << QStringList{"expected an integer, got a string (\"128\"; a string here is a list of values"};
     QTest::newRow("shapes: float value") << patch({replaceOp("/Tilescope/Shapes/0/M", "1024.5")})
                                          << "/Tilescope/Shapes/0/M" << QStringList{"expected an integer, got 1024.5"};
     QTest::newRow("shapes: too large") << patch({replaceOp("/Tilescope/Shapes/0/M", "18446744073709551615")})

@@ -1046,6 +1046,10 @@ private:
             for (std::size_t i = 0; i < dim->size(); ++i)
                 values.push_back(asInt(itemOf(dim, i)));
         } else if (dim->is_string()) {
+            const std::string& text = dim->get<std::string>();
+            if (!text.empty() && text.find_first_not_of("0123456789+- ") == std::string::npos)
+                fail(dim.ptr, "expected an integer, got a string (\"" + text +
+                                  "\"; a string here is a list of values such as \"[2**i for i in range(0, 13)]\")");
             std::vector<std::unique_ptr<std::string>> strings;
             std::vector<expr::Value> list;
             try {
