@@ -124,6 +124,28 @@ std::string writeTritonConfigs(const std::vector<SessionData>& sessions, std::si
 /// `guardName` names the namespace that holds them all ("tilescope_tuned").
 std::string writeCppHeader(const std::vector<BestConfig>& best, const std::string& guardName = "tilescope_tuned");
 
+/// How Tilescope's C++ exports spell configs: a `Config` struct with a member per parameter (in
+/// the first config's order, then any the others add), its type from the values it takes
+/// (const char*, bool, long long or double), and each config as an initializer of that struct.
+class CppConfigLayout {
+public:
+    explicit CppConfigLayout(const std::vector<const ConfigValues*>& configs);
+    /// "struct Config {\n    long long BLOCK_M;\n ...};\n"
+    std::string structDefinition() const;
+    /// "{128LL, true, \"row\"}": `config`'s values (a missing one as 0, false or "").
+    std::string initializer(const ConfigValues& config) const;
+
+private:
+    std::vector<std::string> m_params;
+    std::vector<std::string> m_types;
+    std::vector<std::string> m_ids;
+};
+
+/// `name` as a C++ identifier for generated code (other characters as _, a leading digit
+/// prefixed, C++ and Python keywords and the generated code's own names suffixed with _), or
+/// `fallback` when empty.
+std::string cppIdentifier(const std::string& name, const std::string& fallback);
+
 /// CSV (RFC 4180) of every result of every session: one row per result, the union of the
 /// sessions' parameters as columns.
 std::string writeCsv(const std::vector<SessionData>& sessions);

@@ -512,14 +512,17 @@ std::string identifier(const std::string& name, const std::string& fallback) {
     if (std::isdigit(static_cast<unsigned char>(out[0])))
         out = "k" + out;
     static const std::set<std::string> kReserved = {
-        "and",     "bool",    "break",    "case",     "char",   "class",   "const",  "continue",  "default",
-        "delete",  "do",      "double",   "else",     "enum",   "false",   "float",  "for",       "if",
-        "in",      "int",     "is",       "long",     "not",    "or",      "return", "short",     "signed",
-        "sizeof",  "static",  "struct",   "switch",   "true",   "typedef", "union",  "unsigned",  "void",
-        "while",   "None",    "True",     "False",    "def",    "import",  "from",   "lambda",    "pass",
-        "with",    "yield",   "global",   "template", "this",   "new",     "auto",   "namespace", "operator",
-        "private", "public",  "using",    "virtual",  "device", "lookup",  "Config", "Entry",     "kEntries",
-        "detail",  "time_ms", "lookupOn", "config",   "e",      "find",    "findOn", "i"};
+        "and",      "bool",     "break",    "case",      "char",       "class",        "const",    "continue",
+        "default",  "delete",   "do",       "double",    "else",       "enum",         "false",    "float",
+        "for",      "if",       "in",       "int",       "is",         "long",         "not",      "or",
+        "return",   "short",    "signed",   "sizeof",    "static",     "struct",       "switch",   "true",
+        "typedef",  "union",    "unsigned", "void",      "while",      "None",         "True",     "False",
+        "def",      "import",   "from",     "lambda",    "pass",       "with",         "yield",    "global",
+        "template", "this",     "new",      "auto",      "namespace",  "operator",     "private",  "public",
+        "using",    "virtual",  "device",   "lookup",    "Config",     "Entry",        "kEntries", "detail",
+        "time_ms",  "lookupOn", "config",   "e",         "find",       "findOn",       "i",        "dispatch",
+        "nearest",  "kShapes",  "kDims",    "kDimNames", "TunedShape", "dims",         "entry",    "regret",
+        "s",        "d",        "a",        "b",         "best",       "bestDistance", "distance"};
     if (kReserved.count(out))
         out += '_';
     return out;
@@ -637,32 +640,95 @@ std::string writeTritonConfigs(const std::vector<SessionData>& sessions, std::si
     return out;
 }
 
+namespace {
+
+std::string quote(const std::string& s) {
+    std::string out = "\"";
+    for (const char c : s) {
+        if (c == '"' || c == '\\')
+            out += '\\';
+        if (c == '\n') {
+            out += "\\n";
+            continue;
+        }
+        out += c;
+    }
+    return out + "\"";
+}
+
+std::string cppNumber(double v) {
+    if (!std::isfinite(v))
+        return std::string("0.0");
+    std::string text = Json(v).dump();
+    if (text.find_first_of(".eE") == std::string::npos)
+        text += ".0";
+    return text;
+}
+
+} // namespace
+
+std::string cppIdentifier(const std::string& name, const std::string& fallback) {
+    return identifier(name, fallback);
+}
+
+CppConfigLayout::CppConfigLayout(const std::vector<const ConfigValues*>& configs) {
+    // Parameters in the first config's order, then any the others add.
+    for (const ConfigValues* c : configs)
+        for (auto it = c->begin(); it != c->end(); ++it)
+            if (std::find(m_params.begin(), m_params.end(), it.key()) == m_params.end())
+                m_params.push_back(it.key());
+    // A C++ type per parameter from the values it takes.
+    for (const std::string& p : m_params) {
+        bool allInt = true, allBool = true, anyString = false;
+        for (const ConfigValues* c : configs) {
+            const auto it = c->find(p);
+            if (it == c->end())
+                continue;
+            allInt = allInt && it->is_number_integer();
+            allBool = allBool && it->is_boolean();
+            anyString = anyString || !(it->is_number() || it->is_boolean());
+        }
+        m_types.push_back(anyString ? "const char*" : allBool ? "bool" : allInt ? "long long" : "double");
+        m_ids.push_back(identifier(p, "param"));
+    }
+}
+
+std::string CppConfigLayout::structDefinition() const {
+    std::string out = "struct Config {\n";
+    for (std::size_t p = 0; p < m_params.size(); ++p)
+        out += "    " + m_types[p] + " " + m_ids[p] + ";\n";
+    if (m_params.empty())
+        out += "    int unused;\n";
+    return out + "};\n";
+}
+
+std::string CppConfigLayout::initializer(const ConfigValues& config) const {
+    std::string out = "{";
+    for (std::size_t p = 0; p < m_params.size(); ++p) {
+        const auto it = config.find(m_params[p]);
+        const std::string& type = m_types[p];
+        std::string v;
+        if (it == config.end())
+            v = type == "const char*" ? "\"\"" : type == "bool" ? "false" : "0";
+        else if (type == "const char*")
+            v = quote(it->is_string() ? it->get<std::string>() : it->dump());
+        else if (type == "bool")
+            v = it->get<bool>() ? "true" : "false";
+        else if (type == "long long")
+            v = it->dump() + "LL";
+        else
+            v = cppNumber(it->is_boolean() ? (it->get<bool>() ? 1.0 : 0.0) : it->get<double>());
+        out += (p ? ", " : "") + v;
+    }
+    if (m_params.empty())
+        out += "0";
+    return out + "}";
+}
+
 std::string writeCppHeader(const std::vector<BestConfig>& best, const std::string& guardName) {
     std::map<std::string, std::vector<const BestConfig*>> byKernel;
     for (const BestConfig& b : best)
         byKernel[b.kernel].push_back(&b);
-    auto quote = [](const std::string& s) {
-        std::string out = "\"";
-        for (const char c : s) {
-            if (c == '"' || c == '\\')
-                out += '\\';
-            if (c == '\n') {
-                out += "\\n";
-                continue;
-            }
-            out += c;
-        }
-        return out + "\"";
-    };
-    auto cppNumber = [](double v) {
-        if (!std::isfinite(v))
-            return std::string("0.0");
-        std::string text = Json(v).dump();
-        if (text.find_first_of(".eE") == std::string::npos)
-            text += ".0";
-        return text;
-    };
-
     std::string out;
     out += "// Tuned configs exported by Tilescope " + std::string(TILESCOPE_VERSION) +
            ": the best config per (shape, device).\n";
@@ -678,13 +744,12 @@ std::string writeCppHeader(const std::vector<BestConfig>& best, const std::strin
     out += "} // namespace detail\n";
 
     for (const auto& [kernel, entries] : byKernel) {
-        // Parameters in the first entry's order, then any the others add.
-        std::vector<std::string> params;
+        std::vector<const ConfigValues*> configs;
+        for (const BestConfig* b : entries)
+            configs.push_back(&b->config);
+        const CppConfigLayout layout(configs);
         std::vector<std::string> dims;
         for (const BestConfig* b : entries) {
-            for (auto it = b->config.begin(); it != b->config.end(); ++it)
-                if (std::find(params.begin(), params.end(), it.key()) == params.end())
-                    params.push_back(it.key());
             for (const auto& [name, value] : b->shape)
                 if (std::find(dims.begin(), dims.end(), name) == dims.end())
                     dims.push_back(name);
@@ -697,48 +762,12 @@ std::string writeCppHeader(const std::vector<BestConfig>& best, const std::strin
             for (std::size_t i = 0; i < sizeDims; ++i)
                 dims.push_back("problem_size_" + std::to_string(i));
 
-        // A C++ type per parameter from the values it takes.
-        std::vector<std::string> types;
-        for (const std::string& p : params) {
-            bool allInt = true, allBool = true, anyNumber = false, anyString = false;
-            for (const BestConfig* b : entries) {
-                const auto it = b->config.find(p);
-                if (it == b->config.end())
-                    continue;
-                allInt = allInt && it->is_number_integer();
-                allBool = allBool && it->is_boolean();
-                anyNumber = anyNumber || it->is_number();
-                anyString = anyString || !(it->is_number() || it->is_boolean());
-            }
-            types.push_back(anyString ? "const char*" : allBool ? "bool" : allInt ? "long long" : "double");
-        }
-        auto literal = [&](std::size_t p, const BestConfig* b) -> std::string {
-            const auto it = b->config.find(params[p]);
-            const std::string& type = types[p];
-            if (it == b->config.end())
-                return type == "const char*" ? "\"\"" : type == "bool" ? "false" : "0";
-            if (type == "const char*")
-                return quote(it->is_string() ? it->get<std::string>() : it->dump());
-            if (type == "bool")
-                return it->get<bool>() ? "true" : "false";
-            if (type == "long long")
-                return it->dump() + "LL";
-            return cppNumber(it->is_boolean() ? (it->get<bool>() ? 1.0 : 0.0) : it->get<double>());
-        };
-
-        std::vector<std::string> dimIds, paramIds;
+        std::vector<std::string> dimIds;
         for (const std::string& d : dims)
             dimIds.push_back(identifier(d, "dim"));
-        for (const std::string& p : params)
-            paramIds.push_back(identifier(p, "param"));
 
         out += "\nnamespace " + identifier(kernel, "kernel") + " {\n\n";
-        out += "struct Config {\n";
-        for (std::size_t p = 0; p < params.size(); ++p)
-            out += "    " + types[p] + " " + paramIds[p] + ";\n";
-        if (params.empty())
-            out += "    int unused;\n";
-        out += "};\n\n";
+        out += layout.structDefinition() + "\n";
         out += "struct Entry {\n";
         for (const std::string& d : dimIds)
             out += "    std::int64_t " + d + ";\n";
@@ -757,12 +786,7 @@ std::string writeCppHeader(const std::vector<BestConfig>& best, const std::strin
                 }
                 row += std::to_string(v) + ", ";
             }
-            row += quote(b->device) + ", {";
-            for (std::size_t p = 0; p < params.size(); ++p)
-                row += (p ? ", " : "") + literal(p, b);
-            if (params.empty())
-                row += "0";
-            row += "}, " + cppNumber(b->timeMs) + "},";
+            row += quote(b->device) + ", " + layout.initializer(b->config) + ", " + cppNumber(b->timeMs) + "},";
             std::string label;
             for (const auto& [name, value] : b->shape)
                 label += (label.empty() ? "" : " ") + name + "=" + std::to_string(value);

@@ -1,6 +1,7 @@
 #include "shapes/dispatchtable.h"
 
 #include "base/error.h"
+#include "exchange/exchange.h"
 
 #include <algorithm>
 #include <cctype>
@@ -242,17 +243,6 @@ private:
     bool m_exhausted = false;
     bool m_found = false;
 };
-
-std::string identifier(const std::string& text, const std::string& fallback) {
-    std::string out;
-    for (const char c : text)
-        out += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
-    if (out.empty())
-        return fallback;
-    if (std::isdigit(static_cast<unsigned char>(out.front())))
-        out = "k_" + out;
-    return out;
-}
 
 std::string percent(double fraction) {
     char text[32];
@@ -614,27 +604,12 @@ BucketPlan planBuckets(const std::vector<ShapeCount>& seen, std::size_t maxBucke
 
 std::string writeDispatchHeader(const ShapeConfigMatrix& matrix, const DispatchTable& table,
                                 const std::string& guardName) {
-    // Parameters in the first entry's order, then any the others add.
-    std::vector<std::string> params;
+    std::vector<const ConfigValues*> configs;
     for (std::size_t e : table.entries)
-        for (auto it = matrix.configs[e].begin(); it != matrix.configs[e].end(); ++it)
-            if (std::find(params.begin(), params.end(), it.key()) == params.end())
-                params.push_back(it.key());
-    std::vector<std::string> types;
-    for (const std::string& p : params) {
-        bool allInt = true, allBool = true, anyString = false;
-        for (std::size_t e : table.entries) {
-            const auto it = matrix.configs[e].find(p);
-            if (it == matrix.configs[e].end())
-                continue;
-            allInt = allInt && it->is_number_integer();
-            allBool = allBool && it->is_boolean();
-            anyString = anyString || !(it->is_number() || it->is_boolean());
-        }
-        types.push_back(anyString ? "const char*" : allBool ? "bool" : allInt ? "long long" : "double");
-    }
-    const std::string ns = identifier(guardName, "tilescope_dispatch");
-    const std::string kernelNs = identifier(matrix.kernel, "kernel");
+        configs.push_back(&matrix.configs[e]);
+    const CppConfigLayout layout(configs);
+    const std::string ns = cppIdentifier(guardName, "tilescope_dispatch");
+    const std::string kernelNs = cppIdentifier(matrix.kernel, "kernel");
     std::string out;
     out += "// A dispatch table exported by Tilescope " + std::string(TILESCOPE_VERSION) + " for kernel '" +
            matrix.kernel + "':\n";
@@ -645,28 +620,10 @@ std::string writeDispatchHeader(const ShapeConfigMatrix& matrix, const DispatchT
     out += "// of |log2(d) - log2(tuned d)|, ties to the earlier tuned shape). Self-contained C++17.\n";
     out += "#pragma once\n\n#include <cmath>\n#include <cstdlib>\n\n";
     out += "namespace " + ns + " {\nnamespace " + kernelNs + " {\n\n";
-    out += "struct Config {\n";
-    for (std::size_t p = 0; p < params.size(); ++p)
-        out += "    " + types[p] + " " + identifier(params[p], "p" + std::to_string(p)) + ";\n";
-    out += "};\n\n";
+    out += layout.structDefinition() + "\n";
     out += "inline constexpr Config kEntries[] = {\n";
-    for (std::size_t e : table.entries) {
-        out += "    {";
-        for (std::size_t p = 0; p < params.size(); ++p) {
-            const auto it = matrix.configs[e].find(params[p]);
-            std::string v;
-            if (it == matrix.configs[e].end())
-                v = types[p] == "const char*" ? "\"\"" : types[p] == "bool" ? "false" : "0";
-            else if (types[p] == "const char*")
-                v = it->is_string() ? ConfigValues(it->get<std::string>()).dump() : ConfigValues(it->dump()).dump();
-            else if (types[p] == "bool")
-                v = it->get<bool>() ? "true" : "false";
-            else
-                v = it->dump();
-            out += (p ? ", " : "") + v;
-        }
-        out += "},\n";
-    }
+    for (std::size_t e : table.entries)
+        out += "    " + layout.initializer(matrix.configs[e]) + ",\n";
     out += "};\n\n";
     const std::size_t dims = matrix.dimNames.size();
     out += "inline constexpr int kDims = " + std::to_string(dims) + ";\n";
@@ -704,10 +661,10 @@ std::string writeDispatchHeader(const ShapeConfigMatrix& matrix, const DispatchT
     out += "// The config to run for a shape: the table's entry of the nearest tuned shape.\n";
     out += "inline const Config& dispatch(";
     for (std::size_t d = 0; d < dims; ++d)
-        out += (d ? ", " : "") + std::string("long long ") + identifier(matrix.dimNames[d], "d" + std::to_string(d));
+        out += (d ? ", " : "") + std::string("long long ") + cppIdentifier(matrix.dimNames[d], "dim");
     out += ") {\n    const long long dims[" + std::to_string(std::max<std::size_t>(dims, 1)) + "] = {";
     for (std::size_t d = 0; d < dims; ++d)
-        out += (d ? ", " : "") + identifier(matrix.dimNames[d], "d" + std::to_string(d));
+        out += (d ? ", " : "") + cppIdentifier(matrix.dimNames[d], "dim");
     out += "};\n    return kEntries[kShapes[nearest(dims)].entry];\n}\n\n";
     out += "} // namespace " + kernelNs + "\n} // namespace " + ns + "\n";
     return out;
