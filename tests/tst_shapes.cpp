@@ -270,6 +270,43 @@ private slots:
         QCOMPARE(nearestShape(m, {1 << 20, 4096}), std::size_t(3));
     }
 
+    void tritonModuleDispatches() {
+        // The Python module's pick() and prune() give every shape the entry nearestShape() gives.
+        if (!haveProgram("python3"))
+            TILESCOPE_MISSING_PROGRAM("python3", "the Triton dispatch module's check");
+        std::vector<SessionData> sessions;
+        const std::vector<std::int64_t> ms = {1, 16, 256, 4096};
+        for (std::size_t i = 0; i < ms.size(); ++i) {
+            std::vector<std::pair<int, double>> times;
+            for (int c = 0; c < 4; ++c)
+                times.emplace_back(c, c == static_cast<int>(i) ? 1.0 : 1.02 + 0.1 * c);
+            sessions.push_back(session("gemv", {{"M", ms[i]}, {"N", 4096}}, times));
+        }
+        const ShapeConfigMatrix m = buildShapeConfigMatrix(sessions, "", "gemv");
+        const DispatchTable t = planWithinRegret(m, 0.05); // config 0 covers M = 16 within 2 %
+        QVERIFY(t.entries.size() < m.shapes.size());
+        QTemporaryDir dir;
+        { std::ofstream(dir.filePath("gemv_dispatch.py").toStdString()) << writeDispatchTriton(m, t); }
+        std::string script = "import sys\nsys.path.insert(0, sys.argv[1])\nimport gemv_dispatch as g\n"
+                             "assert g.KEY == ['M', 'N']\nbad = 0\n";
+        for (const std::int64_t m0 : {1LL, 2LL, 3LL, 5LL, 40LL, 100LL, 300LL, 5000LL, 1LL << 20}) {
+            const std::size_t shape = nearestShape(m, {m0, 4096});
+            const std::size_t entry = t.choice[shape];
+            const int tile = m.configs[t.entries[entry]]["TILE"].get<int>();
+            script += "e = g.pick(" + std::to_string(m0) + ", 4096)\n";
+            script +=
+                "bad += e != " + std::to_string(entry) + " or g.ENTRIES[e]['TILE'] != " + std::to_string(tile) + "\n";
+            script += "bad += g.prune(['c%d' % i for i in range(len(g.ENTRIES))], {'M': " + std::to_string(m0) +
+                      ", 'N': 4096, 'x': 0}) != ['c%d' % e]\n";
+        }
+        script += "print('%d bad' % bad)\nsys.exit(1 if bad else 0)\n";
+        QString output;
+        QCOMPARE(runProcess(QStringLiteral("python3"),
+                            {QStringLiteral("-c"), QString::fromStdString(script), dir.path()}, &output),
+                 0);
+        QVERIFY2(output.contains("0 bad"), qPrintable(output));
+    }
+
     void distributionFromCsv() {
         const auto [names, rows] = readShapeDistribution("count, M ,N\r\n\r\n120,1,4096\r\n3.5, 7, 4096\n", "seen.csv");
         QCOMPARE(names, (std::vector<std::string>{"M", "N"}));

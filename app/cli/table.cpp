@@ -27,6 +27,7 @@ struct TableArgs {
     std::string maxRegret = "3%";
     std::size_t entries = 0;
     std::string cpp;
+    std::string triton;
     std::string distribution;
     std::size_t buckets = 8;
     CLI::Option* regretOption = nullptr;
@@ -172,6 +173,11 @@ int runTable(const TableArgs& opt) {
                     "configs on the other shapes can make the table smaller\n");
     if (!opt.distribution.empty())
         printBuckets(opt, m, table);
+    if (!opt.triton.empty()) {
+        writeFileAtomically(opt.triton, writeDispatchTriton(m, table), "--triton");
+        std::fprintf(stderr, "wrote %s (Python for triton.autotune: configs(), KEY and the prune hook)\n",
+                     opt.triton.c_str());
+    }
     if (!opt.cpp.empty()) {
         writeFileAtomically(opt.cpp, writeDispatchHeader(m, table), "--cpp");
         std::fprintf(stderr, "wrote %s (a C++17 header: dispatch(%s) for any shape)\n", opt.cpp.c_str(),
@@ -209,6 +215,9 @@ void registerTable(CLI::App& app) {
     cmd->add_option("--buckets", opt->buckets, "With --distribution: at most this many buckets")
         ->capture_default_str()
         ->check(CLI::Range(1, 10000));
+    cmd->add_option("--triton", opt->triton,
+                    "Also write Python for triton.autotune: configs(), KEY and a prune_configs_by hook that keeps "
+                    "the table's config for each call's shape");
     cmd->add_option("--cpp", opt->cpp, "Also write a C++17 header that dispatches any shape (nearest tuned shape)");
     setAction(cmd, [opt] { return runTable(*opt); });
 }

@@ -117,6 +117,12 @@ std::vector<BestConfig> parseBestConfigsJson(const std::string& text, const std:
 /// become the num_warps= and num_stages= arguments; the rest go in the kwargs dict.
 std::string writeTritonConfigs(const std::vector<SessionData>& sessions, std::size_t topK);
 
+/// `config` as Python: `triton.Config({...}, num_warps=..., num_stages=...)`, parameters named
+/// like warps and stages (see writeTritonConfigs) as those arguments, the rest in the dict.
+std::string tritonConfigExpression(const ConfigValues& config);
+/// A JSON value as a Python literal (True, None, float('inf'), lists, strings).
+std::string pythonValue(const ConfigValues& value);
+
 /// A C++17 header of its own (only <cstdint>): per kernel a namespace with a Config struct, a
 /// constexpr table kEntries of the best config per (shape, device), `const Config*
 /// lookup(shape dims...)` and `lookupOn(device, shape dims...)` (nullptr for a shape not tuned),

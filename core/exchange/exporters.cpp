@@ -573,6 +573,23 @@ std::string fixed(double v, int digits) {
 
 } // namespace
 
+std::string tritonConfigExpression(const ConfigValues& config) {
+    std::string kwargs, extra;
+    for (auto it = config.begin(); it != config.end(); ++it) {
+        if (isWarpsName(it.key()))
+            extra += ", num_warps=" + pythonLiteral(it.value());
+        else if (isStagesName(it.key()))
+            extra += ", num_stages=" + pythonLiteral(it.value());
+        else
+            kwargs += (kwargs.empty() ? "" : ", ") + Json(it.key()).dump() + ": " + pythonLiteral(it.value());
+    }
+    return "triton.Config({" + kwargs + "}" + extra + ")";
+}
+
+std::string pythonValue(const ConfigValues& value) {
+    return pythonLiteral(value);
+}
+
 std::string writeTritonConfigs(const std::vector<SessionData>& sessions, std::size_t topK) {
     // kernel -> (shape, device) -> results of every session of that key
     std::map<std::string, std::map<std::pair<std::string, std::string>, std::vector<const ResultRecord*>>> groups;
@@ -620,17 +637,7 @@ std::string writeTritonConfigs(const std::vector<SessionData>& sessions, std::si
                     out += "    # (listed above) " + describeConfig(r->config) + ": " + note + "\n";
                     continue;
                 }
-                std::string kwargs, extra;
-                for (auto it = r->config.begin(); it != r->config.end(); ++it) {
-                    if (isWarpsName(it.key()))
-                        extra += ", num_warps=" + pythonLiteral(it.value());
-                    else if (isStagesName(it.key()))
-                        extra += ", num_stages=" + pythonLiteral(it.value());
-                    else
-                        kwargs +=
-                            (kwargs.empty() ? "" : ", ") + Json(it.key()).dump() + ": " + pythonLiteral(it.value());
-                }
-                out += "    triton.Config({" + kwargs + "}" + extra + "),  # " + note + "\n";
+                out += "    " + tritonConfigExpression(r->config) + ",  # " + note + "\n";
             }
         }
         out += "]\n";

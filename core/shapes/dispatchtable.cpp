@@ -670,4 +670,62 @@ std::string writeDispatchHeader(const ShapeConfigMatrix& matrix, const DispatchT
     return out;
 }
 
+std::string writeDispatchTriton(const ShapeConfigMatrix& matrix, const DispatchTable& table) {
+    std::string out;
+    out += "# A dispatch table exported by Tilescope " + std::string(TILESCOPE_VERSION) + " for kernel '" +
+           matrix.kernel + "':\n";
+    out += "# " + std::to_string(table.entries.size()) + " configs for " + std::to_string(matrix.shapes.size()) +
+           " tuned shapes, each within " + percent(table.worstRegret) + " of its own best (mean " +
+           percent(table.meanRegret) + ").\n";
+    out += "#\n#   @triton.autotune(configs=configs(), key=KEY, prune_configs_by={\"early_config_prune\": prune})\n#\n";
+    out += "# prune() keeps the config of the tuned shape nearest to the call's (the sum over dims of\n";
+    out += "# |log2(d) - log2(tuned d)|), so autotune runs it without benchmarking the others. KEY names\n";
+    out += "# the kernel's arguments that hold the shape.\n";
+    out += "import math\n\n";
+    out += "KEY = [";
+    for (std::size_t d = 0; d < matrix.dimNames.size(); ++d)
+        out += (d ? ", " : "") + ConfigValues(matrix.dimNames[d]).dump();
+    out += "]\n\n";
+    out += "ENTRIES = [\n";
+    for (std::size_t e : table.entries) {
+        std::string dict;
+        for (auto it = matrix.configs[e].begin(); it != matrix.configs[e].end(); ++it)
+            dict += (dict.empty() ? "" : ", ") + ConfigValues(it.key()).dump() + ": " + pythonValue(it.value());
+        out += "    {" + dict + "},\n";
+    }
+    out += "]\n\n";
+    out += "# (dims, the index in ENTRIES it runs, its regret against its own best)\n";
+    out += "TUNED_SHAPES = [\n";
+    for (std::size_t s = 0; s < matrix.shapes.size(); ++s) {
+        std::string dims;
+        for (std::size_t d = 0; d < matrix.shapes[s].size(); ++d)
+            dims += (d ? ", " : "") + std::to_string(matrix.shapes[s][d]);
+        char regret[32];
+        std::snprintf(regret, sizeof regret, "%.6f", table.regret[s]);
+        out += "    ((" + dims + (matrix.shapes[s].size() == 1 ? "," : "") + "), " + std::to_string(table.choice[s]) +
+               ", " + regret + "),  # " + matrix.shapeLabel(s) + "\n";
+    }
+    out += "]\n\n\n";
+    out += "def pick(*dims):\n";
+    out += "    \"\"\"The index in ENTRIES for a shape: the entry of the nearest tuned shape.\"\"\"\n";
+    out += "    best, best_distance = 0, None\n";
+    out += "    for s, (tuned, _, _) in enumerate(TUNED_SHAPES):\n";
+    out += "        distance = sum(abs(math.log2(max(1, d)) - math.log2(max(1, t))) for d, t in zip(dims, tuned))\n";
+    out += "        if best_distance is None or distance < best_distance:\n";
+    out += "            best, best_distance = s, distance\n";
+    out += "    return TUNED_SHAPES[best][1]\n\n\n";
+    out += "def configs():\n";
+    out += "    \"\"\"The entries as triton.Config, in ENTRIES order.\"\"\"\n";
+    out += "    import triton\n\n";
+    out += "    return [\n";
+    for (std::size_t e : table.entries)
+        out += "        " + tritonConfigExpression(matrix.configs[e]) + ",\n";
+    out += "    ]\n\n\n";
+    out += "def prune(configs, named_args, **kwargs):\n";
+    out += "    \"\"\"triton.autotune's early_config_prune: the table's config for this call's shape (configs\n";
+    out += "    is the list configs() made, in its order).\"\"\"\n";
+    out += "    return [configs[pick(*(named_args[k] for k in KEY))]]\n";
+    return out;
+}
+
 } // namespace tilescope

@@ -108,4 +108,13 @@ BucketPlan planBuckets(const std::vector<ShapeCount>& seen, std::size_t maxBucke
 std::string writeDispatchHeader(const ShapeConfigMatrix& matrix, const DispatchTable& table,
                                 const std::string& guardName = "tilescope_dispatch");
 
+/// Python for triton.autotune: KEY (the dim names), ENTRIES and TUNED_SHAPES (each tuned shape's
+/// dims, entry and regret), `pick(*dims)` (the entry of the nearest tuned shape, as
+/// nearestShape() chooses it), `configs()` (the entries as triton.Config, importing triton only
+/// when called) and `prune(configs, named_args, **kwargs)` for `prune_configs_by=
+/// {"early_config_prune": prune}`: it keeps the one config the table gives the call's shape, so
+/// autotune runs it without benchmarking the others. The dims must be named as the kernel's
+/// arguments are.
+std::string writeDispatchTriton(const ShapeConfigMatrix& matrix, const DispatchTable& table);
+
 } // namespace tilescope
