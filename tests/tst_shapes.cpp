@@ -307,6 +307,35 @@ private slots:
         QVERIFY2(output.contains("0 bad"), qPrintable(output));
     }
 
+    void spreadAgainstNoise() {
+        // M = 1: eleven configs within 1 % of each other, 1 % noise: flat. M = 4096: the median
+        // config takes 50 % longer than the best.
+        std::vector<std::pair<int, double>> decode, prefill;
+        for (int c = 0; c < 11; ++c) {
+            decode.emplace_back(c, 1.0 + 0.001 * c);
+            prefill.emplace_back(c, 1.0 + 0.1 * c);
+        }
+        std::vector<SessionData> sessions = {session("gemv", {{"M", 1}}, decode),
+                                             session("gemv", {{"M", 4096}}, prefill)};
+        for (SessionData& s : sessions)
+            for (ResultRecord& r : s.results)
+                r.measurement.time.stdevMs = 0.01 * r.timeMs();
+        const ShapeConfigMatrix m = buildShapeConfigMatrix(sessions, "", "gemv");
+        const std::vector<ShapeSpread> spreads = shapeSpreads(sessions, m);
+        QCOMPARE(spreads.size(), std::size_t(2));
+        QVERIFY(spreads[0].flat);
+        QCOMPARE(spreads[0].configs, std::size_t(11));
+        QCOMPARE(spreads[0].asGood, std::size_t(11));
+        QVERIFY(std::fabs(spreads[0].noise - 0.01) < 1e-12);
+        QVERIFY(!spreads[1].flat);
+        QVERIFY(std::fabs(spreads[1].gainOverMedian - 0.5) < 1e-12);
+        QCOMPARE(spreads[1].asGood, std::size_t(1));
+        // With less noise the decode shape is no longer flat: 0.5 % against a 0.5 % median gap.
+        for (ResultRecord& r : sessions[0].results)
+            r.measurement.time.stdevMs = 0.001 * r.timeMs();
+        QVERIFY(!shapeSpreads(sessions, m)[0].flat);
+    }
+
     void distributionFromCsv() {
         const auto [names, rows] = readShapeDistribution("count, M ,N\r\n\r\n120,1,4096\r\n3.5, 7, 4096\n", "seen.csv");
         QCOMPARE(names, (std::vector<std::string>{"M", "N"}));

@@ -358,6 +358,53 @@ ShapeConfigMatrix buildShapeConfigMatrix(const std::vector<SessionData>& session
     return m;
 }
 
+std::vector<ShapeSpread> shapeSpreads(const std::vector<SessionData>& sessions, const ShapeConfigMatrix& matrix) {
+    // Per shape row, per config: the lowest median and its relative spread.
+    std::vector<std::map<std::string, std::pair<double, double>>> cells(matrix.shapes.size());
+    for (const SessionData& s : sessions) {
+        if (s.info.kernel != matrix.kernel)
+            continue;
+        std::vector<std::int64_t> values;
+        for (const auto& [name, value] : dimsOf(s.info))
+            values.push_back(value);
+        const auto row = std::find(matrix.shapes.begin(), matrix.shapes.end(), values);
+        if (row == matrix.shapes.end())
+            continue;
+        auto& byConfig = cells[static_cast<std::size_t>(row - matrix.shapes.begin())];
+        for (const ResultRecord& r : s.results) {
+            if (!r.ok() || !(r.timeMs() > 0))
+                continue;
+            const double spread = r.measurement.time.stdevMs > 0 ? r.measurement.time.stdevMs / r.timeMs() : 0.005;
+            auto [it, fresh] = byConfig.emplace(r.config.dump(), std::make_pair(r.timeMs(), spread));
+            if (!fresh && r.timeMs() < it->second.first)
+                it->second = {r.timeMs(), spread};
+        }
+    }
+    std::vector<ShapeSpread> out;
+    for (const auto& byConfig : cells) {
+        ShapeSpread sp;
+        std::vector<double> times, spreads;
+        for (const auto& [key, cell] : byConfig) {
+            times.push_back(cell.first);
+            spreads.push_back(cell.second);
+        }
+        sp.configs = times.size();
+        if (!times.empty()) {
+            std::sort(times.begin(), times.end());
+            std::sort(spreads.begin(), spreads.end());
+            sp.bestMs = times.front();
+            sp.medianMs = times[(times.size() - 1) / 2];
+            sp.noise = spreads[(spreads.size() - 1) / 2];
+            const double bound = sp.bestMs * (1.0 + 2.0 * sp.noise);
+            sp.asGood = static_cast<std::size_t>(std::upper_bound(times.begin(), times.end(), bound) - times.begin());
+            sp.gainOverMedian = sp.medianMs / sp.bestMs - 1.0;
+            sp.flat = sp.medianMs <= bound;
+        }
+        out.push_back(sp);
+    }
+    return out;
+}
+
 DispatchTable planWithinRegret(const ShapeConfigMatrix& matrix, double maxRegret) {
     if (matrix.shapes.empty())
         return {};

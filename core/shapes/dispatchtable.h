@@ -71,6 +71,24 @@ DispatchTable planWithEntries(const ShapeConfigMatrix& matrix, std::size_t maxEn
 /// tuned shape's row. `dims` are in the matrix's dimNames order; values below 1 count as 1.
 std::size_t nearestShape(const ShapeConfigMatrix& matrix, const std::vector<std::int64_t>& dims);
 
+/// How much tuning can gain at one shape, from its measured configs against their noise.
+struct ShapeSpread {
+    std::size_t configs = 0; ///< configs measured correctly
+    double bestMs = 0;
+    double medianMs = 0;       ///< the median config's time
+    double noise = 0;          ///< the median of the results' relative spread (stdev / median time)
+    std::size_t asGood = 0;    ///< configs within twice the noise of the best
+    double gainOverMedian = 0; ///< median / best - 1: what tuning gains over a typical config
+    /// The median config is within twice the noise of the best: tuning does not help here, any of
+    /// `asGood` configs is as good.
+    bool flat = false;
+};
+
+/// The spread of each shape's configs in `sessions` of `kernel` (as buildShapeConfigMatrix
+/// picks them), in the matrix's shape order; a config measured in several sessions counts once,
+/// with its lowest median and that result's spread. A result without a spread counts as 0.5 %.
+std::vector<ShapeSpread> shapeSpreads(const std::vector<SessionData>& sessions, const ShapeConfigMatrix& matrix);
+
 /// Shapes seen in production and how often: the distribution buckets are planned for.
 struct ShapeCount {
     std::vector<std::int64_t> dims; ///< in the order of the distribution's dim names
