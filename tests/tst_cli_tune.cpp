@@ -305,6 +305,9 @@ private slots:
         QVERIFY2(tuned.status == 0, qPrintable(describe(tuned)));
         QVERIFY2(tuned.out.contains("Shape 2 of 3: the search starts from 3 winners"), qPrintable(tuned.out));
         QVERIFY(tuned.out.contains("Shape set: 3 shapes in"));
+        // Per shape what tuning gained against the noise, and the table at 3 %.
+        QVERIFY2(tuned.out.contains("ROWS=32768 COLS=1024  the median of"), qPrintable(tuned.out));
+        QVERIFY2(tuned.out.contains("configs run every shape within 3 % of its best"), qPrintable(tuned.out));
 
         // One session per shape, then the cross-evaluations; shape 1's search opened with shape 0's best.
         const ResultStore store = ResultStore::open(db.toStdString(), StoreMode::ReadOnly);

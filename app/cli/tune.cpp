@@ -13,6 +13,7 @@
 #include "measure/metricnames.h"
 #include "measure/replay/replaybackend.h"
 #include "search/strategy.h"
+#include "shapes/dispatchtable.h"
 #include "space/configspace.h"
 #include "spec/tuningproblem.h"
 #include "store/resultstore.h"
@@ -207,8 +208,32 @@ int runShapeSet(const TuneOptions& opt, const TuningProblem& problem, ResultStor
                 return 130;
         }
     }
-    std::printf("Shape set: %zu shapes in %s; `tilescope-cli table %s` chooses a dispatch table from them\n",
-                shapes.size(), opt.db.c_str(), opt.db.c_str());
+    // What the set says: per shape, what tuning gained against the noise, and the table at 3 %.
+    std::vector<SessionData> data;
+    for (const SessionInfo& info : store.sessions())
+        data.push_back(store.load(info.id));
+    try {
+        const ShapeConfigMatrix matrix = buildShapeConfigMatrix(data, problem.kernelName, opt.db);
+        const std::vector<ShapeSpread> spreads = shapeSpreads(data, matrix);
+        const DispatchTable table = planWithinRegret(matrix, 0.03);
+        std::printf("Shape set: %zu shapes in %s\n", matrix.shapes.size(), opt.db.c_str());
+        for (std::size_t s = 0; s < matrix.shapes.size(); ++s) {
+            const ShapeSpread& sp = spreads[s];
+            if (sp.flat)
+                std::printf("  %s  flat: tuning does not help here, any of %zu configs is within twice the noise (%s) "
+                            "of the best\n",
+                            matrix.shapeLabel(s).c_str(), sp.asGood, fmt("%.2f %%", 100 * sp.noise).c_str());
+            else
+                std::printf("  %s  the median of %zu configs takes %s longer than the best (noise %s)\n",
+                            matrix.shapeLabel(s).c_str(), sp.configs, fmt("%.1f %%", 100 * sp.gainOverMedian).c_str(),
+                            fmt("%.2f %%", 100 * sp.noise).c_str());
+        }
+        std::printf("  table       %zu configs run every shape within 3 %% of its best (worst %s); `tilescope-cli "
+                    "table %s` for other bounds, a C++ header or a Triton module\n",
+                    table.entries.size(), fmt("%.2f %%", 100 * table.worstRegret).c_str(), opt.db.c_str());
+    } catch (const InputError& e) {
+        std::printf("Shape set: %zu shapes in %s (no table: %s)\n", shapes.size(), opt.db.c_str(), e.message().c_str());
+    }
     return kOk;
 }
 
