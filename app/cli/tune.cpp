@@ -123,17 +123,17 @@ std::vector<std::size_t> shapeList(const TuneOptions& opt, const TuningProblem& 
     return list;
 }
 
-/// How far apart two shapes are: the sum over their dims of |log2 a - log2 b|.
-double shapeDistance(const TuningProblem& problem, std::size_t a, std::size_t b) {
+/// How far apart two of the problem's shapes are (shapeDistance of their dims).
+double shapesApart(const TuningProblem& problem, std::size_t a, std::size_t b) {
     if (a >= problem.shapes.size() || b >= problem.shapes.size())
         return 0;
-    double d = 0;
-    const auto& x = problem.shapes[a].dims;
-    const auto& y = problem.shapes[b].dims;
-    for (std::size_t i = 0; i < x.size() && i < y.size(); ++i)
-        d += std::fabs(std::log2(double(std::max<std::int64_t>(1, x[i].second))) -
-                       std::log2(double(std::max<std::int64_t>(1, y[i].second))));
-    return d;
+    auto values = [&](std::size_t s) {
+        std::vector<std::int64_t> v;
+        for (const auto& [name, value] : problem.shapes[s].dims)
+            v.push_back(value);
+        return v;
+    };
+    return shapeDistance(values(a), values(b));
 }
 
 /// A shape set in one database: each shape's search starts from the winners of the shapes tuned
@@ -160,7 +160,7 @@ int runShapeSet(const TuneOptions& opt, const TuningProblem& problem, ResultStor
         run.shapeIndex = shape;
         std::vector<std::pair<std::size_t, std::vector<ConfigValues>>> nearest = tops;
         std::stable_sort(nearest.begin(), nearest.end(), [&](const auto& a, const auto& b) {
-            return shapeDistance(problem, shape, a.first) < shapeDistance(problem, shape, b.first);
+            return shapesApart(problem, shape, a.first) < shapesApart(problem, shape, b.first);
         });
         for (const auto& [tuned, configs] : nearest)
             for (std::size_t i = 0; i < configs.size() && i < opt.seedTop; ++i)

@@ -4,7 +4,6 @@
 #include "exchange/exchange.h"
 
 #include <algorithm>
-#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <limits>
@@ -437,14 +436,19 @@ DispatchTable planWithEntries(const ShapeConfigMatrix& matrix, std::size_t maxEn
     return best; // more than maxEntries only when no such table gives every shape a measured config
 }
 
+double shapeDistance(const std::vector<std::int64_t>& a, const std::vector<std::int64_t>& b) {
+    double distance = 0;
+    for (std::size_t d = 0; d < a.size() && d < b.size(); ++d)
+        distance += std::fabs(std::log2(static_cast<double>(std::max<std::int64_t>(1, a[d]))) -
+                              std::log2(static_cast<double>(std::max<std::int64_t>(1, b[d]))));
+    return distance;
+}
+
 std::size_t nearestShape(const ShapeConfigMatrix& matrix, const std::vector<std::int64_t>& dims) {
     std::size_t nearest = 0;
     double bestDistance = kInf;
     for (std::size_t s = 0; s < matrix.shapes.size(); ++s) {
-        double distance = 0;
-        for (std::size_t d = 0; d < matrix.shapes[s].size() && d < dims.size(); ++d)
-            distance += std::fabs(std::log2(static_cast<double>(std::max<std::int64_t>(1, dims[d]))) -
-                                  std::log2(static_cast<double>(std::max<std::int64_t>(1, matrix.shapes[s][d]))));
+        const double distance = shapeDistance(dims, matrix.shapes[s]);
         if (distance < bestDistance) {
             bestDistance = distance;
             nearest = s;

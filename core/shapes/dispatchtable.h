@@ -66,6 +66,11 @@ DispatchTable planWithinRegret(const ShapeConfigMatrix& matrix, double maxRegret
 /// that was (it has more entries: the caller says so).
 DispatchTable planWithEntries(const ShapeConfigMatrix& matrix, std::size_t maxEntries);
 
+/// How far apart two shapes are: the sum over their dims of |log2(a) - log2(b)|, values below 1
+/// counting as 1 (dims beyond the shorter one are not counted). The one measure of nearness for
+/// dispatch and for seeding a shape's search.
+double shapeDistance(const std::vector<std::int64_t>& a, const std::vector<std::int64_t>& b);
+
 /// The dispatch rule for any shape: the tuned shape nearest to it (the sum over dims of
 /// |log2(d) - log2(tuned d)|; ties to the earlier tuned shape), whose entry it runs. Returns the
 /// tuned shape's row. `dims` are in the matrix's dimNames order; values below 1 count as 1.
