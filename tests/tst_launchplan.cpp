@@ -683,6 +683,12 @@ void TestLaunchPlan::tensorMapArguments() {
     const TuningProblem rowMajor = TuningProblem::load(TILESCOPE_SOURCE_DIR "/kernels/hgemm/hgemm_bf16.json");
     const LaunchPlanner rowPlanner(rowMajor, 2);
     QCOMPARE(rowPlanner.arguments()[7].tensorDims, (std::vector<std::int64_t>{8192, 1024}));
+    // The decode shapes (M from 1): A's box is no taller than A (the driver's rule), and ragged
+    // tile rows count in the grid.
+    const LaunchPlanner decode(problem, 3); // M = 1, N = 14336, K = 4096
+    QCOMPARE(decode.arguments()[6].tensorDims, (std::vector<std::int64_t>{4096, 1}));
+    QCOMPARE(decode.arguments()[6].tensorBox, (std::vector<std::int64_t>{64, 1}));
+    QCOMPARE(decode.arguments()[7].tensorBox, (std::vector<std::int64_t>{64, 64}));
 }
 
 void TestLaunchPlan::kernelTunerArguments() {

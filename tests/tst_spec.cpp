@@ -318,6 +318,19 @@ void TestSpec::shapeGenerators() {
     // A problem without generators writes its shapes one by one, as before.
     const TuningProblem plain = TuningProblem::parse(kBase, "plain.json", {});
     QVERIFY(plain.shapesSource.empty());
+    QVERIFY(!plain.roofline);
+
+    // Tilescope.Roofline: the work of a launch, read, written back and read again equal.
+    j["Tilescope"]["Roofline"] =
+        Json::parse(R"({"Bytes": 4096, "Flops": "2 * M * N", "Compute": "bfloat16", "Note": 1})");
+    const TuningProblem roof = TuningProblem::parse(j.dump(), "roof.json", {});
+    QVERIFY(roof.roofline.has_value());
+    QCOMPARE(roof.roofline->bytes, std::string("4096"));
+    QCOMPARE(roof.roofline->flops, std::string("2 * M * N"));
+    QCOMPARE(roof.roofline->compute, std::string("bfloat16"));
+    QVERIFY(Json::parse(roof.toJson())["Tilescope"]["Roofline"]["Note"] == Json(1));
+    QVERIFY(TuningProblem::parse(roof.toJson(), "roof.json", {}) == roof);
+    QVERIFY(!(roof == p));
 }
 
 void TestSpec::tensorMapRoundTrip() {
@@ -802,6 +815,18 @@ void TestSpec::malformed_data() {
     QTest::newRow("shapes: too many")
         << patch({replaceOp("/Tilescope/Shapes/1", R"x({"M": "list(range(1, 1001))", "N": "list(range(1, 1001))"})x")})
         << "/Tilescope/Shapes/1" << QStringList{"more than 100000 shapes"};
+    QTest::newRow("roofline: empty") << patch({addOp("/Tilescope/Roofline", "{}")}) << "/Tilescope/Roofline"
+                                     << QStringList{"a Roofline needs Bytes, Flops or both"};
+    QTest::newRow("roofline: flops without compute")
+        << patch({addOp("/Tilescope/Roofline", R"({"Flops": "2 * M * N"})")}) << "/Tilescope/Roofline"
+        << QStringList{"Flops needs Compute"};
+    QTest::newRow("roofline: unknown compute")
+        << patch({addOp("/Tilescope/Roofline", R"({"Flops": "2 * M * N", "Compute": "fp64"})")})
+        << "/Tilescope/Roofline/Compute" << QStringList{"Compute 'fp64' is not one of float, tf32"};
+    QTest::newRow("roofline: bad expression") << patch({addOp("/Tilescope/Roofline", R"({"Bytes": "4 * (M + "})")})
+                                              << "/Tilescope/Roofline/Bytes" << QStringList{"4 * (M + "};
+    QTest::newRow("roofline: unknown name") << patch({addOp("/Tilescope/Roofline", R"({"Bytes": "4 * Q"})")})
+                                            << "/Tilescope/Roofline/Bytes" << QStringList{"'Q'"};
     QTest::newRow("objective: scale") << patch({replaceOp("/Tilescope/Objective/Scale", "0")})
                                       << "/Tilescope/Objective/Scale" << QStringList{"Scale must be positive"};
 

@@ -23,6 +23,7 @@
 #include "session/runpanel.h"
 #include "session/sessioncontroller.h"
 #include "session/sessionproblem.h"
+#include "shapes/shapesview.h"
 
 #include "base/error.h"
 #include "exchange/exchange.h"
@@ -204,6 +205,19 @@ MainWindow::MainWindow(Options options, QWidget* parent)
 
     connect(m_session, &SessionController::snapshot, this, &MainWindow::onSnapshot);
     connect(m_session, &SessionController::loaded, this, &MainWindow::onRecordingLoaded);
+    // A shape set: the Shapes panel comes forward and switches the window between its shapes,
+    // starting from the one it shows (the largest).
+    connect(m_session, &SessionController::recordingSessions, this,
+            [this](std::shared_ptr<const std::vector<SessionData>> sessions) {
+                m_shapes->setSessions(std::move(sessions));
+                if (!m_shapes->hasShapeSet())
+                    return;
+                m_shapesDock->show();
+                m_shapesDock->raise();
+                const std::int64_t id = m_shapes->sessionOf(m_shapes->currentShape());
+                QTimer::singleShot(0, this, [this, id]() { m_session->showSession(id); });
+            });
+    connect(m_shapes, &ShapesView::shapeChosen, this, [this](std::int64_t id) { m_session->showSession(id); });
     connect(m_session, &SessionController::started, this, &MainWindow::onSessionStarted);
     connect(m_session, &SessionController::failed, this, &MainWindow::onSessionFailed);
     connect(m_session, &SessionController::runningChanged, this, &MainWindow::onRunningChanged);
@@ -310,6 +324,9 @@ void MainWindow::createDocks() {
     m_crossGpu = new CrossGpuView(this);
     m_crossGpu->setObjectName(QStringLiteral("crossGpu"));
     m_crossGpuDock = addDock(tr("Cross-GPU"), QStringLiteral("crossGpuDock"), m_crossGpu);
+    m_shapes = new ShapesView(this);
+    m_shapes->setObjectName(QStringLiteral("shapes"));
+    m_shapesDock = addDock(tr("Shapes"), QStringLiteral("shapesDock"), m_shapes);
 
     // Right: one config in depth.
     m_details = new ConfigDetailsPanel(this);
@@ -326,6 +343,7 @@ void MainWindow::createDocks() {
     tabifyDockWidget(m_sourceDock, m_compileDock);
     tabifyDockWidget(m_resultsDock, m_crossGpuDock);
     tabifyDockWidget(m_crossGpuDock, m_spaceDock);
+    tabifyDockWidget(m_spaceDock, m_shapesDock);
     addDockWidget(Qt::RightDockWidgetArea, m_detailsDock);
     // On a short screen the Run panel is a tab beside the Problem panel rather than under it.
     if (availableScreenArea().height() < kShortScreenHeight)
@@ -375,8 +393,8 @@ SourceView* MainWindow::sourceView() const {
 }
 
 QList<QDockWidget*> MainWindow::docks() const {
-    return {m_problemDock, m_spaceDock,   m_runDock,     m_heatmapDock,  m_scatterDock,
-            m_sourceDock,  m_compileDock, m_resultsDock, m_crossGpuDock, m_detailsDock};
+    return {m_problemDock, m_spaceDock,   m_runDock,      m_heatmapDock, m_scatterDock, m_sourceDock,
+            m_compileDock, m_resultsDock, m_crossGpuDock, m_shapesDock,  m_detailsDock};
 }
 
 void MainWindow::createActions() {
@@ -927,13 +945,16 @@ void MainWindow::matchShapeToSession() {
 }
 
 void MainWindow::onRecordingLoaded(const QString& description) {
-    m_recordingPath = m_pendingRecording;
-    m_pendingRecording.clear();
-    m_demo = m_demoPending;
-    m_demoPending = false;
+    // A file opened, or another session of it shown (a shape of a shape set): then it stays.
+    if (!m_pendingRecording.isEmpty()) {
+        m_recordingPath = m_pendingRecording;
+        m_pendingRecording.clear();
+        m_demo = m_demoPending;
+        m_demoPending = false;
+        if (!m_demo && !m_recordingPath.isEmpty())
+            addRecentFile(m_recordingPath);
+    }
     m_busyBar->setVisible(m_controller->isBusy());
-    if (!m_demo && !m_recordingPath.isEmpty())
-        addRecentFile(m_recordingPath);
     // Start on the best config: the heatmap outlines its cell, the table shows its row, Details explains it.
     if (const auto best = bestOf(*m_results))
         selectConfig(QString::fromStdString(configJson(best->config)));

@@ -29,6 +29,7 @@ namespace tilescope::views {
 
 class ConfigDetailsPanel;
 class CrossGpuView;
+class ShapesView;
 class ErrorBanner;
 class ExportDialog;
 class HeatmapWidget;
@@ -203,6 +204,7 @@ private:
     ScatterWidget* m_scatter = nullptr;
     ConfigDetailsPanel* m_details = nullptr;
     CrossGpuView* m_crossGpu = nullptr;
+    ShapesView* m_shapes = nullptr;
     KernelSourcePanel* m_sourcePanel = nullptr;
     QStackedWidget* m_heatmapStack = nullptr;
     QStackedWidget* m_scatterStack = nullptr;
@@ -222,6 +224,7 @@ private:
     CompileCheckPanel* m_compileCheck = nullptr;
     QDockWidget* m_resultsDock = nullptr;
     QDockWidget* m_crossGpuDock = nullptr;
+    QDockWidget* m_shapesDock = nullptr;
     QDockWidget* m_detailsDock = nullptr;
 
     // Menus and status

@@ -162,19 +162,10 @@ int runTable(const TableArgs& opt) {
     for (std::size_t s = 0; s < m.shapes.size(); ++s)
         std::printf("  %-*s  %10.4g  %5zu  %8s\n", static_cast<int>(width), m.shapeLabel(s).c_str(), m.bestMs(s),
                     table.choice[s] + 1, pct(table.regret[s]).c_str());
-    std::printf("\n  What tuning gains per shape (its configs against their measurement noise):\n");
-    const std::vector<ShapeSpread> spreads = shapeSpreads(sessions, m);
-    for (std::size_t s = 0; s < m.shapes.size(); ++s) {
-        const ShapeSpread& sp = spreads[s];
-        if (sp.flat)
-            std::printf("  %-*s  flat: the median of %zu configs is within twice the noise (%s) of the best; "
-                        "tuning does not help here, any of %zu configs is as good\n",
-                        static_cast<int>(width), m.shapeLabel(s).c_str(), sp.configs, pct(sp.noise).c_str(), sp.asGood);
-        else
-            std::printf("  %-*s  the median of %zu configs takes %s longer than the best (noise %s)\n",
-                        static_cast<int>(width), m.shapeLabel(s).c_str(), sp.configs, pct(sp.gainOverMedian).c_str(),
-                        pct(sp.noise).c_str());
-    }
+    std::printf("\n  The regime per shape (its best against the roofline, its configs against their noise):\n");
+    const std::vector<ShapeRegime> regimes = shapeRegimes(sessions, m);
+    for (std::size_t s = 0; s < m.shapes.size(); ++s)
+        std::printf("  %-*s  %s\n", static_cast<int>(width), m.shapeLabel(s).c_str(), regimes[s].verdict.c_str());
     std::printf("\n");
     for (std::size_t e = 0; e < table.entries.size(); ++e) {
         const auto runs = std::count(table.choice.begin(), table.choice.end(), e);

@@ -64,6 +64,7 @@ struct TuneOptions {
     std::string shapes;        ///< "all" or "0,2,5"; "" = --shape alone
     std::size_t seedTop = 3;   ///< winners of the shapes tuned before that start a shape's search
     std::size_t crossEval = 0; ///< top configs of each shape measured on every other shape
+    bool stopEarly = false;    ///< stop a search when the regime says more cannot pay
     CLI::Option* shapeOption = nullptr;
     CLI::Option* metricsOption = nullptr;
     CLI::Option* strategyOption = nullptr;
@@ -188,6 +189,7 @@ int runShapeSet(const TuneOptions& opt, const TuningProblem& problem, ResultStor
             run.shapeIndex = shape;
             run.strategy = "exhaustive";
             run.confirmTop = 0;
+            run.earlyStop.reset();
             run.resume = false;
             for (const auto& [other, configs] : tops) {
                 if (other == shape)
@@ -214,20 +216,11 @@ int runShapeSet(const TuneOptions& opt, const TuningProblem& problem, ResultStor
         data.push_back(store.load(info.id));
     try {
         const ShapeConfigMatrix matrix = buildShapeConfigMatrix(data, problem.kernelName, opt.db);
-        const std::vector<ShapeSpread> spreads = shapeSpreads(data, matrix);
+        const std::vector<ShapeRegime> regimes = shapeRegimes(data, matrix);
         const DispatchTable table = planWithinRegret(matrix, 0.03);
         std::printf("Shape set: %zu shapes in %s\n", matrix.shapes.size(), opt.db.c_str());
-        for (std::size_t s = 0; s < matrix.shapes.size(); ++s) {
-            const ShapeSpread& sp = spreads[s];
-            if (sp.flat)
-                std::printf("  %s  flat: tuning does not help here, any of %zu configs is within twice the noise (%s) "
-                            "of the best\n",
-                            matrix.shapeLabel(s).c_str(), sp.asGood, fmt("%.2f %%", 100 * sp.noise).c_str());
-            else
-                std::printf("  %s  the median of %zu configs takes %s longer than the best (noise %s)\n",
-                            matrix.shapeLabel(s).c_str(), sp.configs, fmt("%.1f %%", 100 * sp.gainOverMedian).c_str(),
-                            fmt("%.2f %%", 100 * sp.noise).c_str());
-        }
+        for (std::size_t s = 0; s < matrix.shapes.size(); ++s)
+            std::printf("  %s  %s\n", matrix.shapeLabel(s).c_str(), regimes[s].verdict.c_str());
         std::printf("  table       %zu configs run every shape within 3 %% of its best (worst %s); `tilescope-cli "
                     "table %s` for other bounds, a C++ header or a Triton module\n",
                     table.entries.size(), fmt("%.2f %%", 100 * table.worstRegret).c_str(), opt.db.c_str());
@@ -314,6 +307,8 @@ int runTune(const TuneOptions& opt) {
         throw InputError("", "--strategy", "unknown strategy '" + options.strategy + "' (known: " + known + ")");
     }
     options.confirmTop = opt.confirm;
+    if (opt.stopEarly)
+        options.earlyStop = EarlyStop{};
     options.stopOnSystematicFailure = !opt.keepGoing;
     const std::vector<std::size_t> shapes = shapeList(opt, problem);
 
@@ -498,6 +493,10 @@ void registerTune(CLI::App& app) {
                     "(where valid), filling the shape x config matrix a dispatch table is chosen from")
         ->check(wholeNumber(0, 1000))
         ->group("Shape sets");
+    cmd->add_flag("--stop-early", opt->stopEarly,
+                  "Stop the search when the regime says more cannot pay: the best runs at 95 % of the roofline or "
+                  "more (Tilescope.Roofline, the device's measured copy), or 24 configs are measured and their "
+                  "median is within twice the measurement noise of the best (any config is as good)");
     cmd->add_flag("--keep-going", opt->keepGoing,
                   "Go on when the first configs all fail with the same error whatever their parameters (a "
                   "kernel that does not compile, a missing entry function); by default the session stops there "

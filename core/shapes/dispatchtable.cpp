@@ -2,6 +2,7 @@
 
 #include "base/error.h"
 #include "exchange/exchange.h"
+#include "spec/tuningproblem.h"
 
 #include <algorithm>
 #include <cmath>
@@ -381,25 +382,44 @@ std::vector<ShapeSpread> shapeSpreads(const std::vector<SessionData>& sessions, 
     }
     std::vector<ShapeSpread> out;
     for (const auto& byConfig : cells) {
-        ShapeSpread sp;
-        std::vector<double> times, spreads;
-        for (const auto& [key, cell] : byConfig) {
-            times.push_back(cell.first);
-            spreads.push_back(cell.second);
+        std::vector<std::pair<double, double>> cellsOfShape;
+        for (const auto& [key, cell] : byConfig)
+            cellsOfShape.push_back(cell);
+        out.push_back(spreadOf(cellsOfShape));
+    }
+    return out;
+}
+
+std::vector<ShapeRegime> shapeRegimes(const std::vector<SessionData>& sessions, const ShapeConfigMatrix& matrix) {
+    const std::vector<ShapeSpread> spreads = shapeSpreads(sessions, matrix);
+    std::vector<ShapeRegime> out(matrix.shapes.size());
+    for (std::size_t row = 0; row < matrix.shapes.size(); ++row) {
+        ShapeRegime& regime = out[row];
+        regime.spread = spreads[row];
+        // The best config at this shape, and a session of this shape that recorded its problem.
+        std::optional<std::size_t> best;
+        for (std::size_t c = 0; c < matrix.configs.size(); ++c)
+            if (matrix.ms[row][c] && (!best || *matrix.ms[row][c] < *matrix.ms[row][*best]))
+                best = c;
+        for (const SessionData& s : sessions) {
+            if (s.info.kernel != matrix.kernel || s.info.problemJson.empty() || !s.info.shapeIndex)
+                continue;
+            std::vector<std::int64_t> values;
+            for (const auto& [name, value] : dimsOf(s.info))
+                values.push_back(value);
+            if (values != matrix.shapes[row])
+                continue;
+            try {
+                const TuningProblem problem = TuningProblem::parse(s.info.problemJson, s.info.kernel + ".json", {});
+                regime.roofline = rooflineOf(problem, static_cast<std::size_t>(*s.info.shapeIndex),
+                                             best ? matrix.configs[*best] : ConfigValues::object(),
+                                             s.info.provenanceJson, s.info.arch);
+                break;
+            } catch (const InputError&) {
+                continue; // a recorded problem this version cannot read: try another session
+            }
         }
-        sp.configs = times.size();
-        if (!times.empty()) {
-            std::sort(times.begin(), times.end());
-            std::sort(spreads.begin(), spreads.end());
-            sp.bestMs = times.front();
-            sp.medianMs = times[(times.size() - 1) / 2];
-            sp.noise = spreads[(spreads.size() - 1) / 2];
-            const double bound = sp.bestMs * (1.0 + 2.0 * sp.noise);
-            sp.asGood = static_cast<std::size_t>(std::upper_bound(times.begin(), times.end(), bound) - times.begin());
-            sp.gainOverMedian = sp.medianMs / sp.bestMs - 1.0;
-            sp.flat = sp.medianMs <= bound;
-        }
-        out.push_back(sp);
+        regime.verdict = regimeVerdict(regime.spread, regime.roofline);
     }
     return out;
 }

@@ -5,6 +5,7 @@
 // runs within a stated regret of its own best; the rule that maps any shape to an entry (the
 // nearest tuned shape), and a C++ header that dispatches by it.
 
+#include "analysis/regime.h"
 #include "model/records.h"
 
 #include <cstddef>
@@ -76,23 +77,22 @@ double shapeDistance(const std::vector<std::int64_t>& a, const std::vector<std::
 /// tuned shape's row. `dims` are in the matrix's dimNames order; values below 1 count as 1.
 std::size_t nearestShape(const ShapeConfigMatrix& matrix, const std::vector<std::int64_t>& dims);
 
-/// How much tuning can gain at one shape, from its measured configs against their noise.
-struct ShapeSpread {
-    std::size_t configs = 0; ///< configs measured correctly
-    double bestMs = 0;
-    double medianMs = 0;       ///< the median config's time
-    double noise = 0;          ///< the median of the results' relative spread (stdev / median time)
-    std::size_t asGood = 0;    ///< configs within twice the noise of the best
-    double gainOverMedian = 0; ///< median / best - 1: what tuning gains over a typical config
-    /// The median config is within twice the noise of the best: tuning does not help here, any of
-    /// `asGood` configs is as good.
-    bool flat = false;
-};
-
 /// The spread of each shape's configs in `sessions` of `kernel` (as buildShapeConfigMatrix
 /// picks them), in the matrix's shape order; a config measured in several sessions counts once,
 /// with its lowest median and that result's spread. A result without a spread counts as 0.5 %.
 std::vector<ShapeSpread> shapeSpreads(const std::vector<SessionData>& sessions, const ShapeConfigMatrix& matrix);
+
+/// The regime of one shape: its spread, its best config's roofline, and the verdict in words.
+struct ShapeRegime {
+    ShapeSpread spread;
+    Roofline roofline; ///< of the shape's best config, on the device of the session that measured it
+    std::string verdict;
+};
+
+/// Per shape of `matrix` (in its order): shapeSpreads() and the roofline of its best config, from
+/// the problem and device of a session at that shape (the problem as the session recorded it;
+/// none known for sessions without one, such as imports).
+std::vector<ShapeRegime> shapeRegimes(const std::vector<SessionData>& sessions, const ShapeConfigMatrix& matrix);
 
 /// Shapes seen in production and how often: the distribution buckets are planned for.
 struct ShapeCount {

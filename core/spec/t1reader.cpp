@@ -956,6 +956,8 @@ private:
             keepUnknown(*on, {"Name", "Count", "Scale"});
             m_p.objective = std::move(o);
         }
+        if (auto rn = member(ts, "Roofline"))
+            readRoofline(*rn);
         if (auto n = member(ts, "Metrics")) {
             m_p.metrics = asStringArray(*n);
             for (std::size_t i = 0; i < m_p.metrics.size(); ++i) {
@@ -971,7 +973,33 @@ private:
                                                 std::string(launchWarningNames()) + ")");
             }
         }
-        keepUnknown(ts, {"Shapes", "Objective", "Metrics", "Silence"});
+        keepUnknown(ts, {"Shapes", "Objective", "Roofline", "Metrics", "Silence"});
+    }
+
+    void readRoofline(const Node& rn) {
+        expectObject(rn);
+        RooflineSpec r;
+        for (auto [key, target] : {std::pair{"Bytes", &r.bytes}, std::pair{"Flops", &r.flops}}) {
+            if (auto n = member(rn, key)) {
+                *target = (*n)->is_number() ? (*n)->dump() : asString(*n);
+                expression(*n, *target);
+            }
+        }
+        if (r.bytes.empty() && r.flops.empty())
+            fail(rn.ptr, "a Roofline needs Bytes, Flops or both (the work of one launch)");
+        if (auto n = member(rn, "Compute")) {
+            r.compute = asString(*n);
+            static const std::vector<std::string> kinds{"float", "tf32", "half", "bfloat16", "int8"};
+            if (std::find(kinds.begin(), kinds.end(), r.compute) == kinds.end())
+                fail(n->ptr, "Compute '" + r.compute +
+                                 "' is not one of float, tf32, half, bfloat16, int8 (the "
+                                 "arithmetic whose peak is the compute roof)");
+        } else if (!r.flops.empty()) {
+            fail(rn.ptr, "Flops needs Compute (float, tf32, half, bfloat16 or int8): the arithmetic whose peak is "
+                         "the compute roof");
+        }
+        keepUnknown(rn, {"Bytes", "Flops", "Compute"});
+        m_p.roofline = std::move(r);
     }
 
     void readShapes(const Node& shapes) {

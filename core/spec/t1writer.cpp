@@ -297,6 +297,17 @@ private:
             addUnknown(o, "/Tilescope/Objective");
             ts["Objective"] = std::move(o);
         }
+        if (m_p.roofline) {
+            Json r = Json::object();
+            if (!m_p.roofline->bytes.empty())
+                r["Bytes"] = m_p.roofline->bytes;
+            if (!m_p.roofline->flops.empty())
+                r["Flops"] = m_p.roofline->flops;
+            if (!m_p.roofline->compute.empty())
+                r["Compute"] = m_p.roofline->compute;
+            addUnknown(r, "/Tilescope/Roofline");
+            ts["Roofline"] = std::move(r);
+        }
         if (!m_p.metrics.empty())
             ts["Metrics"] = m_p.metrics;
         if (!m_p.silencedWarnings.empty())

@@ -199,8 +199,8 @@ bool TuningProblem::operator==(const TuningProblem& o) const {
            sharedMemory == o.sharedMemory && arguments == o.arguments && referenceArguments == o.referenceArguments &&
            device == o.device && profiling == o.profiling && simulationInput == o.simulationInput &&
            searchName == o.searchName && searchAttributes == o.searchAttributes && budget == o.budget &&
-           shapes == o.shapes && shapesSource == o.shapesSource && objective == o.objective && metrics == o.metrics &&
-           silencedWarnings == o.silencedWarnings && unknownFields == o.unknownFields;
+           shapes == o.shapes && shapesSource == o.shapesSource && objective == o.objective && roofline == o.roofline &&
+           metrics == o.metrics && silencedWarnings == o.silencedWarnings && unknownFields == o.unknownFields;
 }
 
 } // namespace tilescope

@@ -127,6 +127,15 @@ struct Objective {
     bool operator==(const Objective&) const = default;
 };
 
+/// Tilescope.Roofline: the work of one launch, for the roofline half of the regime diagnostic
+/// (see analysis/regime.h). Each a number expression of the shape and parameters; "" = not given.
+struct RooflineSpec {
+    std::string bytes;   ///< bytes the kernel must move to and from memory, e.g. "2 * (M*K + N*K + M*N)"
+    std::string flops;   ///< floating-point operations, e.g. "2 * M * N * K"
+    std::string compute; ///< the arithmetic the peak is of: "float", "tf32", "half", "bfloat16", "int8"
+    bool operator==(const RooflineSpec&) const = default;
+};
+
 class TuningProblem {
 public:
     /// Reads a problem file. Throws InputError naming the file and the JSON pointer of the bad
@@ -176,6 +185,7 @@ public:
     /// when every entry is one shape.
     std::string shapesSource;
     std::optional<Objective> objective;
+    std::optional<RooflineSpec> roofline;
     std::vector<std::string> metrics; ///< CUPTI metric names or "default"
     /// Tilescope.Silence: launch warnings the author has seen and accepts, by name
     /// ("launch-coverage", "global-size", "launch-limits", "varying-size", "buffer-edge"); see analysis/launchcheck.h.

@@ -140,6 +140,8 @@ struct TuningSession::Run {
     SessionProgress progress;
     Clock::time_point start = Clock::now();
     std::string stopReason;
+    std::vector<std::pair<double, double>> okTimes; // this run's Ok results: (median ms, relative spread)
+    std::optional<Roofline> roofline;               // of the best so far (SessionOptions::earlyStop)
     std::vector<Remeasurement> remeasured;
     std::string confirmation;
 
@@ -236,8 +238,12 @@ struct TuningSession::Run {
             if (done.insert(index).second)
                 ++progress.done;
         const bool better = r.ok() && (!progress.best || ranksBefore(r, *progress.best));
-        if (better)
+        if (better) {
             progress.best = r;
+            roofline.reset();
+        }
+        if (r.ok() && r.timeMs() > 0)
+            okTimes.emplace_back(r.timeMs(), r.measurement.time.stdevMs / r.timeMs());
         const Observation o = observationOf(r, index, false);
         strategy->observe(std::span<const Observation>(&o, 1));
         if (self.m_events.result)
@@ -583,6 +589,16 @@ struct TuningSession::Run {
             self.m_store.flush();
             if (watch.active && watch.configs.size() >= watch.nextCheck)
                 checkSystematicFailure();
+            if (proposing && options.earlyStop && progress.best) {
+                if (!roofline)
+                    roofline =
+                        rooflineOf(problem, options.shapeIndex, progress.best->config, info.provenanceJson, info.arch);
+                if (std::string why = earlyStopReason(*options.earlyStop, spreadOf(okTimes), *roofline); !why.empty()) {
+                    proposing = false;
+                    queue.clear(); // not evaluated: a resume without the early stop goes on from here
+                    stopReason = "stopped early: " + why;
+                }
+            }
         }
         self.m_store.flush();
         if (self.m_cancel.load())

@@ -13,6 +13,7 @@
 // called on that thread. cancel() may be called from any thread (a signal handler included:
 // it only sets an atomic flag).
 
+#include "analysis/regime.h"
 #include "base/error.h"
 #include "compile/compileservice.h"
 #include "measure/backend.h"
@@ -70,6 +71,10 @@ struct SessionOptions {
     /// out); the strategy learns from their results. For a shape set: the winners of the shapes
     /// tuned before.
     std::vector<ConfigValues> firstConfigs;
+    /// Stop proposing when the regime says further search cannot pay (the best near the
+    /// roofline, or the measured configs flat against their noise; analysis/regime.h). Off
+    /// when unset.
+    std::optional<EarlyStop> earlyStop;
 };
 
 /// Where a session stands.

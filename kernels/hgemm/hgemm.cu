@@ -1,7 +1,9 @@
 // C = A * B on tensor cores, bf16 or fp16 inputs (fp16 with -DHGEMM_FP16), fp32 accumulation,
 // C in the input type. A is M x K and B is K x N, both row-major (B_TRANS=1: B is N x K,
-// row-major, as nn.Linear keeps its weight). M, N and K are multiples of the block tile (the
-// space's conditions say so).
+// row-major, as nn.Linear keeps its weight). N and K are multiples of the block tile (the
+// space's conditions say so); M is any size for ALGO 0 and 1 (rows past M load as zeros and are
+// not stored, so a decode step's M = 1 runs as one ragged tile row) and a multiple of BLOCK_M
+// for ALGO 2.
 //
 // One block computes a BLOCK_M x BLOCK_N tile of C with WARPS_M x WARPS_N warps, each a
 // (BLOCK_M / WARPS_M) x (BLOCK_N / WARPS_N) tile of mma.sync.m16n8k16 instructions. K is walked
@@ -94,6 +96,10 @@ __device__ __forceinline__ unsigned smemAddress(const void* p) {
 
 __device__ __forceinline__ void cpAsync16(unsigned dst, const void* src) {
     asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(dst), "l"(src));
+}
+// 16 bytes from `src` when `valid`, else 16 zero bytes (nothing is read: cp.async's source size 0).
+__device__ __forceinline__ void cpAsync16OrZero(unsigned dst, const void* src, bool valid) {
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(valid ? 16 : 0));
 }
 __device__ __forceinline__ void cpAsyncCommit() {
     asm volatile("cp.async.commit_group;\n" ::);
@@ -250,7 +256,7 @@ extern "C" __global__ void __launch_bounds__(THREADS)
     extern __shared__ __align__(128) unsigned char smem[];
 
     // Grouped rasterisation: GROUP_M tile rows walk the tile columns together.
-    const int tilesM = M / BLOCK_M, tilesN = N / BLOCK_N;
+    const int tilesM = (M + BLOCK_M - 1) / BLOCK_M, tilesN = N / BLOCK_N;
     const int pid = blockIdx.x;
     const int inGroup = GROUP_M * tilesN;
     const int firstM = (pid / inGroup) * GROUP_M;
@@ -345,7 +351,9 @@ extern "C" __global__ void __launch_bounds__(THREADS)
 #pragma unroll
         for (int c = tid; c < BLOCK_M * 8; c += THREADS) {
             const int row = c / 8, chunk = c % 8;
-            cpAsync16(a0 + row * 128 + ((chunk ^ (row & 7)) * 16), gA + static_cast<long long>(row) * K + kt * 64 + chunk * 8);
+            const bool inside = tileM * BLOCK_M + row < M;
+            cpAsync16OrZero(a0 + row * 128 + ((chunk ^ (row & 7)) * 16),
+                            gA + static_cast<long long>(inside ? row : 0) * K + kt * 64 + chunk * 8, inside);
         }
         const unsigned b0 = smemAddress(sB + stage * bStageBytes);
 #pragma unroll
@@ -391,12 +399,15 @@ extern "C" __global__ void __launch_bounds__(THREADS)
     wgmmaWait<0>();
 
     // The accumulators of m64nN: per 8 columns j, rows lane/4 and lane/4 + 8 of the warp's 16.
-    elem_t* gC = C + static_cast<long long>(tileM * BLOCK_M + wg * 64 + warpInGroup * 16 + lane / 4) * N +
-                 tileN * BLOCK_N + (lane % 4) * 2;
+    const int rowC = tileM * BLOCK_M + wg * 64 + warpInGroup * 16 + lane / 4;
+    elem_t* gC = C + static_cast<long long>(rowC) * N + tileN * BLOCK_N + (lane % 4) * 2;
 #pragma unroll
     for (int j = 0; j < BLOCK_N / 8; ++j) {
-        *reinterpret_cast<unsigned*>(gC + j * 8) = pack2(acc[j * 4], acc[j * 4 + 1]);
-        *reinterpret_cast<unsigned*>(gC + 8 * static_cast<long long>(N) + j * 8) = pack2(acc[j * 4 + 2], acc[j * 4 + 3]);
+        if (rowC < M)
+            *reinterpret_cast<unsigned*>(gC + j * 8) = pack2(acc[j * 4], acc[j * 4 + 1]);
+        if (rowC + 8 < M)
+            *reinterpret_cast<unsigned*>(gC + 8 * static_cast<long long>(N) + j * 8) =
+                pack2(acc[j * 4 + 2], acc[j * 4 + 3]);
     }
 #else
     elem_t* const sA = reinterpret_cast<elem_t*>(smem);
@@ -419,8 +430,9 @@ extern "C" __global__ void __launch_bounds__(THREADS)
 #pragma unroll
         for (int c = tid; c < A_STAGE_CHUNKS; c += THREADS) {
             const int row = c / A_CHUNKS_PER_ROW, chunk = c % A_CHUNKS_PER_ROW;
-            cpAsync16(a0 + swizzle(row, chunk, A_CHUNKS_PER_ROW) * 16,
-                      gA + static_cast<long long>(row) * K + kt * BLOCK_K + chunk * 8);
+            const bool inside = tileM * BLOCK_M + row < M;
+            cpAsync16OrZero(a0 + swizzle(row, chunk, A_CHUNKS_PER_ROW) * 16,
+                            gA + static_cast<long long>(inside ? row : 0) * K + kt * BLOCK_K + chunk * 8, inside);
         }
         const unsigned b0 = smemAddress(sB + stage * B_STAGE_CHUNKS * 8);
 #pragma unroll
@@ -504,6 +516,7 @@ extern "C" __global__ void __launch_bounds__(THREADS)
     cpAsyncWait<0>();
 
     // Each accumulator quad: rows lane/4 and lane/4 + 8, columns 2 * (lane % 4) and the next.
+    const int rowsLeft = M - (tileM * BLOCK_M + warpM * WARP_TILE_M); // rows of this warp's tile inside C
     elem_t* gC = C + static_cast<long long>(tileM * BLOCK_M + warpM * WARP_TILE_M) * N + tileN * BLOCK_N +
                  warpN * WARP_TILE_N;
 #pragma unroll
@@ -511,10 +524,12 @@ extern "C" __global__ void __launch_bounds__(THREADS)
 #pragma unroll
         for (int j = 0; j < FRAGS_N; ++j) {
             const int row = i * 16 + lane / 4, col = j * 8 + (lane % 4) * 2;
-            *reinterpret_cast<unsigned*>(gC + static_cast<long long>(row) * N + col) =
-                pack2(acc[i][j][0], acc[i][j][1]);
-            *reinterpret_cast<unsigned*>(gC + static_cast<long long>(row + 8) * N + col) =
-                pack2(acc[i][j][2], acc[i][j][3]);
+            if (row < rowsLeft)
+                *reinterpret_cast<unsigned*>(gC + static_cast<long long>(row) * N + col) =
+                    pack2(acc[i][j][0], acc[i][j][1]);
+            if (row + 8 < rowsLeft)
+                *reinterpret_cast<unsigned*>(gC + static_cast<long long>(row + 8) * N + col) =
+                    pack2(acc[i][j][2], acc[i][j][3]);
         }
     }
 #endif

@@ -50,6 +50,10 @@ void TestWorkerGpu::greetsWithItsDevice() {
     QVERIFY(hello.device.arch.rfind("sm_", 0) == 0);
     QVERIFY(hello.device.smCount > 0);
     QVERIFY(hello.device.l2Bytes > 0);
+    // The memory roof of the regime diagnostic: a device-to-device copy, well past the L2. Any GPU
+    // copies faster than 50 GB/s and slower than 20 TB/s.
+    qInfo("device 0: copy %.0f GB/s", hello.device.copyGBps);
+    QVERIFY(hello.device.copyGBps > 50 && hello.device.copyGBps < 20000);
     QVERIFY(worker::writeFrame(w.requests, worker::encodeShutdown()));
     QCOMPARE(w.waitExit(30000), 0);
 }

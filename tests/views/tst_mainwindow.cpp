@@ -21,6 +21,7 @@
 #include "session/resultsview.h"
 #include "session/runpanel.h"
 #include "session/sessioncontroller.h"
+#include "shapes/shapesview.h"
 #include "spec/tuningproblem.h"
 #include "store/resultstore.h"
 
@@ -40,10 +41,12 @@
 #include <QSortFilterProxyModel>
 #include <QStandardPaths>
 #include <QTableView>
+#include <QTableWidget>
 #include <QTemporaryDir>
 #include <QtTest>
 
 #include <cmath>
+#include <map>
 #include <memory>
 
 using namespace tilescope;
@@ -112,6 +115,7 @@ private slots:
     void runReplaysDemoAndPlotsExport();
     void opensDroppedRecordings();
     void opensProblemsWrittenForKernelTuner();
+    void opensShapeSets();
     void shortcutsAndDocks();
 
     void sessionListModel();
@@ -415,6 +419,61 @@ void TestMainWindow::opensDroppedRecordings() {
     QCOMPARE(window.resultsView()->model()->rowCount(), before);
     QVERIFY(!window.openRecording(dir.filePath(QStringLiteral("absent.db"))));
     QVERIFY(window.errorBanner()->title().contains(QStringLiteral("absent.db")));
+}
+
+void TestMainWindow::opensShapeSets() {
+    // A database of a shape set: softmax tuned on the H200 at three shapes, one session each.
+    QTemporaryDir dir;
+    const QString db = dir.filePath(QStringLiteral("set.db"));
+    std::map<std::string, std::size_t> resultsAt; // shape label -> results of its session
+    {
+        ResultStore store = ResultStore::open(db.toStdString());
+        for (const char* name : {"softmax-h200-8192x8192.t4.json.gz", "softmax-h200-32768x1024.t4.json.gz",
+                                 "softmax-h200-4096x32768.t4.json.gz"})
+            for (SessionData& s : readRecording(std::string(TILESCOPE_SOURCE_DIR "/tests/data/shapes/") + name)) {
+                resultsAt[s.info.shapeLabel()] = s.results.size();
+                importSession(store, std::move(s), name);
+            }
+    }
+    MainWindow window(transient());
+    QVERIFY(window.openRecording(db));
+    auto* shapes = window.findChild<ShapesView*>(QStringLiteral("shapes"));
+    QVERIFY(shapes);
+    QTRY_VERIFY_WITH_TIMEOUT(shapes->hasShapeSet(), kTimeoutMs);
+    // The panel comes forward, on the largest shape, and the window shows that shape's session.
+    auto* dock = window.findChild<QDockWidget*>(QStringLiteral("shapesDock"));
+    QVERIFY(dock && !dock->isHidden());
+    const ShapeConfigMatrix& m = shapes->matrix();
+    QCOMPARE(m.shapes.size(), std::size_t(3));
+    QCOMPARE(shapes->currentShape(), 2);
+    QTRY_COMPARE_WITH_TIMEOUT(window.sessionController()->session().shapeLabel(), m.shapeLabel(2), kTimeoutMs);
+    QTRY_COMPARE(window.resultsView()->model()->rowCount(), static_cast<int>(resultsAt.at(m.shapeLabel(2))));
+    // The heatmap: a row per shape, the table's entries first; each shape's own entry checked.
+    QTableWidget* heat = shapes->heatmap();
+    QCOMPARE(heat->rowCount(), 3);
+    const DispatchTable& table = shapes->table();
+    QVERIFY(table.worstRegret <= 0.03);
+    for (int row = 0; row < 3; ++row) {
+        const int column = 2 + static_cast<int>(table.choice[row]);
+        QVERIFY2(heat->item(row, column)->text().startsWith(QStringLiteral("✓ ")),
+                 qPrintable(heat->item(row, column)->text()));
+        QVERIFY(heat->horizontalHeaderItem(column)->font().bold());
+        QVERIFY(!heat->item(row, 0)->text().isEmpty()); // the regime
+    }
+    QVERIFY(shapes->summaryText().contains(QStringLiteral("within 3 % of their best")));
+    // A looser bound never needs more entries.
+    const std::size_t at3 = table.entries.size();
+    shapes->setMaxRegret(0.5);
+    QVERIFY(shapes->table().entries.size() <= at3);
+    QVERIFY(shapes->table().worstRegret <= 0.5);
+    // One control switches the window to another shape.
+    QSignalSpy chosen(shapes, &ShapesView::shapeChosen);
+    shapes->setCurrentShape(0);
+    QCOMPARE(chosen.count(), 1);
+    QTRY_COMPARE_WITH_TIMEOUT(window.sessionController()->session().shapeLabel(), m.shapeLabel(0), kTimeoutMs);
+    QTRY_COMPARE(window.resultsView()->model()->rowCount(), static_cast<int>(resultsAt.at(m.shapeLabel(0))));
+    QVERIFY(shapes->verdictText().contains(QString::fromStdString(m.shapeLabel(0))));
+    QVERIFY(window.windowTitle().contains(QStringLiteral("set.db")));
 }
 
 void TestMainWindow::shortcutsAndDocks() {

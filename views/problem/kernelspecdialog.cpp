@@ -352,6 +352,7 @@ void KernelSpecDialog::reload() {
     for (const Shape& s : p.shapes)
         shapes << qs(s.label());
     m_shapes->setPlainText(shapes.join(QLatin1Char('\n')));
+    m_loadedShapes = m_shapes->toPlainText();
     QStringList metrics;
     for (const std::string& m : p.metrics)
         metrics << qs(m);
@@ -414,8 +415,12 @@ bool KernelSpecDialog::apply() {
                         shared.isEmpty() ? Json(nullptr) : integerOrExpression(shared));
 
     Json shapes = Json::array();
+    // Generated shapes left as they were stay generated (the file keeps its form).
+    if (m_shapes->toPlainText() == m_loadedShapes && problem && !problem->shapesSource.empty())
+        shapes = Json::parse(problem->shapesSource);
     static const QRegularExpression dim(QStringLiteral(R"(^([A-Za-z_]\w*)\s*=\s*(-?\d+)$)"));
-    const QStringList lines = m_shapes->toPlainText().split(QLatin1Char('\n'), Qt::SkipEmptyParts);
+    const QStringList lines =
+        shapes.empty() ? m_shapes->toPlainText().split(QLatin1Char('\n'), Qt::SkipEmptyParts) : QStringList();
     for (int l = 0; l < lines.size(); ++l) {
         Json shape = Json::object();
         for (const QString& part : lines[l].split(QRegularExpression(QStringLiteral("[\\s,]+")), Qt::SkipEmptyParts)) {

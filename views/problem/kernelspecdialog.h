@@ -54,6 +54,7 @@ private:
 
     ProblemDocument* m_document;
     QPlainTextEdit* m_shapes = nullptr;
+    QString m_loadedShapes; // the shapes as the form showed them: unchanged, generators are written back
     QTabWidget* m_tabs = nullptr;
     QTableWidget* m_arguments = nullptr;
     QTableWidget* m_references = nullptr;

@@ -522,6 +522,23 @@ void SessionController::setRunning(bool running) {
     emit runningChanged(running);
 }
 
+namespace {
+
+// "rec.db: Tilescope database, kernel hgemm, M=1 N=14336 K=4096 on NVIDIA H200, 152 results".
+QString describeSession(const QString& path, RecordingFormat format, const SessionInfo& info, std::size_t results) {
+    QString description = QStringLiteral("%1: %2").arg(QFileInfo(path).fileName(), qs(recordingFormatName(format)));
+    if (!info.kernel.empty())
+        description += QStringLiteral(", kernel %1").arg(qs(info.kernel));
+    if (!info.shape.empty())
+        description += QStringLiteral(", %1").arg(qs(info.shapeLabel()));
+    if (!info.deviceName.empty())
+        description += QStringLiteral(" on %1").arg(qs(info.deviceName));
+    description += QStringLiteral(", %1 results").arg(formatCount(std::uint64_t(results)));
+    return description;
+}
+
+} // namespace
+
 void SessionController::openRecording(const QString& path) {
     if (m_running) {
         emitLog({RunLogEntry::Kind::Error,
@@ -533,65 +550,70 @@ void SessionController::openRecording(const QString& path) {
     m_loading = true;
     struct Loaded {
         QString error;
-        QString description;
-        SessionInfo info;
-        ResultsSnapshot results;
+        RecordingFormat format = RecordingFormat::Unknown;
+        std::shared_ptr<std::vector<SessionData>> sessions;
+        std::size_t chosen = 0;
     };
     m_loads.start(
         [path]() {
-            QString error;
-            QString description;
-            std::optional<SessionData> chosen;
-            std::size_t sessionCount = 0;
-            RecordingFormat format = RecordingFormat::Unknown;
+            Loaded read;
+            read.sessions = std::make_shared<std::vector<SessionData>>();
             try {
                 const std::filesystem::path file = path.toStdString();
-                format = detectRecordingFormat(file);
-                std::vector<SessionData> sessions = readRecording(file);
-                sessionCount = sessions.size();
+                read.format = detectRecordingFormat(file);
+                *read.sessions = readRecording(file);
+                std::vector<SessionData>& sessions = *read.sessions;
+                if (sessions.empty())
+                    read.error = QStringLiteral("%1: the recording holds no session").arg(path);
                 // The newest session with results (a database lists its sessions oldest first).
-                for (auto it = sessions.rbegin(); it != sessions.rend() && !chosen; ++it)
-                    if (!it->results.empty())
-                        chosen = std::move(*it);
-                if (!chosen && !sessions.empty())
-                    chosen = std::move(sessions.back());
-                if (!chosen)
-                    error = QStringLiteral("%1: the recording holds no session").arg(path);
+                read.chosen = sessions.empty() ? 0 : sessions.size() - 1;
+                for (std::size_t i = sessions.size(); i-- > 0;)
+                    if (!sessions[i].results.empty()) {
+                        read.chosen = i;
+                        break;
+                    }
+                for (SessionData& s : sessions)
+                    s.info.parameters = parameterNamesOf(s);
             } catch (const std::exception& e) {
-                error = qs(e.what());
+                read.error = qs(e.what());
             }
-            auto results = std::make_shared<std::vector<ResultRecord>>();
-            SessionInfo info;
-            if (chosen) {
-                info = chosen->info;
-                info.parameters = parameterNamesOf(*chosen);
-                *results = std::move(chosen->results);
-                description = QStringLiteral("%1: %2").arg(QFileInfo(path).fileName(), qs(recordingFormatName(format)));
-                if (!info.kernel.empty())
-                    description += QStringLiteral(", kernel %1").arg(qs(info.kernel));
-                if (!info.shape.empty())
-                    description += QStringLiteral(", %1").arg(qs(info.shapeLabel()));
-                if (!info.deviceName.empty())
-                    description += QStringLiteral(" on %1").arg(qs(info.deviceName));
-                description += QStringLiteral(", %1 results").arg(formatCount(std::uint64_t(results->size())));
-                if (sessionCount > 1)
-                    description +=
-                        QStringLiteral(" (session %1, the newest with results of %2)").arg(info.id).arg(sessionCount);
-            }
-            return Loaded{error, description, info, std::move(results)};
+            return read;
         },
-        [this](const Loaded& read) {
+        [this, path](const Loaded& read) {
             m_loading = false;
             if (!read.error.isEmpty()) {
                 emit failed(read.error);
                 return;
             }
-            m_session = read.info;
-            m_progress = {};
-            m_results = read.results;
-            emit snapshot(m_results);
-            emit loaded(read.description);
+            m_recordingPath = path;
+            m_recordingFormat = read.format;
+            m_recording = read.sessions;
+            emit recordingSessions(m_recording);
+            present(read.chosen);
         });
+}
+
+bool SessionController::showSession(std::int64_t sessionId) {
+    if (m_running || m_loading || !m_recording)
+        return false;
+    for (std::size_t i = 0; i < m_recording->size(); ++i)
+        if ((*m_recording)[i].info.id == sessionId) {
+            present(i);
+            return true;
+        }
+    return false;
+}
+
+void SessionController::present(std::size_t index) {
+    const SessionData& chosen = (*m_recording)[index];
+    m_session = chosen.info;
+    m_progress = {};
+    m_results = std::make_shared<const std::vector<ResultRecord>>(chosen.results);
+    QString description = describeSession(m_recordingPath, m_recordingFormat, chosen.info, chosen.results.size());
+    if (m_recording->size() > 1)
+        description += QStringLiteral(" (session %1 of %2)").arg(chosen.info.id).arg(m_recording->size());
+    emit snapshot(m_results);
+    emit loaded(description);
 }
 
 } // namespace tilescope::views

@@ -18,6 +18,7 @@
 #include "common/backgroundtask.h"
 #include "session/sessiontypes.h"
 
+#include "exchange/exchange.h"
 #include "model/records.h"
 #include "spec/tuningproblem.h"
 #include "tuner/tuningsession.h"
@@ -77,6 +78,10 @@ public:
     /// with results) for browsing without tuning: reads it off the GUI thread, then emits
     /// snapshot() once and loaded(), or failed(). Only the newest request counts.
     void openRecording(const QString& path);
+    /// Shows another session of the recording opened last (a shape of a shape set): emits
+    /// snapshot() and loaded() as openRecording() does. False (nothing changes) when there is no
+    /// such session, or while a run or a load is in progress.
+    bool showSession(std::int64_t sessionId);
 
     /// The latest snapshot (never null; empty before any results).
     ResultsSnapshot results() const { return m_results; }
@@ -113,6 +118,9 @@ signals:
     void loaded(const QString& description);
     /// isRunning() changed.
     void runningChanged(bool running);
+    /// openRecording() read these sessions (all of the recording, before its snapshot): a shape
+    /// set when they are of one kernel at several shapes.
+    void recordingSessions(std::shared_ptr<const std::vector<tilescope::SessionData>> sessions);
 
 private:
     struct Shared;
@@ -127,6 +135,7 @@ private:
     void emitLog(const RunLogEntry& entry);
     void drainLog();
     void setRunning(bool running);
+    void present(std::size_t index); // session `index` of m_recording becomes the one shown
 
     std::shared_ptr<Shared> m_shared; // the worker's side, guarded by its mutex
     QTimer* m_timer = nullptr;
@@ -141,6 +150,9 @@ private:
     ResultsSnapshot m_results;
     SessionInfo m_session;
     SessionProgress m_progress;
+    std::shared_ptr<const std::vector<SessionData>> m_recording; // the sessions of the recording opened last
+    QString m_recordingPath;
+    RecordingFormat m_recordingFormat = RecordingFormat::Unknown;
 
     BackgroundTask m_run{this};      // the session
     BackgroundTask m_copies{this};   // snapshot copies, one at a time

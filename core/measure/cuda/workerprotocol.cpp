@@ -53,8 +53,8 @@ Part readAll(int fd, char* data, std::size_t size, int timeoutMs, std::chrono::s
              bool started) {
     while (size > 0) {
         if (timeoutMs >= 0) {
-            const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline -
-                                                                                    std::chrono::steady_clock::now());
+            const auto left =
+                std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
             pollfd p{fd, POLLIN, 0};
             const int wait = static_cast<int>(std::max<std::int64_t>(0, left.count()));
             const int rc = ::poll(&p, 1, wait);
@@ -125,7 +125,8 @@ json deviceJson(const DeviceInfo& d) {
                 {"sm_clock_khz", d.smClockKHz},
                 {"memory_clock_khz", d.memoryClockKHz},
                 {"driver_version", d.driverVersion},
-                {"cupti_note", d.cuptiNote}};
+                {"cupti_note", d.cuptiNote},
+                {"copy_gbps", d.copyGBps}};
 }
 
 DeviceInfo deviceOf(const json& j) {
@@ -141,13 +142,13 @@ DeviceInfo deviceOf(const json& j) {
     d.memoryClockKHz = j.value("memory_clock_khz", 0);
     d.driverVersion = j.value("driver_version", 0);
     d.cuptiNote = j.value("cupti_note", std::string());
+    d.copyGBps = j.value("copy_gbps", 0.0);
     return d;
 }
 
 json staticJson(const StaticInfo& s) {
-    return json{{"registers", s.registers},        {"barriers", s.barriers},
-                {"stack_frame", s.stackFrame},     {"spill_stores", s.spillStores},
-                {"spill_loads", s.spillLoads},     {"shared_static", s.sharedStatic},
+    return json{{"registers", s.registers},         {"barriers", s.barriers},      {"stack_frame", s.stackFrame},
+                {"spill_stores", s.spillStores},    {"spill_loads", s.spillLoads}, {"shared_static", s.sharedStatic},
                 {"constant_bytes", s.constantBytes}};
 }
 
@@ -212,7 +213,7 @@ Measurement measurementOf(const json& j) {
 }
 
 json timingJson(const TimingRule& t) {
-    return json{{"min_samples", t.minSamples},         {"max_samples", t.maxSamples},
+    return json{{"min_samples", t.minSamples},          {"max_samples", t.maxSamples},
                 {"target_rel_stdev", t.targetRelStdev}, {"warmup_seconds", t.warmupSeconds},
                 {"max_seconds", t.maxSeconds},          {"flush_l2", t.flushL2}};
 }

@@ -51,16 +51,17 @@ ReadStatus readFrame(int fd, Frame& frame, int timeoutMs = -1);
 /// The device a worker owns, as it reports it in `hello`.
 struct DeviceInfo {
     int ordinal = -1;
-    std::string name;           ///< "NVIDIA H200"
-    std::string uuid;           ///< "GPU-8c1f..."
-    std::string arch;           ///< "sm_90"
+    std::string name; ///< "NVIDIA H200"
+    std::string uuid; ///< "GPU-8c1f..."
+    std::string arch; ///< "sm_90"
     int smCount = 0;
     std::int64_t l2Bytes = 0;
     std::int64_t globalMemoryBytes = 0;
-    int smClockKHz = 0;         ///< the maximum SM clock the driver reports
+    int smClockKHz = 0; ///< the maximum SM clock the driver reports
     int memoryClockKHz = 0;
-    int driverVersion = 0;      ///< cuDriverGetVersion: 13000
-    std::string cuptiNote;      ///< "" when CUPTI counters can be read; otherwise why not
+    int driverVersion = 0; ///< cuDriverGetVersion: 13000
+    std::string cuptiNote; ///< "" when CUPTI counters can be read; otherwise why not
+    double copyGBps = 0;   ///< a device-to-device copy's read + written GB/s (0: not measured)
 };
 
 struct Hello {
@@ -85,7 +86,7 @@ struct Open {
     std::string problemName; ///< for messages ("sgemm.json")
     std::string baseDir;     ///< the problem's folder: data files (ReferenceArguments' DataSource) are relative to it
     std::uint64_t shape = 0;
-    std::uint64_t seed = 0;  ///< for Random fills: each argument's RandomSeed, or this
+    std::uint64_t seed = 0; ///< for Random fills: each argument's RandomSeed, or this
 };
 
 struct Opened {
@@ -95,17 +96,17 @@ struct Opened {
 };
 
 struct Measure {
-    std::uint64_t id = 0;                ///< echoed in the result
+    std::uint64_t id = 0; ///< echoed in the result
     /// The config: for each parameter of the problem, in its order, the index of its value in
     /// that parameter's value list (as ConfigSpace's Config holds it).
     std::vector<std::uint16_t> config;
-    std::string kernelName;              ///< the entry function in the cubin
+    std::string kernelName; ///< the entry function in the cubin
     TimingRule timing;
     bool verify = true;
     /// This config's output becomes the reference the others are compared with (verify must be
     /// on; when the config itself fails, no reference is kept).
     bool makeReference = false;
-    std::vector<std::string> metrics;    ///< CUPTI metric names; empty: no profiling pass
+    std::vector<std::string> metrics; ///< CUPTI metric names; empty: no profiling pass
 };
 
 /// What the worker learned from the loaded function (cuFuncGetAttribute) and its launch.
@@ -114,7 +115,7 @@ struct FunctionInfo {
     std::int64_t localBytes = 0;   ///< per thread
     std::int64_t sharedStatic = 0; ///< per block
     int maxThreadsPerBlock = 0;
-    int blocksPerSm = -1;          ///< cuOccupancyMaxActiveBlocksPerMultiprocessor for the launch
+    int blocksPerSm = -1; ///< cuOccupancyMaxActiveBlocksPerMultiprocessor for the launch
     std::int64_t grid[3] = {1, 1, 1};
     std::int64_t block[3] = {1, 1, 1};
     std::int64_t sharedDynamic = 0;
@@ -122,10 +123,10 @@ struct FunctionInfo {
 
 struct Result {
     std::uint64_t id = 0;
-    Measurement measurement;        ///< status, time, metrics, verification error, message
+    Measurement measurement; ///< status, time, metrics, verification error, message
     std::optional<FunctionInfo> function;
-    bool fatal = false;             ///< the CUDA context is lost; the worker exits after this
-    std::string metricsNote;        ///< once: why metrics could not be collected ("" = fine)
+    bool fatal = false;      ///< the CUDA context is lost; the worker exits after this
+    std::string metricsNote; ///< once: why metrics could not be collected ("" = fine)
 };
 
 // Encoding. Every decode throws std::runtime_error for a header that is not the message.

@@ -130,6 +130,50 @@ WorkerRuntime::~WorkerRuntime() {
     release();
 }
 
+namespace {
+
+/// The device's copy bandwidth, the memory roof of the roofline: the median of 9 device-to-device
+/// copies (cuMemcpyDtoDAsync, timed with events, after one warm-up) of a buffer 8 times the L2
+/// (at least 64 MiB, at most 512 MiB, and at most an eighth of the free memory), as read plus
+/// written bytes per second in GB/s. 0 where it cannot be measured (nothing fails for that).
+double copyBandwidth(const Driver& cu, CUstream stream, CUevent start, CUevent end, std::int64_t l2Bytes) {
+    std::size_t free = 0, total = 0;
+    if (cu.cuMemGetInfo(&free, &total) != CUDA_SUCCESS)
+        return 0;
+    std::int64_t bytes = std::clamp<std::int64_t>(8 * l2Bytes, 64ll << 20, 512ll << 20);
+    bytes = std::min<std::int64_t>(bytes, static_cast<std::int64_t>(free / 8)) / 256 * 256;
+    if (bytes < (16ll << 20))
+        return 0;
+    CUdeviceptr from = 0, to = 0;
+    double gbps = 0;
+    if (cu.cuMemAlloc(&from, static_cast<std::size_t>(bytes)) == CUDA_SUCCESS &&
+        cu.cuMemAlloc(&to, static_cast<std::size_t>(bytes)) == CUDA_SUCCESS &&
+        cu.cuMemsetD32Async(from, 0x3f800000u, static_cast<std::size_t>(bytes / 4), stream) == CUDA_SUCCESS) {
+        std::vector<float> ms;
+        bool ok = cu.cuMemcpyDtoDAsync(to, from, static_cast<std::size_t>(bytes), stream) == CUDA_SUCCESS;
+        for (int i = 0; ok && i < 9; ++i) {
+            float t = 0;
+            ok = cu.cuEventRecord(start, stream) == CUDA_SUCCESS &&
+                 cu.cuMemcpyDtoDAsync(to, from, static_cast<std::size_t>(bytes), stream) == CUDA_SUCCESS &&
+                 cu.cuEventRecord(end, stream) == CUDA_SUCCESS && cu.cuEventSynchronize(end) == CUDA_SUCCESS &&
+                 cu.cuEventElapsedTime(&t, start, end) == CUDA_SUCCESS && t > 0;
+            if (ok)
+                ms.push_back(t);
+        }
+        if (ok && !ms.empty()) {
+            std::nth_element(ms.begin(), ms.begin() + static_cast<std::ptrdiff_t>(ms.size() / 2), ms.end());
+            gbps = 2.0 * static_cast<double>(bytes) / (ms[ms.size() / 2] * 1e-3) / 1e9;
+        }
+    }
+    if (from)
+        cu.cuMemFree(from);
+    if (to)
+        cu.cuMemFree(to);
+    return gbps;
+}
+
+} // namespace
+
 worker::Hello WorkerRuntime::start(int deviceOrdinal) {
     Impl& d = *m_impl;
     worker::Hello hello;
@@ -222,6 +266,7 @@ worker::Hello WorkerRuntime::start(int deviceOrdinal) {
     if (!d.profiler)
         d.cuptiNote = note.empty() ? "CUPTI could not be set up for this device" : note;
     info.cuptiNote = d.cuptiNote;
+    info.copyGBps = copyBandwidth(cu, d.stream, d.startEvent, d.endEvent, info.l2Bytes);
     hello.ok = true;
     return hello;
 }
