@@ -249,6 +249,8 @@ void SessionController::start(Request request) {
     m_lastBestId = -1;
     m_lastProgressSerial = 0;
     m_progress = {};
+    m_recording.reset(); // the run's results replace the recording's: showSession() has nothing to show
+    emit recordingSessions(m_recording);
     setRunning(true);
     m_timer->start();
     // The run's end arrives once the worker has released the store, the backend and the compile service.

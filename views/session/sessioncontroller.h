@@ -119,7 +119,7 @@ signals:
     /// isRunning() changed.
     void runningChanged(bool running);
     /// openRecording() read these sessions (all of the recording, before its snapshot): a shape
-    /// set when they are of one kernel at several shapes.
+    /// set when they are of one kernel at several shapes. Null when a run starts.
     void recordingSessions(std::shared_ptr<const std::vector<tilescope::SessionData>> sessions);
 
 private:

@@ -203,6 +203,7 @@ void ShapesView::rebuild() {
     m_table = {};
     m_regimes.clear();
     m_sessionOf.clear();
+    m_columns.clear();
     if (m_sessions && m_sessions->size() >= 2) {
         try {
             ShapeConfigMatrix matrix = buildShapeConfigMatrix(*m_sessions, std::string(), "the recording");
