@@ -155,6 +155,7 @@ private slots:
     void compare_data();
     void compare();
     void poison();
+    void compareLargeOutputs();
 };
 
 // ---- the planner ----
@@ -1317,6 +1318,47 @@ void TestLaunchPlan::compare() {
     else
         QVERIFY2(std::fabs(v.error - error) <= 1e-6 * std::max(1.0, error), qPrintable(QString::number(v.error)));
     QCOMPARE(QString::fromStdString(v.message), message);
+}
+
+// Outputs of millions of values are compared in chunks on several threads: the verdict is the
+// one a single pass gives (the first non-finite mismatch, else the first worst element).
+void TestLaunchPlan::compareLargeOutputs() {
+    constexpr std::int64_t n = 5'000'000; // five chunks of 2^20 values
+    const ArgumentSpec a = vectorOf(ElementType::Float, n);
+    std::vector<float> ref(n);
+    for (std::int64_t i = 0; i < n; ++i)
+        ref[i] = 1e-6f * static_cast<float>(i % 1000);
+    auto bytes = [](const std::vector<float>& v) {
+        std::vector<unsigned char> b(v.size() * 4);
+        std::memcpy(b.data(), v.data(), b.size());
+        return b;
+    };
+    const std::vector<unsigned char> refBytes = bytes(ref);
+    std::vector<float> out = ref;
+    QVERIFY(compareValues(a, bytes(out), refBytes, Validation::Normalized, 1e-4).ok);
+    // Two wrong values in different chunks, the same error twice: the earlier is named.
+    out[2'500'000] += 0.0005f;
+    out[4'000'000] += 0.0005f;
+    out[4'200'000] += 0.0001f;
+    Verdict v = compareValues(a, bytes(out), refBytes, Validation::Normalized, 1e-4);
+    QVERIFY(!v.ok);
+    QVERIFY2(QString::fromStdString(v.message).startsWith("argument 'out': element 2500000 is "), v.message.c_str());
+    QVERIFY(std::fabs(v.error - 0.0005 / 0.000999) < 1e-3);
+    // A larger error later wins; a NaN anywhere wins over both, the first NaN is named.
+    out[4'000'000] += 0.001f;
+    v = compareValues(a, bytes(out), refBytes, Validation::Normalized, 1e-4);
+    QVERIFY2(QString::fromStdString(v.message).startsWith("argument 'out': element 4000000 is "), v.message.c_str());
+    out[4'900'000] = std::nanf("");
+    out[3'100'000] = std::nanf("");
+    v = compareValues(a, bytes(out), refBytes, Validation::Normalized, 1e-4);
+    QVERIFY(std::isinf(v.error));
+    QVERIFY2(QString::fromStdString(v.message).startsWith("argument 'out': element 3100000 is nan"), v.message.c_str());
+    // The absolute difference sums over every chunk.
+    out = ref;
+    for (std::int64_t i = 0; i < n; i += 100'000)
+        out[i] += 0.25f;
+    v = compareValues(a, bytes(out), refBytes, Validation::AbsoluteDifference, 1.0);
+    QVERIFY(std::fabs(v.error - 0.25 * 50) < 1e-3);
 }
 
 void TestLaunchPlan::poison() {

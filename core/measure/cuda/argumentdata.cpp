@@ -3,12 +3,14 @@
 #include "base/error.h"
 
 #include <algorithm>
+#include <atomic>
 #include <bit>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <limits>
+#include <thread>
 
 namespace tilescope {
 
@@ -250,6 +252,39 @@ std::string describeElement(const ArgumentSpec& arg, std::int64_t i) {
     return text;
 }
 
+// Runs fn(chunk, begin, end) over [0, n) in chunks of kCompareChunk values, on up to 16 threads
+// when there are several chunks. The chunks are fixed by n alone, so results merged in chunk order
+// do not depend on the number of threads.
+constexpr std::int64_t kCompareChunk = std::int64_t{1} << 20;
+
+std::size_t chunksOf(std::int64_t n) {
+    return static_cast<std::size_t>((n + kCompareChunk - 1) / kCompareChunk);
+}
+
+template <typename Fn>
+void forEachChunk(std::int64_t n, const Fn& fn) {
+    const std::size_t chunks = chunksOf(n);
+    auto run = [&](std::size_t c) {
+        const std::int64_t begin = static_cast<std::int64_t>(c) * kCompareChunk;
+        fn(c, begin, std::min(n, begin + kCompareChunk));
+    };
+    const std::size_t threads = std::min<std::size_t>({chunks, 16, std::max(1u, std::thread::hardware_concurrency())});
+    if (threads <= 1) {
+        for (std::size_t c = 0; c < chunks; ++c)
+            run(c);
+        return;
+    }
+    std::atomic<std::size_t> next{0};
+    std::vector<std::thread> pool;
+    for (std::size_t t = 0; t < threads; ++t)
+        pool.emplace_back([&]() {
+            for (std::size_t c = next++; c < chunks; c = next++)
+                run(c);
+        });
+    for (std::thread& t : pool)
+        t.join();
+}
+
 template <std::size_t Size, double (*Decode)(const unsigned char*)>
 Verdict compareTyped(const ArgumentSpec& arg, const unsigned char* out, const unsigned char* ref, std::int64_t n,
                      Validation method, double tolerance) {
@@ -260,31 +295,81 @@ Verdict compareTyped(const ArgumentSpec& arg, const unsigned char* out, const un
     // The output's scale: its largest finite magnitude (1 for an all-zero reference). Not
     // max(1, ...): outputs far below 1 (a softmax row of 32768 values is ~3e-5 each) would then
     // pass even when every value is wrong by a factor of two.
-    double scale = 0;
+    // Large outputs (a softmax of 8192 x 8192) are compared in chunks on several threads.
+    std::vector<double> scales(chunksOf(n), 0.0);
     if (method == Validation::Normalized) {
-        for (std::int64_t i = 0; i < n; ++i) {
-            const double r = Decode(ref + static_cast<std::size_t>(i) * Size);
-            if (std::isfinite(r))
-                scale = std::max(scale, std::fabs(r));
-        }
+        forEachChunk(n, [&](std::size_t c, std::int64_t begin, std::int64_t end) {
+            double m = 0;
+            for (std::int64_t i = begin; i < end; ++i) {
+                const double r = Decode(ref + static_cast<std::size_t>(i) * Size);
+                if (std::isfinite(r))
+                    m = std::max(m, std::fabs(r));
+            }
+            scales[c] = m;
+        });
     }
+    double scale = 0;
+    for (const double m : scales)
+        scale = std::max(scale, m);
     if (!(scale > 0))
         scale = 1;
+
+    struct Chunk {
+        std::int64_t nonFiniteAt = -1; ///< the first element where one side is not finite and they differ
+        double worst = 0;
+        std::int64_t worstAt = -1; ///< the first element of the chunk with its worst error
+        double sum = 0;
+    };
+    std::vector<Chunk> chunks(chunksOf(n));
+    forEachChunk(n, [&](std::size_t c, std::int64_t begin, std::int64_t end) {
+        Chunk& k = chunks[c];
+        for (std::int64_t i = begin; i < end; ++i) {
+            const unsigned char* o = out + static_cast<std::size_t>(i) * Size;
+            const unsigned char* r = ref + static_cast<std::size_t>(i) * Size;
+            if (std::memcmp(o, r, Size) == 0)
+                continue;
+            const double ov = Decode(o);
+            const double rv = Decode(r);
+            if (!std::isfinite(ov) || !std::isfinite(rv)) {
+                if ((std::isnan(ov) && std::isnan(rv)) || ov == rv)
+                    continue;
+                k.nonFiniteAt = i;
+                return;
+            }
+            double diff = std::fabs(ov - rv);
+            // Integers whose bits differ differ by 1 or more (a double may round a 64-bit difference away).
+            if (!floating)
+                diff = std::max(diff, 1.0);
+            double e = diff;
+            switch (method) {
+            case Validation::Normalized:
+                e = diff / scale;
+                break;
+            case Validation::SideBySideRelative:
+                e = rv != 0 ? diff / std::fabs(rv) : diff;
+                break;
+            case Validation::AbsoluteDifference:
+                k.sum += diff;
+                break;
+            case Validation::SideBySide:
+                break;
+            }
+            if (e > k.worst) {
+                k.worst = e;
+                k.worstAt = i;
+            }
+        }
+    });
 
     Verdict v;
     double worst = 0;
     std::int64_t worstAt = -1;
     double sum = 0;
-    for (std::int64_t i = 0; i < n; ++i) {
-        const unsigned char* o = out + static_cast<std::size_t>(i) * Size;
-        const unsigned char* r = ref + static_cast<std::size_t>(i) * Size;
-        if (std::memcmp(o, r, Size) == 0)
-            continue;
-        const double ov = Decode(o);
-        const double rv = Decode(r);
-        if (!std::isfinite(ov) || !std::isfinite(rv)) {
-            if ((std::isnan(ov) && std::isnan(rv)) || ov == rv)
-                continue;
+    for (const Chunk& k : chunks) {
+        if (k.nonFiniteAt >= 0) {
+            const std::int64_t i = k.nonFiniteAt;
+            const unsigned char* o = out + static_cast<std::size_t>(i) * Size;
+            const unsigned char* r = ref + static_cast<std::size_t>(i) * Size;
             v.ok = false;
             v.error = std::numeric_limits<double>::infinity();
             if (floating && allOnes(o, Size))
@@ -294,27 +379,10 @@ Verdict compareTyped(const ArgumentSpec& arg, const unsigned char* out, const un
                 v.message = arg.label() + ": " + describeElement(arg, i) + " is " + value(o) + ", expected " + value(r);
             return v;
         }
-        double diff = std::fabs(ov - rv);
-        // Integers whose bits differ differ by 1 or more (a double may round a 64-bit difference away).
-        if (!floating)
-            diff = std::max(diff, 1.0);
-        double e = diff;
-        switch (method) {
-        case Validation::Normalized:
-            e = diff / scale;
-            break;
-        case Validation::SideBySideRelative:
-            e = rv != 0 ? diff / std::fabs(rv) : diff;
-            break;
-        case Validation::AbsoluteDifference:
-            sum += diff;
-            break;
-        case Validation::SideBySide:
-            break;
-        }
-        if (e > worst) {
-            worst = e;
-            worstAt = i;
+        sum += k.sum;
+        if (k.worst > worst) {
+            worst = k.worst;
+            worstAt = k.worstAt;
         }
     }
     v.error = method == Validation::AbsoluteDifference ? sum : worst;

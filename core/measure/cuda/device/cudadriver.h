@@ -44,6 +44,8 @@ namespace tilescope::cuda {
     X(cuMemGetInfo)                                                                                                    \
     X(cuMemcpyHtoD)                                                                                                    \
     X(cuMemcpyDtoH)                                                                                                    \
+    X(cuMemHostRegister)                                                                                               \
+    X(cuMemHostUnregister)                                                                                             \
     X(cuMemcpyDtoD)                                                                                                    \
     X(cuMemcpyDtoDAsync)                                                                                               \
     X(cuMemsetD8)                                                                                                      \

@@ -94,6 +94,7 @@ struct WorkerRuntime::Impl {
     std::vector<std::vector<unsigned char>> kept; // per argument: the reference config's output
     bool hasKept = false;
     std::vector<std::vector<unsigned char>> host; // per argument: scratch for downloads
+    std::vector<void*> pinned;                    // host scratch page-locked for fast downloads (cuMemHostRegister)
 
     // The config being measured.
     CUmodule module = nullptr;
@@ -154,6 +155,10 @@ struct WorkerRuntime::Impl {
         hasT1Reference.clear();
         kept.clear();
         hasKept = false;
+        for (void* p : pinned)
+            if (!lost)
+                cu->cuMemHostUnregister(p);
+        pinned.clear();
         host.clear();
         planner.reset();
         problem.reset();

@@ -73,7 +73,15 @@ void WorkerRuntime::Impl::verify(const worker::Measure& m, worker::Result& r) {
     for (std::size_t i = 0; i < args.size(); ++i) {
         if (!download[i])
             continue;
-        host[i].resize(static_cast<std::size_t>(args[i].bytes()));
+        if (host[i].size() != static_cast<std::size_t>(args[i].bytes())) {
+            host[i].resize(static_cast<std::size_t>(args[i].bytes()));
+            // Page-locked, a download of a large output (256 MB for a softmax of 8192 x 8192)
+            // runs at the link's speed instead of through the driver's staging buffers. Where it
+            // cannot be locked the copy is slower, not wrong.
+            if (host[i].size() >= (std::size_t{1} << 20) &&
+                cu->cuMemHostRegister(host[i].data(), host[i].size(), 0) == CUDA_SUCCESS)
+                pinned.push_back(host[i].data());
+        }
         check(cu->cuMemcpyDtoH(host[i].data(), buffers[i], host[i].size()),
               "cannot copy " + args[i].label() + " to the host (cuMemcpyDtoH)");
     }
@@ -122,7 +130,7 @@ void WorkerRuntime::Impl::verify(const worker::Measure& m, worker::Result& r) {
     if (m.makeReference) {
         for (std::size_t i = 0; i < args.size(); ++i) {
             if (args[i].verify && !hasT1Reference[i])
-                kept[i] = std::move(host[i]);
+                kept[i] = host[i]; // a copy: the scratch stays page-locked
         }
         hasKept = true;
         out.verificationError = worst;
