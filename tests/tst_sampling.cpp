@@ -57,13 +57,54 @@ private slots:
         TimingRule rule;
         rule.maxSeconds = 1000;
         rule.targetRelStdev = 0.05;
+        // Steady growth of 1 % a sample: stdev/mean is under 5 % at the minimum count.
         Sampler sampler(rule);
-        // One outlier, then a steady kernel: stdev/mean falls under 5 % once enough samples dilute it.
-        const int stopped = samplesUntilStop(sampler, [](int i) { return i == 0 ? 0.013 : 0.010; });
-        QVERIFY2(stopped > 10 && stopped < 200, std::to_string(stopped).c_str());
-        const TimingStats t = sampler.stats();
-        QVERIFY(t.stdevMs / 0.010 <= 0.05 + 1e-12);
-        QVERIFY(t.stdevMs / 0.010 > 0.04); // and not long after it crossed
+        const int stopped = samplesUntilStop(sampler, [](int i) { return 0.010 * (1 + 0.01 * i); });
+        QVERIFY2(stopped >= 10 && stopped < 200, std::to_string(stopped).c_str());
+        // One outlier, then a steady kernel: the median's interval is tight at the minimum count,
+        // although stdev/mean is 9 % there (an outlier moves the mean, not the median).
+        Sampler outlier(rule);
+        QCOMPARE(samplesUntilStop(outlier, [](int i) { return i == 0 ? 0.013 : 0.010; }), 10);
+        QVERIFY(outlier.stats().stdevMs / 0.0103 > 0.05);
+    }
+
+    void medianIntervalIgnoresOutliers() {
+        // 0.1 % jitter with every seventh sample 50 % slower (a clock dip): stdev/mean stays near
+        // 17 %, but the median's interval is tight after a few dozen samples.
+        TimingRule rule;
+        rule.maxSeconds = 1000;
+        Sampler sampler(rule);
+        const int stopped =
+            samplesUntilStop(sampler, [](int i) { return i % 7 == 3 ? 1.5 : 1.0 + 0.001 * ((i * 37) % 5 - 2); });
+        QVERIFY2(stopped >= 10 && stopped <= 40, std::to_string(stopped).c_str());
+        const auto [low, high] = sampler.medianInterval();
+        QVERIFY(low >= 0.998 && high <= 1.002 && low <= high);
+        QVERIFY(sampler.stats().stdevMs > 0.1);
+        // The interval's ranks: n = 25 spans ranks 7 to 17 (0-based), the median's 95 % interval.
+        Sampler ranks(rule);
+        for (int i = 0; i < 25; ++i)
+            ranks.add(static_cast<double>(24 - i));
+        QCOMPARE(ranks.medianInterval(), (std::pair<double, double>{7.0, 17.0}));
+        QCOMPARE(Sampler(rule).medianInterval(), (std::pair<double, double>{0.0, 0.0}));
+    }
+
+    void clearlySlowerConfigsStopEarly() {
+        TimingRule rule;
+        rule.maxSeconds = 1000;
+        rule.targetRelStdev = 1e-9; // only the slower rule or the count can stop it (samples never tie)
+        rule.slowerThanMs = 1.0;
+        // Twice the best: stopped at 5 samples, all above the bound.
+        Sampler slow(rule);
+        QCOMPARE(samplesUntilStop(slow, [](int i) { return 2.0 + 0.01 * (i % 3); }), 5);
+        // Around the bound: sampled fully.
+        Sampler close(rule);
+        QCOMPARE(samplesUntilStop(close, [](int i) { return i % 2 ? 0.99 : 1.01; }), 200);
+        // Faster than the bound, or no bound: sampled fully.
+        Sampler fast(rule);
+        QCOMPARE(samplesUntilStop(fast, [](int i) { return 0.5 + 0.001 * ((i * 37) % 101); }), 200);
+        rule.slowerThanMs = 0;
+        Sampler none(rule);
+        QCOMPARE(samplesUntilStop(none, [](int i) { return 2.0 + 0.001 * ((i * 37) % 101); }), 200);
     }
 
     void timeCapStopsButNotBeforeThreeSamples() {

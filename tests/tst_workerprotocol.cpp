@@ -141,6 +141,7 @@ void TestWorkerProtocol::measureCarriesTheCubin() {
     m.timing.warmupSeconds = 0.002;
     m.timing.maxSeconds = 0.5;
     m.timing.flushL2 = false;
+    m.timing.slowerThanMs = 0.75;
     m.verify = false;
     m.makeReference = true;
     m.metrics = {"dram__bytes_read.sum", "gpu__time_duration.sum"};
@@ -158,6 +159,7 @@ void TestWorkerProtocol::measureCarriesTheCubin() {
     QCOMPARE(back.timing.maxSamples, 77);
     QCOMPARE(back.timing.targetRelStdev, 0.01);
     QCOMPARE(back.timing.warmupSeconds, 0.002);
+    QCOMPARE(back.timing.slowerThanMs, 0.75);
     QCOMPARE(back.timing.maxSeconds, 0.5);
     QCOMPARE(back.timing.flushL2, false);
     QCOMPARE(back.verify, false);

@@ -75,6 +75,9 @@ struct MeasureControl {
     /// Past it, configs not started come back Skipped ("the run's time cap was reached").
     std::optional<std::chrono::steady_clock::time_point> deadline;
     const std::atomic<bool>* cancel = nullptr; ///< once set, configs not started come back Skipped ("cancelled")
+    /// Configs whose time is clearly above this may stop sampling early (their median is less
+    /// precise, and not needed: they do not rank near the best). 0: sample every config fully.
+    double slowerThanMs = 0;
 };
 
 /// Receives item `item`'s measurement, on the thread that called measure(), in completion order.

@@ -563,6 +563,10 @@ struct TuningSession::Run {
                 control.perConfigSeconds = options.perConfigSeconds;
                 control.deadline = deadline;
                 control.cancel = &self.m_cancel;
+                // Adaptive sampling: a config twice as slow as the best so far stops sampling as
+                // soon as its samples show it (the confirmation round measures the best fully).
+                if (progress.best && progress.best->timeMs() > 0)
+                    control.slowerThanMs = 2.0 * progress.best->timeMs();
                 self.m_backend.measure(items, control, [&](std::size_t item, Measurement m) {
                     const Pending& p = taken.at(itemOf.at(item));
                     // Configs the backend skipped because the run is stopping were not evaluated:

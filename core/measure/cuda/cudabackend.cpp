@@ -345,7 +345,7 @@ struct CudaBackend::Impl {
     }
 
     bool send(Worker& w, std::uint64_t job, const Config& config, const std::vector<char>& cubin,
-              const std::string& entryName, bool makeReference, double watchdog) {
+              const std::string& entryName, bool makeReference, double watchdog, double slowerThanMs = 0) {
         worker::Measure m;
         m.id = job;
         m.config = config;
@@ -360,6 +360,7 @@ struct CudaBackend::Impl {
             m.timing.maxSeconds = 0;
         } else {
             m.timing = options.timing;
+            m.timing.slowerThanMs = slowerThanMs;
             m.metrics = options.metrics;
         }
         // Set first: when the write fails, the job is the one lost.
@@ -556,7 +557,8 @@ void CudaBackend::measure(std::span<const MeasureItem> items, const MeasureContr
                 sink(index, failed(ResultStatus::LaunchError, "no cubin to run (the config did not compile)"));
                 continue;
             }
-            if (!d.send(w, index, item.config, compiled->cubin, compiled->entryName, makeReference, watchdog)) {
+            if (!d.send(w, index, item.config, compiled->cubin, compiled->entryName, makeReference, watchdog,
+                        control.slowerThanMs)) {
                 lost(w, ResultStatus::Crashed,
                      "the worker " + d.reap(w, 2000) + " before the config was sent: " + lastWords(w.errTail));
             }

@@ -16,7 +16,8 @@ Sampler::Sampler(const TimingRule& rule)
     , m_maxSamples(std::clamp(rule.maxSamples, m_minSamples, kSampleCap))
     , m_warmupSeconds(std::max(0.0, finiteOr(rule.warmupSeconds, 0.0)))
     , m_maxSeconds(std::max(0.0, finiteOr(rule.maxSeconds, 0.0)))
-    , m_target(finiteOr(rule.targetRelStdev, 0.0)) {}
+    , m_target(finiteOr(rule.targetRelStdev, 0.0))
+    , m_slowerThan(std::max(0.0, finiteOr(rule.slowerThanMs, 0.0))) {}
 
 bool Sampler::warmedUp(int launches, double kernelSeconds, double wallSeconds) const {
     if (launches < 1)
@@ -25,8 +26,21 @@ bool Sampler::warmedUp(int launches, double kernelSeconds, double wallSeconds) c
            wallSeconds >= m_warmupSeconds + kWarmupWallSlack;
 }
 
+std::pair<double, double> Sampler::medianInterval() const {
+    if (m_sorted.empty() || m_sorted.size() != m_samples.size())
+        return {0.0, 0.0};
+    const double n = static_cast<double>(m_sorted.size());
+    const double reach = 0.98 * std::sqrt(n); // 1.96 standard deviations of Binomial(n, 1/2)
+    const auto rank = [&](double r) { return m_sorted[static_cast<std::size_t>(std::clamp(r, 0.0, n - 1))]; };
+    return {rank(std::floor((n - 1) / 2 - reach)), rank(std::ceil((n - 1) / 2 + reach))};
+}
+
 bool Sampler::add(double ms) {
     m_samples.push_back(ms);
+    // The interval rules hold the samples in order: up to kIntervalSamples (a sorted insert each).
+    if (m_sorted.size() + 1 == m_samples.size() && m_samples.size() <= kIntervalSamples)
+        m_sorted.insert(std::upper_bound(m_sorted.begin(), m_sorted.end(), ms), ms);
+    const bool ordered = m_sorted.size() == m_samples.size();
     m_totalSeconds += ms / 1000.0;
     const double n = static_cast<double>(m_samples.size());
     const double delta = ms - m_mean;
@@ -37,10 +51,18 @@ bool Sampler::add(double ms) {
         return true;
     if (samples >= 3 && m_totalSeconds >= m_maxSeconds)
         return true;
+    if (ordered && m_slowerThan > 0 && samples >= 5 && medianInterval().first > m_slowerThan)
+        return true;
     if (samples >= m_minSamples) {
         const double stdev = samples > 1 ? std::sqrt(m_m2 / (n - 1)) : 0.0;
         if (m_mean > 0 && stdev / m_mean <= m_target)
             return true;
+        if (ordered) {
+            const auto [low, high] = medianInterval();
+            const double median = m_sorted[m_sorted.size() / 2];
+            if (median > 0 && (high - low) / 2 / median <= m_target)
+                return true;
+        }
     }
     return false;
 }

@@ -7,6 +7,8 @@
 #include "measure/cuda/workerprotocol.h"
 #include "model/measurement.h"
 
+#include <cstddef>
+#include <utility>
 #include <vector>
 
 namespace tilescope::worker {
@@ -20,6 +22,8 @@ public:
     /// Launches of kernels much shorter than a launch end the warm-up after this much wall time
     /// past the rule's warm-up.
     static constexpr double kWarmupWallSlack = 1.0;
+    /// Past this many samples the interval rules stop applying (the count and time rules stay).
+    static constexpr std::size_t kIntervalSamples = 4096;
 
     /// The rule with its fields made sane: at least one sample, max >= min, both capped, times
     /// finite and not negative.
@@ -31,9 +35,15 @@ public:
     bool warmedUp(int launches, double kernelSeconds, double wallSeconds) const;
 
     /// Records one sample; true when the rule says to stop: the maximum count, the time cap
-    /// (with 3 samples or more), or the minimum count with a relative deviation at or below
-    /// the target.
+    /// (with 3 samples or more), the minimum count with a relative deviation or a relative
+    /// median interval at or below the target, or (with 5 samples or more) a median interval
+    /// above the rule's slowerThanMs.
     bool add(double ms);
+
+    /// The median's 95 % confidence interval from order statistics (distribution-free: the
+    /// ranks n/2 -+ 0.98 sqrt(n), clamped to the samples); {0, 0} without samples or past
+    /// kIntervalSamples.
+    std::pair<double, double> medianInterval() const;
 
     int count() const { return static_cast<int>(m_samples.size()); }
     /// Median, min, max and (sample) standard deviation; all zero without samples.
@@ -45,7 +55,9 @@ private:
     double m_warmupSeconds;
     double m_maxSeconds;
     double m_target;
+    double m_slowerThan;
     std::vector<double> m_samples;
+    std::vector<double> m_sorted; // the samples in order, for the median's interval
     double m_totalSeconds = 0;
     double m_mean = 0;
     double m_m2 = 0; // Welford's running sum of squared deviations

@@ -215,7 +215,8 @@ Measurement measurementOf(const json& j) {
 json timingJson(const TimingRule& t) {
     return json{{"min_samples", t.minSamples},          {"max_samples", t.maxSamples},
                 {"target_rel_stdev", t.targetRelStdev}, {"warmup_seconds", t.warmupSeconds},
-                {"max_seconds", t.maxSeconds},          {"flush_l2", t.flushL2}};
+                {"max_seconds", t.maxSeconds},          {"flush_l2", t.flushL2},
+                {"slower_than_ms", t.slowerThanMs}};
 }
 
 TimingRule timingOf(const json& j) {
@@ -226,6 +227,7 @@ TimingRule timingOf(const json& j) {
     t.warmupSeconds = j.value("warmup_seconds", t.warmupSeconds);
     t.maxSeconds = j.value("max_seconds", t.maxSeconds);
     t.flushL2 = j.value("flush_l2", t.flushL2);
+    t.slowerThanMs = j.value("slower_than_ms", t.slowerThanMs);
     return t;
 }
 

@@ -71,14 +71,19 @@ struct Hello {
 };
 
 /// How long to measure one config (the method of DESIGN.md: warm-up, an L2 flush before every
-/// sample, CUDA events per sample, stop when the relative spread is small).
+/// sample, CUDA events per sample, stop when the median is known well enough).
 struct TimingRule {
     int minSamples = 10;
     int maxSamples = 200;
-    double targetRelStdev = 0.005; ///< stop once stdev/mean of the samples is at most this
-    double warmupSeconds = 0.005;  ///< launches before the first sample, at least one
-    double maxSeconds = 0.25;      ///< kernel time to spend sampling one config (past it, stop at 3 samples or more)
+    /// Stop once stdev/mean of the samples, or the half-width of the median's 95 % interval over
+    /// the median, is at most this (the interval: order statistics, robust to a few outliers).
+    double targetRelStdev = 0.005;
+    double warmupSeconds = 0.005; ///< launches before the first sample, at least one
+    double maxSeconds = 0.25;     ///< kernel time to spend sampling one config (past it, stop at 3 samples or more)
     bool flushL2 = true;
+    /// Stop after 5 samples or more once the median's 95 % interval lies above this: a config
+    /// clearly slower than the best so far needs no precise time (0: never).
+    double slowerThanMs = 0;
 };
 
 struct Open {
