@@ -645,7 +645,7 @@ private slots:
             QCOMPARE(cli({"import", kTinyCache, "--db", newer}).status, 0);
             sqlite3* handle = nullptr;
             sqlite3_open(newer.toUtf8().constData(), &handle);
-            sqlite3_exec(handle, "INSERT INTO schema_version VALUES (2, 'later', '9.9')", nullptr, nullptr, nullptr);
+            sqlite3_exec(handle, "INSERT INTO schema_version VALUES (99, 'later', '9.9')", nullptr, nullptr, nullptr);
             sqlite3_close(handle);
             r = cli({"show", newer});
             const Run tune = cli({"tune", kTiny, "--backend", "replay:" + kTinyCache, "--db", newer});

@@ -83,7 +83,7 @@ ResultRecord sampleResult(int i, ResultStatus status = ResultStatus::Ok) {
     Measurement& m = r.measurement;
     m.status = status;
     if (status == ResultStatus::Ok || status == ResultStatus::WrongResult) {
-        m.time = {1.0 + i, 0.9 + i, 1.2 + i, 0.01 * i, 10 + i};
+        m.time = {1.0 + i, 0.9 + i, 1.2 + i, 0.01 * i, 10 + i, i % 2 ? 0.95 + i : 0.0, i % 2 ? 1.05 + i : 0.0};
         r.objective = 100.0 / (1.0 + i);
     }
     m.compileSeconds = 0.25 + i;
@@ -289,7 +289,7 @@ private slots:
             QCOMPARE(store::migrations()[i].version, int(i + 1));
         // Reopening an up-to-date database migrates nothing.
         { ResultStore::open(file); }
-        QCOMPARE(rawQuery(file, "SELECT count(*) FROM schema_version"), std::string("1"));
+        QCOMPARE(rawQuery(file, "SELECT count(*) FROM schema_version"), std::to_string(ResultStore::kSchemaVersion));
         // The documented view works.
         ResultStore store = ResultStore::open(file);
         const auto id = store.createSession(sampleSession());
@@ -300,6 +300,42 @@ private slots:
                           "SELECT value FROM metrics WHERE name = 'sm__warps_active.avg.pct_of_peak_sustained_active'"),
                  std::string("55.5"));
         QCOMPARE(rawQuery(file, "SELECT count(*) FROM metrics WHERE result_id = 1"), std::string("2"));
+    }
+
+    void olderSchemaReadsAndUpgrades() {
+        QTemporaryDir dir;
+        const std::string file = path(dir, "old.db");
+        std::int64_t id = 0;
+        {
+            ResultStore store = ResultStore::open(file);
+            id = store.createSession(sampleSession());
+            store.append(id, sampleResult(1));
+        }
+        // Back to schema 1, as Tilescope wrote it before the median's interval was stored.
+        rawQuery(file, "ALTER TABLE results DROP COLUMN time_ci_low_ms");
+        rawQuery(file, "ALTER TABLE results DROP COLUMN time_ci_high_ms");
+        rawQuery(file, "DELETE FROM schema_version WHERE version = 2");
+        QCOMPARE(rawQuery(file, "SELECT max(version) FROM schema_version"), std::string("1"));
+        {
+            // Read-only it reads as it is, without the interval.
+            const ResultStore old = ResultStore::open(file, StoreMode::ReadOnly);
+            QCOMPARE(old.schemaVersion(), 1);
+            const std::vector<ResultRecord> results = old.results(id);
+            QCOMPARE(results.size(), std::size_t(1));
+            QCOMPARE(results[0].timeMs(), 2.0);
+            QVERIFY(!results[0].measurement.time.hasInterval());
+        }
+        {
+            // Read-write it is upgraded, and new results keep their interval.
+            ResultStore store = ResultStore::open(file);
+            QCOMPARE(store.schemaVersion(), ResultStore::kSchemaVersion);
+            store.append(id, sampleResult(3));
+            const std::vector<ResultRecord> results = store.results(id);
+            QVERIFY(!results[0].measurement.time.hasInterval());
+            QCOMPARE(results[1].measurement.time.ciLowMs, 3.95);
+            QCOMPARE(results[1].measurement.time.ciHighMs, 4.05);
+        }
+        QCOMPARE(rawQuery(file, "SELECT max(version) FROM schema_version"), std::string("2"));
     }
 
     void newerSchemaIsRefused() {

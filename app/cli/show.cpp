@@ -3,6 +3,7 @@
 
 #include "cli.h"
 
+#include "analysis/confidence.h"
 #include "base/error.h"
 #include "exchange/exchange.h"
 #include "measure/metricnames.h"
@@ -12,6 +13,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <iostream>
 
@@ -53,6 +55,8 @@ Json resultJson(const ResultRecord& r, std::size_t rank, const SessionInfo& sess
     out["time_min_ms"] = timed ? number(m.time.minMs) : Json();
     out["time_max_ms"] = timed ? number(m.time.maxMs) : Json();
     out["time_stdev_ms"] = timed ? number(m.time.stdevMs) : Json();
+    if (m.time.hasInterval())
+        out["time_ci95_ms"] = Json::array({number(m.time.ciLowMs), number(m.time.ciHighMs)});
     out["samples"] = m.time.samples;
     if (!session.objectiveName.empty())
         out["objective"] =
@@ -158,6 +162,27 @@ int runShow(const ShowOptions& opt) {
         headers.push_back(h);
         right.push_back(std::string(h) != "status");
     }
+    // The median's 95 % interval where the results have one, and which configs it cannot tell
+    // from the best (their intervals overlap the best's).
+    std::vector<MedianInterval> intervals;
+    std::vector<std::size_t> intervalOf(results.size(), SIZE_MAX);
+    for (std::size_t i = 0; i < results.size(); ++i) {
+        const TimingStats& t = results[i].measurement.time;
+        if (results[i].ok() && t.hasInterval()) {
+            intervalOf[i] = intervals.size();
+            intervals.push_back({t.medianMs, t.ciLowMs, t.ciHighMs, 0.95, static_cast<std::size_t>(t.samples)});
+        }
+    }
+    std::vector<bool> tied(intervals.size(), false);
+    const bool withIntervals = !intervals.empty() && intervalOf[0] == 0; // the best has one
+    if (withIntervals) {
+        for (const std::size_t k : indistinguishableFromBest(intervals))
+            tied[k] = true;
+        for (const char* h : {"95 % interval", "~best"}) {
+            headers.push_back(h);
+            right.push_back(true);
+        }
+    }
     if (!s.objectiveName.empty()) {
         headers.push_back(s.objectiveName);
         right.push_back(true);
@@ -191,6 +216,11 @@ int runShow(const ShowOptions& opt) {
         row.push_back(std::string(statusName(m.status)));
         row.push_back(timed ? fmt("%.4g", m.time.medianMs) : "");
         row.push_back(timed && m.time.samples > 1 ? fmt("%.2g", m.time.stdevMs) : "");
+        if (withIntervals) {
+            const bool has = intervalOf[i] != SIZE_MAX;
+            row.push_back(has ? fmt("%.4g", m.time.ciLowMs) + "-" + fmt("%.4g", m.time.ciHighMs) : "");
+            row.push_back(has && i > 0 && tied[intervalOf[i]] ? "yes" : "");
+        }
         if (!s.objectiveName.empty())
             row.push_back(r.objective ? fmt("%.2f", *r.objective) : "");
         row.push_back(m.staticInfo && m.staticInfo->registers >= 0 ? std::to_string(m.staticInfo->registers) : "");
@@ -207,6 +237,15 @@ int runShow(const ShowOptions& opt) {
     }
     std::printf("\nTop %zu of %s, best first\n%s", results.size(), formatCount(double(store.resultCount(s.id))).c_str(),
                 table.render().c_str());
+    if (withIntervals) {
+        const std::size_t others = static_cast<std::size_t>(std::count(tied.begin(), tied.end(), true)) - 1;
+        std::printf("\n%s\n", others == 0 ? "No other listed config overlaps the best's 95 % interval: the winner is "
+                                            "told apart from them"
+                                          : (std::to_string(others) + (others == 1 ? " config" : " configs") +
+                                             " listed cannot be told apart from the best (~best: their 95 % "
+                                             "intervals overlap its interval)")
+                                                .c_str());
+    }
     return kOk;
 }
 

@@ -89,6 +89,9 @@ std::string fmt(const char* format, double v) {
 
 std::string bestText(const ResultRecord& best, const std::string& objectiveName) {
     std::string text = fmt("%.4g ms", best.timeMs());
+    if (best.measurement.time.hasInterval())
+        text += " (95 %: " + fmt("%.4g", best.measurement.time.ciLowMs) + "-" +
+                fmt("%.4g", best.measurement.time.ciHighMs) + ")";
     if (best.objective)
         text += "  " + fmt("%.4g", *best.objective) + " " + objectiveName;
     return text;

@@ -95,6 +95,10 @@ Json resultExtension(const ResultRecord& r, bool withMetrics) {
                        {"max_ms", m.time.maxMs},
                        {"stdev_ms", m.time.stdevMs},
                        {"samples", m.time.samples}};
+    if (m.time.hasInterval()) {
+        ext["time"]["ci_low_ms"] = m.time.ciLowMs;
+        ext["time"]["ci_high_ms"] = m.time.ciHighMs;
+    }
     ext["compile_s"] = m.compileSeconds;
     ext["benchmark_s"] = m.benchmarkSeconds;
     if (m.verificationError)

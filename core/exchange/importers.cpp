@@ -187,6 +187,8 @@ void readResultExtension(const Json& ext, ResultRecord& r, const std::string& fi
         m.time.minMs = numberOr(*it, "min_ms", m.time.minMs);
         m.time.maxMs = numberOr(*it, "max_ms", m.time.maxMs);
         m.time.stdevMs = numberOr(*it, "stdev_ms", m.time.stdevMs);
+        m.time.ciLowMs = numberOr(*it, "ci_low_ms", m.time.ciLowMs);
+        m.time.ciHighMs = numberOr(*it, "ci_high_ms", m.time.ciHighMs);
         if (const auto v = integerMember(*it, "samples", 0, INT_MAX, file, where + "/time"))
             m.time.samples = static_cast<int>(*v);
     }

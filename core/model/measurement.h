@@ -49,7 +49,12 @@ struct TimingStats {
     double maxMs = 0;
     double stdevMs = 0;
     int samples = 0;
+    /// The median's 95 % confidence interval (order statistics of the samples); both 0 when not
+    /// known (recordings of other tools, older sessions, a single sample).
+    double ciLowMs = 0;
+    double ciHighMs = 0;
 
+    bool hasInterval() const { return ciHighMs > 0 && ciLowMs <= medianMs && medianMs <= ciHighMs; }
     bool operator==(const TimingStats&) const = default;
 };
 

@@ -261,8 +261,8 @@ struct ResultStore::Impl : Connection {
             "INSERT INTO results (session_id, config_id, status, time_ms, time_min_ms, time_max_ms, time_stdev_ms, "
             "samples, objective, compile_s, benchmark_s, verification_error, registers, barriers, stack_frame, "
             "spill_stores, spill_loads, shared_static, constant_bytes, block_size, shared_dynamic, occupancy, "
-            "device, metrics, message, log, recorded_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
-            "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+            "device, metrics, message, log, recorded_at, time_ci_low_ms, time_ci_high_ms) VALUES (?, ?, ?, ?, ?, ?, "
+            "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
         // Scoped by session and status, so that results_by_session finds the few rows.
         deleteSkipped =
             Statement(*this, "DELETE FROM results WHERE session_id = ? AND status = 'skipped' AND config_id = ?");
@@ -353,6 +353,10 @@ struct ResultStore::Impl : Connection {
         }
         s.bindView(24, metrics).bindView(25, m.message).bindView(26, r.log);
         s.bindView(27, r.recordedAt.empty() ? now : r.recordedAt);
+        if (timed && m.time.hasInterval())
+            s.bind(28, m.time.ciLowMs).bind(29, m.time.ciHighMs);
+        else
+            s.bindNull(28).bindNull(29);
         s.run();
         return sqlite3_last_insert_rowid(db);
     }
@@ -435,12 +439,16 @@ struct ResultStore::Impl : Connection {
 
     std::vector<ResultRecord> readResults(std::int64_t sessionId) const {
         std::vector<ResultRecord> out;
-        Statement s(*this, "SELECT r.id, c.space_index, c.config, r.status, r.time_ms, r.time_min_ms, r.time_max_ms, "
-                           "r.time_stdev_ms, r.samples, r.objective, r.compile_s, r.benchmark_s, r.verification_error, "
-                           "r.registers, r.barriers, r.stack_frame, r.spill_stores, r.spill_loads, r.shared_static, "
-                           "r.constant_bytes, r.block_size, r.shared_dynamic, r.occupancy, r.device, r.message, r.log, "
-                           "r.recorded_at, r.metrics FROM results r JOIN configs c ON c.id = r.config_id "
-                           "WHERE r.session_id = ? ORDER BY r.id");
+        // Schema 1 has no interval columns: they read as NULL.
+        const std::string sql =
+            "SELECT r.id, c.space_index, c.config, r.status, r.time_ms, r.time_min_ms, r.time_max_ms, "
+            "r.time_stdev_ms, r.samples, r.objective, r.compile_s, r.benchmark_s, r.verification_error, "
+            "r.registers, r.barriers, r.stack_frame, r.spill_stores, r.spill_loads, r.shared_static, "
+            "r.constant_bytes, r.block_size, r.shared_dynamic, r.occupancy, r.device, r.message, r.log, "
+            "r.recorded_at, r.metrics, " +
+            std::string(schemaVersion >= 2 ? "r.time_ci_low_ms, r.time_ci_high_ms" : "NULL, NULL") +
+            " FROM results r JOIN configs c ON c.id = r.config_id WHERE r.session_id = ? ORDER BY r.id";
+        Statement s(*this, sql.c_str());
         s.bind(1, sessionId);
         while (s.step()) {
             ResultRecord r;
@@ -481,6 +489,8 @@ struct ResultStore::Impl : Connection {
             m.message = s.text(24);
             r.log = s.text(25);
             r.recordedAt = s.text(26);
+            m.time.ciLowMs = s.optReal(28).value_or(0);
+            m.time.ciHighMs = s.optReal(29).value_or(0);
             const std::string metrics = s.text(27);
             if (metrics.size() > 2) {
                 const auto parsed = nlohmann::ordered_json::parse(metrics, nullptr, false);
@@ -613,9 +623,7 @@ ResultStore ResultStore::open(const std::filesystem::path& path, StoreMode mode,
         if (readOnly) {
             if (version == 0)
                 openError(path, "an empty database: it holds no Tilescope schema yet");
-            if (version < kSchemaVersion)
-                openError(path, "the database has the older schema version " + std::to_string(version) +
-                                    "; open it once read-write (tune or import) to upgrade it");
+            // Later versions only add columns: an older file reads, those columns as absent.
         } else {
             impl->exec("PRAGMA journal_mode = WAL");
             impl->exec("PRAGMA synchronous = NORMAL"); // WAL + NORMAL: durable across a killed process
@@ -639,7 +647,7 @@ ResultStore ResultStore::open(const std::filesystem::path& path, StoreMode mode,
             impl->prepareWriters();
         }
         // Foreign keys stay off (SQLite's default): see schema.cpp.
-        impl->schemaVersion = kSchemaVersion;
+        impl->schemaVersion = readOnly ? version : kSchemaVersion;
     } catch (const InputError&) {
         throw;
     } catch (const std::exception& e) {
@@ -781,10 +789,15 @@ void ResultStore::updateTiming(std::int64_t resultId, const TimingStats& time, s
     m_impl->checkWritable();
     m_impl->beginIfNeeded();
     Statement s(*m_impl, "UPDATE results SET time_ms = ?, time_min_ms = ?, time_max_ms = ?, time_stdev_ms = ?, "
-                         "samples = ?, objective = ?, benchmark_s = benchmark_s + ? WHERE id = ?");
+                         "samples = ?, objective = ?, benchmark_s = benchmark_s + ?, time_ci_low_ms = ?, "
+                         "time_ci_high_ms = ? WHERE id = ?");
     s.bind(1, time.medianMs).bind(2, time.minMs).bind(3, time.maxMs).bind(4, time.stdevMs);
     s.bind(5, static_cast<std::int64_t>(time.samples)).bind(6, objective).bind(7, addedBenchmarkSeconds);
-    s.bind(8, resultId).run();
+    if (time.hasInterval())
+        s.bind(8, time.ciLowMs).bind(9, time.ciHighMs);
+    else
+        s.bindNull(8).bindNull(9);
+    s.bind(10, resultId).run();
     if (sqlite3_changes(m_impl->db) != 1)
         throw std::runtime_error(m_impl->path.string() + ": no result " + std::to_string(resultId) + " to update");
     m_impl->commitNow();

@@ -47,7 +47,7 @@ struct StatusCounts {
 class ResultStore {
 public:
     /// The schema version this build writes.
-    static constexpr int kSchemaVersion = 1;
+    static constexpr int kSchemaVersion = 2;
 
     /// Opens (or, read-write, creates) the database at `path`. Throws InputError, naming the path:
     /// a missing file (read-only) or folder, a file or folder it may not write (read-write), a file
@@ -68,7 +68,8 @@ public:
 
     const std::filesystem::path& path() const;
     bool readOnly() const;
-    /// The schema version of the file (after migration: kSchemaVersion).
+    /// The schema version of the file: kSchemaVersion after opening read-write (which migrates);
+    /// read-only, the file's own (an older schema reads, its newer columns as absent).
     int schemaVersion() const;
 
     // Sessions

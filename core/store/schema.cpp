@@ -101,8 +101,15 @@ CREATE VIEW result_view AS
     FROM results r JOIN configs c ON c.id = r.config_id JOIN sessions s ON s.id = r.session_id;
 )sql";
 
-constexpr std::array<Migration, 1> kMigrations = {{
+// Version 2: the median's 95 % confidence interval of each timed result (NULL: not known).
+constexpr const char* kVersion2 = R"sql(
+ALTER TABLE results ADD COLUMN time_ci_low_ms REAL;
+ALTER TABLE results ADD COLUMN time_ci_high_ms REAL;
+)sql";
+
+constexpr std::array<Migration, 2> kMigrations = {{
     {1, kVersion1},
+    {2, kVersion2},
 }};
 
 } // namespace

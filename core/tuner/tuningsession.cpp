@@ -1,5 +1,7 @@
 #include "tuner/tuningsession.h"
 
+#include "analysis/confidence.h"
+
 #include "analysis/staticanalysis.h"
 #include "base/error.h"
 #include "base/sha256.h"
@@ -774,6 +776,22 @@ void TuningSession::Run::confirmBest() {
                       "result was a lucky sample",
                       remeasured.size(), winner.result.timeMs(), winner.firstMs);
         confirmation = buf;
+    }
+    // Which of them the new measurements cannot tell apart from the winner (95 % intervals of the
+    // median that overlap the winner's).
+    std::vector<MedianInterval> intervals;
+    for (const Remeasurement& x : remeasured) {
+        const TimingStats& t = x.result.measurement.time;
+        if (!x.failure.empty() || !t.hasInterval())
+            break;
+        intervals.push_back({t.medianMs, t.ciLowMs, t.ciHighMs, 0.95, static_cast<std::size_t>(t.samples)});
+    }
+    if (winner.failure.empty() && intervals.size() >= 2) {
+        const std::size_t tied = indistinguishableFromBest(intervals).size() - 1;
+        confirmation += tied == 0 ? "; its 95 % interval is apart from the others'"
+                                  : "; " + std::to_string(tied) +
+                                        " of the others cannot be told apart from it (their "
+                                        "95 % intervals overlap)";
     }
 }
 

@@ -496,6 +496,11 @@ void ConfigDetailsPanel::render() {
     QString table;
     if (m.time.samples > 0 || r.timeMs() > 0) {
         table += row(tr("median time"), formatNumber(m.time.medianMs * 1000) + QStringLiteral(" µs"));
+        if (m.time.hasInterval())
+            table += row(tr("95 % interval"),
+                         QStringLiteral("%1 – %2 µs (the median's, ±%3 %)")
+                             .arg(formatNumber(m.time.ciLowMs * 1000), formatNumber(m.time.ciHighMs * 1000))
+                             .arg(50 * (m.time.ciHighMs - m.time.ciLowMs) / m.time.medianMs, 0, 'f', 2));
         table +=
             row(tr("min / max"),
                 QStringLiteral("%1 / %2 µs").arg(formatNumber(m.time.minMs * 1000), formatNumber(m.time.maxMs * 1000)));

@@ -79,6 +79,11 @@ TimingStats Sampler::stats() const {
     t.minMs = sorted.front();
     t.maxMs = sorted.back();
     t.stdevMs = n > 1 ? std::sqrt(m_m2 / static_cast<double>(n - 1)) : 0.0;
+    if (n > 1 && m_sorted.size() == n) {
+        const auto [low, high] = medianInterval();
+        t.ciLowMs = std::min(low, t.medianMs);
+        t.ciHighMs = std::max(high, t.medianMs);
+    }
     return t;
 }
 

@@ -174,7 +174,9 @@ json measurementJson(const Measurement& m) {
              {"min_ms", number(m.time.minMs)},
              {"max_ms", number(m.time.maxMs)},
              {"stdev_ms", number(m.time.stdevMs)},
-             {"samples", m.time.samples}}},
+             {"samples", m.time.samples},
+             {"ci_low_ms", number(m.time.ciLowMs)},
+             {"ci_high_ms", number(m.time.ciHighMs)}}},
            {"metrics", std::move(metrics)},
            {"compile_seconds", number(m.compileSeconds)},
            {"benchmark_seconds", number(m.benchmarkSeconds)},
@@ -199,6 +201,10 @@ Measurement measurementOf(const json& j) {
     m.time.maxMs = numberOf(t.at("max_ms"));
     m.time.stdevMs = numberOf(t.at("stdev_ms"));
     m.time.samples = t.at("samples").get<int>();
+    if (t.contains("ci_low_ms") && t.contains("ci_high_ms")) {
+        m.time.ciLowMs = numberOf(t.at("ci_low_ms"));
+        m.time.ciHighMs = numberOf(t.at("ci_high_ms"));
+    }
     for (const json& metric : j.at("metrics"))
         m.metrics.push_back(Metric{metric.at("name").get<std::string>(), numberOf(metric.at("value"))});
     m.compileSeconds = numberOf(j.at("compile_seconds"));
