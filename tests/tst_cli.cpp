@@ -45,6 +45,15 @@ QString formatThousands(std::uint64_t n) {
 
 const QString kSgemm = QStringLiteral(TILESCOPE_SOURCE_DIR "/kernels/sgemm/sgemm.json");
 
+std::string readFile(const QString& path) {
+    std::ifstream in(path.toStdString(), std::ios::binary);
+    return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+void writeFile(const QString& path, const std::string& text) {
+    std::ofstream(path.toStdString(), std::ios::binary) << text;
+}
+
 // A problem file with the given parameters and conditions, and a kernel file beside it.
 QString writeProblem(const QTemporaryDir& dir, const QString& name, const std::string& parameters,
                      const std::string& conditions) {
@@ -79,6 +88,84 @@ private slots:
         const Run version = cli({"--version"});
         QCOMPARE(version.status, 0);
         QVERIFY(version.out.contains("tilescope-cli"));
+    }
+
+    // check: a cache exported from the H200 GEMV shape set, against the problem as shipped and
+    // against each kind of change that makes entries stale; exit status 3 says stale, for CI.
+    void checkFindsStaleEntries() {
+        QTemporaryDir dir;
+        const QString db = QStringLiteral(TILESCOPE_SOURCE_DIR "/tests/data/shapes/gemv-bf16-h200-shapes.db");
+        const QString cache = dir.filePath("gemv-cache.json");
+        const Run exported = cli({"export", db, "--format", "json", "-o", cache});
+        QVERIFY2(exported.status == 0, qPrintable(describe(exported)));
+        const nlohmann::json doc = nlohmann::json::parse(readFile(cache));
+        QCOMPARE(doc["entries"].size(), std::size_t(4));
+        QCOMPARE(doc["entries"][0]["driver_version"].get<int>(), 13000);
+        QCOMPARE(doc["entries"][0]["spec_hash"].get<std::string>().size(), std::size_t(64));
+        // The problem and kernel, copied so that they can be changed.
+        const QString problem = dir.filePath("gemv_bf16.json");
+        const QString kernel = dir.filePath("gemv.cu");
+        QVERIFY(QFile::copy(QStringLiteral(TILESCOPE_SOURCE_DIR "/kernels/gemv/gemv_bf16.json"), problem));
+        QVERIFY(QFile::copy(QStringLiteral(TILESCOPE_SOURCE_DIR "/kernels/gemv/gemv.cu"), kernel));
+        QFile::setPermissions(problem, QFile::ReadOwner | QFile::WriteOwner);
+        QFile::setPermissions(kernel, QFile::ReadOwner | QFile::WriteOwner);
+        const QStringList h200 = {"--device", "NVIDIA H200", "--arch", "sm_90", "--driver", "13000"};
+
+        Run fresh = cli(QStringList{"check", cache, "--problem", problem} + h200);
+        QVERIFY2(fresh.status == 0, qPrintable(describe(fresh)));
+        QVERIFY2(fresh.out.contains("4 entries, 4 fresh, 0 stale"), qPrintable(fresh.out));
+
+        // Another GPU, another arch, another driver major: every entry, each for its reason.
+        Run other = cli(
+            {"check", cache, "--problem", problem, "--device", "NVIDIA A100", "--arch", "sm_80", "--driver", "12040"});
+        QCOMPARE(other.status, 3);
+        QVERIFY2(other.out.contains("tuned on NVIDIA H200, this machine has NVIDIA A100"), qPrintable(other.out));
+        QVERIFY(other.out.contains("tuned for sm_90, this machine is sm_80"));
+        QVERIFY(other.out.contains("tuned with the CUDA 13.0 driver, this machine has 12.4"));
+        QVERIFY(other.out.contains("missing  gemv | M=1 K=4096 N=16384: no entry for this shape on NVIDIA A100"));
+        // A driver of the same major version is not a reason.
+        QCOMPARE(cli(QStringList{"check", cache, "--problem", problem, "--device", "NVIDIA H200", "--driver", "13020"})
+                     .status,
+                 0);
+
+        // The kernel source changed.
+        {
+            QFile f(kernel);
+            QVERIFY(f.open(QIODevice::Append));
+            f.write("\n// a comment is a change: the source's hash\n");
+        }
+        Run source = cli(QStringList{"check", cache, "--problem", problem} + h200);
+        QCOMPARE(source.status, 3);
+        QVERIFY2(source.out.contains("0 fresh, 4 stale") && source.out.contains("the kernel source changed (gemv.cu)"),
+                 qPrintable(source.out));
+        QVERIFY(QFile::remove(kernel));
+        QVERIFY(QFile::copy(QStringLiteral(TILESCOPE_SOURCE_DIR "/kernels/gemv/gemv.cu"), kernel));
+
+        // The problem's kernel specification changed; a shape added, one taken away.
+        nlohmann::ordered_json p = nlohmann::ordered_json::parse(readFile(problem));
+        const nlohmann::ordered_json shipped = p;
+        p["KernelSpecification"]["CompilerOptions"].push_back("-DGEMV_EXTRA=1");
+        writeFile(problem, p.dump(4));
+        Run spec = cli(QStringList{"check", cache, "--problem", problem} + h200);
+        QCOMPARE(spec.status, 3);
+        QVERIFY(spec.out.contains("the problem changed (its kernel specification, parameters or conditions)"));
+        p = shipped;
+        p["Tilescope"]["Shapes"].erase(3); // M = 16 is no longer a shape
+        p["Tilescope"]["Shapes"].push_back({{"M", 2}, {"K", 4096}, {"N", 16384}});
+        p["Tilescope"]["Metrics"] = nlohmann::ordered_json::array({"default"}); // not a reason
+        writeFile(problem, p.dump(4));
+        Run shapes = cli(QStringList{"check", cache, "--problem", problem} + h200);
+        QCOMPARE(shapes.status, 3);
+        QVERIFY2(shapes.out.contains("3 fresh, 1 stale, 1 shape not covered"), qPrintable(shapes.out));
+        QVERIFY(shapes.out.contains("M=16 K=4096 N=16384 | NVIDIA H200: the problem no longer has this shape"));
+        QVERIFY(shapes.out.contains("missing  gemv | M=2 K=4096 N=16384: no entry for this shape on NVIDIA H200"));
+
+        // Without a problem only the machine is checked, and it says so; bad input is status 2.
+        Run machineOnly = cli(QStringList{"check", cache} + h200);
+        QCOMPARE(machineOnly.status, 0);
+        QVERIFY(machineOnly.out.contains("entries of kernel gemv: no problem given for it"));
+        writeFile(dir.filePath("bad.json"), "{\"format\": \"something else\"}");
+        QCOMPARE(cli({"check", dir.filePath("bad.json")}).status, 2);
     }
 
     void dispatchTable() {

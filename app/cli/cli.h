@@ -23,7 +23,7 @@ class TuningProblem;
 namespace tilescope::cli {
 
 /// Exit codes: 0 ok, 1 internal error, 2 bad input (the message on stderr says what and where).
-enum ExitCode : int { kOk = 0, kInternalError = 1, kBadInput = 2 };
+enum ExitCode : int { kOk = 0, kInternalError = 1, kBadInput = 2, kStale = 3 /* check: stale entries */ };
 
 /// A subcommand's action returns an exit code; InputError thrown from it becomes kBadInput.
 using Action = std::function<int()>;
@@ -39,6 +39,8 @@ void registerAnalyze(CLI::App& app);
 void registerTune(CLI::App& app);
 /// `tilescope-cli show ...`
 void registerShow(CLI::App& app);
+/// `check`: whether a JSON cache of tuned configs still holds on a machine and for its problems.
+void registerCheck(CLI::App& app);
 /// `tilescope-cli export ...`
 void registerExport(CLI::App& app);
 /// `tilescope-cli import ...`

@@ -26,6 +26,7 @@ void setAction(CLI::App* subcommand, Action action) {
 void registerLab(CLI::App& app);
 /// `tilescope-cli table ...` (table.cpp)
 void registerTable(CLI::App& app);
+void registerCheck(CLI::App& app);
 
 } // namespace tilescope::cli
 
@@ -47,6 +48,7 @@ int main(int argc, char** argv) {
     registerImport(app);
     registerLab(app);
     registerTable(app);
+    registerCheck(app);
 
     try {
         app.parse(argc, argv);

@@ -100,6 +100,9 @@ struct BestConfig {
     std::string objectiveName;       ///< "" = none
     std::optional<double> objective; ///< its value
     std::int64_t sessionId = 0;
+    int driverVersion = 0;  ///< the CUDA driver it was tuned with (13000 for 13.0; 0 unknown)
+    std::string specHash;   ///< TuningProblem::specHash() of the problem it was tuned for ("" unknown)
+    std::string sourceHash; ///< SHA-256 of the kernel source ("" unknown)
 
     bool operator==(const BestConfig&) const = default;
 };

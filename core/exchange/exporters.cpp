@@ -412,6 +412,19 @@ std::vector<BestConfig> bestConfigs(const std::vector<SessionData>& sessions) {
             b.objective = r->objective;
         }
         b.sessionId = info->id;
+        b.sourceHash = info->sourceHash;
+        if (!info->problemJson.empty()) {
+            try {
+                b.specHash = TuningProblem::parse(info->problemJson, info->kernel + ".json", {}).specHash();
+            } catch (const InputError&) {
+                // a recorded problem this version cannot read: its hash stays unknown
+            }
+        }
+        const Json provenance = exchange::tryParseJson(info->provenanceJson.empty() ? "{}" : info->provenanceJson);
+        if (const auto d = provenance.find("devices");
+            provenance.is_object() && d != provenance.end() && d->is_array() && !d->empty() && d->front().is_object())
+            if (const auto v = d->front().find("driver_version"); v != d->front().end() && v->is_number_integer())
+                b.driverVersion = v->get<int>();
         out.push_back(std::move(b));
     }
     return out;
@@ -447,6 +460,12 @@ std::string writeBestConfigsJson(const std::vector<BestConfig>& best) {
         if (b.objective)
             e["objective"] = Json{{"name", b.objectiveName}, {"value", number(*b.objective)}};
         e["session"] = b.sessionId;
+        if (b.driverVersion > 0)
+            e["driver_version"] = b.driverVersion;
+        if (!b.specHash.empty())
+            e["spec_hash"] = b.specHash;
+        if (!b.sourceHash.empty())
+            e["source_hash"] = b.sourceHash;
         entries.push_back(e);
     }
     doc["entries"] = entries;
@@ -498,6 +517,10 @@ std::vector<BestConfig> parseBestConfigsJson(const std::string& text, const std:
         }
         if (const auto id = e.find("session"); id != e.end() && id->is_number_integer())
             b.sessionId = id->get<std::int64_t>();
+        if (const auto v = e.find("driver_version"); v != e.end() && v->is_number_integer())
+            b.driverVersion = v->get<int>();
+        b.specHash = str(e, "spec_hash");
+        b.sourceHash = str(e, "source_hash");
         out.push_back(std::move(b));
     }
     return out;

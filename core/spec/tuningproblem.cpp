@@ -1,7 +1,10 @@
 #include "spec/tuningproblem.h"
 
 #include "base/error.h"
+#include "base/sha256.h"
 #include "spec/t1common.h"
+
+#include <nlohmann/json.hpp>
 
 #include <array>
 #include <cctype>
@@ -189,6 +192,16 @@ int TuningProblem::parameterIndex(std::string_view name) const {
             return static_cast<int>(i);
     }
     return -1;
+}
+
+std::string TuningProblem::specHash() const {
+    nlohmann::ordered_json doc = nlohmann::ordered_json::parse(toJson());
+    doc.erase("Budget");
+    doc.erase("Search");
+    if (const auto ts = doc.find("Tilescope"); ts != doc.end() && ts->is_object())
+        for (const char* key : {"Shapes", "Objective", "Roofline", "Metrics", "Silence"})
+            ts->erase(key);
+    return Sha256::hex(Sha256::hash(doc.dump()));
 }
 
 bool TuningProblem::operator==(const TuningProblem& o) const {

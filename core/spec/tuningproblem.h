@@ -148,6 +148,10 @@ public:
                                const std::filesystem::path& baseDir);
     /// Writes T1 JSON (2-space indent, T1 field order, "Tilescope" last).
     std::string toJson() const;
+    /// SHA-256 (hex) of what decides a config's result: the problem without its shapes, budget,
+    /// search, objective, roofline, metrics and silenced warnings. A tuned config goes stale when
+    /// it changes; adding a shape or a metric leaves the configs tuned so far as they were.
+    std::string specHash() const;
     void save(const std::filesystem::path& path) const;
 
     // T1 sections
