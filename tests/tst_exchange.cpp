@@ -86,7 +86,7 @@ SessionData syntheticSession(std::int64_t id, std::int64_t m, const std::string&
         mm.status = statuses[i];
         if (mm.status == ResultStatus::Ok || mm.status == ResultStatus::WrongResult) {
             const double t = scale * (1.0 + 0.37 * ((i * 5) % 7));
-            mm.time = {t, t * 0.98, t * 1.05, t * 0.012, 25};
+            mm.time = {t, t * 0.98, t * 1.05, t * 0.012, 25, t * 0.995, t * 1.004}; // with the median's interval
             r.objective = 2.0 * m * 1024 * 512 / (t * 1e-3) / 1e12;
             mm.metrics = {{"dram__bytes_read.sum", 1.5e8 + i},
                           {"sm__warps_active.avg.pct_of_peak_sustained_active", 40.0 + i}};
