@@ -20,6 +20,8 @@
 
 #include <sqlite3.h>
 
+#include <nlohmann/json.hpp>
+
 #include <cmath>
 #include <fstream>
 #include <map>
@@ -320,6 +322,56 @@ private slots:
                                "--seed", "2", "--db", dir.filePath("whole.db")});
         QVERIFY2(whole.status == 0, qPrintable(describe(whole)));
         QVERIFY(!whole.out.contains("stopped early"));
+    }
+
+    // --only-stale re-tunes only the shapes whose cache entry is stale or missing, and rewrites
+    // the cache: the other entries stay exactly as they were.
+    void onlyStaleTouchesOnlyStaleEntries() {
+        QTemporaryDir dir;
+        const QString recording = QStringLiteral(TILESCOPE_SOURCE_DIR "/tests/data/shapes/gemv-bf16-h200-shapes.db");
+        const QString gemv = QStringLiteral(TILESCOPE_SOURCE_DIR "/kernels/gemv/gemv_bf16.json");
+        const QString cache = dir.filePath("cache.json");
+        QCOMPARE(cli({"export", recording, "--format", "json", "-o", cache}).status, 0);
+        auto readJson = [](const QString& path) {
+            std::ifstream in(path.toStdString());
+            return nlohmann::json::parse(in);
+        };
+        // Nothing stale: nothing tuned, no database made.
+        const QString db = dir.filePath("retune.db");
+        const Run nothing = cli({"tune", gemv, "--backend", "replay:" + recording, "--only-stale", cache, "--db", db});
+        QVERIFY2(nothing.status == 0 && nothing.out.contains("nothing is stale for kernel gemv on NVIDIA H200"),
+                 qPrintable(describe(nothing)));
+        QVERIFY(!QFile::exists(db));
+        // The entry of M = 4 lost: that shape alone is tuned, and only its entry is new.
+        nlohmann::json doc = readJson(cache);
+        nlohmann::json kept = nlohmann::json::array();
+        for (const auto& e : doc["entries"])
+            if (e["shape"]["M"] != 4)
+                kept.push_back(e);
+        QCOMPARE(kept.size(), std::size_t(3));
+        doc["entries"] = kept;
+        std::ofstream(cache.toStdString()) << doc.dump(2);
+        const Run retune = cli({"tune", gemv, "--backend", "replay:" + recording, "--only-stale", cache, "--strategy",
+                                "random", "--budget", "12", "--db", db});
+        QVERIFY2(retune.status == 0, qPrintable(describe(retune)));
+        QVERIFY2(retune.out.contains("re-tuning 1 of 4 shapes"), qPrintable(retune.out));
+        QVERIFY2(retune.out.contains("rewrote") && retune.out.contains("3 entries kept, 1 from this run"),
+                 qPrintable(retune.out));
+        const ResultStore store = ResultStore::open(db.toStdString(), StoreMode::ReadOnly);
+        QCOMPARE(store.sessions().size(), std::size_t(1));
+        QCOMPARE(store.sessions().front().shapeLabel(), std::string("M=4 K=4096 N=16384"));
+        const nlohmann::json after = readJson(cache);
+        QCOMPARE(after["entries"].size(), std::size_t(4));
+        for (std::size_t i = 0; i < 3; ++i) {
+            // Untouched (the key is written again from the shape, in the order this cache lists its dims).
+            nlohmann::json a = after["entries"][i];
+            nlohmann::json k = kept[i];
+            a.erase("key");
+            k.erase("key");
+            QVERIFY2(a == k, (a.dump() + " against " + k.dump()).c_str());
+        }
+        QCOMPARE(after["entries"][3]["shape"]["M"].get<int>(), 4);
+        QCOMPARE(after["entries"][3]["session"].get<int>(), static_cast<int>(store.sessions().front().id));
     }
 
     void shapeSetInOneDatabase() {

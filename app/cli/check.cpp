@@ -28,6 +28,8 @@ struct CheckOptions {
     bool here = false;
 };
 
+} // namespace
+
 // The device of this machine, from a worker's hello (the CLI never opens a CUDA context itself).
 CacheTarget thisMachine(const TuningProblem& problem) {
     CudaBackendOptions options;
@@ -47,13 +49,19 @@ CacheTarget thisMachine(const TuningProblem& problem) {
     return target;
 }
 
-int runCheck(const CheckOptions& opt) {
-    std::ifstream in(opt.cache, std::ios::binary);
+std::vector<BestConfig> readBestConfigs(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
     if (!in)
-        throw InputError(opt.cache, "", "cannot read the file");
+        throw InputError(path, "", "cannot read the file");
     std::ostringstream text;
     text << in.rdbuf();
-    const std::vector<BestConfig> cache = parseBestConfigsJson(text.str(), opt.cache);
+    return parseBestConfigsJson(text.str(), path);
+}
+
+namespace {
+
+int runCheck(const CheckOptions& opt) {
+    const std::vector<BestConfig> cache = readBestConfigs(opt.cache);
 
     std::vector<std::unique_ptr<TuningProblem>> loaded;
     std::vector<const TuningProblem*> problems;

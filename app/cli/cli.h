@@ -3,6 +3,7 @@
 // Shared pieces of tilescope-cli's subcommands. Each subcommand lives in its own file and
 // registers itself on the CLI11 app; main.cpp wires them together and maps errors to exit codes.
 
+#include "exchange/cachecheck.h"
 #include "expr/expr.h"
 #include "store/resultstore.h"
 
@@ -39,6 +40,11 @@ void registerAnalyze(CLI::App& app);
 void registerTune(CLI::App& app);
 /// `tilescope-cli show ...`
 void registerShow(CLI::App& app);
+/// This machine's GPU (device 0) as a cache is checked against: asked through a worker that opens
+/// `problem` at its first shape. Throws InputError without a usable GPU.
+CacheTarget thisMachine(const TuningProblem& problem);
+/// A JSON cache of tuned configs (export --format json). Throws InputError.
+std::vector<BestConfig> readBestConfigs(const std::string& path);
 /// `check`: whether a JSON cache of tuned configs still holds on a machine and for its problems.
 void registerCheck(CLI::App& app);
 /// `tilescope-cli export ...`

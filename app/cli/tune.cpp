@@ -5,9 +5,11 @@
 #include "cli.h"
 
 #include "base/error.h"
+#include "base/filewrite.h"
 #include "compile/compilecache.h"
 #include "compile/compileservice.h"
 #include "exchange/configcodec.h"
+#include "exchange/exchange.h"
 #include "measure/analysis/analysisbackend.h"
 #include "measure/cuda/cudabackend.h"
 #include "measure/metricnames.h"
@@ -65,6 +67,7 @@ struct TuneOptions {
     std::size_t seedTop = 3;   ///< winners of the shapes tuned before that start a shape's search
     std::size_t crossEval = 0; ///< top configs of each shape measured on every other shape
     bool stopEarly = false;    ///< stop a search when the regime says more cannot pay
+    std::string onlyStale;     ///< a JSON cache: tune only its stale or missing shapes, then rewrite it
     CLI::Option* shapeOption = nullptr;
     CLI::Option* metricsOption = nullptr;
     CLI::Option* strategyOption = nullptr;
@@ -313,7 +316,53 @@ int runTune(const TuneOptions& opt) {
     if (opt.stopEarly)
         options.earlyStop = EarlyStop{};
     options.stopOnSystematicFailure = !opt.keepGoing;
-    const std::vector<std::size_t> shapes = shapeList(opt, problem);
+    std::vector<std::size_t> shapes = shapeList(opt, problem);
+
+    // --only-stale: the shapes whose cache entry (for this kernel on this machine) is stale or
+    // missing, and nothing at all when none is.
+    std::vector<BestConfig> cache;
+    std::set<std::size_t> staleEntries; // of this kernel on the target device: replaced after tuning
+    if (!opt.onlyStale.empty()) {
+        cache = readBestConfigs(opt.onlyStale);
+        CacheTarget target;
+        if (spec.kind == BackendSpec::Kind::Cuda) {
+            target = thisMachine(problem);
+        } else if (spec.kind == BackendSpec::Kind::Replay) {
+            for (const SessionData& s : readRecording(spec.recording))
+                if (!s.info.deviceName.empty()) {
+                    target.deviceName = s.info.deviceName;
+                    target.arch = s.info.arch;
+                    break;
+                }
+        } else {
+            target.arch = spec.arch;
+        }
+        const CacheCheck check = checkCache(cache, {&problem}, target);
+        std::set<std::size_t> retune;
+        for (const StaleEntry& e : check.stale) {
+            if (e.kernel != problem.kernelName)
+                continue;
+            if (e.entry != StaleEntry::kMissing) {
+                const BestConfig& b = cache[e.entry];
+                if (!target.deviceName.empty() && !b.device.empty() && b.device != target.deviceName)
+                    continue; // another machine's entry: not this run's to replace
+                staleEntries.insert(e.entry);
+            }
+            for (std::size_t i = 0; i < problem.shapes.size(); ++i)
+                if (sameShape(problem.shapes[i].dims, e.dims))
+                    retune.insert(i);
+        }
+        if (retune.empty()) {
+            std::printf("Cache %s: nothing is stale for kernel %s%s; nothing to tune\n", opt.onlyStale.c_str(),
+                        problem.kernelName.c_str(),
+                        target.deviceName.empty() ? "" : (" on " + target.deviceName).c_str());
+            return kOk;
+        }
+        shapes.assign(retune.begin(), retune.end());
+        std::printf("Cache %s: re-tuning %zu of %zu shapes (stale or missing for kernel %s%s)\n", opt.onlyStale.c_str(),
+                    shapes.size(), std::max<std::size_t>(1, problem.shapes.size()), problem.kernelName.c_str(),
+                    target.deviceName.empty() ? "" : (" on " + target.deviceName).c_str());
+    }
 
     // A database this run creates is removed again when the run stores nothing (a recording that
     // does not match, no GPU): bad input leaves no empty file behind. Declared before the store,
@@ -435,12 +484,37 @@ int runTune(const TuneOptions& opt) {
         return summary;
     };
 
+    std::int64_t lastBefore = 0; // sessions after it are this run's
+    for (const SessionInfo& info : store.sessions())
+        lastBefore = std::max(lastBefore, info.id);
+    int status = kOk;
     if (shapes.size() == 1) {
         options.shapeIndex = shapes.front();
         const SessionSummary summary = runOne(options);
-        return summary.session.state == SessionState::Cancelled ? 130 : kOk;
+        status = summary.session.state == SessionState::Cancelled ? 130 : kOk;
+    } else {
+        status = runShapeSet(opt, problem, store, shapes, options, runOne);
     }
-    return runShapeSet(opt, problem, store, shapes, options, runOne);
+    if (opt.onlyStale.empty() || status != kOk)
+        return status;
+    // The cache rewritten: its fresh entries (and other machines') as they were, the stale ones
+    // replaced by this run's winners.
+    store.flush();
+    std::vector<SessionData> tuned;
+    for (const SessionInfo& info : store.sessions())
+        if (info.id > lastBefore)
+            tuned.push_back(store.load(info.id));
+    std::vector<BestConfig> rewritten;
+    for (std::size_t i = 0; i < cache.size(); ++i)
+        if (!staleEntries.count(i))
+            rewritten.push_back(cache[i]);
+    const std::size_t kept = rewritten.size();
+    for (BestConfig& b : bestConfigs(tuned))
+        rewritten.push_back(std::move(b));
+    writeFileAtomically(opt.onlyStale, writeBestConfigsJson(rewritten), "--only-stale");
+    std::printf("rewrote %s: %zu entries kept, %zu from this run\n", opt.onlyStale.c_str(), kept,
+                rewritten.size() - kept);
+    return kOk;
 }
 
 } // namespace
@@ -495,6 +569,12 @@ void registerTune(CLI::App& app) {
                     "With --shapes: after the search, measure the best N configs of every shape on every other shape "
                     "(where valid), filling the shape x config matrix a dispatch table is chosen from")
         ->check(wholeNumber(0, 1000))
+        ->group("Shape sets");
+    cmd->add_option("--only-stale", opt->onlyStale,
+                    "A JSON cache (export --format json): tune only the problem's shapes whose entry for this machine "
+                    "is stale or missing (as `check` says), then rewrite the cache with their new winners; nothing "
+                    "when none is")
+        ->check(CLI::ExistingFile)
         ->group("Shape sets");
     cmd->add_flag("--stop-early", opt->stopEarly,
                   "Stop the search when the regime says more cannot pay: the best runs at 95 % of the roofline or "

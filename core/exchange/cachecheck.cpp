@@ -3,6 +3,7 @@
 #include "base/sha256.h"
 #include "spec/tuningproblem.h"
 
+#include <algorithm>
 #include <fstream>
 #include <map>
 #include <set>
@@ -34,6 +35,13 @@ std::string cudaVersion(int driver) {
 
 } // namespace
 
+bool sameShape(std::vector<std::pair<std::string, std::int64_t>> a,
+               std::vector<std::pair<std::string, std::int64_t>> b) {
+    std::sort(a.begin(), a.end());
+    std::sort(b.begin(), b.end());
+    return a == b;
+}
+
 CacheCheck checkCache(const std::vector<BestConfig>& cache, const std::vector<const TuningProblem*>& problems,
                       const CacheTarget& target) {
     CacheCheck out;
@@ -54,6 +62,7 @@ CacheCheck checkCache(const std::vector<BestConfig>& cache, const std::vector<co
         e.entry = i;
         e.kernel = b.kernel;
         e.shape = shapeText(b.shape);
+        e.dims = b.shape;
         e.device = b.device;
         if (!target.deviceName.empty() && !b.device.empty() && b.device != target.deviceName)
             e.reasons.push_back("tuned on " + b.device + ", this machine has " + target.deviceName);
@@ -73,7 +82,7 @@ CacheCheck checkCache(const std::vector<BestConfig>& cache, const std::vector<co
             if (!b.shape.empty()) {
                 bool listed = false;
                 for (const Shape& s : known.problem->shapes)
-                    listed = listed || s.dims == b.shape;
+                    listed = listed || sameShape(s.dims, b.shape);
                 if (!listed)
                     e.reasons.push_back("the problem no longer has this shape");
             }
@@ -92,13 +101,14 @@ CacheCheck checkCache(const std::vector<BestConfig>& cache, const std::vector<co
                 continue;
             bool covered = false;
             for (const BestConfig& b : cache)
-                covered = covered || (b.kernel == kernel && b.shape == s.dims &&
+                covered = covered || (b.kernel == kernel && sameShape(b.shape, s.dims) &&
                                       (target.deviceName.empty() || b.device == target.deviceName));
             if (covered)
                 continue;
             StaleEntry e;
             e.kernel = kernel;
             e.shape = s.label();
+            e.dims = s.dims;
             e.reasons.push_back(target.deviceName.empty() ? "no entry for this shape of the problem"
                                                           : "no entry for this shape on " + target.deviceName);
             out.stale.push_back(std::move(e));

@@ -8,7 +8,9 @@
 #include "exchange/exchange.h"
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace tilescope {
@@ -26,8 +28,9 @@ struct StaleEntry {
     static constexpr std::size_t kMissing = static_cast<std::size_t>(-1);
     std::size_t entry = kMissing; ///< index in the cache, or kMissing for a shape no entry covers
     std::string kernel;
-    std::string shape;  ///< "M=1 N=4096"
-    std::string device; ///< the entry's ("" for a missing one)
+    std::string shape;                                      ///< "M=1 N=4096"
+    std::vector<std::pair<std::string, std::int64_t>> dims; ///< the shape's dims
+    std::string device;                                     ///< the entry's ("" for a missing one)
     std::vector<std::string> reasons;
 };
 
@@ -38,6 +41,11 @@ struct CacheCheck {
     /// hashes (written by an older Tilescope).
     std::vector<std::string> notes;
 };
+
+/// Whether two shapes have the same dims, whatever their order (a JSON cache written by another
+/// program may list them in another).
+bool sameShape(std::vector<std::pair<std::string, std::int64_t>> a,
+               std::vector<std::pair<std::string, std::int64_t>> b);
 
 /// Checks `cache` against `problems` (matched to entries by kernel name; at most one per kernel)
 /// and `target`.
