@@ -447,6 +447,9 @@ private slots:
         const std::string text = writeBestConfigsJson(best);
         const std::vector<BestConfig> back = parseBestConfigsJson(text, "best.json");
         QVERIFY(back == best);
+        // The winner's 95 % interval travels with it.
+        QVERIFY(best[0].ciLowMs > 0 && best[0].ciLowMs < best[0].timeMs && best[0].timeMs < best[0].ciHighMs);
+        QVERIFY(Json::parse(text)["entries"][0]["time_ci95_ms"].is_array());
         QCOMPARE(writeBestConfigsJson(back), text);
         QCOMPARE(Json::parse(text)["entries"][0]["key"].get<std::string>(),
                  std::string("matmul | M=4096 N=1024 | NVIDIA A100"));

@@ -97,6 +97,8 @@ struct BestConfig {
     std::string arch;                                        ///< "" unknown
     ConfigValues config = ConfigValues::object();
     double timeMs = 0;
+    double ciLowMs = 0; ///< the median's 95 % interval (0, 0: not known)
+    double ciHighMs = 0;
     std::string objectiveName;       ///< "" = none
     std::optional<double> objective; ///< its value
     std::int64_t sessionId = 0;

@@ -407,6 +407,10 @@ std::vector<BestConfig> bestConfigs(const std::vector<SessionData>& sessions) {
         b.arch = info->arch;
         b.config = r->config;
         b.timeMs = r->timeMs();
+        if (r->measurement.time.hasInterval()) {
+            b.ciLowMs = r->measurement.time.ciLowMs;
+            b.ciHighMs = r->measurement.time.ciHighMs;
+        }
         if (r->objective && !info->objectiveName.empty()) {
             b.objectiveName = info->objectiveName;
             b.objective = r->objective;
@@ -457,6 +461,8 @@ std::string writeBestConfigsJson(const std::vector<BestConfig>& best) {
         e["arch"] = b.arch;
         e["config"] = b.config;
         e["time_ms"] = number(b.timeMs);
+        if (b.ciHighMs > 0)
+            e["time_ci95_ms"] = Json::array({number(b.ciLowMs), number(b.ciHighMs)});
         if (b.objective)
             e["objective"] = Json{{"name", b.objectiveName}, {"value", number(*b.objective)}};
         e["session"] = b.sessionId;
@@ -510,6 +516,11 @@ std::vector<BestConfig> parseBestConfigsJson(const std::string& text, const std:
         b.config = e["config"];
         if (const auto t = e.find("time_ms"); t != e.end() && t->is_number())
             b.timeMs = t->get<double>();
+        if (const auto ci = e.find("time_ci95_ms");
+            ci != e.end() && ci->is_array() && ci->size() == 2 && (*ci)[0].is_number() && (*ci)[1].is_number()) {
+            b.ciLowMs = (*ci)[0].get<double>();
+            b.ciHighMs = (*ci)[1].get<double>();
+        }
         if (const auto o = e.find("objective"); o != e.end() && o->is_object()) {
             b.objectiveName = str(*o, "name");
             if (const auto v = o->find("value"); v != o->end() && v->is_number())
