@@ -320,10 +320,10 @@ int runTune(const TuneOptions& opt) {
 
     // --only-stale: the shapes whose cache entry (for this kernel on this machine) is stale or
     // missing, and nothing at all when none is.
-    std::vector<BestConfig> cache;
+    std::vector<BestConfig> cached;     // --only-stale: the cache as read
     std::set<std::size_t> staleEntries; // of this kernel on the target device: replaced after tuning
     if (!opt.onlyStale.empty()) {
-        cache = readBestConfigs(opt.onlyStale);
+        cached = readBestConfigs(opt.onlyStale);
         CacheTarget target;
         if (spec.kind == BackendSpec::Kind::Cuda) {
             target = thisMachine(problem);
@@ -337,13 +337,13 @@ int runTune(const TuneOptions& opt) {
         } else {
             target.arch = spec.arch;
         }
-        const CacheCheck check = checkCache(cache, {&problem}, target);
+        const CacheCheck check = checkCache(cached, {&problem}, target);
         std::set<std::size_t> retune;
         for (const StaleEntry& e : check.stale) {
             if (e.kernel != problem.kernelName)
                 continue;
             if (e.entry != StaleEntry::kMissing) {
-                const BestConfig& b = cache[e.entry];
+                const BestConfig& b = cached[e.entry];
                 if (!target.deviceName.empty() && !b.device.empty() && b.device != target.deviceName)
                     continue; // another machine's entry: not this run's to replace
                 staleEntries.insert(e.entry);
@@ -505,9 +505,9 @@ int runTune(const TuneOptions& opt) {
         if (info.id > lastBefore)
             tuned.push_back(store.load(info.id));
     std::vector<BestConfig> rewritten;
-    for (std::size_t i = 0; i < cache.size(); ++i)
+    for (std::size_t i = 0; i < cached.size(); ++i)
         if (!staleEntries.count(i))
-            rewritten.push_back(cache[i]);
+            rewritten.push_back(cached[i]);
     const std::size_t kept = rewritten.size();
     for (BestConfig& b : bestConfigs(tuned))
         rewritten.push_back(std::move(b));

@@ -1,13 +1,10 @@
 #include "exchange/cachecheck.h"
 
-#include "base/sha256.h"
 #include "spec/tuningproblem.h"
 
 #include <algorithm>
-#include <fstream>
 #include <map>
 #include <set>
-#include <sstream>
 
 namespace tilescope {
 
@@ -18,15 +15,6 @@ std::string shapeText(const std::vector<std::pair<std::string, std::int64_t>>& d
     for (const auto& [name, value] : dims)
         out += (out.empty() ? "" : " ") + name + "=" + std::to_string(value);
     return out;
-}
-
-std::string sourceHashOf(const TuningProblem& problem) {
-    std::ifstream in(problem.kernelPath(), std::ios::binary);
-    if (!in)
-        return {};
-    std::ostringstream text;
-    text << in.rdbuf();
-    return Sha256::hex(Sha256::hash(text.str()));
 }
 
 std::string cudaVersion(int driver) {
@@ -52,7 +40,7 @@ CacheCheck checkCache(const std::vector<BestConfig>& cache, const std::vector<co
     };
     std::map<std::string, Known> byKernel;
     for (const TuningProblem* p : problems)
-        byKernel.emplace(p->kernelName, Known{p, p->specHash(), sourceHashOf(*p)});
+        byKernel.emplace(p->kernelName, Known{p, p->specHash(), p->sourceHash()});
 
     std::set<std::string> unchecked;
     bool unhashed = false;

@@ -10,6 +10,7 @@
 #include <cctype>
 #include <cerrno>
 #include <fstream>
+#include <iterator>
 #include <system_error>
 
 namespace tilescope {
@@ -202,6 +203,14 @@ std::string TuningProblem::specHash() const {
         for (const char* key : {"Shapes", "Objective", "Roofline", "Metrics", "Silence"})
             ts->erase(key);
     return Sha256::hex(Sha256::hash(doc.dump()));
+}
+
+std::string TuningProblem::sourceHash() const {
+    std::ifstream in(kernelPath(), std::ios::binary);
+    if (!in)
+        return {};
+    const std::string bytes{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+    return Sha256::hex(Sha256::hash(bytes));
 }
 
 bool TuningProblem::operator==(const TuningProblem& o) const {

@@ -152,6 +152,9 @@ public:
     /// search, objective, roofline, metrics and silenced warnings. A tuned config goes stale when
     /// it changes; adding a shape or a metric leaves the configs tuned so far as they were.
     std::string specHash() const;
+    /// SHA-256 (hex) of the kernel source file's bytes ("" when it cannot be read): what a
+    /// session records and `check` compares.
+    std::string sourceHash() const;
     void save(const std::filesystem::path& path) const;
 
     // T1 sections

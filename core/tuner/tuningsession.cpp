@@ -1,7 +1,6 @@
 #include "tuner/tuningsession.h"
 
 #include "analysis/confidence.h"
-
 #include "analysis/staticanalysis.h"
 #include "base/error.h"
 #include "base/sha256.h"
@@ -26,15 +25,6 @@ using Clock = std::chrono::steady_clock;
 
 double secondsSince(Clock::time_point t) {
     return std::chrono::duration<double>(Clock::now() - t).count();
-}
-
-std::string fileHash(const std::filesystem::path& path) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in)
-        return {};
-    std::ostringstream text;
-    text << in.rdbuf();
-    return Sha256::hex(Sha256::hash(text.str()));
 }
 
 std::string formatSeconds(double s) {
@@ -384,7 +374,7 @@ struct TuningSession::Run {
         info.kernel = pr.kernelName;
         info.problemJson = pr.toJson();
         info.problemHash = Sha256::hex(Sha256::hash(info.problemJson));
-        info.sourceHash = fileHash(pr.kernelPath());
+        info.sourceHash = pr.sourceHash();
         info.shapeIndex = static_cast<std::int64_t>(options.shapeIndex);
         if (options.shapeIndex < pr.shapes.size())
             info.shape = pr.shapes[options.shapeIndex].dims;
