@@ -578,8 +578,8 @@ void registerTune(CLI::App& app) {
         ->group("Shape sets");
     cmd->add_flag("--stop-early", opt->stopEarly,
                   "Stop the search when the regime says more cannot pay: the best runs at 95 % of the roofline or "
-                  "more (Tilescope.Roofline, the device's measured copy), or 24 configs are measured and their "
-                  "median is within twice the measurement noise of the best (any config is as good)");
+                  "more (Tilescope.Roofline, the device's measured copy), or 24 configs or more are measured and a "
+                  "quarter of them are within twice the measurement noise of the best (any of those is as good)");
     cmd->add_flag("--keep-going", opt->keepGoing,
                   "Go on when the first configs all fail with the same error whatever their parameters (a "
                   "kernel that does not compile, a missing entry function); by default the session stops there "
