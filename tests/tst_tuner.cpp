@@ -19,6 +19,7 @@
 #include <cmath>
 #include <fstream>
 #include <map>
+#include <random>
 #include <set>
 
 using namespace tilescope;
@@ -39,6 +40,10 @@ public:
     std::vector<const CompileResult*> sm80Cubins;        // per measured item, compiledFor("sm_80")
     long throwAfter = -1;
     std::map<std::uint64_t, double> luckyFirst; // index -> the time its first measurement gives
+    std::map<std::uint64_t, double> trueTime;   // index -> its time, in place of timeOf
+    double noise = 0;                           // relative log-normal jitter of kept samples
+    std::mt19937_64 rng{7};
+    std::vector<int> samplesAsked; // per measure() call: MeasureControl::samplesPerConfig
     int opened = 0;
     int closed = 0;
 
@@ -58,6 +63,7 @@ public:
     }
     void measure(std::span<const MeasureItem> items, const MeasureControl& control, const MeasureSink& sink) override {
         batches.push_back(items.size());
+        samplesAsked.push_back(control.samplesPerConfig);
         for (std::size_t i = 0; i < items.size(); ++i) {
             Measurement m;
             if (control.cancel && control.cancel->load()) {
@@ -77,10 +83,15 @@ public:
             compiledArchs.push_back(archs);
             sm80Cubins.push_back(items[i].compiledFor("sm_80"));
             m.status = ResultStatus::Ok;
-            double t = timeOf(items[i].index);
+            double t = trueTime.count(items[i].index) ? trueTime[items[i].index] : timeOf(items[i].index);
             if (const auto lucky = luckyFirst.find(items[i].index); lucky != luckyFirst.end() && !again)
                 t = lucky->second;
             m.time = {t, t * 0.99, t * 1.02, t * 0.01, 10};
+            if (control.keepSamples && control.samplesPerConfig > 0) {
+                std::normal_distribution<double> jitter(0.0, noise);
+                for (int k = 0; k < control.samplesPerConfig; ++k)
+                    m.samplesMs.push_back(t * std::exp(jitter(rng)));
+            }
             m.benchmarkSeconds = 0.05;
             m.device = 0;
             sink(i, m);
@@ -157,7 +168,9 @@ private slots:
         TuningSession session(m_tiny, backend, store, options, events);
         const SessionSummary summary = session.run();
 
-        QCOMPARE(backend.measured.size(), std::size_t(space.size() + 3));
+        // The final round: 5 rounds of the 3 (SessionOptions' default), each a fixed count of samples.
+        QCOMPARE(backend.measured.size(), std::size_t(space.size() + 3 * 5));
+        QCOMPARE(backend.samplesAsked.back(), 10);
         QCOMPARE(summary.remeasured.size(), std::size_t(3));
         QCOMPARE(updated.size(), std::size_t(3));
         // The first of the three re-measured is the lucky one; the new winner is the true best.
@@ -189,6 +202,57 @@ private slots:
         const SessionSummary replaySummary = replayed.run();
         QVERIFY(replaySummary.remeasured.empty());
         QVERIFY(replaySummary.confirmation.empty());
+    }
+
+    void finalRoundInterleavesAndPoolsSamples() {
+        // Three configs lead the space: two 0.2 % apart, the third 5 % behind, timed with 1 %
+        // jitter. The final round measures them round robin, pools 5 x 10 samples each, and says
+        // the first two cannot be told apart and the third can.
+        const ConfigSpace space = ConfigSpace::build(m_tiny);
+        QVERIFY(space.size() > 3);
+        QTemporaryDir dir;
+        ResultStore store = ResultStore::open(dbPath(dir));
+        FakeBackend backend;
+        backend.trueTime = {{0, 0.5}, {1, 0.501}, {2, 0.525}};
+        backend.noise = 0.01;
+        SessionOptions options;
+        options.confirmTop = 3;
+        options.compile = SessionOptions::Compile::Never;
+        TuningSession session(m_tiny, backend, store, options);
+        const SessionSummary summary = session.run();
+
+        // Round robin: round r starts with the r-th of the three.
+        const std::size_t s0 = space.size();
+        QCOMPARE(backend.measured.size(), s0 + 15);
+        for (std::size_t r = 0; r < 5; ++r)
+            for (std::size_t k = 0; k < 3; ++k)
+                QCOMPARE(backend.measured[s0 + 3 * r + k], backend.measured[s0 + (k + r) % 3]);
+        QCOMPARE(summary.remeasured.size(), std::size_t(3));
+        std::map<std::uint64_t, const Remeasurement*> byIndex;
+        for (const Remeasurement& x : summary.remeasured) {
+            byIndex[x.result.spaceIndex.value_or(~0ULL)] = &x;
+            const TimingStats& t = x.result.measurement.time;
+            QCOMPARE(x.rounds, std::size_t(5));
+            QCOMPARE(t.samples, 50);
+            QVERIFY(t.hasInterval());
+            QVERIFY(t.ciHighMs > t.ciLowMs);
+            QVERIFY(t.minMs <= t.ciLowMs && t.ciHighMs <= t.maxMs);
+            // The pooled median is close to the true time (1 % jitter, 50 samples).
+            const double truth = backend.trueTime.at(x.result.spaceIndex.value_or(0));
+            QVERIFY2(std::abs(t.medianMs / truth - 1) < 0.01, std::to_string(t.medianMs).c_str());
+        }
+        QCOMPARE(byIndex.size(), std::size_t(3));
+        QVERIFY(byIndex[0]->indistinguishable);
+        QVERIFY(byIndex[1]->indistinguishable);
+        QVERIFY(!byIndex[2]->indistinguishable);
+        QVERIFY(summary.remeasured.back().result.spaceIndex == std::optional<std::uint64_t>(2));
+        QVERIFY2(summary.confirmation.find("interleaved in 5 rounds") != std::string::npos,
+                 summary.confirmation.c_str());
+        QVERIFY2(summary.confirmation.find("1 of the others cannot be told apart") != std::string::npos,
+                 summary.confirmation.c_str());
+        // The store keeps the pooled timing with its interval.
+        for (const ResultRecord& r : store.results(summary.session.id, true, 3))
+            QCOMPARE(r.measurement.time.samples, 50);
     }
 
     void replayExhaustiveFindsTheRecordedBest() {

@@ -68,6 +68,7 @@ private slots:
     void endedMidFrame();
     void timesOut();
     void absurdLengthIsBroken();
+    void measurementContexts();
 };
 
 void TestWorkerProtocol::hello() {
@@ -142,6 +143,8 @@ void TestWorkerProtocol::measureCarriesTheCubin() {
     m.timing.maxSeconds = 0.5;
     m.timing.flushL2 = false;
     m.timing.slowerThanMs = 0.75;
+    m.timing.l2WriteBytes = 16 << 20;
+    m.timing.keepSamples = true;
     m.verify = false;
     m.makeReference = true;
     m.metrics = {"dram__bytes_read.sum", "gpu__time_duration.sum"};
@@ -162,6 +165,8 @@ void TestWorkerProtocol::measureCarriesTheCubin() {
     QCOMPARE(back.timing.slowerThanMs, 0.75);
     QCOMPARE(back.timing.maxSeconds, 0.5);
     QCOMPARE(back.timing.flushL2, false);
+    QCOMPARE(back.timing.l2WriteBytes, std::int64_t{16 << 20});
+    QCOMPARE(back.timing.keepSamples, true);
     QCOMPARE(back.verify, false);
     QCOMPARE(back.makeReference, true);
     QCOMPARE(back.metrics, m.metrics);
@@ -183,6 +188,8 @@ void TestWorkerProtocol::resultWithEverything() {
     info.stackFrame = 1304;
     info.sharedStatic = 8192;
     m.measurement.staticInfo = info;
+    m.measurement.deviceState = DeviceState{1755, 3201, 41, 0, 412.5, 0x4};
+    m.measurement.samplesMs = {1.25, 1.0, 2.5, 1.125};
     FunctionInfo function;
     function.registers = 255;
     function.localBytes = 1304;
@@ -218,6 +225,8 @@ void TestWorkerProtocol::resultWithEverything() {
     QVERIFY(!bareBack.function);
     QVERIFY(!bareBack.measurement.staticInfo);
     QVERIFY(!bareBack.measurement.verificationError);
+    QVERIFY(!bareBack.measurement.deviceState);
+    QVERIFY(bareBack.measurement.samplesMs.empty());
     QCOMPARE(bareBack.measurement.status, ResultStatus::Crashed);
 }
 
@@ -297,6 +306,36 @@ void TestWorkerProtocol::absurdLengthIsBroken() {
     QCOMPARE(::write(pipe.write, lengths, 8), ssize_t{8});
     Frame f;
     QCOMPARE(readFrame(pipe.read, f, 1000), ReadStatus::Broken);
+}
+
+void TestWorkerProtocol::measurementContexts() {
+    // --context's words, their names in the provenance, and the errors for what it cannot read.
+    TimingRule rule;
+    QCOMPARE(setL2Context("warm", rule), std::string());
+    QVERIFY(!rule.flushL2);
+    QCOMPARE(l2ContextName(rule), std::string("warm"));
+    QCOMPARE(setL2Context("pollute:16MiB", rule), std::string());
+    QVERIFY(rule.flushL2);
+    QCOMPARE(rule.l2WriteBytes, std::int64_t{16} << 20);
+    QCOMPARE(l2ContextName(rule), std::string("pollute 16 MiB"));
+    QCOMPARE(setL2Context("pollute:1.5g", rule), std::string());
+    QCOMPARE(rule.l2WriteBytes, std::int64_t{3} << 29);
+    QCOMPARE(setL2Context("pollute:4096", rule), std::string());
+    QCOMPARE(rule.l2WriteBytes, std::int64_t{4096});
+    QCOMPARE(setL2Context("flush", rule), std::string());
+    QVERIFY(rule.flushL2);
+    QCOMPARE(rule.l2WriteBytes, std::int64_t{0});
+    QCOMPARE(l2ContextName(rule), std::string("flush"));
+
+    const TimingRule before = rule;
+    for (const char* bad :
+         {"hot", "pollute:", "pollute:lots", "pollute:16XB", "pollute:-1M", "pollute:0", "pollute:1T"}) {
+        const std::string why = setL2Context(bad, rule);
+        QVERIFY2(!why.empty(), bad);
+        QCOMPARE(rule.flushL2, before.flushL2); // an error leaves the rule as it was
+        QCOMPARE(rule.l2WriteBytes, before.l2WriteBytes);
+    }
+    QVERIFY(setL2Context("pollute:16XB", rule).find("unit") != std::string::npos);
 }
 
 QTEST_GUILESS_MAIN(TestWorkerProtocol)

@@ -3,6 +3,7 @@
 
 #include "cli.h"
 
+#include "analysis/clocks.h"
 #include "analysis/confidence.h"
 #include "base/error.h"
 #include "exchange/exchange.h"
@@ -147,6 +148,10 @@ int runShow(const ShowOptions& opt) {
                     s.arch.empty() ? "" : (" (" + s.arch + ")").c_str());
     std::printf("  state       %s%s%s\n", std::string(sessionStateName(s.state)).c_str(), s.message.empty() ? "" : ": ",
                 s.message.c_str());
+    if (const std::string state = measuredStateSentence(s.provenanceJson); !state.empty())
+        std::printf("  gpu state   %s\n", state.c_str());
+    if (const std::string context = measurementContext(s.provenanceJson); !context.empty())
+        std::printf("  context     %s\n", context.c_str());
     std::printf("  results     %s: %s\n", formatCount(double(store.resultCount(s.id))).c_str(),
                 statusSummary(store.statusCounts(s.id)).c_str());
 

@@ -4,6 +4,7 @@
 
 #include "cli.h"
 
+#include "analysis/clocks.h"
 #include "base/error.h"
 #include "base/filewrite.h"
 #include "compile/compilecache.h"
@@ -62,6 +63,8 @@ struct TuneOptions {
     double sampleSeconds = 0.25;
     int minSamples = 10;
     std::size_t confirm = 3;
+    std::size_t confirmRounds = 5;
+    std::string context = "flush"; ///< the L2 before each sample: flush, warm, pollute:SIZE
     // shape sets
     std::string shapes;        ///< "all" or "0,2,5"; "" = --shape alone
     std::size_t seedTop = 3;   ///< winners of the shapes tuned before that start a shape's search
@@ -271,6 +274,8 @@ int runTune(const TuneOptions& opt) {
         cuda.seed = opt.seed;
         cuda.timing.maxSeconds = opt.sampleSeconds;
         cuda.timing.minSamples = opt.minSamples;
+        if (const std::string why = worker::setL2Context(opt.context, cuda.timing); !why.empty())
+            throw InputError("", "--context", why);
         cuda.watchdogSeconds = opt.configTimeout;
         cuda.note = [](const std::string& text) { std::fprintf(stderr, "note: %s\n", text.c_str()); };
         backend = std::make_unique<CudaBackend>(std::move(cuda));
@@ -313,6 +318,7 @@ int runTune(const TuneOptions& opt) {
         throw InputError("", "--strategy", "unknown strategy '" + options.strategy + "' (known: " + known + ")");
     }
     options.confirmTop = opt.confirm;
+    options.confirmRounds = opt.confirmRounds;
     if (opt.stopEarly)
         options.earlyStop = EarlyStop{};
     options.stopOnSystematicFailure = !opt.keepGoing;
@@ -472,6 +478,13 @@ int runTune(const TuneOptions& opt) {
             std::printf("  best        none (no config ran correctly)\n");
         if (!summary.confirmation.empty())
             std::printf("  confirmed   %s\n", summary.confirmation.c_str());
+        if (const std::string state = measuredStateSentence(s.provenanceJson); !state.empty())
+            std::printf("  gpu state   %s\n", state.c_str());
+        if (!summary.clocksMoved.empty())
+            std::fprintf(stderr,
+                         "warning: the GPU's clocks moved while this session measured (%s): its times may not "
+                         "compare with each other; tune again on an idle GPU, or lock the clocks (nvidia-smi -lgc)\n",
+                         summary.clocksMoved.c_str());
         std::printf("  time        %s wall; recorded compile + benchmark time %s%s\n",
                     formatDuration(p.elapsedSeconds).c_str(), formatDuration(p.recordedSeconds).c_str(),
                     replay ? " (what the recorded session spent on these configs)" : "");
@@ -617,6 +630,12 @@ void registerTune(CLI::App& app) {
         ->capture_default_str()
         ->check(wholeNumber(1, 100000))
         ->group("CUDA backend");
+    cmd->add_option("--context", opt->context,
+                    "With cuda: the L2 cache before each timed sample: flush (cold, every sample alike), warm (back "
+                    "to back, the L2 holding what the kernel left) or pollute:SIZE (SIZE bytes written first, as a "
+                    "bandwidth-heavy predecessor of that size would; e.g. pollute:16MiB). The session records it")
+        ->capture_default_str()
+        ->group("CUDA backend");
     cmd->add_option("--config-timeout", opt->configTimeout,
                     "With cuda: a config without a result after S seconds is a timeout and its worker is "
                     "restarted (default: derived from --sample-time)")
@@ -624,10 +643,16 @@ void registerTune(CLI::App& app) {
         ->group("CUDA backend");
     // A testing aid, hidden from --help: wall time per replayed config, so that a test can kill a run midway.
     cmd->add_option("--confirm", opt->confirm,
-                    "After the search, measure the best N configs again and keep the new timings, so that the "
-                    "winner is not a lucky sample (0: off; not with replay)")
+                    "After the search, measure the best N configs again, interleaved, and keep the new timings, so "
+                    "that the winner is not a lucky sample; says which cannot be told from the winner (0: off; not "
+                    "with replay)")
         ->capture_default_str()
         ->check(wholeNumber(0, kAny));
+    cmd->add_option("--confirm-rounds", opt->confirmRounds,
+                    "The final round measures the --confirm configs interleaved, this many rounds of 10 samples "
+                    "each, and gives each a bootstrap 95 % interval of its median")
+        ->capture_default_str()
+        ->check(wholeNumber(1, 1000));
     cmd->add_option("--replay-delay-ms", opt->replayDelayMs)->check(wholeNumber(0, 3'600'000))->group("");
     cmd->footer("Without --budget, --fraction or --max-time, the problem's T1 Budget applies (none: the whole "
                 "space). Ctrl-C stops after the results in hand; --resume continues.\n"

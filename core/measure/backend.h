@@ -78,6 +78,11 @@ struct MeasureControl {
     /// Configs whose time is clearly above this may stop sampling early (their median is less
     /// precise, and not needed: they do not rank near the best). 0: sample every config fully.
     double slowerThanMs = 0;
+    /// Return every timed sample (Measurement::samplesMs): a final round pools them.
+    bool keepSamples = false;
+    /// > 0: take this many samples of each config (fewer only past the backend's time cap) and
+    /// time alone, no counters: one round of an interleaved comparison. 0: the backend's rule.
+    int samplesPerConfig = 0;
 };
 
 /// Receives item `item`'s measurement, on the thread that called measure(), in completion order.

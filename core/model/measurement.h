@@ -66,6 +66,21 @@ struct Metric {
     bool operator==(const Metric&) const = default;
 };
 
+/// The GPU's state while a config was measured, as the driver's management library (NVML)
+/// reports it right after the timed samples; absent where it cannot be read.
+struct DeviceState {
+    int smClockMHz = 0;
+    int memoryClockMHz = 0;
+    int temperatureC = 0;
+    int performanceState = -1; ///< P-state, 0 the fastest (-1: unknown)
+    double powerWatts = 0;     ///< 0: unknown
+    /// Why the clocks are held below their maximum (NVML's clocks event reasons, a bit mask;
+    /// 0: none or unknown). Idle (1) and the application's clock setting (2) are normal.
+    std::uint64_t clockReasons = 0;
+
+    bool operator==(const DeviceState&) const = default;
+};
+
 /// What a backend reports for one config.
 struct Measurement {
     ResultStatus status = ResultStatus::Skipped;
@@ -79,6 +94,10 @@ struct Measurement {
     /// What the backend knows of the compiled kernel: the worker's function attributes, or a
     /// recording's static info. The session prefers its own compile's report when it has one.
     std::optional<StaticInfo> staticInfo;
+    std::optional<DeviceState> deviceState; ///< the GPU's clocks and temperature while it was measured
+    /// Every timed sample in order, when the caller asked for them (MeasureControl::keepSamples,
+    /// the final round); not stored.
+    std::vector<double> samplesMs;
 
     bool operator==(const Measurement&) const = default;
 };

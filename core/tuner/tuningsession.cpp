@@ -1,5 +1,6 @@
 #include "tuner/tuningsession.h"
 
+#include "analysis/clocks.h"
 #include "analysis/confidence.h"
 #include "analysis/staticanalysis.h"
 #include "base/error.h"
@@ -7,6 +8,7 @@
 #include "exchange/configcodec.h"
 #include "spec/tuningproblem.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -215,6 +217,8 @@ struct TuningSession::Run {
         if (r.recordedAt.empty())
             r.recordedAt = nowIso8601();
         r.id = self.m_store.append(sessionId, r);
+        if (r.measurement.deviceState)
+            deviceStates.add(*r.measurement.deviceState);
         ++progress.thisRun;
         if (placeholders.erase(index) > 0) {
             ResultRecord replaced;
@@ -687,6 +691,19 @@ struct TuningSession::Run {
 
     // Measures the best configs once more (SessionOptions::confirmTop).
     void confirmBest();
+
+    // The GPU's clocks and temperature over this run, into the session's provenance.
+    DeviceStateRange deviceStates;
+    void keepDeviceStates() {
+        if (deviceStates.count() == 0)
+            return;
+        nlohmann::ordered_json provenance = nlohmann::ordered_json::parse(info.provenanceJson, nullptr, false);
+        if (!provenance.is_object())
+            provenance = nlohmann::ordered_json::object();
+        provenance["measured_state"] = nlohmann::ordered_json::parse(deviceStates.json());
+        info.provenanceJson = provenance.dump();
+        self.m_store.setSessionProvenance(sessionId, info.deviceName, info.arch, info.provenanceJson);
+    }
 };
 
 void TuningSession::Run::confirmBest() {
@@ -717,29 +734,88 @@ void TuningSession::Run::confirmBest() {
         items.push_back(measureItem(p));
         takenOf.push_back(i);
     }
-    std::vector<std::optional<Measurement>> again(taken.size());
+
+    // Round robin: every round measures each config once (a few samples, the L2 treated as in the
+    // search), starting one further along each time, so that drifts of clock or temperature
+    // spread over all of them instead of favouring whichever came first.
+    struct Pool {
+        std::vector<double> samples;
+        std::size_t rounds = 0;
+        double seconds = 0;
+        std::optional<Measurement> failed;
+        std::optional<Measurement> last;
+    };
+    std::vector<Pool> pools(taken.size());
     MeasureControl control;
     control.perConfigSeconds = options.perConfigSeconds;
     control.cancel = &self.m_cancel;
-    self.m_backend.measure(items, control,
-                           [&](std::size_t item, Measurement m) { again.at(takenOf.at(item)) = std::move(m); });
+    control.keepSamples = true;
+    control.samplesPerConfig = std::max(1, options.confirmSamples);
+    const std::size_t rounds = std::max<std::size_t>(1, options.confirmRounds);
+    for (std::size_t round = 0; round < rounds && !self.m_cancel.load() && !items.empty(); ++round) {
+        std::vector<MeasureItem> order;
+        std::vector<std::size_t> orderOf; // position -> item
+        for (std::size_t k = 0; k < items.size(); ++k) {
+            const std::size_t item = (k + round) % items.size();
+            order.push_back(items[item]);
+            orderOf.push_back(item);
+        }
+        self.m_backend.measure(order, control, [&](std::size_t position, Measurement m) {
+            Pool& pool = pools.at(takenOf.at(orderOf.at(position)));
+            if (m.status == ResultStatus::Skipped || pool.failed)
+                return;
+            pool.seconds += m.benchmarkSeconds;
+            if (m.status != ResultStatus::Ok) {
+                pool.failed = std::move(m);
+                return;
+            }
+            ++pool.rounds;
+            if (m.deviceState)
+                deviceStates.add(*m.deviceState);
+            if (m.samplesMs.empty())
+                pool.samples.push_back(m.time.medianMs); // a backend that keeps no samples: the round's median
+            else
+                pool.samples.insert(pool.samples.end(), m.samplesMs.begin(), m.samplesMs.end());
+            pool.last = std::move(m);
+        });
+    }
 
     const std::string firstWinner = configKey(top.front().config);
     for (std::size_t i = 0; i < taken.size(); ++i) {
         Remeasurement x;
         x.result = top[topOf[i]];
         x.firstMs = x.result.timeMs();
-        const std::optional<Measurement>& m = again[i];
-        if (!m || m->status == ResultStatus::Skipped) {
+        Pool& pool = pools[i];
+        x.rounds = pool.rounds;
+        progress.recordedSeconds += pool.seconds;
+        if (pool.failed) {
+            const Measurement& m = *pool.failed;
+            x.failure = std::string(statusName(m.status)) + (m.message.empty() ? "" : ": " + m.message);
+        } else if (pool.samples.empty()) {
             continue; // cancelled: nothing measured
-        } else if (m->status != ResultStatus::Ok) {
-            x.failure = std::string(statusName(m->status)) + (m->message.empty() ? "" : ": " + m->message);
         } else {
-            x.result.measurement.time = m->time;
-            x.result.objective = objective->value(space, taken[i].config, m->time.medianMs);
-            x.result.measurement.benchmarkSeconds += m->benchmarkSeconds;
-            self.m_store.updateTiming(x.result.id, m->time, x.result.objective, m->benchmarkSeconds);
-            progress.recordedSeconds += m->benchmarkSeconds;
+            TimingStats t;
+            const MedianInterval ci = bootstrapMedian(pool.samples, 0.95, 2000, options.seed + 1 + i);
+            t.medianMs = ci.median;
+            t.ciLowMs = ci.low;
+            t.ciHighMs = ci.high;
+            t.minMs = *std::min_element(pool.samples.begin(), pool.samples.end());
+            t.maxMs = *std::max_element(pool.samples.begin(), pool.samples.end());
+            double mean = 0;
+            for (double v : pool.samples)
+                mean += v;
+            mean /= static_cast<double>(pool.samples.size());
+            double m2 = 0;
+            for (double v : pool.samples)
+                m2 += (v - mean) * (v - mean);
+            t.stdevMs = pool.samples.size() > 1 ? std::sqrt(m2 / static_cast<double>(pool.samples.size() - 1)) : 0;
+            t.samples = static_cast<int>(pool.samples.size());
+            x.result.measurement.time = t;
+            if (pool.last && pool.last->deviceState)
+                x.result.measurement.deviceState = pool.last->deviceState;
+            x.result.objective = objective->value(space, taken[i].config, t.medianMs);
+            x.result.measurement.benchmarkSeconds += pool.seconds;
+            self.m_store.updateTiming(x.result.id, t, x.result.objective, pool.seconds);
             if (self.m_events.updated)
                 self.m_events.updated(x.result);
         }
@@ -751,23 +827,28 @@ void TuningSession::Run::confirmBest() {
     progress.best = self.m_store.best(sessionId);
     if (remeasured.empty())
         return;
-    char buf[160];
+    char buf[200];
     const Remeasurement& winner = remeasured.front();
+    const std::size_t measuredRounds = winner.rounds;
     if (!winner.failure.empty()) {
         confirmation = "the best " + std::to_string(remeasured.size()) + " configs measured again all failed (" +
                        winner.failure + ")";
-    } else if (configKey(winner.result.config) == firstWinner) {
-        std::snprintf(buf, sizeof buf, "the winner held when the best %zu were measured again (%.4g ms, first %.4g ms)",
-                      remeasured.size(), winner.result.timeMs(), winner.firstMs);
-        confirmation = buf;
+        return;
+    }
+    const TimingStats& wt = winner.result.measurement.time;
+    if (configKey(winner.result.config) == firstWinner) {
+        std::snprintf(buf, sizeof buf,
+                      "the winner held when the best %zu were measured again, interleaved in %zu rounds: %.4g ms "
+                      "(95 %%: %.4g-%.4g; the search measured %.4g ms)",
+                      remeasured.size(), measuredRounds, wt.medianMs, wt.ciLowMs, wt.ciHighMs, winner.firstMs);
     } else {
         std::snprintf(buf, sizeof buf,
-                      "measured again, another of the best %zu won: %.4g ms (first %.4g ms); the first winner's "
-                      "result was a lucky sample",
-                      remeasured.size(), winner.result.timeMs(), winner.firstMs);
-        confirmation = buf;
+                      "measured again, interleaved in %zu rounds, another of the best %zu won: %.4g ms (95 %%: "
+                      "%.4g-%.4g; the search measured %.4g ms); the first winner's result was a lucky sample",
+                      measuredRounds, remeasured.size(), wt.medianMs, wt.ciLowMs, wt.ciHighMs, winner.firstMs);
     }
-    // Which of them the new measurements cannot tell apart from the winner (95 % intervals of the
+    confirmation = buf;
+    // Which of them the pooled samples cannot tell apart from the winner (95 % intervals of the
     // median that overlap the winner's).
     std::vector<MedianInterval> intervals;
     for (const Remeasurement& x : remeasured) {
@@ -776,12 +857,14 @@ void TuningSession::Run::confirmBest() {
             break;
         intervals.push_back({t.medianMs, t.ciLowMs, t.ciHighMs, 0.95, static_cast<std::size_t>(t.samples)});
     }
-    if (winner.failure.empty() && intervals.size() >= 2) {
+    for (std::size_t i : indistinguishableFromBest(intervals))
+        remeasured[i].indistinguishable = true;
+    if (intervals.size() >= 2) {
         const std::size_t tied = indistinguishableFromBest(intervals).size() - 1;
         confirmation += tied == 0 ? "; its 95 % interval is apart from the others'"
                                   : "; " + std::to_string(tied) +
                                         " of the others cannot be told apart from it (their "
-                                        "95 % intervals overlap)";
+                                        "95 % intervals overlap): any of them is as good";
     }
 }
 
@@ -801,6 +884,7 @@ SessionSummary TuningSession::run() {
         run.loop();
         if (m_options.confirmTop > 0 && !run.backend.simulated && !m_cancel.load())
             run.confirmBest();
+        run.keepDeviceStates();
         const bool wasCancelled = m_cancel.load();
         m_store.setSessionState(run.sessionId, wasCancelled ? SessionState::Cancelled : SessionState::Finished,
                                 run.confirmation.empty() ? run.stopReason : run.stopReason + "; " + run.confirmation);
@@ -827,6 +911,7 @@ SessionSummary TuningSession::run() {
     summary.stopReason = run.stopReason;
     summary.remeasured = std::move(run.remeasured);
     summary.confirmation = run.confirmation;
+    summary.clocksMoved = run.deviceStates.movedNote();
     if (m_events.finished)
         m_events.finished(summary);
     return summary;

@@ -52,10 +52,15 @@ struct SessionOptions {
     Compile compile = Compile::Auto;
     std::string arch; ///< compile for this arch alone ("": every arch of the backend's devices, sessionArchs)
     bool pruneHeavySpills = false; ///< also prune configs that spill heavily (see classifySpill)
-    /// After the search, measure the best this-many configs once more and keep the new timings, so
-    /// that the winner is not a lucky sample (0: off). Skipped with a simulated backend (a replay
-    /// would answer the recorded numbers again) and when the run was cancelled.
+    /// The final round: after the search, measure the best this-many configs again, interleaved
+    /// (confirmRounds rounds; each round takes confirmSamples samples of every one of them, in an
+    /// order that rotates), pool each config's samples into its median with a bootstrap 95 %
+    /// interval, keep those as its timing, and say which configs cannot be told apart from the
+    /// winner (0: off). Skipped with a simulated backend (a replay would answer the recorded
+    /// numbers again) and when the run was cancelled.
     std::size_t confirmTop = 0;
+    std::size_t confirmRounds = 5;
+    int confirmSamples = 10;
 
     /// Stop with SystematicFailure when the first configs of the run all fail with the same
     /// error that no tuning parameter explains (see SystematicFailure), instead of spending the
@@ -92,9 +97,11 @@ struct SessionProgress {
 
 /// One of the best configs measured again at the end of a session (SessionOptions::confirmTop).
 struct Remeasurement {
-    ResultRecord result; ///< as stored now: the new timing and objective (when ok)
-    double firstMs = 0;  ///< the median the search measured
-    std::string failure; ///< why measuring it again failed ("" it did not); the result is unchanged
+    ResultRecord result;            ///< as stored now: the new timing and objective (when ok)
+    double firstMs = 0;             ///< the median the search measured
+    std::string failure;            ///< why measuring it again failed ("" it did not); the result is unchanged
+    std::size_t rounds = 0;         ///< rounds that measured it
+    bool indistinguishable = false; ///< its interval overlaps the winner's (the winner included)
 };
 
 struct SessionSummary {
@@ -106,6 +113,9 @@ struct SessionSummary {
     /// The best configs measured again, best first after it (empty when confirmTop is 0 or skipped).
     std::vector<Remeasurement> remeasured;
     std::string confirmation; ///< for people: whether the winner held when measured again ("" none)
+    /// For people: how the GPU's clocks moved while this run measured ("" they held, or unknown);
+    /// the whole range is in the session's provenance ("measured_state").
+    std::string clocksMoved;
 };
 
 /// Callbacks, each optional, called on the thread that runs the session.

@@ -271,6 +271,7 @@ private slots:
     void aggregate_data();
     void aggregate();
     void markers();
+    void cellsTiedWithTheBest();
     void fixedValueFilter();
     void otherQuantities();
     void cellAtMapsCoordinates();
@@ -416,6 +417,43 @@ void TestHeatmap::markers() {
     QVERIFY(isFailure(ResultStatus::WrongResult));
     QVERIFY(!isFailure(ResultStatus::Pruned));
     QVERIFY(!isFailure(ResultStatus::Ok));
+}
+
+void TestHeatmap::cellsTiedWithTheBest() {
+    // Three configs re-measured in a final round, with intervals: (8, 0) is the best, (16, 0)
+    // overlaps it, (32, 0) does not; (8, 1) has no interval (measured once, in the search).
+    auto withInterval = [](ResultRecord r, double low, double high) {
+        r.measurement.time.ciLowMs = low;
+        r.measurement.time.ciHighMs = high;
+        return r;
+    };
+    const std::vector<ResultRecord> results{
+        withInterval(makeResult(8, 0, 0, ResultStatus::Ok, 1.00), 0.99, 1.01),
+        withInterval(makeResult(16, 0, 0, ResultStatus::Ok, 1.005), 1.00, 1.02),
+        withInterval(makeResult(32, 0, 0, ResultStatus::Ok, 1.10), 1.08, 1.12),
+        makeResult(8, 1, 0, ResultStatus::Ok, 1.004),
+    };
+    const HeatmapGrid grid = views::aggregate(results, kNames, specOf(kLatency, Reduction::Best));
+    QCOMPARE(grid.best, (CellIndex{0, 0}));
+    QVERIFY(!grid.cell(0, 0).tiedWithBest); // the best itself is framed, not marked
+    QVERIFY(grid.cell(1, 0).tiedWithBest);
+    QVERIFY(!grid.cell(2, 0).tiedWithBest);
+    QVERIFY(!grid.cell(0, 1).tiedWithBest); // no interval: nothing to say
+    QCOMPARE(grid.tiedCount, std::size_t(1));
+    QVERIFY(tooltip(grid, {1, 0}).contains(QStringLiteral("cannot be told from the best")));
+    QVERIFY(!tooltip(grid, {2, 0}).contains(QStringLiteral("cannot be told")));
+
+    // The widget draws one mark and names it in the legend.
+    HeatmapWidget widget;
+    widget.resize(700, 500);
+    widget.setResults(std::make_shared<const std::vector<ResultRecord>>(results), kNames, "");
+    widget.setSpec(specOf(kLatency, Reduction::Best));
+    QTRY_VERIFY_WITH_TIMEOUT(widget.grid() && widget.grid()->tiedCount == 1, kTimeoutMs);
+    bool named = false;
+    for (int i = 0; i < widget.plot()->legend->itemCount(); ++i)
+        if (auto* item = qobject_cast<QCPPlottableLegendItem*>(widget.plot()->legend->item(i)))
+            named = named || item->plottable()->name().contains(QStringLiteral("as good as the best"));
+    QVERIFY(named);
 }
 
 void TestHeatmap::fixedValueFilter() {

@@ -1,5 +1,7 @@
 #include "plots/heatmapmodel.h"
 
+#include "analysis/confidence.h"
+
 #include <QHash>
 
 #include <algorithm>
@@ -230,6 +232,28 @@ HeatmapGrid aggregate(const std::vector<ResultRecord>& results, const std::vecto
                 grid.minPositive = value;
         }
     }
+    // The cells whose config the measurements cannot tell from the best's (analysis/confidence).
+    if (grid.best.valid() && grid.cell(grid.best).record) {
+        const auto intervalOf = [](const ResultRecord& r) -> std::optional<MedianInterval> {
+            const TimingStats& t = r.measurement.time;
+            if (!r.ok() || !t.hasInterval())
+                return std::nullopt;
+            return MedianInterval{t.medianMs, t.ciLowMs, t.ciHighMs, 0.95, static_cast<std::size_t>(t.samples)};
+        };
+        if (const auto best = intervalOf(*grid.cell(grid.best).record)) {
+            for (int x = 0; x < grid.columns(); ++x) {
+                for (int y = 0; y < grid.rows(); ++y) {
+                    HeatmapCell& cell = grid.cells[static_cast<std::size_t>(x * grid.rows() + y)];
+                    if (CellIndex{x, y} == grid.best || !cell.record || !std::isfinite(cell.value))
+                        continue;
+                    if (const auto mine = intervalOf(*cell.record); mine && mine->overlaps(*best)) {
+                        cell.tiedWithBest = true;
+                        ++grid.tiedCount;
+                    }
+                }
+            }
+        }
+    }
     return grid;
 }
 
@@ -280,6 +304,8 @@ QString tooltip(const HeatmapGrid& grid, CellIndex index) {
     }
     if (cell.record)
         lines << describeResult(*cell.record, grid.objectiveName);
+    if (cell.tiedWithBest)
+        lines << QStringLiteral("≈ cannot be told from the best cell's config: their 95 % intervals overlap");
 
     QStringList counts;
     counts << QStringLiteral("%1 ok").arg(cell.okCount);

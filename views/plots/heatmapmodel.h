@@ -69,6 +69,9 @@ struct HeatmapCell {
     /// Median; for a FailedOnly cell its first failure. Index into the aggregated results.
     std::optional<std::size_t> representative;
     std::optional<ResultRecord> record; ///< a copy of results[representative], so the grid stands alone
+    /// Not the best cell, but its config cannot be told from the best cell's: both have a 95 %
+    /// interval of the median (the final round's) and they overlap.
+    bool tiedWithBest = false;
 };
 
 /// A heatmap's data. Cells are stored column by column: cells[x * rows() + y].
@@ -81,7 +84,8 @@ struct HeatmapGrid {
     QStringList xValues; ///< distinct values seen, sorted numerically (8 < 16 < 128)
     QStringList yValues;
     std::vector<HeatmapCell> cells;
-    CellIndex best; ///< the cell with the best value; invalid when every cell is NaN
+    CellIndex best;            ///< the cell with the best value; invalid when every cell is NaN
+    std::size_t tiedCount = 0; ///< cells tiedWithBest
     double minValue = std::numeric_limits<double>::quiet_NaN(); ///< over the finite cell values
     double maxValue = std::numeric_limits<double>::quiet_NaN();
     double minPositive = std::numeric_limits<double>::quiet_NaN(); ///< for a log scale

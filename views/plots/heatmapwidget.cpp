@@ -176,6 +176,8 @@ void HeatmapWidget::buildPlot() {
     };
     m_failedGraph = addMarkerGraph(tr("only failed results"), failedMarkerStyle(11));
     m_spillGraph = addMarkerGraph(tr("best config spills registers"), spillMarkerStyle(11));
+    m_tiedGraph = addMarkerGraph(tr("as good as the best (95 % intervals overlap)"),
+                                 QCPScatterStyle(QCPScatterStyle::ssDiamond, bestOutlinePen(), Qt::NoBrush, 9));
     m_bestLegend =
         addMarkerGraph(tr("best cell"), QCPScatterStyle(QCPScatterStyle::ssSquare, bestOutlinePen(), Qt::NoBrush, 11));
     m_untestedLegend = addMarkerGraph(
@@ -426,6 +428,7 @@ void HeatmapWidget::showGrid() {
     m_valueLabels.clear();
     m_failedGraph->data()->clear();
     m_spillGraph->data()->clear();
+    m_tiedGraph->data()->clear();
     m_bestRect->setVisible(false);
 
     if (!m_grid || m_grid->empty()) {
@@ -436,6 +439,7 @@ void HeatmapWidget::showGrid() {
                                  : QString());
         m_failedGraph->removeFromLegend();
         m_spillGraph->removeFromLegend();
+        m_tiedGraph->removeFromLegend();
         m_bestLegend->removeFromLegend();
         m_untestedLegend->removeFromLegend();
         m_plot->xAxis->setLabel(QString::fromStdString(m_spec.xParameter));
@@ -496,6 +500,8 @@ void HeatmapWidget::showGrid() {
     for (int x = 0; x < columns; ++x) {
         for (int y = 0; y < rows; ++y) {
             const HeatmapCell& cell = grid.cell(x, y);
+            if (cell.tiedWithBest)
+                m_tiedGraph->addData(x - 0.3, y + 0.3); // the corner opposite the spill mark
             switch (cell.marker) {
             case CellMarker::Untested:
                 ++untested;
@@ -530,9 +536,10 @@ void HeatmapWidget::showGrid() {
             graph->removeFromLegend();
     };
     // Entries follow a fixed order: re-adding appends, so remove all first.
-    for (QCPGraph* graph : {m_bestLegend, m_failedGraph, m_spillGraph, m_untestedLegend})
+    for (QCPGraph* graph : {m_bestLegend, m_tiedGraph, m_failedGraph, m_spillGraph, m_untestedLegend})
         graph->removeFromLegend();
     showInLegend(m_bestLegend, grid.best.valid());
+    showInLegend(m_tiedGraph, !m_tiedGraph->data()->isEmpty());
     showInLegend(m_failedGraph, !m_failedGraph->data()->isEmpty());
     showInLegend(m_spillGraph, !m_spillGraph->data()->isEmpty());
     m_spillGraph->setName(grid.spec.reduction == Reduction::Median ? tr("median config spills registers")

@@ -126,6 +126,7 @@ private:
     QCPColorScale* m_scale = nullptr;
     QCPGraph* m_failedGraph = nullptr;
     QCPGraph* m_spillGraph = nullptr;
+    QCPGraph* m_tiedGraph = nullptr;      // cells that cannot be told from the best
     QCPGraph* m_bestLegend = nullptr;     // no data: the legend's entry for the outline
     QCPGraph* m_untestedLegend = nullptr; // no data: the legend's entry for blank cells
     QCPItemRect* m_bestRect = nullptr;

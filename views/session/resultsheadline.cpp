@@ -1,5 +1,6 @@
 #include "session/resultsheadline.h"
 
+#include "analysis/clocks.h"
 #include "common/emptystate.h"
 #include "common/format.h"
 
@@ -74,6 +75,17 @@ ResultsHeadline describeResults(const SessionInfo& info, const std::vector<Resul
         out.status = path.isEmpty() ? QObject::tr("Session %1 on %2").arg(info.id).arg(device)
                                     : QObject::tr("Recording %1 from %2").arg(QFileInfo(path).fileName(), device);
     }
+    // What the GPU did while it measured, and in which L2 context (from the provenance).
+    bool moved = false;
+    if (const std::string state = measuredStateSentence(info.provenanceJson, &moved); !state.empty()) {
+        out.tooltip += (out.tooltip.isEmpty() ? QString() : QStringLiteral("\n")) +
+                       QObject::tr("GPU while measuring: %1").arg(QString::fromStdString(state));
+        if (moved)
+            out.header += dot + QObject::tr("<span style='color:#b45309'>⚠ clocks moved</span>");
+    }
+    if (const std::string context = measurementContext(info.provenanceJson); !context.empty())
+        out.tooltip += (out.tooltip.isEmpty() ? QString() : QStringLiteral("\n")) +
+                       QObject::tr("L2 context: %1").arg(QString::fromStdString(context));
     return out;
 }
 

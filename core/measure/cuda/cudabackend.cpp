@@ -345,7 +345,8 @@ struct CudaBackend::Impl {
     }
 
     bool send(Worker& w, std::uint64_t job, const Config& config, const std::vector<char>& cubin,
-              const std::string& entryName, bool makeReference, double watchdog, double slowerThanMs = 0) {
+              const std::string& entryName, bool makeReference, double watchdog,
+              const MeasureControl* control = nullptr) {
         worker::Measure m;
         m.id = job;
         m.config = config;
@@ -360,8 +361,19 @@ struct CudaBackend::Impl {
             m.timing.maxSeconds = 0;
         } else {
             m.timing = options.timing;
-            m.timing.slowerThanMs = slowerThanMs;
             m.metrics = options.metrics;
+            if (control) {
+                m.timing.slowerThanMs = control->slowerThanMs;
+                m.timing.keepSamples = control->keepSamples;
+                if (control->samplesPerConfig > 0) {
+                    // A round of a final comparison: that many samples (fewer only past the
+                    // time cap), timing alone.
+                    m.timing.minSamples = m.timing.maxSamples = control->samplesPerConfig;
+                    m.timing.targetRelStdev = 0;
+                    m.timing.slowerThanMs = 0;
+                    m.metrics.clear();
+                }
+            }
         }
         // Set first: when the write fails, the job is the one lost.
         w.busy = true;
@@ -470,7 +482,8 @@ BackendInfo CudaBackend::open(const TuningProblem& problem, std::size_t shapeInd
           {"max_samples", t.maxSamples},
           {"target_rel_stdev", t.targetRelStdev},
           {"max_seconds", t.maxSeconds},
-          {"flush_l2", t.flushL2}}},
+          {"flush_l2", t.flushL2},
+          {"context", l2ContextName(t)}}},
         {"verify", d.options.verify},
         {"metrics", d.options.metrics},
         {"seed", d.options.seed},
@@ -558,7 +571,7 @@ void CudaBackend::measure(std::span<const MeasureItem> items, const MeasureContr
                 continue;
             }
             if (!d.send(w, index, item.config, compiled->cubin, compiled->entryName, makeReference, watchdog,
-                        control.slowerThanMs)) {
+                        &control)) {
                 lost(w, ResultStatus::Crashed,
                      "the worker " + d.reap(w, 2000) + " before the config was sent: " + lastWords(w.errTail));
             }

@@ -46,6 +46,8 @@ public:
     std::pair<double, double> medianInterval() const;
 
     int count() const { return static_cast<int>(m_samples.size()); }
+    /// The samples in the order they were added.
+    const std::vector<double>& samples() const { return m_samples; }
     /// Median, min, max and (sample) standard deviation; all zero without samples.
     TimingStats stats() const;
 

@@ -5,9 +5,11 @@
 #include <poll.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <cerrno>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <limits>
 #include <stdexcept>
@@ -126,7 +128,8 @@ json deviceJson(const DeviceInfo& d) {
                 {"memory_clock_khz", d.memoryClockKHz},
                 {"driver_version", d.driverVersion},
                 {"cupti_note", d.cuptiNote},
-                {"copy_gbps", d.copyGBps}};
+                {"copy_gbps", d.copyGBps},
+                {"state_note", d.stateNote}};
 }
 
 DeviceInfo deviceOf(const json& j) {
@@ -143,6 +146,7 @@ DeviceInfo deviceOf(const json& j) {
     d.driverVersion = j.value("driver_version", 0);
     d.cuptiNote = j.value("cupti_note", std::string());
     d.copyGBps = j.value("copy_gbps", 0.0);
+    d.stateNote = j.value("state_note", std::string());
     return d;
 }
 
@@ -186,6 +190,18 @@ json measurementJson(const Measurement& m) {
         j["verification_error"] = number(*m.verificationError);
     if (m.staticInfo)
         j["static_info"] = staticJson(*m.staticInfo);
+    if (m.deviceState) {
+        const DeviceState& d = *m.deviceState;
+        j["device_state"] = json{{"sm_clock_mhz", d.smClockMHz},    {"memory_clock_mhz", d.memoryClockMHz},
+                                 {"temperature_c", d.temperatureC}, {"pstate", d.performanceState},
+                                 {"power_w", number(d.powerWatts)}, {"clock_reasons", d.clockReasons}};
+    }
+    if (!m.samplesMs.empty()) {
+        json samples = json::array();
+        for (double ms : m.samplesMs)
+            samples.push_back(number(ms));
+        j["samples_ms"] = std::move(samples);
+    }
     return j;
 }
 
@@ -215,14 +231,27 @@ Measurement measurementOf(const json& j) {
         m.verificationError = numberOf(j.at("verification_error"));
     if (j.contains("static_info"))
         m.staticInfo = staticOf(j.at("static_info"));
+    if (const auto d = j.find("device_state"); d != j.end()) {
+        DeviceState s;
+        s.smClockMHz = d->value("sm_clock_mhz", 0);
+        s.memoryClockMHz = d->value("memory_clock_mhz", 0);
+        s.temperatureC = d->value("temperature_c", 0);
+        s.performanceState = d->value("pstate", -1);
+        s.powerWatts = d->contains("power_w") ? numberOf(d->at("power_w")) : 0.0;
+        s.clockReasons = d->value("clock_reasons", std::uint64_t{0});
+        m.deviceState = s;
+    }
+    if (const auto s = j.find("samples_ms"); s != j.end())
+        for (const json& v : *s)
+            m.samplesMs.push_back(numberOf(v));
     return m;
 }
 
 json timingJson(const TimingRule& t) {
-    return json{{"min_samples", t.minSamples},          {"max_samples", t.maxSamples},
-                {"target_rel_stdev", t.targetRelStdev}, {"warmup_seconds", t.warmupSeconds},
-                {"max_seconds", t.maxSeconds},          {"flush_l2", t.flushL2},
-                {"slower_than_ms", t.slowerThanMs}};
+    return json{
+        {"min_samples", t.minSamples},       {"max_samples", t.maxSamples},      {"target_rel_stdev", t.targetRelStdev},
+        {"warmup_seconds", t.warmupSeconds}, {"max_seconds", t.maxSeconds},      {"flush_l2", t.flushL2},
+        {"slower_than_ms", t.slowerThanMs},  {"l2_write_bytes", t.l2WriteBytes}, {"keep_samples", t.keepSamples}};
 }
 
 TimingRule timingOf(const json& j) {
@@ -234,8 +263,69 @@ TimingRule timingOf(const json& j) {
     t.maxSeconds = j.value("max_seconds", t.maxSeconds);
     t.flushL2 = j.value("flush_l2", t.flushL2);
     t.slowerThanMs = j.value("slower_than_ms", t.slowerThanMs);
+    t.l2WriteBytes = j.value("l2_write_bytes", t.l2WriteBytes);
+    t.keepSamples = j.value("keep_samples", t.keepSamples);
     return t;
 }
+
+} // namespace
+
+std::string l2ContextName(const TimingRule& rule) {
+    if (!rule.flushL2)
+        return "warm";
+    if (rule.l2WriteBytes <= 0)
+        return "flush";
+    const double mib = static_cast<double>(rule.l2WriteBytes) / (1 << 20);
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "pollute %g MiB", mib);
+    return buf;
+}
+
+std::string setL2Context(std::string_view text, TimingRule& rule) {
+    if (text == "flush" || text == "cold") {
+        rule.flushL2 = true;
+        rule.l2WriteBytes = 0;
+        return {};
+    }
+    if (text == "warm") {
+        rule.flushL2 = false;
+        rule.l2WriteBytes = 0;
+        return {};
+    }
+    constexpr std::string_view kPollute = "pollute:";
+    if (text.substr(0, kPollute.size()) != kPollute)
+        return "unknown context '" + std::string(text) + "': use flush, warm or pollute:SIZE (e.g. pollute:16MiB)";
+    std::string size(text.substr(kPollute.size()));
+    std::size_t used = 0;
+    double value = 0;
+    try {
+        value = std::stod(size, &used);
+    } catch (const std::exception&) {
+        return "'" + size + "' is not a size: write bytes or a number with K, M or G (e.g. 16MiB)";
+    }
+    std::string unit = size.substr(used);
+    for (char& c : unit)
+        c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    double scale = 0;
+    if (unit.empty() || unit == "B")
+        scale = 1;
+    else if (unit == "K" || unit == "KB" || unit == "KIB")
+        scale = 1024.0;
+    else if (unit == "M" || unit == "MB" || unit == "MIB")
+        scale = 1024.0 * 1024.0;
+    else if (unit == "G" || unit == "GB" || unit == "GIB")
+        scale = 1024.0 * 1024.0 * 1024.0;
+    if (scale == 0)
+        return "unknown unit '" + size.substr(used) + "' in '" + size + "': use K, M or G (binary)";
+    const double bytes = value * scale;
+    if (!(bytes >= 4) || bytes > 64.0 * (1ll << 30))
+        return "the polluter size '" + size + "' must be between 4 bytes and 64 GiB";
+    rule.flushL2 = true;
+    rule.l2WriteBytes = static_cast<std::int64_t>(bytes);
+    return {};
+}
+
+namespace {
 
 // The whole decode of a message is guarded: a JSON type error becomes a runtime_error that
 // names the message.

@@ -23,6 +23,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace tilescope::worker {
@@ -62,6 +63,7 @@ struct DeviceInfo {
     int driverVersion = 0; ///< cuDriverGetVersion: 13000
     std::string cuptiNote; ///< "" when CUPTI counters can be read; otherwise why not
     double copyGBps = 0;   ///< a device-to-device copy's read + written GB/s (0: not measured)
+    std::string stateNote; ///< "" when the clocks and temperature are read per config (NVML); otherwise why not
 };
 
 struct Hello {
@@ -80,11 +82,24 @@ struct TimingRule {
     double targetRelStdev = 0.005;
     double warmupSeconds = 0.005; ///< launches before the first sample, at least one
     double maxSeconds = 0.25;     ///< kernel time to spend sampling one config (past it, stop at 3 samples or more)
+    /// Before each sample, write over the L2 (the flush), so every sample starts from a cold
+    /// cache; false: back to back, the L2 warm with what the last launch left (the warm context).
     bool flushL2 = true;
+    /// With flushL2: bytes written before each sample (0: twice the L2, a full flush). Less than
+    /// the L2 leaves part of the kernel's data in it, as a predecessor of that size would.
+    std::int64_t l2WriteBytes = 0;
+    bool keepSamples = false; ///< return every sample (Measurement::samplesMs)
     /// Stop after 5 samples or more once the median's 95 % interval lies above this: a config
     /// clearly slower than the best so far needs no precise time (0: never).
     double slowerThanMs = 0;
 };
+
+/// The measurement context of a rule, for people and provenance: "flush" (every sample from a
+/// cold L2), "warm" (back to back), "pollute 16 MiB" (that many bytes written before each sample).
+std::string l2ContextName(const TimingRule& rule);
+/// Sets the rule's context from its text: "flush", "warm", or "pollute:SIZE" with SIZE in bytes
+/// or with a unit (K, M, G, KiB, MiB, GiB, KB, MB, GB: all binary). Returns "" or why not.
+std::string setL2Context(std::string_view text, TimingRule& rule);
 
 struct Open {
     std::string problemText; ///< the problem's T1 JSON

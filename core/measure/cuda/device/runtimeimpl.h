@@ -10,6 +10,7 @@
 #include "measure/cuda/argumentdata.h"
 #include "measure/cuda/device/cudadriver.h"
 #include "measure/cuda/device/cuptiprofiler.h"
+#include "measure/cuda/device/nvmlprobe.h"
 #include "measure/cuda/device/workerruntime.h"
 #include "measure/cuda/launchplan.h"
 #include "spec/tuningproblem.h"
@@ -66,6 +67,7 @@ struct WorkerRuntime::Impl {
     std::int64_t l2Bytes = 0;
 
     std::unique_ptr<CuptiProfiler> profiler;
+    std::unique_ptr<NvmlProbe> nvml; // clocks and temperature per config
     std::string cuptiNote;
     bool metricSetChosen = false;
     std::vector<std::string> metricSet;
@@ -210,8 +212,11 @@ struct WorkerRuntime::Impl {
     // ---- timing.cpp ----
     /// One launch between a pair of events, after the L2 flush and the restore of ReadWrite
     /// buffers (both queued before the start event, so neither is timed). Milliseconds.
-    double timedLaunch(const worker::Result& r, bool flushL2);
-    TimingStats time(const worker::TimingRule& rule, const worker::Result& r);
+    /// `writeBytes` > 0: write that many bytes over the L2 first (the flush, or a smaller
+    /// polluter); 0: nothing (warm).
+    double timedLaunch(const worker::Result& r, std::int64_t writeBytes);
+    /// Samples the config by the rule: the statistics, and every sample when the rule keeps them.
+    void time(const worker::TimingRule& rule, worker::Result& r);
 
     // ---- counters.cpp ----
     /// The CUPTI pass: its problems are notes, except a sticky error, which loses the context.

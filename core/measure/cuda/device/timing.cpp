@@ -1,15 +1,19 @@
-// The timed launches: L2 flush and restore outside the events, one launch between them. When to
-// stop and the statistics are Sampler's (measure/cuda/sampling.h), tested without a GPU.
+// The timed launches: the L2 context (a flush, a smaller polluter, or nothing: warm) and the
+// restore of ReadWrite buffers outside the events, one launch between them. When to stop and the
+// statistics are Sampler's (measure/cuda/sampling.h), tested without a GPU.
 
 #include "measure/cuda/device/runtimeimpl.h"
 #include "measure/cuda/sampling.h"
 
+#include <algorithm>
+
 namespace tilescope::cuda {
 
-double WorkerRuntime::Impl::timedLaunch(const worker::Result& r, bool flushL2) {
-    if (flushL2 && flush != 0)
-        check(cu->cuMemsetD32Async(flush, ++flushValue, static_cast<std::size_t>(flushBytes / 4), stream),
-              "cannot flush the L2 cache (cuMemsetD32Async)");
+double WorkerRuntime::Impl::timedLaunch(const worker::Result& r, std::int64_t writeBytes) {
+    if (writeBytes > 0 && flush != 0)
+        check(cu->cuMemsetD32Async(flush, ++flushValue, static_cast<std::size_t>(std::min(writeBytes, flushBytes) / 4),
+                                   stream),
+              "cannot write over the L2 cache (cuMemsetD32Async)");
     check(restoreReadWrite(), "cannot restore the ReadWrite arguments (cuMemcpyDtoDAsync)");
     check(cu->cuEventRecord(startEvent, stream), "cuEventRecord");
     launchChecked(r, "a timed launch failed");
@@ -20,20 +24,34 @@ double WorkerRuntime::Impl::timedLaunch(const worker::Result& r, bool flushL2) {
     return ms;
 }
 
-TimingStats WorkerRuntime::Impl::time(const worker::TimingRule& rule, const worker::Result& r) {
+void WorkerRuntime::Impl::time(const worker::TimingRule& rule, worker::Result& r) {
+    // The bytes written before each sample: the whole flush buffer (twice the L2), or the rule's
+    // polluter size, for which the buffer grows once when it is larger.
+    std::int64_t writeBytes = 0;
+    if (rule.flushL2) {
+        writeBytes = rule.l2WriteBytes > 0 ? (rule.l2WriteBytes + 3) / 4 * 4 : flushBytes;
+        if (writeBytes > flushBytes) {
+            freeBuffer(flush);
+            flushBytes = 0;
+            flush = allocate(writeBytes, "the L2 polluter of " + std::to_string(writeBytes) + " bytes");
+            flushBytes = writeBytes;
+        }
+    }
     worker::Sampler sampler(rule);
     // Warm-up: clocks up, caches and TLBs warm, lazy driver work done; at least one launch.
     const auto warmStart = Clock::now();
     double warmed = 0;
     int launches = 0;
     do {
-        warmed += timedLaunch(r, false) / 1000.0;
+        warmed += timedLaunch(r, 0) / 1000.0;
         ++launches;
     } while (!sampler.warmedUp(launches, warmed, std::chrono::duration<double>(Clock::now() - warmStart).count()));
 
-    while (!sampler.add(timedLaunch(r, rule.flushL2))) {
+    while (!sampler.add(timedLaunch(r, writeBytes))) {
     }
-    return sampler.stats();
+    r.measurement.time = sampler.stats();
+    if (rule.keepSamples)
+        r.measurement.samplesMs = sampler.samples();
 }
 
 } // namespace tilescope::cuda

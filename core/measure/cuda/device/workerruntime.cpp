@@ -119,7 +119,8 @@ void WorkerRuntime::Impl::run(const worker::Measure& m, const std::vector<char>&
         verify(m, r);
     else
         out.message = "not verified: verification is off";
-    out.time = time(m.timing, r);
+    time(m.timing, r);
+    out.deviceState = nvml ? nvml->sample() : std::nullopt; // right after the samples, before profiling
     profile(m, r);
 }
 
@@ -213,6 +214,8 @@ worker::Hello WorkerRuntime::start(int deviceOrdinal) {
     CUuuid uuid{};
     if (cu.cuDeviceGetUuid(&uuid, d.device) == CUDA_SUCCESS)
         info.uuid = uuidText(uuid);
+    d.nvml = std::make_unique<NvmlProbe>(info.uuid);
+    info.stateNote = d.nvml->note();
     const int major = d.attribute(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, 0);
     const int minor = d.attribute(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, 0);
     info.arch = "sm_" + std::to_string(major * 10 + minor);
