@@ -92,6 +92,38 @@ private slots:
 
     // check: a cache exported from the H200 GEMV shape set, against the problem as shipped and
     // against each kind of change that makes entries stale; exit status 3 says stale, for CI.
+    void compareTwoGpus() {
+        // Real results of one Kernel Tuner problem on two GPUs: an H200 session of Tilescope's and
+        // Kernel Tuner's own cache from an RTX 4000 Ada (which also has nvml_gr_clock, fixed).
+        const QString dir = QStringLiteral(TILESCOPE_SOURCE_DIR "/tests/data/crossgpu/");
+        QTemporaryDir tmp;
+        const QString csv = tmp.filePath("compare.csv");
+        const Run run = cli({"compare", dir + "vector_add-h200.db", dir + "rtx4000ada_vector_add_ktcache.json", "--top",
+                             "3", "--csv", csv});
+        QVERIFY2(run.status == 0, qPrintable(describe(run)));
+        QVERIFY2(run.out.contains("A  NVIDIA H200"), qPrintable(run.out));
+        QVERIFY2(run.out.contains("B  NVIDIA RTX 4000 Ada Generation"), qPrintable(run.out));
+        QVERIFY2(run.out.contains("15 configs ran on both"), qPrintable(run.out));
+        QVERIFY2(run.out.contains("left out: nvml_gr_clock (only B; always 1080)"), qPrintable(run.out));
+        QVERIFY2(run.out.contains("rank correlation (Spearman)"), qPrintable(run.out));
+        QVERIFY2(run.out.contains("A's winner (block_size_x=192)"), qPrintable(run.out));
+        QVERIFY2(run.out.contains("B's winner (block_size_x=832)"), qPrintable(run.out));
+        QVERIFY2(run.out.contains("The 3 fastest on A of 15"), qPrintable(run.out));
+        const QStringList lines = QString::fromStdString(readFile(csv)).split('\n', Qt::SkipEmptyParts);
+        QCOMPARE(lines.size(), 16);
+        QCOMPARE(lines.front(), QStringLiteral("block_size_x,time_a_ms,time_b_ms,ratio,rank_a,rank_b"));
+
+        // Results of another kernel share no parameter: a clear error, exit 2.
+        const Run other = cli({"compare", dir + "vector_add-h200.db",
+                               QStringLiteral(TILESCOPE_SOURCE_DIR "/tests/data/tuning/tiny_ktcache.json")});
+        QCOMPARE(other.status, 2);
+        QVERIFY2(other.err.contains("shares no tuning parameter"), qPrintable(describe(other)));
+        // A session that is not there names those that are.
+        const Run missing = cli({"compare", dir + "vector_add-h200.db", dir + "vector_add-h200.db", "--session-b", "7"});
+        QCOMPARE(missing.status, 2);
+        QVERIFY2(missing.err.contains("no session 7 (sessions: 1)"), qPrintable(describe(missing)));
+    }
+
     void checkFindsStaleEntries() {
         QTemporaryDir dir;
         const QString db = QStringLiteral(TILESCOPE_SOURCE_DIR "/tests/data/shapes/gemv-bf16-h200-shapes.db");

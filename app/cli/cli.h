@@ -51,6 +51,8 @@ void registerCheck(CLI::App& app);
 void registerExport(CLI::App& app);
 /// `tilescope-cli import ...`
 void registerImport(CLI::App& app);
+/// `tilescope-cli compare A B`: one problem's results on two GPUs side by side.
+void registerCompare(CLI::App& app);
 
 /// A progress line on stderr ("compiled 120/400  35.2/s  ETA 8s"), redrawn at most 10 times per
 /// second, only when stderr is a terminal (or always, when forced), finished with a newline.

@@ -49,6 +49,7 @@ int main(int argc, char** argv) {
     registerLab(app);
     registerTable(app);
     registerCheck(app);
+    registerCompare(app);
 
     try {
         app.parse(argc, argv);

@@ -60,6 +60,11 @@ SessionData parseKernelTunerCache(const std::string& text, const std::string& fi
 /// Every session a recording holds: one for T4 and Kernel Tuner caches, all of a database's.
 /// Throws InputError for a file that is none of them.
 std::vector<SessionData> readRecording(const std::filesystem::path& path);
+/// One session of a recording: the one numbered `sessionId`, else the newest with an Ok result
+/// (else the newest). `note`, when given, says which was taken when there were several. Throws
+/// InputError as readRecording() does, and for a session that is not there (naming those that are).
+SessionData readSession(const std::filesystem::path& path, std::optional<std::int64_t> sessionId = std::nullopt,
+                        std::string* note = nullptr);
 /// Recorded results to read with a ResultStore's queries, whatever their format: a Tilescope
 /// database opened read-only, or a T4 file or Kernel Tuner cache imported into a database in
 /// memory (its sessions "import:FILE", as `import` names them). Throws InputError as

@@ -670,4 +670,32 @@ std::int64_t importSession(ResultStore& store, SessionData data, const std::stri
     return id;
 }
 
+SessionData readSession(const std::filesystem::path& path, std::optional<std::int64_t> sessionId, std::string* note) {
+    std::vector<SessionData> sessions = readRecording(path);
+    const std::string name = path.filename().string();
+    if (sessions.empty())
+        throw InputError(name, "", "holds no sessions");
+    if (sessionId) {
+        std::string ids;
+        for (SessionData& s : sessions) {
+            if (s.info.id == *sessionId)
+                return std::move(s);
+            ids += (ids.empty() ? "" : ", ") + std::to_string(s.info.id);
+        }
+        throw InputError(name, "--session", "no session " + std::to_string(*sessionId) + " (sessions: " + ids + ")");
+    }
+    std::size_t pick = sessions.size() - 1;
+    for (std::size_t i = sessions.size(); i-- > 0;) {
+        if (std::any_of(sessions[i].results.begin(), sessions[i].results.end(),
+                        [](const ResultRecord& r) { return r.ok(); })) {
+            pick = i;
+            break;
+        }
+    }
+    if (note && sessions.size() > 1)
+        *note = name + " holds " + std::to_string(sessions.size()) + " sessions; taking session " +
+                std::to_string(sessions[pick].info.id) + ", the newest with results";
+    return std::move(sessions[pick]);
+}
+
 } // namespace tilescope

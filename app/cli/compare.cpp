@@ -1,0 +1,136 @@
+// tilescope-cli compare: the same problem measured on two GPUs (or in two contexts): per config
+// the time on each and their ratio, the rank correlation, and how much each side's winner loses
+// on the other. The comparison is core/analysis/devicecompare; any recording format on each side.
+
+#include "cli.h"
+
+#include "analysis/devicecompare.h"
+#include "base/error.h"
+#include "base/filewrite.h"
+#include "exchange/exchange.h"
+
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <sstream>
+
+namespace tilescope::cli {
+
+namespace {
+
+struct CompareArgs {
+    std::string a;
+    std::string b;
+    std::int64_t sessionA = 0;
+    std::int64_t sessionB = 0;
+    CLI::Option* sessionAOption = nullptr;
+    CLI::Option* sessionBOption = nullptr;
+    std::size_t top = 10;
+    std::string csv;
+};
+
+CompareSide sideOf(const std::string& path, CLI::Option* option, std::int64_t id) {
+    std::string note;
+    SessionData data = readSession(path, option->count() > 0 ? std::optional<std::int64_t>(id) : std::nullopt, &note);
+    if (!note.empty())
+        std::fprintf(stderr, "note: %s (--session-a/--session-b pick another)\n", note.c_str());
+    CompareSide side;
+    const std::string file = std::filesystem::path(path).filename().string();
+    side.label = (data.info.deviceName.empty() ? std::string("unknown device") : data.info.deviceName) + " (" + file +
+                 (data.info.id > 0 && detectRecordingFormat(path) == RecordingFormat::TilescopeDatabase
+                      ? ", session " + std::to_string(data.info.id)
+                      : std::string()) +
+                 ")";
+    side.info = std::move(data.info);
+    side.results = std::move(data.results);
+    return side;
+}
+
+std::string number(double v) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.4g", v);
+    return buf;
+}
+
+int run(const CompareArgs& opt) {
+    const CompareSide a = sideOf(opt.a, opt.sessionAOption, opt.sessionA);
+    const CompareSide b = sideOf(opt.b, opt.sessionBOption, opt.sessionB);
+    const DeviceComparison c = compareSides(a, b, opt.top);
+
+    std::printf("A  %s  %s\n", c.labelA.c_str(), a.info.shapeLabel().c_str());
+    std::printf("B  %s  %s\n", c.labelB.c_str(), b.info.shapeLabel().c_str());
+    for (const std::string& line : comparisonSentences(c))
+        std::printf("  %s\n", line.c_str());
+
+    const std::size_t shown = std::min(opt.top, c.configs.size());
+    std::vector<std::string> headers{"rank A", "rank B"};
+    std::vector<bool> right{true, true};
+    for (const std::string& p : c.shared) {
+        headers.push_back(p);
+        right.push_back(true);
+    }
+    for (const char* h : {"time A ms", "time B ms", "B / A"}) {
+        headers.emplace_back(h);
+        right.push_back(true);
+    }
+    TextTable table(headers, right);
+    for (std::size_t i = 0; i < shown; ++i) {
+        const ComparedConfig& x = c.configs[i];
+        std::vector<std::string> row{number(x.rankA), number(x.rankB)};
+        for (const std::string& p : c.shared) {
+            const auto& v = x.config[p];
+            row.push_back(v.is_string() ? v.get<std::string>() : v.dump());
+        }
+        row.push_back(number(x.timeA));
+        row.push_back(number(x.timeB));
+        row.push_back(number(x.ratio) + "x");
+        table.addRow(std::move(row));
+    }
+    std::printf("\nThe %zu fastest on A of %zu\n%s", shown, c.configs.size(), table.render().c_str());
+
+    if (!opt.csv.empty()) {
+        std::ostringstream out;
+        for (const std::string& p : c.shared)
+            out << p << ',';
+        out << "time_a_ms,time_b_ms,ratio,rank_a,rank_b\n";
+        for (const ComparedConfig& x : c.configs) {
+            for (const std::string& p : c.shared) {
+                const auto& v = x.config[p];
+                out << (v.is_string() ? v.get<std::string>() : v.dump()) << ',';
+            }
+            out << number(x.timeA) << ',' << number(x.timeB) << ',' << number(x.ratio) << ',' << x.rankA << ','
+                << x.rankB << '\n';
+        }
+        writeFileAtomically(opt.csv, out.str());
+        std::printf("wrote %s (%zu configs)\n", opt.csv.c_str(), c.configs.size());
+    }
+    return kOk;
+}
+
+} // namespace
+
+void registerCompare(CLI::App& app) {
+    auto opt = std::make_shared<CompareArgs>();
+    CLI::App* cmd = app.add_subcommand(
+        "compare", "Compare one problem's results on two GPUs (or in two contexts): per config the time on each and "
+                   "their ratio, the rank correlation, and how much each side's winner loses on the other");
+    cmd->add_option("A", opt->a, "Results from one GPU: a Tilescope database, a T4 file or a Kernel Tuner cache")
+        ->required()
+        ->check(CLI::ExistingFile);
+    cmd->add_option("B", opt->b, "Results from the other GPU, in any of those formats")
+        ->required()
+        ->check(CLI::ExistingFile);
+    opt->sessionAOption = cmd->add_option("--session-a", opt->sessionA,
+                                          "The session of A (a database's; default: the newest with results)");
+    opt->sessionBOption = cmd->add_option("--session-b", opt->sessionB, "The session of B");
+    cmd->add_option("--top", opt->top, "Configs listed, the fastest on A first")
+        ->capture_default_str()
+        ->check(wholeNumber(1, kAny));
+    cmd->add_option("--csv", opt->csv, "Also write every matched config to this CSV file");
+    cmd->footer("Configs are matched on the parameters both sides have; one only one side has is left out when it "
+                "takes one value there, else that side's best over it is taken. Only configs that ran correctly on "
+                "both count.\nExit status: 0 done, 2 bad input.");
+    setAction(cmd, [opt]() { return run(*opt); });
+}
+
+} // namespace tilescope::cli
