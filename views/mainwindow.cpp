@@ -5,6 +5,7 @@
 #include "common/errorbanner.h"
 #include "common/examples.h"
 #include "common/format.h"
+#include "compare/compareview.h"
 #include "crossgpu/crossgpuview.h"
 #include "export/exportdialog.h"
 #include "plots/heatmapwidget.h"
@@ -227,6 +228,7 @@ MainWindow::MainWindow(Options options, QWidget* parent)
     connect(m_scatter, &ScatterWidget::configSelected, this, &MainWindow::selectConfig);
     connect(m_resultsView, &ResultsView::configSelected, this, &MainWindow::selectConfig);
     connect(m_crossGpu, &CrossGpuView::configSelected, this, &MainWindow::selectConfig);
+    connect(m_compare, &CompareView::configSelected, this, &MainWindow::selectConfig);
     connect(m_heatmap, &HeatmapWidget::gridChanged, this, &MainWindow::onHeatmapGridChanged);
 
     followPalette();
@@ -327,6 +329,9 @@ void MainWindow::createDocks() {
     m_shapes = new ShapesView(this);
     m_shapes->setObjectName(QStringLiteral("shapes"));
     m_shapesDock = addDock(tr("Shapes"), QStringLiteral("shapesDock"), m_shapes);
+    m_compare = new CompareView(this);
+    m_compare->setObjectName(QStringLiteral("compare"));
+    m_compareDock = addDock(tr("Compare"), QStringLiteral("compareDock"), m_compare);
 
     // Right: one config in depth.
     m_details = new ConfigDetailsPanel(this);
@@ -344,6 +349,7 @@ void MainWindow::createDocks() {
     tabifyDockWidget(m_resultsDock, m_crossGpuDock);
     tabifyDockWidget(m_crossGpuDock, m_spaceDock);
     tabifyDockWidget(m_spaceDock, m_shapesDock);
+    tabifyDockWidget(m_shapesDock, m_compareDock);
     addDockWidget(Qt::RightDockWidgetArea, m_detailsDock);
     // On a short screen the Run panel is a tab beside the Problem panel rather than under it.
     if (availableScreenArea().height() < kShortScreenHeight)
@@ -394,7 +400,7 @@ SourceView* MainWindow::sourceView() const {
 
 QList<QDockWidget*> MainWindow::docks() const {
     return {m_problemDock, m_spaceDock,   m_runDock,      m_heatmapDock, m_scatterDock, m_sourceDock,
-            m_compileDock, m_resultsDock, m_crossGpuDock, m_shapesDock,  m_detailsDock};
+            m_compileDock, m_resultsDock, m_crossGpuDock, m_shapesDock,  m_compareDock, m_detailsDock};
 }
 
 void MainWindow::createActions() {
@@ -919,12 +925,29 @@ void MainWindow::onSnapshot(ResultsSnapshot results) {
     if (newKind)
         m_resultsView->sortWinnersFirst(objective);
     m_crossGpu->setResults(m_results);
+    m_compare->setCurrent(m_session->session(), m_results, compareLabel());
     updateDetailsContext();
     const bool any = !m_results->empty();
     m_scatterStack->setCurrentIndex(any ? 1 : 0);
     if (any)
         m_heatmapStack->setCurrentIndex(1);
     updateResultsHeader();
+}
+
+QString MainWindow::compareLabel() const {
+    const SessionInfo info = m_session->session();
+    const QString device = info.deviceName.empty() ? tr("unknown device") : QString::fromStdString(info.deviceName);
+    const QString source = m_demo                      ? tr("the demo")
+                           : m_recordingPath.isEmpty() ? tr("session %1").arg(info.id)
+                                                       : QFileInfo(m_recordingPath).fileName();
+    return QStringLiteral("%1 (%2)").arg(device, source);
+}
+
+void MainWindow::compareWith(const QString& path) {
+    m_compare->setCurrent(m_session->session(), m_results, compareLabel());
+    m_compare->compareWith(path);
+    m_compareDock->show();
+    m_compareDock->raise();
 }
 
 void MainWindow::updateDetailsContext() {

@@ -30,6 +30,7 @@ namespace tilescope::views {
 class ConfigDetailsPanel;
 class CrossGpuView;
 class ShapesView;
+class CompareView;
 class ErrorBanner;
 class ExportDialog;
 class HeatmapWidget;
@@ -125,6 +126,9 @@ public:
     RunPanel* runPanel() const { return m_runPanel; }
     ConfigDetailsPanel* detailsPanel() const { return m_details; }
     CrossGpuView* crossGpuView() const { return m_crossGpu; }
+    CompareView* compareView() const { return m_compare; }
+    /// Compares the results on screen with another recording (Compare panel, brought forward).
+    void compareWith(const QString& path);
     /// The docks, by object name ("heatmapDock", ...).
     QList<QDockWidget*> docks() const;
 
@@ -205,6 +209,8 @@ private:
     ConfigDetailsPanel* m_details = nullptr;
     CrossGpuView* m_crossGpu = nullptr;
     ShapesView* m_shapes = nullptr;
+    CompareView* m_compare = nullptr;
+    QString compareLabel() const; // the results on screen, for the Compare panel: "NVIDIA H200 (sgemm.db)"
     KernelSourcePanel* m_sourcePanel = nullptr;
     QStackedWidget* m_heatmapStack = nullptr;
     QStackedWidget* m_scatterStack = nullptr;
@@ -225,6 +231,7 @@ private:
     QDockWidget* m_resultsDock = nullptr;
     QDockWidget* m_crossGpuDock = nullptr;
     QDockWidget* m_shapesDock = nullptr;
+    QDockWidget* m_compareDock = nullptr;
     QDockWidget* m_detailsDock = nullptr;
 
     // Menus and status

@@ -3,6 +3,7 @@
 
 #include "common/errorbanner.h"
 #include "common/examples.h"
+#include "compare/compareview.h"
 #include "mainwindow.h"
 
 #include <QApplication>
@@ -78,6 +79,12 @@ int main(int argc, char** argv) {
                        "2 when it did not. Without a display it draws offscreen."),
         QStringLiteral("FILE"));
     parser.addOption(screenshot);
+    const QCommandLineOption compare(
+        QStringLiteral("compare"),
+        QStringLiteral("Compare the results of FILE with those of RECORDING (the same problem from another GPU or "
+                       "another measurement context), in the Compare panel."),
+        QStringLiteral("RECORDING"));
+    parser.addOption(compare);
     parser.process(*application); // exits for --help, --version and unknown options
 
     auto& app = static_cast<QApplication&>(*application);
@@ -112,14 +119,29 @@ int main(int argc, char** argv) {
     } else {
         fail(QStringLiteral("cannot open the embedded demo: %1").arg(exampleDir.errorString()));
     }
+    if (opened && parser.isSet(compare)) {
+        // Once the results are on screen: the comparison needs them.
+        const QString other = parser.value(compare);
+        auto* wait = new QTimer(&window);
+        QObject::connect(wait, &QTimer::timeout, &window, [wait, &window, other]() {
+            if (window.isLoadingResults() || !window.hasResultsShown())
+                return;
+            wait->stop();
+            window.compareWith(other);
+        });
+        wait->start(50);
+    }
     if (!opened && !window.errorBanner()->title().isEmpty())
         fail(window.errorBanner()->title() + QStringLiteral("\n") + window.errorBanner()->details());
 
     if (screenshotMode) {
         const QString file = parser.value(screenshot);
         // Grabs once the space is summarised and, with results to show, the heatmap has them.
-        auto ready = [&window, expectResults]() {
-            return !window.isBusy() && !window.isLoadingResults() && (!expectResults || window.hasResultsShown());
+        const bool comparing = parser.isSet(compare);
+        auto ready = [&window, expectResults, comparing]() {
+            return !window.isBusy() && !window.isLoadingResults() && (!expectResults || window.hasResultsShown()) &&
+                   (!comparing || (!window.compareView()->isLoading() &&
+                                   (window.compareView()->comparison() || !window.compareView()->error().isEmpty())));
         };
         auto save = [&window, &app, file, &opened, expectResults]() {
             if (expectResults && !window.hasResultsShown())

@@ -7,6 +7,7 @@
 
 #include "common/errorbanner.h"
 #include "common/examples.h"
+#include "compare/compareview.h"
 #include "crossgpu/crossgpumodel.h"
 #include "crossgpu/crossgpuview.h"
 #include "exchange/exchange.h"
@@ -43,6 +44,7 @@
 #include <QTableView>
 #include <QTableWidget>
 #include <QTemporaryDir>
+#include <QTextBrowser>
 #include <QtTest>
 
 #include <cmath>
@@ -116,6 +118,7 @@ private slots:
     void opensDroppedRecordings();
     void opensProblemsWrittenForKernelTuner();
     void opensShapeSets();
+    void comparesTwoGpus();
     void shortcutsAndDocks();
 
     void sessionListModel();
@@ -419,6 +422,53 @@ void TestMainWindow::opensDroppedRecordings() {
     QCOMPARE(window.resultsView()->model()->rowCount(), before);
     QVERIFY(!window.openRecording(dir.filePath(QStringLiteral("absent.db"))));
     QVERIFY(window.errorBanner()->title().contains(QStringLiteral("absent.db")));
+}
+
+void TestMainWindow::comparesTwoGpus() {
+    // The H200 session of Kernel Tuner's vector_add beside Kernel Tuner's own cache of it from an
+    // RTX 4000 Ada: the Compare panel comes forward with the plot, the summary and the table.
+    const QString dir = QStringLiteral(TILESCOPE_SOURCE_DIR "/tests/data/crossgpu/");
+    MainWindow window(transient());
+    QVERIFY(window.openRecording(dir + "vector_add-h200.db"));
+    QTRY_VERIFY_WITH_TIMEOUT(window.hasResultsShown(), kTimeoutMs);
+    CompareView* compare = window.compareView();
+    QSignalSpy compared(compare, &CompareView::compared);
+    window.compareWith(dir + "rtx4000ada_vector_add_ktcache.json");
+    QTRY_VERIFY_WITH_TIMEOUT(compare->comparison().has_value(), kTimeoutMs);
+    QVERIFY(compared.count() >= 1);
+    auto* dock = window.findChild<QDockWidget*>(QStringLiteral("compareDock"));
+    QVERIFY(dock && !dock->isHidden());
+    const DeviceComparison& c = *compare->comparison();
+    QCOMPARE(c.configs.size(), std::size_t(15));
+    QVERIFY(c.labelA.find("NVIDIA H200 (vector_add-h200.db)") == 0);
+    QVERIFY(c.labelB.find("NVIDIA RTX 4000 Ada Generation") == 0);
+    QCOMPARE(compare->table()->rowCount(), 15);
+    QCOMPARE(compare->table()->item(0, 0)->text(), QStringLiteral("1")); // A's order first
+    // 15 points, each side's winner marked once.
+    int points = 0;
+    int marks = 0;
+    for (int i = 0; i < compare->plot()->graphCount(); ++i) {
+        const int n = compare->plot()->graph(i)->dataCount();
+        if (compare->plot()->graph(i)->name() == QStringLiteral("config"))
+            points = n;
+        else if (compare->plot()->graph(i)->name().endsWith(QStringLiteral("winner")))
+            marks += n;
+    }
+    QCOMPARE(points, 15);
+    QCOMPARE(marks, 2);
+    QVERIFY(compare->summary()->toPlainText().contains(QStringLiteral("rank correlation")));
+    QVERIFY(compare->summary()->toPlainText().contains(QStringLiteral("nvml_gr_clock")));
+    // A row picks its config everywhere.
+    QSignalSpy picked(compare, &CompareView::configSelected);
+    compare->table()->selectRow(0);
+    QCOMPARE(picked.count(), 1);
+    QCOMPARE(picked.front().front().toString(), QStringLiteral("{\"block_size_x\":192}"));
+
+    // Results of another kernel: the panel says why it cannot compare, nothing is left from before.
+    window.compareWith(QStringLiteral(TILESCOPE_SOURCE_DIR "/tests/data/tuning/tiny_ktcache.json"));
+    QTRY_VERIFY_WITH_TIMEOUT(!compare->isLoading() && !compare->comparison(), kTimeoutMs);
+    QVERIFY2(compare->error().contains(QStringLiteral("shares no tuning parameter")), qPrintable(compare->error()));
+    QCOMPARE(compare->table()->rowCount(), 0);
 }
 
 void TestMainWindow::opensShapeSets() {
