@@ -119,7 +119,8 @@ private slots:
         QCOMPARE(other.status, 2);
         QVERIFY2(other.err.contains("shares no tuning parameter"), qPrintable(describe(other)));
         // A session that is not there names those that are.
-        const Run missing = cli({"compare", dir + "vector_add-h200.db", dir + "vector_add-h200.db", "--session-b", "7"});
+        const Run missing =
+            cli({"compare", dir + "vector_add-h200.db", dir + "vector_add-h200.db", "--session-b", "7"});
         QCOMPARE(missing.status, 2);
         QVERIFY2(missing.err.contains("no session 7 (sessions: 1)"), qPrintable(describe(missing)));
     }
@@ -191,6 +192,28 @@ private slots:
         QVERIFY2(shapes.out.contains("3 fresh, 1 stale, 1 shape not covered"), qPrintable(shapes.out));
         QVERIFY(shapes.out.contains("M=16 K=4096 N=16384 | NVIDIA H200: the problem no longer has this shape"));
         QVERIFY(shapes.out.contains("missing  gemv | M=2 K=4096 N=16384: no entry for this shape on NVIDIA H200"));
+
+        // The C++ header and the Triton export carry the same entries on a metadata line: the same
+        // verdicts; --only-stale rewrites JSON caches only.
+        for (const char* format : {"cpp", "triton"}) {
+            const QString out = dir.filePath(QStringLiteral("tuned.") + (QString(format) == "cpp" ? "h" : "py"));
+            const Run exportedAs = cli({"export", db, "--format", format, "-o", out});
+            QVERIFY2(exportedAs.status == 0, qPrintable(describe(exportedAs)));
+            Run fromExport = cli(QStringList{"check", out, "--problem", problem} + h200);
+            QCOMPARE(fromExport.status, 3);
+            QVERIFY2(fromExport.out.contains("3 fresh, 1 stale, 1 shape not covered"), qPrintable(fromExport.out));
+            Run elsewhere = cli(QStringList{"check", out, "--device", "NVIDIA A100", "--arch", "sm_80"});
+            QCOMPARE(elsewhere.status, 3);
+            QVERIFY(elsewhere.out.contains("tuned on NVIDIA H200, this machine has NVIDIA A100"));
+            const Run rewrite = cli(
+                {"tune", problem, "--backend", "replay:" + db, "--only-stale", out, "--db", dir.filePath("again.db")});
+            QCOMPARE(rewrite.status, 2);
+            QVERIFY2(rewrite.err.contains("rewrites JSON caches"), qPrintable(describe(rewrite)));
+        }
+        writeFile(dir.filePath("plain.h"), "// tuned by hand\nconstexpr int kBlock = 128;\n");
+        const Run plain = cli({"check", dir.filePath("plain.h")});
+        QCOMPARE(plain.status, 2);
+        QVERIFY2(plain.err.contains("metadata line"), qPrintable(describe(plain)));
 
         // Without a problem only the machine is checked, and it says so; bad input is status 2.
         Run machineOnly = cli(QStringList{"check", cache} + h200);

@@ -462,7 +462,14 @@ private slots:
     void tritonSnippetParsesAsPython() {
         const std::vector<SessionData> sessions = {syntheticSession(1, 4096, "NVIDIA H200", 1.0),
                                                    syntheticSession(2, 2048, "NVIDIA H200", 0.5)};
-        const std::string text = writeTritonConfigs(sessions, 3);
+        const std::string exported = writeTritonConfigs(sessions, 3);
+        // Its metadata line holds the best config per shape, for `check`; the code is the rest.
+        const std::vector<BestConfig> entries = parseTunedConfigs(exported, "configs.py");
+        QCOMPARE(entries.size(), std::size_t(2));
+        QCOMPARE(entries, bestConfigs(sessions));
+        const std::size_t meta = exported.find("# tilescope-cache: ");
+        QVERIFY(meta != std::string::npos);
+        const std::string text = exported.substr(0, meta) + exported.substr(exported.find('\n', meta) + 1);
         QVERIFY(text.find("import triton") != std::string::npos);
         QVERIFY(text.find("matmul_configs = [") != std::string::npos);
         QVERIFY(text.find("num_warps=") != std::string::npos);     // from the parameter num_warps

@@ -55,7 +55,7 @@ std::vector<BestConfig> readBestConfigs(const std::string& path) {
         throw InputError(path, "", "cannot read the file");
     std::ostringstream text;
     text << in.rdbuf();
-    return parseBestConfigsJson(text.str(), path);
+    return parseTunedConfigs(text.str(), path);
 }
 
 namespace {
@@ -116,9 +116,12 @@ int runCheck(const CheckOptions& opt) {
 void registerCheck(CLI::App& app) {
     auto opt = std::make_shared<CheckOptions>();
     CLI::App* cmd = app.add_subcommand(
-        "check", "Whether a JSON cache of tuned configs (export --format json) still holds: exit status 0 when every "
+        "check", "Whether exported tuned configs (a JSON cache, C++ header or Triton export) still hold: exit status 0 "
+                 "when every "
                  "entry is fresh, 3 when some are stale or a shape is not covered (for CI), 2 for bad input");
-    cmd->add_option("cache", opt->cache, "The JSON cache (tilescope-best-configs)")
+    cmd->add_option("cache", opt->cache,
+                    "The tuned configs: a JSON cache (export --format json), or a C++ header or Triton export "
+                    "(export --format cpp|triton), read through their metadata line")
         ->required()
         ->check(CLI::ExistingFile);
     cmd->add_option("--problem", opt->problems,

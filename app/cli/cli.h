@@ -43,7 +43,8 @@ void registerShow(CLI::App& app);
 /// This machine's GPU (device 0) as a cache is checked against: asked through a worker that opens
 /// `problem` at its first shape. Throws InputError without a usable GPU.
 CacheTarget thisMachine(const TuningProblem& problem);
-/// A JSON cache of tuned configs (export --format json). Throws InputError.
+/// Tuned configs to check: a JSON cache (export --format json), or a C++ header or Triton export by
+/// their metadata line. Throws InputError.
 std::vector<BestConfig> readBestConfigs(const std::string& path);
 /// `check`: whether a JSON cache of tuned configs still holds on a machine and for its problems.
 void registerCheck(CLI::App& app);

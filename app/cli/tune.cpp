@@ -30,6 +30,7 @@
 #include <csignal>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <functional>
 #include <map>
 #include <memory>
@@ -329,6 +330,14 @@ int runTune(const TuneOptions& opt) {
     std::vector<BestConfig> cached;     // --only-stale: the cache as read
     std::set<std::size_t> staleEntries; // of this kernel on the target device: replaced after tuning
     if (!opt.onlyStale.empty()) {
+        std::ifstream head(opt.onlyStale);
+        char first = 0;
+        head >> first; // skips white space
+        if (first != '{' || detectRecordingFormat(opt.onlyStale) != RecordingFormat::BestConfigs)
+            throw InputError(opt.onlyStale, "--only-stale",
+                             "is not a JSON cache of tuned configs: --only-stale rewrites JSON caches (export "
+                             "--format json); a C++ header or Triton export is checked with `check` and exported "
+                             "again after tuning");
         cached = readBestConfigs(opt.onlyStale);
         CacheTarget target;
         if (spec.kind == BackendSpec::Kind::Cuda) {

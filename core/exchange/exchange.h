@@ -120,6 +120,12 @@ std::vector<BestConfig> bestConfigs(const std::vector<SessionData>& sessions);
 std::string writeBestConfigsJson(const std::vector<BestConfig>& best);
 /// Reads it back. Throws InputError for bad JSON or another format or version.
 std::vector<BestConfig> parseBestConfigsJson(const std::string& text, const std::string& fileName);
+/// The entries of writeBestConfigsJson() on one comment line ("// tilescope-cache: {...}"), which
+/// the C++ header and the Triton export carry so that `check` can tell when they went stale.
+std::string bestConfigsMetadataLine(const std::vector<BestConfig>& best, const std::string& commentPrefix);
+/// The best configs a file of tuned configs holds: a JSON cache, or the metadata line of a C++
+/// header or Triton export. Throws InputError for anything else (and for a malformed cache).
+std::vector<BestConfig> parseTunedConfigs(const std::string& text, const std::string& fileName);
 
 /// Python source defining, per kernel, a list of triton.Config: the `topK` best configs of
 /// every (shape, device), best first, without repeats. Parameters named like warps

@@ -628,6 +628,39 @@ std::string pythonValue(const ConfigValues& value) {
     return pythonLiteral(value);
 }
 
+namespace {
+constexpr std::string_view kMetadataKey = "tilescope-cache: ";
+} // namespace
+
+std::string bestConfigsMetadataLine(const std::vector<BestConfig>& best, const std::string& commentPrefix) {
+    return commentPrefix + " " + std::string(kMetadataKey) + Json::parse(writeBestConfigsJson(best)).dump() + "\n";
+}
+
+std::vector<BestConfig> parseTunedConfigs(const std::string& text, const std::string& fileName) {
+    const std::size_t first = text.find_first_not_of(" \t\r\n");
+    if (first != std::string::npos && text[first] == '{')
+        return parseBestConfigsJson(text, fileName);
+    std::size_t lineStart = 0;
+    int line = 1;
+    while (lineStart < text.size()) {
+        std::size_t lineEnd = text.find('\n', lineStart);
+        if (lineEnd == std::string::npos)
+            lineEnd = text.size();
+        const std::string_view l(text.data() + lineStart, lineEnd - lineStart);
+        const std::size_t at = l.find(kMetadataKey);
+        const std::string_view before = at == std::string_view::npos ? l : l.substr(0, at);
+        if (at != std::string_view::npos && (before == "// " || before == "# "))
+            return parseBestConfigsJson(std::string(l.substr(at + kMetadataKey.size())),
+                                        fileName + ":" + std::to_string(line));
+        lineStart = lineEnd + 1;
+        ++line;
+    }
+    throw InputError(fileName, {},
+                     "is neither a JSON cache of tuned configs nor a C++ header or Triton export with Tilescope's "
+                     "metadata line (\"// tilescope-cache: ...\"); export it again with `tilescope-cli export "
+                     "--format json|cpp|triton`");
+}
+
 std::string writeTritonConfigs(const std::vector<SessionData>& sessions, std::size_t topK) {
     // kernel -> (shape, device) -> results of every session of that key
     std::map<std::string, std::map<std::pair<std::string, std::string>, std::vector<const ResultRecord*>>> groups;
@@ -644,6 +677,8 @@ std::string writeTritonConfigs(const std::vector<SessionData>& sessions, std::si
     out += "# Tuned configs for triton.autotune, exported by Tilescope " + std::string(TILESCOPE_VERSION) + ".\n";
     out += "# Per kernel: the " + std::to_string(topK) +
            " best configs of every (shape, device), best first, without repeats.\n";
+    out += "# The line below is for `tilescope-cli check`: where and from what each best config was tuned.\n";
+    out += bestConfigsMetadataLine(bestConfigs(sessions), "#");
     out += "import triton\n";
     std::vector<std::string> names;
     for (auto& [kernel, byKey] : groups) {
@@ -669,6 +704,9 @@ std::string writeTritonConfigs(const std::vector<SessionData>& sessions, std::si
                     continue;
                 ++taken;
                 std::string note = fixed(r->timeMs(), 4) + " ms";
+                if (r->measurement.time.hasInterval())
+                    note += " (95 %: " + fixed(r->measurement.time.ciLowMs, 4) + "-" +
+                            fixed(r->measurement.time.ciHighMs, 4) + ")";
                 if (r->objective && objectiveOf.count(kernel))
                     note += ", " + fixed(*r->objective, 2) + " " + objectiveOf[kernel];
                 if (!seen.insert(id).second) {
@@ -780,6 +818,8 @@ std::string writeCppHeader(const std::vector<BestConfig>& best, const std::strin
     out += "// Self-contained C++17. Per kernel: lookup(shape...) gives the best config of the first device\n";
     out += "// tuned for that shape, lookupOn(device, shape...) that of one device; nullptr when not tuned.\n";
     out += "// find() and findOn() give the index in kEntries (-1: not tuned) and work at compile time.\n";
+    out += "// The line below is for `tilescope-cli check`: where and from what each entry was tuned.\n";
+    out += bestConfigsMetadataLine(best, "//");
     out += "#pragma once\n\n#include <cstdint>\n\n";
     const std::string ns = identifier(guardName, "tilescope_tuned");
     out += "namespace " + ns + " {\n\n";
@@ -835,6 +875,9 @@ std::string writeCppHeader(const std::vector<BestConfig>& best, const std::strin
             std::string label;
             for (const auto& [name, value] : b->shape)
                 label += (label.empty() ? "" : " ") + name + "=" + std::to_string(value);
+            if (b->ciHighMs > 0) // the winner's 95 % interval, as measured (metadata for people)
+                label += (label.empty() ? "" : "; ") + std::string("95 %: ") + fixed(b->ciLowMs, 4) + "-" +
+                         fixed(b->ciHighMs, 4) + " ms";
             out += row + (label.empty() ? "" : "  // " + label) + "\n";
         }
         out += "};\n\n";
