@@ -18,6 +18,7 @@
 #include "plots/scatterwidget.h"
 #include "problem/spacecontroller.h"
 #include "session/configdetails.h"
+#include "session/resultsheadline.h"
 #include "session/resultsmodel.h"
 #include "session/resultsview.h"
 #include "session/runpanel.h"
@@ -119,6 +120,7 @@ private slots:
     void opensProblemsWrittenForKernelTuner();
     void opensShapeSets();
     void comparesTwoGpus();
+    void headlineSaysWhatTheGpuDid();
     void shortcutsAndDocks();
 
     void sessionListModel();
@@ -469,6 +471,28 @@ void TestMainWindow::comparesTwoGpus() {
     QTRY_VERIFY_WITH_TIMEOUT(!compare->isLoading() && !compare->comparison(), kTimeoutMs);
     QVERIFY2(compare->error().contains(QStringLiteral("shares no tuning parameter")), qPrintable(compare->error()));
     QCOMPARE(compare->table()->rowCount(), 0);
+}
+
+void TestMainWindow::headlineSaysWhatTheGpuDid() {
+    // The session's measured state and L2 context in the tooltip; a warning in the header when
+    // the clocks moved.
+    SessionInfo info;
+    info.deviceName = "NVIDIA H200";
+    info.provenanceJson =
+        R"({"timing":{"context":"warm"},"measured_state":{"samples":3,"sm_clock_mhz":[1980,1980,1980],)"
+        R"("memory_clock_mhz":[3201,3201,3201],"temperature_c":[40,52],"pstates":[0],"moved":false}})";
+    ResultsOrigin origin;
+    origin.recordingPath = QStringLiteral("/tmp/x.db");
+    ResultsHeadline steady = describeResults(info, {}, origin);
+    QVERIFY2(steady.tooltip.contains(QStringLiteral("GPU while measuring: SM 1980 MHz, memory 3201 MHz, 40-52 °C, P0")),
+             qPrintable(steady.tooltip));
+    QVERIFY2(steady.tooltip.contains(QStringLiteral("L2 context: warm")), qPrintable(steady.tooltip));
+    QVERIFY(!steady.header.contains(QStringLiteral("clocks moved")));
+    info.provenanceJson = R"({"measured_state":{"samples":3,"sm_clock_mhz":[1320,1900,1980],"temperature_c":[40,85],)"
+                          R"("pstates":[0],"moved":true,"moved_note":"the SM clock ranged 1320-1980 MHz"}})";
+    ResultsHeadline moved = describeResults(info, {}, origin);
+    QVERIFY2(moved.header.contains(QStringLiteral("clocks moved")), qPrintable(moved.header));
+    QVERIFY2(moved.tooltip.contains(QStringLiteral("the SM clock ranged 1320-1980 MHz")), qPrintable(moved.tooltip));
 }
 
 void TestMainWindow::opensShapeSets() {

@@ -315,6 +315,9 @@ QString describeResult(const ResultRecord& result, const std::string& objectiveN
             line += QStringLiteral(" (median of %1, σ %2 %)")
                         .arg(time.samples)
                         .arg(formatNumber(100.0 * time.stdevMs / time.medianMs));
+        if (time.hasInterval())
+            line += QStringLiteral(" · 95 % interval %1–%2 µs")
+                        .arg(formatNumber(time.ciLowMs * 1000.0), formatNumber(time.ciHighMs * 1000.0));
         lines << line;
         if (result.objective)
             lines << formatQuantityValue(*result.objective, {QuantityKind::Objective, {}, false}, objectiveName);
