@@ -880,6 +880,19 @@ void TestAnalysis::measuredDeviceState() {
     QCOMPARE(measurementContext(R"({"timing":{"context":"warm"}})").rfind("warm", 0), std::size_t(0));
     QCOMPARE(measurementContext(R"({"timing":{"flush_l2":true}})").rfind("flush", 0), std::size_t(0));
     QCOMPARE(measurementContext("{}"), std::string());
+
+    // Versions and hashes, each part only when recorded.
+    SessionInfo info;
+    info.provenanceJson = R"({"devices":[{"driver_version":13000}],"nvrtc_version":"13.0","tool_version":"0.1.0"})";
+    info.problemHash = std::string(64, 'a');
+    info.sourceHash = "0123456789abcdef" + std::string(48, '0');
+    QCOMPARE(provenanceSentence(info),
+             std::string("driver 13.0, NVRTC 13.0, Tilescope 0.1.0; problem aaaaaaaa, kernel source 01234567"));
+    info.provenanceJson = "{}";
+    info.problemHash.clear();
+    QCOMPARE(provenanceSentence(info), std::string("kernel source 01234567"));
+    info.sourceHash.clear();
+    QCOMPARE(provenanceSentence(info), std::string());
 }
 
 void TestAnalysis::deviceComparison() {
@@ -910,8 +923,8 @@ void TestAnalysis::deviceComparison() {
     CompareSide a;
     a.label = "A GPU";
     a.info.shape = {{"N", 1024}};
-    a.results = {withUnroll(64, 1, 1.0),  withUnroll(64, 2, 1.3),   withUnroll(128, 1, 1.1),
-                 withUnroll(256, 1, 1.5), withUnroll(512, 1, 2.0),  withUnroll(1024, 1, 3.0),
+    a.results = {withUnroll(64, 1, 1.0),  withUnroll(64, 2, 1.3),  withUnroll(128, 1, 1.1),
+                 withUnroll(256, 1, 1.5), withUnroll(512, 1, 2.0), withUnroll(1024, 1, 3.0),
                  withUnroll(64, 4, 9.0),  withUnroll(2048, 1, 0.5)}; // 2048 fails on B
     CompareSide b;
     b.label = "B GPU";
@@ -930,7 +943,7 @@ void TestAnalysis::deviceComparison() {
     QCOMPARE(c.okB, std::size_t(5));
     QCOMPARE(c.configs.size(), std::size_t(5));
     QCOMPARE(c.configs.front().config["BLOCK"].get<int>(), 64); // fastest on A first
-    QCOMPARE(c.configs.front().timeA, 1.0);                    // UNROLL's best
+    QCOMPARE(c.configs.front().timeA, 1.0);                     // UNROLL's best
     QCOMPARE(c.configs.front().rankB, 2.0);
     QVERIFY(std::abs(c.medianRatio - 2.0) < 1e-12);
     QVERIFY(std::abs(c.maxRatio - 2.4) < 1e-12);

@@ -152,6 +152,8 @@ int runShow(const ShowOptions& opt) {
         std::printf("  gpu state   %s\n", state.c_str());
     if (const std::string context = measurementContext(s.provenanceJson); !context.empty())
         std::printf("  context     %s\n", context.c_str());
+    if (const std::string from = provenanceSentence(s); !from.empty())
+        std::printf("  provenance  %s\n", from.c_str());
     std::printf("  results     %s: %s\n", formatCount(double(store.resultCount(s.id))).c_str(),
                 statusSummary(store.statusCounts(s.id)).c_str());
 

@@ -169,4 +169,30 @@ std::string measurementContext(const std::string& provenanceJson) {
     return context;
 }
 
+std::string provenanceSentence(const SessionInfo& info) {
+    std::string versions;
+    const auto add = [](std::string& to, const std::string& part) { to += (to.empty() ? "" : ", ") + part; };
+    const nlohmann::json p =
+        nlohmann::json::parse(info.provenanceJson.empty() ? "{}" : info.provenanceJson, nullptr, false);
+    if (p.is_object()) {
+        if (const auto d = p.find("devices"); d != p.end() && d->is_array() && !d->empty() && d->front().is_object()) {
+            const int driver = d->front().value("driver_version", 0);
+            if (driver > 0)
+                add(versions, "driver " + std::to_string(driver / 1000) + "." + std::to_string(driver % 1000 / 10));
+        }
+        if (const auto n = p.find("nvrtc_version"); n != p.end() && n->is_string())
+            add(versions, "NVRTC " + n->get<std::string>());
+        if (const auto t = p.find("tool_version"); t != p.end() && t->is_string())
+            add(versions, "Tilescope " + t->get<std::string>());
+    }
+    std::string hashes;
+    if (info.problemHash.size() >= 8)
+        add(hashes, "problem " + info.problemHash.substr(0, 8));
+    if (info.sourceHash.size() >= 8)
+        add(hashes, "kernel source " + info.sourceHash.substr(0, 8));
+    if (versions.empty())
+        return hashes;
+    return hashes.empty() ? versions : versions + "; " + hashes;
+}
+
 } // namespace tilescope

@@ -6,6 +6,7 @@
 // clocks moved enough to make the session's times disagree with each other.
 
 #include "model/measurement.h"
+#include "model/records.h"
 
 #include <cstdint>
 #include <string>
@@ -44,6 +45,11 @@ std::string slowdownReasons(std::uint64_t reasons);
 /// 3201 MHz, 34-41 °C, P0, up to 412 W"); "" when the provenance has none. `moved` (when given)
 /// is set to the provenance's verdict, and the sentence then ends with what moved.
 std::string measuredStateSentence(const std::string& provenanceJson, bool* moved = nullptr);
+
+/// Where a session's numbers come from, for people: "driver 13.0, NVRTC 13.0, Tilescope 0.1.0;
+/// problem 3f2a9c1e, kernel source 8b0d77aa" (the first 8 hex digits of their SHA-256 hashes);
+/// the parts not recorded are left out, "" when none is.
+std::string provenanceSentence(const SessionInfo& info);
 
 /// The L2 context the session measured in, from its provenance, for people: "flush (each sample
 /// from a cold L2)", "warm (samples back to back)", "pollute 16 MiB (written before each

@@ -86,6 +86,9 @@ ResultsHeadline describeResults(const SessionInfo& info, const std::vector<Resul
     if (const std::string context = measurementContext(info.provenanceJson); !context.empty())
         out.tooltip += (out.tooltip.isEmpty() ? QString() : QStringLiteral("\n")) +
                        QObject::tr("L2 context: %1").arg(QString::fromStdString(context));
+    if (const std::string from = provenanceSentence(info); !from.empty())
+        out.tooltip += (out.tooltip.isEmpty() ? QString() : QStringLiteral("\n")) +
+                       QObject::tr("Provenance: %1").arg(QString::fromStdString(from));
     return out;
 }
 
