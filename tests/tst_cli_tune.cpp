@@ -207,6 +207,49 @@ private slots:
         QVERIFY2(bad.err.contains("'x' is not a device number"), qPrintable(describe(bad)));
     }
 
+    void remoteWorkersThroughSsh() {
+        // ssh://USER@HOST/DEVICES starts each worker through ssh, speaking over its stdin and
+        // stdout. A stand-in for ssh that runs the command here (tests/data/remote/fake-ssh) shows
+        // the command line and that the worker's hello crosses the connection: without a driver
+        // its reason, with one a real session.
+        QTemporaryDir dir;
+        const QString log = dir.filePath("ssh.log");
+        const QString worker = QFileInfo(QStringLiteral(TILESCOPE_CLI)).absolutePath() + "/tilescope-worker";
+        qputenv("TILESCOPE_SSH", QByteArray(TILESCOPE_SOURCE_DIR "/tests/data/remote/fake-ssh"));
+        qputenv("FAKE_SSH_LOG", log.toUtf8());
+        const QString db = dir.filePath("remote.db");
+        const Run run = cli({"tune", kTiny, "--backend", "ssh://tuner@gpu-box:2222/0", "--remote-worker", worker,
+                             "--budget", "3", "--strategy", "random", "--metrics", "none", "--db", db});
+        qunsetenv("TILESCOPE_SSH");
+        qunsetenv("FAKE_SSH_LOG");
+        const QString calls = QString::fromStdString(readFile(log));
+        QVERIFY2(calls.startsWith("-T -o BatchMode=yes -p 2222 tuner@gpu-box " + worker + " --device 0 --stdio"),
+                 qPrintable(calls));
+        if (QFileInfo::exists(QStringLiteral("/proc/driver/nvidia/version"))) {
+            QVERIFY2(run.status == 0, qPrintable(describe(run)));
+            QVERIFY2(run.out.contains("backend     ssh://tuner@gpu-box:2222/0"), qPrintable(run.out));
+        } else {
+            QCOMPARE(run.status, 2);
+            QVERIFY2(run.err.contains("device 0: no NVIDIA driver"), qPrintable(describe(run)));
+        }
+
+        // An unreachable host is the launcher's own message; a bad spec is refused before anything runs.
+        qputenv("TILESCOPE_SSH", "false");
+        const Run unreachable = cli({"tune", kTiny, "--backend", "ssh://tuner@gpu-box/0", "--db", db});
+        qunsetenv("TILESCOPE_SSH");
+        QCOMPARE(unreachable.status, 2);
+        QVERIFY2(unreachable.err.contains("before its hello"), qPrintable(describe(unreachable)));
+        for (const char* bad :
+             {"ssh://", "ssh://tuner@/0", "ssh://host:99999/0", "ssh://-oProxyCommand=x/0", "ssh://host/0,0"}) {
+            const Run refused = cli({"tune", kTiny, "--backend", bad, "--db", db});
+            QCOMPARE(refused.status, 2);
+            QVERIFY2(refused.err.contains("--backend"), qPrintable(describe(refused)));
+        }
+        const Run both = cli({"tune", kTiny, "--backend", "ssh://host/0", "--launcher", "srun", "--db", db});
+        QCOMPARE(both.status, 2);
+        QVERIFY2(both.err.contains("give one way to reach the GPUs"), qPrintable(describe(both)));
+    }
+
     // Every backend the parser knows, the CLI runs: analysis:ARCH compiles each config for the arch
     // and records its static info, measuring nothing (no GPU needed).
     void analysisBackend() {

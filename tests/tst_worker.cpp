@@ -62,7 +62,9 @@ void TestWorker::badArguments_data() {
     QTest::addColumn<QStringList>("args");
     QTest::addColumn<QString>("message");
     QTest::newRow("no device") << QStringList{"--in", "0", "--out", "1"} << "--device is required";
-    QTest::newRow("no pipes") << QStringList{"--device", "0"} << "--in and --out are required";
+    QTest::newRow("no pipes") << QStringList{"--device", "0"} << "--in and --out (or --stdio) are required";
+    QTest::newRow("stdio and pipes") << QStringList{"--device", "0", "--stdio", "--in", "0", "--out", "1"}
+                                     << "--stdio takes the place of --in and --out";
     QTest::newRow("not a number") << QStringList{"--device", "one", "--in", "0", "--out", "1"}
                                   << "--device: 'one' is not a number 0 or greater";
     QTest::newRow("negative") << QStringList{"--device", "-1", "--in", "0", "--out", "1"}

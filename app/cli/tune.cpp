@@ -65,7 +65,9 @@ struct TuneOptions {
     int minSamples = 10;
     std::size_t confirm = 3;
     std::size_t confirmRounds = 5;
-    std::string context = "flush"; ///< the L2 before each sample: flush, warm, pollute:SIZE
+    std::string context = "flush";                 ///< the L2 before each sample: flush, warm, pollute:SIZE
+    std::string launcher;                          ///< a command that starts the worker elsewhere
+    std::string remoteWorker = "tilescope-worker"; ///< the worker's path there
     // shape sets
     std::string shapes;        ///< "all" or "0,2,5"; "" = --shape alone
     std::size_t seedTop = 3;   ///< winners of the shapes tuned before that start a shape's search
@@ -277,6 +279,10 @@ int runTune(const TuneOptions& opt) {
         cuda.timing.minSamples = opt.minSamples;
         if (const std::string why = worker::setL2Context(opt.context, cuda.timing); !why.empty())
             throw InputError("", "--context", why);
+        cuda.launcher = opt.launcher.empty() ? spec.launcher() : splitCommand(opt.launcher);
+        if (!opt.launcher.empty() && !spec.host.empty())
+            throw InputError("", "--launcher", "give one way to reach the GPUs: ssh://" + spec.host + " or --launcher");
+        cuda.remoteWorker = opt.remoteWorker;
         cuda.watchdogSeconds = opt.configTimeout;
         cuda.note = [](const std::string& text) { std::fprintf(stderr, "note: %s\n", text.c_str()); };
         backend = std::make_unique<CudaBackend>(std::move(cuda));
@@ -548,7 +554,9 @@ void registerTune(CLI::App& app) {
     addProblemArgument(cmd, opt->problemPath);
     cmd->add_option("--backend", opt->backend,
                     "Where measurements come from: cuda or cuda:DEVICES measures on this machine's GPUs (one "
-                    "tilescope-worker process per device); replay:FILE answers from a recording (a T4 results file, "
+                    "tilescope-worker process per device); ssh://USER@HOST/DEVICES measures on another machine's GPUs "
+                    "through your ssh (keys or an agent; tilescope-worker on its PATH, or --remote-worker); "
+                    "replay:FILE answers from a recording (a T4 results file, "
                     "a Kernel Tuner cache or a Tilescope database); analysis:ARCH compiles each config for ARCH "
                     "(e.g. sm_90) and records registers, spills and occupancy, measuring nothing")
         ->required();
@@ -643,6 +651,17 @@ void registerTune(CLI::App& app) {
                     "With cuda: the L2 cache before each timed sample: flush (cold, every sample alike), warm (back "
                     "to back, the L2 holding what the kernel left) or pollute:SIZE (SIZE bytes written first, as a "
                     "bandwidth-heavy predecessor of that size would; e.g. pollute:16MiB). The session records it")
+        ->capture_default_str()
+        ->group("CUDA backend");
+    cmd->add_option("--launcher", opt->launcher,
+                    "With cuda: start each worker through this command (a launcher such as 'srun --gres=gpu:1' "
+                    "or a container's exec), which must pass the worker's stdin and stdout; --backend "
+                    "ssh://USER@HOST/DEVICES does the same through ssh ($TILESCOPE_SSH replaces the ssh program). "
+                    "Configs compile here with NVRTC and travel as cubins: the far side needs the NVIDIA driver "
+                    "and tilescope-worker, not the CUDA toolkit")
+        ->group("CUDA backend");
+    cmd->add_option("--remote-worker", opt->remoteWorker,
+                    "With ssh:// or --launcher: the path of tilescope-worker on the far side")
         ->capture_default_str()
         ->group("CUDA backend");
     cmd->add_option("--config-timeout", opt->configTimeout,

@@ -7,11 +7,13 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <charconv>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <exception>
 #include <string>
 #include <string_view>
@@ -21,7 +23,7 @@ namespace {
 using namespace tilescope;
 
 constexpr const char* kUsage =
-    "Usage: tilescope-worker --device N --in FD --out FD\n"
+    "Usage: tilescope-worker --device N (--in FD --out FD | --stdio)\n"
     "\n"
     "Measures CUDA kernels on device N for the Tilescope engine, which starts one worker per GPU\n"
     "and talks to it over the file descriptors FD (requests in, replies out). Not for use by hand.\n"
@@ -30,6 +32,8 @@ constexpr const char* kUsage =
     "  --device N   the CUDA device ordinal\n"
     "  --in FD      the descriptor to read requests from\n"
     "  --out FD     the descriptor to write replies to\n"
+    "  --stdio      requests on stdin, replies on stdout (started through ssh or another launcher);\n"
+    "               anything else the process prints goes to stderr\n"
     "  --help       this text\n"
     "  --version    the version\n"
     "\n"
@@ -41,6 +45,7 @@ struct Options {
     int device = -1;
     int in = -1;
     int out = -1;
+    bool stdio = false;
 };
 
 int usageError(const std::string& message) {
@@ -177,6 +182,10 @@ int main(int argc, char** argv) {
             std::printf("tilescope-worker %s\n", TILESCOPE_VERSION);
             return 0;
         }
+        if (arg == "--stdio") {
+            options.stdio = true;
+            continue;
+        }
         int* target = arg == "--device" ? &options.device
                       : arg == "--in"   ? &options.in
                       : arg == "--out"  ? &options.out
@@ -191,8 +200,23 @@ int main(int argc, char** argv) {
     }
     if (options.device < 0)
         return usageError("--device is required");
+    if (options.stdio) {
+        if (options.in >= 0 || options.out >= 0)
+            return usageError("--stdio takes the place of --in and --out");
+        // The protocol keeps the original stdin and stdout; fd 1 then points at stderr, so that
+        // what the driver or CUPTI prints cannot corrupt the stream.
+        options.in = ::dup(0);
+        options.out = ::dup(1);
+        if (options.in < 0 || options.out < 0 || ::dup2(2, 1) < 0)
+            return usageError("cannot set up --stdio: " + std::string(std::strerror(errno)));
+        const int devNull = ::open("/dev/null", O_RDONLY);
+        if (devNull >= 0) {
+            ::dup2(devNull, 0);
+            ::close(devNull);
+        }
+    }
     if (options.in < 0 || options.out < 0)
-        return usageError("--in and --out are required");
+        return usageError("--in and --out (or --stdio) are required");
     for (const int fd : {options.in, options.out}) {
         if (::fcntl(fd, F_GETFD) == -1)
             return usageError("file descriptor " + std::to_string(fd) + " is not open");

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cstdlib>
 
 namespace tilescope {
 
@@ -61,6 +62,30 @@ BackendSpec parseBackendSpec(std::string_view text, const std::string& field) {
     } else if (startsWith(text, "cuda:")) {
         spec.kind = BackendSpec::Kind::Cuda;
         spec.devices = parseDeviceList(text.substr(5), field);
+    } else if (startsWith(text, "ssh://")) {
+        spec.kind = BackendSpec::Kind::Cuda;
+        std::string_view rest = text.substr(6);
+        const std::size_t slash = rest.find('/');
+        std::string_view where = rest.substr(0, slash);
+        spec.devices = slash == std::string_view::npos || trimmed(rest.substr(slash + 1)).empty()
+                           ? std::vector<int>{0}
+                           : parseDeviceList(rest.substr(slash + 1), field);
+        const std::size_t at = where.rfind('@');
+        const std::size_t colon = where.find(':', at == std::string_view::npos ? 0 : at);
+        if (colon != std::string_view::npos) {
+            int port = 0;
+            const std::string_view digits = where.substr(colon + 1);
+            const auto [ptr, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), port);
+            if (ec != std::errc{} || ptr != digits.data() + digits.size() || port <= 0 || port > 65535)
+                throw InputError("", field, "'" + std::string(digits) + "' is not a port (ssh://user@host:22/0)");
+            spec.port = port;
+            where = where.substr(0, colon);
+        }
+        spec.host = trimmed(where);
+        const std::size_t hostStart = at == std::string_view::npos ? 0 : at + 1;
+        if (spec.host.empty() || hostStart >= spec.host.size() ||
+            spec.host.find_first_of(" \t'\"\\;|&$`") != std::string::npos || spec.host.front() == '-')
+            throw InputError("", field, "ssh needs a host: ssh://user@host/0,1 (got '" + std::string(text) + "')");
     } else if (startsWith(text, "analysis:")) {
         spec.kind = BackendSpec::Kind::Analysis;
         spec.arch = trimmed(text.substr(9));
@@ -69,7 +94,7 @@ BackendSpec parseBackendSpec(std::string_view text, const std::string& field) {
     } else {
         throw InputError("", field,
                          "unknown backend '" + std::string(text) +
-                             "' (known: cuda, cuda:DEVICES, replay:FILE, analysis:ARCH)");
+                             "' (known: cuda, cuda:DEVICES, ssh://USER@HOST/DEVICES, replay:FILE, analysis:ARCH)");
     }
     return spec;
 }
@@ -82,7 +107,7 @@ std::string BackendSpec::label() const {
         return "replay:" + (ec ? recording.string() : canonical.string());
     }
     case Kind::Cuda: {
-        std::string text = "cuda:";
+        std::string text = host.empty() ? "cuda:" : "ssh://" + host + (port ? ":" + std::to_string(port) : "") + "/";
         for (std::size_t i = 0; i < devices.size(); ++i)
             text += (i ? "," : "") + std::to_string(devices[i]);
         return text;
@@ -91,6 +116,55 @@ std::string BackendSpec::label() const {
         return "analysis:" + arch;
     }
     return {};
+}
+
+std::vector<std::string> BackendSpec::launcher() const {
+    if (kind != Kind::Cuda || host.empty())
+        return {};
+    const char* ssh = std::getenv("TILESCOPE_SSH");
+    std::vector<std::string> words = ssh && *ssh ? splitCommand(ssh, "TILESCOPE_SSH") : std::vector<std::string>{"ssh"};
+    words.insert(words.end(), {"-T", "-o", "BatchMode=yes"});
+    if (port)
+        words.insert(words.end(), {"-p", std::to_string(port)});
+    words.push_back(host);
+    return words;
+}
+
+std::vector<std::string> splitCommand(std::string_view text, const std::string& field) {
+    std::vector<std::string> words;
+    std::string word;
+    bool inWord = false;
+    char quote = 0;
+    for (std::size_t i = 0; i < text.size(); ++i) {
+        const char c = text[i];
+        if (quote) {
+            if (c == quote)
+                quote = 0;
+            else if (c == '\\' && quote == '"' && i + 1 < text.size())
+                word += text[++i];
+            else
+                word += c;
+        } else if (c == '\'' || c == '"') {
+            quote = c;
+            inWord = true;
+        } else if (c == '\\' && i + 1 < text.size()) {
+            word += text[++i];
+            inWord = true;
+        } else if (c == ' ' || c == '\t') {
+            if (inWord)
+                words.push_back(std::move(word));
+            word.clear();
+            inWord = false;
+        } else {
+            word += c;
+            inWord = true;
+        }
+    }
+    if (quote)
+        throw InputError("", field, "an unterminated quote in '" + std::string(text) + "'");
+    if (inWord)
+        words.push_back(std::move(word));
+    return words;
 }
 
 } // namespace tilescope

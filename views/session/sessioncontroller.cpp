@@ -286,6 +286,7 @@ std::shared_ptr<SessionController::RunEnd> SessionController::runWorker(const st
         case BackendSpec::Kind::Cuda: {
             CudaBackendOptions cuda;
             cuda.devices = spec.devices;
+            cuda.launcher = spec.launcher(); // ssh://: the GPUs of another machine
             cuda.metrics = request.metrics;
             cuda.seed = options.seed;
             cuda.note = [shared](const std::string& text) {

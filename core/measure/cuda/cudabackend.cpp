@@ -217,9 +217,18 @@ struct CudaBackend::Impl {
         w.err = highFd(errPipe[0]);
         ::fcntl(w.err, F_SETFL, ::fcntl(w.err, F_GETFL) | O_NONBLOCK);
 
-        const std::string path = workerPath().string();
         const std::string device = std::to_string(w.device);
-        std::vector<std::string> args = {path, "--device", device, "--in", "3", "--out", "4"};
+        const bool remote = !options.launcher.empty();
+        std::vector<std::string> args;
+        if (remote) {
+            // Through the launcher (ssh): the worker speaks over its stdin and stdout, which the
+            // launcher carries; what the far side prints on stderr comes back on ours.
+            args = options.launcher;
+            args.insert(args.end(), {options.remoteWorker, "--device", device, "--stdio"});
+        } else {
+            args = {workerPath().string(), "--device", device, "--in", "3", "--out", "4"};
+        }
+        const std::string path = args.front();
         std::vector<char*> argv;
         for (std::string& a : args)
             argv.push_back(a.data());
@@ -227,14 +236,20 @@ struct CudaBackend::Impl {
 
         posix_spawn_file_actions_t actions;
         posix_spawn_file_actions_init(&actions);
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
-        posix_spawn_file_actions_adddup2(&actions, childIn, 3);
-        posix_spawn_file_actions_adddup2(&actions, childOut, 4);
-        // Anything the driver or CUPTI prints goes to the captured stderr, never to our stdout.
-        posix_spawn_file_actions_adddup2(&actions, childErr, 1);
+        if (remote) {
+            posix_spawn_file_actions_adddup2(&actions, childIn, 0);
+            posix_spawn_file_actions_adddup2(&actions, childOut, 1);
+        } else {
+            posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+            posix_spawn_file_actions_adddup2(&actions, childIn, 3);
+            posix_spawn_file_actions_adddup2(&actions, childOut, 4);
+            // Anything the driver or CUPTI prints goes to the captured stderr, never to our stdout.
+            posix_spawn_file_actions_adddup2(&actions, childErr, 1);
+        }
         posix_spawn_file_actions_adddup2(&actions, childErr, 2);
         pid_t pid = -1;
-        const int rc = ::posix_spawn(&pid, path.c_str(), &actions, nullptr, argv.data(), environ);
+        const int rc = remote ? ::posix_spawnp(&pid, path.c_str(), &actions, nullptr, argv.data(), environ)
+                              : ::posix_spawn(&pid, path.c_str(), &actions, nullptr, argv.data(), environ);
         posix_spawn_file_actions_destroy(&actions);
         ::close(childIn);
         ::close(childOut);
@@ -408,7 +423,7 @@ BackendInfo CudaBackend::open(const TuningProblem& problem, std::size_t shapeInd
     d.reference.reset();
 
     const std::filesystem::path path = d.workerPath();
-    if (!std::filesystem::exists(path))
+    if (d.options.launcher.empty() && !std::filesystem::exists(path))
         throw InputError({}, {},
                          "the GPU worker " + path.string() + " does not exist (set TILESCOPE_WORKER to its path)");
 

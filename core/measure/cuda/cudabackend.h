@@ -23,16 +23,23 @@
 namespace tilescope {
 
 struct CudaBackendOptions {
-    std::vector<int> devices{0};       ///< device ordinals, one worker each
-    std::filesystem::path workerPath;  ///< "" = $TILESCOPE_WORKER, else tilescope-worker beside this program
-    std::vector<std::string> metrics;  ///< CUPTI metric names (expanded; see metricnames.h); empty = none
-    worker::TimingRule timing;         ///< how long to sample each config
-    bool verify = true;                ///< compare outputs with the reference
-    std::uint64_t seed = 0;            ///< for the problem's Random fills
+    std::vector<int> devices{0};      ///< device ordinals, one worker each
+    std::filesystem::path workerPath; ///< "" = $TILESCOPE_WORKER, else tilescope-worker beside this program
+    /// A command that starts the worker elsewhere, before the worker's own arguments: ssh to a
+    /// host (BackendSpec::launcher), or another launcher (`srun`, a container). The worker then
+    /// speaks over its stdin and stdout (--stdio); configs are still compiled here, so the far
+    /// side needs the NVIDIA driver and tilescope-worker, not the CUDA toolkit. Empty: a local
+    /// worker on pipes.
+    std::vector<std::string> launcher;
+    std::string remoteWorker = "tilescope-worker"; ///< with a launcher: the worker's path on the far side
+    std::vector<std::string> metrics;              ///< CUPTI metric names (expanded; see metricnames.h); empty = none
+    worker::TimingRule timing;                     ///< how long to sample each config
+    bool verify = true;                            ///< compare outputs with the reference
+    std::uint64_t seed = 0;                        ///< for the problem's Random fills
     /// The watchdog: a config whose result takes longer than this is a Timeout and its worker is
     /// killed. 0 = MeasureControl::perConfigSeconds when set, else derived from the timing rule.
     double watchdogSeconds = 0;
-    double startSeconds = 120;         ///< how long a worker may take to start and open the problem
+    double startSeconds = 120; ///< how long a worker may take to start and open the problem
     /// Notes for people, each said once: counters not permitted, a worker restarted, ...
     std::function<void(const std::string&)> note;
 };
