@@ -201,6 +201,7 @@ private slots:
     void controllerOpensRecording();
     void controllerReportsErrors();
     void analysisSession();
+    void runPanelOffersRemoteGpus();
 
     void detailsPanel();
     void runPanelWithoutDriver();
@@ -715,6 +716,37 @@ void TestSession::controllerReportsErrors() {
         QCOMPARE(store.sessions().size(), std::size_t(1));
         QCOMPARE(store.sessions().front().state, SessionState::Cancelled);
     }
+}
+
+void TestSession::runPanelOffersRemoteGpus() {
+    // "GPUs of another machine (ssh)": the panel asks for user@host/devices and starts the run on
+    // ssh://; here a launcher that fails at once (TILESCOPE_SSH=false) shows that the workers
+    // are started through it, and the run fails with what it said.
+    SessionController controller;
+    RunPanel panel(&controller);
+    panel.setProblem(std::make_shared<const TuningProblem>(TuningProblem::load(kSgemm.toStdString())), kSgemm);
+    panel.setDatabasePath(m_dir.filePath(QStringLiteral("remote.db")));
+    const int ssh = panel.backendCombo()->findData(QStringLiteral("ssh"));
+    QVERIFY(ssh >= 0);
+    panel.backendCombo()->setCurrentIndex(ssh);
+    QVERIFY(panel.remoteEdit()->isEnabled());
+    QString why;
+    QVERIFY(!panel.request(&why));
+    QVERIFY2(why.contains(QStringLiteral("user@host")), qPrintable(why));
+    panel.remoteEdit()->setText(QStringLiteral(" tuner@gpu-box/0 "));
+    QCOMPARE(panel.backendSpec(), QStringLiteral("ssh://tuner@gpu-box/0"));
+    const auto request = panel.request(&why);
+    QVERIFY2(request, qPrintable(why));
+    QVERIFY(!request->metrics.empty()); // counters are read on the far side too
+
+    QSignalSpy failed(&controller, &SessionController::failed);
+    qputenv("TILESCOPE_SSH", "false");
+    controller.start(*request);
+    const bool gotFailure = failed.wait(kTimeoutMs);
+    qunsetenv("TILESCOPE_SSH");
+    QVERIFY(gotFailure);
+    QVERIFY2(failed.last().at(0).toString().contains(QStringLiteral("before its hello")),
+             qPrintable(failed.last().at(0).toString()));
 }
 
 void TestSession::analysisSession() {

@@ -88,6 +88,7 @@ RunPanel::RunPanel(SessionController* controller, QWidget* parent)
     , m_driverLabel(new QLabel(this))
     , m_replayRow(new QWidget(this))
     , m_recordingEdit(new QLineEdit(this))
+    , m_remoteEdit(new QLineEdit(this))
     , m_analysisRow(new QWidget(this))
     , m_archCombo(new QComboBox(this))
     , m_strategyCombo(new QComboBox(this))
@@ -115,6 +116,11 @@ RunPanel::RunPanel(SessionController* controller, QWidget* parent)
     replayLayout->addWidget(browse);
     connect(browse, &QPushButton::clicked, this, &RunPanel::browseRecording);
     connect(m_recordingEdit, &QLineEdit::textChanged, this, &RunPanel::updateEnabled);
+    m_remoteEdit->setPlaceholderText(tr("user@host/0,1"));
+    m_remoteEdit->setToolTip(tr("GPUs of another machine, reached with your ssh (keys or an agent, no password "
+                                "prompt): user@host[:port]/devices. tilescope-worker must be on the PATH there; "
+                                "configs compile here."));
+    connect(m_remoteEdit, &QLineEdit::textChanged, this, &RunPanel::updateEnabled);
 
     try {
         for (const std::string& arch : StaticAnalyzer::analysableArchs())
@@ -156,6 +162,7 @@ RunPanel::RunPanel(SessionController* controller, QWidget* parent)
     form->addRow(tr("Backend"), m_backendCombo);
     form->addRow(QString(), m_driverLabel);
     form->addRow(tr("Recording"), m_replayRow);
+    form->addRow(tr("Remote"), m_remoteEdit);
     form->addRow(tr("Arch"), m_analysisRow);
     form->addRow(QString(), m_metricsBox);
     form->addRow(tr("Shape"), m_shapeCombo);
@@ -243,6 +250,7 @@ void RunPanel::rebuildBackendChoice() {
         if (auto* model = qobject_cast<QStandardItemModel*>(m_backendCombo->model()))
             model->item(m_backendCombo->count() - 1)->setEnabled(false);
     }
+    m_backendCombo->addItem(tr("GPUs of another machine (ssh)"), QStringLiteral("ssh"));
     m_backendCombo->addItem(tr("Replay a recording"), QStringLiteral("replay"));
     m_backendCombo->addItem(tr("Static analysis only (no GPU)"), QStringLiteral("analysis"));
     int index = m_backendCombo->findData(previous);
@@ -261,14 +269,17 @@ RunPanel::BackendKind RunPanel::backendKind() const {
         return BackendKind::Replay;
     if (choice == QLatin1String("analysis"))
         return BackendKind::Analysis;
+    if (choice == QLatin1String("ssh"))
+        return BackendKind::Remote;
     return BackendKind::Cuda;
 }
 
 void RunPanel::onBackendChanged() {
     const BackendKind kind = backendKind();
     m_replayRow->setEnabled(kind == BackendKind::Replay);
+    m_remoteEdit->setEnabled(kind == BackendKind::Remote);
     m_analysisRow->setEnabled(kind == BackendKind::Analysis);
-    m_metricsBox->setEnabled(kind == BackendKind::Cuda && cudaAvailable());
+    m_metricsBox->setEnabled((kind == BackendKind::Cuda && cudaAvailable()) || kind == BackendKind::Remote);
     updateEnabled();
 }
 
@@ -297,6 +308,10 @@ QString RunPanel::backendSpec() const {
                                          : QStringLiteral("analysis:") + m_archCombo->currentData().toString();
     case BackendKind::Cuda:
         return cudaAvailable() ? m_backendCombo->currentData().toString() : QString();
+    case BackendKind::Remote: {
+        const QString where = m_remoteEdit->text().trimmed();
+        return where.isEmpty() ? QString() : QStringLiteral("ssh://") + where;
+    }
     }
     return {};
 }
@@ -417,6 +432,8 @@ std::optional<SessionController::Request> RunPanel::request(QString* why) const 
             return fail(tr("Choose a recording to replay"));
         if (backendKind() == BackendKind::Cuda)
             return fail(tr("No NVIDIA driver found: replay a recording or analyse offline"));
+        if (backendKind() == BackendKind::Remote)
+            return fail(tr("Name the machine: user@host/0,1"));
         return fail(tr("No arch to analyse for"));
     }
     SessionController::Request r;
@@ -441,7 +458,7 @@ std::optional<SessionController::Request> RunPanel::request(QString* why) const 
     default:
         break;
     }
-    if (backendKind() == BackendKind::Cuda && m_metricsBox->isChecked())
+    if ((backendKind() == BackendKind::Cuda || backendKind() == BackendKind::Remote) && m_metricsBox->isChecked())
         r.metrics =
             expandMetricNames(m_problem->metrics.empty() ? std::vector<std::string>{"default"} : m_problem->metrics);
     return r;
@@ -473,8 +490,10 @@ void RunPanel::updateEnabled() {
                                                       m_budgetKind, m_resumeBox})
         w->setEnabled(!running);
     m_replayRow->setEnabled(!running && backendKind() == BackendKind::Replay);
+    m_remoteEdit->setEnabled(!running && backendKind() == BackendKind::Remote);
     m_analysisRow->setEnabled(!running && backendKind() == BackendKind::Analysis);
-    m_metricsBox->setEnabled(!running && backendKind() == BackendKind::Cuda && cudaAvailable());
+    m_metricsBox->setEnabled(
+        !running && ((backendKind() == BackendKind::Cuda && cudaAvailable()) || backendKind() == BackendKind::Remote));
     m_budgetValue->setEnabled(!running && m_budgetKind->currentData().toInt() != WholeSpace);
 }
 

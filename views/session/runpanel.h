@@ -83,6 +83,7 @@ public:
     QComboBox* backendCombo() const { return m_backendCombo; }
     QLabel* driverLabel() const { return m_driverLabel; }
     QLineEdit* recordingEdit() const { return m_recordingEdit; }
+    QLineEdit* remoteEdit() const { return m_remoteEdit; }
     QComboBox* archCombo() const { return m_archCombo; }
     QComboBox* strategyCombo() const { return m_strategyCombo; }
     QSpinBox* seedSpin() const { return m_seedSpin; }
@@ -103,7 +104,7 @@ public slots:
     void cancelRun();
 
 private:
-    enum class BackendKind { Cuda, Replay, Analysis };
+    enum class BackendKind { Cuda, Remote, Replay, Analysis };
     BackendKind backendKind() const;
     void rebuildBackendChoice();
     void onBackendChanged();
@@ -126,6 +127,7 @@ private:
     QLabel* m_driverLabel;
     QWidget* m_replayRow;
     QLineEdit* m_recordingEdit;
+    QLineEdit* m_remoteEdit; // ssh: "user@host/0,1"
     QWidget* m_analysisRow;
     QComboBox* m_archCombo;
     QComboBox* m_strategyCombo;
