@@ -207,6 +207,48 @@ private slots:
         QVERIFY2(bad.err.contains("'x' is not a device number"), qPrintable(describe(bad)));
     }
 
+    void importMergesTasksOnce() {
+        // Four tasks of a job array, each with its own database (here: replays of two seeds, two
+        // of them the same task run twice), merged into one: each distinct session once, with its
+        // provenance and results as they were.
+        QTemporaryDir dir;
+        QStringList tasks;
+        for (int task = 0; task < 4; ++task) {
+            const QString db = dir.filePath(QStringLiteral("task%1.db").arg(task));
+            const Run run = cli({"tune", kTiny, "--backend", "replay:" + kTinyCache, "--strategy", "random", "--seed",
+                                 QString::number(task % 2), "--budget", "20", "--db", db});
+            QVERIFY2(run.status == 0, qPrintable(describe(run)));
+            tasks << db;
+        }
+        const QString merged = dir.filePath("merged.db");
+        const Run first = cli(QStringList{"import"} + tasks + QStringList{"--db", merged});
+        QVERIFY2(first.status == 0, qPrintable(describe(first)));
+        QVERIFY2(first.out.contains("2 sessions imported, 2 already there"), qPrintable(first.out));
+        const Run again = cli({"import", tasks[1], "--db", merged});
+        QVERIFY2(again.out.contains("the same as session 2 of"), qPrintable(again.out));
+        const Run forced = cli({"import", tasks[1], "--db", merged, "--keep-duplicates"});
+        QVERIFY2(forced.out.contains("as session 3"), qPrintable(forced.out));
+
+        ResultStore out = ResultStore::open(merged.toStdString(), StoreMode::ReadOnly);
+        const std::vector<SessionInfo> sessions = out.sessions();
+        QCOMPARE(sessions.size(), std::size_t(3));
+        for (int task = 0; task < 2; ++task) {
+            ResultStore in = ResultStore::open(tasks[task].toStdString(), StoreMode::ReadOnly);
+            const SessionInfo source = in.sessions().front();
+            const SessionInfo& copy = sessions[static_cast<std::size_t>(task)];
+            QCOMPARE(copy.provenanceJson, source.provenanceJson);
+            QCOMPARE(copy.seed, source.seed);
+            QCOMPARE(copy.startedAt, source.startedAt);
+            const auto a = in.results(source.id, true);
+            const auto b = out.results(copy.id, true);
+            QCOMPARE(a.size(), b.size());
+            for (std::size_t i = 0; i < a.size(); ++i) {
+                QCOMPARE(b[i].config, a[i].config);
+                QCOMPARE(b[i].measurement.time, a[i].measurement.time);
+            }
+        }
+    }
+
     void remoteWorkersThroughSsh() {
         // ssh://USER@HOST/DEVICES starts each worker through ssh, speaking over its stdin and
         // stdout. A stand-in for ssh that runs the command here (tests/data/remote/fake-ssh) shows

@@ -8,29 +8,65 @@
 #include "store/resultstore.h"
 
 #include <cstdio>
+#include <map>
 
 namespace tilescope::cli {
 
 namespace {
 
 struct ImportOptions {
-    std::string file;
+    std::vector<std::string> files;
     std::string db;
+    bool keepDuplicates = false;
 };
 
 int runImport(const ImportOptions& opt) {
     // Read and validate everything before touching the database: a bad file changes nothing.
-    const RecordingFormat format = detectRecordingFormat(opt.file);
-    std::vector<SessionData> sessions = readRecording(opt.file);
+    struct Read {
+        std::string file;
+        RecordingFormat format;
+        std::vector<SessionData> sessions;
+    };
+    std::vector<Read> reads;
+    for (const std::string& file : opt.files)
+        reads.push_back({file, detectRecordingFormat(file), readRecording(file)});
     ResultStore store = ResultStore::open(opt.db, StoreMode::ReadWrite);
-    for (SessionData& data : sessions) {
-        const std::size_t n = data.results.size();
-        const std::string kernel = data.info.kernel;
-        const std::int64_t id = importSession(store, std::move(data), opt.file);
-        std::printf("imported %s results of %s (%s%s) as session %lld\n", formatCount(double(n)).c_str(),
-                    opt.file.c_str(), recordingFormatName(format).c_str(),
-                    kernel.empty() ? "" : (", kernel " + kernel).c_str(), static_cast<long long>(id));
+
+    // What the database holds already, by what each session measured: a session read twice (the
+    // same file again, or a database merged into another twice) goes in once.
+    std::map<std::string, std::int64_t> held;
+    if (!opt.keepDuplicates)
+        for (const SessionInfo& s : store.sessions())
+            held.emplace(sessionFingerprint({s, store.results(s.id)}), s.id);
+    std::size_t imported = 0;
+    std::size_t skipped = 0;
+    for (Read& read : reads) {
+        for (SessionData& data : read.sessions) {
+            const std::size_t n = data.results.size();
+            const std::string kernel = data.info.kernel;
+            const std::string fingerprint = opt.keepDuplicates ? std::string() : sessionFingerprint(data);
+            if (const auto it = held.find(fingerprint); it != held.end()) {
+                std::printf("skipped %s results of %s%s: the same as session %lld of %s\n",
+                            formatCount(double(n)).c_str(), read.file.c_str(),
+                            read.format == RecordingFormat::TilescopeDatabase
+                                ? (" (session " + std::to_string(data.info.id) + ")").c_str()
+                                : "",
+                            static_cast<long long>(it->second), opt.db.c_str());
+                ++skipped;
+                continue;
+            }
+            const std::int64_t id = importSession(store, std::move(data), read.file);
+            if (!opt.keepDuplicates)
+                held.emplace(fingerprint, id);
+            ++imported;
+            std::printf("imported %s results of %s (%s%s) as session %lld\n", formatCount(double(n)).c_str(),
+                        read.file.c_str(), recordingFormatName(read.format).c_str(),
+                        kernel.empty() ? "" : (", kernel " + kernel).c_str(), static_cast<long long>(id));
+        }
     }
+    if (opt.files.size() > 1 || skipped > 0)
+        std::printf("%s: %zu session%s imported, %zu already there\n", opt.db.c_str(), imported,
+                    imported == 1 ? "" : "s", skipped);
     return kOk;
 }
 
@@ -38,10 +74,17 @@ int runImport(const ImportOptions& opt) {
 
 void registerImport(CLI::App& app) {
     auto opt = std::make_shared<ImportOptions>();
-    CLI::App* cmd = app.add_subcommand("import", "Import recorded results (a T4 results file, a Kernel Tuner cache, "
-                                                 "another Tilescope database) into a results database");
-    cmd->add_option("file", opt->file, "The recording")->required();
+    CLI::App* cmd = app.add_subcommand("import", "Import recorded results (T4 results files, Kernel Tuner caches, "
+                                                 "other Tilescope databases) into a results database, each session "
+                                                 "once, with its provenance");
+    cmd->add_option("files", opt->files,
+                    "The recordings (several merge into one database: the databases of a Slurm job array's tasks, "
+                    "say)")
+        ->required();
     cmd->add_option("--db", opt->db, "The results database (created when missing)")->required();
+    cmd->add_flag("--keep-duplicates", opt->keepDuplicates,
+                  "Import a session even when the database holds one that measured the same (by default it is "
+                  "skipped: same kernel, shape, device, strategy, seed and results)");
     setAction(cmd, [opt] { return runImport(*opt); });
 }
 

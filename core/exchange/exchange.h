@@ -60,6 +60,11 @@ SessionData parseKernelTunerCache(const std::string& text, const std::string& fi
 /// Every session a recording holds: one for T4 and Kernel Tuner caches, all of a database's.
 /// Throws InputError for a file that is none of them.
 std::vector<SessionData> readRecording(const std::filesystem::path& path);
+/// What a session measured, as a SHA-256 (hex) that does not depend on where it was read from
+/// or when it was imported: its kernel, shape, device, strategy and seed, and every result's
+/// config, status, median and sample count (in config order). `import` skips a session whose
+/// fingerprint the database already holds.
+std::string sessionFingerprint(const SessionData& session);
 /// One session of a recording: the one numbered `sessionId`, else the newest with an Ok result
 /// (else the newest). `note`, when given, says which was taken when there were several. Throws
 /// InputError as readRecording() does, and for a session that is not there (naming those that are).

@@ -4,6 +4,7 @@
 #include "exchange/jsontext.h"
 
 #include "base/error.h"
+#include "base/sha256.h"
 #include "store/resultstore.h"
 
 #include <algorithm>
@@ -696,6 +697,26 @@ SessionData readSession(const std::filesystem::path& path, std::optional<std::in
         *note = name + " holds " + std::to_string(sessions.size()) + " sessions; taking session " +
                 std::to_string(sessions[pick].info.id) + ", the newest with results";
     return std::move(sessions[pick]);
+}
+
+std::string sessionFingerprint(const SessionData& session) {
+    Sha256 h;
+    const SessionInfo& info = session.info;
+    for (const std::string& field : {info.kernel, info.shapeLabel(), info.deviceName, info.strategy})
+        h.updateField(field);
+    h.updateU64(info.seed);
+    std::vector<std::string> lines;
+    lines.reserve(session.results.size());
+    for (const ResultRecord& r : session.results) {
+        char time[64];
+        std::snprintf(time, sizeof time, "%.9g|%d", r.measurement.time.medianMs, r.measurement.time.samples);
+        lines.push_back(configKey(r.config) + "|" + std::string(statusName(r.status())) + "|" + time);
+    }
+    std::sort(lines.begin(), lines.end());
+    h.updateU64(lines.size());
+    for (const std::string& line : lines)
+        h.updateField(line);
+    return Sha256::hex(h.finish());
 }
 
 } // namespace tilescope
