@@ -457,10 +457,14 @@ BackendInfo CudaBackend::open(const TuningProblem& problem, std::size_t shapeInd
     }
     d.workers = std::move(usable);
     if (d.workers.empty()) {
-        std::string message = "cannot measure on the GPU: " + why;
+        const bool remote = !d.options.launcher.empty();
+        std::string message =
+            std::string(remote ? "cannot measure on the GPU of the far side" : "cannot measure on the GPU") + ": " +
+            why;
         if (why.find("no NVIDIA driver") != std::string::npos)
-            message += ". Without a GPU, replay a recording (--backend replay:FILE) or analyse offline "
-                       "(tilescope-cli analyze)";
+            message += remote ? ". The machine the workers were started on has no NVIDIA driver: is it the GPU server?"
+                              : ". Without a GPU, replay a recording (--backend replay:FILE) or analyse offline "
+                                "(tilescope-cli analyze)";
         throw InputError(problem.fileName, {}, message);
     }
     if (!why.empty())
