@@ -275,6 +275,14 @@ private slots:
             QVERIFY2(run.err.contains("device 0: no NVIDIA driver"), qPrintable(describe(run)));
         }
 
+        // No worker on the far side: the shell's words and what to do.
+        qputenv("TILESCOPE_SSH", QByteArray(TILESCOPE_SOURCE_DIR "/tests/data/remote/fake-ssh"));
+        const Run noWorker = cli({"tune", kTiny, "--backend", "ssh://tuner@gpu-box/0", "--remote-worker",
+                                  dir.filePath("no-such-worker"), "--db", db});
+        qunsetenv("TILESCOPE_SSH");
+        QCOMPARE(noWorker.status, 2);
+        QVERIFY2(noWorker.err.contains("give its path there with --remote-worker"), qPrintable(describe(noWorker)));
+
         // An unreachable host is the launcher's own message; a bad spec is refused before anything runs.
         qputenv("TILESCOPE_SSH", "false");
         const Run unreachable = cli({"tune", kTiny, "--backend", "ssh://tuner@gpu-box/0", "--db", db});

@@ -278,7 +278,10 @@ struct CudaBackend::Impl {
         }
         const std::string how = reap(w, 2000);
         const std::string words = lastWords(w.errTail);
-        return std::string("the worker ") + how + " before its " + what + (words.empty() ? "" : ": " + words);
+        std::string hint;
+        if (!options.launcher.empty() && how == "exited with code 127")
+            hint = " (the far side has no " + options.remoteWorker + ": give its path there with --remote-worker)";
+        return std::string("the worker ") + how + " before its " + what + (words.empty() ? "" : ": " + words) + hint;
     }
 
     // Hello + open for a spawned worker; "" or why it cannot be used.
