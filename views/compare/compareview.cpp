@@ -85,7 +85,8 @@ CompareView::CompareView(QWidget* parent)
     m_points->setName(tr("config"));
     m_winnerA = m_plot->addGraph();
     m_winnerA->setLineStyle(QCPGraph::lsNone);
-    m_winnerA->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssSquare, QPen(QColor(214, 39, 40), 2), Qt::NoBrush, 11));
+    m_winnerA->setScatterStyle(
+        QCPScatterStyle(QCPScatterStyle::ssSquare, QPen(QColor(214, 39, 40), 2), Qt::NoBrush, 11));
     m_winnerA->setName(tr("A's winner"));
     m_winnerB = m_plot->addGraph();
     m_winnerB->setLineStyle(QCPGraph::lsNone);
@@ -144,7 +145,7 @@ CompareView::CompareView(QWidget* parent)
     layout->addLayout(top);
     layout->addWidget(split, 1);
     applyPlotPalette(m_plot, palette());
-    show();
+    display();
 }
 
 void CompareView::setCurrent(const SessionInfo& info, std::shared_ptr<const std::vector<ResultRecord>> results,
@@ -157,9 +158,9 @@ void CompareView::setCurrent(const SessionInfo& info, std::shared_ptr<const std:
 }
 
 void CompareView::chooseFile() {
-    const QString path = QFileDialog::getOpenFileName(
-        this, tr("Compare with a recording"), m_path.isEmpty() ? QString() : QFileInfo(m_path).absolutePath(),
-        tr("Recorded results (*.db *.json *.json.gz);;All files (*)"));
+    const QString path = QFileDialog::getOpenFileName(this, tr("Compare with a recording"),
+                                                      m_path.isEmpty() ? QString() : QFileInfo(m_path).absolutePath(),
+                                                      tr("Recorded results (*.db *.json *.json.gz);;All files (*)"));
     if (!path.isEmpty())
         compareWith(path);
 }
@@ -207,12 +208,12 @@ void CompareView::recompute() {
             m_error = QString::fromUtf8(e.what());
         }
     }
-    show();
+    display();
     if (m_b || !m_error.isEmpty())
         emit compared();
 }
 
-void CompareView::show() {
+void CompareView::display() {
     m_points->data()->clear();
     m_winnerA->data()->clear();
     m_winnerB->data()->clear();
@@ -222,20 +223,22 @@ void CompareView::show() {
     m_table->setRowCount(0);
     m_table->setColumnCount(0);
     if (!m_comparison) {
-        m_heading->setText(m_error.isEmpty()
-                               ? tr("<b>A</b>: the results on screen. Open <b>B</b>: the same problem from another GPU "
-                                    "or another measurement context.")
-                               : tr("<span style='color:#b91c1c'>Cannot compare: %1</span>").arg(m_error.toHtmlEscaped()));
-        m_summary->setHtml(
-            m_error.isEmpty() ? tr("Each config's time on both sides, their ratio, whether the order of the configs "
-                                   "carries over (rank correlation) and how much each side's winner loses on the "
-                                   "other. Configs match on the parameters both sides have.")
-                              : QString());
+        m_heading->setText(
+            m_error.isEmpty()
+                ? tr("<b>A</b>: the results on screen. Open <b>B</b>: the same problem from another GPU "
+                     "or another measurement context.")
+                : tr("<span style='color:#b91c1c'>Cannot compare: %1</span>").arg(m_error.toHtmlEscaped()));
+        m_summary->setHtml(m_error.isEmpty()
+                               ? tr("Each config's time on both sides, their ratio, whether the order of the configs "
+                                    "carries over (rank correlation) and how much each side's winner loses on the "
+                                    "other. Configs match on the parameters both sides have.")
+                               : QString());
         m_plot->replot(QCustomPlot::rpQueuedReplot);
         return;
     }
     const DeviceComparison& c = *m_comparison;
-    m_heading->setText(tr("<b>A</b> %1 &nbsp;·&nbsp; <b>B</b> %2").arg(qs(c.labelA).toHtmlEscaped(), qs(c.labelB).toHtmlEscaped()));
+    m_heading->setText(
+        tr("<b>A</b> %1 &nbsp;·&nbsp; <b>B</b> %2").arg(qs(c.labelA).toHtmlEscaped(), qs(c.labelB).toHtmlEscaped()));
     QString lines;
     for (const std::string& line : comparisonSentences(c))
         lines += QStringLiteral("<li>%1</li>").arg(qs(line).toHtmlEscaped());

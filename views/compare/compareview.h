@@ -6,8 +6,8 @@
 // core/analysis/devicecompare (ratios, rank correlation, what each winner loses on the other
 // side) and the configs in a table. The other recording is read off the GUI thread.
 
-#include "common/backgroundtask.h"
 #include "analysis/devicecompare.h"
+#include "common/backgroundtask.h"
 
 #include <QString>
 #include <QWidget>
@@ -53,7 +53,7 @@ signals:
 private:
     void chooseFile();
     void recompute();
-    void show();
+    void display(); // the comparison (or what to do) on screen
 
     QPushButton* m_choose = nullptr;
     QLabel* m_heading = nullptr;
