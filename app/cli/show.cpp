@@ -174,10 +174,10 @@ int runShow(const ShowOptions& opt) {
     std::vector<MedianInterval> intervals;
     std::vector<std::size_t> intervalOf(results.size(), SIZE_MAX);
     for (std::size_t i = 0; i < results.size(); ++i) {
-        const TimingStats& t = results[i].measurement.time;
-        if (results[i].ok() && t.hasInterval()) {
+        const auto interval = medianIntervalOf(results[i].measurement.time);
+        if (results[i].ok() && interval) {
             intervalOf[i] = intervals.size();
-            intervals.push_back({t.medianMs, t.ciLowMs, t.ciHighMs, 0.95, static_cast<std::size_t>(t.samples)});
+            intervals.push_back(*interval);
         }
     }
     std::vector<bool> tied(intervals.size(), false);

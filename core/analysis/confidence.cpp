@@ -10,6 +10,12 @@ double MedianInterval::relativeHalfWidth() const {
     return median > 0 ? (high - low) / 2 / median : 0.0;
 }
 
+std::optional<MedianInterval> medianIntervalOf(const TimingStats& time) {
+    if (!time.hasInterval())
+        return std::nullopt;
+    return MedianInterval{time.medianMs, time.ciLowMs, time.ciHighMs, 0.95, static_cast<std::size_t>(time.samples)};
+}
+
 double medianOf(std::vector<double> values) {
     if (values.empty())
         return 0;

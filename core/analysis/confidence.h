@@ -4,8 +4,11 @@
 // samples, and the configs that cannot be told apart from the best (their intervals overlap the
 // best's). The statistics of issue 20's final round; no measuring here.
 
+#include "model/measurement.h"
+
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -23,6 +26,9 @@ struct MedianInterval {
     double relativeHalfWidth() const;
     bool overlaps(const MedianInterval& other) const { return low <= other.high && other.low <= high; }
 };
+
+/// A result's median with its stored 95 % interval; nullopt when it has none (TimingStats::hasInterval).
+std::optional<MedianInterval> medianIntervalOf(const TimingStats& time);
 
 /// The sample median (the mean of the middle two for an even count).
 double medianOf(std::vector<double> values);

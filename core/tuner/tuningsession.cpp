@@ -852,10 +852,10 @@ void TuningSession::Run::confirmBest() {
     // median that overlap the winner's).
     std::vector<MedianInterval> intervals;
     for (const Remeasurement& x : remeasured) {
-        const TimingStats& t = x.result.measurement.time;
-        if (!x.failure.empty() || !t.hasInterval())
+        const auto interval = medianIntervalOf(x.result.measurement.time);
+        if (!x.failure.empty() || !interval)
             break;
-        intervals.push_back({t.medianMs, t.ciLowMs, t.ciHighMs, 0.95, static_cast<std::size_t>(t.samples)});
+        intervals.push_back(*interval);
     }
     for (std::size_t i : indistinguishableFromBest(intervals))
         remeasured[i].indistinguishable = true;

@@ -150,11 +150,11 @@ CompareView::CompareView(QWidget* parent)
 
 void CompareView::setCurrent(const SessionInfo& info, std::shared_ptr<const std::vector<ResultRecord>> results,
                              const QString& label) {
-    m_a.info = info;
-    m_a.results = results ? *results : std::vector<ResultRecord>{};
-    m_a.label = label.toStdString();
-    m_hasA = true;
-    recompute();
+    m_aInfo = info;
+    m_aResults = std::move(results);
+    m_aLabel = label.toStdString();
+    if (m_b) // nothing to compare with: nothing to do for each snapshot of a run
+        recompute();
 }
 
 void CompareView::chooseFile() {
@@ -200,10 +200,11 @@ void CompareView::compareWith(const QString& path) {
 
 void CompareView::recompute() {
     m_comparison.reset();
-    if (m_b && m_hasA) {
+    if (m_b && m_aResults) {
         m_error.clear();
         try {
-            m_comparison = compareSides(m_a, *m_b);
+            const CompareSide a{m_aLabel, m_aInfo, *m_aResults};
+            m_comparison = compareSides(a, *m_b);
         } catch (const std::exception& e) {
             m_error = QString::fromUtf8(e.what());
         }

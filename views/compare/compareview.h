@@ -65,8 +65,10 @@ private:
     QCPGraph* m_diagonal = nullptr;
     QTableWidget* m_table = nullptr;
 
-    CompareSide m_a;
-    bool m_hasA = false;
+    // Side A as the window shows it: the snapshot is shared, copied only when there is a B.
+    SessionInfo m_aInfo;
+    std::shared_ptr<const std::vector<ResultRecord>> m_aResults;
+    std::string m_aLabel;
     std::optional<CompareSide> m_b;
     std::optional<DeviceComparison> m_comparison;
     QString m_error;

@@ -234,11 +234,8 @@ HeatmapGrid aggregate(const std::vector<ResultRecord>& results, const std::vecto
     }
     // The cells whose config the measurements cannot tell from the best's (analysis/confidence).
     if (grid.best.valid() && grid.cell(grid.best).record) {
-        const auto intervalOf = [](const ResultRecord& r) -> std::optional<MedianInterval> {
-            const TimingStats& t = r.measurement.time;
-            if (!r.ok() || !t.hasInterval())
-                return std::nullopt;
-            return MedianInterval{t.medianMs, t.ciLowMs, t.ciHighMs, 0.95, static_cast<std::size_t>(t.samples)};
+        const auto intervalOf = [](const ResultRecord& r) {
+            return r.ok() ? medianIntervalOf(r.measurement.time) : std::nullopt;
         };
         if (const auto best = intervalOf(*grid.cell(grid.best).record)) {
             for (int x = 0; x < grid.columns(); ++x) {
