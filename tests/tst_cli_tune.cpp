@@ -12,9 +12,12 @@
 #include "ktconvolution.h"
 #include "testprograms.h"
 
+#include <QDir>
 #include <QElapsedTimer>
+#include <QFile>
 #include <QProcess>
 #include <QRegularExpression>
+#include <QStandardPaths>
 #include <QTemporaryDir>
 
 #include <QtTest>
@@ -24,6 +27,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cmath>
+#include <csignal>
 #include <fstream>
 #include <map>
 #include <set>
@@ -139,6 +143,35 @@ Json showJson(const QString& db, const QStringList& extra = {}) {
 }
 
 // The space indices of a session's results in the order they were stored (read directly).
+/// The process of rank `rank` of an MPI job whose command line names `marker` (0: none).
+qint64 mpiRankProcess(int rank, const QString& marker) {
+    const QByteArray wanted = "OMPI_COMM_WORLD_RANK=" + QByteArray::number(rank);
+    for (const QString& entry : QDir(QStringLiteral("/proc")).entryList(QDir::Dirs)) {
+        bool number = false;
+        const qint64 pid = entry.toLongLong(&number);
+        if (!number)
+            continue;
+        QFile cmdline("/proc/" + entry + "/cmdline");
+        QFile environ("/proc/" + entry + "/environ");
+        if (!cmdline.open(QIODevice::ReadOnly) || !environ.open(QIODevice::ReadOnly))
+            continue;
+        if (!cmdline.readAll().split('\0').contains(marker.toUtf8()))
+            continue;
+        if (environ.readAll().split('\0').contains(wanted))
+            return pid;
+    }
+    return 0;
+}
+
+/// What a session stored, per config: status, time and message.
+std::map<std::string, std::string> resultsByConfig(const QString& db) {
+    const ResultStore store = ResultStore::open(db.toStdString(), StoreMode::ReadOnly);
+    std::map<std::string, std::string> byConfig;
+    for (const ResultRecord& r : store.results(store.sessions().back().id))
+        byConfig[configKey(r.config)] = std::string(statusName(r.status())) + " " + std::to_string(r.timeMs());
+    return byConfig;
+}
+
 std::vector<std::uint64_t> storedOrder(const QString& db) {
     const ResultStore store = ResultStore::open(db.toStdString(), StoreMode::ReadOnly);
     std::vector<std::uint64_t> out;
@@ -543,6 +576,84 @@ private slots:
         QVERIFY(a.size() >= 50 && a.size() <= 54);
         QVERIFY(a == b);
         QVERIFY(a != c);
+    }
+
+    void mpiSessionOutlivesALostRank() {
+        // One session across 4 ranks of an MPI job on this machine, each replaying the recording
+        // as if it were a node's GPU; rank 1 is killed midway. Rank 0 notices, hands its configs
+        // to the others, and the session completes with every config once and the results of a
+        // session that ran alone.
+#ifndef TILESCOPE_HAVE_MPI
+        QSKIP("tilescope-cli is built without MPI (libopenmpi-dev)");
+#endif
+        const QString mpirun = QStandardPaths::findExecutable(QStringLiteral("mpirun"));
+        if (mpirun.isEmpty())
+            QSKIP("no mpirun (Debian: openmpi-bin)");
+        QTemporaryDir dir;
+        const QString db = dir.filePath("mpi.db");
+        QProcess job;
+        QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+        env.insert(QStringLiteral("OMPI_ALLOW_RUN_AS_ROOT"), QStringLiteral("1")); // a container's root
+        env.insert(QStringLiteral("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM"), QStringLiteral("1"));
+        job.setProcessEnvironment(env);
+        job.start(mpirun, {"--enable-recovery", "--oversubscribe", "-n", "4", QStringLiteral(TILESCOPE_CLI), "tune",
+                           kTiny, "--backend", "replay:" + kTinyCache, "--mpi", "--db", db, "--replay-delay-ms", "25",
+                           "--mpi-silence", "2"});
+        QVERIFY(job.waitForStarted());
+        QElapsedTimer clock;
+        clock.start();
+        std::uint64_t seen = 0;
+        while (seen < 40 && clock.elapsed() < 60000 && job.state() == QProcess::Running) {
+            QTest::qWait(20);
+            try {
+                const ResultStore store = ResultStore::open(db.toStdString(), StoreMode::ReadOnly);
+                const auto sessions = store.sessions();
+                if (!sessions.empty())
+                    seen = store.resultCount(sessions.back().id);
+            } catch (const std::exception&) {
+                // not created yet
+            }
+        }
+        QVERIFY2(seen >= 40, qPrintable("the job did not get going: " + job.readAllStandardError()));
+        const qint64 rank1 = mpiRankProcess(1, db);
+        QVERIFY2(rank1 > 0, "rank 1 not found");
+        const std::map<std::string, std::string> before = resultsByConfig(db);
+        QVERIFY2(before.size() < 200, "the session got too far before rank 1 was killed");
+        QCOMPARE(::kill(pid_t(rank1), SIGKILL), 0);
+        QVERIFY(job.waitForFinished(120000));
+        const QString out = QString::fromUtf8(job.readAllStandardOutput());
+        const QString err = QString::fromUtf8(job.readAllStandardError());
+        QVERIFY2(out.contains("every config of the space is done"), qPrintable(out + err));
+        QVERIFY2(err.contains(QRegularExpression("rank 1 \\(.*\\) stopped answering")), qPrintable(err));
+
+        // Nothing committed before the kill was lost or changed, and the whole session is what a
+        // session alone stores.
+        const std::map<std::string, std::string> after = resultsByConfig(db);
+        for (const auto& [config, result] : before)
+            QCOMPARE(after.at(config), result);
+        const QString alone = dir.filePath("alone.db");
+        const Run single = cli({"tune", kTiny, "--backend", "replay:" + kTinyCache, "--db", alone});
+        QVERIFY2(single.status == 0, qPrintable(describe(single)));
+        QCOMPARE(after.size(), std::size_t(264));
+        QVERIFY(after == resultsByConfig(alone));
+
+        // Every rank measured (rank 1 until it died); each result names its slot, whose rank the
+        // provenance gives.
+        const ResultStore store = ResultStore::open(db.toStdString(), StoreMode::ReadOnly);
+        const SessionInfo info = store.sessions().back();
+        QCOMPARE(info.state, SessionState::Finished);
+        QCOMPARE(info.backend, "mpi:replay:" + std::filesystem::weakly_canonical(kTinyCache.toStdString()).string());
+        const Json provenance = Json::parse(info.provenanceJson);
+        QCOMPARE(provenance["mpi"]["ranks"].get<int>(), 4);
+        const Json& devices = provenance["devices"];
+        QCOMPARE(devices.size(), std::size_t(4));
+        std::map<int, int> byRank;
+        for (const ResultRecord& r : store.results(info.id))
+            if (r.measurement.device >= 0)
+                ++byRank[devices.at(std::size_t(r.measurement.device))["rank"].get<int>()];
+        QCOMPARE(byRank.size(), std::size_t(4));
+        for (int rank : {0, 2, 3})
+            QVERIFY2(byRank[1] < byRank[rank], "rank 1 measured as much as a rank that lived");
     }
 
     void killedMidRunThenResumed() {

@@ -14,6 +14,9 @@
 #include "measure/analysis/analysisbackend.h"
 #include "measure/cuda/cudabackend.h"
 #include "measure/metricnames.h"
+#ifdef TILESCOPE_HAVE_MPI
+#include "measure/mpi/clusterbackend.h"
+#endif
 #include "measure/replay/replaybackend.h"
 #include "search/strategy.h"
 #include "shapes/dispatchtable.h"
@@ -52,6 +55,10 @@ struct TuneOptions {
     bool resume = false;
     std::size_t shape = 0;
     int replayDelayMs = 0;
+    double replayPace = 0;       ///< testing aid: wall time per replayed config, in recorded benchmark times
+    std::size_t replaySlots = 1; ///< testing aid: replay slots per MPI rank (simulated GPUs)
+    bool mpi = false;            ///< one session across the ranks of an MPI job
+    double mpiSilence = 30;      ///< a rank silent this long is lost
     // --backend cuda
     std::string devices;
     std::string metrics;
@@ -242,8 +249,53 @@ int runShapeSet(const TuneOptions& opt, const TuningProblem& problem, ResultStor
     return kOk;
 }
 
+/// The CUDA backend's settings from the command line, for `devices`; its notes go to stderr
+/// after `who` ("" or "rank 2: ").
+CudaBackendOptions cudaOptions(const TuneOptions& opt, const BackendSpec& spec, const TuningProblem& problem,
+                               std::vector<int> devices, const std::string& who = {}) {
+    CudaBackendOptions cuda;
+    cuda.devices = std::move(devices);
+    cuda.metrics = expandMetricNames(opt.metricsOption->count() > 0 ? splitList(opt.metrics) : problem.metrics);
+    cuda.verify = !opt.noVerify;
+    cuda.seed = opt.seed;
+    cuda.timing.maxSeconds = opt.sampleSeconds;
+    cuda.timing.minSamples = opt.minSamples;
+    if (const std::string why = worker::setL2Context(opt.context, cuda.timing); !why.empty())
+        throw InputError("", "--context", why);
+    cuda.launcher = opt.launcher.empty() ? spec.launcher() : splitCommand(opt.launcher);
+    if (!opt.launcher.empty() && !spec.host.empty())
+        throw InputError("", "--launcher", "give one way to reach the GPUs: ssh://" + spec.host + " or --launcher");
+    cuda.remoteWorker = opt.remoteWorker;
+    cuda.watchdogSeconds = opt.configTimeout;
+    cuda.note = [who](const std::string& text) { std::fprintf(stderr, "%snote: %s\n", who.c_str(), text.c_str()); };
+    return cuda;
+}
+
+ReplayOptions replayOptions(const TuneOptions& opt) {
+    ReplayOptions replay;
+    replay.delay = std::chrono::milliseconds(std::max(0, opt.replayDelayMs));
+    replay.pace = opt.replayPace;
+    return replay;
+}
+
+#ifdef TILESCOPE_HAVE_MPI
+/// The slots of this rank of an MPI job: one per GPU of its share of the node's, or the replays.
+std::vector<std::unique_ptr<Backend>> mpiSlots(const TuneOptions& opt, const BackendSpec& spec, const MpiJob& job,
+                                               const TuningProblem& problem) {
+    std::vector<std::unique_ptr<Backend>> slots;
+    if (spec.kind == BackendSpec::Kind::Replay) {
+        for (std::size_t i = 0; i < opt.replaySlots; ++i)
+            slots.push_back(std::make_unique<ReplayBackend>(spec.recording, replayOptions(opt)));
+        return slots;
+    }
+    const std::string who = job.size() > 1 ? "rank " + std::to_string(job.rank()) + ": " : "";
+    for (int device : localGpus(spec.devices, job.localRank(), job.localSize()))
+        slots.push_back(std::make_unique<CudaBackend>(cudaOptions(opt, spec, problem, {device}, who)));
+    return slots;
+}
+#endif
+
 int runTune(const TuneOptions& opt) {
-    const TuningProblem problem = TuningProblem::load(opt.problemPath);
     BackendSpec spec = parseBackendSpec(opt.backend);
     if (!opt.devices.empty()) {
         if (spec.kind != BackendSpec::Kind::Cuda)
@@ -252,6 +304,44 @@ int runTune(const TuneOptions& opt) {
             throw InputError("", "--devices", "give the devices once: --backend " + opt.backend + " or --devices");
         spec.devices = parseDeviceList(opt.devices);
     }
+
+    // With --mpi, every rank but 0 serves rank 0 from here on; rank 0 makes its backend before
+    // anything can fail, so that the ranks hear from it (at worst that they may go).
+#ifdef TILESCOPE_HAVE_MPI
+    std::unique_ptr<MpiJob> mpi; // finalized after the backend tells the ranks to go
+#endif
+    std::unique_ptr<Backend> backend;
+    if (opt.mpi) {
+        if (spec.kind == BackendSpec::Kind::Analysis)
+            throw InputError("", "--mpi", "an MPI job measures on GPUs or replays a recording; analysis needs no job");
+        if (!spec.host.empty() || !opt.launcher.empty())
+            throw InputError("", "--mpi",
+                             "the ranks of an MPI job drive their own node's GPUs: no ssh:// or --launcher");
+#ifdef TILESCOPE_HAVE_MPI
+        mpi = std::make_unique<MpiJob>(nullptr, nullptr);
+        ClusterOptions cluster;
+        cluster.silenceSeconds = opt.mpiSilence;
+        cluster.note = [rank = mpi->rank()](const std::string& text) {
+            std::fprintf(stderr, "%snote: %s\n", rank == 0 ? "" : ("rank " + std::to_string(rank) + ": ").c_str(),
+                         text.c_str());
+        };
+        SlotFactory slots = [&opt, &spec, job = mpi.get()](const TuningProblem& p) {
+            return mpiSlots(opt, spec, *job, p);
+        };
+        if (mpi->rank() != 0)
+            return serveClusterRank(*mpi, slots, cluster);
+        backend = std::make_unique<ClusterBackend>(*mpi, slots, cluster);
+        if (mpi->size() > 1 && !mpi->survivesLostRanks())
+            std::fprintf(stderr, "note: without mpirun --enable-recovery, a rank that dies ends the whole job (what "
+                                 "is stored stays; --resume continues)\n");
+#else
+        throw InputError("", "--mpi",
+                         "this tilescope-cli was built without MPI: install Open MPI (Debian: libopenmpi-dev) and "
+                         "build again");
+#endif
+    }
+
+    const TuningProblem problem = TuningProblem::load(opt.problemPath);
     if (spec.compiles())
         problem.requireLaunchable(); // before any work
     for (const std::size_t shape : shapeList(opt, problem)) {
@@ -261,42 +351,24 @@ int runTune(const TuneOptions& opt) {
     }
 
     // The backend.
-    std::unique_ptr<Backend> backend;
-    switch (spec.kind) {
-    case BackendSpec::Kind::Replay: {
-        ReplayOptions replay;
-        replay.delay = std::chrono::milliseconds(std::max(0, opt.replayDelayMs));
-        backend = std::make_unique<ReplayBackend>(spec.recording, replay);
-        break;
-    }
-    case BackendSpec::Kind::Cuda: {
-        CudaBackendOptions cuda;
-        cuda.devices = spec.devices;
-        cuda.metrics = expandMetricNames(opt.metricsOption->count() > 0 ? splitList(opt.metrics) : problem.metrics);
-        cuda.verify = !opt.noVerify;
-        cuda.seed = opt.seed;
-        cuda.timing.maxSeconds = opt.sampleSeconds;
-        cuda.timing.minSamples = opt.minSamples;
-        if (const std::string why = worker::setL2Context(opt.context, cuda.timing); !why.empty())
-            throw InputError("", "--context", why);
-        cuda.launcher = opt.launcher.empty() ? spec.launcher() : splitCommand(opt.launcher);
-        if (!opt.launcher.empty() && !spec.host.empty())
-            throw InputError("", "--launcher", "give one way to reach the GPUs: ssh://" + spec.host + " or --launcher");
-        cuda.remoteWorker = opt.remoteWorker;
-        cuda.watchdogSeconds = opt.configTimeout;
-        cuda.note = [](const std::string& text) { std::fprintf(stderr, "note: %s\n", text.c_str()); };
-        backend = std::make_unique<CudaBackend>(std::move(cuda));
-        break;
-    }
-    case BackendSpec::Kind::Analysis:
-        backend = std::make_unique<AnalysisBackend>(spec.arch);
-        break;
+    if (!backend) {
+        switch (spec.kind) {
+        case BackendSpec::Kind::Replay:
+            backend = std::make_unique<ReplayBackend>(spec.recording, replayOptions(opt));
+            break;
+        case BackendSpec::Kind::Cuda:
+            backend = std::make_unique<CudaBackend>(cudaOptions(opt, spec, problem, spec.devices));
+            break;
+        case BackendSpec::Kind::Analysis:
+            backend = std::make_unique<AnalysisBackend>(spec.arch);
+            break;
+        }
     }
 
     SessionOptions options;
     options.seed = opt.seed;
     options.resume = opt.resume;
-    options.backendLabel = spec.label();
+    options.backendLabel = (opt.mpi ? "mpi:" : "") + spec.label();
     if (spec.kind == BackendSpec::Kind::Analysis)
         options.arch = spec.arch;
     if (opt.budgetOption->count() > 0)
@@ -669,7 +741,6 @@ void registerTune(CLI::App& app) {
                     "restarted (default: derived from --sample-time)")
         ->check(positiveNumber())
         ->group("CUDA backend");
-    // A testing aid, hidden from --help: wall time per replayed config, so that a test can kill a run midway.
     cmd->add_option("--confirm", opt->confirm,
                     "After the search, measure the best N configs again, interleaved, and keep the new timings, so "
                     "that the winner is not a lucky sample; says which cannot be told from the winner (0: off; not "
@@ -681,7 +752,19 @@ void registerTune(CLI::App& app) {
                     "each, and gives each a bootstrap 95 % interval of its median")
         ->capture_default_str()
         ->check(wholeNumber(1, 1000));
+    cmd->add_flag("--mpi", opt->mpi,
+                  "One session across the ranks of an MPI job (mpirun --enable-recovery -n N tilescope-cli tune "
+                  "... --mpi): rank 0 runs the strategy, compiles and is the only writer of --db; every rank "
+                  "measures on its node's GPUs of --backend cuda:DEVICES (ranks that share a node share them out). "
+                  "A rank that dies loses only the configs it held")
+        ->group("Several GPUs and clusters");
+    // Testing aids, hidden from --help: wall time per replayed config (a fixed delay, so that a
+    // test can kill a run midway, or a multiple of the recorded benchmark time, for measuring
+    // scaling), replay slots per MPI rank, how long a rank may be silent.
     cmd->add_option("--replay-delay-ms", opt->replayDelayMs)->check(wholeNumber(0, 3'600'000))->group("");
+    cmd->add_option("--replay-pace", opt->replayPace)->check(CLI::Range(0.0, 1000.0))->group("");
+    cmd->add_option("--replay-slots", opt->replaySlots)->check(wholeNumber(1, 1024))->group("");
+    cmd->add_option("--mpi-silence", opt->mpiSilence)->check(positiveNumber())->group("");
     cmd->footer("Without --budget, --fraction or --max-time, the problem's T1 Budget applies (none: the whole "
                 "space). Ctrl-C stops after the results in hand; --resume continues.\n"
                 "Exit status: 0 done, 2 bad input, 130 interrupted (resumable).");

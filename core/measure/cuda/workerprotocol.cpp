@@ -519,6 +519,17 @@ Result decodeResult(const Frame& frame) {
     });
 }
 
+std::string staticInfoJson(const StaticInfo& info) {
+    return staticJson(info).dump();
+}
+
+StaticInfo staticInfoOf(std::string_view text) {
+    const json j = json::parse(text, nullptr, false);
+    if (!j.is_object())
+        throw std::runtime_error("static info that is not a JSON object");
+    return staticOf(j);
+}
+
 std::string provenanceJson(const DeviceInfo& device) {
     return deviceJson(device).dump();
 }

@@ -167,6 +167,11 @@ Opened decodeOpened(const Frame& frame);
 Measure decodeMeasure(const Frame& frame); ///< the cubin stays in frame.blob
 Result decodeResult(const Frame& frame);
 
+/// A compile's static info as a JSON object, and back (other channels that carry compiles: the
+/// MPI ranks of core/measure/mpi). The decode throws std::runtime_error for text that is not one.
+std::string staticInfoJson(const StaticInfo& info);
+StaticInfo staticInfoOf(std::string_view json);
+
 /// The DeviceInfo as a JSON object (for a session's provenance).
 std::string provenanceJson(const DeviceInfo& device);
 

@@ -192,14 +192,18 @@ void ReplayBackend::measure(std::span<const MeasureItem> items, const MeasureCon
             sink(i, std::move(m));
             continue;
         }
-        if (s.options.delay.count() > 0) {
+        const auto it = s.table.find(items[i].index);
+        auto wait = std::chrono::duration_cast<std::chrono::steady_clock::duration>(s.options.delay);
+        if (s.options.pace > 0 && it != s.table.end())
+            wait += std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                std::chrono::duration<double>(s.options.pace * it->second.benchmarkSeconds));
+        if (wait.count() > 0) {
             // Sleep in slices so that cancelling is prompt.
-            const auto until = std::chrono::steady_clock::now() + s.options.delay;
+            const auto until = std::chrono::steady_clock::now() + wait;
             while (std::chrono::steady_clock::now() < until && !(control.cancel && control.cancel->load()))
                 std::this_thread::sleep_for(std::min<std::chrono::steady_clock::duration>(
                     std::chrono::milliseconds(5), until - std::chrono::steady_clock::now()));
         }
-        const auto it = s.table.find(items[i].index);
         if (it == s.table.end()) {
             m.status = ResultStatus::Skipped;
             m.message = "absent from the recording";

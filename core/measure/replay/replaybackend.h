@@ -23,6 +23,10 @@ struct ReplayOptions {
     /// Testing aid: wall time spent per config, so that a replayed run lasts long enough to be
     /// interrupted (the CLI's hidden --replay-delay-ms). Cancellation cuts it short.
     std::chrono::milliseconds delay{0};
+    /// Spend this many times each config's recorded benchmark time as wall time (0: none): a
+    /// worker that is as busy as the recorded GPU was, for measuring how a session scales with
+    /// workers (the CLI's hidden --replay-pace). Added to `delay`.
+    double pace = 0;
     /// Which session of a database to replay; default: the newest that matches the problem.
     std::optional<std::int64_t> session;
 };

@@ -1,0 +1,107 @@
+#pragma once
+
+// Measuring on the GPUs of several machines as one MPI job (Open MPI):
+//
+//     mpirun --enable-recovery -n N tilescope-cli tune PROBLEM --mpi ...
+//
+// Every rank starts the same command. Rank 0 runs the session: the strategy, the compiles (its
+// NVRTC pool and cache; cubins travel to the ranks, which need the driver and tilescope-worker,
+// not the toolkit) and the results database, of which it is the only writer. Each rank, rank 0
+// included, drives its node's GPUs through their workers: one slot per GPU, one config at a time,
+// on a thread of its own. Rank 0 hands out configs one by one to whichever slot is idle, so a
+// fast GPU takes more and no slot waits for a batch's slowest config.
+//
+// A rank that dies (its node, its process) loses only the configs it had in hand: rank 0 notices
+// its silence (ranks say they are alive every second) and hands those configs to the other
+// slots. The job survives a dead rank only when mpirun was told to (--enable-recovery); without
+// it mpirun ends every rank, and what rank 0 committed stays for --resume.
+//
+// MPI is called from one thread per process (MPI_THREAD_FUNNELED): rank 0's session thread, the
+// other ranks' main thread.
+
+#include "measure/backend.h"
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace tilescope {
+
+/// This process's place in the MPI job: MPI_Init on construction, MPI_Finalize on destruction.
+/// Started outside mpirun it is a job of one rank.
+class MpiJob {
+public:
+    MpiJob(int* argc, char*** argv);
+    ~MpiJob();
+    MpiJob(const MpiJob&) = delete;
+    MpiJob& operator=(const MpiJob&) = delete;
+
+    int rank() const { return m_rank; }
+    int size() const { return m_size; }
+    /// Among the ranks of this node: ranks that share a node share its GPUs out (localGpus).
+    int localRank() const { return m_localRank; }
+    int localSize() const { return m_localSize; }
+    const std::string& host() const { return m_host; }
+    /// Whether mpirun keeps the job going when a rank dies (--enable-recovery).
+    bool survivesLostRanks() const;
+
+private:
+    int m_rank = 0;
+    int m_size = 1;
+    int m_localRank = 0;
+    int m_localSize = 1;
+    std::string m_host;
+};
+
+/// The share of `devices` (a node's GPUs) of the rank at `localRank` among `localSize` ranks on
+/// that node: every localSize-th device, from the localRank-th. All of them for a rank alone.
+std::vector<int> localGpus(const std::vector<int>& devices, int localRank, int localSize);
+
+/// Makes the backends that measure on this node for `problem`: one per slot (a GPU, or a
+/// replay), each used by one thread at a time. Called once, at the first open.
+using SlotFactory = std::function<std::vector<std::unique_ptr<Backend>>(const TuningProblem& problem)>;
+
+struct ClusterOptions {
+    /// A rank silent this long while it holds configs is lost; they go to other slots.
+    double silenceSeconds = 30;
+    /// Notes for people (a rank lost, a rank without GPUs), each said once.
+    std::function<void(const std::string&)> note;
+};
+
+/// Rank 0's backend: measures on its own slots and on every other rank's. Opening tells each
+/// rank the problem (its text: the ranks need no copy of the file) and shape; every rank opens
+/// its slots; a rank whose slots cannot open is left out with a note. Make it first thing on
+/// rank 0: until it is destroyed (or quit() called), the other ranks wait for it.
+class ClusterBackend : public Backend {
+public:
+    ClusterBackend(MpiJob& job, SlotFactory makeSlots, ClusterOptions options = {});
+    /// Tells the ranks to exit (quit()).
+    ~ClusterBackend() override;
+    ClusterBackend(const ClusterBackend&) = delete;
+    ClusterBackend& operator=(const ClusterBackend&) = delete;
+
+    /// Throws InputError when no slot of any rank can measure (every reason given).
+    BackendInfo open(const TuningProblem& problem, std::size_t shapeIndex, const ConfigSpace& space) override;
+    /// Throws std::runtime_error when every slot is lost with configs left to measure: what was
+    /// stored stays, and --resume continues once the ranks are back.
+    void measure(std::span<const MeasureItem> items, const MeasureControl& control, const MeasureSink& sink) override;
+    void close() override;
+    /// Tells every rank still alive to exit. Called by the destructor; safe to call twice.
+    void quit();
+
+    /// Ranks lost so far, and configs handed out again because of them.
+    int ranksLost() const;
+    std::size_t configsReassigned() const;
+
+private:
+    struct Impl;
+    std::unique_ptr<Impl> m_impl;
+};
+
+/// A rank other than 0: waits for rank 0's requests, opens the slots `makeSlots` builds,
+/// measures the configs it is handed and sends each result back, until rank 0 says quit (or
+/// stays silent for a long time: rank 0 is gone). Returns the process's exit status.
+int serveClusterRank(MpiJob& job, const SlotFactory& makeSlots, ClusterOptions options = {});
+
+} // namespace tilescope
