@@ -656,6 +656,53 @@ private slots:
             QVERIFY2(byRank[1] < byRank[rank], "rank 1 measured as much as a rank that lived");
     }
 
+    void slurmPartsJoinIntoOneSession() {
+        // An exhaustive sweep split over the 4 tasks of a job array (tune --part I/4, one database
+        // each), merged with import in any order: one session, whose results are those of the
+        // sweep run as one session.
+        QTemporaryDir dir;
+        QStringList tasks;
+        for (int i = 1; i <= 4; ++i) {
+            const QString db = dir.filePath(QStringLiteral("task-%1.db").arg(i));
+            const Run task = cli({"tune", kTiny, "--backend", "replay:" + kTinyCache, "--part",
+                                  QStringLiteral("%1/4").arg(i), "--db", db});
+            QVERIFY2(task.status == 0, qPrintable(describe(task)));
+            QVERIFY2(task.out.contains(QStringLiteral("every config of part %1 of 4 is done").arg(i)),
+                     qPrintable(task.out));
+            tasks << db;
+        }
+        const QString merged = dir.filePath("merged.db");
+        const Run import = cli({"import", tasks[3], tasks[1], tasks[0], tasks[2], "--db", merged});
+        QVERIFY2(import.status == 0, qPrintable(describe(import)));
+        QVERIFY2(import.out.contains("joined from 4 of 4 parts"), qPrintable(import.out));
+        const QString alone = dir.filePath("alone.db");
+        QCOMPARE(cli({"tune", kTiny, "--backend", "replay:" + kTinyCache, "--db", alone}).status, 0);
+        {
+            const ResultStore store = ResultStore::open(merged.toStdString(), StoreMode::ReadOnly);
+            QCOMPARE(store.sessions().size(), std::size_t(1));
+            const Json provenance = Json::parse(store.sessions().front().provenanceJson);
+            QCOMPARE(provenance["parts"].size(), std::size_t(4));
+            QVERIFY(!provenance.contains("part"));
+        }
+        const std::map<std::string, std::string> joined = resultsByConfig(merged);
+        QCOMPARE(joined.size(), std::size_t(264));
+        QVERIFY(joined == resultsByConfig(alone));
+        // Importing the tasks again adds nothing; three parts say which one is missing.
+        const Run again = cli({"import", tasks[0], tasks[1], tasks[2], tasks[3], "--db", merged});
+        QVERIFY2(again.out.contains("0 sessions imported, 1 already there"), qPrintable(again.out));
+        const Run three = cli({"import", tasks[0], tasks[1], tasks[2], "--db", dir.filePath("three.db")});
+        QVERIFY2(three.out.contains("joined from 3 of 4 parts (missing: 4)"), qPrintable(three.out));
+        // Only an exhaustive sweep splits.
+        const Run random = cli({"tune", kTiny, "--backend", "replay:" + kTinyCache, "--part", "1/4", "--strategy",
+                                "random", "--db", dir.filePath("r.db")});
+        QCOMPARE(random.status, 2);
+        QVERIFY2(random.err.contains("only an exhaustive sweep splits into parts"), qPrintable(random.err));
+        const Run bad =
+            cli({"tune", kTiny, "--backend", "replay:" + kTinyCache, "--part", "0/4", "--db", dir.filePath("b.db")});
+        QCOMPARE(bad.status, 2);
+        QVERIFY2(bad.err.contains("--part: '0/4' is not I/N"), qPrintable(bad.err));
+    }
+
     void killedMidRunThenResumed() {
         QTemporaryDir dir;
         const QString db = dir.filePath("k.db");

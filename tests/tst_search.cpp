@@ -64,6 +64,36 @@ private slots:
         QVERIFY(s.propose(10).empty());
     }
 
+    void exhaustivePartsCoverTheSpaceOnce() {
+        // A sweep split in 3 (tune --part): each part visits its own indices in order, together
+        // every config once; a part resumed with some of its configs done skips them and still ends.
+        std::vector<int> seen(m_space.size(), 0);
+        for (std::uint64_t part = 0; part < 3; ++part) {
+            StrategyContext context = contextFor(m_space);
+            context.partIndex = part;
+            context.partCount = 3;
+            ExhaustiveStrategy s(context);
+            const auto mine = drain(s, 7);
+            QVERIFY(s.done());
+            for (std::size_t i = 0; i < mine.size(); ++i) {
+                QCOMPARE(mine[i], part + 3 * i);
+                ++seen[mine[i]];
+            }
+        }
+        QVERIFY(std::all_of(seen.begin(), seen.end(), [](int n) { return n == 1; }));
+        StrategyContext context = contextFor(m_space);
+        context.partIndex = 1;
+        context.partCount = 3;
+        ExhaustiveStrategy resumed(context);
+        const std::vector<Observation> prior = {priorObservation(1), priorObservation(4),
+                                                priorObservation(5)}; // 5 is another part's
+        resumed.observe(prior);
+        const auto rest = drain(resumed, 50);
+        QCOMPARE(rest.size(), std::size_t((m_space.size() - 1 + 2) / 3 - 2));
+        QVERIFY(std::find(rest.begin(), rest.end(), std::uint64_t(4)) == rest.end());
+        QVERIFY(resumed.done());
+    }
+
     void randomIsAPermutation_data() {
         QTest::addColumn<std::uint64_t>("seed");
         QTest::addColumn<int>("batch");

@@ -38,31 +38,46 @@ int runImport(const ImportOptions& opt) {
     if (!opt.keepDuplicates)
         for (const SessionInfo& s : store.sessions())
             held.emplace(sessionFingerprint({s, store.results(s.id)}), s.id);
+    // The parts of a sweep split across tasks (tune --part) become one session.
+    std::vector<SessionData> all;
+    std::vector<const Read*> readOf; // per session read
+    for (Read& read : reads)
+        for (SessionData& data : read.sessions) {
+            all.push_back(std::move(data));
+            readOf.push_back(&read);
+        }
+    std::vector<std::vector<std::size_t>> from;
+    std::vector<SessionData> sessions = joinParts(std::move(all), &from);
+
     std::size_t imported = 0;
     std::size_t skipped = 0;
-    for (Read& read : reads) {
-        for (SessionData& data : read.sessions) {
-            const std::size_t n = data.results.size();
-            const std::string kernel = data.info.kernel;
-            const std::string fingerprint = opt.keepDuplicates ? std::string() : sessionFingerprint(data);
-            if (const auto it = held.find(fingerprint); it != held.end()) {
-                std::printf("skipped %s results of %s%s: the same as session %lld of %s\n",
-                            formatCount(double(n)).c_str(), read.file.c_str(),
-                            read.format == RecordingFormat::TilescopeDatabase
-                                ? (" (session " + std::to_string(data.info.id) + ")").c_str()
-                                : "",
-                            static_cast<long long>(it->second), opt.db.c_str());
-                ++skipped;
-                continue;
-            }
-            const std::int64_t id = importSession(store, std::move(data), read.file);
-            if (!opt.keepDuplicates)
-                held.emplace(fingerprint, id);
-            ++imported;
-            std::printf("imported %s results of %s (%s%s) as session %lld\n", formatCount(double(n)).c_str(),
-                        read.file.c_str(), recordingFormatName(read.format).c_str(),
-                        kernel.empty() ? "" : (", kernel " + kernel).c_str(), static_cast<long long>(id));
+    for (std::size_t k = 0; k < sessions.size(); ++k) {
+        SessionData& data = sessions[k];
+        const Read& read = *readOf[from[k].front()];
+        std::string source = read.file;
+        for (std::size_t j = 1; j < from[k].size(); ++j)
+            source += " + " + readOf[from[k][j]]->file;
+        const std::size_t n = data.results.size();
+        const std::string kernel = data.info.kernel;
+        const std::string joined = from[k].size() > 1 ? "; " + data.info.message : std::string();
+        const std::string fingerprint = opt.keepDuplicates ? std::string() : sessionFingerprint(data);
+        if (const auto it = held.find(fingerprint); it != held.end()) {
+            std::printf("skipped %s results of %s%s: the same as session %lld of %s\n", formatCount(double(n)).c_str(),
+                        source.c_str(),
+                        read.format == RecordingFormat::TilescopeDatabase && from[k].size() == 1
+                            ? (" (session " + std::to_string(data.info.id) + ")").c_str()
+                            : "",
+                        static_cast<long long>(it->second), opt.db.c_str());
+            ++skipped;
+            continue;
         }
+        const std::int64_t id = importSession(store, std::move(data), source);
+        if (!opt.keepDuplicates)
+            held.emplace(fingerprint, id);
+        ++imported;
+        std::printf("imported %s results of %s (%s%s%s) as session %lld\n", formatCount(double(n)).c_str(),
+                    source.c_str(), recordingFormatName(read.format).c_str(),
+                    kernel.empty() ? "" : (", kernel " + kernel).c_str(), joined.c_str(), static_cast<long long>(id));
     }
     if (opt.files.size() > 1 || skipped > 0)
         std::printf("%s: %zu session%s imported, %zu already there\n", opt.db.c_str(), imported,
@@ -79,7 +94,7 @@ void registerImport(CLI::App& app) {
                                                  "once, with its provenance");
     cmd->add_option("files", opt->files,
                     "The recordings (several merge into one database: the databases of a Slurm job array's tasks, "
-                    "say)")
+                    "say; the parts of a sweep split with tune --part become one session)")
         ->required();
     cmd->add_option("--db", opt->db, "The results database (created when missing)")->required();
     cmd->add_flag("--keep-duplicates", opt->keepDuplicates,

@@ -58,6 +58,7 @@ struct TuneOptions {
     double replayPace = 0;       ///< testing aid: wall time per replayed config, in recorded benchmark times
     std::size_t replaySlots = 1; ///< testing aid: replay slots per MPI rank (simulated GPUs)
     bool mpi = false;            ///< one session across the ranks of an MPI job
+    std::string part;            ///< "I/N": one part of an exhaustive sweep split across tasks
     double mpiSilence = 30;      ///< a rank silent this long is lost
     // --backend cuda
     std::string devices;
@@ -369,6 +370,24 @@ int runTune(const TuneOptions& opt) {
     options.seed = opt.seed;
     options.resume = opt.resume;
     options.backendLabel = (opt.mpi ? "mpi:" : "") + spec.label();
+    if (!opt.part.empty()) {
+        const std::size_t slash = opt.part.find('/');
+        std::uint64_t index = 0;
+        std::uint64_t count = 0;
+        const char* text = opt.part.data();
+        const auto a = std::from_chars(text, text + (slash == std::string::npos ? opt.part.size() : slash), index);
+        const auto b = slash == std::string::npos ? std::from_chars_result{text, std::errc::invalid_argument}
+                                                  : std::from_chars(text + slash + 1, text + opt.part.size(), count);
+        if (a.ec != std::errc() || b.ec != std::errc() || a.ptr != text + slash || b.ptr != text + opt.part.size() ||
+            count < 1 || index < 1 || index > count)
+            throw InputError("", "--part", "'" + opt.part + "' is not I/N with 1 <= I <= N (e.g. 2/4)");
+        if (!opt.shapes.empty())
+            throw InputError("", "--part", "a split sweep tunes one shape (a job array runs one shape per task)");
+        options.partIndex = index - 1;
+        options.partCount = count;
+        if (count > 1)
+            options.backendLabel += " (part " + opt.part + ")";
+    }
     if (spec.kind == BackendSpec::Kind::Analysis)
         options.arch = spec.arch;
     if (opt.budgetOption->count() > 0)
@@ -757,6 +776,11 @@ void registerTune(CLI::App& app) {
                   "... --mpi): rank 0 runs the strategy, compiles and is the only writer of --db; every rank "
                   "measures on its node's GPUs of --backend cuda:DEVICES (ranks that share a node share them out). "
                   "A rank that dies loses only the configs it held")
+        ->group("Several GPUs and clusters");
+    cmd->add_option("--part", opt->part,
+                    "I/N: evaluate part I of N of an exhaustive sweep (the configs whose index is I-1 modulo N), "
+                    "for a Slurm job array with one database per task; `import` joins the parts into one session "
+                    "(SLURM_ARRAY_TASK_ID gives I-1)")
         ->group("Several GPUs and clusters");
     // Testing aids, hidden from --help: wall time per replayed config (a fixed delay, so that a
     // test can kill a run midway, or a multiple of the recorded benchmark time, for measuring

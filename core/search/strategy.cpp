@@ -90,12 +90,16 @@ std::string Budget::describe() const {
 // Exhaustive
 
 ExhaustiveStrategy::ExhaustiveStrategy(const StrategyContext& context)
-    : m_size(context.space->size()) {}
+    : m_size(context.space->size())
+    , m_step(std::max<std::uint64_t>(1, context.partCount))
+    , m_part(context.partIndex % m_step)
+    , m_next(m_part) {}
 
 std::vector<std::uint64_t> ExhaustiveStrategy::propose(std::size_t count) {
     std::vector<std::uint64_t> out;
     while (out.size() < count && m_next < m_size) {
-        const std::uint64_t i = m_next++;
+        const std::uint64_t i = m_next;
+        m_next += m_step;
         if (m_seen.erase(i) > 0)
             continue;
         out.push_back(i);
@@ -106,14 +110,15 @@ std::vector<std::uint64_t> ExhaustiveStrategy::propose(std::size_t count) {
 void ExhaustiveStrategy::observe(std::span<const Observation> observations) {
     // Only configs not yet proposed matter: those the walk has passed are never proposed again.
     for (const Observation& o : observations) {
-        if (o.index >= m_next && o.index < m_size)
+        if (o.index >= m_next && o.index < m_size && o.index % m_step == m_part)
             m_seen.insert(o.index);
     }
 }
 
 bool ExhaustiveStrategy::done() const {
     // Every config not yet walked may have been seen already: then nothing is left.
-    return m_next + m_seen.size() >= m_size;
+    const std::uint64_t left = m_next < m_size ? (m_size - m_next + m_step - 1) / m_step : 0;
+    return left <= m_seen.size();
 }
 
 // Random

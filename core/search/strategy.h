@@ -74,6 +74,10 @@ struct StrategyContext {
     std::uint64_t seed = 0;
     Budget budget;
     std::uint64_t configLimit = 0; ///< budget.configLimit(space->size())
+    /// One part of a sweep split across tasks (a Slurm job array): the exhaustive strategy visits
+    /// only the indices i with i % partCount == partIndex. Others ignore it (the session refuses them).
+    std::uint64_t partIndex = 0;
+    std::uint64_t partCount = 1;
     /// Static features of any config of the space, compiling it when needed (cached); empty when
     /// the session does not compile. For strategies that rank candidates before measuring them.
     std::function<std::optional<StaticFeatures>(std::uint64_t index)> staticFeatures;
@@ -98,7 +102,7 @@ public:
     virtual bool done() const = 0;
 };
 
-/// Visits every config in index order.
+/// Visits every config in index order (of its part, when the sweep is split).
 class ExhaustiveStrategy : public Strategy {
 public:
     explicit ExhaustiveStrategy(const StrategyContext& context);
@@ -109,6 +113,8 @@ public:
 
 private:
     std::uint64_t m_size;
+    std::uint64_t m_step = 1; // the part's stride (StrategyContext::partCount)
+    std::uint64_t m_part = 0; // its first index
     std::uint64_t m_next = 0;
     std::unordered_set<std::uint64_t> m_seen; // observed before their turn (resume)
 };
@@ -149,8 +155,8 @@ std::unique_ptr<Strategy> makeStrategy(std::string_view name, const StrategyCont
 
 /// `inner`, after `first` (space indices, repeats and ones out of the space dropped): those are
 /// proposed first, in order, and their results reach `inner` as prior observations, so it learns
-/// from them and never proposes them (it starts once they are all back). For seeding a shape's search with the winners of the
-/// shapes tuned before it.
+/// from them and never proposes them (it starts once they are all back). For seeding a shape's search with the winners
+/// of the shapes tuned before it.
 std::unique_ptr<Strategy> seededStrategy(std::unique_ptr<Strategy> inner, std::vector<std::uint64_t> first,
                                          std::uint64_t spaceSize);
 

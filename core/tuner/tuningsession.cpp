@@ -375,6 +375,14 @@ struct TuningSession::Run {
             makeStrategy(options.strategy, probe); // throws the InputError listing the names
         }
 
+        if (options.partCount > 1 && strategyName != "exhaustive")
+            throw InputError("", "--part",
+                             "only an exhaustive sweep splits into parts (the " + strategyName +
+                                 " strategy chooses configs from what it measured): run one session across the GPUs "
+                                 "instead (--mpi)");
+        if (options.partIndex >= std::max<std::uint64_t>(1, options.partCount))
+            throw InputError("", "--part", "the part must be one of 1 to " + std::to_string(options.partCount));
+
         info.kernel = pr.kernelName;
         info.problemJson = pr.toJson();
         info.problemHash = Sha256::hex(Sha256::hash(info.problemJson));
@@ -403,6 +411,8 @@ struct TuningSession::Run {
         provenance["backend"] = backend.description;
         if (compiling)
             provenance["nvrtc_version"] = nvrtcVersionString();
+        if (options.partCount > 1)
+            provenance["part"] = {{"index", options.partIndex + 1}, {"count", options.partCount}};
         info.provenanceJson = provenance.dump();
         info.objectiveName = objective->enabled() ? objective->name() : "";
         info.spaceSize = space.size();
@@ -428,7 +438,14 @@ struct TuningSession::Run {
         context.space = &space;
         context.seed = options.seed;
         context.budget = options.budget;
-        context.configLimit = options.budget.configLimit(space.size());
+        context.partIndex = options.partIndex;
+        context.partCount = std::max<std::uint64_t>(1, options.partCount);
+        // The configs of this session's part of the space (all of it unless split).
+        const std::uint64_t partSize =
+            space.size() > context.partIndex
+                ? (space.size() - context.partIndex + context.partCount - 1) / context.partCount
+                : 0;
+        context.configLimit = std::min(options.budget.configLimit(space.size()), partSize);
         if (compiling) {
             context.staticFeatures = [this](std::uint64_t index) -> std::optional<StaticFeatures> {
                 if (index >= space.size())
@@ -458,7 +475,7 @@ struct TuningSession::Run {
                     first.push_back(*index);
             strategy = seededStrategy(std::move(strategy), std::move(first), space.size());
         }
-        progress.total = std::min<std::uint64_t>(context.configLimit, space.size());
+        progress.total = std::min<std::uint64_t>(context.configLimit, partSize);
 
         // Prior results: counted, and observed by the strategy, which then never proposes them.
         std::vector<Observation> observations;
@@ -519,7 +536,10 @@ struct TuningSession::Run {
             }
             if (queue.empty()) {
                 if (stopReason.empty()) {
-                    if (progress.done >= space.size())
+                    if (options.partCount > 1 && strategy->done())
+                        stopReason = "every config of part " + std::to_string(options.partIndex + 1) + " of " +
+                                     std::to_string(options.partCount) + " is done";
+                    else if (progress.done >= space.size())
                         stopReason = "every config of the space is done";
                     else if (progress.done + placeholders.size() >= space.size())
                         stopReason =

@@ -76,6 +76,13 @@ struct SessionOptions {
     /// out); the strategy learns from their results. For a shape set: the winners of the shapes
     /// tuned before.
     std::vector<ConfigValues> firstConfigs;
+    /// One part of an exhaustive sweep split across tasks (a Slurm job array): this session
+    /// evaluates the configs whose space index i has i % partCount == partIndex (0-based), and
+    /// records the part in its provenance ("part": {"index": 1-based, "count"}); `import` joins
+    /// the parts into one session. partCount 1: the whole space. Only the exhaustive strategy
+    /// splits (InputError otherwise): the others choose from what they measured.
+    std::uint64_t partIndex = 0;
+    std::uint64_t partCount = 1;
     /// Stop proposing when the regime says further search cannot pay (the best near the
     /// roofline, or the measured configs flat against their noise; analysis/regime.h). Off
     /// when unset.

@@ -307,10 +307,11 @@ public:
     /// Used by the MPI thread only while the slot is idle.
     Backend& backend() { return *m_backend; }
 
+    /// Queues a config; the slot measures its configs one at a time, in order.
     void start(SlotJob job) {
         {
             std::lock_guard lock(m_mutex);
-            m_job = std::move(job);
+            m_jobs.push_back(std::move(job));
         }
         m_wake.notify_all();
     }
@@ -321,11 +322,11 @@ private:
             SlotJob job;
             {
                 std::unique_lock lock(m_mutex);
-                m_wake.wait(lock, [&] { return m_stop || m_job.has_value(); });
+                m_wake.wait(lock, [&] { return m_stop || !m_jobs.empty(); });
                 if (m_stop)
                     return;
-                job = std::move(*m_job);
-                m_job.reset();
+                job = std::move(m_jobs.front());
+                m_jobs.pop_front();
             }
             MeasureControl control;
             control.perConfigSeconds = job.perConfigSeconds;
@@ -357,7 +358,7 @@ private:
     const std::atomic<bool>& m_cancel;
     std::mutex m_mutex;
     std::condition_variable m_wake;
-    std::optional<SlotJob> m_job;
+    std::deque<SlotJob> m_jobs; // the first is next; a rank gets its next config while one runs
     bool m_stop = false;
     std::thread m_thread; // last: starts once the rest is built
 };
@@ -459,8 +460,11 @@ struct ClusterBackend::Impl {
     /// A slot of the job that can measure: local (rank 0) or another rank's.
     struct Slot {
         int rank = 0;
-        int index = 0; ///< within its rank
-        bool busy = false;
+        int index = 0;    ///< within its rank
+        int inFlight = 0; ///< configs handed to it and not yet back
+        /// How many it may hold: another rank's slot gets its next config while one runs, so
+        /// that it never waits for the round trip to rank 0.
+        int depth() const { return rank == 0 ? 1 : 2; }
     };
     std::vector<Slot> slots; // after open; its order is the provenance's "devices"
     std::uint64_t nextId = 1;
@@ -590,7 +594,7 @@ BackendInfo ClusterBackend::open(const TuningProblem& problem, std::size_t shape
     auto take = [&](int rank, const std::vector<SlotOpen>& opened) {
         for (std::size_t i = 0; i < opened.size(); ++i) {
             if (opened[i].info) {
-                d.slots.push_back(Impl::Slot{rank, int(i), false});
+                d.slots.push_back(Impl::Slot{rank, int(i), 0});
                 infos.push_back(*opened[i].info);
                 slotRanks.push_back(rank);
             } else {
@@ -640,7 +644,7 @@ BackendInfo ClusterBackend::open(const TuningProblem& problem, std::size_t shape
         device["host"] = slotRanks[i] == 0 ? d.job.host() : d.ranks.at(slotRanks[i]).host;
         devices.push_back(std::move(device));
     }
-    info.preferredBatch = std::max(batch, 2 * infos.size());
+    info.preferredBatch = std::max(batch, 4 * infos.size());
     json provenance = json::parse(info.provenanceJson, nullptr, false);
     if (!provenance.is_object())
         provenance = json::object();
@@ -675,7 +679,7 @@ void ClusterBackend::measure(std::span<const MeasureItem> items, const MeasureCo
             return; // handed out again after its rank went silent
         const InFlight f = it->second;
         inFlight.erase(it);
-        d.slots[f.slot].busy = false;
+        --d.slots[f.slot].inFlight;
         m.device = int(f.slot); // the slot that measured it: the provenance's "devices" entry
         ++delivered;
         sink(f.item, std::move(m));
@@ -704,28 +708,29 @@ void ClusterBackend::measure(std::span<const MeasureItem> items, const MeasureCo
             }
         }
 
-        // Each idle slot takes the next config.
-        for (std::size_t s = 0; s < d.slots.size() && !pending.empty(); ++s) {
-            Impl::Slot& slot = d.slots[s];
-            if (slot.busy || (slot.rank != 0 && !d.ranks.at(slot.rank).alive))
-                continue;
-            SlotJob job;
-            job.id = d.nextId++;
-            job.item = items[pending.front()];
-            job.perConfigSeconds = control.perConfigSeconds;
-            job.deadline = control.deadline;
-            job.slowerThanMs = control.slowerThanMs;
-            job.keepSamples = control.keepSamples;
-            job.samplesPerConfig = control.samplesPerConfig;
-            inFlight[job.id] = InFlight{pending.front(), s};
-            pending.pop_front();
-            slot.busy = true;
-            if (slot.rank == 0) {
-                d.local[std::size_t(slot.index)]->start(std::move(job));
-            } else {
-                d.outbox.send(slot.rank, encodeJob(job, slot.index));
+        // Each idle slot takes the next config; then the slots of other ranks their next but one.
+        for (int level = 0; level < 2; ++level)
+            for (std::size_t s = 0; s < d.slots.size() && !pending.empty(); ++s) {
+                Impl::Slot& slot = d.slots[s];
+                if (slot.inFlight != level || level >= slot.depth() || (slot.rank != 0 && !d.ranks.at(slot.rank).alive))
+                    continue;
+                SlotJob job;
+                job.id = d.nextId++;
+                job.item = items[pending.front()];
+                job.perConfigSeconds = control.perConfigSeconds;
+                job.deadline = control.deadline;
+                job.slowerThanMs = control.slowerThanMs;
+                job.keepSamples = control.keepSamples;
+                job.samplesPerConfig = control.samplesPerConfig;
+                inFlight[job.id] = InFlight{pending.front(), s};
+                pending.pop_front();
+                ++slot.inFlight;
+                if (slot.rank == 0) {
+                    d.local[std::size_t(slot.index)]->start(std::move(job));
+                } else {
+                    d.outbox.send(slot.rank, encodeJob(job, slot.index));
+                }
             }
-        }
 
         // Results: the other ranks', then this rank's slots'.
         d.pump([&](int, std::uint64_t id, Measurement m) { deliver(id, std::move(m)); });
