@@ -163,6 +163,26 @@ qint64 mpiRankProcess(int rank, const QString& marker) {
     return 0;
 }
 
+/// Waits until the newest session of `db` holds `count` results (committed), `process` ended or
+/// `ms` passed; returns how many it holds.
+std::uint64_t waitForResults(const QString& db, std::uint64_t count, const QProcess& process, int ms) {
+    QElapsedTimer clock;
+    clock.start();
+    std::uint64_t seen = 0;
+    while (seen < count && clock.elapsed() < ms && process.state() == QProcess::Running) {
+        QTest::qWait(20);
+        try {
+            const ResultStore store = ResultStore::open(db.toStdString(), StoreMode::ReadOnly);
+            const auto sessions = store.sessions();
+            if (!sessions.empty())
+                seen = store.resultCount(sessions.back().id);
+        } catch (const std::exception&) {
+            // not created yet
+        }
+    }
+    return seen;
+}
+
 /// What a session stored, per config: status, time and message.
 std::map<std::string, std::string> resultsByConfig(const QString& db) {
     const ResultStore store = ResultStore::open(db.toStdString(), StoreMode::ReadOnly);
@@ -600,20 +620,7 @@ private slots:
                            kTiny, "--backend", "replay:" + kTinyCache, "--mpi", "--db", db, "--replay-delay-ms", "25",
                            "--mpi-silence", "2"});
         QVERIFY(job.waitForStarted());
-        QElapsedTimer clock;
-        clock.start();
-        std::uint64_t seen = 0;
-        while (seen < 40 && clock.elapsed() < 60000 && job.state() == QProcess::Running) {
-            QTest::qWait(20);
-            try {
-                const ResultStore store = ResultStore::open(db.toStdString(), StoreMode::ReadOnly);
-                const auto sessions = store.sessions();
-                if (!sessions.empty())
-                    seen = store.resultCount(sessions.back().id);
-            } catch (const std::exception&) {
-                // not created yet
-            }
-        }
+        const std::uint64_t seen = waitForResults(db, 40, job, 60000);
         QVERIFY2(seen >= 40, qPrintable("the job did not get going: " + job.readAllStandardError()));
         const qint64 rank1 = mpiRankProcess(1, db);
         QVERIFY2(rank1 > 0, "rank 1 not found");
@@ -712,20 +719,7 @@ private slots:
         slow.start(QStringLiteral(TILESCOPE_CLI), args + QStringList{"--replay-delay-ms", "10"});
         QVERIFY(slow.waitForStarted());
         // Wait until results are committed, then kill it without warning.
-        QElapsedTimer clock;
-        clock.start();
-        std::uint64_t seen = 0;
-        while (seen < 40 && clock.elapsed() < 30000) {
-            QTest::qWait(20);
-            try {
-                const ResultStore store = ResultStore::open(db.toStdString(), StoreMode::ReadOnly);
-                const auto sessions = store.sessions();
-                if (!sessions.empty())
-                    seen = store.resultCount(sessions.back().id);
-            } catch (const std::exception&) {
-                // not created yet
-            }
-        }
+        const std::uint64_t seen = waitForResults(db, 40, slow, 30000);
         QVERIFY2(seen >= 40, "the run did not get going");
         slow.kill(); // SIGKILL
         QVERIFY(slow.waitForFinished());
