@@ -663,6 +663,19 @@ private slots:
             QVERIFY2(byRank[1] < byRank[rank], "rank 1 measured as much as a rank that lived");
     }
 
+    void mpiRefusesWhatItCannotRun() {
+        QTemporaryDir dir;
+        const QString db = dir.filePath("x.db");
+        const Run analysis = cli({"tune", kTiny, "--backend", "analysis:sm_90", "--mpi", "--db", db});
+        QCOMPARE(analysis.status, 2);
+        QVERIFY2(analysis.err.contains("--mpi: an MPI job measures on GPUs or replays a recording"),
+                 qPrintable(analysis.err));
+        const Run ssh = cli({"tune", kTiny, "--backend", "ssh://me@gpu-box/0", "--mpi", "--db", db});
+        QCOMPARE(ssh.status, 2);
+        QVERIFY2(ssh.err.contains("drive their own node's GPUs: no ssh:// or --launcher"), qPrintable(ssh.err));
+        QVERIFY(!QFile::exists(db));
+    }
+
     void slurmPartsJoinIntoOneSession() {
         // An exhaustive sweep split over the 4 tasks of a job array (tune --part I/4, one database
         // each), merged with import in any order: one session, whose results are those of the
