@@ -593,13 +593,15 @@ int runTune(const TuneOptions& opt) {
                          summary.clocksMoved.c_str());
         std::printf("  time        %s wall; recorded compile + benchmark time %s%s\n",
                     formatDuration(p.elapsedSeconds).c_str(), formatDuration(p.recordedSeconds).c_str(),
-                    replay ? " (what the recorded session spent on these configs)" : "");
+                    spec.kind == BackendSpec::Kind::Replay ? " (what the recorded session spent on these configs)"
+                                                           : "");
         std::printf("  database    %s  (tilescope-cli show %s --session %lld)\n", opt.db.c_str(), opt.db.c_str(),
                     static_cast<long long>(s.id));
         if (p.counts.of(ResultStatus::Skipped) > 0)
             std::fprintf(stderr, "note: %s config(s) were skipped%s\n",
                          formatCount(double(p.counts.of(ResultStatus::Skipped))).c_str(),
-                         replay ? ": absent from the recording" : " (tilescope-cli show lists why)");
+                         spec.kind == BackendSpec::Kind::Replay ? ": absent from the recording"
+                                                                : " (tilescope-cli show lists why)");
         return summary;
     };
 
