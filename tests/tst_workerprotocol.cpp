@@ -1,7 +1,9 @@
 // The engine <-> tilescope-worker protocol: every message survives encode -> pipe -> decode,
 // numbers JSON cannot hold (NaN, infinities) included; damaged, early-ended and late frames are
-// told apart; a frame of the wrong type is refused with a message.
+// told apart; a frame of the wrong type is refused with a message. The messages between the
+// ranks of an MPI job (clusterprotocol.h): a config with its cubins, a slot's backend info.
 
+#include "measure/clusterprotocol.h"
 #include "measure/cuda/workerprotocol.h"
 
 #include <QtTest>
@@ -58,6 +60,91 @@ class TestWorkerProtocol : public QObject {
     Q_OBJECT
 
 private slots:
+    void clusterJobCarriesItsCubins() {
+        auto sm90 = std::make_shared<CompileResult>();
+        sm90->status = CompileStatus::Ok;
+        sm90->cubin = {'\x7f', 'E', 'L', 'F', '\0', '\x01', '\xff'};
+        sm90->entryName = "_Z5sgemmPKfS0_Pf";
+        sm90->info.registers = 128;
+        sm90->info.spillStores = 8;
+        sm90->info.sharedStatic = 32768;
+        sm90->seconds = 0.55;
+        sm90->nvrtcVersion = "13.0";
+        auto sm80 = std::make_shared<CompileResult>(*sm90);
+        sm80->cubin = {'a', 'b'};
+        sm80->info.registers = 96;
+        sm80->cached = true;
+        cluster::SlotJob job;
+        job.id = 42;
+        job.slot = 3;
+        job.item.index = 1234;
+        job.item.config = {1, 0, 5};
+        job.item.compiles = {{"sm_90", sm90.get()}, {"sm_80", sm80.get()}};
+        job.perConfigSeconds = 2.5;
+        job.deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+        job.slowerThanMs = 0.8;
+        job.keepSamples = true;
+        job.samplesPerConfig = 10;
+
+        const cluster::SlotJob back = cluster::decodeJob(cluster::unpack(cluster::pack(cluster::encodeJob(job))));
+        QCOMPARE(back.id, job.id);
+        QCOMPARE(back.slot, 3);
+        QCOMPARE(back.item.index, job.item.index);
+        QVERIFY(back.item.config == job.item.config);
+        QCOMPARE(back.item.compiles.size(), std::size_t(2));
+        QCOMPARE(back.item.compiles[0].arch, std::string("sm_90"));
+        QCOMPARE(back.item.compiles[1].arch, std::string("sm_80"));
+        // The compiles the item points to are the job's own copies, cubins byte for byte.
+        QCOMPARE(back.item.compiles[0].result, back.compiles[0].get());
+        QVERIFY(back.compiles[0]->cubin == sm90->cubin);
+        QVERIFY(back.compiles[1]->cubin == sm80->cubin);
+        QCOMPARE(back.compiles[0]->entryName, sm90->entryName);
+        QCOMPARE(back.compiles[0]->info.registers, 128);
+        QCOMPARE(back.compiles[0]->info.spillStores, std::int64_t(8));
+        QCOMPARE(back.compiles[1]->info.registers, 96);
+        QVERIFY(back.compiles[1]->cached);
+        QVERIFY(back.compiles[0]->ok());
+        QCOMPARE(back.perConfigSeconds, 2.5);
+        QCOMPARE(back.slowerThanMs, 0.8);
+        QVERIFY(back.keepSamples);
+        QCOMPARE(back.samplesPerConfig, 10);
+        QVERIFY(back.deadline);
+        const double left = std::chrono::duration<double>(*back.deadline - std::chrono::steady_clock::now()).count();
+        QVERIFY(left > 55 && left <= 60);
+
+        // Cubins cut short, and bytes that are no message, are refused.
+        worker::Frame cut = cluster::encodeJob(job);
+        cut.blob.pop_back();
+        QVERIFY_THROWS_EXCEPTION(std::runtime_error, cluster::decodeJob(cut));
+        QVERIFY(cluster::unpack({'\x09', 0, 0, 0, '{'}).header.empty());
+        QVERIFY_THROWS_EXCEPTION(std::runtime_error, cluster::decodeJob(worker::Frame{"{\"type\":\"measure\"}", {}}));
+    }
+
+    void clusterBackendInfoRoundTrips() {
+        BackendInfo info;
+        info.kind = "cuda";
+        info.description = "CUDA on NVIDIA H200 (sm_90, device 0)";
+        info.deviceName = "NVIDIA H200";
+        info.arch = "sm_90";
+        info.archs = {"sm_90", "sm_80"};
+        info.limits = *findArch("sm_90");
+        info.provenanceJson = R"({"devices":[{"name":"NVIDIA H200"}]})";
+        info.needsCubins = true;
+        info.preferredBatch = 2;
+        const BackendInfo back = cluster::backendInfoOf(cluster::backendInfoJson(info));
+        QCOMPARE(back.kind, info.kind);
+        QCOMPARE(back.description, info.description);
+        QCOMPARE(back.deviceName, info.deviceName);
+        QVERIFY(back.archs == info.archs);
+        QVERIFY(back.limits);
+        QCOMPARE(back.limits->sharedPerBlockOptIn, info.limits->sharedPerBlockOptIn);
+        QCOMPARE(back.provenanceJson, info.provenanceJson);
+        QVERIFY(back.needsCubins);
+        QVERIFY(!back.simulated);
+        QCOMPARE(back.preferredBatch, std::size_t(2));
+        QVERIFY_THROWS_EXCEPTION(std::runtime_error, cluster::backendInfoOf("[1]"));
+    }
+
     void hello();
     void openAndOpened();
     void measureCarriesTheCubin();

@@ -1,6 +1,7 @@
 #include "measure/mpi/clusterbackend.h"
 
 #include "base/error.h"
+#include "measure/clusterprotocol.h"
 #include "measure/cuda/workerprotocol.h"
 #include "space/configspace.h"
 #include "spec/tuningproblem.h"
@@ -29,6 +30,7 @@ namespace tilescope {
 namespace {
 
 using json = nlohmann::json;
+using cluster::SlotJob;
 using Clock = std::chrono::steady_clock;
 
 constexpr int kTag = 7;
@@ -37,33 +39,6 @@ constexpr auto kHeartbeat = std::chrono::seconds(1);
 
 double secondsSince(Clock::time_point t) {
     return std::chrono::duration<double>(Clock::now() - t).count();
-}
-
-// ---- Messages: a worker::Frame (JSON header, blob) packed into one MPI message ----
-
-std::vector<char> pack(const worker::Frame& frame) {
-    std::vector<char> bytes(4 + frame.header.size() + frame.blob.size());
-    const auto n = static_cast<std::uint32_t>(frame.header.size());
-    for (int i = 0; i < 4; ++i)
-        bytes[std::size_t(i)] = char((n >> (8 * i)) & 0xff);
-    std::memcpy(bytes.data() + 4, frame.header.data(), frame.header.size());
-    if (!frame.blob.empty())
-        std::memcpy(bytes.data() + 4 + frame.header.size(), frame.blob.data(), frame.blob.size());
-    return bytes;
-}
-
-worker::Frame unpack(const std::vector<char>& bytes) {
-    worker::Frame frame;
-    if (bytes.size() < 4)
-        return frame;
-    std::uint32_t n = 0;
-    for (int i = 0; i < 4; ++i)
-        n |= std::uint32_t(static_cast<unsigned char>(bytes[std::size_t(i)])) << (8 * i);
-    if (4 + std::size_t(n) > bytes.size())
-        return frame;
-    frame.header.assign(bytes.data() + 4, n);
-    frame.blob.assign(bytes.begin() + 4 + n, bytes.end());
-    return frame;
 }
 
 worker::Frame frameOf(const json& header, std::vector<char> blob = {}) {
@@ -80,7 +55,7 @@ json headerOf(const worker::Frame& frame) {
 class Outbox {
 public:
     void send(int rank, const worker::Frame& frame) {
-        m_pending.push_back(Pending{rank, MPI_REQUEST_NULL, pack(frame)});
+        m_pending.push_back(Pending{rank, MPI_REQUEST_NULL, cluster::pack(frame)});
         Pending& p = m_pending.back();
         MPI_Isend(p.bytes.data(), static_cast<int>(p.bytes.size()), MPI_BYTE, rank, kTag, MPI_COMM_WORLD, &p.request);
         reap();
@@ -136,120 +111,8 @@ bool receive(int& source, worker::Frame& frame) {
     std::vector<char> bytes(std::size_t(std::max(0, count)));
     MPI_Recv(bytes.data(), count, MPI_BYTE, status.MPI_SOURCE, kTag, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
     source = status.MPI_SOURCE;
-    frame = unpack(bytes);
+    frame = cluster::unpack(bytes);
     return true;
-}
-
-// ---- What a config needs to travel: the item, its compiles, the limits of its measurement ----
-
-/// A config handed to a slot, with everything it points to.
-struct SlotJob {
-    std::uint64_t id = 0;
-    MeasureItem item;
-    std::vector<std::shared_ptr<const CompileResult>> compiles; // item.compiles point into these
-    double perConfigSeconds = 0;
-    std::optional<Clock::time_point> deadline;
-    double slowerThanMs = 0;
-    bool keepSamples = false;
-    int samplesPerConfig = 0;
-};
-
-worker::Frame encodeJob(const SlotJob& job, int slot) {
-    json compiles = json::array();
-    std::vector<char> blob;
-    for (const ArchCompile& c : job.item.compiles) {
-        if (!c.result)
-            continue;
-        const CompileResult& r = *c.result;
-        compiles.push_back(json{{"arch", c.arch},
-                                {"status", int(r.status)},
-                                {"message", r.message},
-                                {"entry", r.entryName},
-                                {"seconds", r.seconds},
-                                {"nvrtc", r.nvrtcVersion},
-                                {"cached", r.cached},
-                                {"static", json::parse(worker::staticInfoJson(r.info))},
-                                {"cubin_bytes", r.cubin.size()}});
-        blob.insert(blob.end(), r.cubin.begin(), r.cubin.end());
-    }
-    json control{{"per_config_s", job.perConfigSeconds},
-                 {"slower_than_ms", job.slowerThanMs},
-                 {"keep_samples", job.keepSamples},
-                 {"samples_per_config", job.samplesPerConfig}};
-    if (job.deadline)
-        control["deadline_s"] = std::chrono::duration<double>(*job.deadline - Clock::now()).count();
-    return frameOf(json{{"type", "measure"},
-                        {"id", job.id},
-                        {"slot", slot},
-                        {"index", job.item.index},
-                        {"config", job.item.config},
-                        {"compiles", std::move(compiles)},
-                        {"control", std::move(control)}},
-                   std::move(blob));
-}
-
-SlotJob decodeJob(const json& j, const std::vector<char>& blob) {
-    SlotJob job;
-    job.id = j.at("id").get<std::uint64_t>();
-    job.item.index = j.at("index").get<std::uint64_t>();
-    job.item.config = j.at("config").get<Config>();
-    std::size_t offset = 0;
-    for (const json& c : j.at("compiles")) {
-        auto r = std::make_shared<CompileResult>();
-        r->status = CompileStatus(c.at("status").get<int>());
-        r->message = c.value("message", std::string());
-        r->entryName = c.value("entry", std::string());
-        r->seconds = c.value("seconds", 0.0);
-        r->nvrtcVersion = c.value("nvrtc", std::string());
-        r->cached = c.value("cached", false);
-        r->info = worker::staticInfoOf(c.at("static").dump());
-        const std::size_t bytes = c.at("cubin_bytes").get<std::size_t>();
-        if (offset + bytes > blob.size())
-            throw std::runtime_error("a config's cubins are shorter than their sizes say");
-        r->cubin.assign(blob.begin() + std::ptrdiff_t(offset), blob.begin() + std::ptrdiff_t(offset + bytes));
-        offset += bytes;
-        job.item.compiles.push_back(ArchCompile{c.at("arch").get<std::string>(), r.get()});
-        job.compiles.push_back(std::move(r));
-    }
-    const json& control = j.at("control");
-    job.perConfigSeconds = control.value("per_config_s", 0.0);
-    job.slowerThanMs = control.value("slower_than_ms", 0.0);
-    job.keepSamples = control.value("keep_samples", false);
-    job.samplesPerConfig = control.value("samples_per_config", 0);
-    if (control.contains("deadline_s"))
-        job.deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(
-                                          std::chrono::duration<double>(control.at("deadline_s").get<double>()));
-    return job;
-}
-
-json infoJson(const BackendInfo& info) {
-    return json{{"kind", info.kind},
-                {"description", info.description},
-                {"device_name", info.deviceName},
-                {"arch", info.arch},
-                {"archs", info.archs},
-                {"has_limits", info.limits.has_value()},
-                {"provenance", info.provenanceJson},
-                {"needs_cubins", info.needsCubins},
-                {"simulated", info.simulated},
-                {"preferred_batch", info.preferredBatch}};
-}
-
-BackendInfo infoOf(const json& j) {
-    BackendInfo info;
-    info.kind = j.value("kind", std::string());
-    info.description = j.value("description", std::string());
-    info.deviceName = j.value("device_name", std::string());
-    info.arch = j.value("arch", std::string());
-    info.archs = j.value("archs", std::vector<std::string>());
-    if (j.value("has_limits", false))
-        if (const ArchLimits* limits = findArch(info.arch))
-            info.limits = *limits;
-    info.provenanceJson = j.value("provenance", std::string("{}"));
-    info.needsCubins = j.value("needs_cubins", false);
-    info.simulated = j.value("simulated", false);
-    info.preferredBatch = j.value("preferred_batch", std::size_t{1});
-    return info;
 }
 
 // ---- Slots: one backend each, measuring one config at a time on a thread of its own ----
@@ -514,7 +377,7 @@ struct ClusterBackend::Impl {
                 for (const json& s : j.value("slots", json::array())) {
                     SlotOpen o;
                     if (s.contains("info"))
-                        o.info = infoOf(s.at("info"));
+                        o.info = cluster::backendInfoOf(s.at("info").dump());
                     o.error = s.value("error", std::string());
                     opened.push_back(std::move(o));
                 }
@@ -728,7 +591,8 @@ void ClusterBackend::measure(std::span<const MeasureItem> items, const MeasureCo
                 if (slot.rank == 0) {
                     d.local[std::size_t(slot.index)]->start(std::move(job));
                 } else {
-                    d.outbox.send(slot.rank, encodeJob(job, slot.index));
+                    job.slot = slot.index;
+                    d.outbox.send(slot.rank, cluster::encodeJob(job));
                 }
             }
 
@@ -850,7 +714,7 @@ int serveClusterRank(MpiJob& job, const SlotFactory& makeSlots, ClusterOptions o
                          })) {
                         json s = json::object();
                         if (o.info)
-                            s["info"] = infoJson(*o.info);
+                            s["info"] = json::parse(cluster::backendInfoJson(*o.info));
                         else
                             s["error"] = o.error;
                         reply["slots"].push_back(std::move(s));
@@ -861,8 +725,8 @@ int serveClusterRank(MpiJob& job, const SlotFactory& makeSlots, ClusterOptions o
                 send(reply);
             } else if (type == "measure") {
                 try {
-                    SlotJob slotJob = decodeJob(j, frame.blob);
-                    const int slot = j.at("slot").get<int>();
+                    SlotJob slotJob = cluster::decodeJob(frame);
+                    const int slot = slotJob.slot;
                     if (slot < 0 || std::size_t(slot) >= slots.size())
                         throw std::runtime_error("no slot " + std::to_string(slot));
                     cancel = false;
