@@ -663,6 +663,37 @@ private slots:
             QVERIFY2(byRank[1] < byRank[rank], "rank 1 measured as much as a rank that lived");
     }
 
+    void mpiCoordinatorMeasuresNothing() {
+        // --mpi-coordinator: rank 0 runs the session and measures nothing; ranks 1 and 2 measure.
+#ifndef TILESCOPE_HAVE_MPI
+        QSKIP("tilescope-cli is built without MPI (libopenmpi-dev)");
+#endif
+        const QString mpirun = QStandardPaths::findExecutable(QStringLiteral("mpirun"));
+        if (mpirun.isEmpty())
+            QSKIP("no mpirun (Debian: openmpi-bin)");
+        QTemporaryDir dir;
+        const QString db = dir.filePath("c.db");
+        QProcess job;
+        QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+        env.insert(QStringLiteral("OMPI_ALLOW_RUN_AS_ROOT"), QStringLiteral("1"));
+        env.insert(QStringLiteral("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM"), QStringLiteral("1"));
+        job.setProcessEnvironment(env);
+        job.start(mpirun, {"--oversubscribe", "-n", "3", QStringLiteral(TILESCOPE_CLI), "tune", kTiny, "--backend",
+                           "replay:" + kTinyCache, "--mpi", "--mpi-coordinator", "--db", db});
+        QVERIFY(job.waitForFinished(120000));
+        QVERIFY2(job.exitCode() == 0, qPrintable(job.readAllStandardError()));
+        const ResultStore store = ResultStore::open(db.toStdString(), StoreMode::ReadOnly);
+        const SessionInfo info = store.sessions().back();
+        const Json devices = Json::parse(info.provenanceJson)["devices"];
+        QCOMPARE(devices.size(), std::size_t(2));
+        std::set<int> ranks;
+        for (const ResultRecord& r : store.results(info.id))
+            if (r.measurement.device >= 0)
+                ranks.insert(devices.at(std::size_t(r.measurement.device))["rank"].get<int>());
+        QVERIFY(ranks == (std::set<int>{1, 2}));
+        QCOMPARE(resultsByConfig(db).size(), std::size_t(264));
+    }
+
     void mpiRefusesWhatItCannotRun() {
         QTemporaryDir dir;
         const QString db = dir.filePath("x.db");

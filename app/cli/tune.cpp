@@ -58,6 +58,7 @@ struct TuneOptions {
     double replayPace = 0;       ///< testing aid: wall time per replayed config, in recorded benchmark times
     std::size_t replaySlots = 1; ///< testing aid: replay slots per MPI rank (simulated GPUs)
     bool mpi = false;            ///< one session across the ranks of an MPI job
+    bool mpiCoordinator = false; ///< rank 0 measures nothing
     std::string part;            ///< "I/N": one part of an exhaustive sweep split across tasks
     double mpiSilence = 30;      ///< a rank silent this long is lost
     // --backend cuda
@@ -284,13 +285,17 @@ ReplayOptions replayOptions(const TuneOptions& opt) {
 std::vector<std::unique_ptr<Backend>> mpiSlots(const TuneOptions& opt, const BackendSpec& spec, const MpiJob& job,
                                                const TuningProblem& problem) {
     std::vector<std::unique_ptr<Backend>> slots;
+    // A coordinating rank 0 measures nothing; the other ranks of its node share its GPUs.
+    if (opt.mpiCoordinator && job.rank() == 0)
+        return slots;
     if (spec.kind == BackendSpec::Kind::Replay) {
         for (std::size_t i = 0; i < opt.replaySlots; ++i)
             slots.push_back(std::make_unique<ReplayBackend>(spec.recording, replayOptions(opt)));
         return slots;
     }
     const std::string who = job.size() > 1 ? "rank " + std::to_string(job.rank()) + ": " : "";
-    for (int device : localGpus(spec.devices, job.localRank(), job.localSize()))
+    const int besideCoordinator = opt.mpiCoordinator && job.sharesNodeWithRank0() ? 1 : 0;
+    for (int device : localGpus(spec.devices, job.localRank() - besideCoordinator, job.localSize() - besideCoordinator))
         slots.push_back(std::make_unique<CudaBackend>(cudaOptions(opt, spec, problem, {device}, who)));
     return slots;
 }
@@ -773,11 +778,18 @@ void registerTune(CLI::App& app) {
                     "each, and gives each a bootstrap 95 % interval of its median")
         ->capture_default_str()
         ->check(wholeNumber(1, 1000));
-    cmd->add_flag("--mpi", opt->mpi,
-                  "One session across the ranks of an MPI job (mpirun --enable-recovery -n N tilescope-cli tune "
-                  "... --mpi): rank 0 runs the strategy, compiles and is the only writer of --db; every rank "
-                  "measures on its node's GPUs of --backend cuda:DEVICES (ranks that share a node share them out). "
-                  "A rank that dies loses only the configs it held")
+    CLI::Option* mpiFlag =
+        cmd->add_flag("--mpi", opt->mpi,
+                      "One session across the ranks of an MPI job (mpirun --enable-recovery -n N tilescope-cli tune "
+                      "... --mpi): rank 0 runs the strategy, compiles and is the only writer of --db; every rank "
+                      "measures on its node's GPUs of --backend cuda:DEVICES (ranks that share a node share them out). "
+                      "A rank that dies loses only the configs it held")
+            ->group("Several GPUs and clusters");
+    cmd->add_flag("--mpi-coordinator", opt->mpiCoordinator,
+                  "With --mpi: rank 0 only runs the strategy, compiles and writes the database; it measures "
+                  "nothing, and the GPUs of its node go to the other ranks there (its compiles never share a node's "
+                  "CPU with a measurement of its own)")
+        ->needs(mpiFlag)
         ->group("Several GPUs and clusters");
     cmd->add_option("--part", opt->part,
                     "I/N: evaluate part I of N of an exhaustive sweep (the configs whose index is I-1 modulo N), "

@@ -273,6 +273,9 @@ MpiJob::MpiJob(int* argc, char*** argv) {
     MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, m_rank, MPI_INFO_NULL, &local);
     MPI_Comm_rank(local, &m_localRank);
     MPI_Comm_size(local, &m_localSize);
+    int lowest = m_rank;
+    MPI_Allreduce(&m_rank, &lowest, 1, MPI_INT, MPI_MIN, local);
+    m_withRank0 = lowest == 0;
     MPI_Comm_free(&local);
     char name[MPI_MAX_PROCESSOR_NAME] = {};
     int length = 0;
@@ -464,7 +467,7 @@ BackendInfo ClusterBackend::open(const TuningProblem& problem, std::size_t shape
                 why += (why.empty() ? "" : "; ") + d.rankName(rank) + ": " + opened[i].error;
             }
         }
-        if (opened.empty())
+        if (opened.empty() && rank != 0) // rank 0 without slots coordinates (--mpi-coordinator)
             why += (why.empty() ? "" : "; ") + d.rankName(rank) + ": no GPU to measure on";
     };
     take(0, local);
@@ -475,7 +478,9 @@ BackendInfo ClusterBackend::open(const TuningProblem& problem, std::size_t shape
             why += (why.empty() ? "" : "; ") + d.rankName(rank) + ": lost";
     }
     if (infos.empty())
-        throw InputError(problem.fileName, {}, "no rank of the MPI job can measure: " + why);
+        throw InputError(problem.fileName, {},
+                         "no rank of the MPI job can measure: " +
+                             (why.empty() ? "rank 0 only coordinates and the job has no other rank" : why));
     if (!why.empty())
         d.note("left out of the MPI job: " + why);
 

@@ -43,6 +43,8 @@ public:
     int localRank() const { return m_localRank; }
     int localSize() const { return m_localSize; }
     const std::string& host() const { return m_host; }
+    /// Whether rank 0 runs on this node too.
+    bool sharesNodeWithRank0() const { return m_withRank0; }
     /// Whether mpirun keeps the job going when a rank dies (--enable-recovery).
     bool survivesLostRanks() const;
 
@@ -51,6 +53,7 @@ private:
     int m_size = 1;
     int m_localRank = 0;
     int m_localSize = 1;
+    bool m_withRank0 = true;
     std::string m_host;
 };
 
