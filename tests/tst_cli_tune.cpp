@@ -694,6 +694,48 @@ private slots:
         QCOMPARE(resultsByConfig(db).size(), std::size_t(264));
     }
 
+    void mpiRanksLeaveWhenRank0Dies() {
+        // Rank 0 killed midway: the other ranks notice its silence within seconds and leave, the
+        // job ends, what rank 0 committed stays, and --resume (a job of one rank) completes it.
+#ifndef TILESCOPE_HAVE_MPI
+        QSKIP("tilescope-cli is built without MPI (libopenmpi-dev)");
+#endif
+        const QString mpirun = QStandardPaths::findExecutable(QStringLiteral("mpirun"));
+        if (mpirun.isEmpty())
+            QSKIP("no mpirun (Debian: openmpi-bin)");
+        QTemporaryDir dir;
+        const QString db = dir.filePath("r0.db");
+        const QStringList tune = {"tune", kTiny, "--backend", "replay:" + kTinyCache, "--mpi", "--db", db};
+        QProcess job;
+        QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+        env.insert(QStringLiteral("OMPI_ALLOW_RUN_AS_ROOT"), QStringLiteral("1"));
+        env.insert(QStringLiteral("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM"), QStringLiteral("1"));
+        job.setProcessEnvironment(env);
+        job.start(mpirun,
+                  QStringList{"--enable-recovery", "--oversubscribe", "-n", "3", QStringLiteral(TILESCOPE_CLI)} + tune +
+                      QStringList{"--replay-delay-ms", "25", "--mpi-silence", "2"});
+        QVERIFY(job.waitForStarted());
+        QVERIFY2(waitForResults(db, 40, job, 60000) >= 40, qPrintable(job.readAllStandardError()));
+        const qint64 rank0 = mpiRankProcess(0, db);
+        QVERIFY2(rank0 > 0, "rank 0 not found");
+        const std::map<std::string, std::string> before = resultsByConfig(db);
+        QCOMPARE(::kill(pid_t(rank0), SIGKILL), 0);
+        QVERIFY2(job.waitForFinished(60000), "the ranks did not leave");
+        const QString err = QString::fromUtf8(job.readAllStandardError());
+        QCOMPARE(err.count("rank 0 has been silent for 2 s: it is gone"), 2);
+
+        const std::map<std::string, std::string> stored = resultsByConfig(db);
+        QVERIFY(stored.size() >= before.size() && stored.size() < 264);
+        const Run resumed = cli(tune + QStringList{"--resume"});
+        QVERIFY2(resumed.status == 0, qPrintable(describe(resumed)));
+        QVERIFY2(resumed.out.contains("resumed"), qPrintable(resumed.out));
+        const std::map<std::string, std::string> after = resultsByConfig(db);
+        QCOMPARE(after.size(), std::size_t(264));
+        for (const auto& [config, result] : stored)
+            if (result.rfind("skipped", 0) != 0)
+                QCOMPARE(after.at(config), result);
+    }
+
     void mpiRefusesWhatItCannotRun() {
         QTemporaryDir dir;
         const QString db = dir.filePath("x.db");

@@ -36,6 +36,8 @@ using Clock = std::chrono::steady_clock;
 constexpr int kTag = 7;
 /// How often a rank says it is alive.
 constexpr auto kHeartbeat = std::chrono::seconds(1);
+/// Rank 0's own heartbeats, sent by a thread of their own (MPI_THREAD_MULTIPLE).
+constexpr int kBeatTag = 8;
 
 double secondsSince(Clock::time_point t) {
     return std::chrono::duration<double>(Clock::now() - t).count();
@@ -264,7 +266,12 @@ MpiJob::MpiJob(int* argc, char*** argv) {
     MPI_Initialized(&initialized);
     if (!initialized) {
         int provided = 0;
-        MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided);
+        MPI_Init_thread(argc, argv, MPI_THREAD_MULTIPLE, &provided);
+        m_threadMultiple = provided >= MPI_THREAD_MULTIPLE;
+    } else {
+        int provided = 0;
+        MPI_Query_thread(&provided);
+        m_threadMultiple = provided >= MPI_THREAD_MULTIPLE;
     }
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     MPI_Comm_rank(MPI_COMM_WORLD, &m_rank);
@@ -340,6 +347,26 @@ struct ClusterBackend::Impl {
     bool quitSent = false;
     bool madeSlots = false;
 
+    // The heartbeat thread: one flag per rank, set once rank 0 gives the rank up.
+    std::unique_ptr<std::atomic<bool>[]> gaveUp;
+    std::atomic<bool> stopBeats{false};
+    std::thread beats;
+
+    void beat() {
+        static const int nothing = 0;
+        while (!stopBeats) {
+            for (int r = 1; r < job.size(); ++r) {
+                if (gaveUp[std::size_t(r)])
+                    continue;
+                MPI_Request request;
+                if (MPI_Isend(&nothing, 1, MPI_INT, r, kBeatTag, MPI_COMM_WORLD, &request) == MPI_SUCCESS)
+                    MPI_Request_free(&request); // a small message: MPI finishes it on its own
+            }
+            for (int i = 0; i < 20 && !stopBeats; ++i)
+                std::this_thread::sleep_for(std::chrono::milliseconds(50));
+        }
+    }
+
     void note(const std::string& text) {
         if (options.note && said.insert(text).second)
             options.note(text);
@@ -398,6 +425,8 @@ struct ClusterBackend::Impl {
         if (secondsSince(r.lastHeard) < options.silenceSeconds)
             return false;
         r.alive = false;
+        if (gaveUp)
+            gaveUp[std::size_t(rank)] = true;
         ++lost;
         outbox.abandon(rank);
         char buf[96];
@@ -418,6 +447,15 @@ ClusterBackend::ClusterBackend(MpiJob& job, SlotFactory makeSlots, ClusterOption
     Impl& d = *m_impl;
     for (int r = 1; r < job.size(); ++r)
         d.ranks[r] = Impl::Rank{};
+    const bool beating = job.threadMultiple() && job.size() > 1;
+    for (auto& [rank, r] : d.ranks)
+        d.send(rank, json{{"type", "hello"}, {"beats", beating}});
+    if (beating) {
+        d.gaveUp = std::make_unique<std::atomic<bool>[]>(std::size_t(job.size()));
+        for (int r = 0; r < job.size(); ++r)
+            d.gaveUp[std::size_t(r)] = false;
+        d.beats = std::thread([&d] { d.beat(); });
+    }
 }
 
 ClusterBackend::~ClusterBackend() {
@@ -642,6 +680,9 @@ void ClusterBackend::quit() {
     if (d.quitSent)
         return;
     d.quitSent = true;
+    d.stopBeats = true;
+    if (d.beats.joinable())
+        d.beats.join();
     for (auto& [rank, r] : d.ranks)
         d.send(rank, json{{"type", "quit"}});
     d.outbox.drain(5);
@@ -667,8 +708,9 @@ int serveClusterRank(MpiJob& job, const SlotFactory& makeSlots, ClusterOptions o
     std::optional<ConfigSpace> space;
     auto lastSent = Clock::now();
     auto lastHeard = Clock::now();
-    // Rank 0 is silent while it compiles or stores; far longer than that, it is gone.
-    const double rank0Gone = std::max(600.0, 20 * options.silenceSeconds);
+    // Without heartbeats of its own, rank 0 is silent while it compiles or stores; far longer
+    // than that, it is gone.
+    double rank0Gone = std::max(600.0, 20 * options.silenceSeconds);
     std::map<std::uint64_t, bool> inFlight;
 
     auto send = [&](const json& header) {
@@ -691,6 +733,7 @@ int serveClusterRank(MpiJob& job, const SlotFactory& makeSlots, ClusterOptions o
     };
 
     bool running = true;
+    int status = 0;
     while (running) {
         int source = 0;
         worker::Frame frame;
@@ -700,7 +743,10 @@ int serveClusterRank(MpiJob& job, const SlotFactory& makeSlots, ClusterOptions o
             lastHeard = Clock::now();
             const json j = headerOf(frame);
             const std::string type = j.value("type", std::string());
-            if (type == "open") {
+            if (type == "hello") {
+                if (j.value("beats", false))
+                    rank0Gone = options.silenceSeconds;
+            } else if (type == "open") {
                 json reply{{"type", "opened"}, {"host", job.host()}, {"slots", json::array()}};
                 try {
                     problem.reset();
@@ -753,20 +799,30 @@ int serveClusterRank(MpiJob& job, const SlotFactory& makeSlots, ClusterOptions o
                 running = false;
             }
         }
+        for (int beat = 1; beat;) {
+            MPI_Iprobe(0, kBeatTag, MPI_COMM_WORLD, &beat, MPI_STATUS_IGNORE);
+            if (beat) {
+                int nothing = 0;
+                MPI_Recv(&nothing, 1, MPI_INT, 0, kBeatTag, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+                lastHeard = Clock::now();
+            }
+        }
         flushResults();
         alive();
         outbox.reap();
         if (running && secondsSince(lastHeard) > rank0Gone && inFlight.empty()) {
             if (options.note)
-                options.note("rank 0 has been silent for long: leaving the job");
+                options.note("rank 0 has been silent for " + std::to_string(int(rank0Gone)) +
+                             " s: it is gone; leaving the job (what it committed stays: --resume continues)");
+            status = 1;
             break;
         }
         if (running)
             mailbox.wait(1);
     }
     slots.clear();
-    outbox.drain(5);
-    return 0;
+    outbox.drain(status == 0 ? 5 : 0);
+    return status;
 }
 
 } // namespace tilescope

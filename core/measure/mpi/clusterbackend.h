@@ -16,8 +16,9 @@
 // slots. The job survives a dead rank only when mpirun was told to (--enable-recovery); without
 // it mpirun ends every rank, and what rank 0 committed stays for --resume.
 //
-// MPI is called from one thread per process (MPI_THREAD_FUNNELED): rank 0's session thread, the
-// other ranks' main thread.
+// MPI is called from rank 0's session thread and the other ranks' main thread; rank 0 also says
+// it is alive every second from a thread of its own when MPI allows (MPI_THREAD_MULTIPLE, which
+// Open MPI gives), so that the ranks leave within seconds of its death rather than minutes.
 
 #include "measure/backend.h"
 
@@ -45,6 +46,9 @@ public:
     const std::string& host() const { return m_host; }
     /// Whether rank 0 runs on this node too.
     bool sharesNodeWithRank0() const { return m_withRank0; }
+    /// Whether MPI may be called from several threads at once (MPI_THREAD_MULTIPLE): then rank 0
+    /// says it is alive from a thread of its own, and the ranks notice its death within seconds.
+    bool threadMultiple() const { return m_threadMultiple; }
     /// Whether mpirun keeps the job going when a rank dies (--enable-recovery).
     bool survivesLostRanks() const;
 
@@ -54,6 +58,7 @@ private:
     int m_localRank = 0;
     int m_localSize = 1;
     bool m_withRank0 = true;
+    bool m_threadMultiple = false;
     std::string m_host;
 };
 
@@ -103,8 +108,9 @@ private:
 };
 
 /// A rank other than 0: waits for rank 0's requests, opens the slots `makeSlots` builds,
-/// measures the configs it is handed and sends each result back, until rank 0 says quit (or
-/// stays silent for a long time: rank 0 is gone). Returns the process's exit status.
+/// measures the configs it is handed and sends each result back, until rank 0 says quit (0), or
+/// rank 0 is gone (1): silent for ClusterOptions::silenceSeconds when it says it is alive every
+/// second, else for ten minutes. Returns the process's exit status.
 int serveClusterRank(MpiJob& job, const SlotFactory& makeSlots, ClusterOptions options = {});
 
 } // namespace tilescope
