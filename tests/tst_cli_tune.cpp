@@ -618,7 +618,7 @@ private slots:
         job.setProcessEnvironment(env);
         job.start(mpirun, {"--enable-recovery", "--oversubscribe", "-n", "4", QStringLiteral(TILESCOPE_CLI), "tune",
                            kTiny, "--backend", "replay:" + kTinyCache, "--mpi", "--db", db, "--replay-delay-ms", "25",
-                           "--mpi-silence", "2"});
+                           "--mpi-silence", "4"});
         QVERIFY(job.waitForStarted());
         const std::uint64_t seen = waitForResults(db, 40, job, 60000);
         QVERIFY2(seen >= 40, qPrintable("the job did not get going: " + job.readAllStandardError()));
@@ -713,7 +713,7 @@ private slots:
         job.setProcessEnvironment(env);
         job.start(mpirun,
                   QStringList{"--enable-recovery", "--oversubscribe", "-n", "3", QStringLiteral(TILESCOPE_CLI)} + tune +
-                      QStringList{"--replay-delay-ms", "25", "--mpi-silence", "2"});
+                      QStringList{"--replay-delay-ms", "25", "--mpi-silence", "4"});
         QVERIFY(job.waitForStarted());
         QVERIFY2(waitForResults(db, 40, job, 60000) >= 40, qPrintable(job.readAllStandardError()));
         const qint64 rank0 = mpiRankProcess(0, db);
@@ -722,7 +722,7 @@ private slots:
         QCOMPARE(::kill(pid_t(rank0), SIGKILL), 0);
         QVERIFY2(job.waitForFinished(60000), "the ranks did not leave");
         const QString err = QString::fromUtf8(job.readAllStandardError());
-        QCOMPARE(err.count("rank 0 has been silent for 2 s: it is gone"), 2);
+        QCOMPARE(err.count("rank 0 has been silent for 4 s: it is gone"), 2);
 
         const std::map<std::string, std::string> stored = resultsByConfig(db);
         QVERIFY(stored.size() >= before.size() && stored.size() < 264);
