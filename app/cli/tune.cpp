@@ -794,7 +794,7 @@ void registerTune(CLI::App& app) {
     cmd->add_option("--part", opt->part,
                     "I/N: evaluate part I of N of an exhaustive sweep (the configs whose index is I-1 modulo N), "
                     "for a Slurm job array with one database per task; `import` joins the parts into one session "
-                    "(SLURM_ARRAY_TASK_ID gives I-1)")
+                    "(with --array=1-N, I is $SLURM_ARRAY_TASK_ID)")
         ->group("Several GPUs and clusters");
     // Testing aids, hidden from --help: wall time per replayed config (a fixed delay, so that a
     // test can kill a run midway, or a multiple of the recorded benchmark time, for measuring
