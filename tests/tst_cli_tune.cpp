@@ -163,6 +163,27 @@ qint64 mpiRankProcess(int rank, const QString& marker) {
     return 0;
 }
 
+/// mpirun for the MPI tests; "" with the reason in `why` when the CLI has no MPI or there is no mpirun.
+QString mpirunForTests(const char** why) {
+#ifndef TILESCOPE_HAVE_MPI
+    *why = "tilescope-cli is built without MPI (libopenmpi-dev)";
+    return {};
+#else
+    const QString mpirun = QStandardPaths::findExecutable(QStringLiteral("mpirun"));
+    if (mpirun.isEmpty())
+        *why = "no mpirun (Debian: openmpi-bin)";
+    return mpirun;
+#endif
+}
+
+/// Lets mpirun start ranks as root (a container's user).
+void allowRootRanks(QProcess& job) {
+    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    env.insert(QStringLiteral("OMPI_ALLOW_RUN_AS_ROOT"), QStringLiteral("1"));
+    env.insert(QStringLiteral("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM"), QStringLiteral("1"));
+    job.setProcessEnvironment(env);
+}
+
 /// Waits until the newest session of `db` holds `count` results (committed), `process` ended or
 /// `ms` passed; returns how many it holds.
 std::uint64_t waitForResults(const QString& db, std::uint64_t count, const QProcess& process, int ms) {
@@ -603,19 +624,14 @@ private slots:
         // as if it were a node's GPU; rank 1 is killed midway. Rank 0 notices, hands its configs
         // to the others, and the session completes with every config once and the results of a
         // session that ran alone.
-#ifndef TILESCOPE_HAVE_MPI
-        QSKIP("tilescope-cli is built without MPI (libopenmpi-dev)");
-#endif
-        const QString mpirun = QStandardPaths::findExecutable(QStringLiteral("mpirun"));
+        const char* why = nullptr;
+        const QString mpirun = mpirunForTests(&why);
         if (mpirun.isEmpty())
-            QSKIP("no mpirun (Debian: openmpi-bin)");
+            QSKIP(why);
         QTemporaryDir dir;
         const QString db = dir.filePath("mpi.db");
         QProcess job;
-        QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
-        env.insert(QStringLiteral("OMPI_ALLOW_RUN_AS_ROOT"), QStringLiteral("1")); // a container's root
-        env.insert(QStringLiteral("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM"), QStringLiteral("1"));
-        job.setProcessEnvironment(env);
+        allowRootRanks(job);
         job.start(mpirun, {"--enable-recovery", "--oversubscribe", "-n", "4", QStringLiteral(TILESCOPE_CLI), "tune",
                            kTiny, "--backend", "replay:" + kTinyCache, "--mpi", "--db", db, "--replay-delay-ms", "25",
                            "--mpi-silence", "4"});
@@ -665,19 +681,14 @@ private slots:
 
     void mpiCoordinatorMeasuresNothing() {
         // --mpi-coordinator: rank 0 runs the session and measures nothing; ranks 1 and 2 measure.
-#ifndef TILESCOPE_HAVE_MPI
-        QSKIP("tilescope-cli is built without MPI (libopenmpi-dev)");
-#endif
-        const QString mpirun = QStandardPaths::findExecutable(QStringLiteral("mpirun"));
+        const char* why = nullptr;
+        const QString mpirun = mpirunForTests(&why);
         if (mpirun.isEmpty())
-            QSKIP("no mpirun (Debian: openmpi-bin)");
+            QSKIP(why);
         QTemporaryDir dir;
         const QString db = dir.filePath("c.db");
         QProcess job;
-        QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
-        env.insert(QStringLiteral("OMPI_ALLOW_RUN_AS_ROOT"), QStringLiteral("1"));
-        env.insert(QStringLiteral("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM"), QStringLiteral("1"));
-        job.setProcessEnvironment(env);
+        allowRootRanks(job);
         job.start(mpirun, {"--oversubscribe", "-n", "3", QStringLiteral(TILESCOPE_CLI), "tune", kTiny, "--backend",
                            "replay:" + kTinyCache, "--mpi", "--mpi-coordinator", "--db", db});
         QVERIFY(job.waitForFinished(120000));
@@ -697,20 +708,15 @@ private slots:
     void mpiRanksLeaveWhenRank0Dies() {
         // Rank 0 killed midway: the other ranks notice its silence within seconds and leave, the
         // job ends, what rank 0 committed stays, and --resume (a job of one rank) completes it.
-#ifndef TILESCOPE_HAVE_MPI
-        QSKIP("tilescope-cli is built without MPI (libopenmpi-dev)");
-#endif
-        const QString mpirun = QStandardPaths::findExecutable(QStringLiteral("mpirun"));
+        const char* why = nullptr;
+        const QString mpirun = mpirunForTests(&why);
         if (mpirun.isEmpty())
-            QSKIP("no mpirun (Debian: openmpi-bin)");
+            QSKIP(why);
         QTemporaryDir dir;
         const QString db = dir.filePath("r0.db");
         const QStringList tune = {"tune", kTiny, "--backend", "replay:" + kTinyCache, "--mpi", "--db", db};
         QProcess job;
-        QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
-        env.insert(QStringLiteral("OMPI_ALLOW_RUN_AS_ROOT"), QStringLiteral("1"));
-        env.insert(QStringLiteral("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM"), QStringLiteral("1"));
-        job.setProcessEnvironment(env);
+        allowRootRanks(job);
         job.start(mpirun,
                   QStringList{"--enable-recovery", "--oversubscribe", "-n", "3", QStringLiteral(TILESCOPE_CLI)} + tune +
                       QStringList{"--replay-delay-ms", "25", "--mpi-silence", "4"});

@@ -341,8 +341,6 @@ struct ClusterBackend::Impl {
     };
     std::vector<Slot> slots; // after open; its order is the provenance's "devices"
     std::uint64_t nextId = 1;
-    int lost = 0;
-    std::size_t reassigned = 0;
     std::set<std::string> said;
     bool quitSent = false;
     bool madeSlots = false;
@@ -427,7 +425,6 @@ struct ClusterBackend::Impl {
         r.alive = false;
         if (gaveUp)
             gaveUp[std::size_t(rank)] = true;
-        ++lost;
         outbox.abandon(rank);
         char buf[96];
         std::snprintf(buf, sizeof buf, "%.0f", options.silenceSeconds);
@@ -649,7 +646,6 @@ void ClusterBackend::measure(std::span<const MeasureItem> items, const MeasureCo
             const Impl::Slot& slot = d.slots[it->second.slot];
             if (slot.rank != 0 && d.checkSilence(slot.rank)) {
                 pending.push_front(it->second.item);
-                ++d.reassigned;
                 it = inFlight.erase(it);
             } else {
                 ++it;
@@ -689,14 +685,6 @@ void ClusterBackend::quit() {
     d.local.clear(); // joins the slot threads, closes their backends
 }
 
-int ClusterBackend::ranksLost() const {
-    return m_impl->lost;
-}
-
-std::size_t ClusterBackend::configsReassigned() const {
-    return m_impl->reassigned;
-}
-
 // ---- The other ranks ----
 
 int serveClusterRank(MpiJob& job, const SlotFactory& makeSlots, ClusterOptions options) {
@@ -711,7 +699,7 @@ int serveClusterRank(MpiJob& job, const SlotFactory& makeSlots, ClusterOptions o
     // Without heartbeats of its own, rank 0 is silent while it compiles or stores; far longer
     // than that, it is gone.
     double rank0Gone = std::max(600.0, 20 * options.silenceSeconds);
-    std::map<std::uint64_t, bool> inFlight;
+    std::set<std::uint64_t> inFlight; // configs handed to this rank, not yet answered
 
     auto send = [&](const json& header) {
         outbox.send(0, frameOf(header));
@@ -781,7 +769,7 @@ int serveClusterRank(MpiJob& job, const SlotFactory& makeSlots, ClusterOptions o
                     if (slot < 0 || std::size_t(slot) >= slots.size())
                         throw std::runtime_error("no slot " + std::to_string(slot));
                     cancel = false;
-                    inFlight[slotJob.id] = true;
+                    inFlight.insert(slotJob.id);
                     slots[std::size_t(slot)]->start(std::move(slotJob));
                 } catch (const std::exception& e) {
                     worker::Result r;

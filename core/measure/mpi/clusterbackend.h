@@ -98,10 +98,6 @@ public:
     /// Tells every rank still alive to exit. Called by the destructor; safe to call twice.
     void quit();
 
-    /// Ranks lost so far, and configs handed out again because of them.
-    int ranksLost() const;
-    std::size_t configsReassigned() const;
-
 private:
     struct Impl;
     std::unique_ptr<Impl> m_impl;
