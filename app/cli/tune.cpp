@@ -509,6 +509,9 @@ int runTune(const TuneOptions& opt) {
             verb = "tuned (resumed; " + formatCount(double(priorDone)) + " done before)";
         progress = std::make_unique<Progress>(verb, p.total > priorDone ? p.total - priorDone : 0);
     };
+    events.warning = [&](const LaunchWarning& w) {
+        std::fprintf(stderr, "warning: %s: %s: %s\n", opt.problemPath.c_str(), w.location.c_str(), w.message.c_str());
+    };
     events.progress = [&](const SessionProgress& p) {
         if (progress)
             progress->update(p.done - std::min(p.done, priorDone),
