@@ -222,9 +222,10 @@ int runSpace(const SpaceOptions& opt) {
     if (builder) {
         for (std::uint64_t index : samples) {
             const Config config = space.at(index);
-            std::printf("\n// ---- index %llu: %s; kernel %s\n%s", static_cast<unsigned long long>(index),
-                        space.describe(config).c_str(), builder->kernelName(config).c_str(),
-                        builder->preparedSource(config).c_str());
+            const std::string text = builder->preparedSource(config);
+            std::printf("\n// ---- index %llu: %s; kernel %s\n%s%s", static_cast<unsigned long long>(index),
+                        space.describe(config).c_str(), builder->kernelName(config).c_str(), text.c_str(),
+                        text.empty() || text.back() == '\n' ? "" : "\n");
         }
     }
     return kOk;

@@ -168,9 +168,11 @@ std::optional<LaunchWarning> inertWarning(const TuningProblem& problem, const st
             part += " (" + f.cause + ")";
         message += (message.empty() ? "" : "; ") + part;
     }
-    message += ". Kernel Tuner's examples keep a kernel's own defaults under #ifndef kernel_tuner; guard or remove "
-               "the define, drop the parameter, or silence it with \"Tilescope\": {\"Silence\": "
-               "[\"inert-parameter\"]} in the problem";
+    const bool redefined = std::any_of(found.begin(), found.end(), [](const InertParameter& f) { return !f.cause.empty(); });
+    message += redefined ? ". Kernel Tuner's examples keep a kernel's own defaults under #ifndef kernel_tuner; guard "
+                           "or remove the define, or "
+                         : ". Use the parameter in the kernel or drop it, or ";
+    message += "silence it with \"Tilescope\": {\"Silence\": [\"inert-parameter\"]} in the problem";
     return LaunchWarning{"inert-parameter",
                          "/ConfigurationSpace/TuningParameters/" +
                              std::to_string(std::max(0, problem.parameterIndex(found.front().name))),
