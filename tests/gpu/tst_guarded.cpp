@@ -114,7 +114,6 @@ std::vector<ResultRecord> TestGuarded::tune(const TuningProblem& problem, const 
     SessionOptions session;
     session.backendLabel = "cuda:0";
     session.stopOnSystematicFailure = false; // every config of the broken problem fails alike: see them all
-    session.perConfigSeconds = 120;          // a config under compute-sanitizer runs slowly
     TuningSession tuning(problem, backend, store, session, {}, m_compiler.get());
     const SessionSummary summary = tuning.run();
     std::vector<ResultRecord> results = store.results(summary.session.id);
