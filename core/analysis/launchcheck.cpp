@@ -67,7 +67,7 @@ bool vectorPointee(const std::string& type) {
 std::optional<LaunchWarning> bufferEdge(const TuningProblem& problem, const LaunchPlanner& plan,
                                         const ConfigSpace& space, const std::vector<Config>& configs) {
     const RequestBuilder builder(problem); // reads the kernel file
-    const KernelReach reach(builder.source(), problem.kernelName);
+    const KernelReach reach(builder.source(), problem.kernelName, headerSearch(problem));
     const std::vector<ArgumentSpec>& args = plan.arguments();
     if (reach.argumentNames().size() != args.size() || reach.indexes().empty())
         return std::nullopt;
