@@ -126,7 +126,13 @@ void WorkerRuntime::Impl::placeBuffers(bool guarded) {
         }
         if (target == 0)
             continue;
-        if (const CUresult rc = cu->cuMemcpyDtoD(target, buffers[i], bytes); rc != CUDA_SUCCESS) {
+        // A device-to-device cuMemcpyDtoD may return before the copy is done: the source is freed
+        // only once the context has finished it (unmapping memory a copy still reads faults later,
+        // in whichever launch comes next).
+        CUresult copied = cu->cuMemcpyDtoD(target, buffers[i], bytes);
+        if (copied == CUDA_SUCCESS)
+            copied = cu->cuCtxSynchronize();
+        if (const CUresult rc = copied; rc != CUDA_SUCCESS) {
             if (reservation.base != 0) {
                 cu->cuMemUnmap(reservation.base, reservation.mapped);
                 cu->cuMemAddressFree(reservation.base, reservation.reserved);
