@@ -84,6 +84,14 @@ private slots:
 private:
     // Device-to-device copy bandwidth (read + write) in GB/s, timed in this process.
     double deviceCopyGBs(std::size_t bytes);
+    // A short random session of `problem` on the device (20 ms of samples a config at most, no
+    // final round) in a database of its own, `budget` configs (0: all), and its results.
+    struct QuickRun {
+        SessionSummary summary;
+        std::vector<ResultRecord> results;
+    };
+    QuickRun quickSession(const TuningProblem& problem, const std::string& dbName, int budget, std::uint64_t seed,
+                          SessionEvents events = {});
 
     QString m_skip;
     std::string m_arch;
@@ -161,6 +169,28 @@ double TestCudaBackend::deviceCopyGBs(std::size_t bytes) {
         cu->cuMemFree(b);
     cu->cuDevicePrimaryCtxRelease(device);
     return best;
+}
+
+TestCudaBackend::QuickRun TestCudaBackend::quickSession(const TuningProblem& problem, const std::string& dbName,
+                                                        int budget, std::uint64_t seed, SessionEvents events) {
+    const std::string db = (std::filesystem::path(m_dir.path().toStdString()) / dbName).string();
+    ResultStore store = ResultStore::open(db, StoreMode::ReadWrite);
+    CudaBackendOptions options = m_options;
+    options.timing.maxSeconds = 0.02;
+    options.timing.minSamples = 5;
+    CudaBackend backend(options);
+    SessionOptions session;
+    session.backendLabel = "cuda:0";
+    session.strategy = "random";
+    session.seed = seed;
+    if (budget > 0)
+        session.budget.configs = static_cast<std::uint64_t>(budget);
+    session.confirmTop = 0;
+    TuningSession tuning(problem, backend, store, session, std::move(events), m_compiler.get());
+    QuickRun run;
+    run.summary = tuning.run();
+    run.results = store.results(run.summary.session.id);
+    return run;
 }
 
 void TestCudaBackend::copyReachesDeviceBandwidth() {
@@ -336,25 +366,12 @@ void TestCudaBackend::kernelTunerProblems() {
     QVERIFY(problem.launchBlockers.empty());
     const ConfigSpace space = ConfigSpace::build(problem, 0);
 
-    const std::string db = (std::filesystem::path(m_dir.path().toStdString()) / "kt.db").string();
-    ResultStore store = ResultStore::open(db, StoreMode::ReadWrite);
-    CudaBackendOptions options = m_options;
-    options.timing.maxSeconds = 0.02;
-    options.timing.minSamples = 5;
-    CudaBackend backend(options);
-    SessionOptions session;
-    session.backendLabel = "cuda:0";
-    session.strategy = "random";
-    session.seed = 3;
-    if (budget > 0)
-        session.budget.configs = static_cast<std::uint64_t>(budget);
-    session.confirmTop = 0;
-    TuningSession tuning(problem, backend, store, session, {}, m_compiler.get());
-    const SessionSummary summary = tuning.run();
+    const QuickRun run = quickSession(problem, "kt.db", budget, 3);
+    const SessionSummary& summary = run.summary;
     const std::uint64_t expected = budget > 0 ? std::min<std::uint64_t>(budget, space.size()) : space.size();
     QCOMPARE(summary.progress.done, expected);
     std::map<std::string, int> byStatus;
-    for (const ResultRecord& r : store.results(summary.session.id)) {
+    for (const ResultRecord& r : run.results) {
         ++byStatus[std::string(statusName(r.status()))];
         if (expectRight && r.status() != ResultStatus::Ok)
             QFAIL(qPrintable(QString::fromStdString(r.config.dump() + ": " + std::string(statusName(r.status())) +
@@ -443,30 +460,17 @@ void TestCudaBackend::kernelTunerConventions() {
     QVERIFY(problem.launchBlockers.empty());
     const ConfigSpace space = ConfigSpace::build(problem, 0);
 
-    const std::string db = (dir / (file.toStdString() + ".db")).string();
-    ResultStore store = ResultStore::open(db, StoreMode::ReadWrite);
-    CudaBackendOptions options = m_options;
-    options.timing.maxSeconds = 0.02;
-    options.timing.minSamples = 5;
-    CudaBackend backend(options);
-    SessionOptions session;
-    session.backendLabel = "cuda:0";
-    session.strategy = "random";
-    session.seed = 5;
-    if (budget > 0)
-        session.budget.configs = static_cast<std::uint64_t>(budget);
-    session.confirmTop = 0;
     std::vector<std::string> warnings;
     SessionEvents events;
     events.warning = [&](const LaunchWarning& w) { warnings.push_back(w.message); };
-    TuningSession tuning(problem, backend, store, session, events, m_compiler.get());
-    const SessionSummary summary = tuning.run();
+    const QuickRun run = quickSession(problem, file.toStdString() + ".db", budget, 5, events);
+    const SessionSummary& summary = run.summary;
     const std::uint64_t total = budget > 0 ? std::min<std::uint64_t>(budget, space.size()) : space.size();
     QCOMPARE(summary.progress.done, total);
     // Every parameter reaches the code: no inert-parameter warning.
     QVERIFY2(warnings.empty(), warnings.empty() ? "" : warnings.front().c_str());
     std::set<std::int64_t> registers;
-    for (const ResultRecord& r : store.results(summary.session.id)) {
+    for (const ResultRecord& r : run.results) {
         if (r.status() != ResultStatus::Ok)
             QFAIL(qPrintable(QString::fromStdString(r.config.dump() + ": " + std::string(statusName(r.status())) +
                                                     ": " + r.measurement.message)));
