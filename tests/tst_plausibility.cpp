@@ -86,6 +86,10 @@ private slots:
                     "Output": 1},
                    {"Name": "z", "Type": "double", "MemoryType": "Vector", "AccessType": "ReadWrite", "Size": "N"}])"
             << "{}" << copy << "" << kFloorY << "4 MiB in 'y'";
+        QTest::newRow("no output at all")
+            << "[" + x + "]"
+            << "{}" << copy << "" << 0.0
+            << "times are not checked against a floor: the problem names no output buffer and no roofline";
         QTest::newRow("a buffer without AccessType may be an input")
             << R"([{"Name": "v", "Type": "float", "MemoryType": "Vector", "Size": "N"}])"
             << "{}" << copy << "" << 0.0 << "1 output buffer(s) left out";

@@ -220,6 +220,8 @@ PlausibilityCheck::PlausibilityCheck(const TuningProblem& problem, std::size_t s
             "no copy bandwidth was measured and the device" +
             (deviceName.empty() ? std::string(" is not known") : " '" + deviceName + "' is not in the table of peaks") +
             ": the time the outputs take to write is not known");
+    if (!active() && notes.empty())
+        notes.push_back("the problem names no output buffer and no roofline");
     if (!active())
         d.note = "times are not checked against a floor: ";
     for (std::size_t i = 0; i < notes.size(); ++i)
