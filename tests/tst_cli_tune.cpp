@@ -1084,6 +1084,12 @@ private slots:
                                                     << "--shape";
         QTest::newRow("cuda backend") << "cuda"
                                       << "--backend replay:FILE";
+        QTest::newRow("--sanitize with a replay") << "sanitize-replay"
+                                                  << "--sanitize is for --backend cuda";
+        QTest::newRow("--guard with analysis") << "guard-analysis"
+                                               << "--guard is for --backend cuda";
+        QTest::newRow("--sanitize without compute-sanitizer") << "sanitize-missing"
+                                                              << "TILESCOPE_COMPUTE_SANITIZER names";
         QTest::newRow("two budgets") << "two-budgets"
                                      << "excludes";
         QTest::newRow("unknown strategy") << "strategy"
@@ -1137,6 +1143,15 @@ private slots:
             if (QFileInfo::exists(QStringLiteral("/proc/driver/nvidia/version")))
                 QSKIP("an NVIDIA driver is installed here: the CUDA backend would measure");
             r = cli({"tune", kTiny, "--backend", "cuda", "--db", db});
+        } else if (what == "sanitize-replay") {
+            r = cli({"tune", kTiny, "--backend", "replay:" + kTinyCache, "--sanitize", "--db", db});
+        } else if (what == "guard-analysis") {
+            r = cli({"tune", kTiny, "--backend", "analysis:sm_90", "--guard", "--db", db});
+        } else if (what == "sanitize-missing") {
+            // Said before any worker starts, whether or not this machine has a GPU.
+            qputenv("TILESCOPE_COMPUTE_SANITIZER", dir.filePath("no/compute-sanitizer").toUtf8());
+            r = cli({"tune", kTiny, "--backend", "cuda", "--sanitize", "--db", db});
+            qunsetenv("TILESCOPE_COMPUTE_SANITIZER");
         } else if (what == "two-budgets") {
             r = cli(
                 {"tune", kTiny, "--backend", "replay:" + kTinyCache, "--budget", "5", "--fraction", "0.5", "--db", db});

@@ -107,6 +107,10 @@ private slots:
     void initTestCase();
     void supportedArchs();
     void options();
+    void kernelTunerPrefix_data();
+    void kernelTunerPrefix();
+    void kernelTunerNames();
+    void kernelTunerConventions();
     void sgemm_data();
     void sgemm();
     void sgemmSpills();
@@ -146,19 +150,100 @@ void TestCompile::options() {
     CompileRequest request = sgemmRequest(SgemmConfig{}, "sm_90");
     request.includeDirs = {"/opt/include"};
     const std::vector<std::string> options = compileOptions(request);
-    const std::vector<std::string> expected = {"--gpu-architecture=sm_90",
-                                               "--ptxas-options=-v",
-                                               "-DBLOCK_M=128",
-                                               "-DBLOCK_N=128",
-                                               "-DBLOCK_K=8",
-                                               "-DTHREAD_M=8",
-                                               "-DTHREAD_N=8",
-                                               "-DVEC=4",
-                                               "-DSTAGES=2",
-                                               "-I/opt/include",
+    // The defines are no options: they are the source's prefix, as Kernel Tuner writes them.
+    const std::vector<std::string> expected = {"--gpu-architecture=sm_90", "--ptxas-options=-v", "-I/opt/include",
                                                "-std=c++17"};
     QCOMPARE(options, expected);
     QCOMPARE(compileOptions(request), options); // deterministic: usable in a cache key
+    const std::string prepared = preparedSource(request);
+    QVERIFY(prepared.starts_with("#define BLOCK_M 128\n#define BLOCK_N 128\n#define BLOCK_K 8\n#define THREAD_M 8\n"
+                                 "#define THREAD_N 8\n#define VEC 4\n#define STAGES 2\n#line 1\n"));
+    QVERIFY(prepared.ends_with(request.source));
+}
+
+// Expected texts: Kernel Tuner 1.5.0's prepare_kernel_string(name, source, {}, grid, threads,
+// block_size_names, "CUDA", defines) for the same source and defines, printed by Python.
+void TestCompile::kernelTunerPrefix_data() {
+    QTest::addColumn<QString>("source");
+    QTest::addColumn<QStringList>("defines"); // name=value
+    QTest::addColumn<QString>("expected");
+    QTest::newRow("defines, then #line 1")
+        << "k" << QStringList{"block_size_x=128", "tile=4", "kernel_tuner=1"}
+        << "#define block_size_x 128\n#define tile 4\n#define kernel_tuner 1\n#line 1\nk";
+    QTest::newRow("unroll factor as constexpr int")
+        << "k" << QStringList{"loop_unroll_factor_x=4"} << "constexpr int loop_unroll_factor_x = 4;\n#line 1\nk";
+    QTest::newRow("unroll factor inside a name")
+        << "k" << QStringList{"my_loop_unroll_factor=2"} << "constexpr int my_loop_unroll_factor = 2;\n#line 1\nk";
+    QTest::newRow("unroll 0 removes the pragma, no prefix")
+        << "a\n    #pragma unroll loop_unroll_factor_x\n  for" << QStringList{"loop_unroll_factor_x=0"}
+        << "a\n\n  for";
+    QTest::newRow("unroll 0: blank lines, tabs, a longer name")
+        << "x\n\n#pragma  unroll\tloop_unroll_factor_x2\nfor" << QStringList{"loop_unroll_factor_x=0"}
+        << "x\n2\nfor";
+    QTest::newRow("unroll 0: a pragma on the first line stays")
+        << "#pragma unroll loop_unroll_factor_x\nfor" << QStringList{"loop_unroll_factor_x=0"}
+        << "#pragma unroll loop_unroll_factor_x\nfor";
+    QTest::newRow("a line break in a value") << "k" << QStringList{"V=a\nb"} << "#define V a\\\nb\n#line 1\nk";
+    QTest::newRow("no defines") << "k" << QStringList{} << "k";
+}
+
+void TestCompile::kernelTunerPrefix() {
+    QFETCH(QString, source);
+    QFETCH(QStringList, defines);
+    QFETCH(QString, expected);
+    Defines list;
+    for (const QString& define : defines) {
+        const qsizetype eq = define.indexOf('=');
+        list.emplace_back(define.left(eq).toStdString(), define.mid(eq + 1).toStdString());
+    }
+    QCOMPARE(QString::fromStdString(prepareKernelSource(source.toStdString(), list)), expected);
+}
+
+void TestCompile::kernelTunerNames() {
+    const Defines parameters = {{"block_size_x", "128"}, {"tile", "4"}, {"T", "float"}};
+    QCOMPARE(replaceParameterNames("scale<block_size_x, tile>", parameters), std::string("scale<128, 4>"));
+    QCOMPARE(replaceParameterNames("scale<T,tile_size>", parameters), std::string("scale<float,tile_size>"));
+    QCOMPARE(replaceParameterNames("", parameters), std::string());
+}
+
+// A kernel written for Kernel Tuner: defaults under #ifndef kernel_tuner (a constexpr int among
+// them), #pragma unroll with a factor, grid_size_x in a grid-stride loop. It compiles for every
+// factor, 0 included, and its binary follows the parameters.
+void TestCompile::kernelTunerConventions() {
+    CompileRequest request;
+    request.source = R"(#ifndef kernel_tuner
+#define block_size_x 64
+const int loop_unroll_factor_x = 1;
+#endif
+extern "C" __global__ void sum(float* out, const float* in, int n) {
+    float s = 0.0f;
+    #pragma unroll loop_unroll_factor_x
+    for (int i = blockIdx.x * block_size_x + threadIdx.x; i < n; i += grid_size_x * block_size_x)
+        s += in[i];
+    out[blockIdx.x * block_size_x + threadIdx.x] = s;
+}
+)";
+    request.sourceName = "sum.cu";
+    request.kernelName = "sum";
+    request.arch = "sm_90";
+    std::vector<std::string> cubins;
+    for (const char* factor : {"0", "1", "4"}) {
+        request.defines = {{"grid_size_x", "132"}, {"grid_size_y", "1"}, {"grid_size_z", "1"},
+                           {"block_size_x", "256"}, {"block_size_y", "1"}, {"block_size_z", "1"},
+                           {"loop_unroll_factor_x", factor}, {"kernel_tuner", "1"}};
+        const CompileResult result = compileKernel(request);
+        QVERIFY2(result.ok(), (std::string(factor) + ": " + result.message + "\n" + result.log).c_str());
+        cubins.emplace_back(result.cubin.begin(), result.cubin.end());
+    }
+    QVERIFY(cubins[1] != cubins[2]); // the factor reaches the code
+
+    // A diagnostic keeps the file's line numbers (#line 1 after the prefix).
+    request.defines = {{"grid_size_x", "132"}, {"block_size_x", "256"}, {"loop_unroll_factor_x", "2"},
+                       {"kernel_tuner", "1"}};
+    request.source += "__global__ void broken() { undefined_name; }\n";
+    const CompileResult broken = compileKernel(request);
+    QCOMPARE(broken.status, CompileStatus::CompileError);
+    QVERIFY2(broken.log.find("sum.cu(12)") != std::string::npos, broken.log.c_str());
 }
 
 void TestCompile::sgemm_data() {

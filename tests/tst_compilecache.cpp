@@ -104,6 +104,7 @@ private slots:
     void sha256_data();
     void sha256();
     void keyCoversTheRequest();
+    void keyLeavesOutWhatTheCodeNeverNames();
     void keyFollowsIncludes();
     void cacheRoot();
     void roundTrip();
@@ -147,7 +148,7 @@ void TestCompileCache::sha256() {
 }
 
 void TestCompileCache::keyCoversTheRequest() {
-    CompileRequest base = tinyRequest("p[0] = 1.0f;");
+    CompileRequest base = tinyRequest("p[0] = A + B;");
     base.defines = {{"A", "1"}, {"B", "2"}};
     base.options = {"-std=c++17"};
     const std::string key = compileCacheKey(base);
@@ -171,6 +172,55 @@ void TestCompileCache::keyCoversTheRequest() {
     CompileRequest moved = base;
     moved.includeDirs = {"/nonexistent/checkout/kernels"};
     QCOMPARE(compileCacheKey(moved), key);
+}
+
+void TestCompileCache::keyLeavesOutWhatTheCodeNeverNames() {
+    // grid_size_x of another shape, a launch-only parameter: the kernel never names them, so
+    // they cannot change the binary, and the configs share one entry.
+    CompileRequest base = tinyRequest("p[0] = TILE;");
+    base.defines = {{"grid_size_x", "64"}, {"TILE", "4"}, {"kernel_tuner", "1"}};
+    const std::string key = compileCacheKey(base);
+    CompileRequest otherGrid = base;
+    otherGrid.defines[0].second = "128";
+    QCOMPARE(compileCacheKey(otherGrid), key);
+    CompileRequest extra = base;
+    extra.defines.emplace_back("launch_only", "7");
+    QCOMPARE(compileCacheKey(extra), key);
+    CompileRequest otherTile = base;
+    otherTile.defines[1].second = "8";
+    QVERIFY(compileCacheKey(otherTile) != key);
+
+    // A name the kernel mentions in a comment or a guard counts (it may change the code).
+    CompileRequest guarded = base;
+    guarded.source = "#ifndef kernel_tuner\n#define TILE 2\n#endif\n" + base.source;
+    CompileRequest guardedOff = guarded;
+    guardedOff.defines.pop_back();
+    QVERIFY(compileCacheKey(guarded) != compileCacheKey(guardedOff));
+
+    // The kernel name counts: a template argument may name a define.
+    CompileRequest named = base;
+    named.kernelName = "k<grid_size_x>";
+    CompileRequest namedOther = named;
+    namedOther.defines[0].second = "128";
+    QVERIFY(compileCacheKey(named) != compileCacheKey(namedOther));
+
+    // A header that names it counts.
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    writeAll(fs::path(dir.path().toStdString()) / "grid.h", "#define BLOCKS grid_size_x\n");
+    CompileRequest withHeader = base;
+    withHeader.source = "#include \"grid.h\"\n" + base.source;
+    withHeader.includeDirs = {dir.path().toStdString()};
+    CompileRequest withHeaderOther = withHeader;
+    withHeaderOther.defines[0].second = "128";
+    QVERIFY(compileCacheKey(withHeader) != compileCacheKey(withHeaderOther));
+
+    // Token pasting can build any name: every define counts then.
+    CompileRequest pasting = base;
+    pasting.source = "#define CAT(a, b) a##b\n" + base.source;
+    CompileRequest pastingOther = pasting;
+    pastingOther.defines[0].second = "128";
+    QVERIFY(compileCacheKey(pasting) != compileCacheKey(pastingOther));
 }
 
 void TestCompileCache::keyFollowsIncludes() {
@@ -530,11 +580,23 @@ void TestCompileCache::requestBuilder() {
     QCOMPARE(request.sourceName, std::string("broken.cu"));
     QCOMPARE(request.arch, std::string("sm_80"));
     QCOMPARE(request.options, std::vector<std::string>{"-std=c++17"});
-    QCOMPARE(request.defines.size(), std::size_t(3));
-    for (int p = 0; p < 3; ++p) {
-        QCOMPARE(request.defines[static_cast<std::size_t>(p)].first, space.parameterName(p));
-        QCOMPARE(request.defines[static_cast<std::size_t>(p)].second, std::to_string(space.value(config, p).i));
-    }
+    // Kernel Tuner's order: the grid, the block (LocalSize here: BLOCK threads), the parameters,
+    // kernel_tuner.
+    const std::int64_t block = space.value(config, 0).i;
+    const std::int64_t items = space.value(config, 1).i;
+    const std::vector<std::pair<std::string, std::string>> expected = {
+        {"grid_size_x", std::to_string(1048576 / (block * items))},
+        {"grid_size_y", "1"},
+        {"grid_size_z", "1"},
+        {"block_size_x", std::to_string(block)},
+        {"block_size_y", "1"},
+        {"block_size_z", "1"},
+        {"BLOCK", std::to_string(block)},
+        {"ITEMS", std::to_string(items)},
+        {"UNROLL", std::to_string(space.value(config, 2).i)},
+        {"kernel_tuner", "1"},
+    };
+    QCOMPARE(request.defines, expected);
     QCOMPARE(request.includeDirs.size(), std::size_t(1));
     QVERIFY(fs::equivalent(request.includeDirs[0], fs::path(TILESCOPE_SOURCE_DIR "/kernels/broken")));
     QVERIFY(request.source.find("deliberate syntax error") != std::string::npos);

@@ -132,6 +132,8 @@ private slots:
     void bufferEdge_data();
     void bufferEdge();
     void bufferEdgeOnTheCorpus();
+    void bufferEdgeThroughHeaders();
+    void headerDefines();
     void sharedMemory();
     void maxParameterSizing();
     void kernelTunerArguments();
@@ -643,6 +645,91 @@ void TestLaunchPlan::bufferEdgeOnTheCorpus() {
         QVERIFY2(edge != warnings.end(), name);
         QVERIFY2(edge->message.find("argument 'input_image'") != std::string::npos, edge->message.c_str());
     }
+}
+
+// Sizes a header gives: tests/data/cuda/overrun.cu reads its input as deep as overrun_sizes.h's
+// LENGTH (1,048,576), and overrun.json declares that input with Size 1 (the guarded GPU test's
+// problem). The warning is drawn only by following the header.
+void TestLaunchPlan::bufferEdgeThroughHeaders() {
+    const TuningProblem problem = TuningProblem::load(TILESCOPE_TEST_DATA "/cuda/overrun.json");
+    const std::vector<LaunchWarning> warnings = checkLaunch(problem, 0, ConfigSpace::build(problem, 0));
+    const auto edge =
+        std::find_if(warnings.begin(), warnings.end(), [](const LaunchWarning& w) { return w.name == "buffer-edge"; });
+    QVERIFY2(edge != warnings.end(), "no buffer-edge warning for overrun.json");
+    QCOMPARE(edge->location, std::string("/KernelSpecification/Arguments/1/Size"));
+    for (const std::string phrase : {"argument 'in' holds 1 elements (Size \"1\")", "reach 1,048,576 elements",
+                                     "overrun.cu:19, in [ i ] under i < LENGTH", "for 3 of 3"})
+        QVERIFY2(edge->message.find(phrase) != std::string::npos, (phrase + " not in: " + edge->message).c_str());
+
+    std::ifstream in(problem.kernelPath(), std::ios::binary);
+    const std::string source((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const KernelReach alone(source, "overrun");
+    const KernelReach followed(source, "overrun", headerSearch(problem));
+    QCOMPARE(followed.indexes().size(), std::size_t(2)); // out[i], in[i]
+    for (std::size_t k = 0; k < 2; ++k) {
+        QCOMPARE(alone.largest(alone.indexes()[k], {{"BLOCK", "256"}}), std::nullopt); // LENGTH unknown
+        QCOMPARE(followed.largest(followed.indexes()[k], {{"BLOCK", "256"}}), std::optional<std::int64_t>(1048575));
+    }
+    // A config's -D of the same name comes first, as it would on NVRTC's command line.
+    QCOMPARE(followed.largest(followed.indexes()[1], {{"LENGTH", "10"}}), std::optional<std::int64_t>(9));
+}
+
+// How headers are found and read: beside the including file, then in the include folders (the
+// kernel's and the -I ones of CompilerOptions), nested, each once, never through a comment;
+// a name two headers define differently is nobody's.
+void TestLaunchPlan::headerDefines() {
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    const std::filesystem::path root = dir.path().toStdString();
+    std::filesystem::create_directories(root / "src");
+    std::filesystem::create_directories(root / "include" / "deep");
+    const char* const kernel = R"cu(
+#include "outer.h"
+// #include "commented.h"
+/* #include "commented.h" */
+#include <cuda_fp16.h>
+__global__ void k(float* a, float* b, float* c, float* d) {
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < ROWS * COLS) a[i] = 0;
+    if (i < INNER) b[i] = 0;
+    if (i < HIDDEN) c[i] = 0;
+    if (i < TWICE) d[i] = 0;
+}
+)cu";
+    std::ofstream(root / "src" / "k.cu") << kernel;
+    std::ofstream(root / "include" / "outer.h") << "#pragma once\n#include \"deep/inner.h\"\n#define ROWS 64\n"
+                                                   "#define TWICE 5\n#include \"outer.h\"\n";
+    std::ofstream(root / "include" / "deep" / "inner.h")
+        << "#ifndef INNER_H\n#define INNER_H\n#define COLS (ROWS / 2) // columns\n#define INNER 1000\n"
+           "#define TWICE 6\n#include \"../outer.h\"\n#endif\n";
+    std::ofstream(root / "src" / "commented.h") << "#define HIDDEN 77\n";
+
+    const HeaderSearch search{root / "src" / "k.cu", {root / "src", root / "include"}};
+    const KernelReach reach(kernel, "k", search);
+    QCOMPARE(reach.indexes().size(), std::size_t(4));
+    QCOMPARE(reach.largest(reach.indexes()[0], {}), std::optional<std::int64_t>(64 * 32 - 1));
+    QCOMPARE(reach.largest(reach.indexes()[1], {}), std::optional<std::int64_t>(999));
+    QCOMPARE(reach.largest(reach.indexes()[2], {}), std::nullopt); // its header is only named in comments
+    QCOMPARE(reach.largest(reach.indexes()[3], {}), std::nullopt); // 5 in one header, 6 in another
+    // Without the include folder the headers are not found, and nothing is claimed.
+    const KernelReach lost(kernel, "k", HeaderSearch{root / "src" / "k.cu", {root / "src"}});
+    QCOMPARE(lost.largest(lost.indexes()[1], {}), std::nullopt);
+
+    // A problem's search: its kernel's folder and its -I folders.
+    Json j = Json::parse(R"json({
+        "ConfigurationSpace": {"TuningParameters": [{"Name": "BX", "Type": "int", "Values": "[32]"}]},
+        "KernelSpecification": {"Language": "CUDA", "KernelName": "k", "KernelFile": "src/k.cu",
+            "CompilerOptions": ["-I", "include", "--include-path=other", "-Ithird"],
+            "GlobalSize": {"X": "1024"}, "LocalSize": {"X": "BX"}, "Arguments": []}
+    })json");
+    const TuningProblem problem = TuningProblem::parse(j.dump(), (root / "k.json").string(), root);
+    const HeaderSearch fromProblem = headerSearch(problem);
+    QCOMPARE(fromProblem.file, root / "src" / "k.cu");
+    QCOMPARE(fromProblem.dirs.size(), std::size_t(4));
+    QCOMPARE(fromProblem.dirs[0], std::filesystem::absolute(root / "src"));
+    QCOMPARE(fromProblem.dirs[1], std::filesystem::path("include"));
+    QCOMPARE(fromProblem.dirs[2], std::filesystem::path("other"));
+    QCOMPARE(fromProblem.dirs[3], std::filesystem::path("third"));
 }
 
 void TestLaunchPlan::gridRules() {

@@ -8,6 +8,8 @@
 
 #include <QtTest>
 
+#include <nlohmann/json.hpp>
+
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -207,6 +209,9 @@ void TestWorkerProtocol::openAndOpened() {
     QCOMPARE(back.baseDir, m.baseDir);
     QCOMPARE(back.shape, std::uint64_t{1});
     QCOMPARE(back.seed, m.seed);
+    QCOMPARE(back.guard, false);
+    m.guard = true;
+    QCOMPARE(decodeOpen(roundTrip(encode(m))).guard, true);
 
     Opened o;
     o.ok = false;
@@ -216,6 +221,25 @@ void TestWorkerProtocol::openAndOpened() {
     QVERIFY(!oBack.ok);
     QCOMPARE(oBack.error, o.error);
     QCOMPARE(oBack.bufferBytes, o.bufferBytes);
+    QVERIFY(oBack.buffers.empty());
+    QVERIFY(oBack.note.empty());
+
+    // Where the buffers are, for messages that name the one an address is in or next to.
+    o.ok = true;
+    o.error.clear();
+    o.note = "guarded buffers need CUDA's virtual memory management";
+    o.buffers = {{0, "out", 0x7f0000200000ull, 4 << 20, 1 << 20, true}, {2, "", 0xFFFFFFFFFFFFFF00ull, 4, 1, false}};
+    const Opened withBuffers = decodeOpened(roundTrip(encode(o)));
+    QCOMPARE(withBuffers.note, o.note);
+    QCOMPARE(withBuffers.buffers.size(), std::size_t(2));
+    for (std::size_t i = 0; i < 2; ++i) {
+        QCOMPARE(withBuffers.buffers[i].argument, o.buffers[i].argument);
+        QCOMPARE(withBuffers.buffers[i].name, o.buffers[i].name);
+        QCOMPARE(withBuffers.buffers[i].address, o.buffers[i].address);
+        QCOMPARE(withBuffers.buffers[i].bytes, o.buffers[i].bytes);
+        QCOMPARE(withBuffers.buffers[i].elements, o.buffers[i].elements);
+        QCOMPARE(withBuffers.buffers[i].guarded, o.buffers[i].guarded);
+    }
 }
 
 void TestWorkerProtocol::measureCarriesTheCubin() {
@@ -258,6 +282,23 @@ void TestWorkerProtocol::measureCarriesTheCubin() {
     QCOMPARE(back.makeReference, true);
     QCOMPARE(back.metrics, m.metrics);
     QVERIFY(f.blob == cubin);
+    QVERIFY(back.guard == Guard::Off);
+
+    // Which launches run on guarded buffers; an engine that does not say means none.
+    for (const Guard g : {Guard::Off, Guard::Check, Guard::Always}) {
+        m.guard = g;
+        QVERIFY(decodeMeasure(roundTrip(encode(m, {}))).guard == g);
+    }
+    nlohmann::json header = nlohmann::json::parse(encode(m, {}).header);
+    header.erase("guard");
+    QVERIFY(decodeMeasure(Frame{header.dump(), {}}).guard == Guard::Off);
+    header["guard"] = "sometimes";
+    try {
+        decodeMeasure(Frame{header.dump(), {}});
+        QFAIL("an unknown guard was accepted");
+    } catch (const std::runtime_error& e) {
+        QVERIFY2(std::string(e.what()).find("guard 'sometimes'") != std::string::npos, e.what());
+    }
 }
 
 void TestWorkerProtocol::resultWithEverything() {

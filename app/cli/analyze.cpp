@@ -4,6 +4,7 @@
 
 #include "cli.h"
 
+#include "analysis/inertcheck.h"
 #include "analysis/staticanalysis.h"
 #include "base/error.h"
 #include "base/filewrite.h"
@@ -444,6 +445,12 @@ int runAnalyze(AnalyzeOptions opt) {
     }
     progress.finish(std::to_string(errors) + (errors == 1 ? " error, " : " errors, ") + std::to_string(cached) +
                     " from the cache");
+
+    // Parameters whose values never reach the code, from the compiled sample and its neighbours.
+    if (std::optional<LaunchWarning> w =
+            inertWarning(problem, findInertParameters(analyzer, space, service, archs.front(), indices)))
+        std::fprintf(stderr, "warning: %s: %s: %s\n", opt.problemPath.c_str(), w->location.c_str(),
+                     w->message.c_str());
 
     if (!opt.csvPath.empty())
         writeCsv(opt.csvPath, results, space);

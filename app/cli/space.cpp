@@ -4,6 +4,7 @@
 
 #include "analysis/launchcheck.h"
 #include "base/error.h"
+#include "compile/requestbuilder.h"
 #include "exchange/configcodec.h"
 #include "space/configspace.h"
 #include "spec/launchgeometry.h"
@@ -13,6 +14,7 @@
 
 #include <cstdio>
 #include <iostream>
+#include <memory>
 
 namespace tilescope::cli {
 
@@ -25,6 +27,7 @@ struct SpaceOptions {
     std::uint64_t seed = 0;
     std::size_t shape = 0;
     bool json = false;
+    bool source = false;
 };
 
 std::string valuesSummary(const TuningParameter& p) {
@@ -61,6 +64,12 @@ int runSpace(const SpaceOptions& opt) {
     }
     const std::vector<std::uint64_t> samples =
         opt.countOnly ? std::vector<std::uint64_t>{} : space.sample(opt.sample, opt.seed);
+    // What NVRTC compiles for each sampled config, prepared as Kernel Tuner prepares it.
+    std::unique_ptr<RequestBuilder> builder;
+    if (opt.source) {
+        problem.requireLaunchable();
+        builder = std::make_unique<RequestBuilder>(problem, opt.shape);
+    }
 
     std::vector<std::string> order;
     for (int p : stats.searchOrder)
@@ -119,6 +128,19 @@ int runSpace(const SpaceOptions& opt) {
         }
         out["samples"] = list;
         out["sample_indices"] = samples;
+        if (builder) {
+            nlohmann::ordered_json prepared = nlohmann::ordered_json::array();
+            for (std::uint64_t index : samples) {
+                const Config config = space.at(index);
+                nlohmann::ordered_json defines = nlohmann::ordered_json::array();
+                for (const auto& [name, value] : builder->defines(config))
+                    defines.push_back({name, value});
+                prepared.push_back({{"kernel_name", builder->kernelName(config)},
+                                    {"defines", std::move(defines)},
+                                    {"source", builder->preparedSource(config)}});
+            }
+            out["prepared"] = std::move(prepared);
+        }
         // How each sampled config launches (grid and block), by the rule the problem's fields select.
         try {
             const GeometryPlanner planner(problem, opt.shape);
@@ -197,6 +219,15 @@ int runSpace(const SpaceOptions& opt) {
                     formatCount(static_cast<double>(space.size())).c_str(), static_cast<unsigned long long>(opt.seed),
                     table.render().c_str());
     }
+    if (builder) {
+        for (std::uint64_t index : samples) {
+            const Config config = space.at(index);
+            const std::string text = builder->preparedSource(config);
+            std::printf("\n// ---- index %llu: %s; kernel %s\n%s%s", static_cast<unsigned long long>(index),
+                        space.describe(config).c_str(), builder->kernelName(config).c_str(), text.c_str(),
+                        text.empty() || text.back() == '\n' ? "" : "\n");
+        }
+    }
     return kOk;
 }
 
@@ -217,6 +248,10 @@ void registerSpace(CLI::App& app) {
     addShapeOption(cmd, opt->shape);
     cmd->add_flag("--json", opt->json,
                   "Print one JSON object (raw_size, valid_size, samples as name -> value, and more)");
+    cmd->add_flag("--source", opt->source,
+                  "Also print, for each sampled config, the source NVRTC compiles: the kernel file with the defines "
+                  "Kernel Tuner puts before it (grid_size_x/y/z, block_size_x/y/z, the parameters, kernel_tuner), "
+                  "and the kernel name with parameter values in place (in --json: \"prepared\")");
     setAction(cmd, [opt] { return runSpace(*opt); });
 }
 

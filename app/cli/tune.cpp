@@ -68,6 +68,8 @@ struct TuneOptions {
     std::string cacheDir;
     bool noCache = false;
     bool noVerify = false;
+    bool guard = false;    ///< every config on guarded buffers
+    bool sanitize = false; ///< the first config once under compute-sanitizer
     bool keepGoing = false;
     double configTimeout = 0;
     double sampleSeconds = 0.25;
@@ -259,6 +261,8 @@ CudaBackendOptions cudaOptions(const TuneOptions& opt, const BackendSpec& spec, 
     cuda.devices = std::move(devices);
     cuda.metrics = expandMetricNames(opt.metricsOption->count() > 0 ? splitList(opt.metrics) : problem.metrics);
     cuda.verify = !opt.noVerify;
+    cuda.guard = opt.guard ? GuardPolicy::Every : GuardPolicy::Reference;
+    cuda.sanitize = opt.sanitize;
     cuda.seed = opt.seed;
     cuda.timing.maxSeconds = opt.sampleSeconds;
     cuda.timing.minSamples = opt.minSamples;
@@ -309,6 +313,10 @@ int runTune(const TuneOptions& opt) {
         if (opt.backend != "cuda")
             throw InputError("", "--devices", "give the devices once: --backend " + opt.backend + " or --devices");
         spec.devices = parseDeviceList(opt.devices);
+    }
+    for (const auto& [flag, name] : {std::pair{opt.guard, "--guard"}, std::pair{opt.sanitize, "--sanitize"}}) {
+        if (flag && spec.kind != BackendSpec::Kind::Cuda)
+            throw InputError("", name, std::string(name) + " is for --backend cuda: it runs configs on a GPU");
     }
 
     // With --mpi, every rank but 0 serves rank 0 from here on; rank 0 makes its backend before
@@ -508,6 +516,9 @@ int runTune(const TuneOptions& opt) {
         if (priorDone > 0)
             verb = "tuned (resumed; " + formatCount(double(priorDone)) + " done before)";
         progress = std::make_unique<Progress>(verb, p.total > priorDone ? p.total - priorDone : 0);
+    };
+    events.warning = [&](const LaunchWarning& w) {
+        std::fprintf(stderr, "warning: %s: %s: %s\n", opt.problemPath.c_str(), w.location.c_str(), w.message.c_str());
     };
     events.progress = [&](const SessionProgress& p) {
         if (progress)
@@ -738,6 +749,18 @@ void registerTune(CLI::App& app) {
     cacheDir->excludes(noCache);
     cmd->add_flag("--no-verify", opt->noVerify,
                   "With cuda: do not compare outputs with the reference (the first config that runs)")
+        ->group("CUDA backend");
+    cmd->add_flag("--guard", opt->guard,
+                  "With cuda: run every config on guarded buffers, each ending at an unmapped page, so that a "
+                  "kernel that reads or writes past a buffer's end faults every time instead of touching a "
+                  "neighbour; the result names the arguments and their sizes (by default only the reference run is "
+                  "guarded, and the timed launches use ordinary allocations)")
+        ->group("CUDA backend");
+    cmd->add_flag("--sanitize", opt->sanitize,
+                  "With cuda: first run the reference config once under compute-sanitizer's memcheck (from the CUDA "
+                  "toolkit: on PATH, beside nvcc, in $CUDA_HOME/bin or /usr/local/cuda/bin, or "
+                  "$TILESCOPE_COMPUTE_SANITIZER), compiled with line information; its first report becomes that "
+                  "config's result, naming the kernel's line and the buffer the faulting address is next to")
         ->group("CUDA backend");
     cmd->add_option("--sample-time", opt->sampleSeconds,
                     "With cuda: kernel time to spend sampling each config, in seconds (sampling stops earlier "

@@ -76,6 +76,9 @@ void sanitize(worker::Hello& m) {
 
 void sanitize(worker::Opened& m) {
     sanitize(m.error);
+    sanitize(m.note);
+    for (worker::BufferExtent& b : m.buffers)
+        sanitize(b.name);
 }
 
 void sanitize(worker::Result& m) {

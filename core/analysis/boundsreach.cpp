@@ -2,12 +2,16 @@
 
 #include "expr/expr.h"
 #include "spec/kernelscan.h"
+#include "spec/tuningproblem.h"
 
 #include <algorithm>
 #include <array>
 #include <cctype>
+#include <fstream>
 #include <functional>
 #include <set>
+#include <sstream>
+#include <system_error>
 
 namespace tilescope {
 
@@ -204,6 +208,116 @@ struct Region {
     std::vector<Bound> bounds;
 };
 
+// The object-like #defines of stripped source `text` into `defines` (a name defined twice with
+// different values into `twice`); with `blank`, every directive line is blanked out of `text`.
+void readDefines(std::string& text, std::map<std::string, std::string>& defines, std::set<std::string>& twice,
+                 bool blank) {
+    for (std::size_t start = 0; start < text.size();) {
+        std::size_t end = text.find('\n', start);
+        if (end == std::string::npos)
+            end = text.size();
+        const std::size_t first = text.find_first_not_of(" \t", start);
+        if (first < end && text[first] == '#') {
+            const std::vector<Token> words = tokenize(std::string_view(text).substr(first + 1, end - first - 1));
+            if (words.size() >= 2 && words[0].text == "define" && isName(words[1].text)) {
+                const std::size_t nameEnd = first + 1 + words[1].at + words[1].text.size();
+                const bool functionLike = nameEnd < end && text[nameEnd] == '(';
+                if (!functionLike) {
+                    const std::string value = spaced(words, 2, words.size());
+                    const auto [it, added] = defines.emplace(words[1].text, value);
+                    if (!added && it->second != value)
+                        twice.insert(words[1].text);
+                }
+            }
+            if (blank)
+                std::fill(text.begin() + static_cast<std::ptrdiff_t>(first),
+                          text.begin() + static_cast<std::ptrdiff_t>(end), ' ');
+        }
+        start = end + 1;
+    }
+}
+
+// The names of the `#include "name"` lines of `source` (comments aside; `stripped` is
+// strippedSource(source), whose lines are the source's but whose string literals are emptied).
+std::vector<std::string> quotedIncludes(std::string_view source, std::string_view stripped) {
+    std::vector<std::string> names;
+    std::size_t rawStart = 0;
+    for (std::size_t start = 0; start < stripped.size() && rawStart <= source.size();) {
+        std::size_t end = stripped.find('\n', start);
+        if (end == std::string_view::npos)
+            end = stripped.size();
+        std::size_t rawEnd = source.find('\n', rawStart);
+        if (rawEnd == std::string_view::npos)
+            rawEnd = source.size();
+        const std::vector<Token> words = tokenize(stripped.substr(start, end - start));
+        if (words.size() >= 2 && words[0].text == "#" && words[1].text == "include") {
+            const std::string_view raw = source.substr(rawStart, rawEnd - rawStart);
+            const std::size_t open = raw.find('"');
+            const std::size_t close = open == std::string_view::npos ? open : raw.find('"', open + 1);
+            if (close != std::string_view::npos && close > open + 1)
+                names.emplace_back(raw.substr(open + 1, close - open - 1));
+        }
+        start = end + 1;
+        rawStart = rawEnd + 1;
+    }
+    return names;
+}
+
+std::optional<std::string> readHeader(const std::filesystem::path& path) {
+    constexpr std::uintmax_t kMaxHeaderBytes = 4u << 20;
+    std::error_code ec;
+    if (!std::filesystem::is_regular_file(path, ec) || std::filesystem::file_size(path, ec) > kMaxHeaderBytes || ec)
+        return std::nullopt;
+    std::ifstream in(path, std::ios::binary);
+    std::ostringstream text;
+    text << in.rdbuf();
+    if (!in)
+        return std::nullopt;
+    return text.str();
+}
+
+// The #defines of the headers `source` (the file headers.file) includes with quotes, and of the
+// headers those include, each header once.
+void readHeaderDefines(std::string_view source, const HeaderSearch& headers,
+                       std::map<std::string, std::string>& defines, std::set<std::string>& twice) {
+    constexpr int kMaxDepth = 8;
+    constexpr std::size_t kMaxHeaders = 64;
+    if (headers.file.empty())
+        return;
+    std::set<std::filesystem::path> seen;
+    std::error_code ec;
+    seen.insert(std::filesystem::weakly_canonical(headers.file, ec));
+    std::function<void(std::string_view, const std::filesystem::path&, int)> follow;
+    follow = [&](std::string_view text, const std::filesystem::path& file, int depth) {
+        if (depth > kMaxDepth)
+            return;
+        const std::string stripped = strippedSource(text);
+        for (const std::string& name : quotedIncludes(text, stripped)) {
+            std::vector<std::filesystem::path> candidates;
+            const std::filesystem::path named(name);
+            if (named.is_absolute()) {
+                candidates.push_back(named);
+            } else {
+                candidates.push_back(file.parent_path() / named);
+                for (const std::filesystem::path& dir : headers.dirs)
+                    candidates.push_back(dir / named);
+            }
+            for (const std::filesystem::path& candidate : candidates) {
+                std::optional<std::string> header = readHeader(candidate);
+                if (!header)
+                    continue;
+                if (seen.size() < kMaxHeaders && seen.insert(std::filesystem::weakly_canonical(candidate, ec)).second) {
+                    std::string headerText = strippedSource(*header);
+                    readDefines(headerText, defines, twice, false);
+                    follow(*header, candidate, depth + 1);
+                }
+                break; // the first found is the one included
+            }
+        }
+    };
+    follow(source, headers.file, 1);
+}
+
 bool isIntegerType(const std::string& t) {
     static const std::set<std::string> types = {"int",     "unsigned", "signed",  "long",     "short",    "size_t",
                                                 "int32_t", "uint32_t", "int64_t", "uint64_t", "ptrdiff_t"};
@@ -218,33 +332,34 @@ bool changes(const std::string& t) {
 
 } // namespace
 
-KernelReach::KernelReach(std::string_view source, std::string_view kernelName) {
+HeaderSearch headerSearch(const TuningProblem& problem) {
+    HeaderSearch search;
+    search.file = problem.kernelPath();
+    std::error_code ec;
+    const std::filesystem::path absolute = std::filesystem::absolute(search.file, ec);
+    if (!ec)
+        search.dirs.push_back(absolute.parent_path());
+    const std::vector<std::string>& options = problem.compilerOptions;
+    for (std::size_t i = 0; i < options.size(); ++i) {
+        const std::string& o = options[i];
+        if ((o == "-I" || o == "--include-path") && i + 1 < options.size())
+            search.dirs.emplace_back(options[++i]);
+        else if (o.rfind("--include-path=", 0) == 0)
+            search.dirs.emplace_back(o.substr(15));
+        else if (o.rfind("-I", 0) == 0 && o.size() > 2)
+            search.dirs.emplace_back(o.substr(2));
+    }
+    return search;
+}
+
+KernelReach::KernelReach(std::string_view source, std::string_view kernelName, const HeaderSearch& headers) {
     std::string text = strippedSource(source);
 
-    // Object-like #defines (one definition each), then directives blanked out of the code.
+    // Object-like #defines (one definition each, among the kernel's and its headers'), then
+    // directives blanked out of the code.
     std::set<std::string> twice;
-    for (std::size_t start = 0; start < text.size();) {
-        std::size_t end = text.find('\n', start);
-        if (end == std::string::npos)
-            end = text.size();
-        const std::size_t first = text.find_first_not_of(" \t", start);
-        if (first < end && text[first] == '#') {
-            const std::vector<Token> words = tokenize(std::string_view(text).substr(first + 1, end - first - 1));
-            if (words.size() >= 2 && words[0].text == "define" && isName(words[1].text)) {
-                const std::size_t nameEnd = first + 1 + words[1].at + words[1].text.size();
-                const bool functionLike = nameEnd < end && text[nameEnd] == '(';
-                if (!functionLike) {
-                    const std::string value = spaced(words, 2, words.size());
-                    const auto [it, added] = m_defines.emplace(words[1].text, value);
-                    if (!added && it->second != value)
-                        twice.insert(words[1].text);
-                }
-            }
-            std::fill(text.begin() + static_cast<std::ptrdiff_t>(first),
-                      text.begin() + static_cast<std::ptrdiff_t>(end), ' ');
-        }
-        start = end + 1;
-    }
+    readHeaderDefines(source, headers, m_defines, twice);
+    readDefines(text, m_defines, twice, true);
     for (const std::string& name : twice)
         m_defines.erase(name);
 

@@ -4,13 +4,15 @@
 // compiling it. Each index into an argument buffer (`in[y * w + x]`, `in + i`) whose names are
 // all bounded by the checks around it (`if (y < h && x < w)`, `for (int k = 0; k < n; ++k)`,
 // `if (i >= n) return;`, `(i < n) ? in[i] : 0`) or stand for numbers (an object-like #define, a tuning parameter's -D,
-// a scalar argument, a `const int` computed from those) is evaluated with each bounded name at
+// a scalar argument, a `const int` computed from those; the #defines of the headers the kernel
+// includes with `#include "..."` count too) is evaluated with each bounded name at
 // its bound less one: the element the threads at the launch's edge reach. A heuristic, not a C++
 // parser: an index it cannot follow (a name it cannot bound or evaluate, a call, a member, a
 // shift) is left out, so it finds too little rather than too much.
 
 #include <cstddef>
 #include <cstdint>
+#include <filesystem>
 #include <map>
 #include <optional>
 #include <string>
@@ -19,6 +21,20 @@
 #include <vector>
 
 namespace tilescope {
+
+class TuningProblem;
+
+/// Where the headers a kernel includes with `#include "..."` are, as NVRTC finds them: beside the
+/// including file, then in `dirs`. Headers are read for their object-like #defines only (sizes
+/// such as `#define N 4096`), to a depth of 8 and 64 headers at most.
+struct HeaderSearch {
+    std::filesystem::path file;              ///< the kernel file; "" follows no header
+    std::vector<std::filesystem::path> dirs; ///< the include folders, in order
+};
+
+/// A problem's header search: its kernel file; its folder and the -I / --include-path folders
+/// of its CompilerOptions.
+HeaderSearch headerSearch(const TuningProblem& problem);
 
 /// One index into an argument buffer, with the bounds around it.
 struct BoundedIndex {
@@ -35,8 +51,9 @@ struct BoundedIndex {
 class KernelReach {
 public:
     /// Reads the __global__ function `kernelName` of `source` (template arguments in the name are
-    /// ignored). Finds nothing when there is no such function.
-    KernelReach(std::string_view source, std::string_view kernelName);
+    /// ignored), and the #defines of `source` and of the headers it includes (found by `headers`).
+    /// Finds nothing when there is no such function.
+    KernelReach(std::string_view source, std::string_view kernelName, const HeaderSearch& headers = {});
 
     /// The kernel's argument names, in order (empty when the kernel was not found).
     const std::vector<std::string>& argumentNames() const { return m_arguments; }
@@ -56,7 +73,7 @@ private:
     std::vector<std::string> m_arguments;
     std::vector<std::string> m_pointees;
     std::vector<BoundedIndex> m_indexes;
-    std::map<std::string, std::string> m_defines; // object-like #defines with one definition
+    std::map<std::string, std::string> m_defines; // object-like #defines with one definition, headers' too
     std::map<std::string, std::string> m_locals;  // integer constants the kernel declares once and never changes
 };
 

@@ -67,7 +67,7 @@ bool vectorPointee(const std::string& type) {
 std::optional<LaunchWarning> bufferEdge(const TuningProblem& problem, const LaunchPlanner& plan,
                                         const ConfigSpace& space, const std::vector<Config>& configs) {
     const RequestBuilder builder(problem); // reads the kernel file
-    const KernelReach reach(builder.source(), problem.kernelName);
+    const KernelReach reach(builder.source(), problem.kernelName, headerSearch(problem));
     const std::vector<ArgumentSpec>& args = plan.arguments();
     if (reach.argumentNames().size() != args.size() || reach.indexes().empty())
         return std::nullopt;
@@ -125,6 +125,42 @@ std::optional<LaunchWarning> bufferEdge(const TuningProblem& problem, const Laun
             "): the threads at the launch's edge reach past its end. Size it for the largest index (max() of a "
             "tuning parameter stands for its largest value), check the kernel's bounds, or " +
             silenceHint("buffer-edge")};
+}
+
+// Tuning parameters that the kernel's own source redefines (or undefines) for every config, so
+// that every value of them compiles to the same code: a kernel written for Kernel Tuner that
+// keeps its defaults without the #ifndef kernel_tuner guard, or a left-over #define.
+std::optional<LaunchWarning> redefinedParameters(const TuningProblem& problem) {
+    const RequestBuilder builder(problem); // reads the kernel file
+    std::vector<std::string> names;
+    for (const TuningParameter& p : problem.parameters) {
+        if (p.values.size() > 1)
+            names.push_back(p.name);
+    }
+    const std::vector<Redefinition> found = findRedefinitions(builder.source(), names, kernelTunerDefines());
+    if (found.empty())
+        return std::nullopt;
+    const std::string file = std::filesystem::path(problem.kernelFile).filename().string();
+    std::vector<std::string> parameters;
+    std::string lines;
+    for (const Redefinition& r : found) {
+        if (std::find(parameters.begin(), parameters.end(), r.name) == parameters.end())
+            parameters.push_back(r.name);
+        lines += (lines.empty() ? "" : "; ") + file + ":" + std::to_string(r.line) + " " + r.text;
+    }
+    std::string list;
+    for (std::size_t i = 0; i < parameters.size(); ++i)
+        list += (i == 0 ? "" : i + 1 == parameters.size() ? " and " : ", ") + parameters[i];
+    const bool one = parameters.size() == 1;
+    return LaunchWarning{
+        "inert-parameter",
+        "/ConfigurationSpace/TuningParameters/" + std::to_string(problem.parameterIndex(parameters.front())),
+        list + (one ? " does" : " do") + " not change the compiled kernel: the kernel redefines " +
+            (one ? "it" : "them") + " for every config (" + lines +
+            "), which replaces the value each config defines, so every value of " + (one ? "it" : "them") +
+            " compiles to the same code. Kernel Tuner's examples keep such defaults under #ifndef kernel_tuner; "
+            "guard or remove the line, or " +
+            silenceHint("inert-parameter")};
 }
 
 } // namespace
@@ -308,6 +344,16 @@ std::vector<LaunchWarning> checkLaunch(const TuningProblem& problem, std::size_t
         }
     } catch (const std::exception&) {
         // The launch cannot be planned at all: the problem's launch blockers say why.
+    }
+    const bool inertSilenced = std::find(problem.silencedWarnings.begin(), problem.silencedWarnings.end(),
+                                         "inert-parameter") != problem.silencedWarnings.end();
+    if (!inertSilenced && problem.isCuda()) {
+        try {
+            if (std::optional<LaunchWarning> w = redefinedParameters(problem))
+                out.push_back(std::move(*w));
+        } catch (const std::exception&) {
+            // The kernel file cannot be read: compiling it will say so.
+        }
     }
     return out;
 }

@@ -39,7 +39,7 @@ const TuningProblem& launchable(const TuningProblem& problem) {
 StaticAnalyzer::StaticAnalyzer(const TuningProblem& problem, std::size_t shapeIndex)
     : m_problem(problem)
     , m_shapeIndex(shapeIndex)
-    , m_requests(launchable(problem))
+    , m_requests(launchable(problem), shapeIndex)
     , m_geometry(problem, shapeIndex) {}
 
 StaticAnalyzer::~StaticAnalyzer() = default;

@@ -12,6 +12,7 @@
 #include <fstream>
 #include <functional>
 #include <set>
+#include <unordered_set>
 #include <string_view>
 #include <thread>
 #include <vector>
@@ -24,7 +25,8 @@ namespace {
 
 // Bump when the entry layout or what the key covers changes: old entries then never match
 // (their keys differ) and age out through eviction.
-constexpr std::string_view kKeyVersion = "tilescope-compile-cache-1";
+// 2: defines as Kernel Tuner's prefix, those of names the code never mentions left out.
+constexpr std::string_view kKeyVersion = "tilescope-compile-cache-2";
 constexpr char kMagic[4] = {'T', 'S', 'C', 'C'};
 constexpr std::uint32_t kFormat = 2; // 2: the entry's name in the cubin
 constexpr std::string_view kEntrySuffix = ".tsc";
@@ -49,6 +51,7 @@ std::string readFile(const fs::path& path, bool* ok) {
 struct IncludeDirective {
     std::string name;
     bool quoted = false;
+    bool macro = false; ///< the name comes from a macro: `name` is the line's text
 };
 
 // `#include "x"` and `#include <x>` lines; comments and conditionals are not interpreted, so a
@@ -77,7 +80,7 @@ std::vector<IncludeDirective> includeDirectives(std::string_view text) {
         const char open = line.front();
         const char close = open == '"' ? '"' : open == '<' ? '>' : '\0';
         if (close == '\0') {
-            found.push_back({std::string(line), false}); // a macro: keyed by its text
+            found.push_back({std::string(line), false, true}); // a macro: keyed by its text
             continue;
         }
         const std::size_t end = line.find(close, 1);
@@ -106,10 +109,28 @@ std::vector<fs::path> optionIncludeDirs(const std::vector<std::string>& options)
     return dirs;
 }
 
+// What the code the compiler reads can name: every word of the source, the headers it includes,
+// the kernel name and the options. `opaque` when a name may come about another way (an #include
+// through a macro, token pasting with ##): then every define counts as mentioned.
+struct Mentions {
+    std::unordered_set<std::string> words;
+    bool opaque = false;
+
+    void add(std::string_view text) {
+        if (text.find("##") != std::string_view::npos)
+            opaque = true;
+        for (std::string word : wordsOf(text))
+            words.insert(std::move(word));
+    }
+    bool has(const std::string& name) const { return opaque || words.count(name) > 0; }
+};
+
 void hashIncludes(Sha256& sha, std::string_view text, const fs::path& ownDir, const std::vector<fs::path>& dirs,
-                  std::set<fs::path>& seen, int depth) {
+                  std::set<fs::path>& seen, int depth, Mentions& mentions) {
     for (const IncludeDirective& directive : includeDirectives(text)) {
         sha.updateField(directive.name);
+        if (directive.macro)
+            mentions.opaque = true;
         std::vector<fs::path> candidates;
         if (directive.quoted && !ownDir.empty())
             candidates.push_back(ownDir / directive.name);
@@ -127,9 +148,10 @@ void hashIncludes(Sha256& sha, std::string_view text, const fs::path& ownDir, co
             resolved = true;
             sha.updateField("found");
             sha.updateField(content);
+            mentions.add(content);
             const fs::path canonical = fs::weakly_canonical(candidate, ec);
             if (depth < kMaxIncludeDepth && seen.insert(ec ? candidate : canonical).second)
-                hashIncludes(sha, content, candidate.parent_path(), dirs, seen, depth + 1);
+                hashIncludes(sha, content, candidate.parent_path(), dirs, seen, depth + 1, mentions);
             break;
         }
         if (!resolved)
@@ -332,11 +354,6 @@ std::string compileCacheKey(const CompileRequest& request) {
     sha.updateField(kKeyVersion);
     sha.updateField(nvrtcVersionString());
     sha.updateField(request.arch);
-    sha.updateU64(request.defines.size());
-    for (const auto& [name, value] : request.defines) {
-        sha.updateField(name);
-        sha.updateField(value);
-    }
     sha.updateU64(request.options.size());
     for (const std::string& option : request.options)
         sha.updateField(option);
@@ -344,11 +361,30 @@ std::string compileCacheKey(const CompileRequest& request) {
     sha.updateField(request.kernelName);
     sha.updateField(request.source);
 
+    Mentions mentions;
+    mentions.add(request.source);
+    mentions.add(request.kernelName);
+    for (const std::string& option : request.options)
+        mentions.add(option);
     std::vector<fs::path> dirs(request.includeDirs.begin(), request.includeDirs.end());
     for (fs::path& dir : optionIncludeDirs(request.options))
         dirs.push_back(std::move(dir));
     std::set<fs::path> seen;
-    hashIncludes(sha, request.source, {}, dirs, seen, 0);
+    hashIncludes(sha, request.source, {}, dirs, seen, 0, mentions);
+
+    // A define of a name the code never mentions cannot change the binary (its prefix line is
+    // all it adds, and "#line 1" keeps the line numbers): configs that differ only there, such
+    // as the grid of another shape or a launch-only parameter, share one entry. The order of
+    // those that are mentioned stays in the key (a repeated name: the last one wins).
+    std::uint64_t keyed = 0;
+    for (const auto& [name, value] : request.defines) {
+        if (!mentions.has(name))
+            continue;
+        sha.updateField(name);
+        sha.updateField(value);
+        ++keyed;
+    }
+    sha.updateU64(keyed);
     return Sha256::hex(sha.finish());
 }
 

@@ -26,11 +26,12 @@ std::filesystem::path tilescopeCacheRoot();
 std::filesystem::path defaultCompileCacheDirectory();
 
 /// The content address of `request`'s result (64 hex digits): SHA-256 over the NVRTC version,
-/// the arch, the defines, the options, the source's name and text, the kernel name, and the text
-/// of every file the source includes (found by following #include lines through the source's
-/// and the options' include dirs; a name found in none, such as a header NVRTC has built in, is
-/// keyed by its name). The include dirs' paths are not part of the key: a moved checkout keeps
-/// its cache. An #include whose name comes from a macro cannot be followed.
+/// the arch, the options, the source's name and text, the kernel name, the text of every file
+/// the source includes (found by following #include lines through the source's and the options'
+/// include dirs; a name found in none, such as a header NVRTC has built in, is keyed by its
+/// name), and the defines whose names that code mentions (all of them when an #include's name
+/// comes from a macro or the code pastes tokens with ##). The include dirs' paths are not part of
+/// the key: a moved checkout keeps its cache.
 std::string compileCacheKey(const CompileRequest& request);
 
 struct CompileCacheOptions {

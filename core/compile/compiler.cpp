@@ -120,8 +120,8 @@ std::string validate(const CompileRequest& request) {
     for (const auto& [name, value] : request.defines) {
         if (!isIdentifier(name))
             return "define name '" + name + "' is not an identifier";
-        if (value.find_first_of("\r\n") != std::string::npos)
-            return "the value of define " + name + " contains a line break";
+        if (value.find('\r') != std::string::npos)
+            return "the value of define " + name + " contains a carriage return";
     }
     return {};
 }
@@ -182,11 +182,9 @@ std::string_view compileStatusName(CompileStatus status) {
 
 std::vector<std::string> compileOptions(const CompileRequest& request) {
     std::vector<std::string> options;
-    options.reserve(2 + request.defines.size() + request.includeDirs.size() + request.options.size());
+    options.reserve(2 + request.includeDirs.size() + request.options.size());
     options.push_back("--gpu-architecture=" + request.arch);
     options.emplace_back("--ptxas-options=-v");
-    for (const auto& [name, value] : request.defines)
-        options.push_back("-D" + name + "=" + value);
     for (const std::string& dir : request.includeDirs)
         options.push_back("-I" + dir);
     options.insert(options.end(), request.options.begin(), request.options.end());
@@ -202,8 +200,9 @@ CompileResult compileKernel(const CompileRequest& request) {
     auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
 
     const std::string name = request.sourceName.empty() ? std::string(kDefaultSourceName) : request.sourceName;
+    const std::string source = preparedSource(request);
     nvrtcProgram raw = nullptr;
-    if (const nvrtcResult rc = nvrtcCreateProgram(&raw, request.source.c_str(), name.c_str(), 0, nullptr, nullptr);
+    if (const nvrtcResult rc = nvrtcCreateProgram(&raw, source.c_str(), name.c_str(), 0, nullptr, nullptr);
         rc != NVRTC_SUCCESS) {
         CompileResult result =
             failure(CompileStatus::CompileError,
@@ -302,8 +301,9 @@ PtxResult generatePtx(const CompileRequest& request) {
         return result;
     }
     const std::string name = request.sourceName.empty() ? std::string(kDefaultSourceName) : request.sourceName;
+    const std::string source = preparedSource(request);
     nvrtcProgram raw = nullptr;
-    if (const nvrtcResult rc = nvrtcCreateProgram(&raw, request.source.c_str(), name.c_str(), 0, nullptr, nullptr);
+    if (const nvrtcResult rc = nvrtcCreateProgram(&raw, source.c_str(), name.c_str(), 0, nullptr, nullptr);
         rc != NVRTC_SUCCESS) {
         result.log = std::string("NVRTC could not create the program: ") + nvrtcGetErrorString(rc);
         return result;

@@ -1,12 +1,13 @@
 #pragma once
 
-// Compiling one kernel variant: (source, #defines, options, arch) -> cubin + what ptxas reports
+// Compiling one kernel variant: (source, defines, options, arch) -> cubin + what ptxas reports
 // about the entry function (registers, spills, stack, static shared memory). NVRTC runs here
 // without a GPU or driver, for any arch it supports. Everything is a value type, and a result
 // depends only on the request and the NVRTC version (bar `seconds` and `cached`; cubins were seen
 // to be byte-identical across runs and threads), so a cache can key results on the whole request
 // (compileOptions() spells out what NVRTC sees) plus nvrtcVersionString().
 
+#include "compile/kernelsource.h"
 #include "model/staticinfo.h"
 
 #include <cstdint>
@@ -42,7 +43,9 @@ struct CompileRequest {
     /// through NVRTC's name expressions, so it need not be extern "C"; template arguments may
     /// name defines (tuning parameters).
     std::string kernelName;
-    std::vector<std::pair<std::string, std::string>> defines; ///< -DNAME=VALUE, in this order
+    /// Put before the source as Kernel Tuner does (compile/kernelsource.h: "#define NAME VALUE",
+    /// loop_unroll_factor names as constexpr int, then "#line 1"), in this order.
+    std::vector<std::pair<std::string, std::string>> defines;
     std::vector<std::string> options;                         ///< more NVRTC options (T1 CompilerOptions)
     std::string arch;                                         ///< a real arch: "sm_90"
     std::vector<std::string> includeDirs;                     ///< -I, in this order
@@ -78,9 +81,15 @@ struct CompileResult {
 };
 
 /// The exact NVRTC option list compileKernel() uses for `request`: the arch, the ptxas report,
-/// the defines, the include dirs, then the request's options. Deterministic, for cache keys
-/// and for showing the user what ran.
+/// the include dirs, then the request's options. Deterministic, for cache keys and for showing
+/// the user what ran.
 std::vector<std::string> compileOptions(const CompileRequest& request);
+
+/// The text NVRTC compiles for `request`: its source with the defines' prefix
+/// (prepareKernelSource).
+inline std::string preparedSource(const CompileRequest& request) {
+    return prepareKernelSource(request.source, request.defines);
+}
 
 /// Compiles `request` with NVRTC to a cubin for request.arch and parses the ptxas report.
 /// Synchronous and thread-safe: no shared state but read-only statics, one nvrtcProgram per call

@@ -1,8 +1,10 @@
 #include "compile/requestbuilder.h"
 
 #include "base/error.h"
+#include "spec/launchgeometry.h"
 #include "spec/tuningproblem.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <filesystem>
@@ -185,7 +187,7 @@ void checkIncludes(const std::string& problemFile, const fs::path& kernel, const
 
 } // namespace
 
-RequestBuilder::RequestBuilder(const TuningProblem& problem) {
+RequestBuilder::RequestBuilder(const TuningProblem& problem, std::size_t shapeIndex) {
     // NVRTC compiles CUDA C++ only: OpenCL or HIP source would come back as a pile of compile errors
     // about the source, or compile as something it is not.
     if (!problem.isCuda())
@@ -216,22 +218,42 @@ RequestBuilder::RequestBuilder(const TuningProblem& problem) {
     includeOptions(m_base.options, includeDirs, preIncludes);
     checkIncludes(problem.fileName, path, m_base.source, includeDirs, preIncludes);
 
+    static constexpr std::array<const char*, 3> kBlockNames{"block_size_x", "block_size_y", "block_size_z"};
     for (const TuningParameter& parameter : problem.parameters) {
+        for (std::size_t axis = 0; axis < 3; ++axis) {
+            if (parameter.name == kBlockNames[axis])
+                m_blockParameter[axis] = static_cast<int>(m_names.size());
+        }
         m_names.push_back(parameter.name);
         std::vector<std::string> texts;
+        std::vector<bool> isText;
         texts.reserve(parameter.values.size());
-        for (const expr::Value& value : parameter.values)
+        for (const expr::Value& value : parameter.values) {
             texts.push_back(defineValue(value));
+            isText.push_back(value.kind == expr::Kind::Str);
+        }
         m_texts.push_back(std::move(texts));
+        m_isText.push_back(std::move(isText));
     }
-    // Kernel Tuner defines block_size_x/y/z for every kernel, with its defaults where they are
-    // not tuned; kernels written for it use them. Defined only where the source names them, so
-    // that other kernels' compiles (and cache keys) stay as they were.
+    // The grid and the block Kernel Tuner defines are the launch's; a problem whose launch cannot
+    // be planned (no ProblemSize or GlobalSize, an expression that fails) still compiles, without
+    // grid_size_x/y/z, as it did before they were defined.
+    try {
+        m_geometry = std::make_unique<GeometryPlanner>(problem, shapeIndex);
+    } catch (const std::exception&) {
+        m_geometry.reset();
+    }
+    // block_size_x/y/z that are neither parameters nor shape names: Kernel Tuner's defaults.
     for (const auto& [name, value] : problem.implicitBlockSizes()) {
-        if (mentions(m_base.source, name))
-            m_implicit.emplace_back(name, std::to_string(value));
+        for (std::size_t axis = 0; axis < 3; ++axis) {
+            if (name == kBlockNames[axis])
+                m_implicitBlock[axis] = value;
+        }
     }
 }
+
+RequestBuilder::~RequestBuilder() = default;
+RequestBuilder::RequestBuilder(RequestBuilder&&) noexcept = default;
 
 bool RequestBuilder::mentions(std::string_view source, std::string_view identifier) {
     auto isWord = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; };
@@ -243,18 +265,62 @@ bool RequestBuilder::mentions(std::string_view source, std::string_view identifi
     return false;
 }
 
-std::vector<std::pair<std::string, std::string>> RequestBuilder::defines(const Config& config) const {
-    std::vector<std::pair<std::string, std::string>> result;
+Defines RequestBuilder::parameterValues(const Config& config) const {
+    Defines result;
     result.reserve(m_names.size());
     for (std::size_t p = 0; p < m_names.size() && p < config.size(); ++p)
         result.emplace_back(m_names[p], m_texts[p].at(config[p]));
-    result.insert(result.end(), m_implicit.begin(), m_implicit.end());
     return result;
+}
+
+Defines RequestBuilder::defines(const Config& config) const {
+    static constexpr std::array<const char*, 3> kGridNames{"grid_size_x", "grid_size_y", "grid_size_z"};
+    static constexpr std::array<const char*, 3> kBlockNames{"block_size_x", "block_size_y", "block_size_z"};
+    const Defines parameters = parameterValues(config);
+    Defines result;
+    result.reserve(parameters.size() + 7);
+    std::optional<LaunchGeometry> launch;
+    if (m_geometry) {
+        if (LaunchGeometry g = m_geometry->plan(config); g.ok())
+            launch = std::move(g);
+    }
+    if (launch) {
+        for (std::size_t axis = 0; axis < 3; ++axis)
+            result.emplace_back(kGridNames[axis], std::to_string(launch->grid[axis]));
+    }
+    // Kernel Tuner's dict: the block's names first, a tuned one keeping its place with its value.
+    for (std::size_t axis = 0; axis < 3; ++axis) {
+        if (const int p = m_blockParameter[axis]; p >= 0 && static_cast<std::size_t>(p) < parameters.size())
+            result.push_back(parameters[static_cast<std::size_t>(p)]);
+        else if (m_implicitBlock[axis] > 0)
+            result.emplace_back(kBlockNames[axis],
+                                std::to_string(launch ? launch->block[axis] : m_implicitBlock[axis]));
+    }
+    for (std::size_t p = 0; p < parameters.size(); ++p) {
+        if (std::find(m_blockParameter.begin(), m_blockParameter.end(), static_cast<int>(p)) != m_blockParameter.end())
+            continue;
+        // A string value that names parameters has their values in their place, as Kernel Tuner has.
+        if (m_isText[p].at(config[p]))
+            result.emplace_back(parameters[p].first, replaceParameterNames(parameters[p].second, parameters));
+        else
+            result.push_back(parameters[p]);
+    }
+    result.emplace_back("kernel_tuner", "1");
+    return result;
+}
+
+std::string RequestBuilder::kernelName(const Config& config) const {
+    return replaceParameterNames(m_base.kernelName, parameterValues(config));
+}
+
+std::string RequestBuilder::preparedSource(const Config& config) const {
+    return prepareKernelSource(m_base.source, defines(config));
 }
 
 CompileRequest RequestBuilder::request(const Config& config, const std::string& arch) const {
     CompileRequest request = m_base;
     request.defines = defines(config);
+    request.kernelName = kernelName(config);
     request.arch = arch;
     return request;
 }

@@ -1,21 +1,28 @@
 #pragma once
 
-// From a tuning problem's config to a compile request, Kernel Tuner's way: every tuning
-// parameter becomes -DNAME=VALUE (in the problem's parameter order), then Kernel Tuner's
-// block_size_x/y/z defaults that the kernel names but the problem does not tune, the problem's
-// CompilerOptions follow, and the kernel file's folder is the include dir. Shape names (M, N,
-// K) are not defined: kernels take them as arguments (sgemm's M, N, K would collide), and a
-// compile that does not depend on the shape is shared by every shape through the cache.
+// From a tuning problem's config to a compile request, Kernel Tuner's way (prepare_kernel_string,
+// compile/kernelsource.h): the defines are grid_size_x/y/z (the config's grid at the shape),
+// block_size_x/y/z (its block), then every tuning parameter not among those, in the problem's
+// order, then kernel_tuner 1; tuning parameter names in the kernel name and in string values are
+// replaced by their values. The problem's CompilerOptions follow, and the kernel file's folder is
+// the include dir. Shape names (M, N, K) are not defined: kernels take them as arguments (sgemm's
+// M, N, K would collide). Defines of names that the kernel never mentions are left out of the
+// compile cache's key, so a compile that does not depend on the shape, or on a launch-only
+// parameter, is shared through the cache.
 
 #include "compile/compiler.h"
 #include "space/configspace.h"
 
+#include <array>
+#include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
 
 namespace tilescope {
 
+class GeometryPlanner;
 class TuningProblem;
 
 /// The text of a parameter value in a -D option: ints in decimal, floats as Python's repr
@@ -24,13 +31,27 @@ std::string defineValue(const expr::Value& value);
 
 class RequestBuilder {
 public:
-    /// Reads the problem's kernel file. Throws InputError naming KernelFile when it cannot.
-    explicit RequestBuilder(const TuningProblem& problem);
+    /// Reads the problem's kernel file; grid_size_x/y/z are those of shape `shapeIndex`. Throws
+    /// InputError naming KernelFile when it cannot read the kernel. `problem` must outlive it.
+    explicit RequestBuilder(const TuningProblem& problem, std::size_t shapeIndex = 0);
+    ~RequestBuilder();
+    RequestBuilder(RequestBuilder&&) noexcept;
+    RequestBuilder& operator=(RequestBuilder&&) = delete;
+    RequestBuilder(const RequestBuilder&) = delete;
+    RequestBuilder& operator=(const RequestBuilder&) = delete;
 
     /// The request for `config` (value indices in the problem's parameter order) and `arch`.
     CompileRequest request(const Config& config, const std::string& arch) const;
-    /// The defines of `config`, in parameter order, then the implicit block sizes.
-    std::vector<std::pair<std::string, std::string>> defines(const Config& config) const;
+    /// The defines of `config` in Kernel Tuner's order (above). Where the config's launch cannot
+    /// be planned, the grid is left out and the block is block_size_x/y/z or 256, 1, 1.
+    Defines defines(const Config& config) const;
+    /// The tuning parameters' texts for `config`, in parameter order (their -D values).
+    Defines parameterValues(const Config& config) const;
+    /// The source Kernel Tuner would compile for `config`: prepareKernelSource of the kernel
+    /// file with defines(config).
+    std::string preparedSource(const Config& config) const;
+    /// The kernel name with tuning parameter names replaced by `config`'s values.
+    std::string kernelName(const Config& config) const;
     /// `identifier` occurs in `source` as a whole word.
     static bool mentions(std::string_view source, std::string_view identifier);
 
@@ -40,7 +61,10 @@ private:
     CompileRequest m_base;                         // everything but defines and arch
     std::vector<std::string> m_names;              // parameter names
     std::vector<std::vector<std::string>> m_texts; // [parameter][value index] -> define text
-    std::vector<std::pair<std::string, std::string>> m_implicit; // block_size_x 256, ... (see above)
+    std::vector<std::vector<bool>> m_isText;       // [parameter][value index] -> a string value
+    std::unique_ptr<GeometryPlanner> m_geometry;   // null: the launch cannot be planned
+    std::array<int, 3> m_blockParameter{-1, -1, -1}; // the parameter that is block_size_x/y/z, or -1
+    std::array<std::int64_t, 3> m_implicitBlock{0, 0, 0}; // Kernel Tuner's default where not tuned (0: a shape name)
 };
 
 } // namespace tilescope

@@ -20,11 +20,12 @@ const char* const kAxes[] = {"X", "Y", "Z"};
 } // namespace
 
 std::string_view launchWarningNames() {
-    return "launch-coverage, global-size, launch-limits, varying-size, buffer-edge";
+    return "launch-coverage, global-size, launch-limits, varying-size, buffer-edge, inert-parameter";
 }
 
 bool isLaunchWarningName(std::string_view name) {
-    for (std::string_view n : {"launch-coverage", "global-size", "launch-limits", "varying-size", "buffer-edge"})
+    for (std::string_view n :
+         {"launch-coverage", "global-size", "launch-limits", "varying-size", "buffer-edge", "inert-parameter"})
         if (name == n)
             return true;
     return false;

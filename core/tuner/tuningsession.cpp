@@ -2,6 +2,7 @@
 
 #include "analysis/clocks.h"
 #include "analysis/confidence.h"
+#include "analysis/inertcheck.h"
 #include "analysis/plausibility.h"
 #include "analysis/staticanalysis.h"
 #include "analysis/verificationsplit.h"
@@ -385,6 +386,14 @@ struct TuningSession::Run {
             for (const std::string& a : archs)
                 StaticAnalyzer::checkArch(a);
             analyzer = std::make_unique<StaticAnalyzer>(pr, options.shapeIndex);
+            // Before any GPU time: parameters whose values never reach the code.
+            if (options.checkInertParameters && self.m_events.warning && space.size() > 0) {
+                const std::vector<std::uint64_t> bases = space.sample(std::min<std::uint64_t>(8, space.size()),
+                                                                      options.seed);
+                if (std::optional<LaunchWarning> w = inertWarning(
+                        pr, findInertParameters(*analyzer, space, *self.m_compiler, arch, bases)))
+                    self.m_events.warning(*w);
+            }
         }
         if (backend.limits)
             limits = backend.limits;

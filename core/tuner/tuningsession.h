@@ -13,6 +13,7 @@
 // called on that thread. cancel() may be called from any thread (a signal handler included:
 // it only sets an atomic flag).
 
+#include "analysis/launchcheck.h"
 #include "analysis/regime.h"
 #include "base/error.h"
 #include "compile/compileservice.h"
@@ -66,6 +67,10 @@ struct SessionOptions {
     /// error that no tuning parameter explains (see SystematicFailure), instead of spending the
     /// budget on it.
     bool stopOnSystematicFailure = true;
+    /// Before measuring, compile a config and its neighbours in each parameter and warn
+    /// (SessionEvents::warning) of parameters that do not change the compiled kernel
+    /// (analysis/inertcheck.h). Only when configs are compiled.
+    bool checkInertParameters = true;
 
     /// Continue the newest session of the same problem, shape, backend, strategy and seed in the
     /// store (a new one when there is none): configs already done are skipped.
@@ -141,6 +146,9 @@ struct SessionEvents {
     std::function<void(const SessionProgress&)> progress;
     std::function<void(const SessionSummary&)> finished;
     std::function<void(const std::string&)> error;
+    /// Something about the problem found before any GPU time that the user should know (a
+    /// tuning parameter that does not change the compiled kernel); the session goes on.
+    std::function<void(const LaunchWarning&)> warning;
 };
 
 /// The first configs of a run all failed with the same status and message (a compile error, a

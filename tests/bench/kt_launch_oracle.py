@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
-"""Kernel Tuner as the oracle for launch geometry: for every CUDA problem of the T1 corpus and a
-sample of its valid configs, the thread block and grid Kernel Tuner launches with, next to
-Tilescope's launch plan for the same config. Where Kernel Tuner's reading knows no block (no
+"""Kernel Tuner as the oracle for launch geometry and source preparation: for every CUDA problem of
+the T1 corpus and a sample of its valid configs, the thread block and grid Kernel Tuner launches
+with, next to Tilescope's launch plan for the same config; and the source Kernel Tuner compiles
+(util.prepare_kernel_string: the defines, loop_unroll_factor_*, #line 1, the kernel name with the
+parameters' values), next to the source Tilescope compiles (`space --json --source`). Where Kernel Tuner's reading knows no block (no
 GridDiv, no block_size_x/y/z parameter, a LocalSize of other names: it would launch 256 threads
 whatever the file says), the oracle is the T1 format's rule, LocalSize and GlobalSize evaluated
 here in Python.
@@ -17,8 +19,8 @@ Kernel Tuner comes from PyPI into a throwaway virtual environment (made on the f
     python3 tests/bench/kt_launch_oracle.py                       # 40 configs per problem
     python3 tests/bench/kt_launch_oracle.py --sample 200 --cli build/release/app/tilescope-cli
 
-Prints a table (problem, configs compared, mismatches, the grid rule Tilescope took) and the
-first mismatches; exits 1 on any mismatch, 2 when it cannot run.
+Prints a table (problem, configs compared, launches and sources that differ, the grid rule
+Tilescope took) and the first mismatches; exits 1 on any mismatch, 2 when it cannot run.
 """
 
 import argparse
@@ -77,13 +79,31 @@ def t1_launch(kernelspec, params):
     return block, [-(-g // b) for g, b in zip(sizes, block)]
 
 
+def kernel_tuner_source(util, kernelspec, problem_path, params, threads, grid):
+    """The (kernel name, source) Kernel Tuner compiles for `params` launched as (threads, grid):
+    its own prepare_kernel_string, as its core calls it (the default block size names, no
+    user defines), on the kernel file read as Kernel Tuner reads it."""
+    path = os.path.join(os.path.dirname(problem_path), kernelspec["KernelFile"])
+    with open(path) as f:
+        kernel_string = f.read()
+    return util.prepare_kernel_string(kernelspec["KernelName"], kernel_string, params, tuple(grid), tuple(threads),
+                                      util.default_block_size_names, "CUDA", None)
+
+
+def first_difference(a, b):
+    """A short account of where two texts part."""
+    at = next((i for i, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))
+    line = a.count("\n", 0, at) + 1
+    return f"line {line}: Kernel Tuner {a[max(0, at - 30):at + 30]!r}, Tilescope {b[max(0, at - 30):at + 30]!r}"
+
+
 def compare(args):
     import kernel_tuner.util as util  # noqa: E402 - only inside the virtual environment
 
     warnings.simplefilter("ignore", UserWarning)  # "None of the tunable parameters specify thread block dimensions!"
 
     problems = sorted(glob.glob(os.path.join(ROOT, "tests/data/t1corpus/*.json")))
-    rows, mismatches, total, compared_t1 = [], [], 0, 0
+    rows, mismatches, total, compared_t1, sources = [], [], 0, 0, 0
     for path in problems:
         with open(path) as f:
             t1 = json.load(f)
@@ -91,15 +111,17 @@ def compare(args):
         if not kernelspec or kernelspec.get("Language") != "CUDA" or "ProblemSize" not in kernelspec:
             continue
         name = os.path.relpath(path, ROOT)
+        # Where the kernel file is missing, Kernel Tuner compiles nothing either: launches only.
+        has_kernel = os.path.isfile(os.path.join(os.path.dirname(path), kernelspec.get("KernelFile", "")))
         out = subprocess.run([args.cli, "space", path, "--json", "--sample", str(args.sample), "--seed",
-                              str(args.seed)], capture_output=True, text=True)
+                              str(args.seed)] + (["--source"] if has_kernel else []), capture_output=True, text=True)
         if out.returncode != 0:
-            rows.append((name, 0, 0, "space failed: " + out.stderr.strip().splitlines()[-1]))
+            rows.append((name, 0, 0, 0, "space failed: " + out.stderr.strip().splitlines()[-1]))
             mismatches.append((name, None, "tilescope-cli space failed", out.stderr.strip()))
             continue
         space = json.loads(out.stdout)
         if "launches" not in space:
-            rows.append((name, 0, 0, "no launch plan: " + space.get("launch_error", "")))
+            rows.append((name, 0, 0, 0, "no launch plan: " + space.get("launch_error", "")))
             mismatches.append((name, None, "no launch plan", space.get("launch_error", "")))
             continue
         tune_params = {p["name"]: p["values"] for p in space["parameters"]}
@@ -110,9 +132,11 @@ def compare(args):
             n.lower() in util.default_block_size_names for n in tune_params)
         by_t1 = not knows_block and "LocalSize" in kernelspec and "GlobalSize" in kernelspec
         wrong = 0
+        wrong_source = 0
         undefined = ""
         supplied = {}
-        for params, launch in zip(space["samples"], space["launches"]):
+        prepared_list = space.get("prepared", [None] * len(space["samples"]))
+        for params, launch, prepared in zip(space["samples"], space["launches"], prepared_list):
             try:
                 if by_t1:
                     threads, grid = t1_launch(kernelspec, params)
@@ -138,25 +162,36 @@ def compare(args):
                 oracle = "T1 rule" if by_t1 else "Kernel Tuner"
                 mismatches.append((name, params, f"{oracle} block {threads} grid {grid}",
                                    f"Tilescope block {launch['block']} grid {launch['grid']}"))
+            # The source for the launch Tilescope makes (where the two launches agree, Kernel
+            # Tuner's own): Kernel Tuner's defines carry the launch's grid and block.
+            if prepared is None:
+                continue
+            kt_name, kt_source = kernel_tuner_source(util, kernelspec, path, params, launch["block"], launch["grid"])
+            if (kt_name, kt_source) != (prepared["kernel_name"], prepared["source"]):
+                wrong_source += 1
+                theirs = f"Kernel Tuner kernel {kt_name}" if kt_name != prepared["kernel_name"] else "source"
+                mismatches.append((name, params, theirs, first_difference(kt_source, prepared["source"])
+                                   if kt_source != prepared["source"] else f"Tilescope kernel {prepared['kernel_name']}"))
         if undefined:
             # Kernel Tuner defines no launch for it (it fails before launching): nothing to compare.
-            rows.append((name, 0, 0, f"not comparable: Kernel Tuner fails ({undefined})"))
+            rows.append((name, 0, 0, 0, f"not comparable: Kernel Tuner fails ({undefined})"))
             continue
+        sources += len(space["samples"]) if "prepared" in space else 0
         if by_t1:
             compared_t1 += len(space["samples"])
-            rows.append((name, len(space["samples"]), wrong,
+            rows.append((name, len(space["samples"]), wrong, wrong_source,
                          f"{space['launch_rule']}; oracle: the T1 rule (Kernel Tuner knows no block here)"))
             continue
         total += len(space["samples"])
         given = "".join(f"; Kernel Tuner given its default {k}={v}" for k, v in supplied.items())
-        rows.append((name, len(space["samples"]), wrong, space["launch_rule"] + given))
+        rows.append((name, len(space["samples"]), wrong, wrong_source, space["launch_rule"] + given))
 
     width = max(len(r[0]) for r in rows)
-    print(f"{'problem':<{width}}  {'configs':>7}  {'differ':>6}  Tilescope's grid rule")
-    for name, n, wrong, rule in rows:
-        print(f"{name:<{width}}  {n:>7}  {wrong:>6}  {rule}")
-    print(f"\n{len(rows)} CUDA problems, {total} configs compared with Kernel Tuner, {compared_t1} with the T1 rule, "
-          f"{len(mismatches)} differ")
+    print(f"{'problem':<{width}}  {'configs':>7}  {'launch':>6}  {'source':>6}  Tilescope's grid rule")
+    for name, n, wrong, wrong_source, rule in rows:
+        print(f"{name:<{width}}  {n:>7}  {wrong:>6}  {wrong_source:>6}  {rule}")
+    print(f"\n{len(rows)} CUDA problems, {total} configs' launches compared with Kernel Tuner, {compared_t1} with "
+          f"the T1 rule; {sources} prepared sources compared with Kernel Tuner's; {len(mismatches)} differ")
     for name, params, theirs, ours in mismatches[:20]:
         print(f"  {name}: {json.dumps(params)}\n    {theirs}\n    {ours}")
     return 1 if mismatches else 0

@@ -37,6 +37,8 @@
 #include <fstream>
 #include <map>
 #include <numeric>
+#include <random>
+#include <set>
 
 using namespace tilescope;
 
@@ -74,6 +76,8 @@ private slots:
     void faultsAreIsolated();
     void kernelTunerProblems_data();
     void kernelTunerProblems();
+    void kernelTunerConventions_data();
+    void kernelTunerConventions();
     void tensorCoreFamilies_data();
     void tensorCoreFamilies();
 
@@ -363,6 +367,117 @@ void TestCudaBackend::kernelTunerProblems() {
           counts.c_str(), summary.progress.best ? summary.progress.best->timeMs() : 0.0);
     if (!expectRight)
         QCOMPARE(byStatus["wrong_result"], static_cast<int>(expected));
+}
+
+// The corpus problems written in Kernel Tuner's conventions (defaults under #ifndef kernel_tuner,
+// #pragma unroll loop_unroll_factor_*, grid_size_x), tuned with random inputs and every config
+// verified against a reference computed here on the CPU.
+void TestCudaBackend::kernelTunerConventions_data() {
+    QTest::addColumn<QString>("file");
+    QTest::addColumn<int>("budget");
+    QTest::newRow("diffusion stencil") << "kt_diffusion.json" << 64;
+    QTest::newRow("row sums, grid_size_x") << "kt_rowsum.json" << 0;
+}
+
+void TestCudaBackend::kernelTunerConventions() {
+    if (!m_skip.isEmpty())
+        QSKIP(qPrintable(m_skip));
+    QFETCH(QString, file);
+    QFETCH(int, budget);
+    const std::filesystem::path corpus = sourceDir() / "tests/data/t1corpus";
+    const std::filesystem::path dir(m_dir.path().toStdString());
+    std::mt19937 rng(7);
+    std::uniform_real_distribution<float> uniform(0.0f, 1.0f);
+    std::vector<float> input;
+    std::vector<float> expected;
+    std::string inputName;
+    std::string outputName;
+    if (file == QStringLiteral("kt_diffusion.json")) {
+        constexpr int nx = 1024, ny = 1024;
+        input.resize(std::size_t(nx) * ny);
+        for (float& v : input)
+            v = uniform(rng);
+        expected = input; // the boundary keeps its value
+        for (int j = 1; j < ny - 1; ++j)
+            for (int i = 1; i < nx - 1; ++i) {
+                const auto at = [&](int y, int x) { return double(input[std::size_t(y) * nx + std::size_t(x)]); };
+                expected[std::size_t(j) * nx + std::size_t(i)] = static_cast<float>(
+                    at(j, i) + 0.225 * (at(j + 1, i) + at(j - 1, i) + at(j, i + 1) + at(j, i - 1) - 4.0 * at(j, i)));
+            }
+        inputName = "u";
+        outputName = "u_new";
+    } else {
+        constexpr int rows = 4096, cols = 1024;
+        input.resize(std::size_t(rows) * cols);
+        for (float& v : input)
+            v = uniform(rng);
+        for (int r = 0; r < rows; ++r) {
+            double sum = 0;
+            for (int c = 0; c < cols; ++c)
+                sum += input[std::size_t(r) * cols + std::size_t(c)];
+            expected.push_back(static_cast<float>(sum));
+        }
+        inputName = "matrix";
+        outputName = "sums";
+    }
+    auto write = [&](const std::string& name, const std::vector<float>& data) {
+        const std::filesystem::path path = dir / (file.toStdString() + "." + name + ".bin");
+        std::ofstream out(path, std::ios::binary);
+        out.write(reinterpret_cast<const char*>(data.data()), static_cast<std::streamsize>(data.size() * sizeof(float)));
+        return path.string();
+    };
+    const std::string inputPath = write("input", input);
+    const std::string referencePath = write("reference", expected);
+
+    std::ifstream in(corpus / file.toStdString());
+    nlohmann::ordered_json doc = nlohmann::ordered_json::parse(in);
+    for (auto& a : doc["KernelSpecification"]["Arguments"]) {
+        if (a["Name"] == inputName) {
+            a["FillType"] = "BinaryRaw";
+            a["DataSource"] = inputPath;
+        }
+    }
+    doc["KernelSpecification"]["ReferenceArguments"] = nlohmann::ordered_json::array(
+        {{{"Name", "expected"}, {"TargetName", outputName}, {"FillType", "BinaryRaw"}, {"DataSource", referencePath}}});
+    const TuningProblem problem = TuningProblem::parse(doc.dump(), file.toStdString(), corpus);
+    QVERIFY(problem.launchBlockers.empty());
+    const ConfigSpace space = ConfigSpace::build(problem, 0);
+
+    const std::string db = (dir / (file.toStdString() + ".db")).string();
+    ResultStore store = ResultStore::open(db, StoreMode::ReadWrite);
+    CudaBackendOptions options = m_options;
+    options.timing.maxSeconds = 0.02;
+    options.timing.minSamples = 5;
+    CudaBackend backend(options);
+    SessionOptions session;
+    session.backendLabel = "cuda:0";
+    session.strategy = "random";
+    session.seed = 5;
+    if (budget > 0)
+        session.budget.configs = static_cast<std::uint64_t>(budget);
+    session.confirmTop = 0;
+    std::vector<std::string> warnings;
+    SessionEvents events;
+    events.warning = [&](const LaunchWarning& w) { warnings.push_back(w.message); };
+    TuningSession tuning(problem, backend, store, session, events, m_compiler.get());
+    const SessionSummary summary = tuning.run();
+    const std::uint64_t total = budget > 0 ? std::min<std::uint64_t>(budget, space.size()) : space.size();
+    QCOMPARE(summary.progress.done, total);
+    // Every parameter reaches the code: no inert-parameter warning.
+    QVERIFY2(warnings.empty(), warnings.empty() ? "" : warnings.front().c_str());
+    std::set<std::int64_t> registers;
+    for (const ResultRecord& r : store.results(summary.session.id)) {
+        if (r.status() != ResultStatus::Ok)
+            QFAIL(qPrintable(QString::fromStdString(r.config.dump() + ": " + std::string(statusName(r.status())) +
+                                                    ": " + r.measurement.message)));
+        if (r.measurement.staticInfo)
+            registers.insert(r.measurement.staticInfo->registers);
+    }
+    qInfo("%s: %llu configs verified against the CPU reference; best %.4g ms; %zu distinct register counts",
+          qPrintable(file), static_cast<unsigned long long>(total),
+          summary.progress.best ? summary.progress.best->timeMs() : 0.0, registers.size());
+    QVERIFY2(registers.size() > 1, "every config compiled to the same register count: the parameters did not reach "
+                                   "the code");
 }
 
 void TestCudaBackend::tensorCoreFamilies_data() {

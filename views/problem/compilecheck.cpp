@@ -1,5 +1,6 @@
 #include "problem/compilecheck.h"
 
+#include "analysis/inertcheck.h"
 #include "analysis/rulesuggest.h"
 #include "analysis/staticanalysis.h"
 #include "base/error.h"
@@ -28,6 +29,7 @@ struct CompileCheckPanel::Outcome {
     std::vector<ConfigAnalysis> analyses;
     std::vector<QString> configs; // "BLOCK_M=64 ..."
     RuleSuggestion rule;
+    QString inert; // parameters that do not change the compiled kernel ("" = none found)
     QString error; // why the check could not run
 };
 
@@ -69,6 +71,12 @@ CompileCheckPanel::CompileCheckPanel(ProblemDocument* document, SpaceController*
     m_errors->setObjectName(QStringLiteral("compileErrors"));
     m_errors->setToolTip(tr("Double-click an error to see its line in the Kernel Source panel"));
     m_errors->hide();
+    m_inert = new QLabel(this);
+    m_inert->setObjectName(QStringLiteral("compileInert"));
+    m_inert->setWordWrap(true);
+    m_inert->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_inert->setStyleSheet(QStringLiteral("color: #b26a00"));
+    m_inert->hide();
     m_rule = new QLabel(this);
     m_rule->setWordWrap(true);
     m_rule->setTextInteractionFlags(Qt::TextSelectableByMouse);
@@ -83,6 +91,7 @@ CompileCheckPanel::CompileCheckPanel(ProblemDocument* document, SpaceController*
     layout->addLayout(top);
     layout->addWidget(m_table, 1);
     layout->addWidget(m_errors);
+    layout->addWidget(m_inert);
     layout->addLayout(ruleRow);
 
     connect(m_compile, &QPushButton::clicked, this, &CompileCheckPanel::compileSample);
@@ -126,6 +135,10 @@ void CompileCheckPanel::compileSample() {
                         samples.push_back({a.config, a.spills()});
                 }
                 out->rule = suggestRule(*problem, shape, samples);
+                // Configs whose parameter values never reach the code, from the sample's neighbours.
+                if (const auto w = inertWarning(
+                        *problem, findInertParameters(analyzer, *space, service, arch, indices, job.cancelFlag())))
+                    out->inert = QString::fromStdString(w->message);
             } catch (const InputError& e) {
                 out->error = QString::fromStdString(e.message());
             } catch (const std::exception& e) {
@@ -144,6 +157,8 @@ void CompileCheckPanel::show(const std::shared_ptr<const Outcome>& outcome) {
     m_errors->hide();
     m_rule->clear();
     m_addRule->hide();
+    m_inert->setText(outcome->inert);
+    m_inert->setVisible(!outcome->inert.isEmpty());
     if (!outcome->error.isEmpty()) {
         m_status->setText(outcome->error);
         emit finished();

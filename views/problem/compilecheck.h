@@ -4,7 +4,8 @@
 // chosen architecture, with what ptxas reports (registers, spills, shared memory) and the
 // theoretical occupancy and its limiter; a failed compile's errors listed by source line (a
 // double click shows the line in the Kernel Source panel); and, when some configs spill, the
-// register-pressure rule that would prune them, added to the conditions in one click.
+// register-pressure rule that would prune them, added to the conditions in one click; and the
+// tuning parameters whose values do not reach the compiled kernel (analysis/inertcheck.h).
 
 #include "common/backgroundtask.h"
 
@@ -42,6 +43,8 @@ public:
     /// "kernel.cu:12: error: ..." for each error line of the failed compiles.
     QListWidget* errorList() const { return m_errors; }
     QLabel* ruleLabel() const { return m_rule; }
+    /// The warning that tuning parameters do not change the compiled kernel (hidden when none).
+    QLabel* inertLabel() const { return m_inert; }
     QPushButton* addRuleButton() const { return m_addRule; }
     bool isBusy() const { return m_busy; }
 
@@ -67,6 +70,7 @@ private:
     QLabel* m_status = nullptr;
     QTableWidget* m_table = nullptr;
     QListWidget* m_errors = nullptr;
+    QLabel* m_inert = nullptr;
     QLabel* m_rule = nullptr;
     QPushButton* m_addRule = nullptr;
     std::string m_suggested; // the rule the button adds

@@ -359,6 +359,10 @@ std::shared_ptr<SessionController::RunEnd> SessionController::runWorker(const st
             shared->progress = p;
             ++shared->progressSerial;
         };
+        events.warning = [shared](const LaunchWarning& w) {
+            shared->pushLog({RunLogEntry::Kind::Note, QStringLiteral("warning: %1").arg(qs(w.message)), QString(),
+                             qs(w.location + ": " + w.message)});
+        };
         // events.error: run() rethrows the error, and the run's end reports it once.
 
         TuningSession session(*request.problem, *backend, store, options, events, compiler.get());

@@ -2,6 +2,8 @@
 
 #include "analysis/gpuarch.h"
 #include "base/error.h"
+#include "compile/requestbuilder.h"
+#include "measure/cuda/memorycheck.h"
 #include "spec/tuningproblem.h"
 
 #include <nlohmann/json.hpp>
@@ -19,6 +21,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <deque>
+#include <fstream>
+#include <iterator>
 #include <optional>
 #include <set>
 #include <thread>
@@ -31,6 +35,7 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 constexpr std::uint64_t kReferenceJob = ~std::uint64_t{0};
+constexpr std::uint64_t kSanitizeJob = ~std::uint64_t{0} - 1;
 constexpr std::size_t kStderrTail = 4000;
 
 // A pipe end moved to a descriptor >= 10, close-on-exec: the spawn's dup2 to 3 and 4 then always
@@ -71,6 +76,18 @@ void ignoreSigpipe() {
     }
 }
 
+const char* guardPolicyName(GuardPolicy policy) {
+    switch (policy) {
+    case GuardPolicy::Off:
+        return "off";
+    case GuardPolicy::Reference:
+        break;
+    case GuardPolicy::Every:
+        return "every";
+    }
+    return "reference";
+}
+
 Measurement failed(ResultStatus status, std::string message, int device = -1) {
     Measurement m;
     m.status = status;
@@ -93,6 +110,9 @@ struct CudaBackend::Impl {
         bool alive = false;
         bool hasReference = false;
         bool referenceFailed = false; // re-running the reference failed here: this worker does not verify
+        bool checked = false;         // a config ran guarded here (GuardPolicy::Reference without verification)
+        bool ownGroup = false;        // started in a process group of its own (under compute-sanitizer)
+        std::vector<worker::BufferExtent> buffers; // where its argument buffers are, from its answer to open
         // The job in flight.
         bool busy = false;
         std::uint64_t job = 0; // an item index, or kReferenceJob
@@ -126,6 +146,8 @@ struct CudaBackend::Impl {
         }
     };
     std::optional<Reference> reference;
+    std::filesystem::path sanitizer; // compute-sanitizer, with options.sanitize
+    bool sanitizeDone = false;       // the one run under compute-sanitizer is over (or was given up)
 
     void note(const std::string& text) {
         if (options.note && notesSaid.insert(text).second)
@@ -176,7 +198,8 @@ struct CudaBackend::Impl {
             while ((got = ::waitpid(w.pid, &status, WNOHANG)) == 0 && Clock::now() < until)
                 std::this_thread::sleep_for(std::chrono::milliseconds(5));
             if (got == 0) {
-                ::kill(w.pid, SIGKILL);
+                // Under compute-sanitizer the worker is its child: the whole group goes.
+                ::kill(w.ownGroup ? -w.pid : w.pid, SIGKILL);
                 got = ::waitpid(w.pid, &status, 0);
             }
             if (got == w.pid)
@@ -191,8 +214,10 @@ struct CudaBackend::Impl {
         return how;
     }
 
-    // Starts the process; hello and open come later (so that several start at once).
-    std::string spawn(Worker& w) {
+    // Starts the process; hello and open come later (so that several start at once). `prefix`:
+    // a command the worker runs under (compute-sanitizer), in a process group of its own and
+    // without CUPTI (whose profiler and the sanitizer's instrumentation do not share a process).
+    std::string spawn(Worker& w, const std::vector<std::string>& prefix = {}) {
         w.errTail.clear();
         int toWorker[2];
         int fromWorker[2];
@@ -226,7 +251,8 @@ struct CudaBackend::Impl {
             args = options.launcher;
             args.insert(args.end(), {options.remoteWorker, "--device", device, "--stdio"});
         } else {
-            args = {workerPath().string(), "--device", device, "--in", "3", "--out", "4"};
+            args = prefix;
+            args.insert(args.end(), {workerPath().string(), "--device", device, "--in", "3", "--out", "4"});
         }
         const std::string path = args.front();
         std::vector<char*> argv;
@@ -247,9 +273,28 @@ struct CudaBackend::Impl {
             posix_spawn_file_actions_adddup2(&actions, childErr, 1);
         }
         posix_spawn_file_actions_adddup2(&actions, childErr, 2);
+        posix_spawnattr_t attributes;
+        posix_spawnattr_init(&attributes);
+        std::vector<std::string> environment;
+        std::vector<char*> envp;
+        char** env = environ;
+        if (!prefix.empty()) {
+            posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETPGROUP);
+            posix_spawnattr_setpgroup(&attributes, 0);
+            for (char** e = environ; *e; ++e) {
+                if (std::string_view(*e).rfind("TILESCOPE_WORKER_NO_CUPTI=", 0) != 0)
+                    environment.emplace_back(*e);
+            }
+            environment.emplace_back("TILESCOPE_WORKER_NO_CUPTI=1");
+            for (std::string& e : environment)
+                envp.push_back(e.data());
+            envp.push_back(nullptr);
+            env = envp.data();
+        }
         pid_t pid = -1;
-        const int rc = remote ? ::posix_spawnp(&pid, path.c_str(), &actions, nullptr, argv.data(), environ)
-                              : ::posix_spawn(&pid, path.c_str(), &actions, nullptr, argv.data(), environ);
+        const int rc = remote ? ::posix_spawnp(&pid, path.c_str(), &actions, &attributes, argv.data(), env)
+                              : ::posix_spawn(&pid, path.c_str(), &actions, &attributes, argv.data(), env);
+        posix_spawnattr_destroy(&attributes);
         posix_spawn_file_actions_destroy(&actions);
         ::close(childIn);
         ::close(childOut);
@@ -263,6 +308,9 @@ struct CudaBackend::Impl {
         w.busy = false;
         w.hasReference = false;
         w.referenceFailed = false;
+        w.checked = false;
+        w.ownGroup = !prefix.empty();
+        w.buffers.clear();
         return {};
     }
 
@@ -284,8 +332,9 @@ struct CudaBackend::Impl {
         return std::string("the worker ") + how + " before its " + what + (words.empty() ? "" : ": " + words) + hint;
     }
 
-    // Hello + open for a spawned worker; "" or why it cannot be used.
-    std::string greet(Worker& w) {
+    // Hello + open for a spawned worker; "" or why it cannot be used. `guard`: its buffers start
+    // guarded (its first config usually runs guarded).
+    std::string greet(Worker& w, bool guard = true) {
         worker::Frame frame;
         if (std::string error = readReply(w, frame, options.startSeconds, "hello"); !error.empty())
             return error;
@@ -310,6 +359,7 @@ struct CudaBackend::Impl {
         open.baseDir = problem->baseDir.string();
         open.shape = shape;
         open.seed = options.seed;
+        open.guard = guard && options.guard != GuardPolicy::Off;
         if (!worker::writeFrame(w.in, worker::encode(open))) {
             const std::string how = reap(w, 2000);
             return "the worker " + how + " before it could open the problem: " + lastWords(w.errTail);
@@ -322,11 +372,14 @@ struct CudaBackend::Impl {
         if (std::string error = readReply(w, frame, options.startSeconds, "answer to open"); !error.empty())
             return error;
         try {
-            const worker::Opened answer = worker::decodeOpened(frame);
+            worker::Opened answer = worker::decodeOpened(frame);
             if (!answer.ok) {
                 reap(w, 2000);
                 return answer.error;
             }
+            if (!answer.note.empty())
+                note("device " + std::to_string(w.device) + ": " + answer.note);
+            w.buffers = std::move(answer.buffers);
         } catch (const std::exception& e) {
             reap(w, 0);
             return e.what();
@@ -362,6 +415,123 @@ struct CudaBackend::Impl {
         return 10.0 + 4.0 * (t.maxSeconds + t.warmupSeconds) + (options.metrics.empty() ? 0.0 : 30.0);
     }
 
+    // How config runs on `w` are guarded (GuardPolicy): a run that makes or repeats the reference
+    // guarded first; without verification, the first config a worker runs.
+    worker::Guard guardFor(Worker& w, bool makesReference) {
+        switch (options.guard) {
+        case GuardPolicy::Off:
+            return worker::Guard::Off;
+        case GuardPolicy::Every:
+            return worker::Guard::Always;
+        case GuardPolicy::Reference:
+            break;
+        }
+        const bool verifying = options.verify && !w.referenceFailed;
+        if (makesReference || (!verifying && !w.checked)) {
+            w.checked = true;
+            return worker::Guard::Check;
+        }
+        return worker::Guard::Off;
+    }
+
+    // Runs `item`'s config once in a worker of its own under compute-sanitizer's memcheck,
+    // compiled with line information, on ordinary buffers (memcheck then knows each argument's
+    // own allocation and its exact size; a guarded buffer's mapping is rounded up to a page).
+    // The result to record for the config when memcheck reported an error; nullopt otherwise,
+    // with a note that says what happened.
+    std::optional<Measurement> sanitized(const MeasureItem& item, double watchdog) {
+        sanitizeDone = true;
+        const auto first = std::find_if(workers.begin(), workers.end(), [](const Worker& w) { return w.alive; });
+        if (first == workers.end())
+            return std::nullopt;
+        const int device = first->device;
+        CompileResult compiled;
+        try {
+            CompileRequest request = RequestBuilder(*problem).request(item.config, first->info.arch);
+            const auto& o = request.options;
+            if (std::find(o.begin(), o.end(), "--generate-line-info") == o.end() &&
+                std::find(o.begin(), o.end(), "-lineinfo") == o.end())
+                request.options.push_back("--generate-line-info");
+            compiled = compileKernel(request);
+        } catch (const std::exception& e) {
+            compiled.message = e.what();
+        }
+        if (!compiled.ok()) {
+            note("--sanitize: the first config did not compile with line information, so compute-sanitizer did "
+                 "not run: " +
+                 compiled.message);
+            return std::nullopt;
+        }
+        std::error_code ec;
+        std::string logPattern = (std::filesystem::temp_directory_path(ec) / "tilescope-memcheck-XXXXXX").string();
+        const int logFd = ::mkstemp(logPattern.data());
+        if (logFd < 0) {
+            note(std::string("--sanitize: cannot make a file for compute-sanitizer's log: ") + std::strerror(errno));
+            return std::nullopt;
+        }
+        ::close(logFd);
+        const std::filesystem::path log = logPattern;
+
+        Worker s;
+        s.device = device;
+        std::string error = spawn(s, sanitizerCommand(sanitizer, log));
+        if (error.empty())
+            error = greet(s, false);
+        if (error.empty())
+            error = opened(s);
+        std::optional<worker::Result> result;
+        if (error.empty()) {
+            worker::Measure m;
+            m.id = kSanitizeJob;
+            m.config = item.config;
+            m.kernelName = compiled.entryName.empty() ? problem->kernelName : compiled.entryName;
+            m.verify = false; // one launch is what memcheck needs
+            m.timing.minSamples = m.timing.maxSamples = 1;
+            m.timing.warmupSeconds = 0;
+            m.timing.maxSeconds = 0;
+            m.guard = worker::Guard::Off;
+            // Instrumented kernels run tens of times slower; a hang still ends within 10 minutes.
+            const double seconds = std::clamp(20 * watchdog, 120.0, 600.0);
+            worker::Frame frame;
+            if (!worker::writeFrame(s.in, worker::encode(m, compiled.cubin)))
+                error = "the worker under compute-sanitizer went away";
+            else if (std::string why = readReply(s, frame, seconds, "result"); !why.empty())
+                error = why;
+            else {
+                try {
+                    result = worker::decodeResult(frame);
+                } catch (const std::exception& e) {
+                    error = e.what();
+                }
+            }
+        }
+        if (s.alive) {
+            worker::writeFrame(s.in, worker::encodeShutdown());
+            ::close(s.in); // the worker ends when its requests end, should compute-sanitizer go first
+            s.in = -1;
+            reap(s, 30000);
+        }
+        std::string text;
+        {
+            std::ifstream in(log, std::ios::binary);
+            text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+        }
+        std::filesystem::remove(log, ec);
+        const std::optional<SanitizerReport> report = firstSanitizerReport(text);
+        if (!report) {
+            if (!error.empty())
+                note("--sanitize: compute-sanitizer could not run the first config: " + error);
+            else if (result && result->measurement.status == ResultStatus::Crashed)
+                note("--sanitize: the first config crashed under compute-sanitizer, which reported nothing: " +
+                     result->measurement.message);
+            else
+                note("--sanitize: compute-sanitizer (memcheck) found no memory error in the first config");
+            return std::nullopt;
+        }
+        Measurement out = failed(ResultStatus::Crashed, sanitizerMessage(*report, s.buffers), device);
+        return out;
+    }
+
     bool send(Worker& w, std::uint64_t job, const Config& config, const std::vector<char>& cubin,
               const std::string& entryName, bool makeReference, double watchdog,
               const MeasureControl* control = nullptr) {
@@ -371,6 +541,7 @@ struct CudaBackend::Impl {
         m.kernelName = entryName.empty() ? problem->kernelName : entryName;
         m.verify = options.verify && !w.referenceFailed;
         m.makeReference = makeReference;
+        m.guard = guardFor(w, makeReference);
         if (job == kReferenceJob) {
             // Only its output matters: one sample, no profiling.
             m.timing.minSamples = 1;
@@ -424,6 +595,18 @@ BackendInfo CudaBackend::open(const TuningProblem& problem, std::size_t shapeInd
     d.problem = &problem;
     d.shape = shapeIndex;
     d.reference.reset();
+
+    d.sanitizeDone = false;
+    if (d.options.sanitize) {
+        if (!d.options.launcher.empty())
+            throw InputError({}, "--sanitize",
+                             "--sanitize runs compute-sanitizer on this machine's GPUs: not through ssh:// or "
+                             "--launcher");
+        std::string why;
+        d.sanitizer = findComputeSanitizer(&why);
+        if (d.sanitizer.empty())
+            throw InputError({}, "--sanitize", why);
+    }
 
     const std::filesystem::path path = d.workerPath();
     if (d.options.launcher.empty() && !std::filesystem::exists(path))
@@ -507,6 +690,8 @@ BackendInfo CudaBackend::open(const TuningProblem& problem, std::size_t shapeInd
           {"flush_l2", t.flushL2},
           {"context", l2ContextName(t)}}},
         {"verify", d.options.verify},
+        {"guard", guardPolicyName(d.options.guard)},
+        {"sanitize", d.options.sanitize},
         {"metrics", d.options.metrics},
         {"seed", d.options.seed},
         {"tool_version", TILESCOPE_VERSION},
@@ -591,6 +776,14 @@ void CudaBackend::measure(std::span<const MeasureItem> items, const MeasureContr
             if (!compiled || compiled->cubin.empty()) {
                 sink(index, failed(ResultStatus::LaunchError, "no cubin to run (the config did not compile)"));
                 continue;
+            }
+            if (d.options.sanitize && !d.sanitizeDone) {
+                // The first config measured (with verification, the reference run) goes through
+                // compute-sanitizer once; its report, if any, is the config's result.
+                if (std::optional<Measurement> report = d.sanitized(item, watchdog)) {
+                    sink(index, std::move(*report));
+                    continue;
+                }
             }
             if (!d.send(w, index, item.config, compiled->cubin, compiled->entryName, makeReference, watchdog,
                         &control)) {

@@ -22,6 +22,15 @@
 
 namespace tilescope {
 
+/// Which runs use guarded buffers: each argument buffer then ends exactly at an unmapped page,
+/// so that a kernel that reads or writes past a buffer's end faults every time, and the fault's
+/// message names the arguments and their sizes (worker::Guard).
+enum class GuardPolicy {
+    Off,       ///< ordinary allocations only
+    Reference, ///< the run that makes or repeats the reference (without verification: each worker's first config)
+    Every,     ///< every launch of every config (`tune --guard`)
+};
+
 struct CudaBackendOptions {
     std::vector<int> devices{0};      ///< device ordinals, one worker each
     std::filesystem::path workerPath; ///< "" = $TILESCOPE_WORKER, else tilescope-worker beside this program
@@ -40,6 +49,13 @@ struct CudaBackendOptions {
     /// killed. 0 = MeasureControl::perConfigSeconds when set, else derived from the timing rule.
     double watchdogSeconds = 0;
     double startSeconds = 120; ///< how long a worker may take to start and open the problem
+    GuardPolicy guard = GuardPolicy::Reference;
+    /// Run the first config once in a worker under compute-sanitizer's memcheck (found by
+    /// findComputeSanitizer, measure/cuda/memorycheck.h), compiled with line information, before
+    /// it is measured: a memcheck report becomes its result (crashed, the message giving the
+    /// kernel's line and the argument buffer the address is in or next to); without one it is
+    /// measured as usual. On this machine's GPUs only (no launcher).
+    bool sanitize = false;
     /// Notes for people, each said once: counters not permitted, a worker restarted, ...
     std::function<void(const std::string&)> note;
 };

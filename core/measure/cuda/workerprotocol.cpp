@@ -338,6 +338,28 @@ auto guarded(const char* type, F&& f) -> decltype(f()) {
     }
 }
 
+const char* guardName(Guard g) {
+    switch (g) {
+    case Guard::Off:
+        break;
+    case Guard::Check:
+        return "check";
+    case Guard::Always:
+        return "always";
+    }
+    return "off";
+}
+
+Guard guardOf(const std::string& name) {
+    if (name == "off")
+        return Guard::Off;
+    if (name == "check")
+        return Guard::Check;
+    if (name == "always")
+        return Guard::Always;
+    throw std::runtime_error("a 'measure' message with an unknown guard '" + name + "'");
+}
+
 } // namespace
 
 bool writeFrame(int fd, const Frame& frame) {
@@ -391,11 +413,25 @@ Frame encode(const Open& m) {
                         {"problem_name", m.problemName},
                         {"base_dir", m.baseDir},
                         {"shape", m.shape},
-                        {"seed", m.seed}});
+                        {"seed", m.seed},
+                        {"guard", m.guard}});
 }
 
 Frame encode(const Opened& m) {
-    return frameOf(json{{"type", "opened"}, {"ok", m.ok}, {"error", m.error}, {"buffer_bytes", m.bufferBytes}});
+    json buffers = json::array();
+    for (const BufferExtent& b : m.buffers)
+        buffers.push_back(json{{"argument", b.argument},
+                               {"name", b.name},
+                               {"address", b.address},
+                               {"bytes", b.bytes},
+                               {"elements", b.elements},
+                               {"guarded", b.guarded}});
+    return frameOf(json{{"type", "opened"},
+                        {"ok", m.ok},
+                        {"error", m.error},
+                        {"buffer_bytes", m.bufferBytes},
+                        {"buffers", std::move(buffers)},
+                        {"note", m.note}});
 }
 
 Frame encode(const Measure& m, std::vector<char> cubin) {
@@ -406,7 +442,8 @@ Frame encode(const Measure& m, std::vector<char> cubin) {
                         {"timing", timingJson(m.timing)},
                         {"verify", m.verify},
                         {"make_reference", m.makeReference},
-                        {"metrics", m.metrics}},
+                        {"metrics", m.metrics},
+                        {"guard", guardName(m.guard)}},
                    std::move(cubin));
 }
 
@@ -462,6 +499,7 @@ Open decodeOpen(const Frame& frame) {
         m.baseDir = j.value("base_dir", std::string());
         m.shape = j.at("shape").get<std::uint64_t>();
         m.seed = j.value("seed", std::uint64_t{0});
+        m.guard = j.value("guard", false);
         return m;
     });
 }
@@ -473,6 +511,19 @@ Opened decodeOpened(const Frame& frame) {
         m.ok = j.at("ok").get<bool>();
         m.error = j.value("error", std::string());
         m.bufferBytes = j.value("buffer_bytes", std::int64_t{0});
+        if (const auto buffers = j.find("buffers"); buffers != j.end()) {
+            for (const json& b : *buffers) {
+                BufferExtent e;
+                e.argument = b.at("argument").get<std::size_t>();
+                e.name = b.value("name", std::string());
+                e.address = b.at("address").get<std::uint64_t>();
+                e.bytes = b.at("bytes").get<std::int64_t>();
+                e.elements = b.value("elements", std::int64_t{0});
+                e.guarded = b.value("guarded", false);
+                m.buffers.push_back(std::move(e));
+            }
+        }
+        m.note = j.value("note", std::string());
         return m;
     });
 }
@@ -488,6 +539,7 @@ Measure decodeMeasure(const Frame& frame) {
         m.verify = j.value("verify", true);
         m.makeReference = j.value("make_reference", false);
         m.metrics = j.value("metrics", std::vector<std::string>());
+        m.guard = guardOf(j.value("guard", std::string("off")));
         return m;
     });
 }

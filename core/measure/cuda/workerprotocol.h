@@ -107,12 +107,36 @@ struct Open {
     std::string baseDir;     ///< the problem's folder: data files (ReferenceArguments' DataSource) are relative to it
     std::uint64_t shape = 0;
     std::uint64_t seed = 0; ///< for Random fills: each argument's RandomSeed, or this
+    /// Allocate the argument buffers guarded from the start (see Guard): the first config a fresh
+    /// worker runs is usually guarded, and this saves moving the buffers before it.
+    bool guard = false;
+};
+
+/// Where an argument's buffer lies on the device: for messages that name the buffer an address
+/// is in or next to, and the arguments a guarded fault points at.
+struct BufferExtent {
+    std::size_t argument = 0;  ///< its index in the problem's Arguments
+    std::string name;          ///< as the problem names it ("" when it has none)
+    std::uint64_t address = 0; ///< the device address of its first byte
+    std::int64_t bytes = 0;
+    std::int64_t elements = 0; ///< T1 elements (Size)
+    bool guarded = false;      ///< it ends at an unmapped guard
 };
 
 struct Opened {
     bool ok = false;
     std::string error;
-    std::int64_t bufferBytes = 0; ///< device memory taken by the problem's arguments
+    std::int64_t bufferBytes = 0;      ///< device memory taken by the problem's arguments
+    std::vector<BufferExtent> buffers; ///< the Vector arguments' buffers, in argument order
+    std::string note; ///< "" or what a person should know once (guarded buffers unavailable on this device)
+};
+
+/// Which launches of a config run on guarded buffers: each buffer then ends exactly at an unmapped
+/// page, so a read or write past its end faults every time instead of touching a neighbour.
+enum class Guard : std::uint8_t {
+    Off,   ///< ordinary allocations throughout
+    Check, ///< the first launch (the verification, or one launch when not verifying) guarded, the timed ones not
+    Always ///< every launch guarded, timing and profiling too
 };
 
 struct Measure {
@@ -127,6 +151,7 @@ struct Measure {
     /// on; when the config itself fails, no reference is kept).
     bool makeReference = false;
     std::vector<std::string> metrics; ///< CUPTI metric names; empty: no profiling pass
+    Guard guard = Guard::Off;
 };
 
 /// What the worker learned from the loaded function (cuFuncGetAttribute) and its launch.

@@ -42,6 +42,14 @@ namespace tilescope::cuda {
     X(cuMemAlloc)                                                                                                      \
     X(cuMemFree)                                                                                                       \
     X(cuMemGetInfo)                                                                                                    \
+    X(cuMemGetAllocationGranularity)                                                                                   \
+    X(cuMemAddressReserve)                                                                                             \
+    X(cuMemAddressFree)                                                                                                \
+    X(cuMemCreate)                                                                                                     \
+    X(cuMemRelease)                                                                                                    \
+    X(cuMemMap)                                                                                                        \
+    X(cuMemUnmap)                                                                                                      \
+    X(cuMemSetAccess)                                                                                                  \
     X(cuMemcpyHtoD)                                                                                                    \
     X(cuMemcpyDtoH)                                                                                                    \
     X(cuMemHostRegister)                                                                                               \

@@ -73,6 +73,11 @@ struct WorkerRuntime::Impl {
     std::vector<std::string> metricSet;
     std::string metricSetError;
 
+    // Guarded buffers need CUDA's virtual memory management (cuMemCreate, cuMemMap, ...).
+    bool vmm = false;
+    std::size_t granularity = 0; // cuMemGetAllocationGranularity, the minimum
+    std::string guardNote;       // why buffers could not be guarded; said once, in the answer to open
+
     CUdeviceptr flush = 0;
     std::int64_t flushBytes = 0;
     unsigned flushValue = 0;
@@ -80,7 +85,15 @@ struct WorkerRuntime::Impl {
     // The open problem.
     std::unique_ptr<TuningProblem> problem;
     std::unique_ptr<LaunchPlanner> planner;
-    std::vector<CUdeviceptr> buffers;    // per argument; 0 for scalars
+    std::vector<CUdeviceptr> buffers; // per argument; 0 for scalars
+    // Per argument: the address space of a guarded buffer (guardedbuffers.cpp); base 0 for an
+    // ordinary allocation.
+    struct Reservation {
+        CUdeviceptr base = 0;
+        std::size_t reserved = 0;
+        std::size_t mapped = 0;
+    };
+    std::vector<Reservation> reservations;
     std::vector<CUdeviceptr> pristine;   // per argument: the initial contents of a ReadWrite buffer, else 0
     std::vector<ScalarSlot> scalars;     // per argument
     std::vector<void*> params;           // per argument: what cuLaunchKernel reads
@@ -145,8 +158,9 @@ struct WorkerRuntime::Impl {
     }
 
     void releaseProblem() {
-        for (CUdeviceptr& p : buffers)
-            freeBuffer(p);
+        for (std::size_t i = 0; i < buffers.size(); ++i)
+            freeArgument(i);
+        reservations.clear();
         for (CUdeviceptr& p : pristine)
             freeBuffer(p);
         buffers.clear();
@@ -190,6 +204,27 @@ struct WorkerRuntime::Impl {
     }
 
     std::string describeFailure(const CudaFailure& f) const { return f.what + ": " + cu->describe(f.rc); }
+
+    // ---- guarded buffers (guardedbuffers.cpp) ----
+    /// Reads the device's virtual memory management support and granularity (at start).
+    void probeVirtualMemory();
+    /// A buffer of `bytes` that ends where an unmapped guard begins (measure/cuda/memorycheck.h's
+    /// guardedLayout), its address space in `reservation`. 0 when the device cannot make one
+    /// (no virtual memory management, out of memory): `guardNote` then says why, and the caller
+    /// allocates an ordinary buffer instead. Throws CudaFailure for a sticky error.
+    CUdeviceptr allocateGuarded(std::int64_t bytes, Reservation& reservation);
+    /// Frees argument `i`'s buffer, guarded or not.
+    void freeArgument(std::size_t i);
+    /// Moves every Vector argument's buffer into guarded memory (`guarded`) or ordinary memory,
+    /// contents and all, and encodes the tensor maps of the moved buffers again. A buffer that
+    /// cannot move stays where it is.
+    void placeBuffers(bool guarded);
+    /// Whether a buffer of the problem is guarded now.
+    bool anyGuarded() const;
+    /// The Vector arguments' buffers: where they are and how large.
+    std::vector<worker::BufferExtent> extents() const;
+    /// Encodes every TensorMap argument's map of its buffer (workerruntime.cpp).
+    void encodeTensorMaps();
 
     // ---- measuring (launch.cpp) ----
     /// Loads the module and the function, and fills FunctionInfo and the static info.

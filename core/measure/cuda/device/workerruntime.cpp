@@ -1,6 +1,7 @@
 #include "measure/cuda/device/workerruntime.h"
 
 #include "measure/cuda/device/runtimeimpl.h"
+#include "measure/cuda/memorycheck.h"
 #include "measure/metricnames.h"
 
 #include <algorithm>
@@ -115,10 +116,22 @@ void WorkerRuntime::Impl::run(const worker::Measure& m, const std::vector<char>&
     }
     benchStart = Clock::now();
     out.status = ResultStatus::Ok;
-    if (m.verify)
+    // A guarded launch first (the guard's purpose: a run past a buffer's end faults here), then,
+    // unless every launch is to be guarded, the timed ones on ordinary buffers as users have them.
+    if (m.guard != worker::Guard::Off)
+        placeBuffers(true);
+    if (m.verify) {
         verify(m, r);
-    else
+    } else {
         out.message = "not verified: verification is off";
+        if (m.guard == worker::Guard::Check) {
+            check(restoreReadWrite(), "cannot restore the ReadWrite arguments (cuMemcpyDtoDAsync)");
+            launchChecked(r, "the launch failed");
+            check(cu->cuStreamSynchronize(stream), "the kernel failed");
+        }
+    }
+    if (m.guard != worker::Guard::Always)
+        placeBuffers(false);
     time(m.timing, r);
     out.deviceState = nvml ? nvml->sample() : std::nullopt; // right after the samples, before profiling
     profile(m, r);
@@ -253,6 +266,7 @@ worker::Hello WorkerRuntime::start(int deviceOrdinal) {
         return failed("cannot create an event (cuEventCreate)", rc);
     if (const CUresult rc = cu.cuEventCreate(&d.endEvent, CU_EVENT_DEFAULT); rc != CUDA_SUCCESS)
         return failed("cannot create an event (cuEventCreate)", rc);
+    d.probeVirtualMemory();
 
     std::string note;
     if (const char* off = std::getenv("TILESCOPE_WORKER_NO_CUPTI"); off && *off && std::string(off) != "0") {
@@ -272,6 +286,16 @@ worker::Hello WorkerRuntime::start(int deviceOrdinal) {
     info.copyGBps = copyBandwidth(cu, d.stream, d.startEvent, d.endEvent, info.l2Bytes);
     hello.ok = true;
     return hello;
+}
+
+void WorkerRuntime::Impl::encodeTensorMaps() {
+    const auto& args = arguments();
+    for (std::size_t i = 0; i < args.size(); ++i) {
+        if (args[i].isTensorMap()) {
+            encodeTensorMap(*cu, args[i], buffers[args[i].tensorArgument], tensorMaps[i], problem->fileName);
+            params[i] = &tensorMaps[i];
+        }
+    }
 }
 
 worker::Opened WorkerRuntime::open(const worker::Open& request) {
@@ -321,6 +345,7 @@ worker::Opened WorkerRuntime::open(const worker::Open& request) {
         }
 
         d.buffers.assign(args.size(), 0);
+        d.reservations.assign(args.size(), Impl::Reservation{});
         d.pristine.assign(args.size(), 0);
         d.scalars.assign(args.size(), ScalarSlot{});
         d.params.assign(args.size(), nullptr);
@@ -337,7 +362,10 @@ worker::Opened WorkerRuntime::open(const worker::Open& request) {
                 continue;
             }
             const std::vector<unsigned char> contents = initialContents(a, request.seed, baseDir, problemFile);
-            d.buffers[i] = d.allocate(a.bytes(), a.label());
+            if (request.guard)
+                d.buffers[i] = d.allocateGuarded(a.bytes(), d.reservations[i]);
+            if (d.buffers[i] == 0)
+                d.buffers[i] = d.allocate(a.bytes(), a.label());
             d.check(d.cu->cuMemcpyHtoD(d.buffers[i], contents.data(), contents.size()),
                     "cannot copy " + a.label() + " to the device (cuMemcpyHtoD)");
             opened.bufferBytes += a.bytes();
@@ -349,12 +377,10 @@ worker::Opened WorkerRuntime::open(const worker::Open& request) {
             }
             d.params[i] = &d.buffers[i];
         }
-        for (std::size_t i = 0; i < args.size(); ++i) {
-            if (args[i].isTensorMap()) {
-                encodeTensorMap(*d.cu, args[i], d.buffers[args[i].tensorArgument], d.tensorMaps[i], problemFile);
-                d.params[i] = &d.tensorMaps[i];
-            }
-        }
+        d.encodeTensorMaps();
+        opened.buffers = d.extents();
+        if (request.guard)
+            opened.note = d.guardNote;
         opened.ok = true;
         return opened;
     } catch (const InputError& e) {
@@ -404,6 +430,9 @@ worker::Result WorkerRuntime::measure(const worker::Measure& request, const std:
         out.message = d.describeFailure(f);
         if (isStickyError(f.rc)) {
             out.status = ResultStatus::Crashed;
+            // On guarded buffers an illegal address is, most likely, a run past a buffer's end.
+            if (f.rc == CUDA_ERROR_ILLEGAL_ADDRESS && d.anyGuarded())
+                out.message = guardedFaultMessage(d.extents()) + "; " + out.message;
             out.message += " (the CUDA context is lost; the worker exits)";
             r.fatal = true;
             d.lost = true;
