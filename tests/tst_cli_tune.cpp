@@ -462,6 +462,84 @@ private slots:
     // --stop-early on a replay of the bf16 GEMV's decode shape recorded on the H200 (its provenance
     // keeps the worker's copy bandwidth): a quarter of the space is within the noise of the best,
     // so a random search stops once 24 configs say so, with a winner within the noise.
+    void implausibleAndUnverifiableSaySo() {
+        // A recording of the tiny problem on an H200 in which two configs claim 0.2 us, less than
+        // half the time its 4 MiB output takes to write at the H200's peak: `tune` replays them as
+        // implausible, never the best, and says why; `show` lists them with the floor.
+        QTemporaryDir dir;
+        Json cache = Json::parse(readFile(kTinyCache));
+        int faked = 0;
+        for (auto it = cache["cache"].begin(); it != cache["cache"].end() && faked < 2; ++it)
+            if (it.value()["time"].is_number()) {
+                it.value()["time"] = 0.0002;
+                it.value()["times"] = {0.0002, 0.0002, 0.0002};
+                ++faked;
+            }
+        const QString fast = dir.filePath("fast.json");
+        writeFile(fast, cache.dump());
+        const QString db = dir.filePath("r.db");
+        const Run tune = cli({"tune", kTiny, "--backend", "replay:" + fast, "--db", db});
+        QVERIFY2(tune.status == 0, qPrintable(describe(tune)));
+        QVERIFY2(tune.out.contains(QRegularExpression("  results .*: ok \\d+.*, implausible 2")), qPrintable(tune.out));
+        QVERIFY2(
+            tune.out.contains("  implausible 2 configs ran faster than physics allows and never rank (the fastest, "),
+            qPrintable(tune.out));
+        QVERIFY2(tune.out.contains("half the time its outputs take to write at the NVIDIA H200's peak memory bandwidth "
+                                   "4,800 GB/s (from a table: no copy was measured): 4 MiB in 'y'"),
+                 qPrintable(tune.out));
+        QVERIFY(!tune.out.contains(QRegularExpression("  best +0.0002")));
+        const Run show = cli({"show", db});
+        QVERIFY2(show.status == 0, qPrintable(describe(show)));
+        QVERIFY2(show.out.contains("  implausible 2 configs never rank: their times cannot be right"),
+                 qPrintable(show.out));
+        QVERIFY2(show.out.contains(": 0.0002 ms is below 0.0004369 ms, half the time its outputs take to write"),
+                 qPrintable(show.out));
+        int listed = 0;
+        for (const auto& r : showJson(db))
+            if (r["status"] == "implausible") {
+                ++listed;
+                QVERIFY(r["message"].get<std::string>().find("4 MiB in 'y'") != std::string::npos);
+            }
+        QCOMPARE(listed, 2);
+
+        // A Kernel Tuner cache with a launch no block could hold: imported as implausible.
+        const QString conv = dir.filePath("conv.json");
+        writeFile(conv, R"({"schema_version": "1.1.0", "device_name": "NVIDIA H200", "kernel_name": "conv",
+            "problem_size": [4096], "tune_params_keys": ["block_size_x"], "tune_params": {"block_size_x": [256, 448]},
+            "objective": "time", "cache": {
+              "448": {"block_size_x": 448, "time": 0.0071, "times": [0.0071], "num_regs": 255},
+              "256": {"block_size_x": 256, "time": 0.284, "times": [0.284], "num_regs": 200}}})");
+        const QString imported = dir.filePath("imported.db");
+        const Run import = cli({"import", conv, "--db", imported});
+        QVERIFY2(import.status == 0, qPrintable(describe(import)));
+        QVERIFY2(import.out.contains("  1 implausible: a time that cannot be right"), qPrintable(import.out));
+        const Run showImport = cli({"show", imported});
+        QVERIFY2(showImport.out.contains("block_size_x=448: 255 registers x 448 threads = 114,240 registers"),
+                 qPrintable(showImport.out));
+        QVERIFY2(showImport.out.contains("times are not checked against a floor: the problem's sizes are not known"),
+                 qPrintable(showImport.out));
+
+        // A recording where every config with BLOCK = 32 matches the reference and every other does
+        // not: the summary says the outputs depend on BLOCK and what to do.
+        Json t4 = Json::parse(readFile(kTinyT4));
+        for (Json& r : t4["results"])
+            if (r["invalidity"] == "correct" && r["configuration"]["BLOCK"] != 32) {
+                r["invalidity"] = "correctness";
+                r["correctness"] = 0;
+            }
+        const QString split = dir.filePath("split.json");
+        writeFile(split, t4.dump());
+        const QString splitDb = dir.filePath("split.db");
+        const Run verify = cli({"tune", kTiny, "--backend", "replay:" + split, "--db", splitDb});
+        QVERIFY2(verify.status == 0, qPrintable(describe(verify)));
+        const QString says = "every config with BLOCK = 32 matches, every other does not; so the kernel's outputs "
+                             "depend on BLOCK";
+        QVERIFY2(verify.out.contains("  verify      ") && verify.out.contains(says) &&
+                     verify.out.contains("ReferenceArguments") && verify.out.contains("--no-verify"),
+                 qPrintable(verify.out));
+        QVERIFY2(cli({"show", splitDb}).out.contains(says), "show says it too");
+    }
+
     void stopsEarlyWhenFlat() {
         QTemporaryDir dir;
         const QString recording = QStringLiteral(TILESCOPE_SOURCE_DIR "/tests/data/shapes/gemv-bf16-h200-shapes.db");

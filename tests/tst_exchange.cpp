@@ -4,6 +4,7 @@
 
 #include "base/error.h"
 #include "exchange/exchange.h"
+#include "spec/tuningproblem.h"
 #include "store/resultstore.h"
 
 #include "testprograms.h"
@@ -179,6 +180,100 @@ private slots:
         QCOMPARE(first.measurement.metrics[0].name, std::string("GB/s"));
         QVERIFY(first.recordedAt.find("2026-11-20") == 0);
         QCOMPARE(detectRecordingFormat(kCache), RecordingFormat::KernelTunerCache);
+    }
+
+    void kernelTunerCacheWithImpossibleLaunches() {
+        // Kernel Tuner 1.5 recorded 7-16 us for launches of 255 registers x 448 threads, more
+        // than a block's 65,536 registers: they could not have run. Imported, they are implausible
+        // and never the best; the problem's sizes are not known, so no time floor is checked.
+        Json doc = Json::parse(R"({"schema_version": "1.1.0", "device_name": "NVIDIA H200",
+            "kernel_name": "convolution_kernel", "problem_size": [4096, 4096],
+            "tune_params_keys": ["block_size_x", "tile_size_x"],
+            "tune_params": {"block_size_x": [128, 256, 448], "tile_size_x": [1, 2]}, "objective": "time",
+            "cache": {
+              "448,2": {"block_size_x": 448, "tile_size_x": 2, "time": 0.0071, "times": [0.0071], "num_regs": 255},
+              "256,2": {"block_size_x": 256, "tile_size_x": 2, "time": 0.302, "times": [0.302], "num_regs": 255},
+              "128,1": {"block_size_x": 128, "tile_size_x": 1, "time": 0.284, "times": [0.284]}}})");
+        const SessionData d = parseKernelTunerCache(doc.dump(), "conv.json");
+        QCOMPARE(d.results.size(), std::size_t(3));
+        const ResultRecord& impossible = d.results[0];
+        QCOMPARE(impossible.status(), ResultStatus::Implausible);
+        QCOMPARE(impossible.timeMs(), 0.0071);
+        QCOMPARE(impossible.measurement.message,
+                 std::string("255 registers x 448 threads = 114,240 registers, more than the 65,536 a thread block "
+                             "may hold: the launch could not have run, whatever time was recorded"));
+        QCOMPARE(d.results[1].status(), ResultStatus::Ok);
+        QCOMPARE(d.results[2].status(), ResultStatus::Ok);
+        QVERIFY2(d.info.message.find("1 of 3 timed results are implausible") == 0 &&
+                     d.info.message.find("times are not checked against a floor: the problem's sizes are not known") !=
+                         std::string::npos,
+                 d.info.message.c_str());
+        const std::vector<BestConfig> best = bestConfigs({d});
+        QCOMPARE(best.size(), std::size_t(1));
+        QCOMPARE(best[0].timeMs, 0.284);
+        // Exported, it is no time Kernel Tuner's simulation mode would take, and it reads back the same.
+        const std::string cache = writeKernelTunerCache(d);
+        QVERIFY(Json::parse(cache)["cache"]["448,2"]["time"] == "RuntimeFailedConfig");
+        const SessionData back = parseKernelTunerCache(cache, "back.json");
+        QCOMPARE(back.results[0].status(), ResultStatus::Implausible);
+        QCOMPARE(back.results[0].measurement.message, impossible.measurement.message);
+        const Json t4 = Json::parse(writeT4(d));
+        QCOMPARE(t4["results"][0]["invalidity"], Json("correctness"));
+        QCOMPARE(parseT4(t4.dump(), "back.json").results[0].status(), ResultStatus::Implausible);
+    }
+
+    void importedTimesBelowTheFloor() {
+        // A recording that carries its problem (Tilescope's T4 and caches do) is judged at its
+        // shape against its measured copy bandwidth: the tiny problem writes 4 MiB in 'y', which
+        // at 4,000 GB/s takes no less than half of 1.05 us.
+        const TuningProblem tiny = TuningProblem::load(TILESCOPE_TEST_DATA "/tuning/tiny.json");
+        SessionData d;
+        d.info.kernel = "scale";
+        d.info.problemJson = tiny.toJson();
+        d.info.shapeIndex = 0;
+        d.info.shape = tiny.shapes[0].dims;
+        d.info.parameters = {"BLOCK", "ITEMS", "NUM_WARPS", "NUM_STAGES"};
+        d.info.deviceName = "NVIDIA H200";
+        d.info.provenanceJson = R"({"devices": [{"copy_gbps": 4000}]})";
+        d.info.state = SessionState::Finished;
+        const double times[] = {0.0001, 0.0094, 0.0091};
+        for (int i = 0; i < 3; ++i) {
+            ResultRecord r;
+            r.config = {{"BLOCK", 32 << i}, {"ITEMS", 1}, {"NUM_WARPS", 1}, {"NUM_STAGES", 1}};
+            r.measurement.status = ResultStatus::Ok;
+            r.measurement.time = {times[i], times[i], times[i], 0, 3, 0, 0};
+            d.results.push_back(r);
+        }
+        ResultRecord failed = d.results[1];
+        failed.config["ITEMS"] = 2;
+        failed.measurement.status = ResultStatus::CompileError;
+        failed.measurement.time = {};
+        failed.measurement.message = std::string(1, '\0') + "ptxas error\x1b: uses too much shared data\r\n";
+        d.results.push_back(failed);
+        for (const bool t4 : {true, false}) {
+            const SessionData back =
+                t4 ? parseT4(writeT4(d), "t4.json") : parseKernelTunerCache(writeKernelTunerCache(d), "cache.json");
+            QCOMPARE(back.results.size(), std::size_t(4));
+            QCOMPARE(back.results[0].status(), ResultStatus::Implausible);
+            QVERIFY2(back.results[0].measurement.message.rfind(
+                         "0.0001 ms is below 0.0005243 ms, half the time its outputs take to write at the measured "
+                         "copy bandwidth 4,000 GB/s: 4 MiB in 'y'",
+                         0) == 0,
+                     back.results[0].measurement.message.c_str());
+            QCOMPARE(back.results[1].status(), ResultStatus::Ok);
+            QCOMPARE(back.results[2].status(), ResultStatus::Ok);
+            QCOMPARE(back.results[3].measurement.message, std::string("ptxas error : uses too much shared data"));
+            QCOMPARE(bestConfigs({back}).front().timeMs, 0.0091);
+        }
+        // Without a measured copy, the H200's peak from the table; an unknown device: not checked.
+        d.info.provenanceJson = "{}";
+        QCOMPARE(parseT4(writeT4(d), "t4.json").results[0].status(), ResultStatus::Implausible);
+        d.info.deviceName = "Some GPU";
+        const SessionData unknown = parseT4(writeT4(d), "t4.json");
+        QCOMPARE(unknown.results[0].status(), ResultStatus::Ok);
+        QVERIFY2(unknown.info.message.find("times are not checked against a floor: no copy bandwidth was measured and "
+                                           "the device 'Some GPU' is not in the table of peaks") != std::string::npos,
+                 unknown.info.message.c_str());
     }
 
     void anOpenKernelTunerCacheIsRead() {

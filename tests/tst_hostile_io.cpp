@@ -408,7 +408,8 @@ private slots:
         const std::string bytes = readBytes(file);
         for (const StoreMode mode : {StoreMode::ReadOnly, StoreMode::ReadWrite}) {
             const QString error = errorOf([&] { ResultStore::open(file, mode); });
-            QVERIFY2(error.contains("r.db") && error.contains("made by a newer Tilescope, schema 99 > 2"),
+            QVERIFY2(error.contains("r.db") && error.contains("made by a newer Tilescope, schema 99 > " +
+                                                              QString::number(ResultStore::kSchemaVersion)),
                      qPrintable(error));
         }
         for (const QStringList& args :
@@ -416,7 +417,8 @@ private slots:
               QStringList{"tune", kTiny, "--backend", "replay:" + kTinyCache, "--db", dir.filePath("r.db")},
               QStringList{"import", kTinyCache, "--db", dir.filePath("r.db")}}) {
             const CliRun r = cli(args);
-            QVERIFY2(r.status == 2 && r.err.contains("made by a newer Tilescope, schema 99 > 2"),
+            QVERIFY2(r.status == 2 && r.err.contains("made by a newer Tilescope, schema 99 > " +
+                                                     QString::number(ResultStore::kSchemaVersion)),
                      qPrintable(args.join(' ') + "\n" + describe(r)));
         }
         QVERIFY(readBytes(file) == bytes);

@@ -194,6 +194,23 @@ private slots:
         QCOMPARE(buildShapeConfigMatrix(again, "gemm", "x").bestMs(2), 0.5);
     }
 
+    void implausibleResultsAreNoEntry() {
+        // Config 3 claims a time no kernel reaches on every shape (implausible): no column, no entry.
+        std::vector<SessionData> sessions = {
+            session("gemm", {{"M", 1}}, {{0, 1.00}, {1, 1.03}, {3, 0.001}}),
+            session("gemm", {{"M", 4096}}, {{0, 2.00}, {1, 1.02}, {3, 0.001}}),
+        };
+        for (SessionData& s : sessions)
+            s.results.back().measurement.status = ResultStatus::Implausible;
+        const ShapeConfigMatrix m = buildShapeConfigMatrix(sessions, "", "implausible");
+        QCOMPARE(m.configs.size(), std::size_t(2));
+        for (const ConfigValues& c : m.configs)
+            QVERIFY(c["TILE"].get<int>() != 3);
+        QCOMPARE(m.bestMs(0), 1.00);
+        const DispatchTable t = planWithinRegret(m, 0.05);
+        QCOMPARE(m.configs[t.entries[0]]["TILE"].get<int>(), 1);
+    }
+
     void recordedSoftmax() {
         std::vector<SessionData> sessions;
         for (const char* name : {"softmax-h200-8192x8192.t4.json.gz", "softmax-h200-32768x1024.t4.json.gz",

@@ -144,11 +144,13 @@ class TestStore : public QObject {
 
 private slots:
     void statusNamesRoundTrip() {
-        QCOMPARE(kStatusCount, std::size_t(8));
+        QCOMPARE(kStatusCount, std::size_t(9));
         for (const ResultStatus s : kAllStatuses)
             QCOMPARE(parseStatus(statusName(s)), std::optional<ResultStatus>(s));
         QCOMPARE(statusName(ResultStatus::CompileError), std::string_view("compile_error"));
         QCOMPARE(statusName(ResultStatus::WrongResult), std::string_view("wrong_result"));
+        QCOMPARE(statusName(ResultStatus::Implausible), std::string_view("implausible"));
+        QVERIFY(isMeasured(ResultStatus::Implausible));
         QVERIFY(!parseStatus("fine"));
         QVERIFY(!parseStatus(""));
         QVERIFY(isMeasured(ResultStatus::Pruned));
@@ -314,7 +316,7 @@ private slots:
         // Back to schema 1, as Tilescope wrote it before the median's interval was stored.
         rawQuery(file, "ALTER TABLE results DROP COLUMN time_ci_low_ms");
         rawQuery(file, "ALTER TABLE results DROP COLUMN time_ci_high_ms");
-        rawQuery(file, "DELETE FROM schema_version WHERE version = 2");
+        rawQuery(file, "DELETE FROM schema_version WHERE version >= 2");
         QCOMPARE(rawQuery(file, "SELECT max(version) FROM schema_version"), std::string("1"));
         {
             // Read-only it reads as it is, without the interval.
@@ -335,7 +337,85 @@ private slots:
             QCOMPARE(results[1].measurement.time.ciLowMs, 3.95);
             QCOMPARE(results[1].measurement.time.ciHighMs, 4.05);
         }
-        QCOMPARE(rawQuery(file, "SELECT max(version) FROM schema_version"), std::string("2"));
+        QCOMPARE(rawQuery(file, "SELECT max(version) FROM schema_version"),
+                 std::to_string(ResultStore::kSchemaVersion));
+    }
+
+    void schema2DatabaseOpensAndUpgrades() {
+        // A database as Tilescope wrote it before `implausible` (schema 2, made by its own SQL),
+        // with a message that holds a NUL and other control bytes, as a compile error once did.
+        QTemporaryDir dir;
+        const std::string file = path(dir, "v2.db");
+        rawSql(file, store::migrations()[0].sql);
+        rawSql(file, store::migrations()[1].sql);
+        rawSql(file, ("INSERT INTO schema_version VALUES (1, '2026-01-01', '0.9'), (2, '2026-01-02', '0.9');"
+                      "PRAGMA application_id = " +
+                      std::to_string(store::kApplicationId))
+                         .c_str());
+        rawSql(file, "INSERT INTO sessions (id, kernel, parameters, started_at, state) "
+                     "VALUES (1, 'k', '[\"B\"]', '2026-01-01T00:00:00.000Z', 'finished');"
+                     "INSERT INTO configs VALUES (1, 1, 0, '32', '{\"B\":32}'), (2, 1, 1, '64', '{\"B\":64}');"
+                     "INSERT INTO results (session_id, config_id, status, time_ms, samples, message, recorded_at, "
+                     "time_ci_low_ms, time_ci_high_ms) VALUES "
+                     "(1, 1, 'ok', 2.5, 10, '', '2026-01-01T00:00:01.000Z', 2.4, 2.6),"
+                     "(1, 2, 'compile_error', NULL, 0, char(0) || 'ptxas error' || char(7) || ' uses too much "
+                     "shared data' || char(13, 10) || 'next' || char(0), '2026-01-01T00:00:02.000Z', NULL, NULL);");
+        // Schema 2 refuses the new status: why version 3 makes the table again.
+        QCOMPARE(rawQuery(file, "SELECT count(*) FROM results"), std::string("2"));
+        {
+            sqlite3* db = nullptr;
+            QCOMPARE(sqlite3_open(file.c_str(), &db), SQLITE_OK);
+            const int rc = sqlite3_exec(db,
+                                        "INSERT INTO results (session_id, config_id, status, recorded_at) "
+                                        "VALUES (1, 1, 'implausible', 'x')",
+                                        nullptr, nullptr, nullptr);
+            sqlite3_close(db);
+            QCOMPARE(rc & 0xff, SQLITE_CONSTRAINT);
+        }
+        const std::string cleaned = "ptxas error  uses too much shared data\nnext";
+        {
+            // Read-only it reads as it is, its messages cleaned.
+            const ResultStore old = ResultStore::open(file, StoreMode::ReadOnly);
+            QCOMPARE(old.schemaVersion(), 2);
+            const std::vector<ResultRecord> results = old.results(1);
+            QCOMPARE(results.size(), std::size_t(2));
+            QCOMPARE(results[0].timeMs(), 2.5);
+            QCOMPARE(results[0].measurement.time.ciHighMs, 2.6);
+            QCOMPARE(results[1].measurement.message, cleaned);
+        }
+        {
+            // Read-write it is upgraded: every row and column kept, and the new status stored.
+            ResultStore store = ResultStore::open(file);
+            QCOMPARE(store.schemaVersion(), ResultStore::kSchemaVersion);
+            std::vector<ResultRecord> results = store.results(1);
+            QCOMPARE(results.size(), std::size_t(2));
+            QCOMPARE(results[0].id, std::int64_t(1));
+            QCOMPARE(results[0].timeMs(), 2.5);
+            QCOMPARE(results[0].measurement.time.ciLowMs, 2.4);
+            QCOMPARE(results[1].status(), ResultStatus::CompileError);
+            QCOMPARE(results[1].measurement.message, cleaned);
+            ResultRecord r = sampleResult(5, ResultStatus::Ok);
+            r.measurement.status = ResultStatus::Implausible;
+            r.measurement.message = std::string("0.0069 ms is below") + '\0' + "\x1b[0m 0.0080 ms\r\n";
+            r.config = {{"B", 128}};
+            r.measurement.time = {0.0069, 0.0068, 0.0071, 0.0001, 10, 0, 0};
+            store.append(1, r);
+            store.flush();
+            results = store.results(1);
+            QCOMPARE(results.size(), std::size_t(3));
+            QCOMPARE(results[2].status(), ResultStatus::Implausible);
+            QCOMPARE(results[2].timeMs(), r.timeMs());
+            QCOMPARE(results[2].measurement.message, std::string("0.0069 ms is below [0m 0.0080 ms"));
+            QCOMPARE(store.statusCounts(1).of(ResultStatus::Implausible), std::uint64_t(1));
+            // An implausible result never ranks, however fast.
+            QCOMPARE(store.best(1)->timeMs(), 2.5);
+        }
+        QCOMPARE(rawQuery(file, "SELECT max(version) FROM schema_version"),
+                 std::to_string(ResultStore::kSchemaVersion));
+        QCOMPARE(rawQuery(file, "SELECT count(*) FROM result_view WHERE status = 'implausible'"), std::string("1"));
+        QCOMPARE(rawQuery(file, "SELECT count(*) FROM metrics WHERE result_id = 3"), std::string("0"));
+        QCOMPARE(rawQuery(file, "SELECT count(*) FROM sqlite_master WHERE name = 'results_by_session'"),
+                 std::string("1"));
     }
 
     void newerSchemaIsRefused() {

@@ -43,7 +43,9 @@ public:
     std::map<std::uint64_t, double> trueTime;   // index -> its time, in place of timeOf
     double noise = 0;                           // relative log-normal jitter of kept samples
     std::mt19937_64 rng{7};
-    std::vector<int> samplesAsked; // per measure() call: MeasureControl::samplesPerConfig
+    std::vector<int> samplesAsked;            // per measure() call: MeasureControl::samplesPerConfig
+    std::function<bool(const Config&)> wrong; // configs whose outputs differ
+    std::map<std::uint64_t, std::pair<ResultStatus, std::string>> fails; // index -> its failure
     int opened = 0;
     int closed = 0;
 
@@ -94,6 +96,14 @@ public:
             }
             m.benchmarkSeconds = 0.05;
             m.device = 0;
+            if (wrong && wrong(items[i].config)) {
+                m.status = ResultStatus::WrongResult;
+                m.verificationError = 1;
+            }
+            if (const auto f = fails.find(items[i].index); f != fails.end()) {
+                m.status = f->second.first;
+                m.message = f->second.second;
+            }
             sink(i, m);
         }
     }
@@ -202,6 +212,153 @@ private slots:
         const SessionSummary replaySummary = replayed.run();
         QVERIFY(replaySummary.remeasured.empty());
         QVERIFY(replaySummary.confirmation.empty());
+    }
+
+    void implausibleTimesNeverWin() {
+        // The device's copy runs at 4,000 GB/s, so writing the tiny problem's 4 MiB output takes
+        // at least half of 1.05 us. Two configs claim less (a kernel that returns early): they are
+        // implausible, never the best, never measured again in the final round.
+        QTemporaryDir dir;
+        ResultStore store = ResultStore::open(dbPath(dir));
+        FakeBackend backend;
+        backend.info.provenanceJson = R"({"devices": [{"name": "Fake GPU", "copy_gbps": 4000}]})";
+        backend.trueTime = {{0, 0.0001}, {1, 0.0004}, {2, 0.5}};
+        SessionOptions options;
+        options.confirmTop = 3;
+        options.compile = SessionOptions::Compile::Never;
+        Recorder rec;
+        TuningSession session(m_tiny, backend, store, options, rec.events());
+        const SessionSummary summary = session.run();
+        const std::uint64_t space = ConfigSpace::build(m_tiny).size();
+
+        QCOMPARE(summary.progress.counts.of(ResultStatus::Implausible), std::uint64_t(2));
+        QVERIFY(summary.progress.best);
+        QCOMPARE(summary.progress.best->spaceIndex, std::optional<std::uint64_t>(2));
+        for (const ResultRecord& b : rec.bests)
+            QVERIFY(b.spaceIndex != std::optional<std::uint64_t>(0) && b.spaceIndex != std::optional<std::uint64_t>(1));
+        QCOMPARE(backend.measured.size(), std::size_t(space + 3 * 5));
+        for (std::size_t k = space; k < backend.measured.size(); ++k)
+            QVERIFY(backend.measured[k] > 1);
+        for (const Remeasurement& x : summary.remeasured)
+            QVERIFY(x.result.ok());
+        std::map<std::uint64_t, ResultRecord> byIndex;
+        for (const ResultRecord& r : store.results(summary.session.id))
+            byIndex[r.spaceIndex.value_or(~0ULL)] = r;
+        const ResultRecord& fastest = byIndex.at(0);
+        QCOMPARE(fastest.status(), ResultStatus::Implausible);
+        QCOMPARE(fastest.timeMs(), 0.0001); // the time stays, to see
+        QVERIFY(!fastest.objective);
+        QCOMPARE(fastest.measurement.message,
+                 std::string("0.0001 ms is below 0.0005243 ms, half the time its outputs take to write at the measured "
+                             "copy bandwidth 4,000 GB/s: 4 MiB in 'y'; a kernel that returns early or writes nothing "
+                             "looks like this"));
+        QCOMPARE(byIndex.at(1).status(), ResultStatus::Implausible);
+        QCOMPARE(store.best(summary.session.id)->spaceIndex, std::optional<std::uint64_t>(2));
+        QVERIFY2(summary.implausible.rfind("2 configs ran faster than physics allows and never rank (the fastest, " +
+                                               describeConfig(fastest.config) + ": 0.0001 ms is below",
+                                           0) == 0,
+                 summary.implausible.c_str());
+
+        // Without a bandwidth (no copy measured, a device of no known peak) nothing is judged.
+        FakeBackend unknown;
+        unknown.trueTime = {{0, 0.0001}};
+        SessionOptions again = options;
+        again.confirmTop = 0;
+        again.seed = 1;
+        TuningSession blind(m_tiny, unknown, store, again);
+        const SessionSummary blindSummary = blind.run();
+        QCOMPARE(blindSummary.progress.counts.of(ResultStatus::Implausible), std::uint64_t(0));
+        QCOMPARE(blindSummary.progress.best->spaceIndex, std::optional<std::uint64_t>(0));
+        QVERIFY(blindSummary.implausible.empty());
+    }
+
+    void aReplayedTooFastConfigIsImplausible() {
+        // A Kernel Tuner cache recorded on an H200 (no copy measured: the H200's peak, from a
+        // table) in which two configs claim times no kernel writing 4 MiB reaches.
+        std::ifstream in(kTinyCache);
+        nlohmann::ordered_json doc = nlohmann::ordered_json::parse(in);
+        std::vector<std::string> faked;
+        for (auto it = doc["cache"].begin(); it != doc["cache"].end() && faked.size() < 2; ++it)
+            if (it.value()["time"].is_number()) {
+                it.value()["time"] = 0.0002;
+                it.value()["times"] = {0.0002, 0.0002, 0.0002};
+                faked.push_back(it.key());
+            }
+        QTemporaryDir dir;
+        const std::string cache = dir.filePath("fast.json").toStdString();
+        std::ofstream(cache) << doc.dump();
+        ResultStore store = ResultStore::open(dbPath(dir));
+        ReplayBackend replay(cache);
+        SessionOptions options;
+        options.backendLabel = "replay:fast.json";
+        TuningSession session(m_tiny, replay, store, options);
+        const SessionSummary summary = session.run();
+        QCOMPARE(summary.progress.counts.of(ResultStatus::Implausible), std::uint64_t(2));
+        for (const ResultRecord& r : store.results(summary.session.id)) {
+            const bool fake = std::find(faked.begin(), faked.end(), configKey(r.config)) != faked.end();
+            QCOMPARE(r.status() == ResultStatus::Implausible, fake);
+            if (fake)
+                QVERIFY2(r.measurement.message.find("at the NVIDIA H200's peak memory bandwidth 4,800 GB/s (from a "
+                                                    "table: no copy was measured): 4 MiB in 'y'") != std::string::npos,
+                         r.measurement.message.c_str());
+        }
+        QVERIFY(summary.progress.best);
+        QVERIFY(summary.progress.best->timeMs() > 0.001);
+        QVERIFY(std::find(faked.begin(), faked.end(), configKey(summary.progress.best->config)) == faked.end());
+    }
+
+    void wrongResultsSplitByAParameter() {
+        // Every config with BLOCK = 32 matches the reference and every other differs: the summary
+        // says the outputs depend on BLOCK, and what to do.
+        const ConfigSpace space = ConfigSpace::build(m_tiny);
+        QTemporaryDir dir;
+        ResultStore store = ResultStore::open(dbPath(dir));
+        FakeBackend backend;
+        backend.wrong = [&](const Config& c) { return space.value(c, 0).i != 32; };
+        SessionOptions options;
+        options.compile = SessionOptions::Compile::Never;
+        TuningSession session(m_tiny, backend, store, options);
+        const SessionSummary summary = session.run();
+        QVERIFY(summary.progress.counts.of(ResultStatus::WrongResult) > 3);
+        QVERIFY2(summary.verification.find("split by BLOCK: every config with BLOCK = 32 matches, every other does "
+                                           "not; so the kernel's outputs depend on BLOCK") != std::string::npos,
+                 summary.verification.c_str());
+        QVERIFY(summary.verification.find("ReferenceArguments") != std::string::npos);
+
+        // Wrong results that no parameter explains (NUM_STAGES, the last, would: not every third): nothing to say.
+        FakeBackend scattered;
+        scattered.wrong = [&](const Config& c) { return (space.indexOf(c).value_or(0) * 7919) % 5 == 0; };
+        SessionOptions other = options;
+        other.seed = 1;
+        TuningSession session2(m_tiny, scattered, store, other);
+        QVERIFY(session2.run().verification.empty());
+    }
+
+    void messagesLoseControlBytes() {
+        // A compile error's message began with a NUL byte; a worker's may hold any byte. What is
+        // stored and what the events carry is clean.
+        QTemporaryDir dir;
+        ResultStore store = ResultStore::open(dbPath(dir));
+        FakeBackend backend;
+        backend.fails[0] = {ResultStatus::LaunchError,
+                            std::string(1, '\0') + "ptxas error\x07: uses too much shared data\r\n" + '\0'};
+        Recorder rec;
+        SessionOptions options;
+        options.compile = SessionOptions::Compile::Never;
+        options.budget.configs = 4;
+        TuningSession session(m_tiny, backend, store, options, rec.events());
+        const SessionSummary summary = session.run();
+        const std::string clean = "ptxas error : uses too much shared data";
+        bool seen = false;
+        for (const ResultRecord& r : rec.results)
+            if (r.spaceIndex == std::optional<std::uint64_t>(0)) {
+                QCOMPARE(r.measurement.message, clean);
+                seen = true;
+            }
+        QVERIFY(seen);
+        for (const ResultRecord& r : store.results(summary.session.id))
+            if (r.spaceIndex == std::optional<std::uint64_t>(0))
+                QCOMPARE(r.measurement.message, clean);
     }
 
     void finalRoundInterleavesAndPoolsSamples() {

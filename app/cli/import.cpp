@@ -7,6 +7,7 @@
 #include "exchange/exchange.h"
 #include "store/resultstore.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <map>
 
@@ -71,6 +72,9 @@ int runImport(const ImportOptions& opt) {
             ++skipped;
             continue;
         }
+        const auto implausible = std::count_if(data.results.begin(), data.results.end(), [](const ResultRecord& r) {
+            return r.status() == ResultStatus::Implausible;
+        });
         const std::int64_t id = importSession(store, std::move(data), source);
         if (!opt.keepDuplicates)
             held.emplace(fingerprint, id);
@@ -78,6 +82,10 @@ int runImport(const ImportOptions& opt) {
         std::printf("imported %s results of %s (%s%s%s) as session %lld\n", formatCount(double(n)).c_str(),
                     source.c_str(), recordingFormatName(read.format).c_str(),
                     kernel.empty() ? "" : (", kernel " + kernel).c_str(), joined.c_str(), static_cast<long long>(id));
+        if (implausible > 0)
+            std::printf(
+                "  %s implausible: a time that cannot be right (tilescope-cli show %s --session %lld says why)\n",
+                formatCount(double(implausible)).c_str(), opt.db.c_str(), static_cast<long long>(id));
     }
     if (opt.files.size() > 1 || skipped > 0)
         std::printf("%s: %zu session%s imported, %zu already there\n", opt.db.c_str(), imported,

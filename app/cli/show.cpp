@@ -5,6 +5,7 @@
 
 #include "analysis/clocks.h"
 #include "analysis/confidence.h"
+#include "analysis/verificationsplit.h"
 #include "base/error.h"
 #include "exchange/exchange.h"
 #include "measure/metricnames.h"
@@ -154,8 +155,29 @@ int runShow(const ShowOptions& opt) {
         std::printf("  context     %s\n", context.c_str());
     if (const std::string from = provenanceSentence(s); !from.empty())
         std::printf("  provenance  %s\n", from.c_str());
+    const StatusCounts counts = store.statusCounts(s.id);
     std::printf("  results     %s: %s\n", formatCount(double(store.resultCount(s.id))).c_str(),
-                statusSummary(store.statusCounts(s.id)).c_str());
+                statusSummary(counts).c_str());
+    if (counts.of(ResultStatus::Implausible) > 0 || counts.of(ResultStatus::WrongResult) > 0) {
+        // Why configs that ran are not ranked: times that cannot be right, outputs that differ.
+        std::vector<ResultRecord> all = store.results(s.id);
+        std::vector<const ResultRecord*> implausible;
+        for (const ResultRecord& r : all)
+            if (r.status() == ResultStatus::Implausible)
+                implausible.push_back(&r);
+        std::stable_sort(implausible.begin(), implausible.end(),
+                         [](const ResultRecord* a, const ResultRecord* b) { return a->timeMs() < b->timeMs(); });
+        if (!implausible.empty())
+            std::printf(
+                "  implausible %s never rank: their times cannot be right%s\n",
+                (formatCount(double(implausible.size())) + (implausible.size() == 1 ? " config" : " configs")).c_str(),
+                implausible.size() > 3 ? " (the fastest 3)" : "");
+        for (std::size_t i = 0; i < implausible.size() && i < 3; ++i)
+            std::printf("    %s: %s\n", describeConfig(implausible[i]->config).c_str(),
+                        implausible[i]->measurement.message.c_str());
+        if (const std::string split = describeVerificationSplits(verificationSplits(all)); !split.empty())
+            std::printf("  verify      %s\n", split.c_str());
+    }
 
     if (results.empty())
         return kOk;

@@ -598,6 +598,10 @@ int runTune(const TuneOptions& opt) {
                         describeConfig(p.best->config).c_str());
         else
             std::printf("  best        none (no config ran correctly)\n");
+        if (!summary.implausible.empty())
+            std::printf("  implausible %s\n", summary.implausible.c_str());
+        if (!summary.verification.empty())
+            std::printf("  verify      %s\n", summary.verification.c_str());
         if (!summary.confirmation.empty())
             std::printf("  confirmed   %s\n", summary.confirmation.c_str());
         if (const std::string state = measuredStateSentence(s.provenanceJson); !state.empty())

@@ -64,6 +64,7 @@ std::pair<const char*, int> invalidityOf(ResultStatus s) {
     case ResultStatus::Crashed:
         return {"runtime", 0};
     case ResultStatus::WrongResult:
+    case ResultStatus::Implausible: // ran, but could not have done its work
         return {"correctness", 0};
     case ResultStatus::Timeout:
         return {"timeout", 0};
@@ -255,6 +256,7 @@ const char* kernelTunerError(ResultStatus s) {
     case ResultStatus::WrongResult:
     case ResultStatus::Crashed:
     case ResultStatus::Timeout:
+    case ResultStatus::Implausible:
         return "RuntimeFailedConfig";
     case ResultStatus::Pruned:
     case ResultStatus::Skipped:

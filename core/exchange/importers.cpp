@@ -3,6 +3,7 @@
 #include "exchange/exchange.h"
 #include "exchange/jsontext.h"
 
+#include "analysis/plausibility.h"
 #include "base/error.h"
 #include "base/sha256.h"
 #include "store/resultstore.h"
@@ -248,6 +249,24 @@ ResultStatus statusOfInvalidity(const std::string& invalidity, double correctnes
 
 } // namespace
 
+namespace {
+
+// What every recording read goes through: messages without NUL or control bytes, and the times
+// that cannot be right made implausible (analysis/plausibility.h), the session's message saying
+// what was checked.
+SessionData finishRecording(SessionData data) {
+    for (ResultRecord& r : data.results) {
+        r.measurement.message = cleanMessage(r.measurement.message);
+        r.log = cleanMessage(r.log);
+    }
+    const PlausibilityReport report = checkRecorded(data);
+    if (!report.note.empty())
+        data.info.message += (data.info.message.empty() ? "" : "; ") + report.note;
+    return data;
+}
+
+} // namespace
+
 SessionData parseT4(const std::string& text, const std::string& fileName) {
     const Json doc = parseJson(text, fileName);
     if (!doc.is_object())
@@ -356,7 +375,7 @@ SessionData parseT4(const std::string& text, const std::string& fileName) {
             readResultExtension(*it, r, fileName, where + "/tilescope");
         data.results.push_back(std::move(r));
     }
-    return data;
+    return finishRecording(std::move(data));
 }
 
 SessionData parseKernelTunerCache(const std::string& text, const std::string& fileName) {
@@ -528,7 +547,7 @@ SessionData parseKernelTunerCache(const std::string& text, const std::string& fi
         }
         data.results.push_back(std::move(r));
     }
-    return data;
+    return finishRecording(std::move(data));
 }
 
 std::string recordingFormatName(RecordingFormat format) {

@@ -25,9 +25,14 @@ enum class ResultStatus : std::uint8_t {
     Timeout,      ///< the watchdog stopped it
     Pruned,       ///< never run: over the device's limits (shared memory, threads) or a prune rule
     Skipped,      ///< never run: e.g. absent from a replayed recording
+    /// ran and returned, but faster than physics allows: its median is below the time its outputs
+    /// take to write (or the problem's roofline), or its launch could not have run (more registers
+    /// than a block holds); a kernel that returns early or writes nothing looks like this
+    Implausible,
 };
 
-/// "ok", "compile_error", "launch_error", "wrong_result", "crashed", "timeout", "pruned", "skipped".
+/// "ok", "compile_error", "launch_error", "wrong_result", "crashed", "timeout", "pruned", "skipped",
+/// "implausible".
 std::string_view statusName(ResultStatus status);
 /// The inverse of statusName; nullopt for an unknown name.
 std::optional<ResultStatus> parseStatus(std::string_view name);
@@ -37,10 +42,17 @@ inline bool isMeasured(ResultStatus s) {
 }
 /// Every status, in enum order (for tables and counts).
 inline constexpr ResultStatus kAllStatuses[] = {
-    ResultStatus::Ok,      ResultStatus::CompileError, ResultStatus::LaunchError, ResultStatus::WrongResult,
-    ResultStatus::Crashed, ResultStatus::Timeout,      ResultStatus::Pruned,      ResultStatus::Skipped,
+    ResultStatus::Ok,          ResultStatus::CompileError, ResultStatus::LaunchError,
+    ResultStatus::WrongResult, ResultStatus::Crashed,      ResultStatus::Timeout,
+    ResultStatus::Pruned,      ResultStatus::Skipped,      ResultStatus::Implausible,
 };
 inline constexpr std::size_t kStatusCount = std::size(kAllStatuses);
+
+/// `text` fit to be a result's message or log, the one rule every message passes (compile logs,
+/// the worker's words, recordings of other tools): no NUL bytes (dropped), line ends as "\n"
+/// ("\r\n" and a lone "\r" too), no other control bytes (each a space; tab stays), and no white
+/// space at either end. Bytes from 0x80 up (UTF-8) are kept as they are.
+std::string cleanMessage(std::string_view text);
 
 /// Kernel time statistics over the timed samples, in milliseconds.
 struct TimingStats {
@@ -84,7 +96,7 @@ struct DeviceState {
 /// What a backend reports for one config.
 struct Measurement {
     ResultStatus status = ResultStatus::Skipped;
-    TimingStats time;                        ///< valid when status == Ok (and for WrongResult when timed)
+    TimingStats time;                        ///< valid when status == Ok (and WrongResult, Implausible when timed)
     std::vector<Metric> metrics;             ///< empty when metrics are off or unavailable
     double compileSeconds = 0;               ///< compile wall time (a replay reports the recorded one)
     double benchmarkSeconds = 0;             ///< wall time spent measuring this config (recorded, for a replay)

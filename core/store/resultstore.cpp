@@ -351,7 +351,8 @@ struct ResultStore::Impl : Connection {
             }
             metrics += '}';
         }
-        s.bindView(24, metrics).bindView(25, m.message).bindView(26, r.log);
+        // Messages never carry NUL or control bytes, whoever made them (model/measurement.h).
+        s.bindView(24, metrics).bind(25, cleanMessage(m.message)).bind(26, cleanMessage(r.log));
         s.bindView(27, r.recordedAt.empty() ? now : r.recordedAt);
         if (timed && m.time.hasInterval())
             s.bind(28, m.time.ciLowMs).bind(29, m.time.ciHighMs);
@@ -486,8 +487,8 @@ struct ResultStore::Impl : Connection {
             r.sharedDynamic = s.optInteger(21);
             r.occupancy = s.optReal(22);
             m.device = static_cast<int>(s.optInteger(23).value_or(-1));
-            m.message = s.text(24);
-            r.log = s.text(25);
+            m.message = cleanMessage(s.text(24)); // a file written before messages were cleaned
+            r.log = cleanMessage(s.text(25));
             r.recordedAt = s.text(26);
             m.time.ciLowMs = s.optReal(28).value_or(0);
             m.time.ciHighMs = s.optReal(29).value_or(0);

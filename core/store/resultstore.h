@@ -47,7 +47,7 @@ struct StatusCounts {
 class ResultStore {
 public:
     /// The schema version this build writes.
-    static constexpr int kSchemaVersion = 2;
+    static constexpr int kSchemaVersion = 3;
 
     /// Opens (or, read-write, creates) the database at `path`. Throws InputError, naming the path:
     /// a missing file (read-only) or folder, a file or folder it may not write (read-write), a file

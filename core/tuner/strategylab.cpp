@@ -1,5 +1,6 @@
 #include "tuner/strategylab.h"
 
+#include "analysis/plausibility.h"
 #include "base/error.h"
 #include "base/filewrite.h"
 #include "exchange/configcodec.h"
@@ -229,6 +230,9 @@ StrategyLab::StrategyLab(const TuningProblem& problem, std::size_t shapeIndex, c
     backend.open(problem, shapeIndex, space);
     const SessionData& data = backend.recordedData();
     const ObjectiveEvaluator objective(problem, shapeIndex);
+    // Times that cannot be right are no optimum to find (the recording's bandwidth or device).
+    const PlausibilityCheck plausibility(problem, shapeIndex, data.info.provenanceJson, data.info.deviceName,
+                                         data.info.arch);
 
     const std::uint64_t n = space.size();
     s.table.assign(n, LabEntry{});
@@ -255,7 +259,9 @@ StrategyLab::StrategyLab(const TuningProblem& problem, std::size_t shapeIndex, c
         e.compileSeconds = std::max(0.0, r.measurement.compileSeconds);
         e.seconds = e.compileSeconds + std::max(0.0, r.measurement.benchmarkSeconds);
         e.features = staticFeaturesOf(r);
-        if (r.ok() && r.timeMs() > 0) {
+        if (r.ok() && !plausibility.verdict(r.config, r.timeMs()).empty())
+            e.status = ResultStatus::Implausible;
+        if (e.status == ResultStatus::Ok && r.timeMs() > 0) {
             e.timeMs = r.timeMs();
             e.score = e.timeMs;
             if (objective.enabled()) {

@@ -3,7 +3,9 @@
 #include "analysis/clocks.h"
 #include "analysis/confidence.h"
 #include "analysis/inertcheck.h"
+#include "analysis/plausibility.h"
 #include "analysis/staticanalysis.h"
+#include "analysis/verificationsplit.h"
 #include "base/error.h"
 #include "base/sha256.h"
 #include "exchange/configcodec.h"
@@ -139,6 +141,9 @@ struct TuningSession::Run {
     std::optional<Roofline> roofline;               // of the best so far (SessionOptions::earlyStop)
     std::vector<Remeasurement> remeasured;
     std::string confirmation;
+    // Medians below what a config's outputs take to write (null: the problem cannot be planned).
+    std::unique_ptr<PlausibilityCheck> plausibility;
+    std::optional<ResultRecord> fastestImplausible; // of the session, prior runs included
 
     // The first results of this run, while they all fail the same way (see SystematicFailure).
     struct FailureWatch {
@@ -213,6 +218,10 @@ struct TuningSession::Run {
 
     // Stores a result and tells everyone.
     void record(ResultRecord r, std::uint64_t index) {
+        // Compile logs, the worker's words and recordings pass here: no NUL or control bytes.
+        r.measurement.message = cleanMessage(r.measurement.message);
+        r.log = cleanMessage(r.log);
+        noteImplausible(r);
         r.sessionId = sessionId;
         r.spaceIndex = index;
         if (r.recordedAt.empty())
@@ -250,6 +259,23 @@ struct TuningSession::Run {
         updateRates();
         if (self.m_events.progress)
             self.m_events.progress(progress);
+    }
+
+    void noteImplausible(const ResultRecord& r) {
+        if (r.status() == ResultStatus::Implausible &&
+            (!fastestImplausible || (r.timeMs() > 0 && r.timeMs() < fastestImplausible->timeMs())))
+            fastestImplausible = r;
+    }
+
+    // An Ok median below the floor becomes Implausible, with the floor in its message.
+    void judgeTime(ResultRecord& r) const {
+        if (!r.ok() || !plausibility)
+            return;
+        std::string why = plausibility->verdict(r.config, r.timeMs());
+        if (why.empty())
+            return;
+        r.measurement.status = ResultStatus::Implausible;
+        r.measurement.message = std::move(why);
     }
 
     ResultRecord baseRecord(const Pending& p) const {
@@ -423,6 +449,9 @@ struct TuningSession::Run {
         if (options.partCount > 1)
             provenance["part"] = {{"index", options.partIndex + 1}, {"count", options.partCount}};
         info.provenanceJson = provenance.dump();
+        // Never throws: a problem whose outputs cannot be sized is simply not judged.
+        plausibility = std::make_unique<PlausibilityCheck>(pr, options.shapeIndex, info.provenanceJson, info.deviceName,
+                                                           info.arch);
         info.objectiveName = objective->enabled() ? objective->name() : "";
         info.spaceSize = space.size();
         info.state = SessionState::Running;
@@ -493,6 +522,7 @@ struct TuningSession::Run {
             if (!index || *index >= space.size() || codec->toValues(space.at(*index)) != r.config)
                 index = codec->indexOf(r.config);
             count(r, +1);
+            noteImplausible(r);
             progress.recordedSeconds += r.measurement.compileSeconds + r.measurement.benchmarkSeconds;
             if (r.ok() && (!progress.best || ranksBefore(r, *progress.best)))
                 progress.best = r;
@@ -610,6 +640,7 @@ struct TuningSession::Run {
                         r.measurement.staticInfo = ours;
                     if (p.compiled)
                         r.measurement.compileSeconds = p.compiled->seconds;
+                    judgeTime(r);
                     if (r.ok())
                         r.objective = objective->value(space, p.config, r.timeMs());
                     record(std::move(r), p.index);
@@ -941,6 +972,13 @@ SessionSummary TuningSession::run() {
     summary.remeasured = std::move(run.remeasured);
     summary.confirmation = run.confirmation;
     summary.clocksMoved = run.deviceStates.movedNote();
+    if (const std::uint64_t n = run.progress.counts.of(ResultStatus::Implausible); n > 0 && run.fastestImplausible)
+        summary.implausible = std::to_string(n) + (n == 1 ? " config" : " configs") +
+                              " ran faster than physics allows and never rank (the fastest, " +
+                              describeConfig(run.fastestImplausible->config) + ": " +
+                              run.fastestImplausible->measurement.message + ")";
+    if (run.progress.counts.of(ResultStatus::WrongResult) > 0)
+        summary.verification = describeVerificationSplits(verificationSplits(m_store.results(run.sessionId)));
     if (m_events.finished)
         m_events.finished(summary);
     return summary;

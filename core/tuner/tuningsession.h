@@ -128,6 +128,12 @@ struct SessionSummary {
     /// For people: how the GPU's clocks moved while this run measured ("" they held, or unknown);
     /// the whole range is in the session's provenance ("measured_state").
     std::string clocksMoved;
+    /// For people: the session's implausible configs, how many and the fastest one's reason (they
+    /// ran faster than their outputs take to write, analysis/plausibility.h); "" none.
+    std::string implausible;
+    /// For people: the parameter whose values split the configs that match the reference from
+    /// those that do not (analysis/verificationsplit.h), and what to do; "" none.
+    std::string verification;
 };
 
 /// Callbacks, each optional, called on the thread that runs the session.

@@ -200,6 +200,7 @@ private slots:
     void controllerCancelsAndResumes();
     void controllerOpensRecording();
     void controllerReportsErrors();
+    void controllerSaysWhyConfigsDoNotRank();
     void analysisSession();
     void runPanelOffersRemoteGpus();
 
@@ -747,6 +748,61 @@ void TestSession::runPanelOffersRemoteGpus() {
     QVERIFY(gotFailure);
     QVERIFY2(failed.last().at(0).toString().contains(QStringLiteral("before its hello")),
              qPrintable(failed.last().at(0).toString()));
+}
+
+void TestSession::controllerSaysWhyConfigsDoNotRank() {
+    // A recording of the tiny problem on an H200 in which two configs claim less time than their
+    // 4 MiB output takes to write: the run log names each and sums them up at the end.
+    nlohmann::ordered_json cache =
+        nlohmann::ordered_json::parse(readText(QStringLiteral(TILESCOPE_TEST_DATA "/tuning/tiny_ktcache.json")));
+    int faked = 0;
+    for (auto it = cache["cache"].begin(); it != cache["cache"].end() && faked < 2; ++it)
+        if (it.value()["time"].is_number()) {
+            it.value()["time"] = 0.0002;
+            it.value()["times"] = {0.0002, 0.0002, 0.0002};
+            ++faked;
+        }
+    const QString recording = m_dir.filePath(QStringLiteral("fast.json"));
+    std::ofstream(recording.toStdString()) << cache.dump();
+    SessionController controller;
+    QSignalSpy finished(&controller, &SessionController::finished);
+    QSignalSpy log(&controller, &SessionController::logEntry);
+    SessionController::Request r;
+    r.problem =
+        std::make_shared<const TuningProblem>(TuningProblem::load(TILESCOPE_SOURCE_DIR "/tests/data/tuning/tiny.json"));
+    r.backend = QStringLiteral("replay:") + recording;
+    r.databasePath = m_dir.filePath(QStringLiteral("fast.db"));
+    controller.start(r);
+    QVERIFY(finished.wait(kTimeoutMs));
+    const auto summary = finished.first().at(0).value<SessionSummary>();
+    QCOMPARE(summary.progress.counts.of(ResultStatus::Implausible), std::uint64_t(2));
+    QStringList failures;
+    QString note;
+    for (const QList<QVariant>& entry : log) {
+        const auto e = entry.at(0).value<RunLogEntry>();
+        if (e.kind == RunLogEntry::Kind::ConfigFailure && e.text.startsWith(QStringLiteral("implausible: ")))
+            failures << e.text;
+        if (e.kind == RunLogEntry::Kind::Note && e.text.startsWith(QStringLiteral("Implausible: ")))
+            note = e.text;
+    }
+    QCOMPARE(failures.size(), 2);
+    QVERIFY2(failures.first().contains(QStringLiteral("0.0002 ms is below 0.0004369 ms")),
+             qPrintable(failures.first()));
+    QVERIFY2(note.startsWith(QStringLiteral("Implausible: 2 configs ran faster than physics allows")),
+             qPrintable(note));
+    // The results table shows the status, its tooltip why.
+    ResultsModel model;
+    model.setResults(controller.results(), controller.parameterNames(), controller.objectiveName());
+    int shown = 0;
+    for (int row = 0; row < model.rowCount(); ++row)
+        for (int column = 0; column < model.columnCount(); ++column)
+            if (model.data(model.index(row, column)).toString() == QStringLiteral("implausible")) {
+                ++shown;
+                QVERIFY(model.data(model.index(row, column), Qt::ToolTipRole)
+                            .toString()
+                            .contains(QStringLiteral("a kernel that returns early or writes nothing")));
+            }
+    QCOMPARE(shown, 2);
 }
 
 void TestSession::analysisSession() {

@@ -87,6 +87,7 @@ bool isFailure(ResultStatus status) {
     case ResultStatus::WrongResult:
     case ResultStatus::Crashed:
     case ResultStatus::Timeout:
+    case ResultStatus::Implausible:
         return true;
     case ResultStatus::Ok:
     case ResultStatus::Pruned:

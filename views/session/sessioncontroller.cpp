@@ -485,6 +485,12 @@ void SessionController::onRunEnded(std::shared_ptr<RunEnd> end) {
                           statusCountsText(summary.progress.counts), formatDuration(summary.progress.elapsedSeconds)),
                  {},
                  {}});
+        // Why configs that ran do not rank: times that cannot be right, outputs that differ by a parameter.
+        if (!summary.implausible.empty())
+            emitLog({RunLogEntry::Kind::Note, QStringLiteral("Implausible: %1").arg(qs(summary.implausible)), {}, {}});
+        if (!summary.verification.empty())
+            emitLog(
+                {RunLogEntry::Kind::Note, QStringLiteral("Verification: %1").arg(qs(summary.verification)), {}, {}});
         setRunning(false);
         emit finished(summary);
     } else {
