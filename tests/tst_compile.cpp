@@ -9,6 +9,7 @@
 #include <QTest>
 
 #include <algorithm>
+#include <cctype>
 #include <fstream>
 #include <future>
 #include <sstream>
@@ -116,6 +117,7 @@ private slots:
     void sgemmSpills();
     void compileError_data();
     void compileError();
+    void ptxasErrorHasNoNul();
     void noKernel();
     void cppKernelNames_data();
     void cppKernelNames();
@@ -369,6 +371,27 @@ void TestCompile::compileError() {
     QVERIFY2(result.message.find('\n') == std::string::npos, result.message.c_str());
     QVERIFY2(result.log.find(inLog.toStdString()) != std::string::npos, result.log.c_str());
     QVERIFY2(result.message.find(inLog.toStdString()) != std::string::npos, result.message.c_str());
+}
+
+// ptxas' errors come after a NUL byte in NVRTC's log: neither the log nor the message carry it.
+void TestCompile::ptxasErrorHasNoNul() {
+    CompileRequest request;
+    request.source = "extern \"C\" __global__ void big(float* out) {\n"
+                     "    __shared__ float tile[20000];\n"
+                     "    tile[threadIdx.x] = out[threadIdx.x];\n"
+                     "    __syncthreads();\n"
+                     "    out[threadIdx.x] = tile[19999 - threadIdx.x];\n"
+                     "}\n";
+    request.sourceName = "big.cu";
+    request.kernelName = "big";
+    request.arch = "sm_90";
+    const CompileResult result = compileKernel(request);
+    QCOMPARE(result.status, CompileStatus::CompileError);
+    QVERIFY2(result.message.find("shared") != std::string::npos, result.message.c_str());
+    QVERIFY(result.message.find('\0') == std::string::npos);
+    QVERIFY(result.log.find('\0') == std::string::npos);
+    QVERIFY2(!result.message.empty() && std::isprint(static_cast<unsigned char>(result.message.front())),
+             result.message.c_str());
 }
 
 void TestCompile::noKernel() {

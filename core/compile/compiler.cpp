@@ -79,6 +79,9 @@ std::string programLog(nvrtcProgram program) {
         return {};
     while (!log.empty() && (log.back() == '\0' || log.back() == '\n'))
         log.pop_back();
+    // NVRTC joins the front end's log and ptxas' with a NUL byte: a line break in its place, so
+    // that no message begins with one.
+    std::replace(log.begin(), log.end(), '\0', '\n');
     return withoutTimings(log);
 }
 
