@@ -657,7 +657,7 @@ void TestLaunchPlan::bufferEdgeThroughHeaders() {
         std::find_if(warnings.begin(), warnings.end(), [](const LaunchWarning& w) { return w.name == "buffer-edge"; });
     QVERIFY2(edge != warnings.end(), "no buffer-edge warning for overrun.json");
     QCOMPARE(edge->location, std::string("/KernelSpecification/Arguments/1/Size"));
-    for (const std::string phrase : {"argument 'in' holds 1 elements (Size \"1\")", "reach 1,048,576 elements",
+    for (const std::string phrase : {"argument 'in' holds 1 element (Size \"1\")", "reach 1,048,576 elements",
                                      "overrun.cu:19, in [ i ] under i < LENGTH", "for 3 of 3"})
         QVERIFY2(edge->message.find(phrase) != std::string::npos, (phrase + " not in: " + edge->message).c_str());
 

@@ -115,7 +115,8 @@ std::optional<LaunchWarning> bufferEdge(const TuningProblem& problem, const Laun
     const std::string& size = problem.arguments[a.index].size;
     return LaunchWarning{
         "buffer-edge", "/KernelSpecification/Arguments/" + std::to_string(a.index) + "/Size",
-        a.label() + " holds " + formatCount(static_cast<double>(o.elements)) + " elements (Size \"" + size +
+        a.label() + " holds " + formatCount(static_cast<double>(o.elements)) +
+            (o.elements == 1 ? " element" : " elements") + " (Size \"" + size +
             "\"), but the kernel's bounds checks let it reach " + formatCount(static_cast<double>(o.reach)) +
             " elements: at " + std::filesystem::path(problem.kernelFile).filename().string() + ":" +
             std::to_string(o.index->line) + ", " + o.index->access +
