@@ -908,7 +908,7 @@ void TestAnalysis::deviceComparison() {
     // (A's best over it is taken), and A has a config that failed on B.
     auto result = [](int block, int vec, double ms, ResultStatus status = ResultStatus::Ok) {
         ResultRecord r;
-        r.config = ConfigValues::object();
+        r.config = ConfigValues{};
         r.config["BLOCK"] = block;
         r.config["VEC"] = vec;
         r.measurement.status = status;
@@ -942,7 +942,7 @@ void TestAnalysis::deviceComparison() {
     QCOMPARE(c.okA, std::size_t(6));
     QCOMPARE(c.okB, std::size_t(5));
     QCOMPARE(c.configs.size(), std::size_t(5));
-    QCOMPARE(c.configs.front().config["BLOCK"].get<int>(), 64); // fastest on A first
+    QCOMPARE(c.configs.front().config.at("BLOCK").asInt(), 64); // fastest on A first
     QCOMPARE(c.configs.front().timeA, 1.0);                     // UNROLL's best
     QCOMPARE(c.configs.front().rankB, 2.0);
     QVERIFY(std::abs(c.medianRatio - 2.0) < 1e-12);
@@ -950,10 +950,10 @@ void TestAnalysis::deviceComparison() {
     QVERIFY(std::abs(c.minRatio - 2.0) < 1e-12);
     QVERIFY(std::abs(c.spearman - 0.9) < 1e-12);
     QVERIFY(c.aOnB && c.bOnA);
-    QCOMPARE(c.aOnB->config["BLOCK"].get<int>(), 64);
+    QCOMPARE(c.aOnB->config.at("BLOCK").asInt(), 64);
     QVERIFY(std::abs(c.aOnB->loss() - (2.4 / 2.2 - 1)) < 1e-12);
     QCOMPARE(c.aOnB->rankThere, 2.0);
-    QCOMPARE(c.bOnA->config["BLOCK"].get<int>(), 128);
+    QCOMPARE(c.bOnA->config.at("BLOCK").asInt(), 128);
     QVERIFY(std::abs(c.bOnA->loss() - 0.1) < 1e-12);
     QCOMPARE(c.topK, std::size_t(2));
     QCOMPARE(c.topOverlap, std::size_t(2)); // 64 and 128 are both sides' top two
@@ -969,7 +969,7 @@ void TestAnalysis::deviceComparison() {
     CompareSide unrelated;
     unrelated.label = "other";
     ResultRecord x;
-    x.config = ConfigValues::object();
+    x.config = ConfigValues{};
     x.config["TILE"] = 8;
     x.measurement.status = ResultStatus::Ok;
     x.measurement.time.medianMs = 1;

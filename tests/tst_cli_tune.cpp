@@ -651,7 +651,7 @@ private slots:
         const std::vector<ResultRecord> first = ranked(store.results(sessions[0].id));
         const std::vector<ResultRecord> second = store.results(sessions[1].id);
         QCOMPARE(second.size(), std::size_t(12));
-        QCOMPARE(second.front().config.dump(), first.front().config.dump());
+        QCOMPARE(configJson(second.front().config), configJson(first.front().config));
         // Cross-evaluation measured configs not yet measured at their shape, and nothing twice.
         for (std::size_t i = 3; i < sessions.size(); ++i) {
             const std::int64_t shape = sessions[i].shapeIndex.value_or(-1);
@@ -659,9 +659,9 @@ private slots:
             for (std::size_t j = 0; j < 3; ++j)
                 if (sessions[j].shapeIndex == shape)
                     for (const ResultRecord& r : store.results(sessions[j].id))
-                        before.insert(r.config.dump());
+                        before.insert(configJson(r.config));
             for (const ResultRecord& r : store.results(sessions[i].id))
-                QVERIFY2(!before.count(r.config.dump()), r.config.dump().c_str());
+                QVERIFY2(!before.count(configJson(r.config)), configJson(r.config).c_str());
         }
         // The dispatch table reads the set.
         const Run table = cli({"table", db});

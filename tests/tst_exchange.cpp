@@ -4,10 +4,13 @@
 
 #include "base/error.h"
 #include "exchange/exchange.h"
+#include "model/configjson.h"
 #include "spec/tuningproblem.h"
 #include "store/resultstore.h"
 
 #include "testprograms.h"
+
+#include <nlohmann/json.hpp>
 
 #include <QProcess>
 #include <QTemporaryDir>
@@ -126,7 +129,7 @@ void compareResults(const std::vector<ResultRecord>& got, const std::vector<Resu
     for (std::size_t i = 0; i < got.size(); ++i) {
         const ResultRecord& a = got[i];
         const ResultRecord& b = want[i];
-        QCOMPARE(a.config.dump(), b.config.dump());
+        QCOMPARE(configJson(a.config), configJson(b.config));
         QCOMPARE(a.spaceIndex, b.spaceIndex);
         QVERIFY2(a.measurement == b.measurement, describeConfig(a.config).c_str());
         QCOMPARE(a.objective, b.objective);
@@ -169,7 +172,7 @@ private slots:
         QCOMPARE(counts[ResultStatus::Pruned], 28);
         QCOMPARE(counts[ResultStatus::LaunchError], 2);
         const ResultRecord& first = d.results.front(); // "32,1,1,1"
-        QCOMPARE(first.config.dump(), std::string("{\"BLOCK\":32,\"ITEMS\":1,\"NUM_WARPS\":1,\"NUM_STAGES\":1}"));
+        QCOMPARE(configJson(first.config), std::string("{\"BLOCK\":32,\"ITEMS\":1,\"NUM_WARPS\":1,\"NUM_STAGES\":1}"));
         QCOMPARE(first.measurement.time.medianMs, 0.009331); // Kernel Tuner's time, in ms
         QCOMPARE(first.measurement.time.samples, 3);
         QCOMPARE(first.measurement.time.minMs, 0.00932);
@@ -333,7 +336,7 @@ private slots:
         QCOMPARE(detectRecordingFormat(kT4), RecordingFormat::T4);
         // The same recording in both formats.
         const SessionData kt = parseKernelTunerCache(readFile(kCache), kCache);
-        QCOMPARE(bestOf(d.results)->config.dump(), bestOf(kt.results)->config.dump());
+        QCOMPARE(configJson(bestOf(d.results)->config), configJson(bestOf(kt.results)->config));
     }
 
     void damagedT4() {
@@ -461,7 +464,7 @@ private slots:
         // Failed configs carry Kernel Tuner's markers.
         const auto markerOf = [&](std::size_t i) { // RATIO tells the configs apart
             for (auto e = cache.begin(); e != cache.end(); ++e)
-                if (e.value()["RATIO"] == original.results[i].config["RATIO"])
+                if (configValueFromJson(e.value()["RATIO"]) == original.results[i].config.at("RATIO"))
                     return e.value()["__error__"].get<std::string>() + "|" + e.value()["time"].get<std::string>();
             return std::string();
         };
@@ -499,7 +502,7 @@ private slots:
         for (std::size_t i = 0; i < bare.results.size(); ++i) {
             const ResultRecord& a = bare.results[i];
             const ResultRecord& b = original.results[i];
-            QCOMPARE(a.config.dump(), b.config.dump());
+            QCOMPARE(configJson(a.config), configJson(b.config));
             if (b.ok())
                 QCOMPARE(a.timeMs(), b.timeMs());
             const ResultStatus want = b.ok() || b.status() == ResultStatus::CompileError ? b.status()
@@ -616,12 +619,12 @@ private slots:
                            "    using namespace tilescope_tuned::matmul;\n    int bad = 0;\n";
         for (const BestConfig& b : best) {
             const std::string dims = std::to_string(b.shape[0].second) + ", " + std::to_string(b.shape[1].second);
-            const std::string check = "c->BLOCK_M == " + b.config["BLOCK_M"].dump() +
-                                      " && c->num_warps == " + b.config["num_warps"].dump() +
-                                      " && c->STAGES == " + b.config["STAGES"].dump() +
-                                      " && c->SPLIT == " + (b.config["SPLIT"].get<bool>() ? "true" : "false") +
-                                      " && c->RATIO == " + b.config["RATIO"].dump() + " && std::strcmp(c->LAYOUT, " +
-                                      b.config["LAYOUT"].dump() + ") == 0";
+            const std::string check = "c->BLOCK_M == " + b.config.at("BLOCK_M").json() +
+                                      " && c->num_warps == " + b.config.at("num_warps").json() +
+                                      " && c->STAGES == " + b.config.at("STAGES").json() +
+                                      " && c->SPLIT == " + (b.config.at("SPLIT").asBool() ? "true" : "false") +
+                                      " && c->RATIO == " + b.config.at("RATIO").json() + " && std::strcmp(c->LAYOUT, " +
+                                      b.config.at("LAYOUT").json() + ") == 0";
             main += "    { const Config* c = lookupOn(\"" + b.device + "\", " + dims + "); if (!c || !(" + check +
                     ")) { std::puts(\"wrong: " + b.device + " " + dims + "\"); ++bad; } }\n";
         }
@@ -742,7 +745,7 @@ private slots:
         const auto b = readRecording(gz);
         QCOMPARE(b.size(), a.size());
         QCOMPARE(b[0].results.size(), a[0].results.size());
-        QCOMPARE(b[0].results.back().config.dump(), a[0].results.back().config.dump());
+        QCOMPARE(configJson(b[0].results.back().config), configJson(a[0].results.back().config));
         QCOMPARE(b[0].results.back().measurement.time, a[0].results.back().measurement.time);
 
         const std::string bytes = readFile(gz);

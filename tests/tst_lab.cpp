@@ -5,11 +5,14 @@
 #include "base/error.h"
 #include "exchange/configcodec.h"
 #include "exchange/exchange.h"
+#include "model/configjson.h"
 #include "space/configspace.h"
 #include "spec/tuningproblem.h"
 #include "tuner/strategylab.h"
 
 #include "clirun.h"
+#include <nlohmann/json.hpp>
+
 #include <QProcess>
 #include <QTemporaryDir>
 
@@ -112,7 +115,7 @@ std::string oracleTraces(const StrategyLab& lab, const std::string& strategy, in
         run["seed"] = r;
         run["configs"] = Json::array();
         for (const auto i : order)
-            run["configs"].push_back(codec.toValues(lab.space().at(i)));
+            run["configs"].push_back(toJson(codec.toValues(lab.space().at(i))));
         doc["runs"].push_back(run);
     }
     return doc.dump();
@@ -357,12 +360,12 @@ private slots:
         Json a;
         a["strategy"] = "genetic_algorithm";
         a["seed"] = 4;
-        a["configs"] = Json::array({codec.toValues(space.at(5)), codec.toValues(space.at(9)),
-                                    codec.toValues(space.at(5)), codec.toValues(space.at(1))});
+        a["configs"] = Json::array({toJson(codec.toValues(space.at(5))), toJson(codec.toValues(space.at(9))),
+                                    toJson(codec.toValues(space.at(5))), toJson(codec.toValues(space.at(1)))});
         Json b;
         b["strategy"] = "dual_annealing";
         b["seed"] = 0;
-        b["configs"] = Json::array({codec.toValues(space.at(2))});
+        b["configs"] = Json::array({toJson(codec.toValues(space.at(2)))});
         doc["runs"] = Json::array({a, b});
         const LabTraces t = parseLabTraces(doc.dump(), "kt.json", space);
         QCOMPARE(t.prefix, std::string("kerneltuner"));

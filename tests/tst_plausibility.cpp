@@ -45,7 +45,7 @@ constexpr double kFloorY = 0.5 * 4194304.0 / 4000e9 * 1e3;
 
 ResultRecord result(int p, std::string q, ResultStatus status) {
     ResultRecord r;
-    r.config = ConfigValues::object();
+    r.config = ConfigValues{};
     r.config["P"] = p;
     r.config["Q"] = q;
     r.measurement.status = status;

@@ -34,7 +34,7 @@ SessionData session(const std::string& kernel, std::vector<std::pair<std::string
     s.info.shape = std::move(shape);
     for (const auto& [config, ms] : timesByConfig) {
         ResultRecord r;
-        r.config = ConfigValues::object();
+        r.config = ConfigValues{};
         r.config["TILE"] = config;
         r.measurement.status = ResultStatus::Ok;
         r.measurement.time.medianMs = ms;
@@ -181,13 +181,13 @@ private slots:
         QCOMPARE(m.configs.size(), std::size_t(3));
         const DispatchTable loose = planWithinRegret(m, 0.05);
         QCOMPARE(loose.entries.size(), std::size_t(1));
-        QCOMPARE(m.configs[loose.entries[0]]["TILE"].get<int>(), 1);
+        QCOMPARE(m.configs[loose.entries[0]].at("TILE").asInt(), 1);
         QVERIFY(std::fabs(loose.worstRegret - 0.04) < kEps);
         const DispatchTable tight = planWithinRegret(m, 0.01);
         QCOMPARE(tight.entries.size(), std::size_t(2));
         QCOMPARE(tight.worstRegret, 0.0);
         const DispatchTable one = planWithEntries(m, 1);
-        QCOMPARE(m.configs[one.entries[0]]["TILE"].get<int>(), 1);
+        QCOMPARE(m.configs[one.entries[0]].at("TILE").asInt(), 1);
         // The same config in two sessions of one shape keeps its lower median.
         std::vector<SessionData> again = sessions;
         again.push_back(session("gemm", {{"M", 4096}}, {{0, 0.5}}));
@@ -205,10 +205,10 @@ private slots:
         const ShapeConfigMatrix m = buildShapeConfigMatrix(sessions, "", "implausible");
         QCOMPARE(m.configs.size(), std::size_t(2));
         for (const ConfigValues& c : m.configs)
-            QVERIFY(c["TILE"].get<int>() != 3);
+            QVERIFY(c.at("TILE").asInt() != 3);
         QCOMPARE(m.bestMs(0), 1.00);
         const DispatchTable t = planWithinRegret(m, 0.05);
-        QCOMPARE(m.configs[t.entries[0]]["TILE"].get<int>(), 1);
+        QCOMPARE(m.configs[t.entries[0]].at("TILE").asInt(), 1);
     }
 
     void recordedSoftmax() {
@@ -307,7 +307,7 @@ private slots:
         for (const std::int64_t m0 : {0LL, 1LL, 2LL, 3LL, 5LL, 15LL, 40LL, 100LL, 255LL, 1000LL, 4096LL, 100000LL}) {
             for (const std::int64_t n : {1024LL, 4096LL, 65536LL}) {
                 const std::size_t shape = nearestShape(m, {m0, n});
-                const int tile = m.configs[t.entries[t.choice[shape]]]["TILE"].get<int>();
+                const int tile = m.configs[t.entries[t.choice[shape]]].at("TILE").asInt();
                 main += "    if (dispatch(" + std::to_string(m0) + ", " + std::to_string(n) +
                         ").TILE != " + std::to_string(tile) + ") { std::puts(\"wrong " + std::to_string(m0) +
                         "\"); ++bad; }\n";
@@ -353,7 +353,7 @@ private slots:
         for (const std::int64_t m0 : {1LL, 2LL, 3LL, 5LL, 40LL, 100LL, 300LL, 5000LL, 1LL << 20}) {
             const std::size_t shape = nearestShape(m, {m0, 4096});
             const std::size_t entry = t.choice[shape];
-            const int tile = m.configs[t.entries[entry]]["TILE"].get<int>();
+            const int tile = m.configs[t.entries[entry]].at("TILE").asInt();
             script += "e = g.pick(" + std::to_string(m0) + ", 4096)\n";
             script +=
                 "bad += e != " + std::to_string(entry) + " or g.ENTRIES[e]['TILE'] != " + std::to_string(tile) + "\n";

@@ -2,11 +2,14 @@
 // writes, and bad paths, foreign files and newer schemas are refused with a clear message.
 
 #include "base/error.h"
+#include "model/configjson.h"
 #include "store/resultstore.h"
 #include "store/schema.h"
 
 #include <QDir>
 #include <QFileInfo>
+#include <nlohmann/json.hpp>
+
 #include <QTemporaryDir>
 #include <QtTest>
 
@@ -76,7 +79,7 @@ SessionInfo sampleSession() {
 ResultRecord sampleResult(int i, ResultStatus status = ResultStatus::Ok) {
     ResultRecord r;
     r.spaceIndex = static_cast<std::uint64_t>(i);
-    r.config = ConfigValues::object();
+    r.config = ConfigValues{};
     r.config["BLOCK_M"] = 32 * (i + 1);
     r.config["LAYOUT"] = i % 2 ? "row" : "col";
     r.config["SCALE"] = 0.5 * i;
@@ -116,7 +119,7 @@ ResultRecord sampleResult(int i, ResultStatus status = ResultStatus::Ok) {
 }
 
 void compareRecords(const ResultRecord& got, const ResultRecord& want) {
-    QCOMPARE(got.config.dump(), want.config.dump());
+    QCOMPARE(configJson(got.config), configJson(want.config));
     QCOMPARE(got.spaceIndex, want.spaceIndex);
     QVERIFY(got.measurement == want.measurement);
     QCOMPARE(got.objective, want.objective);
@@ -217,11 +220,11 @@ private slots:
 
         // Ranked: Ok by objective (higher first), then the failures in their order.
         const auto ranked = store.results(id, true);
-        QCOMPARE(ranked[0].config.dump(), written[0].config.dump());
-        QCOMPARE(ranked[1].config.dump(), written[4].config.dump());
+        QCOMPARE(configJson(ranked[0].config), configJson(written[0].config));
+        QCOMPARE(configJson(ranked[1].config), configJson(written[4].config));
         QCOMPARE(ranked[2].status(), ResultStatus::CompileError);
         QCOMPARE(store.results(id, true, 3).size(), std::size_t(3));
-        QCOMPARE(store.best(id)->config.dump(), written[0].config.dump());
+        QCOMPARE(configJson(store.best(id)->config), configJson(written[0].config));
 
         const SessionData data = store.load(id);
         QCOMPARE(data.results.size(), std::size_t(8));
@@ -594,18 +597,27 @@ private slots:
     }
 
     void configHelpers() {
-        ConfigValues c = ConfigValues::object();
+        ConfigValues c;
         c["A"] = 64;
         c["B"] = "row";
         c["C"] = 0.5;
         c["D"] = true;
         QCOMPARE(configKey(c), std::string("64,\"row\",0.5,true"));
         QCOMPARE(describeConfig(c), std::string("A=64 B=row C=0.5 D=true"));
-        QCOMPARE(configJson(c), c.dump());
+        QCOMPARE(configJson(c), std::string("{\"A\":64,\"B\":\"row\",\"C\":0.5,\"D\":true}"));
         c["Q\"uote"] = -7;
-        c["U"] = std::uint64_t(1) << 63;
-        QCOMPARE(configJson(c), c.dump());
-        QCOMPARE(configJson(ConfigValues::object()), std::string("{}"));
+        c["E"] = 1e-05;
+        c["F"] = 2.0;
+        c["G"] = ConfigValue::null();
+        QCOMPARE(configJson(c),
+                 std::string("{\"A\":64,\"B\":\"row\",\"C\":0.5,\"D\":true,\"Q\\\"uote\":-7,\"E\":1e-05,\"F\":2.0,"
+                             "\"G\":null}"));
+        // As nlohmann::json writes the same config (the store's text before ConfigValues).
+        QCOMPARE(configJson(c), toJson(c).dump());
+        QCOMPARE(parseConfigJson(configJson(c)), std::optional<ConfigValues>(c));
+        QVERIFY(!parseConfigJson("[1, 2]"));
+        QVERIFY(!parseConfigJson("{\"A\": "));
+        QCOMPARE(configJson(ConfigValues{}), std::string("{}"));
         QCOMPARE(sessionStateName(SessionState::Imported), std::string_view("imported"));
         QCOMPARE(parseSessionState("cancelled"), std::optional<SessionState>(SessionState::Cancelled));
         const std::string now = nowIso8601();

@@ -4,6 +4,8 @@
 
 #include "cli.h"
 
+#include "model/configjson.h"
+
 #include "analysis/inertcheck.h"
 #include "analysis/staticanalysis.h"
 #include "base/error.h"
@@ -103,7 +105,7 @@ nlohmann::ordered_json recordJson(const ConfigAnalysis& r, const ConfigSpace& sp
     record["index"] = r.index;
     nlohmann::ordered_json config = nlohmann::ordered_json::object();
     for (int p = 0; p < space.parameterCount(); ++p)
-        config[space.parameterName(p)] = valueToJson(space.value(r.config, p));
+        config[space.parameterName(p)] = toJson(recordedValue(space.value(r.config, p)));
     record["config"] = config;
     record["arch"] = r.arch;
     record["status"] = statusName(r.status);
@@ -449,8 +451,7 @@ int runAnalyze(AnalyzeOptions opt) {
     // Parameters whose values never reach the code, from the compiled sample and its neighbours.
     if (std::optional<LaunchWarning> w =
             inertWarning(problem, findInertParameters(analyzer, space, service, archs.front(), indices)))
-        std::fprintf(stderr, "warning: %s: %s: %s\n", opt.problemPath.c_str(), w->location.c_str(),
-                     w->message.c_str());
+        std::fprintf(stderr, "warning: %s: %s: %s\n", opt.problemPath.c_str(), w->location.c_str(), w->message.c_str());
 
     if (!opt.csvPath.empty())
         writeCsv(opt.csvPath, results, space);

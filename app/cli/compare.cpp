@@ -78,8 +78,8 @@ int run(const CompareArgs& opt) {
         const ComparedConfig& x = c.configs[i];
         std::vector<std::string> row{number(x.rankA), number(x.rankB)};
         for (const std::string& p : c.shared) {
-            const auto& v = x.config[p];
-            row.push_back(v.is_string() ? v.get<std::string>() : v.dump());
+            const ConfigValue* v = x.config.find(p);
+            row.push_back(v ? v->plain() : std::string());
         }
         row.push_back(number(x.timeA));
         row.push_back(number(x.timeB));
@@ -95,8 +95,8 @@ int run(const CompareArgs& opt) {
         out << "time_a_ms,time_b_ms,ratio,rank_a,rank_b\n";
         for (const ComparedConfig& x : c.configs) {
             for (const std::string& p : c.shared) {
-                const auto& v = x.config[p];
-                out << (v.is_string() ? v.get<std::string>() : v.dump()) << ',';
+                const ConfigValue* v = x.config.find(p);
+                out << (v ? v->plain() : std::string()) << ',';
             }
             out << number(x.timeA) << ',' << number(x.timeB) << ',' << number(x.ratio) << ',' << x.rankA << ','
                 << x.rankB << '\n';

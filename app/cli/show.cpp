@@ -3,6 +3,8 @@
 
 #include "cli.h"
 
+#include "model/configjson.h"
+
 #include "analysis/clocks.h"
 #include "analysis/confidence.h"
 #include "analysis/verificationsplit.h"
@@ -51,7 +53,7 @@ Json resultJson(const ResultRecord& r, std::size_t rank, const SessionInfo& sess
     Json out = Json::object();
     out["rank"] = rank;
     out["session"] = session.id;
-    out["config"] = r.config;
+    out["config"] = toJson(r.config);
     out["status"] = std::string(statusName(m.status));
     out["time_ms"] = timed ? number(m.time.medianMs) : Json();
     out["time_min_ms"] = timed ? number(m.time.minMs) : Json();
@@ -239,8 +241,8 @@ int runShow(const ShowOptions& opt) {
         const bool timed = m.time.samples > 0 || m.time.medianMs > 0;
         std::vector<std::string> row{std::to_string(i + 1)};
         for (const std::string& p : s.parameters) {
-            const auto it = r.config.find(p);
-            row.push_back(it == r.config.end() ? "" : it->is_string() ? it->get<std::string>() : it->dump());
+            const ConfigValue* it = r.config.find(p);
+            row.push_back(!it ? "" : it->plain());
         }
         row.push_back(std::string(statusName(m.status)));
         row.push_back(timed ? fmt("%.4g", m.time.medianMs) : "");

@@ -2,6 +2,8 @@
 
 #include "cli.h"
 
+#include "model/configjson.h"
+
 #include "analysis/launchcheck.h"
 #include "base/error.h"
 #include "compile/requestbuilder.h"
@@ -102,7 +104,7 @@ int runSpace(const SpaceOptions& opt) {
         for (const auto& p : problem.parameters) {
             nlohmann::ordered_json values = nlohmann::ordered_json::array();
             for (const auto& v : p.values)
-                values.push_back(valueToJson(v));
+                values.push_back(toJson(recordedValue(v)));
             params.push_back({{"name", p.name}, {"type", p.type}, {"values", values}});
         }
         out["parameters"] = params;
@@ -123,7 +125,7 @@ int runSpace(const SpaceOptions& opt) {
             const Config config = space.at(index);
             nlohmann::ordered_json entry;
             for (int p = 0; p < space.parameterCount(); ++p)
-                entry[space.parameterName(p)] = valueToJson(space.value(config, p));
+                entry[space.parameterName(p)] = toJson(recordedValue(space.value(config, p)));
             list.push_back(entry);
         }
         out["samples"] = list;

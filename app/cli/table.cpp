@@ -56,13 +56,6 @@ std::string pct(double fraction) {
     return text;
 }
 
-std::string configText(const ConfigValues& config) {
-    std::string out;
-    for (auto it = config.begin(); it != config.end(); ++it)
-        out += (out.empty() ? "" : " ") + it.key() + "=" + (it->is_string() ? it->get<std::string>() : it->dump());
-    return out;
-}
-
 std::string shapeText(const std::vector<std::string>& names, const std::vector<std::int64_t>& dims) {
     std::string out;
     for (std::size_t d = 0; d < names.size() && d < dims.size(); ++d)
@@ -169,7 +162,7 @@ int runTable(const TableArgs& opt) {
     std::printf("\n");
     for (std::size_t e = 0; e < table.entries.size(); ++e) {
         const auto runs = std::count(table.choice.begin(), table.choice.end(), e);
-        std::printf("  entry %zu  %s  (%ld shape%s)\n", e + 1, configText(m.configs[table.entries[e]]).c_str(),
+        std::printf("  entry %zu  %s  (%ld shape%s)\n", e + 1, describeConfig(m.configs[table.entries[e]]).c_str(),
                     static_cast<long>(runs), runs == 1 ? "" : "s");
     }
     if (m.measuredCells() < m.shapes.size() * m.configs.size())

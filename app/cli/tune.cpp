@@ -207,7 +207,7 @@ int runShapeSet(const TuneOptions& opt, const TuningProblem& problem, ResultStor
             const ConfigCodec codec(space);
             std::set<std::string> measured;
             for (const ResultRecord& r : store.results(sessionOf[shape]))
-                measured.insert(r.config.dump());
+                measured.insert(configJson(r.config));
             SessionOptions run = base;
             run.shapeIndex = shape;
             run.strategy = "exhaustive";
@@ -218,7 +218,7 @@ int runShapeSet(const TuneOptions& opt, const TuningProblem& problem, ResultStor
                 if (other == shape)
                     continue;
                 for (std::size_t i = 0; i < configs.size() && i < opt.crossEval; ++i)
-                    if (codec.indexOf(configs[i]) && measured.insert(configs[i].dump()).second)
+                    if (codec.indexOf(configs[i]) && measured.insert(configJson(configs[i])).second)
                         run.firstConfigs.push_back(configs[i]);
             }
             if (run.firstConfigs.empty())

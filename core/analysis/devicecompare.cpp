@@ -20,7 +20,7 @@ std::vector<std::string> parameterNames(const CompareSide& side) {
     std::vector<std::string> names;
     std::set<std::string> seen;
     for (const ResultRecord& r : side.results)
-        for (const auto& [name, value] : r.config.items())
+        for (const auto& [name, value] : r.config)
             if (seen.insert(name).second)
                 names.push_back(name);
     return names;
@@ -30,24 +30,24 @@ std::vector<std::string> parameterNames(const CompareSide& side) {
 std::set<std::string> valuesOf(const CompareSide& side, const std::string& name) {
     std::set<std::string> values;
     for (const ResultRecord& r : side.results)
-        if (const auto it = r.config.find(name); it != r.config.end())
-            values.insert(it->dump());
+        if (const ConfigValue* it = r.config.find(name))
+            values.insert(it->json());
     return values;
 }
 
 // A number's text without the difference between 128 and 128.0, so both sides' values match.
-std::string valueKey(const nlohmann::ordered_json& v) {
-    if (v.is_number()) {
-        const double d = v.get<double>();
+std::string valueKey(const ConfigValue& v) {
+    if (v.isNumber()) {
+        const double d = v.asNumber();
         if (std::isfinite(d) && d == std::floor(d) && std::abs(d) < 9e15)
             return std::to_string(static_cast<long long>(d));
         char buf[40];
         std::snprintf(buf, sizeof buf, "%.17g", d);
         return buf;
     }
-    if (v.is_boolean())
-        return v.get<bool>() ? "1" : "0";
-    return v.dump();
+    if (v.isBool())
+        return v.asBool() ? "1" : "0";
+    return v.json();
 }
 
 struct Reduced {
@@ -61,12 +61,12 @@ std::unordered_map<std::string, Reduced> reduce(const CompareSide& side, const s
     for (const ResultRecord& r : side.results) {
         if (!r.ok() || !(r.timeMs() > 0) || !std::isfinite(r.timeMs()))
             continue;
-        ConfigValues config = ConfigValues::object();
+        ConfigValues config;
         std::string key;
         bool complete = true;
         for (const std::string& name : shared) {
-            const auto it = r.config.find(name);
-            if (it == r.config.end()) {
+            const ConfigValue* it = r.config.find(name);
+            if (!it) {
                 complete = false;
                 break;
             }
@@ -206,8 +206,8 @@ DeviceComparison compareSides(const CompareSide& a, const CompareSide& b, std::s
     std::sort(sorted.begin(), sorted.end());
     c.minRatio = sorted.front();
     c.maxRatio = sorted.back();
-    c.medianRatio = sorted.size() % 2 ? sorted[sorted.size() / 2]
-                                      : (sorted[sorted.size() / 2 - 1] + sorted[sorted.size() / 2]) / 2;
+    c.medianRatio =
+        sorted.size() % 2 ? sorted[sorted.size() / 2] : (sorted[sorted.size() / 2 - 1] + sorted[sorted.size() / 2]) / 2;
 
     const std::size_t bestA = 0; // sorted by timeA
     const std::size_t bestB = static_cast<std::size_t>(std::min_element(tb.begin(), tb.end()) - tb.begin());
@@ -251,7 +251,10 @@ std::vector<std::string> comparisonSentences(const DeviceComparison& c) {
         lines.emplace_back("rank correlation: not defined (fewer than 3 configs, or one side's times all equal)");
     else {
         const double r = c.spearman;
-        const char* words = r >= 0.9 ? "the two orders agree" : r >= 0.6 ? "the orders mostly agree" : r >= 0.3 ? "the orders agree only loosely" : "the orders do not carry over";
+        const char* words = r >= 0.9   ? "the two orders agree"
+                            : r >= 0.6 ? "the orders mostly agree"
+                            : r >= 0.3 ? "the orders agree only loosely"
+                                       : "the orders do not carry over";
         std::snprintf(buf, sizeof buf, "rank correlation (Spearman): %.2f, %s; %zu of the top %zu are in both", r,
                       words, c.topOverlap, c.topK);
         lines.emplace_back(buf);
@@ -263,8 +266,9 @@ std::vector<std::string> comparisonSentences(const DeviceComparison& c) {
             std::snprintf(buf, sizeof buf, "%s's winner (%s) is %s's winner too", from,
                           describeConfig(t->config).c_str(), to);
         } else {
-            std::snprintf(buf, sizeof buf, "%s's winner (%s) runs %.4g ms on %s, %s slower than %s's best (rank %.0f of %zu)",
-                          from, describeConfig(t->config).c_str(), t->timeThere, to, percent(t->loss()).c_str(), to,
+            std::snprintf(buf, sizeof buf,
+                          "%s's winner (%s) runs %.4g ms on %s, %s slower than %s's best (rank %.0f of %zu)", from,
+                          describeConfig(t->config).c_str(), t->timeThere, to, percent(t->loss()).c_str(), to,
                           t->rankThere, c.configs.size());
         }
         lines.emplace_back(buf);

@@ -23,27 +23,27 @@ struct CompareSide {
 };
 
 struct ComparedConfig {
-    ConfigValues config = ConfigValues::object(); ///< the shared parameters' values
-    double timeA = 0;                             ///< median ms on A
+    ConfigValues config; ///< the shared parameters' values
+    double timeA = 0;    ///< median ms on A
     double timeB = 0;
-    double ratio = 0;     ///< timeB / timeA
-    double rankA = 0;     ///< 1 = fastest among the common configs (ties share the mean rank)
+    double ratio = 0; ///< timeB / timeA
+    double rankA = 0; ///< 1 = fastest among the common configs (ties share the mean rank)
     double rankB = 0;
 };
 
 struct WinnerTransfer {
-    ConfigValues config = ConfigValues::object(); ///< the winner on one side
-    double timeThere = 0;                         ///< its time on the other side
-    double bestThere = 0;                         ///< the other side's best time
+    ConfigValues config;                                                          ///< the winner on one side
+    double timeThere = 0;                                                         ///< its time on the other side
+    double bestThere = 0;                                                         ///< the other side's best time
     double loss() const { return bestThere > 0 ? timeThere / bestThere - 1 : 0; } ///< 0.05: 5 % slower
-    double rankThere = 0;                         ///< its rank on the other side
+    double rankThere = 0;                                                         ///< its rank on the other side
 };
 
 struct DeviceComparison {
     std::string labelA;
     std::string labelB;
-    std::vector<std::string> shared;    ///< parameters matched on
-    std::vector<std::string> leftOut;   ///< for people: "nvml_gr_clock (only B; always 1080)"
+    std::vector<std::string> shared;     ///< parameters matched on
+    std::vector<std::string> leftOut;    ///< for people: "nvml_gr_clock (only B; always 1080)"
     std::vector<ComparedConfig> configs; ///< Ok on both, fastest on A first
     std::size_t okA = 0;                 ///< Ok configs on A (after reduction)
     std::size_t okB = 0;

@@ -213,7 +213,7 @@ PlausibilityCheck::PlausibilityCheck(const TuningProblem& problem, std::size_t s
         d.rooflineVaries =
             namesAParameter(problem.roofline->bytes, problem) || namesAParameter(problem.roofline->flops, problem);
         if (!d.rooflineVaries)
-            d.fixedRoofline = d.rooflineFor(ConfigValues::object());
+            d.fixedRoofline = d.rooflineFor(ConfigValues{});
     }
     if (!(d.bandwidth.gbps > 0))
         notes.push_back(
@@ -288,10 +288,10 @@ std::string PlausibilityCheck::verdict(const ConfigValues& config, double median
 namespace {
 
 std::optional<std::int64_t> integerOf(const ConfigValues& config, const char* name) {
-    const auto it = config.find(name);
-    if (it == config.end() || !it->is_number())
+    const ConfigValue* it = config.find(name);
+    if (!it || !it->isNumber())
         return std::nullopt;
-    const double v = it->get<double>();
+    const double v = it->asNumber();
     return v >= 1 && v <= double(kRegistersPerBlock) ? std::optional<std::int64_t>(static_cast<std::int64_t>(v))
                                                      : std::nullopt;
 }

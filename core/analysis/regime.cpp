@@ -142,17 +142,17 @@ Roofline rooflineOf(const TuningProblem& problem, std::size_t shapeIndex, const 
             std::vector<expr::Value> slots = problem.shapeSlots(shapeIndex, storage);
             std::deque<std::string> strings;
             for (std::size_t p = 0; p < problem.parameters.size() && p < slots.size(); ++p) {
-                const auto it = config.is_object() ? config.find(problem.parameters[p].name) : config.end();
-                if (it == config.end())
+                const ConfigValue* it = config.find(problem.parameters[p].name);
+                if (!it)
                     continue;
-                if (it->is_boolean())
-                    slots[p] = expr::Value::ofBool(it->get<bool>());
-                else if (it->is_number_integer())
-                    slots[p] = expr::Value::ofInt(it->get<std::int64_t>());
-                else if (it->is_number())
-                    slots[p] = expr::Value::ofFloat(it->get<double>());
-                else if (it->is_string())
-                    slots[p] = expr::Value::ofStr(&strings.emplace_back(it->get<std::string>()));
+                if (it->isBool())
+                    slots[p] = expr::Value::ofBool(it->asBool());
+                else if (it->isInt())
+                    slots[p] = expr::Value::ofInt(it->asInt());
+                else if (it->isFloat())
+                    slots[p] = expr::Value::ofFloat(it->asNumber());
+                else if (it->isText())
+                    slots[p] = expr::Value::ofStr(&strings.emplace_back(it->text()));
             }
             const expr::Scope scope = problem.scope();
             auto evaluate = [&](const std::string& source) -> double {

@@ -5,14 +5,6 @@
 
 namespace tilescope {
 
-namespace {
-
-std::string valueText(const ConfigValues& v) {
-    return v.is_string() ? v.get<std::string>() : v.dump();
-}
-
-} // namespace
-
 std::vector<VerificationSplit> verificationSplits(const std::vector<ResultRecord>& results, std::size_t minEach) {
     std::vector<VerificationSplit> splits;
     std::vector<std::string> names; // every parameter the configs name, first seen first
@@ -23,9 +15,9 @@ std::vector<VerificationSplit> verificationSplits(const std::vector<ResultRecord
         if (s != ResultStatus::Ok && s != ResultStatus::WrongResult)
             continue;
         (s == ResultStatus::Ok ? matching : differing) += 1;
-        for (auto it = r.config.begin(); it != r.config.end(); ++it)
-            if (std::find(names.begin(), names.end(), it.key()) == names.end())
-                names.push_back(it.key());
+        for (const auto& [name, value] : r.config)
+            if (std::find(names.begin(), names.end(), name) == names.end())
+                names.push_back(name);
     }
     if (differing < std::max<std::size_t>(1, minEach) || matching < std::max<std::size_t>(1, minEach))
         return splits;
@@ -38,12 +30,12 @@ std::vector<VerificationSplit> verificationSplits(const std::vector<ResultRecord
             const ResultStatus s = r.status();
             if (s != ResultStatus::Ok && s != ResultStatus::WrongResult)
                 continue;
-            const auto it = r.config.find(name);
-            if (it == r.config.end()) {
+            const ConfigValue* it = r.config.find(name);
+            if (!it) {
                 every = false;
                 break;
             }
-            const std::string text = valueText(*it);
+            const std::string text = it->plain();
             auto [slot, inserted] = byValue.try_emplace(text);
             if (inserted)
                 order.push_back(text);

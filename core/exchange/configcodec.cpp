@@ -7,54 +7,55 @@
 
 namespace tilescope {
 
-nlohmann::ordered_json valueToJson(const expr::Value& v) {
-    switch (v.kind) {
-    case expr::Kind::Int:
-        return v.i;
-    case expr::Kind::Float:
-        return v.f;
-    case expr::Kind::Bool:
-        return v.i != 0;
-    case expr::Kind::Str:
-        return *v.s;
-    case expr::Kind::List: {
-        nlohmann::ordered_json list = nlohmann::ordered_json::array();
-        for (const auto& item : v.items())
-            list.push_back(valueToJson(item));
-        return list;
+namespace {
+
+// A list as JSON text, as nlohmann's dump() writes one.
+std::string listJson(const expr::Value& v) {
+    std::string out = "[";
+    for (const auto& item : v.items()) {
+        if (out.size() > 1)
+            out += ',';
+        out += recordedValue(item).json();
     }
-    }
-    return nullptr;
+    return out + ']';
 }
 
-bool jsonEqualsValue(const nlohmann::json& json, const expr::Value& v) {
+} // namespace
+
+ConfigValue recordedValue(const expr::Value& v) {
+    switch (v.kind) {
+    case expr::Kind::Int:
+        return ConfigValue::ofInt(v.i);
+    case expr::Kind::Float:
+        return ConfigValue::ofFloat(v.f);
+    case expr::Kind::Bool:
+        return ConfigValue::ofBool(v.i != 0);
+    case expr::Kind::Str:
+        return ConfigValue::ofText(*v.s);
+    case expr::Kind::List:
+        return ConfigValue::compound(listJson(v));
+    }
+    return ConfigValue::null();
+}
+
+bool recordedEquals(const ConfigValue& recorded, const expr::Value& v) {
     switch (v.kind) {
     case expr::Kind::Int:
     case expr::Kind::Bool:
-        if (json.is_boolean())
-            return (json.get<bool>() ? 1 : 0) == v.i;
-        if (json.is_number_integer())
-            return json.get<std::int64_t>() == v.i;
-        if (json.is_number_float())
-            return json.get<double>() == static_cast<double>(v.i);
+        if (recorded.isBool() || recorded.isInt())
+            return recorded.asInt() == v.i;
+        if (recorded.isFloat())
+            return recorded.asNumber() == static_cast<double>(v.i);
         return false;
     case expr::Kind::Float:
-        if (json.is_number())
-            return json.get<double>() == v.f;
-        if (json.is_boolean())
-            return (json.get<bool>() ? 1.0 : 0.0) == v.f;
+        if (recorded.isNumber() || recorded.isBool())
+            return recorded.asNumber() == v.f;
         return false;
     case expr::Kind::Str:
-        return json.is_string() && json.get_ref<const std::string&>() == *v.s;
-    case expr::Kind::List: {
-        if (!json.is_array() || json.size() != v.listSize())
-            return false;
-        std::size_t i = 0;
-        for (const auto& item : v.items())
-            if (!jsonEqualsValue(json[i++], item))
-                return false;
-        return true;
-    }
+        return recorded.isText() && recorded.text() == *v.s;
+    case expr::Kind::List:
+        // Lists compare as JSON text: [1, 2] recorded as written by a JSON writer.
+        return recorded.isCompound() && recorded.text() == listJson(v);
     }
     return false;
 }
@@ -66,9 +67,9 @@ ConfigCodec::ConfigCodec(const ConfigSpace& space)
 }
 
 ConfigValues ConfigCodec::toValues(const Config& config) const {
-    ConfigValues out = ConfigValues::object();
+    ConfigValues out;
     for (int p = 0; p < m_space.parameterCount(); ++p)
-        out[m_names[static_cast<std::size_t>(p)]] = valueToJson(m_space.value(config, p));
+        out[m_names[static_cast<std::size_t>(p)]] = recordedValue(m_space.value(config, p));
     return out;
 }
 
@@ -77,28 +78,26 @@ namespace {
 // Recorded values -> value indices, for parameters `names` whose value lists `listOf(p)` gives.
 template <typename ListOf>
 std::optional<Config> decodeConfig(const std::vector<std::string>& names, const ListOf& listOf,
-                                   const nlohmann::ordered_json& values, std::string* why) {
+                                   const ConfigValues& values, std::string* why) {
     auto fail = [&](std::string text) -> std::optional<Config> {
         if (why)
             *why = std::move(text);
         return std::nullopt;
     };
-    if (!values.is_object())
-        return fail("not an object of parameter values");
-    for (auto it = values.begin(); it != values.end(); ++it)
-        if (std::find(names.begin(), names.end(), it.key()) == names.end())
-            return fail("unknown parameter '" + it.key() + "'");
+    for (const auto& [name, value] : values)
+        if (std::find(names.begin(), names.end(), name) == names.end())
+            return fail("unknown parameter '" + name + "'");
     Config config(names.size(), 0);
     for (std::size_t p = 0; p < names.size(); ++p) {
-        const auto it = values.find(names[p]);
-        if (it == values.end())
+        const ConfigValue* recorded = values.find(names[p]);
+        if (!recorded)
             return fail("no value for parameter '" + names[p] + "'");
         const auto& list = listOf(p);
         std::size_t v = 0;
-        while (v < list.size() && !jsonEqualsValue(*it, list[v]))
+        while (v < list.size() && !recordedEquals(*recorded, list[v]))
             ++v;
         if (v == list.size())
-            return fail("parameter '" + names[p] + "' has no value " + it->dump());
+            return fail("parameter '" + names[p] + "' has no value " + recorded->json());
         config[p] = static_cast<std::uint16_t>(v);
     }
     return config;
@@ -106,14 +105,13 @@ std::optional<Config> decodeConfig(const std::vector<std::string>& names, const 
 
 } // namespace
 
-std::optional<Config> ConfigCodec::fromValues(const nlohmann::ordered_json& values, std::string* why) const {
+std::optional<Config> ConfigCodec::fromValues(const ConfigValues& values, std::string* why) const {
     return decodeConfig(
         m_names, [this](std::size_t p) -> decltype(auto) { return m_space.parameterValues(static_cast<int>(p)); },
         values, why);
 }
 
-std::optional<Config> configFromValues(const TuningProblem& problem, const nlohmann::ordered_json& values,
-                                       std::string* why) {
+std::optional<Config> configFromValues(const TuningProblem& problem, const ConfigValues& values, std::string* why) {
     std::vector<std::string> names;
     names.reserve(problem.parameters.size());
     for (const TuningParameter& p : problem.parameters)
@@ -123,7 +121,7 @@ std::optional<Config> configFromValues(const TuningProblem& problem, const nlohm
         values, why);
 }
 
-std::optional<std::uint64_t> ConfigCodec::indexOf(const nlohmann::ordered_json& values) const {
+std::optional<std::uint64_t> ConfigCodec::indexOf(const ConfigValues& values) const {
     const auto config = fromValues(values);
     if (!config)
         return std::nullopt;

@@ -113,7 +113,7 @@ struct BestConfig {
     std::vector<std::int64_t> problemSize;                   ///< when the shape has no names
     std::string device;                                      ///< "" unknown
     std::string arch;                                        ///< "" unknown
-    ConfigValues config = ConfigValues::object();
+    ConfigValues config;
     double timeMs = 0;
     double ciLowMs = 0; ///< the median's 95 % interval (0, 0: not known)
     double ciHighMs = 0;
@@ -150,7 +150,7 @@ std::string writeTritonConfigs(const std::vector<SessionData>& sessions, std::si
 /// like warps and stages (see writeTritonConfigs) as those arguments, the rest in the dict.
 std::string tritonConfigExpression(const ConfigValues& config);
 /// A JSON value as a Python literal (True, None, float('inf'), lists, strings).
-std::string pythonValue(const ConfigValues& value);
+std::string pythonValue(const ConfigValue& value);
 
 /// A C++17 header of its own (only <cstdint>): per kernel a namespace with a Config struct, a
 /// constexpr table kEntries of the best config per (shape, device), `const Config*

@@ -5,6 +5,7 @@
 
 #include "base/error.h"
 #include "exchange/configcodec.h"
+#include "model/configjson.h"
 #include "spec/tuningproblem.h"
 
 #include <algorithm>
@@ -134,7 +135,7 @@ Json resultToT4(const SessionInfo& info, const ResultRecord& r) {
     const Measurement& m = r.measurement;
     Json out = Json::object();
     out["timestamp"] = r.recordedAt;
-    out["configuration"] = r.config;
+    out["configuration"] = toJson(r.config);
     out["objectives"] = Json::array({info.objectiveName.empty() ? "time" : info.objectiveName});
     out["times"] = Json{{"compilation_time", m.compileSeconds * 1e3},
                         {"benchmark", m.benchmarkSeconds * 1e3},
@@ -275,7 +276,7 @@ Json tuneParamsOf(const SessionData& session) {
             for (const TuningParameter& p : problem.parameters) {
                 Json values = Json::array();
                 for (const expr::Value& v : p.values)
-                    values.push_back(valueToJson(v));
+                    values.push_back(toJson(recordedValue(v)));
                 params[p.name] = values;
             }
             const bool same = std::all_of(session.info.parameters.begin(), session.info.parameters.end(),
@@ -295,9 +296,9 @@ Json tuneParamsOf(const SessionData& session) {
     for (const std::string& name : session.info.parameters) {
         std::vector<Json> values;
         for (const ResultRecord& r : session.results)
-            if (const auto it = r.config.find(name); it != r.config.end())
-                if (std::find(values.begin(), values.end(), *it) == values.end())
-                    values.push_back(*it);
+            if (const ConfigValue* v = r.config.find(name))
+                if (const Json value = toJson(*v); std::find(values.begin(), values.end(), value) == values.end())
+                    values.push_back(value);
         if (std::all_of(values.begin(), values.end(), [](const Json& v) { return v.is_number(); }))
             std::sort(values.begin(), values.end(),
                       [](const Json& a, const Json& b) { return a.get<double>() < b.get<double>(); });
@@ -312,8 +313,8 @@ std::string writeKernelTunerCache(const SessionData& session) {
     const SessionInfo& info = session.info;
     std::vector<std::string> keys = info.parameters;
     if (keys.empty() && !session.results.empty())
-        for (auto it = session.results.front().config.begin(); it != session.results.front().config.end(); ++it)
-            keys.push_back(it.key());
+        for (const auto& [name, value] : session.results.front().config)
+            keys.push_back(name);
     SessionData withKeys;
     const SessionData* s = &session;
     if (keys != info.parameters) {
@@ -347,8 +348,8 @@ std::string writeKernelTunerCache(const SessionData& session) {
         std::string key;
         Json entry = Json::object();
         for (const std::string& name : keys) {
-            const auto it = r.config.find(name);
-            const Json value = it != r.config.end() ? *it : Json();
+            const ConfigValue* found = r.config.find(name);
+            const Json value = found ? toJson(*found) : Json();
             key += (key.empty() ? "" : ",") + pythonStr(value);
             entry[name] = value;
         }
@@ -461,7 +462,7 @@ std::string writeBestConfigsJson(const std::vector<BestConfig>& best) {
         e["problem_size"] = b.problemSize;
         e["device"] = b.device;
         e["arch"] = b.arch;
-        e["config"] = b.config;
+        e["config"] = toJson(b.config);
         e["time_ms"] = number(b.timeMs);
         if (b.ciHighMs > 0)
             e["time_ci95_ms"] = Json::array({number(b.ciLowMs), number(b.ciHighMs)});
@@ -515,7 +516,7 @@ std::vector<BestConfig> parseBestConfigsJson(const std::string& text, const std:
                     b.problemSize.push_back(v.get<std::int64_t>());
         b.device = str(e, "device");
         b.arch = str(e, "arch");
-        b.config = e["config"];
+        b.config = configFromJson(e["config"]);
         if (const auto t = e.find("time_ms"); t != e.end() && t->is_number())
             b.timeMs = t->get<double>();
         if (const auto ci = e.find("time_ci95_ms");
@@ -615,19 +616,19 @@ std::string fixed(double v, int digits) {
 
 std::string tritonConfigExpression(const ConfigValues& config) {
     std::string kwargs, extra;
-    for (auto it = config.begin(); it != config.end(); ++it) {
-        if (isWarpsName(it.key()))
-            extra += ", num_warps=" + pythonLiteral(it.value());
-        else if (isStagesName(it.key()))
-            extra += ", num_stages=" + pythonLiteral(it.value());
+    for (const auto& [name, value] : config) {
+        if (isWarpsName(name))
+            extra += ", num_warps=" + pythonLiteral(toJson(value));
+        else if (isStagesName(name))
+            extra += ", num_stages=" + pythonLiteral(toJson(value));
         else
-            kwargs += (kwargs.empty() ? "" : ", ") + Json(it.key()).dump() + ": " + pythonLiteral(it.value());
+            kwargs += (kwargs.empty() ? "" : ", ") + jsonString(name) + ": " + pythonLiteral(toJson(value));
     }
     return "triton.Config({" + kwargs + "}" + extra + ")";
 }
 
-std::string pythonValue(const ConfigValues& value) {
-    return pythonLiteral(value);
+std::string pythonValue(const ConfigValue& value) {
+    return pythonLiteral(toJson(value));
 }
 
 namespace {
@@ -759,19 +760,19 @@ std::string cppIdentifier(const std::string& name, const std::string& fallback) 
 CppConfigLayout::CppConfigLayout(const std::vector<const ConfigValues*>& configs) {
     // Parameters in the first config's order, then any the others add.
     for (const ConfigValues* c : configs)
-        for (auto it = c->begin(); it != c->end(); ++it)
-            if (std::find(m_params.begin(), m_params.end(), it.key()) == m_params.end())
-                m_params.push_back(it.key());
+        for (const auto& [name, value] : *c)
+            if (std::find(m_params.begin(), m_params.end(), name) == m_params.end())
+                m_params.push_back(name);
     // A C++ type per parameter from the values it takes.
     for (const std::string& p : m_params) {
         bool allInt = true, allBool = true, anyString = false;
         for (const ConfigValues* c : configs) {
-            const auto it = c->find(p);
-            if (it == c->end())
+            const ConfigValue* it = c->find(p);
+            if (!it)
                 continue;
-            allInt = allInt && it->is_number_integer();
-            allBool = allBool && it->is_boolean();
-            anyString = anyString || !(it->is_number() || it->is_boolean());
+            allInt = allInt && it->isInt();
+            allBool = allBool && it->isBool();
+            anyString = anyString || !(it->isNumber() || it->isBool());
         }
         m_types.push_back(anyString ? "const char*" : allBool ? "bool" : allInt ? "long long" : "double");
         m_ids.push_back(identifier(p, "param"));
@@ -790,19 +791,19 @@ std::string CppConfigLayout::structDefinition() const {
 std::string CppConfigLayout::initializer(const ConfigValues& config) const {
     std::string out = "{";
     for (std::size_t p = 0; p < m_params.size(); ++p) {
-        const auto it = config.find(m_params[p]);
+        const ConfigValue* it = config.find(m_params[p]);
         const std::string& type = m_types[p];
         std::string v;
-        if (it == config.end())
+        if (!it)
             v = type == "const char*" ? "\"\"" : type == "bool" ? "false" : "0";
         else if (type == "const char*")
-            v = quote(it->is_string() ? it->get<std::string>() : it->dump());
+            v = quote(it->plain());
         else if (type == "bool")
-            v = it->get<bool>() ? "true" : "false";
+            v = it->asBool() ? "true" : "false";
         else if (type == "long long")
-            v = it->dump() + "LL";
+            v = it->json() + "LL";
         else
-            v = cppNumber(it->is_boolean() ? (it->get<bool>() ? 1.0 : 0.0) : it->get<double>());
+            v = cppNumber(it->asNumber());
         out += (p ? ", " : "") + v;
     }
     if (m_params.empty())
@@ -940,9 +941,9 @@ std::string writeCsv(const std::vector<SessionData>& sessions) {
             if (std::find(params.begin(), params.end(), p) == params.end())
                 params.push_back(p);
         for (const ResultRecord& r : s.results)
-            for (auto it = r.config.begin(); it != r.config.end(); ++it)
-                if (std::find(params.begin(), params.end(), it.key()) == params.end())
-                    params.push_back(it.key());
+            for (const auto& [name, value] : r.config)
+                if (std::find(params.begin(), params.end(), name) == params.end())
+                    params.push_back(name);
     }
     std::string out = "session,kernel,shape,device";
     for (const std::string& p : params)
@@ -956,10 +957,10 @@ std::string writeCsv(const std::vector<SessionData>& sessions) {
             const Measurement& m = r.measurement;
             std::string row = prefix;
             for (const std::string& p : params) {
-                const auto it = r.config.find(p);
+                const ConfigValue* it = r.config.find(p);
                 row += ",";
-                if (it != r.config.end())
-                    row += field(it->is_string() ? it->get<std::string>() : it->dump());
+                if (it)
+                    row += field(it->plain());
             }
             const bool timed = m.time.samples > 0 || m.time.medianMs > 0;
             row += "," + std::string(statusName(m.status));

@@ -6,6 +6,7 @@
 #include "analysis/plausibility.h"
 #include "base/error.h"
 #include "base/sha256.h"
+#include "model/configjson.h"
 #include "store/resultstore.h"
 
 #include <algorithm>
@@ -313,7 +314,7 @@ SessionData parseT4(const std::string& text, const std::string& fileName) {
             fail(fileName, where + "/correctness", "expected a number");
 
         ResultRecord r;
-        r.config = configuration;
+        r.config = configFromJson(configuration);
         if (info.parameters.empty())
             for (auto it = configuration.begin(); it != configuration.end(); ++it)
                 info.parameters.push_back(it.key());
@@ -491,7 +492,7 @@ SessionData parseKernelTunerCache(const std::string& text, const std::string& fi
             const auto v = entry.find(name);
             if (v == entry.end())
                 fail(fileName, where, "missing the value of parameter '" + name + "'");
-            r.config[name] = *v;
+            r.config[name] = configValueFromJson(*v);
         }
         Measurement& m = r.measurement;
         // Kernel Tuner 1.x marks a failed config with "__error__" and may leave out "time".
@@ -686,8 +687,8 @@ std::int64_t importSession(ResultStore& store, SessionData data, const std::stri
     if (info.endedAt.empty())
         info.endedAt = nowIso8601();
     if (info.parameters.empty() && !data.results.empty())
-        for (auto it = data.results.front().config.begin(); it != data.results.front().config.end(); ++it)
-            info.parameters.push_back(it.key());
+        for (const auto& [name, value] : data.results.front().config)
+            info.parameters.push_back(name);
     const std::int64_t id = store.createSession(info);
     store.appendMany(id, data.results);
     return id;

@@ -25,66 +25,6 @@ std::optional<SessionState> parseSessionState(std::string_view name) {
     return std::nullopt;
 }
 
-namespace {
-// Appends a value as compact JSON; integers and plain strings without the serializer, which a
-// bulk import would otherwise spend a fifth of its time in.
-void appendJson(std::string& out, const nlohmann::ordered_json& v) {
-    if (v.is_number_integer()) {
-        char buf[24];
-        const auto end = v.is_number_unsigned() ? std::to_chars(buf, buf + sizeof buf, v.get<std::uint64_t>()).ptr
-                                                : std::to_chars(buf, buf + sizeof buf, v.get<std::int64_t>()).ptr;
-        out.append(buf, end);
-        return;
-    }
-    out += v.dump();
-}
-
-bool plainText(const std::string& s) {
-    for (const char c : s)
-        if (c == '"' || c == '\\' || static_cast<unsigned char>(c) < 0x20 || static_cast<unsigned char>(c) >= 0x80)
-            return false;
-    return true;
-}
-} // namespace
-
-std::string configKey(const ConfigValues& config) {
-    std::string key;
-    key.reserve(8 * config.size());
-    for (auto it = config.begin(); it != config.end(); ++it) {
-        if (!key.empty())
-            key += ',';
-        appendJson(key, it.value());
-    }
-    return key;
-}
-
-std::string configJson(const ConfigValues& config) {
-    if (!config.is_object())
-        return config.dump();
-    std::string out = "{";
-    out.reserve(16 * config.size());
-    for (auto it = config.begin(); it != config.end(); ++it) {
-        if (out.size() > 1)
-            out += ',';
-        if (plainText(it.key()))
-            out.append("\"").append(it.key()).append("\":");
-        else
-            out += nlohmann::ordered_json(it.key()).dump() + ':';
-        appendJson(out, it.value());
-    }
-    return out + '}';
-}
-
-std::string describeConfig(const ConfigValues& config) {
-    std::string text;
-    for (auto it = config.begin(); it != config.end(); ++it) {
-        if (!text.empty())
-            text += ' ';
-        text += it.key() + '=' + (it.value().is_string() ? it.value().get<std::string>() : it.value().dump());
-    }
-    return text;
-}
-
 std::string SessionInfo::shapeLabel() const {
     std::string text;
     if (!shape.empty()) {

@@ -2,12 +2,11 @@
 
 // The value types of tuning results as the store keeps them and the exchange formats carry
 // them: a session (what was tuned, where, how) and its results (one config's measurement plus
-// what compiling it told). Independent of a ConfigSpace: a config is a JSON object name -> value,
-// so results of imported files, older problem versions and other tools fit too.
+// what compiling it told). Independent of a ConfigSpace: a config is a ConfigValues (name ->
+// value), so results of imported files, older problem versions and other tools fit too.
 
+#include "model/configvalues.h"
 #include "model/measurement.h"
-
-#include <nlohmann/json.hpp>
 
 #include <cstdint>
 #include <optional>
@@ -30,18 +29,6 @@ enum class SessionState : std::uint8_t {
 /// "running", "finished", "cancelled", "failed", "imported".
 std::string_view sessionStateName(SessionState state);
 std::optional<SessionState> parseSessionState(std::string_view name);
-
-/// A config as recorded: a JSON object of parameter name -> value (numbers, bools, strings),
-/// in the problem's parameter order.
-using ConfigValues = nlohmann::ordered_json;
-
-/// A config's identity within a session: its values in order, each as compact JSON, joined by
-/// commas ("64,128,8,4,4,4,2"; a string value keeps its quotes). Like Kernel Tuner's cache keys.
-std::string configKey(const ConfigValues& config);
-/// The config as compact JSON text, as ConfigValues::dump() writes it (but faster).
-std::string configJson(const ConfigValues& config);
-/// "BLOCK_M=64 BLOCK_N=128 ..." (strings without quotes).
-std::string describeConfig(const ConfigValues& config);
 
 /// One tuning session: a problem at one shape on one backend with one strategy.
 struct SessionInfo {
@@ -78,7 +65,7 @@ struct ResultRecord {
     std::int64_t id = 0; ///< assigned by the store
     std::int64_t sessionId = 0;
     std::optional<std::uint64_t> spaceIndex; ///< in the session's ConfigSpace, when known
-    ConfigValues config = ConfigValues::object();
+    ConfigValues config;
     Measurement measurement;                   ///< status, timing, metrics, costs, static info (measurement.staticInfo)
     std::optional<double> objective;           ///< the session's objective (e.g. TFLOP/s), for Ok results
     std::optional<std::int64_t> blockSize;     ///< threads per block

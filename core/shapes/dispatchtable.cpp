@@ -331,7 +331,7 @@ ShapeConfigMatrix buildShapeConfigMatrix(const std::vector<SessionData>& session
                 m.shapes.push_back(values);
                 cells.emplace_back();
             }
-            const std::string key = r.config.dump();
+            const std::string key = configJson(r.config);
             auto [column, freshColumn] = configColumn.emplace(key, m.configs.size());
             if (freshColumn)
                 m.configs.push_back(r.config);
@@ -375,7 +375,7 @@ std::vector<ShapeSpread> shapeSpreads(const std::vector<SessionData>& sessions, 
             if (!r.ok() || !(r.timeMs() > 0))
                 continue;
             const double spread = r.measurement.time.stdevMs > 0 ? r.measurement.time.stdevMs / r.timeMs() : 0.005;
-            auto [it, fresh] = byConfig.emplace(r.config.dump(), std::make_pair(r.timeMs(), spread));
+            auto [it, fresh] = byConfig.emplace(configJson(r.config), std::make_pair(r.timeMs(), spread));
             if (!fresh && r.timeMs() < it->second.first)
                 it->second = {r.timeMs(), spread};
         }
@@ -411,9 +411,9 @@ std::vector<ShapeRegime> shapeRegimes(const std::vector<SessionData>& sessions, 
                 continue;
             try {
                 const TuningProblem problem = TuningProblem::parse(s.info.problemJson, s.info.kernel + ".json", {});
-                regime.roofline = rooflineOf(problem, static_cast<std::size_t>(*s.info.shapeIndex),
-                                             best ? matrix.configs[*best] : ConfigValues::object(),
-                                             s.info.provenanceJson, s.info.arch);
+                regime.roofline =
+                    rooflineOf(problem, static_cast<std::size_t>(*s.info.shapeIndex),
+                               best ? matrix.configs[*best] : ConfigValues{}, s.info.provenanceJson, s.info.arch);
                 break;
             } catch (const InputError&) {
                 continue; // a recorded problem this version cannot read: try another session
@@ -700,7 +700,7 @@ std::string writeDispatchHeader(const ShapeConfigMatrix& matrix, const DispatchT
     out += "inline constexpr int kDims = " + std::to_string(dims) + ";\n";
     out += "inline constexpr const char* kDimNames[] = {";
     for (std::size_t d = 0; d < dims; ++d)
-        out += (d ? ", " : "") + ConfigValues(matrix.dimNames[d]).dump();
+        out += (d ? ", " : "") + jsonString(matrix.dimNames[d]);
     out += "};\n\n";
     out +=
         "struct TunedShape {\n    long long dims[" + std::to_string(std::max<std::size_t>(dims, 1)) +
@@ -755,13 +755,13 @@ std::string writeDispatchTriton(const ShapeConfigMatrix& matrix, const DispatchT
     out += "import math\n\n";
     out += "KEY = [";
     for (std::size_t d = 0; d < matrix.dimNames.size(); ++d)
-        out += (d ? ", " : "") + ConfigValues(matrix.dimNames[d]).dump();
+        out += (d ? ", " : "") + jsonString(matrix.dimNames[d]);
     out += "]\n\n";
     out += "ENTRIES = [\n";
     for (std::size_t e : table.entries) {
         std::string dict;
-        for (auto it = matrix.configs[e].begin(); it != matrix.configs[e].end(); ++it)
-            dict += (dict.empty() ? "" : ", ") + ConfigValues(it.key()).dump() + ": " + pythonValue(it.value());
+        for (const auto& [name, value] : matrix.configs[e])
+            dict += (dict.empty() ? "" : ", ") + jsonString(name) + ": " + pythonValue(value);
         out += "    {" + dict + "},\n";
     }
     out += "]\n\n";

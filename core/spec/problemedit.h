@@ -8,7 +8,7 @@
 
 #include "spec/tuningproblem.h"
 
-#include <nlohmann/json.hpp>
+#include <nlohmann/json_fwd.hpp>
 
 #include <cstddef>
 #include <string>

@@ -1,7 +1,10 @@
 #include "store/resultstore.h"
 
 #include "base/error.h"
+#include "model/configjson.h"
 #include "store/schema.h"
+
+#include <nlohmann/json.hpp>
 
 #include <sqlite3.h>
 
@@ -457,10 +460,11 @@ struct ResultStore::Impl : Connection {
             r.sessionId = sessionId;
             if (const auto index = s.optInteger(1))
                 r.spaceIndex = static_cast<std::uint64_t>(*index);
-            r.config = ConfigValues::parse(s.text(2), nullptr, false);
-            if (!r.config.is_object())
+            std::optional<ConfigValues> config = parseConfigJson(s.text(2));
+            if (!config)
                 throw InputError(path.string(), "configs row of result " + std::to_string(r.id) + ", column config",
                                  "not a JSON object of parameter values: '" + s.text(2).substr(0, 80) + "'");
+            r.config = std::move(*config);
             Measurement& m = r.measurement;
             m.status = readStatus(r.id, s.text(3));
             m.time.medianMs = s.optReal(4).value_or(0);

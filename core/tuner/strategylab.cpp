@@ -6,6 +6,7 @@
 #include "exchange/configcodec.h"
 #include "exchange/exchange.h"
 #include "measure/replay/replaybackend.h"
+#include "model/configjson.h"
 #include "spec/tuningproblem.h"
 #include "tuner/tuningsession.h"
 
@@ -158,7 +159,7 @@ LabTraces parseLabTraces(const std::string& text, const std::string& fileName, c
             const std::string at = where + "/configs/" + std::to_string(configIndex);
             if (!config.is_object())
                 throw InputError(fileName, at, runName + ": expected an object of parameter name -> value");
-            const nlohmann::ordered_json& values = config;
+            const ConfigValues values = configFromJson(config);
             std::string why;
             const auto decoded = codec.fromValues(values, &why);
             std::optional<std::uint64_t> index;
@@ -720,7 +721,7 @@ std::string labReportJson(const LabReport& report) {
     rec["optimum"] = s.optimum;
     rec["optimum_ms"] = s.optimumMs;
     rec["optimum_index"] = s.optimumIndex;
-    rec["optimum_config"] = s.optimumConfig;
+    rec["optimum_config"] = toJson(s.optimumConfig);
     rec["median"] = s.median;
     rec["recorded_seconds"] = s.totalSeconds;
     rec["seconds_per_config"] = s.secondsPerConfig;

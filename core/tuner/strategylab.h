@@ -105,7 +105,7 @@ struct LabSpaceSummary {
     std::uint64_t unmatched = 0; ///< recorded results that are no config of the space
     std::uint64_t ok = 0;        ///< configs that ran correctly
     std::uint64_t optimumIndex = 0;
-    ConfigValues optimumConfig = ConfigValues::object();
+    ConfigValues optimumConfig;
     double optimum = 0;          ///< p_opt
     double optimumMs = 0;        ///< its median time
     double median = 0;           ///< median p over the ok configs

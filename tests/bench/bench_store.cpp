@@ -49,7 +49,7 @@ std::vector<ResultRecord> makeResults(std::size_t n) {
     for (std::size_t i = 0; i < n; ++i) {
         ResultRecord& r = out[i];
         r.spaceIndex = i;
-        r.config = ConfigValues::object();
+        r.config = ConfigValues{};
         r.config["BLOCK_M"] = 32 << (i % 4);
         r.config["BLOCK_N"] = 32 << ((i / 4) % 4);
         r.config["BLOCK_K"] = 8 << ((i / 16) % 3);
@@ -149,7 +149,7 @@ int main(int argc, char** argv) {
         recording.info.problemSize = {4096, 4096};
         for (std::uint64_t i = 0; i < space.size(); ++i) {
             ResultRecord r = results[i % results.size()];
-            r.config = ConfigValues::object();
+            r.config = ConfigValues{};
             const Config c = space.at(i);
             for (int p = 0; p < space.parameterCount(); ++p)
                 r.config[space.parameterName(p)] = space.value(c, p).i;

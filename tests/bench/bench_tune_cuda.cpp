@@ -120,7 +120,7 @@ int main(int argc, char** argv) {
                 run.compileSeconds += r.measurement.compileSeconds;
                 run.benchmarkSeconds += r.measurement.benchmarkSeconds;
                 if (r.ok())
-                    run.medians[r.config.dump()] = r.timeMs();
+                    run.medians[configJson(r.config)] = r.timeMs();
             }
             device = summary.session.deviceName;
             runs.push_back(std::move(run));
@@ -135,17 +135,17 @@ int main(int argc, char** argv) {
                                                        (problem.objective ? problem.objective->name : "") + ")")
                                                           .c_str()
                                                     : "",
-                        r.best ? ("  " + r.best->config.dump()).c_str() : "");
+                        r.best ? ("  " + configJson(r.best->config)).c_str() : "");
         }
 
         // Repeatability: the first session's top configs, measured again in each later session.
         bool sameWinner = true;
         double worstWinnerGap = 0;
-        const std::string winner = runs.front().best ? runs.front().best->config.dump() : std::string();
+        const std::string winner = runs.front().best ? configJson(runs.front().best->config) : std::string();
         for (std::size_t s = 1; s < runs.size(); ++s) {
             if (!runs[s].best)
                 continue;
-            const std::string other = runs[s].best->config.dump();
+            const std::string other = configJson(runs[s].best->config);
             if (other != winner) {
                 sameWinner = false;
                 // Within 1 %: the other winner's time against the first winner's in that session.

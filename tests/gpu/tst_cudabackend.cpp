@@ -227,7 +227,7 @@ void TestCudaBackend::copyReachesDeviceBandwidth() {
     qInfo("copy: %llu configs, %llu ok; best %.0f GB/s (%.1f %% of the device copy) at %s",
           static_cast<unsigned long long>(summary.progress.done),
           static_cast<unsigned long long>(summary.progress.counts.of(ResultStatus::Ok)), *best.objective,
-          100.0 * *best.objective / reference, best.config.dump().c_str());
+          100.0 * *best.objective / reference, configJson(best.config).c_str());
     QCOMPARE(summary.progress.counts.of(ResultStatus::Ok), space.size());
     QVERIFY2(*best.objective >= 0.9 * reference, "the best copy config is more than 10 % below a device copy");
     // The metrics came along: DRAM traffic of a copy is about its bytes read and written.
@@ -374,7 +374,7 @@ void TestCudaBackend::kernelTunerProblems() {
     for (const ResultRecord& r : run.results) {
         ++byStatus[std::string(statusName(r.status()))];
         if (expectRight && r.status() != ResultStatus::Ok)
-            QFAIL(qPrintable(QString::fromStdString(r.config.dump() + ": " + std::string(statusName(r.status())) +
+            QFAIL(qPrintable(QString::fromStdString(configJson(r.config) + ": " + std::string(statusName(r.status())) +
                                                     ": " + r.measurement.message)));
     }
     std::string counts;
@@ -440,7 +440,8 @@ void TestCudaBackend::kernelTunerConventions() {
     auto write = [&](const std::string& name, const std::vector<float>& data) {
         const std::filesystem::path path = dir / (file.toStdString() + "." + name + ".bin");
         std::ofstream out(path, std::ios::binary);
-        out.write(reinterpret_cast<const char*>(data.data()), static_cast<std::streamsize>(data.size() * sizeof(float)));
+        out.write(reinterpret_cast<const char*>(data.data()),
+                  static_cast<std::streamsize>(data.size() * sizeof(float)));
         return path.string();
     };
     const std::string inputPath = write("input", input);
@@ -472,7 +473,7 @@ void TestCudaBackend::kernelTunerConventions() {
     std::set<std::int64_t> registers;
     for (const ResultRecord& r : run.results) {
         if (r.status() != ResultStatus::Ok)
-            QFAIL(qPrintable(QString::fromStdString(r.config.dump() + ": " + std::string(statusName(r.status())) +
+            QFAIL(qPrintable(QString::fromStdString(configJson(r.config) + ": " + std::string(statusName(r.status())) +
                                                     ": " + r.measurement.message)));
         if (r.measurement.staticInfo)
             registers.insert(r.measurement.staticInfo->registers);
@@ -546,10 +547,10 @@ void TestCudaBackend::tensorCoreFamilies() {
     std::map<std::int64_t, std::map<std::string, int>> byAlgo;
     std::map<std::int64_t, double> bestByAlgo;
     for (const ResultRecord& r : store.results(summary.session.id)) {
-        const std::int64_t algo = r.config.at("ALGO").get<std::int64_t>();
+        const std::int64_t algo = r.config.at("ALGO").asInt();
         ++byAlgo[algo][std::string(statusName(r.status()))];
-        qInfo("%s: %s %.4g ms %s", r.config.dump().c_str(), std::string(statusName(r.status())).c_str(), r.timeMs(),
-              r.measurement.message.c_str());
+        qInfo("%s: %s %.4g ms %s", configJson(r.config).c_str(), std::string(statusName(r.status())).c_str(),
+              r.timeMs(), r.measurement.message.c_str());
         if (r.status() == ResultStatus::Ok)
             bestByAlgo[algo] = std::max(bestByAlgo[algo], 2.0 * rows * 768 * 1024 / (r.timeMs() * 1e9));
     }
@@ -595,11 +596,11 @@ void TestCudaBackend::faultsAreIsolated() {
     };
     std::map<std::int64_t, int> seen;
     for (const ResultRecord& r : results) {
-        const std::int64_t m = r.config.at("MODE").get<std::int64_t>();
+        const std::int64_t m = r.config.at("MODE").asInt();
         ++seen[m];
-        qInfo("%s: %s %s", r.config.dump().c_str(), std::string(statusName(r.status())).c_str(),
+        qInfo("%s: %s %s", configJson(r.config).c_str(), std::string(statusName(r.status())).c_str(),
               r.measurement.message.c_str());
-        QVERIFY2(r.status() == expected.at(m), r.config.dump().c_str());
+        QVERIFY2(r.status() == expected.at(m), configJson(r.config).c_str());
         if (m == 3)
             QVERIFY(r.measurement.verificationError.has_value() && *r.measurement.verificationError > 0);
     }

@@ -118,7 +118,7 @@ std::vector<ResultRecord> TestGuarded::tune(const TuningProblem& problem, const 
     const SessionSummary summary = tuning.run();
     std::vector<ResultRecord> results = store.results(summary.session.id);
     for (const ResultRecord& r : results)
-        qInfo("%s %s: %s %.4g ms %s", name.c_str(), r.config.dump().c_str(),
+        qInfo("%s %s: %s %.4g ms %s", name.c_str(), configJson(r.config).c_str(),
               std::string(statusName(r.status())).c_str(), r.timeMs(), r.measurement.message.c_str());
     return results;
 }

@@ -121,7 +121,7 @@ void TestTrust::anEarlyReturnIsImplausible() {
     QCOMPARE(summary.progress.done, space.size());
 
     for (const ResultRecord& r : store.results(summary.session.id)) {
-        const bool early = r.config.at("EARLY").get<int>() == 1;
+        const bool early = r.config.at("EARLY").asInt() == 1;
         qInfo("%s: %s %.4g ms%s%s", describeConfig(r.config).c_str(), std::string(statusName(r.status())).c_str(),
               r.timeMs(), r.measurement.message.empty() ? "" : ": ", r.measurement.message.c_str());
         if (early) {
@@ -136,9 +136,9 @@ void TestTrust::anEarlyReturnIsImplausible() {
     }
     QCOMPARE(summary.progress.counts.of(ResultStatus::Implausible), std::uint64_t(3));
     QVERIFY(summary.progress.best);
-    QCOMPARE(summary.progress.best->config.at("EARLY").get<int>(), 0);
+    QCOMPARE(summary.progress.best->config.at("EARLY").asInt(), 0);
     for (const Remeasurement& x : summary.remeasured)
-        QCOMPARE(x.result.config.at("EARLY").get<int>(), 0);
+        QCOMPARE(x.result.config.at("EARLY").asInt(), 0);
     qInfo("implausible: %s", summary.implausible.c_str());
     QVERIFY(summary.implausible.rfind("3 configs ran faster than physics allows", 0) == 0);
 }

@@ -16,6 +16,8 @@
 #include "space/configspace.h"
 #include "spec/tuningproblem.h"
 
+#include <nlohmann/json.hpp>
+
 #include <QAction>
 #include <QComboBox>
 #include <QDirIterator>

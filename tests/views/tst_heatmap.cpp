@@ -382,7 +382,7 @@ void TestHeatmap::aggregate() {
                 QVERIFY(cell.record);
                 QVERIFY(cell.representative);
                 QCOMPARE(results[*cell.representative].config, cell.record->config);
-                QCOMPARE(cell.record->config["C"].get<int>(), representativeC[i]);
+                QCOMPARE(cell.record->config.at("C").asInt(), representativeC[i]);
             }
         }
     }
@@ -485,8 +485,8 @@ void TestHeatmap::otherQuantities() {
     for (ResultRecord& r : rs) {
         if (!r.ok())
             continue;
-        r.occupancy = 25.0 * double(r.config["C"].get<int>() + 1);
-        r.measurement.metrics.push_back({kAchievedOccupancyMetric, 20.0 * double(r.config["C"].get<int>() + 1)});
+        r.occupancy = 25.0 * double(r.config.at("C").asInt() + 1);
+        r.measurement.metrics.push_back({kAchievedOccupancyMetric, 20.0 * double(r.config.at("C").asInt() + 1)});
         r.measurement.metrics.push_back({kLocalLoadSectorsMetric, 100});
         r.measurement.metrics.push_back({kLocalStoreSectorsMetric, double(r.measurement.staticInfo->spillStores)});
     }
@@ -581,10 +581,10 @@ void TestHeatmap::aggregatesManyResults() {
     std::size_t matched8 = 0;
     std::size_t failedAll = 0;
     for (const ResultRecord& r : results) {
-        Expected& e = expected[{QString::number(r.config["BLOCK_M"].get<int>()),
-                                QString::number(r.config["BLOCK_N"].get<int>())}];
+        Expected& e = expected[{QString::number(r.config.at("BLOCK_M").asInt()),
+                                QString::number(r.config.at("BLOCK_N").asInt())}];
         const bool ok = r.status() == ResultStatus::Ok;
-        const bool stages8 = r.config["STAGES"].get<int>() == 8;
+        const bool stages8 = r.config.at("STAGES").asInt() == 8;
         (ok ? e.ok : e.failed) += 1;
         failedAll += ok ? 0 : 1;
         matched8 += stages8 ? 1 : 0;
@@ -845,7 +845,7 @@ void TestHeatmap::scatterPointsAndThinning() {
     QCOMPARE(data.points.size(), std::size_t(9)); // the Ok results
     QCOMPARE(data.failedCount, std::size_t(3));   // the pruned one is no failure
     QVERIFY(!data.thinned());
-    QCOMPARE(small[data.points.front().result].config["A"].get<int>(), 128); // best first
+    QCOMPARE(small[data.points.front().result].config.at("A").asInt(), 128); // best first
     QCOMPARE(data.points.front().x, 255.0);
     QCOMPARE(data.points.front().colour, 64.0);
     QCOMPARE(data.colourMin, 0.0);
@@ -953,7 +953,7 @@ void TestHeatmap::saveScreenshots() {
     // One column (a single value of the x parameter): the cell still spans its tick.
     std::vector<ResultRecord> column;
     for (const ResultRecord& r : smallSet()) {
-        if (r.config["A"] == 8)
+        if (r.config.at("A") == 8)
             column.push_back(r);
     }
     HeatmapWidget single;

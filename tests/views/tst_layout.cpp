@@ -234,7 +234,7 @@ void TestLayout::fitsTheScreen() {
     // Squeezed far below its readable width, Details still keeps words whole (it scrolls sideways).
     ConfigDetailsPanel narrow;
     std::vector<std::string> names;
-    for (const auto& [name, value] : details->shownRecord()->config.items())
+    for (const auto& [name, value] : details->shownRecord()->config)
         names.push_back(name);
     narrow.setContext(window.results(), names, nullptr, "");
     narrow.showConfig(details->shownConfig());

@@ -31,6 +31,8 @@
 
 #include "darkpalette.h"
 
+#include <nlohmann/json.hpp>
+
 #include <QAbstractItemModelTester>
 #include <QAbstractItemView>
 #include <QAction>
@@ -671,7 +673,7 @@ void TestMainWindow::exportDialogWritesEveryFormat() {
         const auto best = parseBestConfigsJson(text.toStdString(), path.toStdString());
         QCOMPARE(best.size(), std::size_t(1));
         QCOMPARE(best.front().kernel, std::string("sgemm"));
-        QCOMPARE(best.front().config["BLOCK_M"].get<int>(), 256);
+        QCOMPARE(best.front().config.at("BLOCK_M").asInt(), 256);
         break;
     }
     case ExportFormat::Triton:
@@ -934,7 +936,7 @@ void TestMainWindow::crossGpuViewCompilesSample() {
     finished.clear();
     QCOMPARE(view.model()->rowCount(), 2);
     QCOMPARE(nlohmann::json::parse(view.model()->rows().front().configJson), nlohmann::json::parse(best));
-    const std::string second = ranked(*results)[1].config.dump();
+    const std::string second = configJson(ranked(*results)[1].config);
     view.setSelectedConfig(QString::fromStdString(second));
     view.setSource(CrossGpuView::Source::Selected);
     view.start();

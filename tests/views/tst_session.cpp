@@ -378,7 +378,7 @@ void TestSession::modelFindsConfigs() {
     QCOMPARE(model.rowOfConfig(QStringLiteral(R"({"A":64,"B":3})")), -1);
     model.setResults(snapshotOf(all), kNames, ""); // inserted rows are indexed too
     QCOMPARE(model.rowOfConfig(QStringLiteral(R"({"A":64,"B":3})")), 11);
-    QCOMPARE(model.recordAt(11)->config["A"].get<int>(), 64);
+    QCOMPARE(model.recordAt(11)->config.at("A").asInt(), 64);
     QVERIFY(model.recordAt(12) == nullptr);
     // No objective of its own (a Kernel Tuner cache's "time"): the objective column shows the time.
     for (ResultRecord& r : all)
@@ -866,7 +866,7 @@ void TestSession::analysisSession() {
     QCOMPARE(results->size(), std::size_t(2));
     for (const ResultRecord& r : *results) {
         if (r.status() == ResultStatus::Pruned) {
-            QCOMPARE(r.config["BLOCK"].get<int>(), 128);
+            QCOMPARE(r.config.at("BLOCK").asInt(), 128);
             QCOMPARE(r.measurement.message, AnalysisBackend::notMeasuredMessage("sm_90"));
             QVERIFY(r.measurement.staticInfo && r.measurement.staticInfo->registers > 0);
             QVERIFY(r.occupancy && *r.occupancy > 0);

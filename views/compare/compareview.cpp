@@ -29,10 +29,6 @@ QString qs(const std::string& s) {
     return QString::fromStdString(s);
 }
 
-QString valueText(const nlohmann::ordered_json& v) {
-    return v.is_string() ? qs(v.get<std::string>()) : qs(v.dump());
-}
-
 // A table cell that sorts by number.
 class NumberItem : public QTableWidgetItem {
 public:
@@ -283,8 +279,9 @@ void CompareView::display() {
         m_table->setItem(row, col++, first);
         m_table->setItem(row, col++, cell(x.rankB, QString::number(x.rankB)));
         for (const std::string& p : c.shared) {
-            const auto& v = x.config[p];
-            m_table->setItem(row, col++, cell(v.is_number() ? v.get<double>() : 0.0, valueText(v)));
+            const ConfigValue* v = x.config.find(p);
+            m_table->setItem(row, col++,
+                             cell(v && v->isNumber() ? v->asNumber() : 0.0, v ? qs(v->plain()) : QString()));
         }
         m_table->setItem(row, col++, cell(x.timeA, QString::number(x.timeA, 'g', 4)));
         m_table->setItem(row, col++, cell(x.timeB, QString::number(x.timeB, 'g', 4)));

@@ -2,6 +2,8 @@
 
 #include "common/format.h"
 
+#include <nlohmann/json.hpp>
+
 #include <QBrush>
 #include <QColor>
 #include <QLocale>

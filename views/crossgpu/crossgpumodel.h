@@ -12,8 +12,6 @@
 #include <QAbstractTableModel>
 #include <QStringList>
 
-#include <nlohmann/json.hpp>
-
 #include <string>
 #include <vector>
 

@@ -1,5 +1,7 @@
 #include "crossgpu/crossgpuview.h"
 
+#include "model/configjson.h"
+
 #include "base/error.h"
 #include "common/format.h"
 #include "compile/compilecache.h"
@@ -345,8 +347,8 @@ void CrossGpuView::start() {
                 }
                 break;
             case Source::Selected: {
-                const auto values = nlohmann::ordered_json::parse(job.selectedJson, nullptr, false);
-                if (const auto index = values.is_discarded() ? std::nullopt : codec.indexOf(values))
+                const std::optional<ConfigValues> values = parseConfigJson(job.selectedJson);
+                if (const auto index = values ? codec.indexOf(*values) : std::nullopt)
                     indices.push_back(*index);
                 else
                     ++skipped;

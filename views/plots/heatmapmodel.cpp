@@ -63,8 +63,8 @@ HeatmapSpec sessionHeatmapSpec(HeatmapSpec spec, const std::vector<std::string>&
     for (const std::string& name : parameterNames) {
         std::set<std::string> seen;
         for (const ResultRecord& r : results) {
-            if (r.config.contains(name))
-                seen.insert(r.config[name].dump());
+            if (const ConfigValue* v = r.config.find(name))
+                seen.insert(v->json());
             if (seen.size() > 1) {
                 varying.push_back(name);
                 break;
@@ -125,13 +125,13 @@ HeatmapGrid aggregate(const std::vector<ResultRecord>& results, const std::vecto
     std::vector<Accumulator> cells;
     for (std::size_t r = 0; r < results.size(); ++r) {
         const ResultRecord& result = results[r];
-        const nlohmann::ordered_json* xValue = xLookup.find(result.config);
-        const nlohmann::ordered_json* yValue = yLookup.find(result.config);
+        const ConfigValue* xValue = xLookup.find(result.config);
+        const ConfigValue* yValue = yLookup.find(result.config);
         if (!xValue || !yValue)
             continue;
         bool matches = true;
         for (FixedValue& f : fixed) {
-            const nlohmann::ordered_json* value = f.lookup.find(result.config);
+            const ConfigValue* value = f.lookup.find(result.config);
             if (!value) {
                 matches = false;
                 break;

@@ -2,6 +2,7 @@
 
 #include "common/flowlayout.h"
 #include "common/format.h"
+#include "model/configjson.h"
 #include "plots/plotstyle.h"
 
 #include <qcustomplot.h>
@@ -591,22 +592,20 @@ void HeatmapWidget::placeSelection() {
     m_selectionRect->setVisible(false);
     if (!m_grid || m_grid->empty() || m_selectedConfig.empty())
         return;
-    ConfigValues config;
-    try {
-        config = ConfigValues::parse(m_selectedConfig);
-    } catch (const std::exception&) {
+    const std::optional<ConfigValues> parsed = parseConfigJson(m_selectedConfig);
+    if (!parsed)
         return;
-    }
+    const ConfigValues& config = *parsed;
     const HeatmapSpec& spec = m_grid->spec;
-    const auto xIt = config.find(spec.xParameter);
-    const auto yIt = config.find(spec.yParameter);
-    if (!config.is_object() || xIt == config.end() || yIt == config.end())
+    const ConfigValue* xIt = config.find(spec.xParameter);
+    const ConfigValue* yIt = config.find(spec.yParameter);
+    if (!xIt || !yIt)
         return;
     for (const auto& [name, value] : spec.fixedValues) {
         if (name == spec.xParameter || name == spec.yParameter)
             continue;
-        const auto it = config.find(name);
-        if (it == config.end() || valueText(*it) != QString::fromStdString(value))
+        const ConfigValue* it = config.find(name);
+        if (!it || valueText(*it) != QString::fromStdString(value))
             return; // in another slice
     }
     const int x = static_cast<int>(m_grid->xValues.indexOf(valueText(*xIt)));

@@ -150,25 +150,25 @@ QString formatQuantityValue(double value, const Quantity& quantity, const std::s
     return number;
 }
 
-QString valueText(const nlohmann::ordered_json& value) {
-    switch (value.type()) {
-    case nlohmann::ordered_json::value_t::number_integer:
-        return QString::number(value.get<std::int64_t>());
-    case nlohmann::ordered_json::value_t::number_unsigned:
-        return QString::number(value.get<std::uint64_t>());
-    case nlohmann::ordered_json::value_t::number_float: {
+QString valueText(const ConfigValue& value) {
+    switch (value.kind()) {
+    case ConfigValue::Kind::Int:
+        return QString::number(value.asInt());
+    case ConfigValue::Kind::Float: {
         // The shortest text that reads back to the same double, as the JSON file has it.
         char buffer[32];
-        const auto end = std::to_chars(buffer, buffer + sizeof buffer, value.get<double>()).ptr;
+        const auto end = std::to_chars(buffer, buffer + sizeof buffer, value.asNumber()).ptr;
         return QString::fromLatin1(buffer, static_cast<qsizetype>(end - buffer));
     }
-    case nlohmann::ordered_json::value_t::boolean:
-        return value.get<bool>() ? QStringLiteral("true") : QStringLiteral("false");
-    case nlohmann::ordered_json::value_t::string:
-        return QString::fromStdString(value.get<std::string>());
-    default:
-        return QString::fromStdString(value.dump());
+    case ConfigValue::Kind::Bool:
+        return value.asBool() ? QStringLiteral("true") : QStringLiteral("false");
+    case ConfigValue::Kind::Text:
+        return QString::fromStdString(value.text());
+    case ConfigValue::Kind::Null:
+    case ConfigValue::Kind::Compound:
+        break;
     }
+    return QString::fromStdString(value.json());
 }
 
 void sortValueTexts(QStringList& values) {
@@ -185,17 +185,14 @@ void sortValueTexts(QStringList& values) {
     });
 }
 
-const nlohmann::ordered_json* ParameterLookup::find(const ConfigValues& config) {
-    if (!config.is_object())
-        return nullptr;
-    const auto& object = config.get_ref<const ConfigValues::object_t&>();
-    if (m_position < object.size()) {
-        const auto& entry = object.begin()[static_cast<std::ptrdiff_t>(m_position)];
+const ConfigValue* ParameterLookup::find(const ConfigValues& config) {
+    if (m_position < config.size()) {
+        const auto& entry = config.entry(m_position);
         if (entry.first == m_name)
             return &entry.second;
     }
-    for (std::size_t i = 0; i < object.size(); ++i) {
-        const auto& entry = object.begin()[static_cast<std::ptrdiff_t>(i)];
+    for (std::size_t i = 0; i < config.size(); ++i) {
+        const auto& entry = config.entry(i);
         if (entry.first == m_name) {
             m_position = i;
             return &entry.second;
@@ -204,14 +201,14 @@ const nlohmann::ordered_json* ParameterLookup::find(const ConfigValues& config) 
     return nullptr;
 }
 
-int ValueIndex::indexOf(const nlohmann::ordered_json& value) {
-    if (value.is_number_integer()) {
-        const auto key = value.get<std::int64_t>();
+int ValueIndex::indexOf(const ConfigValue& value) {
+    if (value.isInt()) {
+        const auto key = value.asInt();
         if (const auto it = m_ints.find(key); it != m_ints.end())
             return it->second;
         return m_ints.emplace(key, byText(valueText(value))).first->second;
     }
-    std::string key = value.dump();
+    std::string key = value.json();
     if (const auto it = m_others.find(key); it != m_others.end())
         return it->second;
     const int index = byText(valueText(value));
@@ -240,7 +237,7 @@ ResultSummary summarize(const std::vector<ResultRecord>& results, const std::vec
     std::unordered_set<std::string> metrics;
     for (const ResultRecord& result : results) {
         for (std::size_t p = 0; p < lookups.size(); ++p) {
-            if (const nlohmann::ordered_json* value = lookups[p].find(result.config))
+            if (const ConfigValue* value = lookups[p].find(result.config))
                 values[p].indexOf(*value);
         }
         if (!result.ok())

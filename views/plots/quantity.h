@@ -77,7 +77,7 @@ ResultSummary summarize(const std::vector<ResultRecord>& results, const std::vec
 std::vector<Quantity> availableQuantities(const ResultSummary& summary, const std::string& objectiveName);
 
 /// A config value as plots show it: 64, 0.5, true, abc (strings without quotes).
-QString valueText(const nlohmann::ordered_json& value);
+QString valueText(const ConfigValue& value);
 
 /// Finds one parameter's value in configs fast: the configs of a session share their key
 /// order, so the position where the last config had it is tried before a search.
@@ -86,7 +86,7 @@ public:
     explicit ParameterLookup(std::string name)
         : m_name(std::move(name)) {}
     /// The value, or null when the config lacks the parameter.
-    const nlohmann::ordered_json* find(const ConfigValues& config);
+    const ConfigValue* find(const ConfigValues& config);
 
 private:
     std::string m_name;
@@ -98,7 +98,7 @@ private:
 /// without making any text.
 class ValueIndex {
 public:
-    int indexOf(const nlohmann::ordered_json& value);
+    int indexOf(const ConfigValue& value);
     /// Display texts by index.
     const QStringList& texts() const { return m_texts; }
 

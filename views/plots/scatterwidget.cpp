@@ -1,6 +1,7 @@
 #include "plots/scatterwidget.h"
 
 #include "common/format.h"
+#include "model/configjson.h"
 #include "plots/plotstyle.h"
 
 #include <qcustomplot.h>
@@ -350,12 +351,10 @@ void ScatterWidget::placeSelection() {
     m_selectionGraph->data()->clear();
     if (m_selectedConfig.empty() || !m_results)
         return;
-    ConfigValues target;
-    try {
-        target = ConfigValues::parse(m_selectedConfig);
-    } catch (const std::exception&) {
+    const std::optional<ConfigValues> parsed = parseConfigJson(m_selectedConfig);
+    if (!parsed)
         return;
-    }
+    const ConfigValues& target = *parsed;
     // Searched among all results, not only the drawn points: a thinned-out config still gets its ring.
     for (const ResultRecord& result : *m_results) {
         if (!result.ok() || result.config != target)

@@ -6,6 +6,8 @@
 #include "spec/t1common.h"
 #include "spec/tuningproblem.h"
 
+#include <nlohmann/json.hpp>
+
 #include <QDialogButtonBox>
 #include <QFormLayout>
 #include <QHBoxLayout>

@@ -3,6 +3,7 @@
 #include "base/error.h"
 #include "common/format.h"
 #include "exchange/configcodec.h"
+#include "model/configjson.h"
 #include "plots/quantity.h"
 #include "problem/conditionmodel.h"
 #include "problem/expressionedit.h"
@@ -369,9 +370,9 @@ void ProblemPanel::showLaunchOf(const QString& configJson) {
     QString text;
     if (problem && !configJson.isEmpty()) {
         try {
-            const auto values = nlohmann::ordered_json::parse(configJson.toStdString());
+            const std::optional<ConfigValues> values = parseConfigJson(configJson.toStdString());
             const std::size_t shape = static_cast<std::size_t>(std::max(0, m_document->shapeIndex()));
-            if (const std::optional<Config> config = configFromValues(*problem, values)) {
+            if (const std::optional<Config> config = values ? configFromValues(*problem, *values) : std::nullopt) {
                 const GeometryPlanner planner(*problem, shape);
                 const LaunchGeometry g = planner.plan(*config);
                 const auto dims = [](const std::array<std::int64_t, 3>& d) {

@@ -482,10 +482,10 @@ void ConfigDetailsPanel::render() {
     QString html;
     // The config as a form, a parameter a row: "BLOCK_M=256 BLOCK_N=64 ..." wraps badly when narrow.
     QString configRows;
-    for (const auto& [name, value] : r.config.items())
+    for (const auto& [name, value] : r.config)
         configRows +=
             QStringLiteral("<tr><td style='padding-right:12px; white-space:nowrap'>%1</td><td><b>%2</b></td></tr>")
-                .arg(esc(qs(name)), esc(qs(value.is_string() ? value.get<std::string>() : value.dump())));
+                .arg(esc(qs(name)), esc(qs(value.plain())));
     html += QStringLiteral("<h4>Config</h4><table>%1</table>").arg(configRows);
     html += QStringLiteral("<p><b>%1</b>%2</p>")
                 .arg(esc(qs(std::string(statusName(r.status())))),

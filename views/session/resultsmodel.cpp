@@ -228,13 +228,13 @@ std::optional<double> ResultsModel::numberAt(int row, int column) const {
     const auto& info = r->measurement.staticInfo;
     switch (col.kind) {
     case ColumnKind::Parameter: {
-        const auto it = r->config.find(col.name);
-        if (it == r->config.end())
+        const ConfigValue* it = r->config.find(col.name);
+        if (!it)
             return std::nullopt;
-        if (it->is_number())
-            return it->get<double>();
-        if (it->is_boolean())
-            return it->get<bool>() ? 1.0 : 0.0;
+        if (it->isNumber())
+            return it->asNumber();
+        if (it->isBool())
+            return it->asBool() ? 1.0 : 0.0;
         return std::nullopt;
     }
     case ColumnKind::Status:
@@ -281,8 +281,8 @@ QString ResultsModel::textAt(int row, int column) const {
     const Column& col = m_columns[static_cast<std::size_t>(column)];
     switch (col.kind) {
     case ColumnKind::Parameter: {
-        const auto it = r->config.find(col.name);
-        return it == r->config.end() ? QString() : valueText(*it);
+        const ConfigValue* it = r->config.find(col.name);
+        return !it ? QString() : valueText(*it);
     }
     case ColumnKind::Status:
         return qs(std::string(statusName(r->status())));
@@ -304,9 +304,9 @@ QString ResultsModel::csvAt(int row, int column) const {
         return qs(r->measurement.message);
     if (col.kind == ColumnKind::Status || col.kind == ColumnKind::Parameter) {
         if (col.kind == ColumnKind::Parameter) {
-            const auto it = r->config.find(col.name);
-            if (it != r->config.end() && it->is_number_float())
-                return QString::number(it->get<double>(), 'g', 17);
+            const ConfigValue* it = r->config.find(col.name);
+            if (it && it->isFloat())
+                return QString::number(it->asNumber(), 'g', 17);
         }
         return textAt(row, column);
     }

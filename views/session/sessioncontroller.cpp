@@ -12,6 +12,8 @@
 #include "store/resultstore.h"
 #include "tuner/backendspec.h"
 
+#include <nlohmann/json.hpp>
+
 #include <QFileInfo>
 #include <QTimer>
 
@@ -86,8 +88,8 @@ std::vector<std::string> parameterNamesOf(const SessionData& data) {
         return data.info.parameters;
     std::vector<std::string> names;
     if (!data.results.empty())
-        for (auto it = data.results.front().config.begin(); it != data.results.front().config.end(); ++it)
-            names.push_back(it.key());
+        for (const auto& [name, value] : data.results.front().config)
+            names.push_back(name);
     return names;
 }
 

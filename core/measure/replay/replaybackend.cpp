@@ -5,6 +5,8 @@
 #include "exchange/exchange.h"
 #include "spec/tuningproblem.h"
 
+#include <nlohmann/json.hpp>
+
 #include <algorithm>
 #include <cstdio>
 #include <thread>
