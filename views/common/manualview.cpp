@@ -67,12 +67,12 @@ public:
     using QTextBrowser::QTextBrowser;
 
     QVariant loadResource(int type, const QUrl& name) override {
-        QVariant data = QTextBrowser::loadResource(type, name);
-        if (type != QTextDocument::ImageResource || data.typeId() != QMetaType::QByteArray)
-            return data;
+        QVariant loaded = QTextBrowser::loadResource(type, name);
+        if (type != QTextDocument::ImageResource || loaded.typeId() != QMetaType::QByteArray)
+            return loaded;
         QImage image;
-        if (!image.loadFromData(data.toByteArray()))
-            return data;
+        if (!image.loadFromData(loaded.toByteArray()))
+            return loaded;
         const int width = std::max(320, viewport()->width() - 2 * static_cast<int>(document()->documentMargin()) - 8);
         if (image.width() > width)
             image = image.scaledToWidth(width, Qt::SmoothTransformation);
@@ -187,8 +187,7 @@ QList<QUrl> ManualView::pages() {
 
 QString ManualView::pageTitle(const QUrl& page) {
     const QString text = readPage(page);
-    static const QRegularExpression heading(QStringLiteral(R"(^# +(.+?)\s*$)"),
-                                            QRegularExpression::MultilineOption);
+    static const QRegularExpression heading(QStringLiteral(R"(^# +(.+?)\s*$)"), QRegularExpression::MultilineOption);
     if (const auto match = heading.match(text); match.hasMatch())
         return match.captured(1).remove(QLatin1Char('`'));
     return QFileInfo(page.path()).fileName();
@@ -260,6 +259,7 @@ void ManualView::followLink(const QUrl& link) {
 }
 
 void ManualView::pageChanged(const QUrl& url) {
+    shadeCodeBlocks();
     if (url.hasFragment())
         scrollToHeading(url.fragment());
     const QUrl page = withoutFragment(url);
@@ -272,6 +272,20 @@ void ManualView::pageChanged(const QUrl& url) {
         }
     }
     emit pageShown(url);
+}
+
+void ManualView::shadeCodeBlocks() {
+    // Qt's Markdown reader marks a fenced block but gives it no background; a code host shades it.
+    QTextDocument* document = m_browser->document();
+    const QColor shade = palette().color(QPalette::AlternateBase);
+    QTextBlockFormat format;
+    format.setBackground(shade);
+    for (QTextBlock block = document->begin(); block.isValid(); block = block.next()) {
+        if (!block.blockFormat().hasProperty(QTextFormat::BlockCodeFence))
+            continue;
+        QTextCursor cursor(block);
+        cursor.mergeBlockFormat(format);
+    }
 }
 
 void ManualView::scrollToHeading(const QString& anchor) {
@@ -338,8 +352,7 @@ QAction* ManualView::addMenuAction(QMenu* menu, QWidget* window) {
 }
 
 ManualView* ManualView::of(QWidget* window) {
-    return window ? window->findChild<ManualView*>(QStringLiteral("manualView"), Qt::FindDirectChildrenOnly)
-                  : nullptr;
+    return window ? window->findChild<ManualView*>(QStringLiteral("manualView"), Qt::FindDirectChildrenOnly) : nullptr;
 }
 
 } // namespace tilescope::views

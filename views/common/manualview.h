@@ -62,6 +62,7 @@ private:
     void followLink(const QUrl& link);
     void pageChanged(const QUrl& url);
     void scrollToHeading(const QString& anchor);
+    void shadeCodeBlocks();
     void fillPageList();
 
     QTreeWidget* m_pages = nullptr;
