@@ -5,6 +5,7 @@
 #include "common/errorbanner.h"
 #include "common/examples.h"
 #include "common/format.h"
+#include "common/manualview.h"
 #include "compare/compareview.h"
 #include "crossgpu/crossgpuview.h"
 #include "export/exportdialog.h"
@@ -508,6 +509,7 @@ void MainWindow::createActions() {
     m_viewMenu->addAction(tr("&Reset Layout"), this, &MainWindow::resetLayout);
 
     QMenu* help = m_menuBar->addMenu(tr("&Help"));
+    ManualView::addMenuAction(help, this);
     QAction* about = help->addAction(tr("&About Tilescope"), this, &MainWindow::showAbout);
     about->setMenuRole(QAction::AboutRole);
     QAction* aboutQt = help->addAction(tr("About &Qt"), qApp, &QApplication::aboutQt);

@@ -1,7 +1,8 @@
 // Benchmark of the compile service on kernels/sgemm: configs compiled per second by one thread
 // and by the pool (one thread per hardware thread), then the same configs again, served from
-// the on-disk cache. Prints the figures for README; exits 1 when the cache misses its bar
-// (at least 99 % hits and 50x faster than the pool).
+// the on-disk cache. Prints the figures for the manual's performance reports
+// (resources/docs/performance.md); exits 1 when the cache misses its bar (at least 99 % hits and
+// 50x faster than the pool).
 //
 //   bench_compile [CONFIGS=32] [ARCH=sm_90] [THREADS=hardware threads]
 
