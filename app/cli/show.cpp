@@ -10,6 +10,7 @@
 #include "exchange/exchange.h"
 #include "measure/metricnames.h"
 #include "store/resultstore.h"
+#include "tuner/sessionreport.h"
 
 #include <nlohmann/json.hpp>
 

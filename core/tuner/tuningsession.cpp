@@ -388,10 +388,10 @@ struct TuningSession::Run {
             analyzer = std::make_unique<StaticAnalyzer>(pr, options.shapeIndex);
             // Before any GPU time: parameters whose values never reach the code.
             if (options.checkInertParameters && self.m_events.warning && space.size() > 0) {
-                const std::vector<std::uint64_t> bases = space.sample(std::min<std::uint64_t>(8, space.size()),
-                                                                      options.seed);
-                if (std::optional<LaunchWarning> w = inertWarning(
-                        pr, findInertParameters(*analyzer, space, *self.m_compiler, arch, bases)))
+                const std::vector<std::uint64_t> bases =
+                    space.sample(std::min<std::uint64_t>(8, space.size()), options.seed);
+                if (std::optional<LaunchWarning> w =
+                        inertWarning(pr, findInertParameters(*analyzer, space, *self.m_compiler, arch, bases)))
                     self.m_events.warning(*w);
             }
         }
