@@ -11,6 +11,7 @@
 
 namespace tilescope::views {
 
+/// The selected config and the views that pick and follow it.
 class ConfigSelection : public QObject {
     Q_OBJECT
 public:

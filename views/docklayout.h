@@ -19,6 +19,7 @@ class QWidget;
 
 namespace tilescope::views {
 
+/// Makes, places, sizes and keeps the window's docks; see the top of this file.
 class DockLayout : public QObject {
     Q_OBJECT
 public:

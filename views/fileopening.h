@@ -30,6 +30,7 @@ bool isRecordingFile(const QString& path);
 /// Whether `path` is a Tilescope database.
 bool isDatabaseFile(const QString& path);
 
+/// Opens, saves and remembers the window's files; see the top of this file.
 class FileOpening : public QObject {
     Q_OBJECT
 public:

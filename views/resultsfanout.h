@@ -30,6 +30,7 @@ class ResultsView;
 class ScatterWidget;
 class SessionController;
 
+/// Hands each snapshot to the views and says what the results are; see the top of this file.
 class ResultsFanOut : public QObject {
     Q_OBJECT
 public:

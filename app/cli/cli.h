@@ -4,7 +4,6 @@
 // registers itself on the CLI11 app; main.cpp wires them together and maps errors to exit codes.
 
 #include "base/textformat.h"
-#include "exchange/cachecheck.h"
 #include "expr/expr.h"
 #include "store/resultstore.h"
 

@@ -21,6 +21,12 @@ std::string formatDuration(double seconds) {
     return buf;
 }
 
+std::string formatDouble(const char* format, double value) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, format, value);
+    return buf;
+}
+
 std::string formatCount(double n) {
     if (!(n < 1e18)) { // huge raw sizes: scientific
         char buf[32];

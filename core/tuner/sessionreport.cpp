@@ -8,16 +8,6 @@
 
 namespace tilescope {
 
-namespace {
-
-std::string fmt(const char* format, double v) {
-    char buf[64];
-    std::snprintf(buf, sizeof buf, format, v);
-    return buf;
-}
-
-} // namespace
-
 std::string statusSummary(const StatusCounts& counts) {
     std::string text;
     for (const ResultStatus s : kAllStatuses)
@@ -27,12 +17,12 @@ std::string statusSummary(const StatusCounts& counts) {
 }
 
 std::string bestResultText(const ResultRecord& best, const std::string& objectiveName) {
-    std::string text = fmt("%.4g ms", best.timeMs());
+    std::string text = formatDouble("%.4g ms", best.timeMs());
     if (best.measurement.time.hasInterval())
-        text += " (95 %: " + fmt("%.4g", best.measurement.time.ciLowMs) + "-" +
-                fmt("%.4g", best.measurement.time.ciHighMs) + ")";
+        text += " (95 %: " + formatDouble("%.4g", best.measurement.time.ciLowMs) + "-" +
+                formatDouble("%.4g", best.measurement.time.ciHighMs) + ")";
     if (best.objective)
-        text += "  " + fmt("%.4g", *best.objective) + " " + objectiveName;
+        text += "  " + formatDouble("%.4g", *best.objective) + " " + objectiveName;
     return text;
 }
 

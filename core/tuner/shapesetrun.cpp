@@ -1,6 +1,7 @@
 #include "tuner/shapesetrun.h"
 
 #include "base/error.h"
+#include "base/textformat.h"
 #include "exchange/configcodec.h"
 #include "shapes/dispatchtable.h"
 #include "space/configspace.h"
@@ -9,7 +10,6 @@
 
 #include <algorithm>
 #include <charconv>
-#include <cstdio>
 #include <map>
 #include <set>
 #include <utility>
@@ -168,11 +168,10 @@ ShapeSetResult runShapeSet(const TuningProblem& problem, ResultStore& store, con
         say("Shape set: " + std::to_string(matrix.shapes.size()) + " shapes in " + options.database);
         for (std::size_t s = 0; s < matrix.shapes.size(); ++s)
             say("  " + matrix.shapeLabel(s) + "  " + regimes[s].verdict);
-        char worst[32];
-        std::snprintf(worst, sizeof worst, "%.2f %%", 100 * table.worstRegret);
         say("  table       " + std::to_string(table.entries.size()) +
-            " configs run every shape within 3 % of its best (worst " + worst + "); `tilescope-cli table " +
-            options.database + "` for other bounds, a C++ header or a Triton module");
+            " configs run every shape within 3 % of its best (worst " +
+            formatDouble("%.2f %%", 100 * table.worstRegret) + "); `tilescope-cli table " + options.database +
+            "` for other bounds, a C++ header or a Triton module");
     } catch (const InputError& e) {
         say("Shape set: " + std::to_string(options.shapes.size()) + " shapes in " + options.database +
             " (no table: " + e.message() + ")");

@@ -28,6 +28,7 @@ class TuningProblem;
 std::vector<std::size_t> parseShapeList(std::string_view text, std::size_t shapeCount,
                                         const std::string& field = "--shapes");
 
+/// Which shapes a set tunes, and how each starts from the others.
 struct ShapeSetOptions {
     std::vector<std::size_t> shapes; ///< in the order they are tuned
     std::size_t seedTop = 3;         ///< winners of each shape tuned before that start a shape's search
@@ -39,6 +40,7 @@ struct ShapeSetOptions {
 /// TuningSession::run throws).
 using SessionRunner = std::function<SessionSummary(const SessionOptions&)>;
 
+/// How a shape set ended.
 struct ShapeSetResult {
     bool cancelled = false;             ///< a session was cancelled: the set stopped there
     std::vector<std::int64_t> sessions; ///< the sessions this run stored, in the order they ran

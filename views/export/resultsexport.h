@@ -21,6 +21,7 @@ class ExportDialog;
 class FileOpening;
 class SessionController;
 
+/// The export dialog and the plot exports of a window.
 class ResultsExport : public QObject {
     Q_OBJECT
 public:
