@@ -9,7 +9,12 @@
 // scatter point, table row, cross-GPU row) is selected in all and shown in Details. File menu
 // with recent problems and recordings, drag and drop of both, export of results and plots;
 // errors while opening show in a banner under the menu bar.
+//
+// The window assembles the parts that do those jobs: FileOpening (files in), DockLayout (the docks
+// and their arrangement), ResultsFanOut (a snapshot to every view), ConfigSelection (one config
+// for every view) and ResultsExport (files out).
 
+#include "docklayout.h"
 #include "problem/problemdocument.h"
 #include "session/sessiontypes.h"
 
@@ -20,23 +25,25 @@
 class QAction;
 class QDockWidget;
 class QLabel;
-class QMenu;
 class QMenuBar;
 class QProgressBar;
-class QStackedWidget;
 
 namespace tilescope::views {
 
 class ConfigDetailsPanel;
+class ConfigSelection;
 class CrossGpuView;
 class ShapesView;
 class CompareView;
 class ErrorBanner;
 class ExportDialog;
+class FileOpening;
 class HeatmapWidget;
 class CompileCheckPanel;
 class KernelSourcePanel;
 class ProblemPanel;
+class ResultsExport;
+class ResultsFanOut;
 class ResultsView;
 class RunPanel;
 class ScatterWidget;
@@ -59,7 +66,7 @@ public:
 
     /// The dynamic property of each main panel's dock holding its readable minimum width in pixels:
     /// narrower, its values would wrap or be cut. The window keeps each dock at least this wide.
-    static constexpr const char* kReadableWidthProperty = "readableMinimumWidth";
+    static constexpr const char* kReadableWidthProperty = DockLayout::kReadableWidthProperty;
 
     explicit MainWindow(QWidget* parent = nullptr);
     explicit MainWindow(Options options, QWidget* parent = nullptr);
@@ -78,7 +85,7 @@ public:
     /// the recording. False (with the error in the banner) when they cannot be written.
     bool openDemo(const QString& folder);
     /// The results on screen are the embedded demo recording's.
-    bool isDemo() const { return m_demo; }
+    bool isDemo() const;
 
     /// Saves the current problem under another name and opens that file; reports errors in a dialog
     /// (or, with `error` given, only there).
@@ -92,7 +99,7 @@ public:
     /// Selects a config (compact JSON) in the heatmap, the scatter plot, the results table and
     /// the cross-GPU table, and shows it in Details; "" clears.
     void selectConfig(const QString& configJson);
-    QString selectedConfig() const { return m_selectedConfig; }
+    QString selectedConfig() const;
 
     /// Opens the export dialog (not modal) on the current results and returns it.
     ExportDialog* showExportDialog();
@@ -108,7 +115,7 @@ public:
     /// The heatmap shows results (a grid with at least one measured cell).
     bool hasResultsShown() const;
     /// The results on screen (never null).
-    ResultsSnapshot results() const { return m_results; }
+    ResultsSnapshot results() const;
     /// The launch warnings of the open problem at its shape (analysis/launchcheck.h), "POINTER: message".
     QStringList launchWarnings() const { return m_launchWarnings; }
 
@@ -151,46 +158,19 @@ protected:
     void dropEvent(QDropEvent* event) override;
 
 private:
-    QDockWidget* addDock(const QString& title, const QString& objectName, QWidget* widget);
     void createDocks();
-    void updateDockTitleBars();
     void createActions();
-    void openDialog();
-    void openRecordingDialog();
-    /// Asks for the T1 problem of the recording shown, starting in the recording's folder.
-    void openProblemForRecording();
-    void saveAsDialog();
-    void exportPlotDialog(QWidget* plot, const QString& name);
     void showAbout();
-    void rebuildRecentMenu();
-    void addRecentFile(const QString& path);
     void onProblemChanged();
     void onProblemEdited();
-    /// With unsaved edits, asks whether to save them; false when the user cancels.
-    bool keepChangesSafe();
-    void onLoadFailed(const ProblemError& error);
     void onBusyChanged(bool busy);
     void onSpaceReady(const std::shared_ptr<const SpaceResult>& result);
-    void onSnapshot(ResultsSnapshot results);
     void onRecordingLoaded(const QString& description);
     void onSessionStarted(const QString& description);
     void onSessionFailed(const QString& message);
     void onRunningChanged(bool running);
     void onHeatmapGridChanged();
-    void matchShapeToSession();
-    void updateDetailsContext();
-    void updateResultsHeader();
     void requestSpace();
-    void resetLayout();
-    void applyDefaultDockSizes();
-    void saveLayout() const;
-    void restoreLayout();
-    /// The settings group the layout is kept in: one per available screen size.
-    QString layoutSettingsGroup() const;
-    QRect availableScreenArea() const;
-    /// Shrinks the window to the screen's available area when it is larger.
-    void fitToScreen();
-    void updateTitle();
     void followPalette();
     void followScreen();
 
@@ -198,6 +178,11 @@ private:
     ProblemDocument* m_document;
     SpaceController* m_controller;
     SessionController* m_session;
+    DockLayout* m_layout;
+    ConfigSelection* m_selection;
+    FileOpening* m_files = nullptr;
+    ResultsFanOut* m_shown = nullptr;
+    ResultsExport* m_export = nullptr;
 
     // Panels
     ProblemPanel* m_problemPanel = nullptr;
@@ -210,12 +195,7 @@ private:
     CrossGpuView* m_crossGpu = nullptr;
     ShapesView* m_shapes = nullptr;
     CompareView* m_compare = nullptr;
-    QString compareLabel() const; // the results on screen, for the Compare panel: "NVIDIA H200 (sgemm.db)"
     KernelSourcePanel* m_sourcePanel = nullptr;
-    QStackedWidget* m_heatmapStack = nullptr;
-    QStackedWidget* m_scatterStack = nullptr;
-    QLabel* m_heatmapEmpty = nullptr;
-    QLabel* m_resultsHeader = nullptr;
     ErrorBanner* m_errorBanner = nullptr;
     QMenuBar* m_menuBar = nullptr;
 
@@ -235,31 +215,11 @@ private:
     QDockWidget* m_detailsDock = nullptr;
 
     // Menus and status
-    QMenu* m_recentMenu = nullptr;
-    QMenu* m_viewMenu = nullptr;
-    QAction* m_saveAsAction = nullptr;
-    QAction* m_saveAction = nullptr;
     QAction* m_runAction = nullptr;
     QAction* m_cancelAction = nullptr;
     QProgressBar* m_busyBar = nullptr;
     QLabel* m_spaceStatus = nullptr;
-    QLabel* m_sessionStatus = nullptr;
-    ExportDialog* m_exportDialog = nullptr;
-
-    // State
-    ResultsSnapshot m_results;
-    std::vector<std::string> m_resultParameters; // of the results on screen: a change re-picks the heatmap's axes
-    QString m_recordingPath;                     // the recording on screen ("" none, or the results of a run)
-    QString m_pendingRecording;                  // being read
-    QString m_selectedConfig;
-    bool m_selecting = false; // selectConfig() is spreading a selection: ignore the echoes
-    bool m_demo = false;
-    bool m_demoPending = false;
     QStringList m_launchWarnings; // last shown, to say them once
-    QByteArray m_defaultState;    // the layout as built, for View > Reset Layout
-    QStringList m_recentFiles;
-    bool m_layoutRestored = false; // a saved layout was applied: keep its dock sizes
-    bool m_shownOnce = false;
 };
 
 } // namespace tilescope::views

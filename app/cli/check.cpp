@@ -5,15 +5,12 @@
 #include "base/error.h"
 #include "exchange/cachecheck.h"
 #include "exchange/exchange.h"
-#include "measure/cuda/cudabackend.h"
-#include "space/configspace.h"
 #include "spec/tuningproblem.h"
+#include "tuner/cacherefresh.h"
 
 #include <algorithm>
 #include <cstdio>
-#include <fstream>
 #include <memory>
-#include <sstream>
 
 namespace tilescope::cli {
 
@@ -28,38 +25,6 @@ struct CheckOptions {
     bool here = false;
 };
 
-} // namespace
-
-// The device of this machine, from a worker's hello (the CLI never opens a CUDA context itself).
-CacheTarget thisMachine(const TuningProblem& problem) {
-    CudaBackendOptions options;
-    options.metrics.clear();
-    options.note = [](const std::string& text) { std::fprintf(stderr, "note: %s\n", text.c_str()); };
-    CudaBackend backend(options);
-    const ConfigSpace space = ConfigSpace::build(problem, 0);
-    backend.open(problem, 0, space); // throws InputError without a usable GPU
-    const std::vector<worker::DeviceInfo> devices = backend.devices();
-    backend.close();
-    CacheTarget target;
-    if (!devices.empty()) {
-        target.deviceName = devices.front().name;
-        target.arch = devices.front().arch;
-        target.driverVersion = devices.front().driverVersion;
-    }
-    return target;
-}
-
-std::vector<BestConfig> readBestConfigs(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in)
-        throw InputError(path, "", "cannot read the file");
-    std::ostringstream text;
-    text << in.rdbuf();
-    return parseTunedConfigs(text.str(), path);
-}
-
-namespace {
-
 int runCheck(const CheckOptions& opt) {
     const std::vector<BestConfig> cache = readBestConfigs(opt.cache);
 
@@ -73,7 +38,7 @@ int runCheck(const CheckOptions& opt) {
     if (opt.here) {
         if (problems.empty())
             throw InputError("", "--here", "--here needs a --problem (a worker opens it to meet the GPU)");
-        target = thisMachine(*problems.front());
+        target = thisMachine(*problems.front(), stderrNotes());
     }
     if (!opt.device.empty())
         target.deviceName = opt.device;

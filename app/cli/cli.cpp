@@ -106,22 +106,6 @@ std::string TextTable::render(int indent) const {
     return out;
 }
 
-std::string formatDuration(double seconds) {
-    char buf[64];
-    if (seconds < 1e-3)
-        std::snprintf(buf, sizeof buf, "%.0f us", seconds * 1e6);
-    else if (seconds < 1)
-        std::snprintf(buf, sizeof buf, "%.3g ms", seconds * 1e3);
-    else if (seconds < 60)
-        std::snprintf(buf, sizeof buf, "%.1f s", seconds);
-    else if (seconds < 3600)
-        std::snprintf(buf, sizeof buf, "%d min %02d s", static_cast<int>(seconds / 60), static_cast<int>(seconds) % 60);
-    else
-        std::snprintf(buf, sizeof buf, "%d h %02d min", static_cast<int>(seconds / 3600),
-                      static_cast<int>(seconds / 60) % 60);
-    return buf;
-}
-
 namespace {
 
 // The number's text without one leading '+' (which CLI11's conversion accepts too).
@@ -211,12 +195,10 @@ std::string plainValue(const expr::Value& value) {
     return value.kind == expr::Kind::Str ? *value.s : expr::repr(value);
 }
 
-std::string statusSummary(const StatusCounts& counts) {
-    std::string text;
-    for (const ResultStatus s : kAllStatuses)
-        if (counts.of(s) > 0)
-            text += (text.empty() ? "" : ", ") + std::string(statusName(s)) + " " + formatCount(double(counts.of(s)));
-    return text.empty() ? "none" : text;
+std::function<void(const std::string&)> stderrNotes(std::string who) {
+    return [who = std::move(who)](const std::string& text) {
+        std::fprintf(stderr, "%snote: %s\n", who.c_str(), text.c_str());
+    };
 }
 
 void checkShape(const TuningProblem& problem, std::size_t shape) {
@@ -244,23 +226,6 @@ std::size_t printLaunchWarnings(const TuningProblem& problem, std::size_t shape,
     for (const LaunchWarning& w : warnings)
         std::fprintf(stderr, "warning: %s: %s: %s\n", path.c_str(), w.location.c_str(), w.message.c_str());
     return warnings.size();
-}
-
-std::string formatCount(double n) {
-    if (!(n < 1e18)) { // huge raw sizes: scientific
-        char buf[32];
-        std::snprintf(buf, sizeof buf, "%.3g", n);
-        return buf;
-    }
-    std::string digits = std::to_string(static_cast<unsigned long long>(std::llround(n)));
-    std::string out;
-    const int lead = static_cast<int>(digits.size()) % 3;
-    for (std::size_t i = 0; i < digits.size(); ++i) {
-        if (i > 0 && (static_cast<int>(i) - lead) % 3 == 0)
-            out += ',';
-        out += digits[i];
-    }
-    return out;
 }
 
 } // namespace tilescope::cli

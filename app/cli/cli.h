@@ -3,7 +3,7 @@
 // Shared pieces of tilescope-cli's subcommands. Each subcommand lives in its own file and
 // registers itself on the CLI11 app; main.cpp wires them together and maps errors to exit codes.
 
-#include "exchange/cachecheck.h"
+#include "base/textformat.h"
 #include "expr/expr.h"
 #include "store/resultstore.h"
 
@@ -40,12 +40,6 @@ void registerAnalyze(CLI::App& app);
 void registerTune(CLI::App& app);
 /// `tilescope-cli show ...`
 void registerShow(CLI::App& app);
-/// This machine's GPU (device 0) as a cache is checked against: asked through a worker that opens
-/// `problem` at its first shape. Throws InputError without a usable GPU.
-CacheTarget thisMachine(const TuningProblem& problem);
-/// Tuned configs to check: a JSON cache (export --format json), or a C++ header or Triton export by
-/// their metadata line. Throws InputError.
-std::vector<BestConfig> readBestConfigs(const std::string& path);
 /// `check`: whether a JSON cache of tuned configs still holds on a machine and for its problems.
 void registerCheck(CLI::App& app);
 /// `tilescope-cli export ...`
@@ -104,20 +98,17 @@ CLI::Validator positiveNumber();
 /// A fraction of the space: a number greater than 0 and at most 1.
 CLI::Validator fractionOfSpace();
 
-/// Formats a duration for people: "850 ms", "12.3 s", "4 min 05 s".
-std::string formatDuration(double seconds);
-/// Formats a count with thousands separators: 27,680,640,625.
-std::string formatCount(double n);
 /// Prints the launch warnings of `problem` at `shape` (analysis/launchcheck.h) to stderr, one
 /// "warning: FILE: POINTER: ..." each; returns how many.
 std::size_t printLaunchWarnings(const TuningProblem& problem, std::size_t shape, const ConfigSpace& space,
                                 const std::string& path);
+/// Notes for the user (a backend's, the engine's) as "note: ..." lines on stderr, after `who` ("" or
+/// "rank 2: ").
+std::function<void(const std::string&)> stderrNotes(std::string who = {});
 /// "a, b,c" -> {"a", "b", "c"}: comma-separated items, trimmed, empty ones dropped.
 std::vector<std::string> splitList(const std::string& text);
 /// A parameter value for people: a string without quotes, anything else as Python writes it.
 std::string plainValue(const expr::Value& value);
-/// "ok 12, compile_error 3" (or "none"): a session's results per status.
-std::string statusSummary(const StatusCounts& counts);
 /// Throws InputError (--shape) unless the problem has shape `shape`.
 void checkShape(const TuningProblem& problem, std::size_t shape);
 /// The positional PROBLEM of the commands that read one.

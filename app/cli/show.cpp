@@ -12,6 +12,7 @@
 #include "exchange/exchange.h"
 #include "measure/metricnames.h"
 #include "store/resultstore.h"
+#include "tuner/sessionreport.h"
 
 #include <nlohmann/json.hpp>
 
@@ -33,12 +34,6 @@ struct ShowOptions {
     CLI::Option* sessionOption = nullptr;
     CLI::Option* topOption = nullptr;
 };
-
-std::string fmt(const char* format, double v) {
-    char buf[64];
-    std::snprintf(buf, sizeof buf, format, v);
-    return buf;
-}
 
 using Json = nlohmann::ordered_json;
 
@@ -245,24 +240,25 @@ int runShow(const ShowOptions& opt) {
             row.push_back(!it ? "" : it->plain());
         }
         row.push_back(std::string(statusName(m.status)));
-        row.push_back(timed ? fmt("%.4g", m.time.medianMs) : "");
-        row.push_back(timed && m.time.samples > 1 ? fmt("%.2g", m.time.stdevMs) : "");
+        row.push_back(timed ? formatDouble("%.4g", m.time.medianMs) : "");
+        row.push_back(timed && m.time.samples > 1 ? formatDouble("%.2g", m.time.stdevMs) : "");
         if (withIntervals) {
             const bool has = intervalOf[i] != SIZE_MAX;
-            row.push_back(has ? fmt("%.4g", m.time.ciLowMs) + "-" + fmt("%.4g", m.time.ciHighMs) : "");
+            row.push_back(has ? formatDouble("%.4g", m.time.ciLowMs) + "-" + formatDouble("%.4g", m.time.ciHighMs)
+                              : "");
             row.push_back(has && i > 0 && tied[intervalOf[i]] ? "yes" : "");
         }
         if (!s.objectiveName.empty())
-            row.push_back(r.objective ? fmt("%.2f", *r.objective) : "");
+            row.push_back(r.objective ? formatDouble("%.2f", *r.objective) : "");
         row.push_back(m.staticInfo && m.staticInfo->registers >= 0 ? std::to_string(m.staticInfo->registers) : "");
         row.push_back(m.staticInfo && m.staticInfo->spills()
                           ? std::to_string(m.staticInfo->spillStores) + "/" + std::to_string(m.staticInfo->spillLoads)
                           : (m.staticInfo ? "0" : ""));
-        row.push_back(r.occupancy ? fmt("%.0f %%", *r.occupancy) : "");
+        row.push_back(r.occupancy ? formatDouble("%.0f %%", *r.occupancy) : "");
         for (const std::string& name : metricNames) {
             const auto it = std::find_if(m.metrics.begin(), m.metrics.end(),
                                          [&](const Metric& metric) { return metric.name == name; });
-            row.push_back(it == m.metrics.end() ? "" : fmt("%.4g", it->value));
+            row.push_back(it == m.metrics.end() ? "" : formatDouble("%.4g", it->value));
         }
         table.addRow(row);
     }

@@ -2,6 +2,7 @@
 
 #include "analysis/regime.h"
 #include "base/error.h"
+#include "base/textformat.h"
 #include "measure/cuda/launchplan.h"
 #include "spec/tuningproblem.h"
 
@@ -16,15 +17,9 @@ namespace tilescope {
 
 namespace {
 
-std::string fmt(const char* format, double value) {
-    char buf[64];
-    std::snprintf(buf, sizeof buf, format, value);
-    return buf;
-}
-
 // 4200 -> "4,200".
 std::string grouped(double value) {
-    std::string digits = fmt("%.0f", value);
+    std::string digits = formatDouble("%.0f", value);
     std::string out;
     const std::size_t start = !digits.empty() && digits[0] == '-' ? 1 : 0;
     for (std::size_t i = 0; i < digits.size(); ++i) {
@@ -36,7 +31,7 @@ std::string grouped(double value) {
 }
 
 std::string msText(double ms) {
-    return fmt("%.4g ms", ms);
+    return formatDouble("%.4g ms", ms);
 }
 
 std::string bytesText(double bytes) {
@@ -46,7 +41,7 @@ std::string bytesText(double bytes) {
         bytes /= 1024;
         ++unit;
     }
-    return fmt("%.4g ", bytes) + kUnits[unit];
+    return formatDouble("%.4g ", bytes) + kUnits[unit];
 }
 
 // The identifiers of an expression's text: a cheap, conservative test of what it names.
@@ -264,7 +259,7 @@ std::optional<TimeFloor> PlausibilityCheck::floor(const ConfigValues& config) co
                                  (d.bandwidth.gbps > 0 && r.bandwidthGBps == d.bandwidth.gbps
                                       ? d.bandwidth.source
                                       : grouped(r.bandwidthGBps) + " GB/s")
-                           : "half the problem's roofline: " + fmt("%.4g", r.flops) +
+                           : "half the problem's roofline: " + formatDouble("%.4g", r.flops) +
                                  " operations (Tilescope.Roofline Flops) at the " + r.compute + " peak of " +
                                  grouped(r.peakTflops) + " TFLOP/s";
             best = f;

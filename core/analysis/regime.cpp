@@ -1,5 +1,6 @@
 #include "analysis/regime.h"
 
+#include "base/textformat.h"
 #include "expr/expr.h"
 #include "spec/tuningproblem.h"
 
@@ -13,14 +14,8 @@ namespace tilescope {
 
 namespace {
 
-std::string fmt(const char* format, double value) {
-    char buf[64];
-    std::snprintf(buf, sizeof buf, format, value);
-    return buf;
-}
-
 std::string percent(double fraction) {
-    return fmt(fraction >= 0.1 ? "%.0f %%" : "%.1f %%", 100 * fraction);
+    return formatDouble(fraction >= 0.1 ? "%.0f %%" : "%.1f %%", 100 * fraction);
 }
 
 bool endsWith(std::string_view s, std::string_view tail) {
@@ -198,8 +193,8 @@ Roofline rooflineOf(const TuningProblem& problem, std::size_t shapeIndex, const 
 std::string regimeVerdict(const ShapeSpread& spread, const Roofline& roofline) {
     std::string out;
     const auto fraction = roofline.fraction(spread.bestMs);
-    const std::string bandwidth = fmt("%.0f GB/s", roofline.bandwidthGBps);
-    const std::string peak = roofline.compute + " peak (" + fmt("%.0f TFLOP/s", roofline.peakTflops) + ")";
+    const std::string bandwidth = formatDouble("%.0f GB/s", roofline.bandwidthGBps);
+    const std::string peak = roofline.compute + " peak (" + formatDouble("%.0f TFLOP/s", roofline.peakTflops) + ")";
     switch (roofline.bound()) {
     case Roofline::Bound::Memory:
         out = "memory-bound: the best runs at " + percent(*fraction) + " of the copy bandwidth (" + bandwidth + ")";
@@ -221,11 +216,12 @@ std::string regimeVerdict(const ShapeSpread& spread, const Roofline& roofline) {
     if (spread.flat)
         out += "flat: tuning does not help here, any of these " + std::to_string(spread.asGood) +
                " configs is as good (" + std::to_string(spread.asGood) + " of " + std::to_string(spread.configs) +
-               " within twice the noise, " + fmt("%.2f %%", 100 * spread.noise) +
-               ", of the best; the median config takes " + fmt("%.1f %%", 100 * spread.gainOverMedian) + " longer)";
+               " within twice the noise, " + formatDouble("%.2f %%", 100 * spread.noise) +
+               ", of the best; the median config takes " + formatDouble("%.1f %%", 100 * spread.gainOverMedian) +
+               " longer)";
     else
-        out += "the best gains " + fmt("%.1f %%", 100 * spread.gainOverMedian) + " over the median of " +
-               std::to_string(spread.configs) + " configs (noise " + fmt("%.2f %%", 100 * spread.noise) + ")";
+        out += "the best gains " + formatDouble("%.1f %%", 100 * spread.gainOverMedian) + " over the median of " +
+               std::to_string(spread.configs) + " configs (noise " + formatDouble("%.2f %%", 100 * spread.noise) + ")";
     return out;
 }
 
@@ -235,11 +231,11 @@ std::string earlyStopReason(const EarlyStop& rule, const ShapeSpread& spread, co
     if (rule.rooflineFraction > 0) {
         if (const auto f = roofline.fraction(spread.bestMs); f && *f >= rule.rooflineFraction)
             return "the best runs at " + percent(*f) + " of the roofline: further search can gain at most " +
-                   fmt("%.1f %%", 100 * (1 / *f - 1));
+                   formatDouble("%.1f %%", 100 * (1 / *f - 1));
     }
     if (rule.flatAfter > 0 && spread.configs >= rule.flatAfter && spread.flat)
         return "flat: " + std::to_string(spread.asGood) + " of " + std::to_string(spread.configs) +
-               " configs are within twice the noise (" + fmt("%.2f %%", 100 * spread.noise) +
+               " configs are within twice the noise (" + formatDouble("%.2f %%", 100 * spread.noise) +
                ") of the best, further search cannot pay";
     return {};
 }

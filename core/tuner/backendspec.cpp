@@ -1,6 +1,8 @@
 #include "tuner/backendspec.h"
 
 #include "base/error.h"
+#include "compile/compilecache.h"
+#include "measure/analysis/analysisbackend.h"
 
 #include <algorithm>
 #include <charconv>
@@ -128,6 +130,34 @@ std::vector<std::string> BackendSpec::launcher() const {
         words.insert(words.end(), {"-p", std::to_string(port)});
     words.push_back(host);
     return words;
+}
+
+std::unique_ptr<Backend> makeBackend(const BackendSpec& spec, BackendOptions options) {
+    switch (spec.kind) {
+    case BackendSpec::Kind::Replay:
+        return std::make_unique<ReplayBackend>(spec.recording, std::move(options.replay));
+    case BackendSpec::Kind::Cuda:
+        options.cuda.devices = spec.devices;
+        if (options.cuda.launcher.empty())
+            options.cuda.launcher = spec.launcher(); // ssh://: the GPUs of another machine
+        return std::make_unique<CudaBackend>(std::move(options.cuda));
+    case BackendSpec::Kind::Analysis:
+        return std::make_unique<AnalysisBackend>(spec.arch);
+    }
+    return nullptr;
+}
+
+std::unique_ptr<CompileService> makeCompileService(const BackendSpec& spec, unsigned jobs, bool useCache,
+                                                   const std::filesystem::path& cacheDirectory) {
+    if (!spec.compiles())
+        return nullptr;
+    std::shared_ptr<CompileCache> cache;
+    if (useCache) {
+        CompileCacheOptions cacheOptions;
+        cacheOptions.directory = cacheDirectory;
+        cache = std::make_shared<CompileCache>(cacheOptions);
+    }
+    return std::make_unique<CompileService>(CompileServiceOptions{jobs, cache});
 }
 
 std::vector<std::string> splitCommand(std::string_view text, const std::string& field) {

@@ -3,10 +3,15 @@
 // Where a session's measurements come from, as people and front ends name it: "replay:FILE"
 // (a recording), "cuda" or "cuda:0,1" (this machine's GPUs), "ssh://user@host/0,1" (GPUs of
 // another machine, through the user's own ssh), "analysis:sm_90" (compile for an arch, measure
-// nothing). Parsing and the label a session records; the front ends build the
-// backend from it (ReplayBackend, CudaBackend, AnalysisBackend).
+// nothing). Parsing, the label a session records, and the one place the CLI and the workbench
+// build the backend (ReplayBackend, CudaBackend, AnalysisBackend) and compile service from it.
+
+#include "compile/compileservice.h"
+#include "measure/cuda/cudabackend.h"
+#include "measure/replay/replaybackend.h"
 
 #include <filesystem>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -51,5 +56,23 @@ std::vector<int> parseDeviceList(std::string_view text, const std::string& field
 /// and double quotes group, a backslash escapes the next character. Throws InputError (location
 /// `field`) for an unterminated quote.
 std::vector<std::string> splitCommand(std::string_view text, const std::string& field = "--launcher");
+
+/// What the backends take beyond their spec: the CUDA backend's settings (its devices come from the
+/// spec, and so does its launcher unless one is set here) and the replay's pace.
+struct BackendOptions {
+    CudaBackendOptions cuda;
+    ReplayOptions replay;
+};
+
+/// The backend `spec` names: a ReplayBackend of its recording, a CudaBackend on its devices (through
+/// ssh for ssh://), or an AnalysisBackend for its arch. Throws InputError for a recording that
+/// cannot be read.
+std::unique_ptr<Backend> makeBackend(const BackendSpec& spec, BackendOptions options = {});
+
+/// The compile service of sessions on `spec` (null when they compile nothing, as a replay): `jobs`
+/// threads (0: one per hardware thread), through the on-disk compile cache in `cacheDirectory`
+/// ("": the default folder) unless `useCache` is false.
+std::unique_ptr<CompileService> makeCompileService(const BackendSpec& spec, unsigned jobs = 0, bool useCache = true,
+                                                   const std::filesystem::path& cacheDirectory = {});
 
 } // namespace tilescope

@@ -1,9 +1,10 @@
 // The workbench window as a whole, on the offscreen platform: the embedded default (the sgemm
 // example with the demo recording of a whole H200 session: the heatmap shows it, the table holds
 // its 2,761 results), selection kept in step across the heatmap, the scatter plot, the table and
-// Details, recordings opened by dropping them, the export dialog writing every format (files that
-// parse, import back, compile), the cross-GPU view compiling a sample of sgemm for two archs with
-// NVRTC, and every model under QAbstractItemModelTester.
+// Details, recordings opened by dropping them, a shape set tuned from the Run panel shown as an
+// opened one, the export dialog writing every format (files that parse, import back, compile),
+// the cross-GPU view compiling a sample of sgemm for two archs with NVRTC, and every model under
+// QAbstractItemModelTester.
 
 #include "common/errorbanner.h"
 #include "common/examples.h"
@@ -36,7 +37,10 @@
 #include <QAbstractItemModelTester>
 #include <QAbstractItemView>
 #include <QAction>
+#include <QComboBox>
 #include <QDockWidget>
+#include <QDoubleSpinBox>
+#include <QLineEdit>
 #include <QMimeData>
 #include <QPlainTextEdit>
 #include <QProcess>
@@ -121,6 +125,7 @@ private slots:
     void opensDroppedRecordings();
     void opensProblemsWrittenForKernelTuner();
     void opensShapeSets();
+    void runsShapeSetsFromTheRunPanel();
     void comparesTwoGpus();
     void headlineSaysWhatTheGpuDid();
     void shortcutsAndDocks();
@@ -426,6 +431,42 @@ void TestMainWindow::opensDroppedRecordings() {
     QCOMPARE(window.resultsView()->model()->rowCount(), before);
     QVERIFY(!window.openRecording(dir.filePath(QStringLiteral("absent.db"))));
     QVERIFY(window.errorBanner()->title().contains(QStringLiteral("absent.db")));
+}
+
+// A shape set tuned from the Run panel (gemv's shapes 0 and 1, replayed) ends as an opened set
+// does: the Shapes panel comes forward, and the window shows the session of the shape it picks,
+// with the problem at that shape.
+void TestMainWindow::runsShapeSetsFromTheRunPanel() {
+    QTemporaryDir dir;
+    MainWindow window(transient());
+    QVERIFY(window.openProblem(QStringLiteral(TILESCOPE_SOURCE_DIR "/kernels/gemv/gemv_bf16.json")));
+    RunPanel* panel = window.runPanel();
+    panel->setDatabasePath(dir.filePath(QStringLiteral("set.db")));
+    panel->setReplayRecording(QStringLiteral(TILESCOPE_SOURCE_DIR "/tests/data/shapes/gemv-bf16-h200-shapes.db"));
+    panel->strategyCombo()->setCurrentIndex(panel->strategyCombo()->findData(QStringLiteral("random")));
+    panel->budgetKindCombo()->setCurrentIndex(panel->budgetKindCombo()->findData(1)); // configs
+    panel->budgetValueSpin()->setValue(12);
+    panel->shapeSetCombo()->setCurrentIndex(2); // these shapes
+    panel->shapeListEdit()->setText(QStringLiteral("0,1"));
+    QSignalSpy finished(window.sessionController(), &SessionController::finished);
+    QSignalSpy failed(window.sessionController(), &SessionController::failed);
+    panel->startRun();
+    QTRY_VERIFY_WITH_TIMEOUT(finished.count() + failed.count() >= 1, kTimeoutMs);
+    QVERIFY2(failed.isEmpty(), failed.isEmpty() ? "" : qPrintable(failed.first().at(0).toString()));
+
+    auto* shapes = window.findChild<ShapesView*>(QStringLiteral("shapes"));
+    QVERIFY(shapes);
+    QTRY_VERIFY_WITH_TIMEOUT(shapes->hasShapeSet(), kTimeoutMs);
+    QCOMPARE(shapes->matrix().shapes.size(), std::size_t(2));
+    auto* dock = window.findChild<QDockWidget*>(QStringLiteral("shapesDock"));
+    QVERIFY(dock && !dock->isHidden());
+    const std::string label = shapes->matrix().shapeLabel(static_cast<std::size_t>(shapes->currentShape()));
+    QTRY_COMPARE_WITH_TIMEOUT(window.sessionController()->session().shapeLabel(), label, kTimeoutMs);
+    QTRY_COMPARE(window.resultsView()->model()->rowCount(), 12);
+    const std::optional<std::int64_t> shown = window.sessionController()->session().shapeIndex;
+    QVERIFY(shown);
+    QTRY_COMPARE(window.document()->shapeIndex(), static_cast<int>(*shown));
+    QVERIFY(!window.isDemo());
 }
 
 void TestMainWindow::comparesTwoGpus() {

@@ -3,9 +3,10 @@
 // coalescing, the best result, cancel stored as cancelled, resume, a recording opened for
 // browsing, errors), the analysis backend through the controller (a compile error with its
 // NVRTC log in the run log), the config details panel (registers, occupancy, the spill
-// diagnosis and the learnt rule), the run panel without a driver, and what a live run costs the
-// GUI thread: the worst event-loop stall while a full-speed replay feeds the table and a
-// heatmap, and the cost of a 100,000-result snapshot. Runs on the offscreen platform.
+// diagnosis and the learnt rule), the run panel without a driver and running a shape set (a
+// session per shape into one database, browsed as a recording at the end), and what a live run
+// costs the GUI thread: the worst event-loop stall while a full-speed replay feeds the table and
+// a heatmap, and the cost of a 100,000-result snapshot. Runs on the offscreen platform.
 
 #include "session/configdetails.h"
 #include "session/resultsmodel.h"
@@ -64,6 +65,8 @@ namespace {
 const QString kSgemm = QStringLiteral(TILESCOPE_SOURCE_DIR "/kernels/sgemm/sgemm.json");
 const QString kDemo = QStringLiteral(TILESCOPE_SOURCE_DIR "/resources/demo/sgemm-h200-2048.t4.json.gz");
 const QString kTinyKernel = QStringLiteral(TILESCOPE_SOURCE_DIR "/tests/data/tuning/tiny.cu");
+const QString kGemv = QStringLiteral(TILESCOPE_SOURCE_DIR "/kernels/gemv/gemv_bf16.json");
+const QString kGemvShapes = QStringLiteral(TILESCOPE_SOURCE_DIR "/tests/data/shapes/gemv-bf16-h200-shapes.db");
 constexpr int kTimeoutMs = 120'000;
 constexpr std::size_t kDemoResults = 2761;
 const std::vector<std::string> kNames = {"A", "B"};
@@ -209,6 +212,7 @@ private slots:
     void runPanelListsGpus();
     void runPanelRunsReplay();
     void runPanelTakesTheDefaultStrategy();
+    void runPanelRunsShapeSet();
 
     void liveReplayFeedsEveryView();
     void largeSnapshots();
@@ -1070,6 +1074,95 @@ void TestSession::runPanelTakesTheDefaultStrategy() {
     QCOMPARE(strategyFor("{}"), std::string("exhaustive"));
     QCOMPARE(strategyFor(R"({"Budget": [{"Type": "ConfigurationCount", "BudgetValue": 50}]})"), autoStrategyName());
     QCOMPARE(strategyFor(R"({"Search": {"Name": "simulated_annealing"}})"), std::string("annealing"));
+}
+
+// The Run panel tunes a shape set as `tune --shapes` does (core/tuner/shapesetrun.h), on the
+// controller's worker thread: the gemv recorded at four shapes, replayed at shapes 0 and 1 (both
+// M = 1, so the second search starts from the first one's winners), into one database; at the end
+// the controller holds the set's sessions for the Shapes panel, as if the database were opened.
+void TestSession::runPanelRunsShapeSet() {
+    SessionController controller;
+    RunPanel panel(&controller);
+    panel.show();
+    panel.setProblem(std::make_shared<const TuningProblem>(TuningProblem::load(kGemv.toStdString())), kGemv);
+    const QString db = m_dir.filePath(QStringLiteral("shapeset.db"));
+    panel.setDatabasePath(db);
+    panel.setReplayRecording(kGemvShapes);
+    panel.strategyCombo()->setCurrentIndex(panel.strategyCombo()->findData(QStringLiteral("random")));
+    panel.budgetKindCombo()->setCurrentIndex(panel.budgetKindCombo()->findData(1)); // configs
+    panel.budgetValueSpin()->setValue(12);
+    QVERIFY(!panel.shapeListEdit()->isEnabled());
+    QVERIFY(!panel.crossEvalSpin()->isEnabled());
+
+    // A list that names a shape the problem lacks does not start.
+    panel.shapeSetCombo()->setCurrentIndex(2); // these shapes
+    QVERIFY(panel.shapeListEdit()->isEnabled());
+    QVERIFY(panel.crossEvalSpin()->isEnabled());
+    panel.shapeListEdit()->setText(QStringLiteral("0,9"));
+    QString why;
+    QVERIFY(!panel.request(&why));
+    QVERIFY2(why.contains(QStringLiteral("shape 9 does not exist (the problem has 4 shapes: 0 to 3)")),
+             qPrintable(why));
+    panel.shapeSetCombo()->setCurrentIndex(1); // all shapes
+    QCOMPARE(panel.request()->shapeSet.shapes, (std::vector<std::size_t>{0, 1, 2, 3}));
+    panel.shapeSetCombo()->setCurrentIndex(2);
+    panel.shapeListEdit()->setText(QStringLiteral("0, 1"));
+    const auto request = panel.request();
+    QVERIFY(request);
+    QCOMPARE(request->shapeSet.shapes, (std::vector<std::size_t>{0, 1}));
+
+    QSignalSpy started(&controller, &SessionController::started);
+    QSignalSpy finished(&controller, &SessionController::finished);
+    QSignalSpy failed(&controller, &SessionController::failed);
+    QSignalSpy sets(&controller, &SessionController::recordingSessions);
+    QTest::mouseClick(panel.startButton(), Qt::LeftButton);
+    QVERIFY(!panel.shapeSetCombo()->isEnabled());
+    QVERIFY(finished.wait(kTimeoutMs));
+    QVERIFY2(failed.isEmpty(), failed.isEmpty() ? "" : qPrintable(failed.first().at(0).toString()));
+    QCOMPARE(finished.count(), 1);
+    QCOMPARE(started.count(), 2); // one session per shape, each replacing the results on screen
+    QVERIFY(panel.startButton()->isEnabled());
+    QVERIFY(panel.shapeSetCombo()->isEnabled());
+
+    // One database, a session per shape; the second search opened with the first one's best.
+    const ResultStore store = ResultStore::open(db.toStdString(), StoreMode::ReadOnly);
+    const std::vector<SessionInfo> sessions = store.sessions();
+    QCOMPARE(sessions.size(), std::size_t(2));
+    QCOMPARE(sessions[0].shapeIndex.value_or(-1), std::int64_t(0));
+    QCOMPARE(sessions[1].shapeIndex.value_or(-1), std::int64_t(1));
+    const std::vector<ResultRecord> first = ranked(store.results(sessions[0].id));
+    const std::vector<ResultRecord> second = store.results(sessions[1].id);
+    QCOMPARE(first.size(), std::size_t(12));
+    QCOMPARE(second.size(), std::size_t(12));
+    QCOMPARE(configKey(second.front().config), configKey(first.front().config));
+    QCOMPARE(finished.first().at(0).value<SessionSummary>().session.id, sessions[1].id);
+    QCOMPARE(controller.results()->size(), std::size_t(12)); // the last session's
+
+    // The run log says what the set did and what it says.
+    QStringList log;
+    for (int i = 0; i < panel.logList()->count(); ++i)
+        log << panel.logList()->item(i)->text();
+    QVERIFY2(log.filter(QStringLiteral("Shape 2 of 2: the search starts from 3 winners")).size() == 1,
+             qPrintable(log.join('\n')));
+    QVERIFY2(log.filter(QStringLiteral("Shape set: 2 shapes in")).size() == 1, qPrintable(log.join('\n')));
+    // In the order it happened, however fast: the note on shape 2, then its session.
+    const qsizetype note = log.indexOf(QRegularExpression(QStringLiteral("Shape 2 of 2: .*")));
+    const qsizetype start =
+        log.indexOf(QRegularExpression(QStringLiteral("Session %1: gemv, shape 1 .*").arg(sessions[1].id)));
+    QVERIFY2(note >= 0 && start > note, qPrintable(log.join('\n')));
+
+    // The set, browsable shape by shape as an opened database is.
+    QCOMPARE(sets.count(), 2); // none when the run started, the set when it ended
+    const auto set = sets.last().at(0).value<std::shared_ptr<const std::vector<SessionData>>>();
+    QVERIFY(set);
+    QCOMPARE(set->size(), std::size_t(2));
+    QCOMPARE(set->front().info.id, sessions[0].id);
+    QCOMPARE(set->front().info.parameters.size(), std::size_t(5));
+    QSignalSpy loaded(&controller, &SessionController::loaded);
+    QVERIFY(controller.showSession(sessions[0].id));
+    QCOMPARE(loaded.count(), 1);
+    QCOMPARE(controller.session().id, sessions[0].id);
+    QCOMPARE(controller.results()->size(), std::size_t(12));
 }
 
 // ------------------------------------------------------------------------------ many results

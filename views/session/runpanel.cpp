@@ -4,8 +4,10 @@
 #include "plots/quantity.h"
 
 #include "analysis/staticanalysis.h"
+#include "base/error.h"
 #include "measure/metricnames.h"
 #include "search/strategy.h"
+#include "tuner/shapesetrun.h"
 
 #include <QCheckBox>
 #include <QComboBox>
@@ -42,6 +44,8 @@ namespace {
 enum LogRole { DetailsRole = Qt::UserRole + 1, ConfigRole, KindRole };
 
 enum BudgetKind { WholeSpace, Configs, Fraction, Seconds };
+
+enum ShapeSetKind { OneShape, AllShapes, ListedShapes };
 
 QString qs(const std::string& text) {
     return QString::fromStdString(text);
@@ -96,6 +100,9 @@ RunPanel::RunPanel(SessionController* controller, QWidget* parent)
     , m_budgetKind(new QComboBox(this))
     , m_budgetValue(new QDoubleSpinBox(this))
     , m_shapeCombo(new QComboBox(this))
+    , m_shapeSetCombo(new QComboBox(this))
+    , m_shapeListEdit(new QLineEdit(this))
+    , m_crossEvalSpin(new QSpinBox(this))
     , m_metricsBox(new QCheckBox(tr("Collect CUPTI metrics (a separate profiling pass)"), this))
     , m_resumeBox(new QCheckBox(tr("Resume the matching session in the database"), this))
     , m_databaseLabel(new QLabel(this))
@@ -146,6 +153,25 @@ RunPanel::RunPanel(SessionController* controller, QWidget* parent)
     m_budgetKind->addItem(tr("Fraction of the space (%)"), Fraction);
     m_budgetKind->addItem(tr("Time (s)"), Seconds);
     connect(m_budgetKind, &QComboBox::currentIndexChanged, this, &RunPanel::updateBudgetEditor);
+    // A shape set: each shape tuned in turn into the one database, its search started from the
+    // winners of the shapes tuned before (as `tilescope-cli tune --shapes`).
+    m_shapeSetCombo->addItem(tr("This shape"), OneShape);
+    m_shapeSetCombo->addItem(tr("All shapes"), AllShapes);
+    m_shapeSetCombo->addItem(tr("These shapes:"), ListedShapes);
+    m_shapeSetCombo->setToolTip(tr("A shape set tunes each shape in turn into the one database, each search started "
+                                   "from the winners of the shapes tuned before; the Shapes panel then shows the "
+                                   "dispatch table"));
+    m_shapeListEdit->setPlaceholderText(tr("0,2,5"));
+    m_crossEvalSpin->setRange(0, 1000);
+    m_crossEvalSpin->setSpecialValueText(tr("no cross-evaluation"));
+    m_crossEvalSpin->setPrefix(tr("cross-evaluate the best "));
+    m_crossEvalSpin->setToolTip(tr("After the search, measure the best N configs of every shape on every other shape "
+                                   "(where valid), filling the shape x config matrix a dispatch table is chosen from"));
+    connect(m_shapeSetCombo, &QComboBox::currentIndexChanged, this, &RunPanel::updateEnabled);
+    connect(m_shapeListEdit, &QLineEdit::textChanged, this, &RunPanel::updateEnabled);
+    auto* shapeSetRow = new QHBoxLayout;
+    shapeSetRow->addWidget(m_shapeSetCombo);
+    shapeSetRow->addWidget(m_shapeListEdit, 1);
     auto* budgetRow = new QHBoxLayout;
     budgetRow->addWidget(m_budgetKind, 1);
     budgetRow->addWidget(m_budgetValue, 1);
@@ -166,6 +192,8 @@ RunPanel::RunPanel(SessionController* controller, QWidget* parent)
     form->addRow(tr("Arch"), m_analysisRow);
     form->addRow(QString(), m_metricsBox);
     form->addRow(tr("Shape"), m_shapeCombo);
+    form->addRow(tr("Shape set"), shapeSetRow);
+    form->addRow(QString(), m_crossEvalSpin);
     form->addRow(tr("Strategy"), m_strategyCombo);
     form->addRow(tr("Seed"), m_seedSpin);
     form->addRow(tr("Budget"), budgetRow);
@@ -322,14 +350,18 @@ void RunPanel::setEditedProblem(std::shared_ptr<const TuningProblem> problem) {
     if (!sameShapes && m_problem) {
         const int current = m_shapeCombo->currentIndex();
         const QSignalBlocker block(m_shapeCombo);
-        m_shapeCombo->clear();
-        for (std::size_t i = 0; i < m_problem->shapes.size(); ++i) {
-            const std::string label = m_problem->shapes[i].label();
-            m_shapeCombo->addItem(QStringLiteral("%1: %2").arg(i).arg(label.empty() ? tr("(no shape)") : qs(label)));
-        }
+        fillShapes();
         m_shapeCombo->setCurrentIndex(std::clamp(current, 0, m_shapeCombo->count() - 1));
     }
     updateEnabled();
+}
+
+void RunPanel::fillShapes() {
+    m_shapeCombo->clear();
+    for (std::size_t i = 0; i < m_problem->shapes.size(); ++i) {
+        const std::string label = m_problem->shapes[i].label();
+        m_shapeCombo->addItem(QStringLiteral("%1: %2").arg(i).arg(label.empty() ? tr("(no shape)") : qs(label)));
+    }
 }
 
 void RunPanel::setProblem(std::shared_ptr<const TuningProblem> problem, QString problemPath) {
@@ -337,10 +369,7 @@ void RunPanel::setProblem(std::shared_ptr<const TuningProblem> problem, QString 
     m_problemPath = std::move(problemPath);
     m_shapeCombo->clear();
     if (m_problem) {
-        for (std::size_t i = 0; i < m_problem->shapes.size(); ++i) {
-            const std::string label = m_problem->shapes[i].label();
-            m_shapeCombo->addItem(QStringLiteral("%1: %2").arg(i).arg(label.empty() ? tr("(no shape)") : qs(label)));
-        }
+        fillShapes();
         // The problem's own budget and strategy, as the CLI takes them.
         Budget budget;
         try {
@@ -441,6 +470,16 @@ std::optional<SessionController::Request> RunPanel::request(QString* why) const 
     r.backend = backend;
     r.databasePath = m_databasePath;
     r.options.shapeIndex = static_cast<std::size_t>(std::max(0, m_shapeCombo->currentIndex()));
+    if (const int set = m_shapeSetCombo->currentData().toInt(); set != OneShape) {
+        try {
+            r.shapeSet.shapes = parseShapeList(set == AllShapes ? "all" : m_shapeListEdit->text().toStdString(),
+                                               m_problem->shapes.size(), tr("Shape set").toStdString());
+        } catch (const InputError& e) {
+            return fail(tr("Shape set: %1").arg(qs(e.message())));
+        }
+        r.shapeSet.crossEval = static_cast<std::size_t>(m_crossEvalSpin->value());
+        r.shapeSet.database = QDir::toNativeSeparators(m_databasePath).toStdString();
+    }
     r.options.strategy = m_strategyCombo->currentData().toString().toStdString();
     r.options.seed = static_cast<std::uint64_t>(m_seedSpin->value());
     r.options.confirmTop = 3; // the best three measured again at the end (not with replay)
@@ -486,9 +525,12 @@ void RunPanel::updateEnabled() {
     const bool running = m_controller->isRunning();
     m_startButton->setEnabled(!running && m_problem && !backendSpec().isEmpty());
     m_cancelButton->setEnabled(running);
-    for (QWidget* w : std::initializer_list<QWidget*>{m_backendCombo, m_shapeCombo, m_strategyCombo, m_seedSpin,
-                                                      m_budgetKind, m_resumeBox})
+    for (QWidget* w : std::initializer_list<QWidget*>{m_backendCombo, m_shapeCombo, m_shapeSetCombo, m_strategyCombo,
+                                                      m_seedSpin, m_budgetKind, m_resumeBox})
         w->setEnabled(!running);
+    const int shapeSet = m_shapeSetCombo->currentData().toInt();
+    m_shapeListEdit->setEnabled(!running && shapeSet == ListedShapes);
+    m_crossEvalSpin->setEnabled(!running && shapeSet != OneShape);
     m_replayRow->setEnabled(!running && backendKind() == BackendKind::Replay);
     m_remoteEdit->setEnabled(!running && backendKind() == BackendKind::Remote);
     m_analysisRow->setEnabled(!running && backendKind() == BackendKind::Analysis);

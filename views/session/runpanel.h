@@ -1,7 +1,8 @@
 #pragma once
 
 // The Run panel: where measurements come from (a local GPU, a recording to replay, or static
-// analysis for an arch), the strategy, seed, budget, shape and metrics; Start and Cancel; a
+// analysis for an arch), the strategy, seed, budget, shape (or a shape set: all shapes or a list,
+// each tuned in turn into the one database) and metrics; Start and Cancel; a
 // progress bar with done / total, rate, ETA and the best so far; and the run log, where
 // compile errors appear (double-clicking one opens its NVRTC log).
 //
@@ -90,6 +91,11 @@ public:
     QComboBox* budgetKindCombo() const { return m_budgetKind; }
     QDoubleSpinBox* budgetValueSpin() const { return m_budgetValue; }
     QComboBox* shapeCombo() const { return m_shapeCombo; }
+    /// One shape (the Shape above), all shapes, or the shapes listed in shapeListEdit().
+    QComboBox* shapeSetCombo() const { return m_shapeSetCombo; }
+    QLineEdit* shapeListEdit() const { return m_shapeListEdit; }
+    /// With a shape set: the best N configs of every shape measured on every other shape.
+    QSpinBox* crossEvalSpin() const { return m_crossEvalSpin; }
     QCheckBox* metricsBox() const { return m_metricsBox; }
     QCheckBox* resumeBox() const { return m_resumeBox; }
     QPushButton* startButton() const { return m_startButton; }
@@ -111,6 +117,7 @@ private:
     void browseRecording();
     void browseDatabase();
     void updateBudgetEditor();
+    void fillShapes();
     void updateEnabled();
     void appendLog(const RunLogEntry& entry);
     void onProgress(const SessionProgress& progress);
@@ -135,6 +142,9 @@ private:
     QComboBox* m_budgetKind;
     QDoubleSpinBox* m_budgetValue;
     QComboBox* m_shapeCombo;
+    QComboBox* m_shapeSetCombo;
+    QLineEdit* m_shapeListEdit;
+    QSpinBox* m_crossEvalSpin;
     QCheckBox* m_metricsBox;
     QCheckBox* m_resumeBox;
     QLabel* m_databaseLabel;

@@ -3,14 +3,10 @@
 #include "common/format.h"
 
 #include "base/error.h"
-#include "compile/compilecache.h"
-#include "compile/compileservice.h"
 #include "exchange/exchange.h"
-#include "measure/analysis/analysisbackend.h"
-#include "measure/cuda/cudabackend.h"
-#include "measure/replay/replaybackend.h"
 #include "store/resultstore.h"
 #include "tuner/backendspec.h"
+#include "tuner/shapesetrun.h"
 
 #include <nlohmann/json.hpp>
 
@@ -104,10 +100,18 @@ struct SessionController::Shared {
     std::size_t count = 0;
     std::vector<std::size_t> dropped; // positions of Skipped placeholders a later result replaced
     std::uint64_t serial = 0;         // bumps with every change of the results
+    // A shape set's earlier sessions' chunks: a copy in flight may still read them, so they live as long as this.
+    std::vector<std::unique_ptr<std::vector<ResultRecord>>> retired;
 
     // State for the ticks
-    bool startedPending = false;
-    SessionInfo info;
+    struct Start {
+        SessionInfo info;
+        SessionProgress progress;
+        std::uint64_t serial = 0;  // of the results when it started: copies from before are stale
+        std::uint64_t logMark = 0; // log entries pushed before it
+    };
+    std::vector<Start> starts; // sessions started since the last tick (a shape set's come one after another)
+    std::uint64_t logPushed = 0;
     SessionProgress progress;
     std::uint64_t progressSerial = 0;
     std::optional<ResultRecord> best;
@@ -163,9 +167,22 @@ struct SessionController::Shared {
         }
     }
 
+    // Called with the lock held when a session starts: its results replace the previous session's
+    // (the next shape of a shape set).
+    void restartLocked() {
+        for (auto& chunk : chunks)
+            retired.push_back(std::move(chunk));
+        chunks.clear();
+        count = 0;
+        dropped.clear();
+        placeholders.clear();
+        ++serial;
+    }
+
     void pushLog(RunLogEntry entry) {
         std::lock_guard lock(mutex);
         log.push_back(std::move(entry));
+        ++logPushed;
     }
 
     // A new immutable vector of the results so far. Copies outside the lock: the elements it
@@ -208,6 +225,8 @@ struct SessionController::RunEnd {
     QString error;
     std::uint64_t serial = 0;
     ResultsSnapshot results;
+    std::shared_ptr<std::vector<SessionData>> sessions; // a shape set's, as stored (null: one session)
+    QString databasePath;
 };
 
 SessionController::SessionController(QObject* parent)
@@ -250,6 +269,7 @@ void SessionController::start(Request request) {
     m_nextCopy = {};
     m_lastBestId = -1;
     m_lastProgressSerial = 0;
+    m_logTaken = 0;
     m_progress = {};
     m_recording.reset(); // the run's results replace the recording's: showSession() has nothing to show
     emit recordingSessions(m_recording);
@@ -276,35 +296,17 @@ std::shared_ptr<SessionController::RunEnd> SessionController::runWorker(const st
         const BackendSpec spec = parseBackendSpec(request.backend.toStdString(), "backend");
         SessionOptions options = request.options;
         options.backendLabel = spec.label();
-
-        std::unique_ptr<Backend> backend;
-        switch (spec.kind) {
-        case BackendSpec::Kind::Replay: {
-            ReplayOptions replay;
-            replay.delay = request.replayDelay;
-            backend = std::make_unique<ReplayBackend>(spec.recording, replay);
-            break;
-        }
-        case BackendSpec::Kind::Cuda: {
-            CudaBackendOptions cuda;
-            cuda.devices = spec.devices;
-            cuda.launcher = spec.launcher(); // ssh://: the GPUs of another machine
-            cuda.metrics = request.metrics;
-            cuda.seed = options.seed;
-            cuda.note = [shared](const std::string& text) {
-                shared->pushLog({RunLogEntry::Kind::Note, qs(text), {}, {}});
-            };
-            backend = std::make_unique<CudaBackend>(std::move(cuda));
-            break;
-        }
-        case BackendSpec::Kind::Analysis:
-            backend = std::make_unique<AnalysisBackend>(spec.arch);
+        if (spec.kind == BackendSpec::Kind::Analysis)
             options.arch = spec.arch;
-            break;
-        }
-        std::unique_ptr<CompileService> compiler;
-        if (spec.compiles())
-            compiler = std::make_unique<CompileService>(CompileServiceOptions{0, std::make_shared<CompileCache>()});
+        BackendOptions backendOptions;
+        backendOptions.replay.delay = request.replayDelay;
+        backendOptions.cuda.metrics = request.metrics;
+        backendOptions.cuda.seed = options.seed;
+        backendOptions.cuda.note = [shared](const std::string& text) {
+            shared->pushLog({RunLogEntry::Kind::Note, qs(text), {}, {}});
+        };
+        const std::unique_ptr<Backend> backend = makeBackend(spec, std::move(backendOptions));
+        const std::unique_ptr<CompileService> compiler = makeCompileService(spec);
 
         if (shared->cancel.load()) // cancelled while the recording was read: nothing to store
             throw std::runtime_error("cancelled before the session started");
@@ -323,16 +325,16 @@ std::shared_ptr<SessionController::RunEnd> SessionController::runWorker(const st
             // A resumed session's earlier results belong to the snapshot too.
             std::vector<ResultRecord> prior = store.results(info.id);
             std::lock_guard lock(shared->mutex);
+            shared->restartLocked();
             for (ResultRecord& r : prior) {
                 if (r.status() == ResultStatus::Skipped)
                     shared->placeholders.emplace(configKey(r.config), shared->count);
                 shared->appendLocked(std::move(r));
             }
-            shared->info = info;
+            shared->starts.push_back({info, progress, shared->serial, shared->logPushed});
             shared->progress = progress;
             ++shared->progressSerial;
             shared->best = progress.best;
-            shared->startedPending = true;
         };
         events.result = [shared](const ResultRecord& r) {
             const ResultStatus status = r.status();
@@ -367,21 +369,37 @@ std::shared_ptr<SessionController::RunEnd> SessionController::runWorker(const st
         };
         // events.error: run() rethrows the error, and the run's end reports it once.
 
-        TuningSession session(*request.problem, *backend, store, options, events, compiler.get());
-        {
-            std::lock_guard lock(shared->mutex);
-            shared->session = &session;
-        }
-        struct Unset {
-            Shared& s;
-            ~Unset() {
-                std::lock_guard lock(s.mutex);
-                s.session = nullptr;
+        // One session, or one per shape of a shape set (the Shapes panel shows those at the end).
+        const SessionRunner runOne = [&](const SessionOptions& run) {
+            TuningSession session(*request.problem, *backend, store, run, events, compiler.get());
+            {
+                std::lock_guard lock(shared->mutex);
+                shared->session = &session;
             }
-        } unset{*shared};
-        if (shared->cancel.load())
-            session.cancel();
-        end->summary = session.run();
+            struct Unset {
+                Shared& s;
+                ~Unset() {
+                    std::lock_guard lock(s.mutex);
+                    s.session = nullptr;
+                }
+            } unset{*shared};
+            if (shared->cancel.load())
+                session.cancel();
+            return session.run();
+        };
+        const ShapeSetResult run =
+            runShapeSet(*request.problem, store, request.shapeSet, options, runOne, [shared](const std::string& line) {
+                shared->pushLog({RunLogEntry::Kind::Note, qs(line), {}, {}});
+            });
+        end->summary = run.last;
+        if (run.sessions.size() > 1) {
+            end->sessions = std::make_shared<std::vector<SessionData>>();
+            for (const std::int64_t id : run.sessions) {
+                end->sessions->push_back(store.load(id));
+                end->sessions->back().info.parameters = parameterNamesOf(end->sessions->back());
+            }
+            end->databasePath = request.databasePath;
+        }
     } catch (const std::exception& e) {
         end->error = qs(e.what());
     }
@@ -395,18 +413,15 @@ void SessionController::onTick() {
 
 void SessionController::pullState(bool publish) {
     const std::shared_ptr<Shared> shared = m_shared;
-    bool justStarted = false;
-    SessionInfo info;
+    std::vector<Shared::Start> starts;
+    std::deque<RunLogEntry> entries;
     std::optional<SessionProgress> newProgress;
     std::optional<ResultRecord> best;
     bool resultsChanged = false;
     {
         std::lock_guard lock(shared->mutex);
-        if (shared->startedPending) {
-            shared->startedPending = false;
-            justStarted = true;
-            info = shared->info;
-        }
+        starts.swap(shared->starts);
+        entries.swap(shared->log);
         if (shared->progressSerial != m_lastProgressSerial) {
             m_lastProgressSerial = shared->progressSerial;
             newProgress = shared->progress;
@@ -417,20 +432,46 @@ void SessionController::pullState(bool publish) {
         }
         resultsChanged = shared->serial != m_appliedSequence;
     }
-    if (justStarted) {
-        m_session = info;
+    // The log and the sessions started, in the order they came (the notes of a shape set before its
+    // next session); at most kMaxLogPerTick lines, a larger backlog summarised in one.
+    std::size_t next = 0;
+    std::size_t shown = 0;
+    std::size_t compileErrorsHidden = 0;
+    auto emitUpTo = [&](std::size_t end) {
+        for (; next < std::min(end, entries.size()); ++next) {
+            if (shown < kMaxLogPerTick) {
+                emitLog(entries[next]);
+                ++shown;
+            } else {
+                compileErrorsHidden += entries[next].kind == RunLogEntry::Kind::CompileError;
+            }
+        }
+    };
+    for (const Shared::Start& start : starts) {
+        emitUpTo(static_cast<std::size_t>(start.logMark - m_logTaken));
+        m_session = start.info;
+        m_appliedSequence = std::max(m_appliedSequence, start.serial); // a copy of the session before is stale
         m_results = std::make_shared<const std::vector<ResultRecord>>();
-        const QString description = describeStart(info, newProgress ? *newProgress : SessionProgress{});
+        const QString description = describeStart(start.info, start.progress);
         emit started(description);
         emitLog({RunLogEntry::Kind::Note, description, {}, {}});
     }
+    emitUpTo(entries.size());
+    m_logTaken += entries.size();
+    if (entries.size() > shown)
+        emitLog({RunLogEntry::Kind::Note,
+                 QStringLiteral("… %1 more lines (%2 compile errors) not shown: the results table lists every "
+                                "config with its status")
+                     .arg(formatCount(std::uint64_t(entries.size() - shown)),
+                          formatCount(std::uint64_t(compileErrorsHidden))),
+                 {},
+                 {}});
     if (newProgress) {
         m_progress = *newProgress;
         emit progressed(m_progress);
     }
     if (best)
         emit newBest(*best);
-    drainLog();
     if (publish && resultsChanged)
         requestPublish();
 }
@@ -495,6 +536,13 @@ void SessionController::onRunEnded(std::shared_ptr<RunEnd> end) {
                 {RunLogEntry::Kind::Note, QStringLiteral("Verification: %1").arg(qs(summary.verification)), {}, {}});
         setRunning(false);
         emit finished(summary);
+        if (end->sessions) {
+            // A shape set: browsed as its database would be once opened.
+            m_recordingPath = end->databasePath;
+            m_recordingFormat = RecordingFormat::TilescopeDatabase;
+            m_recording = std::move(end->sessions);
+            emit recordingSessions(m_recording);
+        }
     } else {
         emitLog({RunLogEntry::Kind::Error, end->error, {}, {}});
         setRunning(false);
@@ -505,29 +553,6 @@ void SessionController::onRunEnded(std::shared_ptr<RunEnd> end) {
 void SessionController::emitLog(const RunLogEntry& entry) {
     emit logEntry(entry);
     emit logMessage(entry.text);
-}
-
-void SessionController::drainLog() {
-    std::deque<RunLogEntry> entries;
-    {
-        std::lock_guard lock(m_shared->mutex);
-        entries.swap(m_shared->log);
-    }
-    const std::size_t shown = std::min(entries.size(), kMaxLogPerTick);
-    for (std::size_t i = 0; i < shown; ++i)
-        emitLog(entries[i]);
-    if (entries.size() > shown) {
-        std::size_t compileErrors = 0;
-        for (std::size_t i = shown; i < entries.size(); ++i)
-            compileErrors += entries[i].kind == RunLogEntry::Kind::CompileError;
-        emitLog(
-            {RunLogEntry::Kind::Note,
-             QStringLiteral("… %1 more lines (%2 compile errors) not shown: the results table lists every "
-                            "config with its status")
-                 .arg(formatCount(std::uint64_t(entries.size() - shown)), formatCount(std::uint64_t(compileErrors))),
-             {},
-             {}});
-    }
 }
 
 void SessionController::setRunning(bool running) {

@@ -21,6 +21,7 @@
 #include "exchange/exchange.h"
 #include "model/records.h"
 #include "spec/tuningproblem.h"
+#include "tuner/shapesetrun.h"
 #include "tuner/tuningsession.h"
 
 #include <QObject>
@@ -49,6 +50,10 @@ public:
         SessionOptions options;
         /// For cuda: CUPTI metric names, expanded (expandMetricNames); empty = none.
         std::vector<std::string> metrics;
+        /// A shape set (two shapes or more): one session per shape into the one database, as `tune
+        /// --shapes` runs them (core/tuner/shapesetrun.h); options.shapeIndex is then unused. Empty:
+        /// options.shapeIndex alone.
+        ShapeSetOptions shapeSet;
         /// The results database (created when missing, with its folder).
         QString databasePath;
         /// Testing aid for replays: wall time per config (ReplayOptions::delay).
@@ -64,7 +69,9 @@ public:
 
     /// Runs a TuningSession on a worker thread. Emits started(), then snapshots and progress,
     /// then finished() or failed(). Ignored (with a log message) while a run or a load is in
-    /// progress. Replaces the current results once the session has started.
+    /// progress. Replaces the current results once the session has started. A shape set runs its
+    /// sessions one after the other (each started() replaces the results with its own), then
+    /// emits recordingSessions() with them after finished(), to be browsed as a recording is.
     void start(Request request);
     /// Asks the run to stop after the results in hand (resumable). Callable from any thread, but
     /// not concurrently with start() (which runs on the GUI thread).
@@ -133,7 +140,6 @@ private:
     void applyPublished(std::uint64_t sequence, ResultsSnapshot results);
     void onRunEnded(std::shared_ptr<RunEnd> end);
     void emitLog(const RunLogEntry& entry);
-    void drainLog();
     void setRunning(bool running);
     void present(std::size_t index); // session `index` of m_recording becomes the one shown
 
@@ -146,6 +152,7 @@ private:
     std::uint64_t m_appliedSequence = 0;
     std::int64_t m_lastBestId = -1;
     std::uint64_t m_lastProgressSerial = 0;
+    std::uint64_t m_logTaken = 0; // log entries taken from the worker's side of this run
 
     ResultsSnapshot m_results;
     SessionInfo m_session;

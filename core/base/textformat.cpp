@@ -1,0 +1,47 @@
+#include "base/textformat.h"
+
+#include <cmath>
+#include <cstdio>
+
+namespace tilescope {
+
+std::string formatDuration(double seconds) {
+    char buf[64];
+    if (seconds < 1e-3)
+        std::snprintf(buf, sizeof buf, "%.0f us", seconds * 1e6);
+    else if (seconds < 1)
+        std::snprintf(buf, sizeof buf, "%.3g ms", seconds * 1e3);
+    else if (seconds < 60)
+        std::snprintf(buf, sizeof buf, "%.1f s", seconds);
+    else if (seconds < 3600)
+        std::snprintf(buf, sizeof buf, "%d min %02d s", static_cast<int>(seconds / 60), static_cast<int>(seconds) % 60);
+    else
+        std::snprintf(buf, sizeof buf, "%d h %02d min", static_cast<int>(seconds / 3600),
+                      static_cast<int>(seconds / 60) % 60);
+    return buf;
+}
+
+std::string formatDouble(const char* format, double value) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, format, value);
+    return buf;
+}
+
+std::string formatCount(double n) {
+    if (!(n < 1e18)) { // huge raw sizes: scientific
+        char buf[32];
+        std::snprintf(buf, sizeof buf, "%.3g", n);
+        return buf;
+    }
+    std::string digits = std::to_string(static_cast<unsigned long long>(std::llround(n)));
+    std::string out;
+    const int lead = static_cast<int>(digits.size()) % 3;
+    for (std::size_t i = 0; i < digits.size(); ++i) {
+        if (i > 0 && (static_cast<int>(i) - lead) % 3 == 0)
+            out += ',';
+        out += digits[i];
+    }
+    return out;
+}
+
+} // namespace tilescope

@@ -1,0 +1,77 @@
+#include "tuner/sessionreport.h"
+
+#include "analysis/clocks.h"
+#include "base/textformat.h"
+#include "measure/replay/replaybackend.h"
+
+#include <cstdio>
+
+namespace tilescope {
+
+std::string statusSummary(const StatusCounts& counts) {
+    std::string text;
+    for (const ResultStatus s : kAllStatuses)
+        if (counts.of(s) > 0)
+            text += (text.empty() ? "" : ", ") + std::string(statusName(s)) + " " + formatCount(double(counts.of(s)));
+    return text.empty() ? "none" : text;
+}
+
+std::string bestResultText(const ResultRecord& best, const std::string& objectiveName) {
+    std::string text = formatDouble("%.4g ms", best.timeMs());
+    if (best.measurement.time.hasInterval())
+        text += " (95 %: " + formatDouble("%.4g", best.measurement.time.ciLowMs) + "-" +
+                formatDouble("%.4g", best.measurement.time.ciHighMs) + ")";
+    if (best.objective)
+        text += "  " + formatDouble("%.4g", *best.objective) + " " + objectiveName;
+    return text;
+}
+
+SessionReport sessionReport(const SessionSummary& summary, const SessionReportContext& context) {
+    SessionReport report;
+    const SessionInfo& s = summary.session;
+    const SessionProgress& p = summary.progress;
+    const bool replayed = context.spec.kind == BackendSpec::Kind::Replay;
+    auto line = [&](const std::string& label, const std::string& text) {
+        report.text += "  " + label + std::string(label.size() < 12 ? 12 - label.size() : 1, ' ') + text + "\n";
+    };
+    report.text += "Session " + std::to_string(s.id) + " " + std::string(sessionStateName(s.state)) + ": " +
+                   summary.stopReason + "\n";
+    line("problem",
+         context.problemPath + "  (kernel " + s.kernel +
+             (s.shape.empty() ? "" : ", shape " + std::to_string(context.shapeIndex) + ": " + s.shapeLabel()) + ")");
+    const auto* replay = dynamic_cast<const ReplayBackend*>(context.backend);
+    line("backend", replay ? "replay of " + context.spec.recording.string() + " (" +
+                                 formatCount(double(replay->matchedResults())) + " recorded configs" +
+                                 (s.deviceName.empty() ? "" : " on " + s.deviceName) + ")"
+                           : s.backend);
+    line("strategy", s.strategy + ", seed " + std::to_string(s.seed) +
+                         ", budget: " + (s.budget.empty() ? "the whole space" : s.budget));
+    line("results", formatCount(double(p.done)) + " of " + formatCount(double(p.total)) + " configs" +
+                        (summary.resumed ? " (resumed; this run " + formatCount(double(p.thisRun)) + ")" : "") + ": " +
+                        statusSummary(p.counts));
+    line("best", p.best ? bestResultText(*p.best, context.objectiveName) + "  " + describeConfig(p.best->config)
+                        : "none (no config ran correctly)");
+    if (!summary.implausible.empty())
+        line("implausible", summary.implausible);
+    if (!summary.verification.empty())
+        line("verify", summary.verification);
+    if (!summary.confirmation.empty())
+        line("confirmed", summary.confirmation);
+    if (const std::string state = measuredStateSentence(s.provenanceJson); !state.empty())
+        line("gpu state", state);
+    if (!summary.clocksMoved.empty())
+        report.warnings.push_back("the GPU's clocks moved while this session measured (" + summary.clocksMoved +
+                                  "): its times may not compare with each other; tune again on an idle GPU, or lock "
+                                  "the clocks (nvidia-smi -lgc)");
+    line("time", formatDuration(p.elapsedSeconds) + " wall; recorded compile + benchmark time " +
+                     formatDuration(p.recordedSeconds) +
+                     (replayed ? " (what the recorded session spent on these configs)" : ""));
+    line("database",
+         context.database + "  (tilescope-cli show " + context.database + " --session " + std::to_string(s.id) + ")");
+    if (p.counts.of(ResultStatus::Skipped) > 0)
+        report.notes.push_back(formatCount(double(p.counts.of(ResultStatus::Skipped))) + " config(s) were skipped" +
+                               (replayed ? ": absent from the recording" : " (tilescope-cli show lists why)"));
+    return report;
+}
+
+} // namespace tilescope
