@@ -8,7 +8,7 @@
 #include "analysis/staticanalysis.h"
 #include "base/error.h"
 #include "measure/cuda/argumentdata.h"
-#include "measure/cuda/launchplan.h"
+#include "spec/launchplan.h"
 #include "space/configspace.h"
 #include "spec/tuningproblem.h"
 

@@ -3,7 +3,7 @@
 #include "analysis/boundsreach.h"
 #include "base/error.h"
 #include "compile/requestbuilder.h"
-#include "measure/cuda/launchplan.h"
+#include "spec/launchplan.h"
 #include "space/configspace.h"
 #include "spec/launchgeometry.h"
 #include "spec/tuningproblem.h"

@@ -3,7 +3,7 @@
 #include "analysis/regime.h"
 #include "base/error.h"
 #include "base/textformat.h"
-#include "measure/cuda/launchplan.h"
+#include "spec/launchplan.h"
 #include "spec/tuningproblem.h"
 
 #include <nlohmann/json.hpp>

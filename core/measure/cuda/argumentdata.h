@@ -4,7 +4,7 @@
 // float conversions, and the comparison of an output with its reference. No CUDA here, so all of
 // it is tested without a GPU; the worker moves the bytes to and from the device.
 
-#include "measure/cuda/launchplan.h"
+#include "spec/launchplan.h"
 
 #include <cstdint>
 #include <filesystem>
@@ -15,18 +15,6 @@
 #include <vector>
 
 namespace tilescope {
-
-// IEEE binary16 ("half") and bfloat16 from and to float, bit-exact: rounding to nearest, ties to
-// even, overflow to infinity, subnormals kept; NaN stays a (quiet) NaN.
-std::uint16_t halfFromFloat(float value);
-float floatFromHalf(std::uint16_t bits);
-std::uint16_t bfloat16FromFloat(float value);
-float floatFromBfloat16(std::uint16_t bits);
-
-/// "" when `value` can be stored in `type` (any finite or infinite number in a floating type; a
-/// whole number in range in an integer type; 0 or 1 in bool); otherwise why not, as a phrase
-/// ("out of the range of int8", "not a whole number (int32 is an integer type)").
-std::string valueFits(ElementType type, double value);
 
 /// The seed of a Random fill: the argument's RandomSeed, else one derived from the run's seed and
 /// the argument's index (so that two unseeded arguments differ).

@@ -12,7 +12,7 @@
 #include "measure/cuda/device/cuptiprofiler.h"
 #include "measure/cuda/device/nvmlprobe.h"
 #include "measure/cuda/device/workerruntime.h"
-#include "measure/cuda/launchplan.h"
+#include "spec/launchplan.h"
 #include "spec/tuningproblem.h"
 
 #include <array>

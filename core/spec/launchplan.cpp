@@ -1,16 +1,142 @@
-#include "measure/cuda/launchplan.h"
+#include "spec/launchplan.h"
 
 #include "base/error.h"
-#include "measure/cuda/argumentdata.h"
 #include "spec/t1common.h"
 #include "spec/tuningproblem.h"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstring>
 #include <limits>
 
 namespace tilescope {
+
+namespace {
+
+// The values an integer type holds, as doubles (bool: 0 and 1); false for floating types.
+bool integerRange(ElementType type, double& lo, double& hi) {
+    switch (type) {
+    case ElementType::Bool:
+        lo = 0;
+        hi = 1;
+        return true;
+    case ElementType::Int8:
+        lo = -128;
+        hi = 127;
+        return true;
+    case ElementType::UInt8:
+        lo = 0;
+        hi = 255;
+        return true;
+    case ElementType::Int16:
+        lo = -32768;
+        hi = 32767;
+        return true;
+    case ElementType::UInt16:
+        lo = 0;
+        hi = 65535;
+        return true;
+    case ElementType::Int32:
+        lo = -2147483648.0;
+        hi = 2147483647.0;
+        return true;
+    case ElementType::UInt32:
+        lo = 0;
+        hi = 4294967295.0;
+        return true;
+    case ElementType::Int64:
+        // [-2^63, 2^63): the upper bound itself is excluded below.
+        lo = -9223372036854775808.0;
+        hi = 9223372036854775808.0;
+        return true;
+    case ElementType::UInt64:
+        lo = 0;
+        hi = 18446744073709551616.0;
+        return true;
+    default:
+        return false;
+    }
+}
+
+} // namespace
+
+std::uint16_t halfFromFloat(float value) {
+    const std::uint32_t x = std::bit_cast<std::uint32_t>(value);
+    const auto sign = static_cast<std::uint16_t>((x >> 16) & 0x8000u);
+    const std::uint32_t a = x & 0x7FFFFFFFu;
+    if (a >= 0x7F800000u) {
+        // Infinity, or NaN with its payload's top bits and the quiet bit set.
+        if (a == 0x7F800000u)
+            return static_cast<std::uint16_t>(sign | 0x7C00u);
+        return static_cast<std::uint16_t>(sign | 0x7E00u | ((a >> 13) & 0x3FFu));
+    }
+    if (a >= 0x477FF000u) // 65520 and up round to infinity
+        return static_cast<std::uint16_t>(sign | 0x7C00u);
+    if (a < 0x38800000u) {
+        // Below 2^-14: a subnormal half (units of 2^-24), or zero.
+        if (a < 0x33000000u) // below 2^-25: rounds to zero (2^-25 itself ties to even zero)
+            return sign;
+        const std::uint32_t mantissa = (a & 0x7FFFFFu) | 0x800000u;
+        const int shift = 126 - static_cast<int>(a >> 23); // 14 .. 24
+        std::uint32_t q = mantissa >> shift;
+        const std::uint32_t rest = mantissa & ((1u << shift) - 1u);
+        const std::uint32_t half = 1u << (shift - 1);
+        if (rest > half || (rest == half && (q & 1u)))
+            ++q; // may carry into the smallest normal, whose encoding follows on
+        return static_cast<std::uint16_t>(sign | q);
+    }
+    std::uint32_t h = (((a >> 23) - 112u) << 10) | ((a >> 13) & 0x3FFu);
+    const std::uint32_t rest = a & 0x1FFFu;
+    if (rest > 0x1000u || (rest == 0x1000u && (h & 1u)))
+        ++h; // a carry into the exponent is right, up to 65504 (larger values were handled above)
+    return static_cast<std::uint16_t>(sign | h);
+}
+
+float floatFromHalf(std::uint16_t bits) {
+    const std::uint32_t sign = static_cast<std::uint32_t>(bits & 0x8000u) << 16;
+    const std::uint32_t exponent = (bits >> 10) & 0x1Fu;
+    const std::uint32_t mantissa = bits & 0x3FFu;
+    if (exponent == 0) {
+        const float magnitude = std::ldexp(static_cast<float>(mantissa), -24); // exact
+        return sign ? -magnitude : magnitude;
+    }
+    if (exponent == 31)
+        return std::bit_cast<float>(sign | 0x7F800000u | (mantissa << 13));
+    return std::bit_cast<float>(sign | ((exponent + 112u) << 23) | (mantissa << 13));
+}
+
+std::uint16_t bfloat16FromFloat(float value) {
+    const std::uint32_t x = std::bit_cast<std::uint32_t>(value);
+    if ((x & 0x7FFFFFFFu) > 0x7F800000u)
+        return static_cast<std::uint16_t>((x >> 16) | 0x0040u); // NaN: keep it a (quiet) NaN
+    const std::uint32_t rounded = x + 0x7FFFu + ((x >> 16) & 1u);
+    return static_cast<std::uint16_t>(rounded >> 16);
+}
+
+float floatFromBfloat16(std::uint16_t bits) {
+    return std::bit_cast<float>(static_cast<std::uint32_t>(bits) << 16);
+}
+
+std::string valueFits(ElementType type, double value) {
+    const std::string name(elementTypeName(type));
+    if (isFloatingPoint(type))
+        return {};
+    if (std::isnan(value))
+        return "not a number (" + name + " is an integer type)";
+    if (type == ElementType::Bool)
+        return value == 0 || value == 1 ? std::string() : "not 0 or 1 (the type is bool)";
+    if (std::trunc(value) != value)
+        return "not a whole number (" + name + " is an integer type)";
+    double lo = 0;
+    double hi = 0;
+    integerRange(type, lo, hi);
+    const bool wide = type == ElementType::Int64 || type == ElementType::UInt64;
+    if (value < lo || value > hi || (wide && value >= hi))
+        return "out of the range of " + name;
+    return {};
+}
+
 
 namespace {
 

@@ -5,7 +5,7 @@
 // spec/launchgeometry.h), all from the T1 expressions. No CUDA here: the worker uses it to build
 // buffers and launches, and it is tested without a GPU.
 
-#include "space/configspace.h"
+#include "model/config.h"
 #include "spec/launchgeometry.h"
 
 #include <array>
@@ -44,6 +44,17 @@ std::string_view elementTypeName(ElementType type);
 std::size_t elementSize(ElementType type);
 /// Half, BFloat16, Float and Double.
 bool isFloatingPoint(ElementType type);
+// IEEE binary16 ("half") and bfloat16 from and to float, bit-exact: rounding to nearest, ties to
+// even, overflow to infinity, subnormals kept; NaN stays a (quiet) NaN.
+std::uint16_t halfFromFloat(float value);
+float floatFromHalf(std::uint16_t bits);
+std::uint16_t bfloat16FromFloat(float value);
+float floatFromBfloat16(std::uint16_t bits);
+
+/// "" when `value` can be stored in `type` (any finite or infinite number in a floating type; a
+/// whole number in range in an integer type; 0 or 1 in bool); otherwise why not, as a phrase
+/// ("out of the range of int8", "not a whole number (int32 is an integer type)").
+std::string valueFits(ElementType type, double value);
 
 /// Scalar: a value; Vector: a buffer; TensorMap: a TMA tensor map of a Vector argument's buffer
 /// (a Tilescope addition: a Scalar with "TensorMap"), 128 bytes the worker builds.
