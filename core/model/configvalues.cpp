@@ -87,31 +87,19 @@ void appendValue(std::string& out, const ConfigValue& v) {
 } // namespace
 
 ConfigValue ConfigValue::ofInt(std::int64_t value) {
-    ConfigValue v;
-    v.m_kind = Kind::Int;
-    v.m_int = value;
-    return v;
+    return ConfigValue(value);
 }
 
 ConfigValue ConfigValue::ofFloat(double value) {
-    ConfigValue v;
-    v.m_kind = Kind::Float;
-    v.m_float = value;
-    return v;
+    return ConfigValue(value);
 }
 
 ConfigValue ConfigValue::ofBool(bool value) {
-    ConfigValue v;
-    v.m_kind = Kind::Bool;
-    v.m_int = value ? 1 : 0;
-    return v;
+    return ConfigValue(value);
 }
 
 ConfigValue ConfigValue::ofText(std::string value) {
-    ConfigValue v;
-    v.m_kind = Kind::Text;
-    v.m_text = std::move(value);
-    return v;
+    return ConfigValue(std::move(value));
 }
 
 ConfigValue ConfigValue::null() {
@@ -121,9 +109,8 @@ ConfigValue ConfigValue::null() {
 }
 
 ConfigValue ConfigValue::compound(std::string json) {
-    ConfigValue v;
+    ConfigValue v(std::move(json));
     v.m_kind = Kind::Compound;
-    v.m_text = std::move(json);
     return v;
 }
 
