@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include <string_view>
+#include <utility>
 
 namespace tilescope {
 
@@ -56,20 +57,14 @@ RecordingFormat sniff(std::string_view head) {
 } // namespace
 
 std::string recordingFormatName(RecordingFormat format) {
-    switch (format) {
-    case RecordingFormat::TilescopeDatabase:
-        return "Tilescope database";
-    case RecordingFormat::T4:
-        return "T4";
-    case RecordingFormat::KernelTunerCache:
-        return "Kernel Tuner cache";
-    case RecordingFormat::BestConfigs:
-        return "best-config JSON";
-    case RecordingFormat::TuningProblem:
-        return "tuning problem";
-    case RecordingFormat::Unknown:
-        break;
-    }
+    static constexpr std::pair<RecordingFormat, const char*> kNames[] = {
+        {RecordingFormat::TilescopeDatabase, "Tilescope database"}, {RecordingFormat::T4, "T4"},
+        {RecordingFormat::KernelTunerCache, "Kernel Tuner cache"},  {RecordingFormat::BestConfigs, "best-config JSON"},
+        {RecordingFormat::TuningProblem, "tuning problem"},
+    };
+    for (const auto& [f, name] : kNames)
+        if (f == format)
+            return name;
     return "unknown";
 }
 

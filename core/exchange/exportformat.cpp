@@ -9,31 +9,35 @@
 #include "exchange/triton.h"
 
 #include <algorithm>
+#include <utility>
 
 namespace tilescope {
 
+namespace {
+
+// Every format with its name, in the order tools list them.
+constexpr std::pair<ExportFormat, const char*> kNames[] = {
+    {ExportFormat::T4, "t4"},         {ExportFormat::BestConfigsJson, "json"},
+    {ExportFormat::Triton, "triton"}, {ExportFormat::CppHeader, "cpp"},
+    {ExportFormat::Csv, "csv"},       {ExportFormat::KernelTunerCache, "kerneltuner"},
+};
+
+} // namespace
+
 const std::vector<ExportFormat>& exportFormats() {
-    static const std::vector<ExportFormat> formats = {ExportFormat::T4,     ExportFormat::BestConfigsJson,
-                                                      ExportFormat::Triton, ExportFormat::CppHeader,
-                                                      ExportFormat::Csv,    ExportFormat::KernelTunerCache};
+    static const std::vector<ExportFormat> formats = [] {
+        std::vector<ExportFormat> out;
+        for (const auto& [format, name] : kNames)
+            out.push_back(format);
+        return out;
+    }();
     return formats;
 }
 
 std::string exportFormatName(ExportFormat format) {
-    switch (format) {
-    case ExportFormat::T4:
-        return "t4";
-    case ExportFormat::KernelTunerCache:
-        return "kerneltuner";
-    case ExportFormat::BestConfigsJson:
-        return "json";
-    case ExportFormat::Triton:
-        return "triton";
-    case ExportFormat::CppHeader:
-        return "cpp";
-    case ExportFormat::Csv:
-        return "csv";
-    }
+    for (const auto& [f, name] : kNames)
+        if (f == format)
+            return name;
     return "t4";
 }
 

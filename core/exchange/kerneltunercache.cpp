@@ -4,6 +4,7 @@
 #include "base/jsonreader.h"
 #include "exchange/configcodec.h"
 #include "exchange/sessionfields.h"
+#include "expr/expr.h"
 #include "model/configjson.h"
 #include "spec/tuningproblem.h"
 
@@ -23,45 +24,6 @@ using namespace exchange;
 
 namespace {
 
-// A double as Python's repr() writes it ("1.0", "0.0001", "1e-05", "1.5e+16"): Kernel Tuner keys
-// its cache with str() of the values.
-std::string pythonFloat(double v) {
-    if (std::isnan(v))
-        return "nan";
-    if (std::isinf(v))
-        return v > 0 ? "inf" : "-inf";
-    char buf[64];
-    const auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v, std::chars_format::scientific);
-    if (ec != std::errc())
-        return Json(v).dump();
-    const std::string text(buf, end); // shortest round trip: "-1.2345e+17", "1e-05"
-    const std::size_t e = text.find('e');
-    std::string mantissa = text.substr(0, e);
-    const int exponent = std::stoi(text.substr(e + 1));
-    const bool negative = !mantissa.empty() && mantissa[0] == '-';
-    if (negative)
-        mantissa.erase(0, 1);
-    std::string digits;
-    for (const char c : mantissa)
-        if (c != '.')
-            digits += c;
-    std::string out;
-    if (exponent < -4 || exponent >= 16) {
-        out = digits.substr(0, 1) + (digits.size() > 1 ? "." + digits.substr(1) : "");
-        const std::string mag = std::to_string(std::abs(exponent));
-        out += std::string(exponent < 0 ? "e-" : "e+") + (mag.size() < 2 ? "0" : "") + mag;
-    } else if (exponent < 0) {
-        out = "0." + std::string(static_cast<std::size_t>(-exponent - 1), '0') + digits;
-    } else {
-        const auto point = static_cast<std::size_t>(exponent) + 1;
-        if (digits.size() <= point)
-            out = digits + std::string(point - digits.size(), '0') + ".0";
-        else
-            out = digits.substr(0, point) + "." + digits.substr(point);
-    }
-    return negative ? "-" + out : out;
-}
-
 // str() of a parameter value in Python, as Kernel Tuner joins them into a cache key.
 std::string pythonStr(const Json& v) {
     if (v.is_boolean())
@@ -69,7 +31,7 @@ std::string pythonStr(const Json& v) {
     if (v.is_string())
         return v.get<std::string>();
     if (v.is_number_float())
-        return pythonFloat(v.get<double>());
+        return expr::repr(expr::Value::ofFloat(v.get<double>())); // Python's repr(), as str() writes it
     if (v.is_null())
         return "None";
     if (v.is_array()) {

@@ -8,6 +8,7 @@
 #include <climits>
 #include <cmath>
 #include <numeric>
+#include <utility>
 
 namespace tilescope::exchange {
 
@@ -86,23 +87,24 @@ Json sessionMetadata(const SessionInfo& info) {
 
 void readSessionMetadata(const JsonNode& node, SessionInfo& info) {
     const Json& meta = *node;
-    auto str = [&](const char* key, std::string& out) {
-        if (const auto it = meta.find(key); it != meta.end() && it->is_string())
-            out = it->get<std::string>();
+    static constexpr std::pair<const char*, std::string SessionInfo::*> kStrings[] = {
+        {"kernel", &SessionInfo::kernel},
+        {"problem_json", &SessionInfo::problemJson},
+        {"problem_hash", &SessionInfo::problemHash},
+        {"source_hash", &SessionInfo::sourceHash},
+        {"backend", &SessionInfo::backend},
+        {"strategy", &SessionInfo::strategy},
+        {"budget", &SessionInfo::budget},
+        {"device", &SessionInfo::deviceName},
+        {"arch", &SessionInfo::arch},
+        {"objective", &SessionInfo::objectiveName},
+        {"started_at", &SessionInfo::startedAt},
+        {"ended_at", &SessionInfo::endedAt},
+        {"tool_version", &SessionInfo::toolVersion},
     };
-    str("kernel", info.kernel);
-    str("problem_json", info.problemJson);
-    str("problem_hash", info.problemHash);
-    str("source_hash", info.sourceHash);
-    str("backend", info.backend);
-    str("strategy", info.strategy);
-    str("budget", info.budget);
-    str("device", info.deviceName);
-    str("arch", info.arch);
-    str("objective", info.objectiveName);
-    str("started_at", info.startedAt);
-    str("ended_at", info.endedAt);
-    str("tool_version", info.toolVersion);
+    for (const auto& [key, field] : kStrings)
+        if (const auto it = meta.find(key); it != meta.end() && it->is_string())
+            info.*field = it->get<std::string>();
     if (const auto it = meta.find("seed"); it != meta.end() && it->is_number_unsigned())
         info.seed = it->get<std::uint64_t>();
     if (const auto v = node.integralMember("shape_index", 0, INT64_MAX))

@@ -27,17 +27,17 @@ double toMs(double value, const std::string& unit) {
     return value; // "ms", "miliseconds" (sic, Kernel Tuner), "" or anything else: Kernel Tuner writes ms
 }
 
+// The status a T4 invalidity other than "correct" reads as.
+constexpr std::pair<const char*, ResultStatus> kInvalidities[] = {
+    {"compile", ResultStatus::CompileError}, {"runtime", ResultStatus::LaunchError},
+    {"timeout", ResultStatus::Timeout},      {"correctness", ResultStatus::WrongResult},
+    {"constraints", ResultStatus::Pruned},
+};
+
 ResultStatus statusOfInvalidity(const std::string& invalidity, double correctness) {
-    if (invalidity == "compile")
-        return ResultStatus::CompileError;
-    if (invalidity == "runtime")
-        return ResultStatus::LaunchError;
-    if (invalidity == "timeout")
-        return ResultStatus::Timeout;
-    if (invalidity == "correctness")
-        return ResultStatus::WrongResult;
-    if (invalidity == "constraints")
-        return ResultStatus::Pruned;
+    for (const auto& [name, status] : kInvalidities)
+        if (invalidity == name)
+            return status;
     return correctness > 0 ? ResultStatus::Ok : ResultStatus::WrongResult;
 }
 

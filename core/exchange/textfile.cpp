@@ -4,6 +4,7 @@
 #include "exchange/textfile.h"
 
 #include "base/error.h"
+#include "base/textformat.h"
 
 #include <zlib.h>
 
@@ -23,21 +24,6 @@
 namespace tilescope::exchange {
 
 namespace {
-
-std::string sizeText(std::uint64_t bytes) {
-    static const char* kUnits[] = {"KiB", "MiB", "GiB", "TiB"};
-    if (bytes < 1024)
-        return std::to_string(bytes) + " bytes";
-    double v = static_cast<double>(bytes);
-    int unit = -1;
-    while (v >= 1024 && unit < 3) {
-        v /= 1024;
-        ++unit;
-    }
-    char text[32];
-    std::snprintf(text, sizeof text, v == std::floor(v) ? "%.0f %s" : "%.1f %s", v, kUnits[unit]);
-    return text;
-}
 
 constexpr const char* kLimitVariable = "TILESCOPE_GZIP_LIMIT";
 constexpr std::uint64_t kDefaultGzipLimit = std::uint64_t{1} << 30;
@@ -92,7 +78,7 @@ std::string gunzip(std::istream& in, const std::string& fileName, std::size_t ma
                     return out; // as much as was asked for
                 }
                 throw InputError(fileName, "",
-                                 "inflates to more than " + sizeText(limit) +
+                                 "inflates to more than " + formatBytes(limit) +
                                      ", the limit for gzip-compressed files (a larger one needs " + kLimitVariable +
                                      ", e.g. " + kLimitVariable + "=4G)");
             }
