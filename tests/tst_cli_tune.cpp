@@ -3,7 +3,8 @@
 // compiler that built the tests, python3), and bad input answered with a clear message and exit
 // status 2.
 
-#include "exchange/exchange.h"
+#include "exchange/bestconfigs.h"
+#include "exchange/recording.h"
 #include "space/configspace.h"
 #include "spec/tuningproblem.h"
 #include "store/resultstore.h"

@@ -3,7 +3,15 @@
 // the Triton snippet parses as Python, the JSON cache round-trips, CSV quotes what it must.
 
 #include "base/error.h"
-#include "exchange/exchange.h"
+#include "exchange/bestconfigs.h"
+#include "exchange/cppheader.h"
+#include "exchange/csv.h"
+#include "exchange/detection.h"
+#include "exchange/exportformat.h"
+#include "exchange/kerneltunercache.h"
+#include "exchange/recording.h"
+#include "exchange/t4.h"
+#include "exchange/triton.h"
 #include "model/configjson.h"
 #include "spec/tuningproblem.h"
 #include "store/resultstore.h"

@@ -4,7 +4,7 @@
 
 #include "base/error.h"
 #include "exchange/configcodec.h"
-#include "exchange/exchange.h"
+#include "exchange/t4.h"
 #include "model/configjson.h"
 #include "space/configspace.h"
 #include "spec/tuningproblem.h"

@@ -11,7 +11,7 @@
 // - Recordings that cannot make a table say why.
 
 #include "base/error.h"
-#include "exchange/exchange.h"
+#include "exchange/recording.h"
 #include "shapes/dispatchtable.h"
 #include "testprograms.h"
 

@@ -6,7 +6,7 @@
 #include "compile/compilecache.h"
 #include "compile/compileservice.h"
 #include "exchange/configcodec.h"
-#include "exchange/exchange.h"
+#include "exchange/kerneltunercache.h"
 #include "measure/replay/replaybackend.h"
 #include "spec/tuningproblem.h"
 #include "store/resultstore.h"

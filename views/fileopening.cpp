@@ -10,7 +10,7 @@
 #include "session/sessionproblem.h"
 
 #include "base/error.h"
-#include "exchange/exchange.h"
+#include "exchange/detection.h"
 #include "spec/kernelscan.h"
 #include "spec/tuningproblem.h"
 

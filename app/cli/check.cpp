@@ -3,8 +3,8 @@
 #include "cli.h"
 
 #include "base/error.h"
+#include "exchange/bestconfigs.h"
 #include "exchange/cachecheck.h"
-#include "exchange/exchange.h"
 #include "spec/tuningproblem.h"
 #include "tuner/cacherefresh.h"
 

@@ -7,7 +7,8 @@
 #include "analysis/devicecompare.h"
 #include "base/error.h"
 #include "base/filewrite.h"
-#include "exchange/exchange.h"
+#include "exchange/detection.h"
+#include "exchange/recording.h"
 
 #include <cmath>
 #include <cstdio>

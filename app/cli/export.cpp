@@ -6,7 +6,8 @@
 
 #include "base/error.h"
 #include "base/filewrite.h"
-#include "exchange/exchange.h"
+#include "exchange/exportformat.h"
+#include "exchange/recording.h"
 #include "store/resultstore.h"
 
 #include <cstdio>

@@ -4,7 +4,9 @@
 #include "cli.h"
 
 #include "base/error.h"
-#include "exchange/exchange.h"
+#include "exchange/detection.h"
+#include "exchange/parts.h"
+#include "exchange/recording.h"
 #include "store/resultstore.h"
 
 #include <algorithm>

@@ -9,7 +9,7 @@
 #include "analysis/confidence.h"
 #include "analysis/verificationsplit.h"
 #include "base/error.h"
-#include "exchange/exchange.h"
+#include "exchange/recording.h"
 #include "measure/metricnames.h"
 #include "store/resultstore.h"
 #include "tuner/sessionreport.h"

@@ -7,8 +7,8 @@
 
 #include "base/error.h"
 #include "base/filewrite.h"
-#include "exchange/exchange.h"
-#include "exchange/jsontext.h"
+#include "exchange/recording.h"
+#include "exchange/textfile.h"
 #include "shapes/dispatchtable.h"
 
 #include <algorithm>

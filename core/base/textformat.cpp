@@ -44,4 +44,26 @@ std::string formatCount(double n) {
     return out;
 }
 
+std::string formatBytes(std::uint64_t bytes) {
+    static const char* const kUnits[] = {"KiB", "MiB", "GiB", "TiB"};
+    if (bytes < 1024)
+        return std::to_string(bytes) + " B";
+    double value = static_cast<double>(bytes);
+    int unit = -1;
+    while (value >= 1024 && unit < 3) {
+        value /= 1024;
+        ++unit;
+    }
+    char text[32];
+    std::snprintf(text, sizeof text, value >= 100 ? "%.0f" : value >= 10 ? "%.1f" : "%.2f", value);
+    std::string number = text;
+    if (number.find('.') != std::string::npos) {
+        while (number.back() == '0')
+            number.pop_back();
+        if (number.back() == '.')
+            number.pop_back();
+    }
+    return number + " " + kUnits[unit];
+}
+
 } // namespace tilescope

@@ -5,7 +5,7 @@
 // arch, another driver major version, a changed kernel specification or source, a shape the
 // problem no longer has), and the problem shapes no entry covers.
 
-#include "exchange/exchange.h"
+#include "exchange/bestconfigs.h"
 
 #include <cstddef>
 #include <cstdint>

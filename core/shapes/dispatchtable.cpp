@@ -1,7 +1,8 @@
 #include "shapes/dispatchtable.h"
 
 #include "base/error.h"
-#include "exchange/exchange.h"
+#include "exchange/cppheader.h"
+#include "exchange/triton.h"
 #include "spec/tuningproblem.h"
 
 #include <algorithm>

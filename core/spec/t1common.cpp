@@ -7,20 +7,6 @@
 
 namespace tilescope::spec {
 
-std::string escapePointerToken(std::string_view key) {
-    std::string out;
-    out.reserve(key.size());
-    for (char c : key) {
-        if (c == '~')
-            out += "~0";
-        else if (c == '/')
-            out += "~1";
-        else
-            out += c;
-    }
-    return out;
-}
-
 std::optional<std::int64_t> parseIntegerLiteral(std::string_view text) {
     if (text.empty())
         return std::nullopt;

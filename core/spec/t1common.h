@@ -17,9 +17,6 @@ namespace tilescope::spec {
 // ordered_json keeps the members in file order, so unknown fields go back where the user expects.
 using Json = nlohmann::ordered_json;
 
-/// A key as a JSON pointer token ("~" -> "~0", "/" -> "~1").
-std::string escapePointerToken(std::string_view key);
-
 /// The value of a plain decimal integer literal ("-12", "4096") that fits 64 bits, else nullopt.
 /// Integers in the file (ProblemSize entries, SharedMemory) are kept as such text and written
 /// back as JSON integers, so the file stays valid T1.

@@ -1,7 +1,9 @@
 #include "tuner/cacherefresh.h"
 
 #include "base/error.h"
-#include "exchange/exchange.h"
+#include "exchange/bestconfigs.h"
+#include "exchange/detection.h"
+#include "exchange/recording.h"
 #include "space/configspace.h"
 #include "spec/tuningproblem.h"
 

@@ -4,7 +4,7 @@
 #include "base/error.h"
 #include "base/filewrite.h"
 #include "exchange/configcodec.h"
-#include "exchange/exchange.h"
+#include "exchange/recording.h"
 #include "measure/replay/replaybackend.h"
 #include "model/configjson.h"
 #include "spec/tuningproblem.h"

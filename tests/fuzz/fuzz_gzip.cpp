@@ -2,8 +2,8 @@
 // whole as readRecording reads it, then told apart and parsed as a recording. The inflate limit
 // is kept small (TILESCOPE_GZIP_LIMIT, 16M unless set) so that a bomb is refused fast.
 
-#include "exchange/exchange.h"
-#include "exchange/jsontext.h"
+#include "exchange/recording.h"
+#include "exchange/textfile.h"
 #include "fuzzing.h"
 
 #include <filesystem>

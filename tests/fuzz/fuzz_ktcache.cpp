@@ -1,7 +1,7 @@
 // Fuzzes the Kernel Tuner cache reader: a cache file's text in; a session it accepts must be
 // written as a cache that reads back.
 
-#include "exchange/exchange.h"
+#include "exchange/kerneltunercache.h"
 #include "fuzzing.h"
 
 using namespace tilescope;

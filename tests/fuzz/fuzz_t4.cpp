@@ -1,7 +1,7 @@
 // Fuzzes the T4 reader: a results file's text in; a session it accepts must write T4 that
 // reads back.
 
-#include "exchange/exchange.h"
+#include "exchange/t4.h"
 #include "fuzzing.h"
 
 using namespace tilescope;

@@ -18,7 +18,7 @@
 #include "plots/heatmapwidget.h"
 
 #include "base/error.h"
-#include "exchange/exchange.h"
+#include "exchange/recording.h"
 #include "measure/analysis/analysisbackend.h"
 #include "search/strategy.h"
 #include "spec/tuningproblem.h"

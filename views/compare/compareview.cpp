@@ -2,7 +2,7 @@
 
 #include "base/error.h"
 #include "common/format.h"
-#include "exchange/exchange.h"
+#include "exchange/recording.h"
 #include "plots/plotstyle.h"
 
 #include <qcustomplot.h>

@@ -2,6 +2,7 @@
 
 #include "base/error.h"
 #include "common/format.h"
+#include "exchange/recording.h"
 #include "export/sessionlistmodel.h"
 
 #include <QComboBox>

@@ -9,7 +9,7 @@
 
 #include "common/backgroundtask.h"
 
-#include "exchange/exchange.h"
+#include "exchange/exportformat.h"
 
 #include <QDialog>
 

@@ -3,7 +3,8 @@
 #include "common/format.h"
 
 #include "base/error.h"
-#include "exchange/exchange.h"
+#include "exchange/detection.h"
+#include "exchange/recording.h"
 #include "store/resultstore.h"
 #include "tuner/backendspec.h"
 #include "tuner/shapesetrun.h"

@@ -18,7 +18,7 @@
 #include "common/backgroundtask.h"
 #include "session/sessiontypes.h"
 
-#include "exchange/exchange.h"
+#include "exchange/detection.h"
 #include "model/records.h"
 #include "spec/tuningproblem.h"
 #include "tuner/shapesetrun.h"

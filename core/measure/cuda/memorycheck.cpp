@@ -1,5 +1,7 @@
 #include "measure/cuda/memorycheck.h"
 
+#include "base/textformat.h"
+
 #include <unistd.h>
 
 #include <algorithm>
@@ -26,29 +28,6 @@ std::string withCommas(std::uint64_t n) {
     for (int i = static_cast<int>(digits.size()) - 3; i > 0; i -= 3)
         digits.insert(static_cast<std::size_t>(i), ",");
     return digits;
-}
-
-// 4 as "4 B", 4194304 as "4 MiB", 1536 as "1.5 KiB".
-std::string bytesText(std::int64_t bytes) {
-    static const char* const kUnits[] = {"KiB", "MiB", "GiB", "TiB"};
-    if (bytes < 1024)
-        return std::to_string(bytes) + " B";
-    double value = static_cast<double>(bytes);
-    int unit = -1;
-    while (value >= 1024 && unit < 3) {
-        value /= 1024;
-        ++unit;
-    }
-    char text[32];
-    std::snprintf(text, sizeof text, value >= 100 ? "%.0f" : value >= 10 ? "%.1f" : "%.2f", value);
-    std::string number = text;
-    if (number.find('.') != std::string::npos) {
-        while (number.back() == '0')
-            number.pop_back();
-        if (number.back() == '.')
-            number.pop_back();
-    }
-    return number + " " + kUnits[unit];
 }
 
 std::string hex(std::uint64_t v) {
@@ -155,7 +134,7 @@ GuardedLayout guardedLayout(std::uint64_t bytes, std::uint64_t granularity, std:
 
 std::string sizeText(std::int64_t elements, std::int64_t bytes) {
     return withCommas(static_cast<std::uint64_t>(std::max<std::int64_t>(elements, 0))) +
-           (elements == 1 ? " element (" : " elements (") + bytesText(bytes) + ")";
+           (elements == 1 ? " element (" : " elements (") + formatBytes(static_cast<std::uint64_t>(bytes)) + ")";
 }
 
 std::string bufferText(const worker::BufferExtent& buffer) {

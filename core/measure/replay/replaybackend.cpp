@@ -2,7 +2,7 @@
 
 #include "base/error.h"
 #include "exchange/configcodec.h"
-#include "exchange/exchange.h"
+#include "exchange/recording.h"
 #include "spec/tuningproblem.h"
 
 #include <nlohmann/json.hpp>
