@@ -15,13 +15,8 @@ std::optional<PruneVerdict> verdictBeforeMeasuring(const CompileResult& cr, cons
     if (!a.geometry.error.empty())
         return PruneVerdict{ResultStatus::LaunchError, a.geometry.error, {}};
     if (limits) {
-        KernelResources k;
-        k.registers = cr.info.registers;
-        k.sharedStatic = cr.info.sharedStatic;
-        k.sharedDynamic = a.geometry.sharedDynamic;
-        k.barriers = cr.info.barriers;
-        k.blockSize = a.geometry.threadsPerBlock();
-        const Occupancy occ = theoreticalOccupancy(*limits, k);
+        const Occupancy occ = theoreticalOccupancy(
+            *limits, KernelResources::of(cr.info, a.geometry.threadsPerBlock(), a.geometry.sharedDynamic));
         if (!occ.launchable)
             return PruneVerdict{ResultStatus::Pruned, "over the device's limits: " + occ.reason, {}};
     }
