@@ -3,6 +3,7 @@
 // authors wrote for them (the T1 corpus and kernels/).
 
 #include "base/error.h"
+#include "base/textformat.h"
 #include "space/configspace.h"
 #include "spec/kernelscan.h"
 
@@ -36,13 +37,6 @@ std::set<std::string> namesInProblem(const std::string& path) {
     std::set<std::string> out;
     for (const auto& p : nlohmann::json::parse(readFile(path))["ConfigurationSpace"]["TuningParameters"])
         out.insert(p["Name"].get<std::string>());
-    return out;
-}
-
-std::string joined(const std::set<std::string>& s) {
-    std::string out;
-    for (const std::string& n : s)
-        out += (out.empty() ? "" : ", ") + n;
     return out;
 }
 

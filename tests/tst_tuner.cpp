@@ -10,6 +10,7 @@
 #include "measure/replay/replaybackend.h"
 #include "spec/tuningproblem.h"
 #include "store/resultstore.h"
+#include "tuner/objective.h"
 #include "tuner/tuningsession.h"
 
 #include <nlohmann/json.hpp>

@@ -10,6 +10,7 @@
 #include "analysis/staticanalysis.h"
 #include "base/error.h"
 #include "base/filewrite.h"
+#include "base/textformat.h"
 #include "compile/compilecache.h"
 #include "compile/compileservice.h"
 #include "exchange/configcodec.h"
@@ -62,14 +63,8 @@ std::string statusName(CompileStatus status) {
     return "unknown";
 }
 
-std::string fixed1(double v) {
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "%.1f", v);
-    return buf;
-}
-
 std::string percentOf(double part, double whole) {
-    return whole > 0 ? fixed1(100.0 * part / whole) + " %" : "-";
+    return whole > 0 ? formatDouble("%.1f %%", 100.0 * part / whole) : "-";
 }
 
 std::string csvField(const std::string& text) {
@@ -156,7 +151,8 @@ void writeCsv(const std::string& path, const std::vector<ConfigAnalysis>& result
             << ',' << num(ok, r.sharedBytes()) << ',' << num(ok, r.info.sharedStatic) << ','
             << num(r.geometry.error.empty(), r.geometry.sharedDynamic) << ',' << num(ok, r.info.barriers) << ','
             << num(r.geometry.error.empty(), r.geometry.threadsPerBlock()) << ','
-            << (occ ? fixed1(r.occupancy.percent()) : std::string()) << ',' << num(occ, r.occupancy.activeBlocks) << ','
+            << (occ ? formatDouble("%.1f", r.occupancy.percent()) : std::string()) << ','
+            << num(occ, r.occupancy.activeBlocks) << ','
             << (occ ? std::string(limiterName(r.occupancy.limiter)) : std::string()) << ','
             << (ok ? std::string(spillClassName(r.spill)) : std::string()) << ',' << r.compileSeconds << ','
             << (r.cached ? 1 : 0) << ',' << csvField(r.message.empty() ? r.occupancy.reason : r.message) << '\n';
@@ -207,7 +203,7 @@ std::string configTable(const std::vector<ConfigAnalysis>& results, const Config
                 row.push_back("0");
                 row.push_back(std::string(limiterName(r.occupancy.limiter)) + " (cannot launch)");
             } else {
-                row.push_back(fixed1(r.occupancy.percent()));
+                row.push_back(formatDouble("%.1f", r.occupancy.percent()));
                 row.push_back(std::string(limiterName(r.occupancy.limiter)));
             }
             row.push_back(std::string(spillClassName(r.spill)));
@@ -235,12 +231,13 @@ std::string summaryText(const std::vector<ConfigAnalysis>& results, const std::v
         if (s.unlaunchable > 0)
             limiters += (limiters.empty() ? "" : ", ") + std::string("cannot launch ") + std::to_string(s.unlaunchable);
         const bool any = s.compiled > s.unlaunchable;
-        table.addRow(
-            {s.arch, std::to_string(s.configs), std::to_string(s.compiled), std::to_string(s.failed),
-             std::to_string(s.spilling), std::to_string(s.lightSpills), std::to_string(s.heavySpills),
-             std::to_string(s.localOnly),
-             any ? fixed1(s.minOccupancy) + " / " + fixed1(s.medianOccupancy) + " / " + fixed1(s.maxOccupancy) : "-",
-             limiters});
+        table.addRow({s.arch, std::to_string(s.configs), std::to_string(s.compiled), std::to_string(s.failed),
+                      std::to_string(s.spilling), std::to_string(s.lightSpills), std::to_string(s.heavySpills),
+                      std::to_string(s.localOnly),
+                      any ? formatDouble("%.1f", s.minOccupancy) + " / " + formatDouble("%.1f", s.medianOccupancy) +
+                                " / " + formatDouble("%.1f", s.maxOccupancy)
+                          : "-",
+                      limiters});
     }
     std::string text = table.render();
     const std::vector<SpillDifference> differences = spillDifferences(results, archs);

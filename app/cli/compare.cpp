@@ -7,6 +7,7 @@
 #include "analysis/devicecompare.h"
 #include "base/error.h"
 #include "base/filewrite.h"
+#include "base/textformat.h"
 #include "exchange/detection.h"
 #include "exchange/recording.h"
 
@@ -47,12 +48,6 @@ CompareSide sideOf(const std::string& path, CLI::Option* option, std::int64_t id
     return side;
 }
 
-std::string number(double v) {
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "%.4g", v);
-    return buf;
-}
-
 int run(const CompareArgs& opt) {
     const CompareSide a = sideOf(opt.a, opt.sessionAOption, opt.sessionA);
     const CompareSide b = sideOf(opt.b, opt.sessionBOption, opt.sessionB);
@@ -77,14 +72,14 @@ int run(const CompareArgs& opt) {
     TextTable table(headers, right);
     for (std::size_t i = 0; i < shown; ++i) {
         const ComparedConfig& x = c.configs[i];
-        std::vector<std::string> row{number(x.rankA), number(x.rankB)};
+        std::vector<std::string> row{formatDouble("%.4g", x.rankA), formatDouble("%.4g", x.rankB)};
         for (const std::string& p : c.shared) {
             const ConfigValue* v = x.config.find(p);
             row.push_back(v ? v->plain() : std::string());
         }
-        row.push_back(number(x.timeA));
-        row.push_back(number(x.timeB));
-        row.push_back(number(x.ratio) + "x");
+        row.push_back(formatDouble("%.4g", x.timeA));
+        row.push_back(formatDouble("%.4g", x.timeB));
+        row.push_back(formatDouble("%.4g", x.ratio) + "x");
         table.addRow(std::move(row));
     }
     std::printf("\nThe %zu fastest on A of %zu\n%s", shown, c.configs.size(), table.render().c_str());
@@ -99,8 +94,8 @@ int run(const CompareArgs& opt) {
                 const ConfigValue* v = x.config.find(p);
                 out << (v ? v->plain() : std::string()) << ',';
             }
-            out << number(x.timeA) << ',' << number(x.timeB) << ',' << number(x.ratio) << ',' << x.rankA << ','
-                << x.rankB << '\n';
+            out << formatDouble("%.4g", x.timeA) << ',' << formatDouble("%.4g", x.timeB) << ','
+                << formatDouble("%.4g", x.ratio) << ',' << x.rankA << ',' << x.rankB << '\n';
         }
         writeFileAtomically(opt.csv, out.str());
         std::printf("wrote %s (%zu configs)\n", opt.csv.c_str(), c.configs.size());

@@ -6,6 +6,7 @@
 
 #include "base/error.h"
 #include "base/filewrite.h"
+#include "base/textformat.h"
 #include "model/records.h"
 #include "search/strategy.h"
 #include "space/configspace.h"
@@ -46,24 +47,16 @@ void onInterrupt(int) {
     g_cancel.store(true);
 }
 
-std::string fmt(const char* format, double v) {
-    if (!std::isfinite(v))
-        return "-";
-    char buf[64];
-    std::snprintf(buf, sizeof buf, format, v);
-    return buf;
-}
-
 // "0.982" or "0.982 ±0.012" style cells are too wide for seven columns: the mean, and the spread in
 // the JSON report.
 std::string fractionCell(const LabStat& s) {
-    return fmt("%.3f", s.mean);
+    return formatFinite("%.3f", s.mean);
 }
 
 std::string reachCell(const LabTarget& t, std::size_t runs) {
     if (t.never == runs)
         return "never";
-    std::string text = fmt("%.1f", t.evaluations.mean);
+    std::string text = formatFinite("%.1f", t.evaluations.mean);
     if (t.never > 0)
         text += " (" + std::to_string(t.never) + " never)";
     return text;
@@ -77,8 +70,8 @@ std::string timeCell(const LabTarget& t, std::size_t runs) {
 
 std::string performanceText(const LabSpaceSummary& s) {
     if (s.objectiveName.empty())
-        return fmt("%.4g ms", s.optimumMs);
-    return fmt("%.4g ms", s.optimumMs) + "  " + fmt("%.4g", s.optimum) + " " + s.objectiveName;
+        return formatFinite("%.4g ms", s.optimumMs);
+    return formatFinite("%.4g ms", s.optimumMs) + "  " + formatFinite("%.4g", s.optimum) + " " + s.objectiveName;
 }
 
 int runLab(const LabCliOptions& opt) {
@@ -98,9 +91,7 @@ int runLab(const LabCliOptions& opt) {
     else if (opt.scoreOver != "methodology")
         throw InputError("", "--score-over", "expected methodology or budget, got '" + opt.scoreOver + "'");
     // Strategy names are checked before anything is read, so a typo costs nothing.
-    std::string known;
-    for (const auto& n : strategyNames())
-        known += (known.empty() ? "" : ", ") + n;
+    const std::string known = joined(strategyNames());
     for (const auto& name : options.strategies)
         if (canonicalStrategyName(name).empty())
             throw InputError("", "--strategies", "unknown strategy '" + name + "' (known: " + known + ")");
@@ -181,7 +172,7 @@ int runLab(const LabCliOptions& opt) {
                 for (const auto& m : r.milestones)
                     present = present || m.percent == q;
             if (present || report.strategies.empty()) {
-                headers.push_back("@" + fmt("%g", q) + "%");
+                headers.push_back("@" + formatFinite("%g", q) + "%");
                 right.push_back(true);
             }
         }
@@ -195,15 +186,15 @@ int runLab(const LabCliOptions& opt) {
             for (std::size_t c = 2; c < headers.size() - 5; ++c) {
                 std::string cell = "-";
                 for (const auto& m : r.milestones)
-                    if ("@" + fmt("%g", m.percent) + "%" == headers[c])
+                    if ("@" + formatFinite("%g", m.percent) + "%" == headers[c])
                         cell = fractionCell(m.fraction);
                 row.push_back(cell);
             }
             row.push_back(reachCell(r.within1, r.runs.size()));
             row.push_back(reachCell(r.within5, r.runs.size()));
             row.push_back(timeCell(r.within1, r.runs.size()));
-            row.push_back(fmt("%.3f", r.score.mean));
-            row.push_back(fmt("%.3f", r.scoreEvals.mean));
+            row.push_back(formatFinite("%.3f", r.score.mean));
+            row.push_back(formatFinite("%.3f", r.scoreEvals.mean));
             table.addRow(row);
         }
         std::printf("%s", table.render().c_str());
@@ -249,11 +240,8 @@ void registerLab(CLI::App& app) {
                     "Tilescope database; configs it lacks count as failed")
         ->required();
     addShapeOption(cmd, opt->shape);
-    std::string known;
-    for (const auto& n : strategyNames())
-        known += (known.empty() ? "" : ", ") + n;
     cmd->add_option("--strategies", opt->strategies,
-                    "Strategies to compare, separated by commas (known: " + known +
+                    "Strategies to compare, separated by commas (known: " + joined(strategyNames()) +
                         "); default: every one but exhaustive");
     cmd->add_option("--repeats", opt->repeats, "Runs per strategy, with seeds S, S+1, ...")
         ->capture_default_str()

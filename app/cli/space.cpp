@@ -6,6 +6,7 @@
 
 #include "analysis/launchcheck.h"
 #include "base/error.h"
+#include "base/textformat.h"
 #include "compile/requestbuilder.h"
 #include "exchange/configcodec.h"
 #include "space/configspace.h"
@@ -44,13 +45,6 @@ std::string valuesSummary(const TuningParameter& p) {
         out += plainValue(p.values[i]);
     }
     return out;
-}
-
-std::string percent(double part, double whole) {
-    char buf[32];
-    const double pct = whole > 0 ? 100.0 * part / whole : 0;
-    std::snprintf(buf, sizeof buf, pct >= 0.1 || pct == 0 ? "%.1f %%" : "%.2g %%", pct);
-    return buf;
 }
 
 int runSpace(const SpaceOptions& opt) {
@@ -167,7 +161,7 @@ int runSpace(const SpaceOptions& opt) {
     if (opt.countOnly) {
         std::printf("%s valid of %s raw configs (%s)\n", formatCount(static_cast<double>(space.size())).c_str(),
                     formatCount(stats.rawSize).c_str(),
-                    percent(static_cast<double>(space.size()), stats.rawSize).c_str());
+                    formatShare(static_cast<double>(space.size()), stats.rawSize).c_str());
         return kOk;
     }
 
@@ -191,7 +185,7 @@ int runSpace(const SpaceOptions& opt) {
     std::printf("\nSpace\n");
     std::printf("  raw size      %s\n", formatCount(stats.rawSize).c_str());
     std::printf("  valid size    %s  (%s of raw)\n", formatCount(static_cast<double>(space.size())).c_str(),
-                percent(static_cast<double>(space.size()), stats.rawSize).c_str());
+                formatShare(static_cast<double>(space.size()), stats.rawSize).c_str());
     std::string orderText;
     for (const auto& name : order)
         orderText += (orderText.empty() ? "" : ", ") + name;

@@ -7,6 +7,7 @@
 
 #include "base/error.h"
 #include "base/filewrite.h"
+#include "base/textformat.h"
 #include "exchange/recording.h"
 #include "exchange/textfile.h"
 #include "shapes/dispatchtable.h"
@@ -50,12 +51,6 @@ double parseRegret(const std::string& text) {
     return percent ? v / 100.0 : v;
 }
 
-std::string pct(double fraction) {
-    char text[32];
-    std::snprintf(text, sizeof text, "%.2f %%", fraction * 100.0);
-    return text;
-}
-
 std::string shapeText(const std::vector<std::string>& names, const std::vector<std::int64_t>& dims) {
     std::string out;
     for (std::size_t d = 0; d < names.size() && d < dims.size(); ++d)
@@ -71,13 +66,8 @@ void printBuckets(const TableArgs& opt, const ShapeConfigMatrix& m, const Dispat
     for (const std::string& d : m.dimNames) {
         const auto it = std::find(names.begin(), names.end(), d);
         if (it == names.end())
-            throw InputError(
-                opt.distribution, "line 1", "no column '" + d + "' (the tuned shapes have the dims " + [&] {
-                    std::string all;
-                    for (const std::string& n : m.dimNames)
-                        all += (all.empty() ? "" : ", ") + n;
-                    return all;
-                }() + ")");
+            throw InputError(opt.distribution, "line 1",
+                             "no column '" + d + "' (the tuned shapes have the dims " + joined(m.dimNames) + ")");
         column.push_back(static_cast<std::size_t>(it - names.begin()));
     }
     std::vector<ShapeCount> seen;
@@ -93,8 +83,8 @@ void printBuckets(const TableArgs& opt, const ShapeConfigMatrix& m, const Dispat
     const BucketPlan plan = planBuckets(seen, opt.buckets);
     std::printf("\nBuckets for %s: %zu shapes seen (count %.0f), %zu buckets; padding adds %s of the work on "
                 "average (weighted by count), %s at worst\n",
-                opt.distribution.c_str(), seen.size(), total, plan.buckets.size(), pct(plan.padding).c_str(),
-                pct(plan.worstPadding).c_str());
+                opt.distribution.c_str(), seen.size(), total, plan.buckets.size(),
+                formatPercent(plan.padding, 2).c_str(), formatPercent(plan.worstPadding, 2).c_str());
     for (std::size_t b = 0; b < plan.buckets.size(); ++b) {
         double share = 0;
         std::size_t shapes = 0;
@@ -138,7 +128,7 @@ int runTable(const TableArgs& opt) {
     } else {
         const double bound = parseRegret(opt.maxRegret);
         table = planWithinRegret(m, bound);
-        rule = "the fewest configs that run every shape within " + pct(bound) + " of its own best";
+        rule = "the fewest configs that run every shape within " + formatPercent(bound, 2) + " of its own best";
     }
 
     std::printf("Dispatch table: kernel %s, %zu shapes x %zu configs (%zu of %zu cells measured)\n", m.kernel.c_str(),
@@ -146,15 +136,15 @@ int runTable(const TableArgs& opt) {
     std::printf("  rule        %s%s\n", rule.c_str(),
                 table.proven ? "" : " (the search stopped at its limit: the greedy table, maybe not the smallest)");
     std::printf("  entries     %zu\n", table.entries.size());
-    std::printf("  regret      worst %s, mean %s over the tuned shapes\n\n", pct(table.worstRegret).c_str(),
-                pct(table.meanRegret).c_str());
+    std::printf("  regret      worst %s, mean %s over the tuned shapes\n\n",
+                formatPercent(table.worstRegret, 2).c_str(), formatPercent(table.meanRegret, 2).c_str());
     std::size_t width = 5;
     for (std::size_t s = 0; s < m.shapes.size(); ++s)
         width = std::max(width, m.shapeLabel(s).size());
     std::printf("  %-*s  %10s  %5s  %8s\n", static_cast<int>(width), "shape", "best ms", "entry", "regret");
     for (std::size_t s = 0; s < m.shapes.size(); ++s)
         std::printf("  %-*s  %10.4g  %5zu  %8s\n", static_cast<int>(width), m.shapeLabel(s).c_str(), m.bestMs(s),
-                    table.choice[s] + 1, pct(table.regret[s]).c_str());
+                    table.choice[s] + 1, formatPercent(table.regret[s], 2).c_str());
     std::printf("\n  The regime per shape (its best against the roofline, its configs against their noise):\n");
     const std::vector<ShapeRegime> regimes = shapeRegimes(sessions, m);
     for (std::size_t s = 0; s < m.shapes.size(); ++s)
@@ -178,13 +168,7 @@ int runTable(const TableArgs& opt) {
     if (!opt.cpp.empty()) {
         writeFileAtomically(opt.cpp, writeDispatchHeader(m, table), "--cpp");
         std::fprintf(stderr, "wrote %s (a C++17 header: dispatch(%s) for any shape)\n", opt.cpp.c_str(),
-                     [&] {
-                         std::string dims;
-                         for (const std::string& d : m.dimNames)
-                             dims += (dims.empty() ? "" : ", ") + d;
-                         return dims;
-                     }()
-                         .c_str());
+                     joined(m.dimNames).c_str());
     }
     return kOk;
 }

@@ -1,6 +1,7 @@
 #include "analysis/devicecompare.h"
 
 #include "base/error.h"
+#include "base/textformat.h"
 
 #include <algorithm>
 #include <cmath>
@@ -97,12 +98,6 @@ std::vector<double> averageRanks(const std::vector<double>& v) {
         i = j + 1;
     }
     return ranks;
-}
-
-std::string percent(double fraction) {
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "%.1f %%", 100.0 * fraction);
-    return buf;
 }
 
 std::string sizeText(const SessionInfo& info) {
@@ -230,9 +225,7 @@ DeviceComparison compareSides(const CompareSide& a, const CompareSide& b, std::s
 std::vector<std::string> comparisonSentences(const DeviceComparison& c) {
     std::vector<std::string> lines;
     char buf[400];
-    std::string shared;
-    for (const std::string& s : c.shared)
-        shared += (shared.empty() ? "" : ", ") + s;
+    const std::string shared = joined(c.shared);
     std::snprintf(buf, sizeof buf, "%zu configs ran on both (%zu ok on A, %zu on B), matched on %s", c.configs.size(),
                   c.okA, c.okB, shared.c_str());
     lines.emplace_back(buf);
@@ -268,7 +261,7 @@ std::vector<std::string> comparisonSentences(const DeviceComparison& c) {
         } else {
             std::snprintf(buf, sizeof buf,
                           "%s's winner (%s) runs %.4g ms on %s, %s slower than %s's best (rank %.0f of %zu)", from,
-                          describeConfig(t->config).c_str(), t->timeThere, to, percent(t->loss()).c_str(), to,
+                          describeConfig(t->config).c_str(), t->timeThere, to, formatPercent(t->loss(), 1).c_str(), to,
                           t->rankThere, c.configs.size());
         }
         lines.emplace_back(buf);

@@ -2,8 +2,8 @@
 
 // Per-architecture limits that theoretical occupancy needs, for GPUs one may not own. From the
 // CUDA C++ Programming Guide's table of technical specifications per compute capability (CUDA
-// 13.0) and ../shared/notes/gpu-facts.md; cuda_occupancy.h fixes the allocation granularities
-// and blocks per SM itself (the table's maxBlocksPerSm matches it, which a test checks).
+// 13.0); cuda_occupancy.h fixes the allocation granularities and blocks per SM itself (the table's maxBlocksPerSm
+// matches it, which a test checks).
 
 #include <cstdint>
 #include <string>

@@ -6,6 +6,16 @@
 
 namespace tilescope {
 
+KernelResources KernelResources::of(const StaticInfo& info, std::int64_t blockSize, std::int64_t sharedDynamic) {
+    KernelResources k;
+    k.registers = info.registers;
+    k.sharedStatic = info.sharedStatic;
+    k.sharedDynamic = sharedDynamic;
+    k.barriers = info.barriers;
+    k.blockSize = blockSize;
+    return k;
+}
+
 namespace {
 
 std::string kib(std::int64_t bytes) {

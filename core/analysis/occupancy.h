@@ -5,6 +5,7 @@
 // from the arch's limits and what ptxas reported, and what limits it.
 
 #include "analysis/gpuarch.h"
+#include "model/staticinfo.h"
 
 #include <cstdint>
 #include <string>
@@ -33,6 +34,10 @@ struct KernelResources {
     std::int64_t sharedDynamic = 0; ///< bytes per block, from the launch
     int barriers = 0;               ///< named barriers, from ptxas
     std::int64_t blockSize = 0;     ///< threads per block
+
+    /// A kernel as ptxas reported it (`info`) launched with `blockSize` threads and
+    /// `sharedDynamic` bytes of dynamic shared memory per block.
+    static KernelResources of(const StaticInfo& info, std::int64_t blockSize, std::int64_t sharedDynamic);
 };
 
 struct Occupancy {

@@ -14,10 +14,6 @@ namespace tilescope {
 
 namespace {
 
-std::string percent(double fraction) {
-    return formatDouble(fraction >= 0.1 ? "%.0f %%" : "%.1f %%", 100 * fraction);
-}
-
 bool endsWith(std::string_view s, std::string_view tail) {
     return s.size() >= tail.size() && s.substr(s.size() - tail.size()) == tail;
 }
@@ -197,16 +193,17 @@ std::string regimeVerdict(const ShapeSpread& spread, const Roofline& roofline) {
     const std::string peak = roofline.compute + " peak (" + formatDouble("%.0f TFLOP/s", roofline.peakTflops) + ")";
     switch (roofline.bound()) {
     case Roofline::Bound::Memory:
-        out = "memory-bound: the best runs at " + percent(*fraction) + " of the copy bandwidth (" + bandwidth + ")";
+        out =
+            "memory-bound: the best runs at " + formatPercent(*fraction) + " of the copy bandwidth (" + bandwidth + ")";
         break;
     case Roofline::Bound::Compute:
-        out = "compute-bound: the best runs at " + percent(*fraction) + " of the " + peak;
+        out = "compute-bound: the best runs at " + formatPercent(*fraction) + " of the " + peak;
         break;
     case Roofline::Bound::Unknown:
         if (fraction && roofline.memoryMs())
-            out = "the best runs at " + percent(*fraction) + " of the copy bandwidth (" + bandwidth + ")";
+            out = "the best runs at " + formatPercent(*fraction) + " of the copy bandwidth (" + bandwidth + ")";
         else if (fraction)
-            out = "the best runs at " + percent(*fraction) + " of the " + peak;
+            out = "the best runs at " + formatPercent(*fraction) + " of the " + peak;
         break;
     }
     if (spread.configs == 0)
@@ -230,7 +227,7 @@ std::string earlyStopReason(const EarlyStop& rule, const ShapeSpread& spread, co
         return {};
     if (rule.rooflineFraction > 0) {
         if (const auto f = roofline.fraction(spread.bestMs); f && *f >= rule.rooflineFraction)
-            return "the best runs at " + percent(*f) + " of the roofline: further search can gain at most " +
+            return "the best runs at " + formatPercent(*f) + " of the roofline: further search can gain at most " +
                    formatDouble("%.1f %%", 100 * (1 / *f - 1));
     }
     if (rule.flatAfter > 0 && spread.configs >= rule.flatAfter && spread.flat)

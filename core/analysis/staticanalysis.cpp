@@ -1,6 +1,7 @@
 #include "analysis/staticanalysis.h"
 
 #include "base/error.h"
+#include "base/textformat.h"
 #include "spec/tuningproblem.h"
 
 #include <algorithm>
@@ -61,9 +62,7 @@ void StaticAnalyzer::checkArch(const std::string& arch) {
         if (std::find(nvrtc.begin(), nvrtc.end(), number) != nvrtc.end())
             return;
     }
-    std::string known;
-    for (const std::string& a : analysableArchs())
-        known += (known.empty() ? "" : ", ") + a;
+    const std::string known = joined(analysableArchs());
     std::string why = std::find(nvrtc.begin(), nvrtc.end(), number) != nvrtc.end()
                           ? "NVRTC compiles for it, but its occupancy limits are not in Tilescope's table"
                           : "not an arch NVRTC " + nvrtcVersionString() + " compiles for";
@@ -92,13 +91,8 @@ ConfigAnalysis StaticAnalyzer::analyze(std::uint64_t index, const Config& config
         return a;
     }
     if (const ArchLimits* limits = findArch(arch)) {
-        KernelResources kernel;
-        kernel.registers = result.info.registers;
-        kernel.sharedStatic = result.info.sharedStatic;
-        kernel.sharedDynamic = a.geometry.sharedDynamic;
-        kernel.barriers = result.info.barriers;
-        kernel.blockSize = a.geometry.threadsPerBlock();
-        a.occupancy = theoreticalOccupancy(*limits, kernel);
+        a.occupancy = theoreticalOccupancy(
+            *limits, KernelResources::of(result.info, a.geometry.threadsPerBlock(), a.geometry.sharedDynamic));
     }
     return a;
 }

@@ -27,6 +27,23 @@ std::string formatDouble(const char* format, double value) {
     return buf;
 }
 
+std::string formatFinite(const char* format, double value) {
+    return std::isfinite(value) ? formatDouble(format, value) : "-";
+}
+
+std::string formatPercent(double fraction, int decimals) {
+    if (decimals < 0)
+        decimals = fraction >= 0.1 ? 0 : 1;
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.*f %%", decimals, 100.0 * fraction);
+    return buf;
+}
+
+std::string formatShare(double part, double whole) {
+    const double percent = whole > 0 ? 100.0 * part / whole : 0;
+    return formatDouble(percent >= 0.1 || percent == 0 ? "%.1f %%" : "%.2g %%", percent);
+}
+
 std::string formatCount(double n) {
     if (!(n < 1e18)) { // huge raw sizes: scientific
         char buf[32];

@@ -1,7 +1,7 @@
 #pragma once
 
 // CUPTI metric names the way users give them: "default" stands for Tilescope's default set,
-// which fits in one pass on GH100 (see the table in the notes on GPU facts); "bank-conflicts"
+// which fits in one pass on GH100 (resources/docs/guide/measuring.md); "bank-conflicts"
 // for the shared-memory bank conflicts that tensor-core kernels are tuned against.
 
 #include <string>

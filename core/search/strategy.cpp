@@ -1,6 +1,7 @@
 #include "search/strategy.h"
 
 #include "base/error.h"
+#include "base/textformat.h"
 #include "search/strategies.h"
 #include "spec/tuningproblem.h"
 
@@ -181,7 +182,7 @@ bool RandomStrategy::done() const {
 // Factory
 
 std::string autoStrategyName() {
-    // The lab chose it (README, Performance: the strategy lab): over the seven recorded H200
+    // The lab chose it (resources/docs/performance.md, "The strategy lab"): over the seven recorded H200
     // spaces, the genetic strategy had the best methodology score on the recorded-time axis on five
     // and reached at least 99 % of the optimum within 10 % of the evaluations on all. Bayesian
     // optimisation needs fewer evaluations on some, and its static-feature prior fewer still, but
@@ -286,10 +287,8 @@ std::unique_ptr<Strategy> makeStrategy(std::string_view name, const StrategyCont
         options.staticPrior = true;
         return std::make_unique<BayesStrategy>(context, options);
     }
-    std::string known;
-    for (const auto& n : strategyNames())
-        known += (known.empty() ? "" : ", ") + n;
-    throw InputError("", "--strategy", "unknown strategy '" + std::string(name) + "' (known: " + known + ", auto)");
+    throw InputError("", "--strategy",
+                     "unknown strategy '" + std::string(name) + "' (known: " + joined(strategyNames()) + ", auto)");
 }
 
 } // namespace tilescope

@@ -1,6 +1,7 @@
 #include "shapes/dispatchtable.h"
 
 #include "base/error.h"
+#include "base/textformat.h"
 #include "exchange/cppheader.h"
 #include "exchange/triton.h"
 #include "spec/tuningproblem.h"
@@ -26,13 +27,6 @@ std::vector<std::pair<std::string, std::int64_t>> dimsOf(const SessionInfo& s) {
     for (std::size_t i = 0; i < s.problemSize.size(); ++i)
         dims.emplace_back("problem_size_" + std::to_string(i), s.problemSize[i]);
     return dims;
-}
-
-std::string joined(const std::vector<std::string>& names) {
-    std::string out;
-    for (const std::string& n : names)
-        out += (out.empty() ? "" : ", ") + n;
-    return out;
 }
 
 /// Shapes as bits.
@@ -245,12 +239,6 @@ private:
     bool m_found = false;
 };
 
-std::string percent(double fraction) {
-    char text[32];
-    std::snprintf(text, sizeof text, "%.2f %%", fraction * 100.0);
-    return text;
-}
-
 } // namespace
 
 std::string ShapeConfigMatrix::shapeLabel(std::size_t shape) const {
@@ -290,16 +278,12 @@ ShapeConfigMatrix buildShapeConfigMatrix(const std::vector<SessionData>& session
         if (!s.results.empty())
             kernels.insert(s.info.kernel);
     if (kernel.empty() && kernels.size() > 1)
-        throw InputError(source, "",
-                         "the recording holds the kernels " + joined({kernels.begin(), kernels.end()}) +
-                             "; name one with --kernel");
+        throw InputError(source, "", "the recording holds the kernels " + joined(kernels) + "; name one with --kernel");
     const std::string chosen = kernel.empty() ? (kernels.empty() ? std::string() : *kernels.begin()) : kernel;
     if (!kernel.empty() && !kernels.count(kernel))
         throw InputError(source, "",
                          "no session of kernel '" + kernel + "' with results" +
-                             (kernels.empty()
-                                  ? std::string()
-                                  : " (the recording holds " + joined({kernels.begin(), kernels.end()}) + ")"));
+                             (kernels.empty() ? std::string() : " (the recording holds " + joined(kernels) + ")"));
     ShapeConfigMatrix m;
     m.kernel = chosen;
     std::map<std::vector<std::int64_t>, std::size_t> shapeRow;
@@ -686,8 +670,8 @@ std::string writeDispatchHeader(const ShapeConfigMatrix& matrix, const DispatchT
     out += "// A dispatch table exported by Tilescope " + std::string(TILESCOPE_VERSION) + " for kernel '" +
            matrix.kernel + "':\n";
     out += "// " + std::to_string(table.entries.size()) + " configs for " + std::to_string(matrix.shapes.size()) +
-           " tuned shapes, each within " + percent(table.worstRegret) + " of its own best (mean " +
-           percent(table.meanRegret) + ").\n";
+           " tuned shapes, each within " + formatPercent(table.worstRegret, 2) + " of its own best (mean " +
+           formatPercent(table.meanRegret, 2) + ").\n";
     out += "// dispatch(dims...) runs any shape with the entry of the nearest tuned shape (the sum over dims\n";
     out += "// of |log2(d) - log2(tuned d)|, ties to the earlier tuned shape). Self-contained C++17.\n";
     out += "#pragma once\n\n#include <cmath>\n#include <cstdlib>\n\n";
@@ -747,8 +731,8 @@ std::string writeDispatchTriton(const ShapeConfigMatrix& matrix, const DispatchT
     out += "# A dispatch table exported by Tilescope " + std::string(TILESCOPE_VERSION) + " for kernel '" +
            matrix.kernel + "':\n";
     out += "# " + std::to_string(table.entries.size()) + " configs for " + std::to_string(matrix.shapes.size()) +
-           " tuned shapes, each within " + percent(table.worstRegret) + " of its own best (mean " +
-           percent(table.meanRegret) + ").\n";
+           " tuned shapes, each within " + formatPercent(table.worstRegret, 2) + " of its own best (mean " +
+           formatPercent(table.meanRegret, 2) + ").\n";
     out += "#\n#   @triton.autotune(configs=configs(), key=KEY, prune_configs_by={\"early_config_prune\": prune})\n#\n";
     out += "# prune() keeps the config of the tuned shape nearest to the call's (the sum over dims of\n";
     out += "# |log2(d) - log2(tuned d)|), so autotune runs it without benchmarking the others. KEY names\n";

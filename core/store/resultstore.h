@@ -4,7 +4,7 @@
 // results and metrics. A tuner appends results as they arrive; each is committed within
 // `commitInterval` (100 ms), so a killed tuner loses at most that much, and a resumed session
 // skips every config already done. Other processes (the GUI, `show`) read while a tuner writes.
-// The schema is documented for users (README, "The results database") and versioned: a newer
+// The schema is documented for users (resources/docs/formats/database.md) and versioned: a newer
 // schema than this build knows is refused, an older one is migrated on a read-write open.
 //
 // A ResultStore belongs to the thread that opened it (SQLite connections are not shared between

@@ -1,7 +1,8 @@
 #pragma once
 
 // The results database's schema, as SQL, one migration per version. Internal to core/store;
-// README's "The results database" documents it for users, and a test checks the two agree.
+// the manual's resources/docs/formats/database.md documents it for users, and tst_docs checks
+// that every table and column appears there.
 
 #include <span>
 

@@ -1,6 +1,7 @@
 #include "tuner/sessionsetup.h"
 
 #include "base/error.h"
+#include "base/textformat.h"
 #include "spec/tuningproblem.h"
 
 #include <charconv>
@@ -21,10 +22,7 @@ std::string chooseStrategy(const std::optional<std::string>& requested, const Tu
                  strategy + " (--strategy picks one)");
     }
     if (canonicalStrategyName(strategy).empty()) {
-        std::string known;
-        for (const std::string& name : strategyNames())
-            known += (known.empty() ? "" : ", ") + name;
-        throw InputError("", field, "unknown strategy '" + strategy + "' (known: " + known + ")");
+        throw InputError("", field, "unknown strategy '" + strategy + "' (known: " + joined(strategyNames()) + ")");
     }
     return strategy;
 }

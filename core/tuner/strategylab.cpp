@@ -3,12 +3,13 @@
 #include "analysis/plausibility.h"
 #include "base/error.h"
 #include "base/filewrite.h"
+#include "base/textformat.h"
 #include "exchange/configcodec.h"
 #include "exchange/recording.h"
 #include "measure/replay/replaybackend.h"
 #include "model/configjson.h"
 #include "spec/tuningproblem.h"
-#include "tuner/tuningsession.h"
+#include "tuner/objective.h"
 
 #include <nlohmann/json.hpp>
 
@@ -34,12 +35,6 @@ constexpr double kMilestones[] = {1, 2, 5, 10, 20};
 std::uint64_t drawsBy(double t, double tau, std::size_t most) {
     const double k = std::floor(t / tau * (1 + 1e-9) + 1e-12);
     return static_cast<std::uint64_t>(std::clamp(k, 0.0, static_cast<double>(most)));
-}
-
-std::string num(double v) {
-    char buf[64];
-    std::snprintf(buf, sizeof buf, "%.6g", v);
-    return buf;
 }
 
 // Whether a best-so-far value counts as reaching `target` (a fraction of p_opt times p_opt):
@@ -327,7 +322,8 @@ std::uint64_t StrategyLab::limitFor(const LabOptions& options) const {
     } else {
         const double f = options.fraction.value_or(0.2);
         if (!(f > 0 && f <= 1))
-            throw InputError("", "--fraction", "the fraction of the space must be in (0, 1], got " + num(f));
+            throw InputError("", "--fraction",
+                             "the fraction of the space must be in (0, 1], got " + formatDouble("%.6g", f));
         budget.fraction = f;
     }
     return std::max<std::uint64_t>(1, budget.configLimit(m_state->space->size()));
@@ -585,8 +581,8 @@ LabReport StrategyLab::run(const LabOptions& options, const std::vector<LabTrace
     if (options.budget)
         report.budget = std::to_string(report.limit) + " configs";
     else
-        report.budget = num(options.fraction.value_or(0.2) * 100) + " % of the space (" + std::to_string(report.limit) +
-                        " configs)";
+        report.budget = formatDouble("%.6g", options.fraction.value_or(0.2) * 100) + " % of the space (" +
+                        std::to_string(report.limit) + " configs)";
     report.window = window(options, report.limit);
 
     const std::vector<double>& pr = s.expected(report.limit);
@@ -595,9 +591,7 @@ LabReport StrategyLab::run(const LabOptions& options, const std::vector<LabTrace
 
     // Which strategies: canonical names, each once.
     std::vector<std::string> names;
-    std::string known;
-    for (const auto& n : strategyNames())
-        known += (known.empty() ? "" : ", ") + n;
+    const std::string known = joined(strategyNames());
     if (options.strategies.empty()) {
         for (const auto& n : strategyNames())
             if (n != "exhaustive")

@@ -1,29 +1,25 @@
 #include "tuner/tuningsession.h"
 
 #include "analysis/clocks.h"
-#include "analysis/confidence.h"
 #include "analysis/inertcheck.h"
 #include "analysis/plausibility.h"
 #include "analysis/staticanalysis.h"
 #include "analysis/verificationsplit.h"
 #include "base/error.h"
 #include "base/sha256.h"
+#include "base/textformat.h"
 #include "exchange/configcodec.h"
 #include "spec/tuningproblem.h"
+#include "tuner/compileahead.h"
+#include "tuner/objective.h"
+#include "tuner/prune.h"
+#include "tuner/resume.h"
 
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <chrono>
-#include <cmath>
-#include <cstdio>
 #include <deque>
-#include <fstream>
-#include <future>
-#include <random>
-#include <sstream>
-#include <unordered_map>
-#include <unordered_set>
 
 namespace tilescope {
 
@@ -34,66 +30,16 @@ double secondsSince(Clock::time_point t) {
     return std::chrono::duration<double>(Clock::now() - t).count();
 }
 
-std::string formatSeconds(double s) {
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "%g", s);
-    return buf;
+// Provenance (JSON text; anything but an object is dropped) with the entries of `entries` set.
+std::string withProvenance(const std::string& provenanceJson, const nlohmann::ordered_json& entries) {
+    nlohmann::ordered_json provenance = nlohmann::ordered_json::parse(provenanceJson, nullptr, false);
+    if (!provenance.is_object())
+        provenance = nlohmann::ordered_json::object();
+    for (const auto& [key, value] : entries.items())
+        provenance[key] = value;
+    return provenance.dump();
 }
 } // namespace
-
-// ObjectiveEvaluator
-
-struct ObjectiveEvaluator::Impl {
-    bool enabled = false;
-    std::string name;
-    expr::Expression count;
-    double scale = 1;
-    expr::ValueList storage;
-    std::vector<expr::Value> slots;
-    std::size_t parameters = 0;
-};
-
-ObjectiveEvaluator::ObjectiveEvaluator(const TuningProblem& problem, std::size_t shapeIndex)
-    : m_impl(std::make_unique<Impl>()) {
-    if (!problem.objective || problem.objective->count.empty())
-        return;
-    Impl& d = *m_impl;
-    d.name = problem.objective->name.empty() ? "objective" : problem.objective->name;
-    d.scale = problem.objective->scale > 0 ? problem.objective->scale : 1;
-    try {
-        d.count = expr::Expression::compile(problem.objective->count, problem.scope());
-    } catch (const expr::ExprError& e) {
-        throw InputError(problem.fileName, "/Tilescope/Objective/Count", e.what());
-    }
-    d.slots = problem.shapeSlots(shapeIndex, d.storage);
-    d.parameters = problem.parameters.size();
-    d.enabled = true;
-}
-
-ObjectiveEvaluator::~ObjectiveEvaluator() = default;
-bool ObjectiveEvaluator::enabled() const {
-    return m_impl->enabled;
-}
-const std::string& ObjectiveEvaluator::name() const {
-    return m_impl->name;
-}
-
-std::optional<double> ObjectiveEvaluator::value(const ConfigSpace& space, const Config& config, double timeMs) const {
-    const Impl& d = *m_impl;
-    if (!d.enabled || !(timeMs > 0))
-        return std::nullopt;
-    std::vector<expr::Value> slots = d.slots;
-    for (std::size_t p = 0; p < d.parameters && p < config.size(); ++p)
-        slots[p] = space.value(config, static_cast<int>(p));
-    expr::Value out;
-    expr::EvalStatus status;
-    if (!d.count.tryEvaluate(slots.data(), out, status) || !out.isNumber())
-        return std::nullopt;
-    const double count = out.kind == expr::Kind::Float ? out.f : static_cast<double>(out.i);
-    return count / (timeMs * 1e-3) / d.scale;
-}
-
-// TuningSession
 
 TuningSession::TuningSession(const TuningProblem& problem, Backend& backend, ResultStore& store, SessionOptions options,
                              SessionEvents events, CompileService* compiler)
@@ -127,6 +73,9 @@ struct TuningSession::Run {
     std::vector<std::string> archs; // what each config is compiled for (sessionArchs)
     std::string arch;               // the first of them: static analysis and limits
     bool compiling = false;
+    // Set when the run gives up on the compiles it queued: those not started yet come back Cancelled.
+    std::shared_ptr<std::atomic<bool>> abandonCompiles = std::make_shared<std::atomic<bool>>(false);
+    CompileAhead compiles;
 
     SessionInfo info;
     std::int64_t sessionId = 0;
@@ -134,9 +83,7 @@ struct TuningSession::Run {
     std::uint64_t priorResults = 0;
     std::unique_ptr<Strategy> strategy;
 
-    std::unordered_set<std::uint64_t> done;         // configs with a final result
-    std::unordered_set<std::uint64_t> placeholders; // configs whose stored result is Skipped (the store replaces it)
-    SessionProgress progress;
+    SessionTally tally;
     Clock::time_point start = Clock::now();
     std::string stopReason;
     std::vector<std::pair<double, double>> okTimes; // this run's Ok results: (median ms, relative spread)
@@ -145,85 +92,32 @@ struct TuningSession::Run {
     std::string confirmation;
     // Medians below what a config's outputs take to write (null: the problem cannot be planned).
     std::unique_ptr<PlausibilityCheck> plausibility;
-    std::optional<ResultRecord> fastestImplausible; // of the session, prior runs included
-
-    // The first results of this run, while they all fail the same way (see SystematicFailure).
-    struct FailureWatch {
-        bool active = true;
-        ResultStatus status = ResultStatus::Ok;
-        std::string message;
-        std::vector<Config> configs;
-        std::size_t probed = 0;    // of them, configs compiled only to see whether they fail too
-        std::size_t nextCheck = 5; // doubles after each check that did not stop the run
-    };
     FailureWatch watch;
-    // Set when the run gives up on the compiles it queued: those not started yet come back Cancelled.
-    std::shared_ptr<std::atomic<bool>> abandonCompiles = std::make_shared<std::atomic<bool>>(false);
-
-    struct Pending {
-        std::uint64_t index = 0;
-        Config config;
-        std::future<CompileResult> future;
-        std::optional<CompileResult> compiled;
-        // The compiles for the session's further archs (devices of another kind), in their order.
-        std::vector<std::future<CompileResult>> otherFutures;
-        std::vector<CompileResult> others;
-        std::optional<ConfigAnalysis> analysis;
-
-        // Waits for its compiles.
-        void collect() {
-            if (future.valid())
-                compiled = future.get();
-            for (auto& f : otherFutures)
-                others.push_back(f.get());
-            otherFutures.clear();
-        }
-    };
-    std::deque<Pending> queue;
+    DeviceStateRange deviceStates; // the GPU's clocks and temperature over this run
+    std::deque<PendingConfig> queue;
 
     Run(TuningSession& s, ConfigSpace builtSpace)
         : self(s)
         , problem(s.m_problem)
         , options(s.m_options)
-        , space(std::move(builtSpace)) {}
+        , space(std::move(builtSpace))
+        , watch(s.m_problem, space, s.m_options.stopOnSystematicFailure) {}
+
+    const SessionProgress& progress() const { return tally.progress(); }
 
     bool timeUp() const {
         if (!options.budget.seconds)
             return false;
-        return (backend.simulated ? progress.recordedSeconds : secondsSince(start)) >= *options.budget.seconds;
+        return (backend.simulated ? progress().recordedSeconds : secondsSince(start)) >= *options.budget.seconds;
     }
 
-    void updateRates() {
-        progress.elapsedSeconds = secondsSince(start);
-        progress.rate =
-            progress.elapsedSeconds > 0 ? static_cast<double>(progress.thisRun) / progress.elapsedSeconds : 0;
-        progress.etaSeconds = progress.rate > 0 && progress.total >= progress.done
-                                  ? static_cast<double>(progress.total - progress.done) / progress.rate
-                                  : -1;
-    }
-
-    Observation observationOf(const ResultRecord& r, std::uint64_t index, bool prior) const {
-        Observation o;
-        o.index = index;
-        o.status = r.status();
-        o.score = r.objective ? -*r.objective : r.timeMs();
-        o.prior = prior;
-        o.features = staticFeaturesOf(r);
-        return o;
-    }
-
-    void count(const ResultRecord& r, int sign) {
-        auto& n = progress.counts.byStatus[static_cast<std::size_t>(r.status())];
-        n = sign > 0 ? n + 1 : n - 1;
-        progress.counts.total = sign > 0 ? progress.counts.total + 1 : progress.counts.total - 1;
-    }
+    void updateRates() { tally.updateRates(secondsSince(start)); }
 
     // Stores a result and tells everyone.
     void record(ResultRecord r, std::uint64_t index) {
         // Compile logs, the worker's words and recordings pass here: no NUL or control bytes.
         r.measurement.message = cleanMessage(r.measurement.message);
         r.log = cleanMessage(r.log);
-        noteImplausible(r);
         r.sessionId = sessionId;
         r.spaceIndex = index;
         if (r.recordedAt.empty())
@@ -231,25 +125,10 @@ struct TuningSession::Run {
         r.id = self.m_store.append(sessionId, r);
         if (r.measurement.deviceState)
             deviceStates.add(*r.measurement.deviceState);
-        ++progress.thisRun;
-        if (placeholders.erase(index) > 0) {
-            ResultRecord replaced;
-            replaced.measurement.status = ResultStatus::Skipped;
-            count(replaced, -1);
-        }
-        if (r.status() == ResultStatus::Skipped)
-            placeholders.insert(index);
-        count(r, +1);
-        watchFailure(r, index);
-        progress.recordedSeconds += r.measurement.compileSeconds + r.measurement.benchmarkSeconds;
-        if (isMeasured(r.status()))
-            if (done.insert(index).second)
-                ++progress.done;
-        const bool better = r.ok() && (!progress.best || ranksBefore(r, *progress.best));
-        if (better) {
-            progress.best = r;
+        const bool better = tally.add(r, index);
+        watch.observe(r, index);
+        if (better)
             roofline.reset();
-        }
         if (r.ok() && r.timeMs() > 0)
             okTimes.emplace_back(r.timeMs(), r.measurement.time.stdevMs / r.timeMs());
         const Observation o = observationOf(r, index, false);
@@ -260,13 +139,7 @@ struct TuningSession::Run {
             self.m_events.newBest(r);
         updateRates();
         if (self.m_events.progress)
-            self.m_events.progress(progress);
-    }
-
-    void noteImplausible(const ResultRecord& r) {
-        if (r.status() == ResultStatus::Implausible &&
-            (!fastestImplausible || (r.timeMs() > 0 && r.timeMs() < fastestImplausible->timeMs())))
-            fastestImplausible = r;
+            self.m_events.progress(progress());
     }
 
     // An Ok median below the floor becomes Implausible, with the floor in its message.
@@ -280,7 +153,7 @@ struct TuningSession::Run {
         r.measurement.message = std::move(why);
     }
 
-    ResultRecord baseRecord(const Pending& p) const {
+    ResultRecord baseRecord(const PendingConfig& p) const {
         ResultRecord r;
         r.config = codec->toValues(p.config);
         if (p.analysis) {
@@ -297,103 +170,44 @@ struct TuningSession::Run {
         return r;
     }
 
-    Pending makePending(std::uint64_t index) {
-        Pending p;
-        p.index = index;
-        p.config = space.at(index);
-        if (compiling) {
-            p.future = self.m_compiler->submit(analyzer->requests().request(p.config, arch), abandonCompiles);
-            for (std::size_t a = 1; a < archs.size(); ++a)
-                p.otherFutures.push_back(
-                    self.m_compiler->submit(analyzer->requests().request(p.config, archs[a]), abandonCompiles));
-        }
-        return p;
-    }
-
-    static bool ready(const Pending& p) {
-        auto done = [](const std::future<CompileResult>& f) {
-            return !f.valid() || f.wait_for(std::chrono::seconds(0)) == std::future_status::ready;
-        };
-        return done(p.future) && std::all_of(p.otherFutures.begin(), p.otherFutures.end(), done);
-    }
-
-    // What the backend is given to measure `p` (its compiles collected).
-    MeasureItem measureItem(const Pending& p) const {
-        MeasureItem item;
-        item.index = p.index;
-        item.config = p.config;
-        if (p.compiled) {
-            item.compiles.push_back({arch, &*p.compiled});
-            for (std::size_t a = 0; a < p.others.size() && a + 1 < archs.size(); ++a)
-                item.compiles.push_back({archs[a + 1], &p.others[a]});
-        }
-        return item;
-    }
-
     // Compile errors and configs over the device's limits become results without measuring.
-    std::optional<ResultRecord> verdictBeforeMeasuring(Pending& p) {
+    std::optional<ResultRecord> verdictBeforeMeasuring(PendingConfig& p) {
         if (!compiling)
             return std::nullopt;
         const CompileResult& cr = *p.compiled;
         p.analysis = analyzer->analyze(p.index, p.config, arch, cr);
-        const ConfigAnalysis& a = *p.analysis;
+        const std::optional<PruneVerdict> verdict =
+            tilescope::verdictBeforeMeasuring(cr, *p.analysis, limits, options.pruneHeavySpills);
+        if (!verdict)
+            return std::nullopt;
         ResultRecord r = baseRecord(p);
         r.measurement.compileSeconds = cr.seconds;
-        if (!cr.ok()) {
-            r.measurement.status = ResultStatus::CompileError;
-            r.measurement.message = cr.message.empty() ? std::string(compileStatusName(cr.status)) : cr.message;
-            r.log = cr.log;
-            return r;
-        }
-        if (!a.geometry.error.empty()) {
-            r.measurement.status = ResultStatus::LaunchError;
-            r.measurement.message = a.geometry.error;
-            return r;
-        }
-        if (limits) {
-            KernelResources k;
-            k.registers = cr.info.registers;
-            k.sharedStatic = cr.info.sharedStatic;
-            k.sharedDynamic = a.geometry.sharedDynamic;
-            k.barriers = cr.info.barriers;
-            k.blockSize = a.geometry.threadsPerBlock();
-            const Occupancy occ = theoreticalOccupancy(*limits, k);
-            if (!occ.launchable) {
-                r.measurement.status = ResultStatus::Pruned;
-                r.measurement.message = "over the device's limits: " + occ.reason;
-                return r;
-            }
-        }
-        if (options.pruneHeavySpills && a.spill == SpillClass::Heavy) {
-            r.measurement.status = ResultStatus::Pruned;
-            r.measurement.message = "heavy register spilling: " + std::to_string(cr.info.spillStores) +
-                                    " bytes stored, " + std::to_string(cr.info.spillLoads) + " loaded per thread";
-            return r;
-        }
-        return std::nullopt;
+        r.measurement.status = verdict->status;
+        r.measurement.message = verdict->message;
+        r.log = verdict->log;
+        return r;
     }
 
-    void setUp() {
-        const TuningProblem& pr = problem;
-        backend = self.m_backend.open(pr, options.shapeIndex, space);
-        archs = sessionArchs(options.arch, backend);
-        arch = archs.empty() ? std::string() : archs.front();
+    // The compile service, the static analysis and the device's limits, when configs are compiled.
+    void setUpCompiling() {
         using C = SessionOptions::Compile;
         compiling = options.compile == C::Always || (options.compile == C::Auto && backend.needsCubins);
         if (compiling) {
             if (!self.m_compiler)
                 throw std::logic_error("TuningSession: compiling needs a CompileService");
             if (arch.empty())
-                throw InputError(pr.fileName, "", "no arch to compile for: the backend knows no device arch; give one");
+                throw InputError(problem.fileName, "",
+                                 "no arch to compile for: the backend knows no device arch; give one");
             for (const std::string& a : archs)
                 StaticAnalyzer::checkArch(a);
-            analyzer = std::make_unique<StaticAnalyzer>(pr, options.shapeIndex);
+            analyzer = std::make_unique<StaticAnalyzer>(problem, options.shapeIndex);
+            compiles = CompileAhead(*self.m_compiler, *analyzer, archs, abandonCompiles);
             // Before any GPU time: parameters whose values never reach the code.
             if (options.checkInertParameters && self.m_events.warning && space.size() > 0) {
                 const std::vector<std::uint64_t> bases =
                     space.sample(std::min<std::uint64_t>(8, space.size()), options.seed);
                 if (std::optional<LaunchWarning> w =
-                        inertWarning(pr, findInertParameters(*analyzer, space, *self.m_compiler, arch, bases)))
+                        inertWarning(problem, findInertParameters(*analyzer, space, *self.m_compiler, arch, bases)))
                     self.m_events.warning(*w);
             }
         }
@@ -402,24 +216,11 @@ struct TuningSession::Run {
         else if (compiling)
             if (const ArchLimits* l = findArch(arch))
                 limits = *l;
-        codec = std::make_unique<ConfigCodec>(space);
-        objective = std::make_unique<ObjectiveEvaluator>(pr, options.shapeIndex);
+    }
 
-        const std::string strategyName = canonicalStrategyName(options.strategy);
-        if (strategyName.empty()) {
-            StrategyContext probe;
-            probe.space = &space;
-            makeStrategy(options.strategy, probe); // throws the InputError listing the names
-        }
-
-        if (options.partCount > 1 && strategyName != "exhaustive")
-            throw InputError("", "--part",
-                             "only an exhaustive sweep splits into parts (the " + strategyName +
-                                 " strategy chooses configs from what it measured): run one session across the GPUs "
-                                 "instead (--mpi)");
-        if (options.partIndex >= std::max<std::uint64_t>(1, options.partCount))
-            throw InputError("", "--part", "the part must be one of 1 to " + std::to_string(options.partCount));
-
+    // The session as stored: the problem, the shape, the backend, the strategy, provenance.
+    void describeSession(const std::string& strategyName) {
+        const TuningProblem& pr = problem;
         info.kernel = pr.kernelName;
         info.problemJson = pr.toJson();
         info.problemHash = Sha256::hex(Sha256::hash(info.problemJson));
@@ -441,31 +242,53 @@ struct TuningSession::Run {
         info.budget = options.budget.describe();
         info.deviceName = backend.deviceName;
         info.arch = backend.arch.empty() ? arch : backend.arch;
-        nlohmann::ordered_json provenance = nlohmann::ordered_json::parse(backend.provenanceJson, nullptr, false);
-        if (!provenance.is_object())
-            provenance = nlohmann::ordered_json::object();
-        provenance["tool_version"] = TILESCOPE_VERSION;
-        provenance["backend"] = backend.description;
+        nlohmann::ordered_json ours = nlohmann::ordered_json::object();
+        ours["tool_version"] = TILESCOPE_VERSION;
+        ours["backend"] = backend.description;
         if (compiling)
-            provenance["nvrtc_version"] = nvrtcVersionString();
+            ours["nvrtc_version"] = nvrtcVersionString();
         if (options.partCount > 1)
-            provenance["part"] = {{"index", options.partIndex + 1}, {"count", options.partCount}};
-        info.provenanceJson = provenance.dump();
-        // Never throws: a problem whose outputs cannot be sized is simply not judged.
-        plausibility = std::make_unique<PlausibilityCheck>(pr, options.shapeIndex, info.provenanceJson, info.deviceName,
-                                                           info.arch);
+            ours["part"] = {{"index", options.partIndex + 1}, {"count", options.partCount}};
+        info.provenanceJson = withProvenance(backend.provenanceJson, ours);
         info.objectiveName = objective->enabled() ? objective->name() : "";
         info.spaceSize = space.size();
         info.state = SessionState::Running;
         info.startedAt = nowIso8601();
+    }
+
+    void setUp() {
+        backend = self.m_backend.open(problem, options.shapeIndex, space);
+        archs = sessionArchs(options.arch, backend);
+        arch = archs.empty() ? std::string() : archs.front();
+        setUpCompiling();
+        codec = std::make_unique<ConfigCodec>(space);
+        objective = std::make_unique<ObjectiveEvaluator>(problem, options.shapeIndex);
+
+        const std::string strategyName = canonicalStrategyName(options.strategy);
+        if (strategyName.empty()) {
+            StrategyContext probe;
+            probe.space = &space;
+            makeStrategy(options.strategy, probe); // throws the InputError listing the names
+        }
+        if (options.partCount > 1 && strategyName != "exhaustive")
+            throw InputError("", "--part",
+                             "only an exhaustive sweep splits into parts (the " + strategyName +
+                                 " strategy chooses configs from what it measured): run one session across the GPUs "
+                                 "instead (--mpi)");
+        if (options.partIndex >= std::max<std::uint64_t>(1, options.partCount))
+            throw InputError("", "--part", "the part must be one of 1 to " + std::to_string(options.partCount));
+
+        describeSession(strategyName);
+        // Never throws: a problem whose outputs cannot be sized is simply not judged.
+        plausibility = std::make_unique<PlausibilityCheck>(problem, options.shapeIndex, info.provenanceJson,
+                                                           info.deviceName, info.arch);
 
         std::vector<ResultRecord> prior;
         if (options.resume) {
-            if (const auto found = self.m_store.findResumable(info)) {
+            if (std::optional<ResumedSession> found = resumeSession(self.m_store, info)) {
                 sessionId = found->id;
                 resumed = true;
-                self.m_store.setSessionState(sessionId, SessionState::Running);
-                prior = self.m_store.results(sessionId);
+                prior = std::move(found->prior);
                 info.startedAt = found->startedAt;
             }
         }
@@ -486,27 +309,7 @@ struct TuningSession::Run {
                 ? (space.size() - context.partIndex + context.partCount - 1) / context.partCount
                 : 0;
         context.configLimit = std::min(options.budget.configLimit(space.size()), partSize);
-        if (compiling) {
-            context.staticFeatures = [this](std::uint64_t index) -> std::optional<StaticFeatures> {
-                if (index >= space.size())
-                    return std::nullopt;
-                return featuresOf(index, self.m_compiler->compile(analyzer->requests().request(space.at(index), arch)));
-            };
-            context.staticFeaturesMany =
-                [this](std::span<const std::uint64_t> indices) -> std::vector<std::optional<StaticFeatures>> {
-                // Submitted together: the compile pool works on them in parallel (cache hits are instant).
-                std::vector<std::future<CompileResult>> futures;
-                for (const std::uint64_t index : indices)
-                    futures.push_back(index < space.size()
-                                          ? self.m_compiler->submit(analyzer->requests().request(space.at(index), arch))
-                                          : std::future<CompileResult>());
-                std::vector<std::optional<StaticFeatures>> out(indices.size());
-                for (std::size_t i = 0; i < indices.size(); ++i)
-                    if (futures[i].valid())
-                        out[i] = featuresOf(indices[i], futures[i].get());
-                return out;
-            };
-        }
+        compiles.feed(context, space);
         strategy = makeStrategy(strategyName, context);
         if (!options.firstConfigs.empty()) {
             std::vector<std::uint64_t> first;
@@ -515,31 +318,125 @@ struct TuningSession::Run {
                     first.push_back(*index);
             strategy = seededStrategy(std::move(strategy), std::move(first), space.size());
         }
-        progress.total = std::min<std::uint64_t>(context.configLimit, partSize);
+        tally.setTotal(std::min<std::uint64_t>(context.configLimit, partSize));
 
         // Prior results: counted, and observed by the strategy, which then never proposes them.
-        std::vector<Observation> observations;
-        for (const ResultRecord& r : prior) {
-            std::optional<std::uint64_t> index = r.spaceIndex;
-            if (!index || *index >= space.size() || codec->toValues(space.at(*index)) != r.config)
-                index = codec->indexOf(r.config);
-            count(r, +1);
-            noteImplausible(r);
-            progress.recordedSeconds += r.measurement.compileSeconds + r.measurement.benchmarkSeconds;
-            if (r.ok() && (!progress.best || ranksBefore(r, *progress.best)))
-                progress.best = r;
-            if (index && r.status() == ResultStatus::Skipped)
-                placeholders.insert(*index);
-            if (!index || !isMeasured(r.status()))
-                continue;
-            if (done.insert(*index).second) {
-                ++progress.done;
-                observations.push_back(observationOf(r, *index, true));
-            }
-        }
-        strategy->observe(observations);
+        strategy->observe(takePrior(prior, space, *codec, tally));
     }
 
+    // Why the run ends when nothing more is queued.
+    std::string exhausted() const {
+        const SessionProgress& p = progress();
+        if (options.partCount > 1 && strategy->done())
+            return "every config of part " + std::to_string(options.partIndex + 1) + " of " +
+                   std::to_string(options.partCount) + " is done";
+        if (p.done >= space.size())
+            return "every config of the space is done";
+        if (p.done + tally.skipped() >= space.size())
+            return "every config of the space is done (" + std::to_string(tally.skipped()) + " skipped)";
+        if (p.done >= p.total)
+            return "the budget of " + std::to_string(p.total) + " configs is spent";
+        if (strategy->done())
+            return "the strategy has nothing more to propose";
+        return "the strategy proposed nothing more";
+    }
+
+    // Queues what the strategy proposes until `ahead` configs are compiling or compiled.
+    void propose(std::size_t ahead) {
+        while (queue.size() < ahead) {
+            const std::uint64_t planned = progress().done + queue.size();
+            if (planned >= progress().total)
+                break;
+            const auto want =
+                static_cast<std::size_t>(std::min<std::uint64_t>(ahead - queue.size(), progress().total - planned));
+            const std::vector<std::uint64_t> ids = strategy->propose(want);
+            if (ids.empty())
+                break;
+            for (const std::uint64_t id : ids)
+                if (id < space.size() && !tally.done().count(id))
+                    queue.push_back(compiles.submit(id, space.at(id)));
+        }
+    }
+
+    // A batch: the oldest config (waiting for its compile), then those behind it that are ready;
+    // pruned and failed compiles recorded at once, the rest measured.
+    void measureBatch(std::size_t batch, const std::optional<Clock::time_point>& deadline) {
+        std::vector<PendingConfig> taken;
+        taken.push_back(std::move(queue.front()));
+        queue.pop_front();
+        while (taken.size() < batch && !queue.empty() && queue.front().ready()) {
+            taken.push_back(std::move(queue.front()));
+            queue.pop_front();
+        }
+        std::vector<MeasureItem> items;
+        std::vector<std::size_t> itemOf; // item -> index in `taken`
+        for (std::size_t i = 0; i < taken.size(); ++i) {
+            PendingConfig& p = taken[i];
+            p.collect();
+            if (auto verdict = verdictBeforeMeasuring(p)) {
+                record(std::move(*verdict), p.index);
+                continue;
+            }
+            items.push_back(compiles.measureItem(p));
+            itemOf.push_back(i);
+        }
+        if (items.empty())
+            return;
+        MeasureControl control;
+        control.perConfigSeconds = options.perConfigSeconds;
+        control.deadline = deadline;
+        control.cancel = &self.m_cancel;
+        // Adaptive sampling: a config twice as slow as the best so far stops sampling as soon as
+        // its samples show it (the confirmation round measures the best fully).
+        if (progress().best && progress().best->timeMs() > 0)
+            control.slowerThanMs = 2.0 * progress().best->timeMs();
+        self.m_backend.measure(items, control, [&](std::size_t item, Measurement m) {
+            const PendingConfig& p = taken.at(itemOf.at(item));
+            // Configs the backend skipped because the run is stopping were not evaluated: nothing
+            // to store, a resume does them.
+            if (m.status == ResultStatus::Skipped && (self.m_cancel.load() || (deadline && Clock::now() >= *deadline)))
+                return;
+            // A replay's time budget ends where the real session's would have: the result that
+            // crosses it is the last.
+            if (backend.simulated && timeUp())
+                return;
+            ResultRecord r = baseRecord(p);
+            const std::optional<StaticInfo> ours = r.measurement.staticInfo;
+            r.measurement = std::move(m);
+            if (ours)
+                r.measurement.staticInfo = ours;
+            if (p.compiled)
+                r.measurement.compileSeconds = p.compiled->seconds;
+            judgeTime(r);
+            if (r.ok())
+                r.objective = objective->value(space, p.config, r.timeMs());
+            record(std::move(r), p.index);
+        });
+    }
+
+    // Stops the run with SystematicFailure when the failure watch finds the problem at fault.
+    void checkSystematicFailure() {
+        FailureWatch::CompileProbe probe;
+        if (compiling)
+            probe = [this](const Config& config) { return compiles.submitFirst(config); };
+        const std::string why = watch.check(tally.done(), options.seed, probe);
+        if (why.empty())
+            return;
+        abandonCompiles->store(true);
+        throw SystematicFailure(problem.fileName, "", why);
+    }
+
+    // Whether the regime says further search cannot pay (SessionOptions::earlyStop).
+    std::string earlyStopped() {
+        if (!options.earlyStop || !progress().best)
+            return {};
+        if (!roofline)
+            roofline = rooflineOf(problem, options.shapeIndex, progress().best->config, info.provenanceJson, info.arch);
+        return earlyStopReason(*options.earlyStop, spreadOf(okTimes), *roofline);
+    }
+
+    // The pipeline: strategy -> compile (ahead) -> prune -> measure -> store, until the strategy
+    // is done, the budget spent or the run cancelled.
     void loop() {
         const std::size_t batch =
             std::max<std::size_t>(1, options.batchSize ? options.batchSize : backend.preferredBatch);
@@ -559,103 +456,22 @@ struct TuningSession::Run {
             if (proposing && timeUp()) {
                 proposing = false;
                 queue.clear(); // not evaluated: left for a resume with a larger budget
-                stopReason = "the time budget of " + formatSeconds(*options.budget.seconds) + " s is spent" +
+                stopReason = "the time budget of " + formatDouble("%g", *options.budget.seconds) + " s is spent" +
                              (backend.simulated ? " (recorded time)" : "");
             }
-            while (proposing && queue.size() < ahead) {
-                const std::uint64_t planned = progress.done + queue.size();
-                if (planned >= progress.total)
-                    break;
-                const auto want =
-                    static_cast<std::size_t>(std::min<std::uint64_t>(ahead - queue.size(), progress.total - planned));
-                const std::vector<std::uint64_t> ids = strategy->propose(want);
-                if (ids.empty())
-                    break;
-                for (const std::uint64_t id : ids)
-                    if (id < space.size() && !done.count(id))
-                        queue.push_back(makePending(id));
-            }
+            if (proposing)
+                propose(ahead);
             if (queue.empty()) {
-                if (stopReason.empty()) {
-                    if (options.partCount > 1 && strategy->done())
-                        stopReason = "every config of part " + std::to_string(options.partIndex + 1) + " of " +
-                                     std::to_string(options.partCount) + " is done";
-                    else if (progress.done >= space.size())
-                        stopReason = "every config of the space is done";
-                    else if (progress.done + placeholders.size() >= space.size())
-                        stopReason =
-                            "every config of the space is done (" + std::to_string(placeholders.size()) + " skipped)";
-                    else if (progress.done >= progress.total)
-                        stopReason = "the budget of " + std::to_string(progress.total) + " configs is spent";
-                    else if (strategy->done())
-                        stopReason = "the strategy has nothing more to propose";
-                    else
-                        stopReason = "the strategy proposed nothing more";
-                }
+                if (stopReason.empty())
+                    stopReason = exhausted();
                 break;
             }
-
-            // A batch: the oldest config (waiting for its compile), then those behind it that are ready.
-            std::vector<Pending> taken;
-            taken.push_back(std::move(queue.front()));
-            queue.pop_front();
-            while (taken.size() < batch && !queue.empty() && ready(queue.front())) {
-                taken.push_back(std::move(queue.front()));
-                queue.pop_front();
-            }
-            std::vector<MeasureItem> items;
-            std::vector<std::size_t> itemOf; // item -> index in `taken`
-            for (std::size_t i = 0; i < taken.size(); ++i) {
-                Pending& p = taken[i];
-                p.collect();
-                if (auto verdict = verdictBeforeMeasuring(p)) {
-                    record(std::move(*verdict), p.index);
-                    continue;
-                }
-                items.push_back(measureItem(p));
-                itemOf.push_back(i);
-            }
-            if (!items.empty()) {
-                MeasureControl control;
-                control.perConfigSeconds = options.perConfigSeconds;
-                control.deadline = deadline;
-                control.cancel = &self.m_cancel;
-                // Adaptive sampling: a config twice as slow as the best so far stops sampling as
-                // soon as its samples show it (the confirmation round measures the best fully).
-                if (progress.best && progress.best->timeMs() > 0)
-                    control.slowerThanMs = 2.0 * progress.best->timeMs();
-                self.m_backend.measure(items, control, [&](std::size_t item, Measurement m) {
-                    const Pending& p = taken.at(itemOf.at(item));
-                    // Configs the backend skipped because the run is stopping were not evaluated:
-                    // nothing to store, a resume does them.
-                    if (m.status == ResultStatus::Skipped &&
-                        (self.m_cancel.load() || (deadline && Clock::now() >= *deadline)))
-                        return;
-                    // A replay's time budget ends where the real session's would have: the result
-                    // that crosses it is the last.
-                    if (backend.simulated && timeUp())
-                        return;
-                    ResultRecord r = baseRecord(p);
-                    const std::optional<StaticInfo> ours = r.measurement.staticInfo;
-                    r.measurement = std::move(m);
-                    if (ours)
-                        r.measurement.staticInfo = ours;
-                    if (p.compiled)
-                        r.measurement.compileSeconds = p.compiled->seconds;
-                    judgeTime(r);
-                    if (r.ok())
-                        r.objective = objective->value(space, p.config, r.timeMs());
-                    record(std::move(r), p.index);
-                });
-            }
+            measureBatch(batch, deadline);
             self.m_store.flush();
-            if (watch.active && watch.configs.size() >= watch.nextCheck)
+            if (watch.due())
                 checkSystematicFailure();
-            if (proposing && options.earlyStop && progress.best) {
-                if (!roofline)
-                    roofline =
-                        rooflineOf(problem, options.shapeIndex, progress.best->config, info.provenanceJson, info.arch);
-                if (std::string why = earlyStopReason(*options.earlyStop, spreadOf(okTimes), *roofline); !why.empty()) {
+            if (proposing) {
+                if (std::string why = earlyStopped(); !why.empty()) {
                     proposing = false;
                     queue.clear(); // not evaluated: a resume without the early stop goes on from here
                     stopReason = "stopped early: " + why;
@@ -667,103 +483,15 @@ struct TuningSession::Run {
             abandonCompiles->store(true);
     }
 
-    static bool mayBeSystematic(ResultStatus s) {
-        return s == ResultStatus::CompileError || s == ResultStatus::LaunchError || s == ResultStatus::Crashed;
-    }
-
-    void watchFailure(const ResultRecord& r, std::uint64_t index) {
-        if (!watch.active || !options.stopOnSystematicFailure)
-            return;
-        const ResultStatus s = r.status();
-        if (s == ResultStatus::Skipped || s == ResultStatus::Pruned)
-            return; // says nothing either way
-        if (!mayBeSystematic(s) ||
-            (!watch.configs.empty() && (s != watch.status || r.measurement.message != watch.message))) {
-            watch.active = false; // a config ran, or failed otherwise: the parameters matter
-            return;
-        }
-        watch.status = s;
-        watch.message = r.measurement.message;
-        watch.configs.push_back(space.at(index));
-    }
-
-    // Every parameter with several values took at least two of them among the failed configs.
-    bool noParameterExplains() const {
-        for (std::size_t p = 0; p < problem.parameters.size(); ++p) {
-            if (problem.parameters[p].values.size() < 2)
-                continue;
-            const std::uint16_t first = watch.configs.front()[p];
-            if (std::all_of(watch.configs.begin(), watch.configs.end(), [&](const Config& c) { return c[p] == first; }))
-                return false;
-        }
-        return true;
-    }
-
-    void checkSystematicFailure() {
-        watch.nextCheck *= 2;
-        if (watch.status == ResultStatus::CompileError && compiling) {
-            // A few configs from anywhere in the space: compiles are cheap (and cached for later).
-            std::mt19937_64 rng(options.seed * 0x9E3779B97F4A7C15ULL + watch.configs.size());
-            std::vector<std::future<CompileResult>> probes;
-            for (int tries = 0; probes.size() < 4 && tries < 64; ++tries) {
-                const std::uint64_t index = rng() % space.size();
-                if (done.count(index))
-                    continue;
-                Config config = space.at(index);
-                probes.push_back(self.m_compiler->submit(analyzer->requests().request(config, arch), abandonCompiles));
-                watch.configs.push_back(std::move(config));
-                ++watch.probed;
-            }
-            for (auto& probe : probes) {
-                const CompileResult cr = probe.get();
-                const std::string message = cr.message.empty() ? std::string(compileStatusName(cr.status)) : cr.message;
-                if (cr.ok() || message != watch.message) {
-                    watch.active = false;
-                    return;
-                }
-            }
-        }
-        if (!noParameterExplains())
-            return;
-        abandonCompiles->store(true);
-        const std::size_t tried = watch.configs.size() - watch.probed;
-        throw SystematicFailure(
-            problem.fileName, "",
-            "every config failed the same way, whatever its parameters, so the problem or its kernel is at fault: " +
-                std::string(statusName(watch.status)) + ": " + watch.message + " (the first " + std::to_string(tried) +
-                " configs of this run" +
-                (watch.probed > 0 ? " and " + std::to_string(watch.probed) + " more compiled from across the space"
-                                  : std::string()) +
-                ")");
-    }
-
-    // What compiling a config tells a strategy before it is measured.
-    std::optional<StaticFeatures> featuresOf(std::uint64_t index, const CompileResult& cr) const {
-        if (!cr.ok())
-            return std::nullopt;
-        const ConfigAnalysis a = analyzer->analyze(index, space.at(index), arch, cr);
-        StaticFeatures f;
-        f.info = a.info;
-        f.blockSize = a.geometry.threadsPerBlock();
-        f.sharedBytes = a.sharedBytes();
-        f.occupancy = a.occupancy.percent();
-        f.launchable = a.occupancy.launchable;
-        return f;
-    }
-
     // Measures the best configs once more (SessionOptions::confirmTop).
     void confirmBest();
 
     // The GPU's clocks and temperature over this run, into the session's provenance.
-    DeviceStateRange deviceStates;
     void keepDeviceStates() {
         if (deviceStates.count() == 0)
             return;
-        nlohmann::ordered_json provenance = nlohmann::ordered_json::parse(info.provenanceJson, nullptr, false);
-        if (!provenance.is_object())
-            provenance = nlohmann::ordered_json::object();
-        provenance["measured_state"] = nlohmann::ordered_json::parse(deviceStates.json());
-        info.provenanceJson = provenance.dump();
+        info.provenanceJson = withProvenance(info.provenanceJson,
+                                             {{"measured_state", nlohmann::ordered_json::parse(deviceStates.json())}});
         self.m_store.setSessionProvenance(sessionId, info.deviceName, info.arch, info.provenanceJson);
     }
 };
@@ -773,161 +501,54 @@ void TuningSession::Run::confirmBest() {
     for (ResultRecord& r : self.m_store.results(sessionId, true, options.confirmTop))
         if (r.ok())
             top.push_back(std::move(r));
-    std::vector<Pending> taken;
+    std::vector<PendingConfig> taken;
     std::vector<std::size_t> topOf; // pending -> index in `top`
     for (std::size_t i = 0; i < top.size(); ++i) {
-        std::optional<std::uint64_t> index = top[i].spaceIndex;
-        if (!index || *index >= space.size() || codec->toValues(space.at(*index)) != top[i].config)
-            index = codec->indexOf(top[i].config);
+        const std::optional<std::uint64_t> index = spaceIndexOf(top[i], space, *codec);
         if (!index)
             continue; // a prior result of a config no longer in the space
-        taken.push_back(makePending(*index));
+        taken.push_back(compiles.submit(*index, space.at(*index)));
         topOf.push_back(i);
     }
     if (taken.empty())
         return;
     std::vector<MeasureItem> items;
-    std::vector<std::size_t> takenOf; // item -> index in `taken`
+    std::vector<std::size_t> itemOf(taken.size(), taken.size()); // pending -> item (taken.size(): none)
     for (std::size_t i = 0; i < taken.size(); ++i) {
-        Pending& p = taken[i];
+        PendingConfig& p = taken[i];
         p.collect(); // from the compile cache: it compiled during the search
         if (p.compiled && !p.compiled->ok())
             continue;
-        items.push_back(measureItem(p));
-        takenOf.push_back(i);
+        itemOf[i] = items.size();
+        items.push_back(compiles.measureItem(p));
     }
 
-    // Round robin: every round measures each config once (a few samples, the L2 treated as in the
-    // search), starting one further along each time, so that drifts of clock or temperature
-    // spread over all of them instead of favouring whichever came first.
-    struct Pool {
-        std::vector<double> samples;
-        std::size_t rounds = 0;
-        double seconds = 0;
-        std::optional<Measurement> failed;
-        std::optional<Measurement> last;
-    };
-    std::vector<Pool> pools(taken.size());
     MeasureControl control;
     control.perConfigSeconds = options.perConfigSeconds;
     control.cancel = &self.m_cancel;
     control.keepSamples = true;
     control.samplesPerConfig = std::max(1, options.confirmSamples);
-    const std::size_t rounds = std::max<std::size_t>(1, options.confirmRounds);
-    for (std::size_t round = 0; round < rounds && !self.m_cancel.load() && !items.empty(); ++round) {
-        std::vector<MeasureItem> order;
-        std::vector<std::size_t> orderOf; // position -> item
-        for (std::size_t k = 0; k < items.size(); ++k) {
-            const std::size_t item = (k + round) % items.size();
-            order.push_back(items[item]);
-            orderOf.push_back(item);
-        }
-        self.m_backend.measure(order, control, [&](std::size_t position, Measurement m) {
-            Pool& pool = pools.at(takenOf.at(orderOf.at(position)));
-            if (m.status == ResultStatus::Skipped || pool.failed)
-                return;
-            pool.seconds += m.benchmarkSeconds;
-            if (m.status != ResultStatus::Ok) {
-                pool.failed = std::move(m);
-                return;
-            }
-            ++pool.rounds;
-            if (m.deviceState)
-                deviceStates.add(*m.deviceState);
-            if (m.samplesMs.empty())
-                pool.samples.push_back(m.time.medianMs); // a backend that keeps no samples: the round's median
-            else
-                pool.samples.insert(pool.samples.end(), m.samplesMs.begin(), m.samplesMs.end());
-            pool.last = std::move(m);
-        });
-    }
+    const std::vector<RoundPool> pools = measureInterleaved(
+        self.m_backend, items, control, std::max<std::size_t>(1, options.confirmRounds), deviceStates);
 
-    const std::string firstWinner = configKey(top.front().config);
+    const RoundPool unmeasured;
     for (std::size_t i = 0; i < taken.size(); ++i) {
-        Remeasurement x;
-        x.result = top[topOf[i]];
-        x.firstMs = x.result.timeMs();
-        Pool& pool = pools[i];
-        x.rounds = pool.rounds;
-        progress.recordedSeconds += pool.seconds;
-        if (pool.failed) {
-            const Measurement& m = *pool.failed;
-            x.failure = std::string(statusName(m.status)) + (m.message.empty() ? "" : ": " + m.message);
-        } else if (pool.samples.empty()) {
+        const RoundPool& pool = itemOf[i] < pools.size() ? pools[itemOf[i]] : unmeasured;
+        tally.addRecordedSeconds(pool.seconds);
+        std::optional<Remeasurement> x = remeasurementOf(top[topOf[i]], pool, options.seed + 1 + i);
+        if (!x)
             continue; // cancelled: nothing measured
-        } else {
-            TimingStats t;
-            const MedianInterval ci = bootstrapMedian(pool.samples, 0.95, 2000, options.seed + 1 + i);
-            t.medianMs = ci.median;
-            t.ciLowMs = ci.low;
-            t.ciHighMs = ci.high;
-            t.minMs = *std::min_element(pool.samples.begin(), pool.samples.end());
-            t.maxMs = *std::max_element(pool.samples.begin(), pool.samples.end());
-            double mean = 0;
-            for (double v : pool.samples)
-                mean += v;
-            mean /= static_cast<double>(pool.samples.size());
-            double m2 = 0;
-            for (double v : pool.samples)
-                m2 += (v - mean) * (v - mean);
-            t.stdevMs = pool.samples.size() > 1 ? std::sqrt(m2 / static_cast<double>(pool.samples.size() - 1)) : 0;
-            t.samples = static_cast<int>(pool.samples.size());
-            x.result.measurement.time = t;
-            if (pool.last && pool.last->deviceState)
-                x.result.measurement.deviceState = pool.last->deviceState;
-            x.result.objective = objective->value(space, taken[i].config, t.medianMs);
-            x.result.measurement.benchmarkSeconds += pool.seconds;
-            self.m_store.updateTiming(x.result.id, t, x.result.objective, pool.seconds);
+        if (x->failure.empty()) {
+            ResultRecord& r = x->result;
+            r.objective = objective->value(space, taken[i].config, r.timeMs());
+            self.m_store.updateTiming(r.id, r.measurement.time, r.objective, pool.seconds);
             if (self.m_events.updated)
-                self.m_events.updated(x.result);
+                self.m_events.updated(r);
         }
-        remeasured.push_back(std::move(x));
+        remeasured.push_back(std::move(*x));
     }
-    std::stable_sort(remeasured.begin(), remeasured.end(), [](const Remeasurement& a, const Remeasurement& b) {
-        return a.failure.empty() && (!b.failure.empty() || ranksBefore(a.result, b.result));
-    });
-    progress.best = self.m_store.best(sessionId);
-    if (remeasured.empty())
-        return;
-    char buf[200];
-    const Remeasurement& winner = remeasured.front();
-    const std::size_t measuredRounds = winner.rounds;
-    if (!winner.failure.empty()) {
-        confirmation = "the best " + std::to_string(remeasured.size()) + " configs measured again all failed (" +
-                       winner.failure + ")";
-        return;
-    }
-    const TimingStats& wt = winner.result.measurement.time;
-    if (configKey(winner.result.config) == firstWinner) {
-        std::snprintf(buf, sizeof buf,
-                      "the winner held when the best %zu were measured again, interleaved in %zu rounds: %.4g ms "
-                      "(95 %%: %.4g-%.4g; the search measured %.4g ms)",
-                      remeasured.size(), measuredRounds, wt.medianMs, wt.ciLowMs, wt.ciHighMs, winner.firstMs);
-    } else {
-        std::snprintf(buf, sizeof buf,
-                      "measured again, interleaved in %zu rounds, another of the best %zu won: %.4g ms (95 %%: "
-                      "%.4g-%.4g; the search measured %.4g ms); the first winner's result was a lucky sample",
-                      measuredRounds, remeasured.size(), wt.medianMs, wt.ciLowMs, wt.ciHighMs, winner.firstMs);
-    }
-    confirmation = buf;
-    // Which of them the pooled samples cannot tell apart from the winner (95 % intervals of the
-    // median that overlap the winner's).
-    std::vector<MedianInterval> intervals;
-    for (const Remeasurement& x : remeasured) {
-        const auto interval = medianIntervalOf(x.result.measurement.time);
-        if (!x.failure.empty() || !interval)
-            break;
-        intervals.push_back(*interval);
-    }
-    for (std::size_t i : indistinguishableFromBest(intervals))
-        remeasured[i].indistinguishable = true;
-    if (intervals.size() >= 2) {
-        const std::size_t tied = indistinguishableFromBest(intervals).size() - 1;
-        confirmation += tied == 0 ? "; its 95 % interval is apart from the others'"
-                                  : "; " + std::to_string(tied) +
-                                        " of the others cannot be told apart from it (their "
-                                        "95 % intervals overlap): any of them is as good";
-    }
+    tally.setBest(self.m_store.best(sessionId));
+    confirmation = concludeFinalRound(remeasured, configKey(top.front().config));
 }
 
 SessionSummary TuningSession::run() {
@@ -940,7 +561,7 @@ SessionSummary TuningSession::run() {
 
     if (m_events.started) {
         run.updateRates();
-        m_events.started(run.info, run.progress);
+        m_events.started(run.info, run.progress());
     }
     try {
         run.loop();
@@ -969,17 +590,13 @@ SessionSummary TuningSession::run() {
     summary.resumed = run.resumed;
     summary.priorResults = run.priorResults;
     run.updateRates();
-    summary.progress = run.progress;
+    summary.progress = run.progress();
     summary.stopReason = run.stopReason;
     summary.remeasured = std::move(run.remeasured);
     summary.confirmation = run.confirmation;
     summary.clocksMoved = run.deviceStates.movedNote();
-    if (const std::uint64_t n = run.progress.counts.of(ResultStatus::Implausible); n > 0 && run.fastestImplausible)
-        summary.implausible = std::to_string(n) + (n == 1 ? " config" : " configs") +
-                              " ran faster than physics allows and never rank (the fastest, " +
-                              describeConfig(run.fastestImplausible->config) + ": " +
-                              run.fastestImplausible->measurement.message + ")";
-    if (run.progress.counts.of(ResultStatus::WrongResult) > 0)
+    summary.implausible = run.tally.implausibleNote();
+    if (run.progress().counts.of(ResultStatus::WrongResult) > 0)
         summary.verification = describeVerificationSplits(verificationSplits(m_store.results(run.sessionId)));
     if (m_events.finished)
         m_events.finished(summary);

@@ -20,6 +20,9 @@
 #include "measure/backend.h"
 #include "search/strategy.h"
 #include "store/resultstore.h"
+#include "tuner/failurewatch.h"
+#include "tuner/finalround.h"
+#include "tuner/sessionprogress.h"
 
 #include <atomic>
 #include <cstddef>
@@ -94,28 +97,6 @@ struct SessionOptions {
     std::optional<EarlyStop> earlyStop;
 };
 
-/// Where a session stands.
-struct SessionProgress {
-    std::uint64_t done = 0;    ///< configs with a final result (prior runs included)
-    std::uint64_t total = 0;   ///< configs the session evaluates at most: the budget's count or the space
-    std::uint64_t thisRun = 0; ///< results stored by this run
-    StatusCounts counts;       ///< the session's results per status (prior runs included)
-    std::optional<ResultRecord> best;
-    double elapsedSeconds = 0;  ///< wall time of this run
-    double recordedSeconds = 0; ///< compile + benchmark time of the session's results: what the device spent
-    double rate = 0;            ///< results per second of wall time, this run
-    double etaSeconds = -1;     ///< wall time left at that rate (-1: unknown)
-};
-
-/// One of the best configs measured again at the end of a session (SessionOptions::confirmTop).
-struct Remeasurement {
-    ResultRecord result;            ///< as stored now: the new timing and objective (when ok)
-    double firstMs = 0;             ///< the median the search measured
-    std::string failure;            ///< why measuring it again failed ("" it did not); the result is unchanged
-    std::size_t rounds = 0;         ///< rounds that measured it
-    bool indistinguishable = false; ///< its interval overlaps the winner's (the winner included)
-};
-
 struct SessionSummary {
     SessionInfo session; ///< as stored, with its final state
     bool resumed = false;
@@ -151,16 +132,6 @@ struct SessionEvents {
     std::function<void(const LaunchWarning&)> warning;
 };
 
-/// The first configs of a run all failed with the same status and message (a compile error, a
-/// launch error, a crash), configs from across the space too: every value of every tuning
-/// parameter with more than one value was among them (for compile errors, a few random configs
-/// are compiled to see), so no parameter explains the failure and the problem or its kernel is at
-/// fault. The session is marked failed; what is stored stays.
-class SystematicFailure : public InputError {
-public:
-    using InputError::InputError;
-};
-
 class TuningSession {
 public:
     /// Everything passed must outlive the session. `compiler` may be null when nothing compiles
@@ -189,24 +160,6 @@ private:
     SessionEvents m_events;
     CompileService* m_compiler;
     std::atomic<bool> m_cancel{false};
-};
-
-/// The objective of `problem` for a config at shape `shapeIndex`: Count / seconds / Scale,
-/// e.g. TFLOP/s. Compiled once, evaluated per result.
-class ObjectiveEvaluator {
-public:
-    /// Throws InputError when the Count expression does not compile. Without an objective in the
-    /// problem, value() is always nullopt.
-    ObjectiveEvaluator(const TuningProblem& problem, std::size_t shapeIndex);
-    ~ObjectiveEvaluator();
-    bool enabled() const;
-    const std::string& name() const;
-    /// nullopt when disabled, the time is not positive or the expression fails for this config.
-    std::optional<double> value(const ConfigSpace& space, const Config& config, double timeMs) const;
-
-private:
-    struct Impl;
-    std::unique_ptr<Impl> m_impl;
 };
 
 } // namespace tilescope

@@ -62,8 +62,18 @@ QString formatShare(double part, double whole) {
     return QStringLiteral("%1 %").arg(text);
 }
 
+QString formatPercent(double fraction) {
+    const double v = 100 * fraction;
+    const bool whole = std::fabs(v - std::round(v)) < 0.05;
+    return QStringLiteral("%1 %").arg(v, 0, 'f', whole || std::fabs(v) >= 10 ? 0 : 1);
+}
+
 QString formatValue(const expr::Value& value) {
-    return QString::fromStdString(expr::repr(value));
+    return qs(expr::repr(value));
+}
+
+QString qs(const std::string& text) {
+    return QString::fromStdString(text);
 }
 
 QVariant numberAlignment() {

@@ -1,7 +1,8 @@
 #pragma once
 
-// Numbers for people, the same way in every view: counts with digit grouping, durations with a
-// unit that fits, shares as percentages, expression values as Python writes them.
+// Numbers and text for people, the same way in every view: counts with digit grouping, durations
+// with a unit that fits, shares as percentages, expression values as Python writes them, and the
+// engine's strings as QStrings.
 
 #include "expr/expr.h"
 
@@ -10,6 +11,7 @@
 #include <QVariant>
 
 #include <cstdint>
+#include <string>
 
 namespace tilescope::views {
 
@@ -24,8 +26,13 @@ QString formatCount(std::uint64_t n);
 QString formatDuration(double seconds);
 /// part / whole as "7.7 %" (with enough digits to not show 0.0 for a tiny non-zero share).
 QString formatShare(double part, double whole);
+/// A fraction as a percentage in a cell: "3 %", "0.8 %", "47 %" (one decimal below 10 % unless
+/// the value is whole).
+QString formatPercent(double fraction);
 /// A value as Python's repr writes it: 64, 0.5, True, 'abc'.
 QString formatValue(const expr::Value& value);
+/// The engine's text (UTF-8) as a QString.
+QString qs(const std::string& text);
 
 /// Qt::TextAlignmentRole for numbers in tables.
 QVariant numberAlignment();

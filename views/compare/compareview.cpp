@@ -25,10 +25,6 @@ namespace tilescope::views {
 
 namespace {
 
-QString qs(const std::string& s) {
-    return QString::fromStdString(s);
-}
-
 // A table cell that sorts by number.
 class NumberItem : public QTableWidgetItem {
 public:

@@ -1,6 +1,7 @@
 #include "problem/kernelspecdialog.h"
 
 #include "base/error.h"
+#include "common/format.h"
 #include "problem/problemdocument.h"
 #include "spec/problemedit.h"
 #include "spec/t1common.h"
@@ -30,10 +31,6 @@ namespace tilescope::views {
 namespace {
 
 using Json = nlohmann::ordered_json;
-
-QString qs(const std::string& s) {
-    return QString::fromStdString(s);
-}
 
 // Empty text removes the field.
 Json textOrNull(const QLineEdit* edit) {

@@ -26,10 +26,6 @@ namespace {
 constexpr std::chrono::milliseconds kRuleDebounce{300};
 constexpr std::chrono::milliseconds kRuleMaxWait{2000};
 
-QString qs(const std::string& text) {
-    return QString::fromStdString(text);
-}
-
 QString esc(const QString& text) {
     return text.toHtmlEscaped();
 }
@@ -406,13 +402,7 @@ std::optional<Occupancy> ConfigDetailsPanel::occupancyOf(const ResultRecord& r, 
         return std::nullopt;
     if (blockSizeOut)
         *blockSizeOut = *blockSize;
-    KernelResources k;
-    k.registers = info->registers;
-    k.sharedStatic = info->sharedStatic;
-    k.sharedDynamic = sharedDynamic.value_or(0);
-    k.barriers = info->barriers;
-    k.blockSize = *blockSize;
-    return theoreticalOccupancy(*limits, k);
+    return theoreticalOccupancy(*limits, KernelResources::of(*info, *blockSize, sharedDynamic.value_or(0)));
 }
 
 void ConfigDetailsPanel::requestRule() {

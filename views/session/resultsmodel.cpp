@@ -16,10 +16,6 @@ namespace tilescope::views {
 
 namespace {
 
-QString qs(const std::string& text) {
-    return QString::fromStdString(text);
-}
-
 const Metric* findMetric(const ResultRecord& r, const std::string& name) {
     for (const Metric& m : r.measurement.metrics)
         if (m.name == name)

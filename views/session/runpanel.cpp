@@ -5,6 +5,7 @@
 
 #include "analysis/staticanalysis.h"
 #include "base/error.h"
+#include "base/textformat.h"
 #include "measure/metricnames.h"
 #include "search/strategy.h"
 #include "tuner/shapesetrun.h"
@@ -46,10 +47,6 @@ enum LogRole { DetailsRole = Qt::UserRole + 1, ConfigRole, KindRole };
 enum BudgetKind { WholeSpace, Configs, Fraction, Seconds };
 
 enum ShapeSetKind { OneShape, AllShapes, ListedShapes };
-
-QString qs(const std::string& text) {
-    return QString::fromStdString(text);
-}
 
 QString bestText(const ResultRecord& best, const std::string& objectiveName) {
     QString text = formatNumber(best.timeMs() * 1000) + QStringLiteral(" µs");
@@ -396,12 +393,7 @@ void RunPanel::setProblem(std::shared_ptr<const TuningProblem> problem, QString 
         }
         const std::vector<std::string> metrics =
             expandMetricNames(m_problem->metrics.empty() ? std::vector<std::string>{"default"} : m_problem->metrics);
-        m_metricsBox->setToolTip(tr("CUPTI metrics: %1").arg(qs([&] {
-            std::string text;
-            for (const std::string& m : metrics)
-                text += (text.empty() ? "" : ", ") + m;
-            return text;
-        }())));
+        m_metricsBox->setToolTip(tr("CUPTI metrics: %1").arg(qs(joined(metrics))));
         m_metricsBox->setChecked(!m_problem->metrics.empty());
     }
     updateEnabled();

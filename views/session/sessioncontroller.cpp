@@ -40,10 +40,6 @@ constexpr std::size_t kChunkSize = 4096;
 // Run-log entries emitted per tick at most; a larger backlog is summarised in one line.
 constexpr std::size_t kMaxLogPerTick = 100;
 
-QString qs(const std::string& text) {
-    return QString::fromStdString(text);
-}
-
 // The session, the compile threads it starts (they inherit it) and the snapshot copies yield to
 // the GUI thread when the cores are busy: a replay runs flat out, and the window must not stutter.
 void yieldToGui() {

@@ -1,6 +1,7 @@
 #include "shapes/shapesview.h"
 
 #include "common/emptystate.h"
+#include "common/format.h"
 #include "plots/plotstyle.h"
 
 #include "base/error.h"
@@ -25,17 +26,6 @@ namespace tilescope::views {
 
 namespace {
 
-QString qs(const std::string& s) {
-    return QString::fromStdString(s);
-}
-
-// "3 %", "0.8 %", "47 %": one decimal below 10 % unless the value is whole.
-QString percent(double fraction) {
-    const double v = 100 * fraction;
-    const bool whole = std::fabs(v - std::round(v)) < 0.05;
-    return QStringLiteral("%1 %").arg(v, 0, 'f', whole || std::fabs(v) >= 10 ? 0 : 1);
-}
-
 // "memory · flat", "compute · +35 %": the regime in a cell.
 QString shortRegime(const ShapeRegime& r) {
     QString bound;
@@ -50,9 +40,9 @@ QString shortRegime(const ShapeRegime& r) {
         break;
     }
     if (const auto f = r.roofline.fraction(r.spread.bestMs))
-        bound += (bound.isEmpty() ? QString() : QStringLiteral(" ")) + percent(*f);
+        bound += (bound.isEmpty() ? QString() : QStringLiteral(" ")) + formatPercent(*f);
     const QString spread =
-        r.spread.flat ? QStringLiteral("flat") : QStringLiteral("+%1").arg(percent(r.spread.gainOverMedian));
+        r.spread.flat ? QStringLiteral("flat") : QStringLiteral("+%1").arg(formatPercent(r.spread.gainOverMedian));
     return bound.isEmpty() ? spread : bound + QStringLiteral(" · ") + spread;
 }
 
@@ -183,8 +173,8 @@ QString ShapesView::summaryText() const {
         .arg(n)
         .arg(n == 1 ? tr("config runs") : tr("configs run"))
         .arg(m_matrix.shapes.size())
-        .arg(qs(m_matrix.kernel), percent(maxRegret()), percent(m_table.worstRegret), percent(m_table.meanRegret),
-             m_table.proven ? QString() : tr(" (greedy: the search hit its limit)"));
+        .arg(qs(m_matrix.kernel), formatPercent(maxRegret()), formatPercent(m_table.worstRegret),
+             formatPercent(m_table.meanRegret), m_table.proven ? QString() : tr(" (greedy: the search hit its limit)"));
 }
 
 QString ShapesView::verdictText() const {
@@ -195,7 +185,7 @@ QString ShapesView::verdictText() const {
     return tr("<b>%1</b>: %2. The table runs entry %3 there, %4 from its best.")
         .arg(qs(m_matrix.shapeLabel(row)).toHtmlEscaped(), qs(m_regimes[row].verdict).toHtmlEscaped())
         .arg(entry + 1)
-        .arg(percent(m_table.regret[row]));
+        .arg(formatPercent(m_table.regret[row]));
 }
 
 void ShapesView::rebuild() {
@@ -324,11 +314,11 @@ void ShapesView::fillHeatmap() {
                 const QColor background = QColor::fromRgb(gradient.color(value, range));
                 cell->setBackground(background);
                 cell->setForeground(textColourOn(background));
-                cell->setText((chosen ? QStringLiteral("✓ ") : QString()) + percent(*r));
+                cell->setText((chosen ? QStringLiteral("✓ ") : QString()) + formatPercent(*r));
                 cell->setToolTip(tr("%1 on %2: %3 ms, %4 from the best")
                                      .arg(configText(m_matrix.configs[c]), qs(m_matrix.shapeLabel(s)))
                                      .arg(*m_matrix.ms[s][c], 0, 'g', 4)
-                                     .arg(percent(*r)));
+                                     .arg(formatPercent(*r)));
                 if (chosen) {
                     QFont bold = cell->font();
                     bold.setBold(true);

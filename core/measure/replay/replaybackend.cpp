@@ -1,6 +1,7 @@
 #include "measure/replay/replaybackend.h"
 
 #include "base/error.h"
+#include "base/textformat.h"
 #include "exchange/configcodec.h"
 #include "exchange/recording.h"
 #include "spec/tuningproblem.h"
@@ -39,10 +40,7 @@ ReplayBackend::~ReplayBackend() = default;
 namespace {
 
 std::string joinNames(const std::vector<std::string>& names) {
-    std::string text;
-    for (const auto& n : names)
-        text += (text.empty() ? "" : ", ") + n;
-    return text.empty() ? "none" : text;
+    return names.empty() ? "none" : joined(names);
 }
 
 std::string sizeText(const std::vector<std::int64_t>& size) {

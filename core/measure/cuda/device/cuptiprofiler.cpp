@@ -17,8 +17,8 @@
 #include <set>
 #include <utility>
 
-// The call sequence follows the probe that ran on the H200 (CUDA 13.0, driver 580; see
-// shared/notes/cupti-probe.cpp): Range Profiler + Profiler Host API, AutoRange + KernelReplay.
+// The call sequence follows a probe that ran on the H200 (CUDA 13.0, driver 580): Range
+// Profiler + Profiler Host API, AutoRange + KernelReplay.
 // With KernelReplay one Start / launch / Stop submits every pass (seen for 1 and 2 passes): CUPTI
 // replays the kernel inside the launch. What was seen with the 13.0 host library (no GPU needed):
 // - cuptiProfilerHostConfigAddMetrics adds to what the host object already holds (a config of the

@@ -1,0 +1,43 @@
+#pragma once
+
+// The objective of a tuning problem (Tilescope.Objective: Count / seconds / Scale, e.g. TFLOP/s)
+// and what a strategy learns from a result: minus the objective when the problem has one, else
+// the median time.
+
+#include "search/strategy.h"
+#include "space/configspace.h"
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+
+namespace tilescope {
+
+class TuningProblem;
+
+/// The objective of `problem` for a config at shape `shapeIndex`: Count / seconds / Scale,
+/// e.g. TFLOP/s. Compiled once, evaluated per result.
+class ObjectiveEvaluator {
+public:
+    /// Throws InputError when the Count expression does not compile. Without an objective in the
+    /// problem, value() is always nullopt.
+    ObjectiveEvaluator(const TuningProblem& problem, std::size_t shapeIndex);
+    ~ObjectiveEvaluator();
+    bool enabled() const;
+    const std::string& name() const;
+    /// nullopt when disabled, the time is not positive or the expression fails for this config.
+    std::optional<double> value(const ConfigSpace& space, const Config& config, double timeMs) const;
+
+private:
+    struct Impl;
+    std::unique_ptr<Impl> m_impl;
+};
+
+/// A stored result as a strategy observes it (config `index` of the space; `prior`: recorded
+/// before this run): its score is minus its objective when it has one (higher is better), else
+/// its median time.
+Observation observationOf(const ResultRecord& r, std::uint64_t index, bool prior);
+
+} // namespace tilescope

@@ -1,0 +1,40 @@
+#pragma once
+
+// Resuming: a run continues the newest stored session of the same tuning (problem, shape,
+// backend, strategy, seed; ResultStore::findResumable). Its results count as done, and the
+// strategy observes them first, so it never proposes them again.
+
+#include "exchange/configcodec.h"
+#include "search/strategy.h"
+#include "space/configspace.h"
+#include "store/resultstore.h"
+#include "tuner/sessionprogress.h"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace tilescope {
+
+/// A stored session that a run continues.
+struct ResumedSession {
+    std::int64_t id = 0;
+    std::string startedAt; ///< of its first run
+    std::vector<ResultRecord> prior;
+};
+
+/// The session of `store` that a run described by `like` continues, marked running again, with
+/// its results; nullopt when there is none.
+std::optional<ResumedSession> resumeSession(ResultStore& store, const SessionInfo& like);
+
+/// Where a stored result's config is in `space`: its recorded index while that still holds the
+/// same values, else found by its values; nullopt when the space no longer has it.
+std::optional<std::uint64_t> spaceIndexOf(const ResultRecord& r, const ConfigSpace& space, const ConfigCodec& codec);
+
+/// Counts a resumed session's results into `tally` and returns what the strategy observes of
+/// them: one observation per config they make done.
+std::vector<Observation> takePrior(const std::vector<ResultRecord>& prior, const ConfigSpace& space,
+                                   const ConfigCodec& codec, SessionTally& tally);
+
+} // namespace tilescope
