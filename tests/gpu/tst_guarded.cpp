@@ -13,7 +13,7 @@
 // - The same problem with its input sized right, every config on guarded buffers (tune --guard):
 //   every config runs and is verified, at times close to those on ordinary buffers.
 
-#include "../workerprocess.h"
+#include "workerprocess.h"
 
 #include "compile/compilecache.h"
 #include "compile/compileservice.h"

@@ -2,9 +2,9 @@
 // pipes on descriptors 3 and 4). It greets with its device and shuts down cleanly on request or
 // when the engine goes away; requests it cannot understand end it with status 4 and the reason on
 // stderr. Without a usable device the suite reports a skip with the worker's reason.
-// (Without a device the worker is tests/tst_worker.cpp's.)
+// (Without a device the worker is tests/core/measure/tst_worker.cpp's.)
 
-#include "../workerprocess.h"
+#include "workerprocess.h"
 
 #include <QtTest>
 

@@ -20,7 +20,7 @@
 #include "space/configspace.h"
 #include "spec/tuningproblem.h"
 
-#include "../ktconvolution.h"
+#include "ktconvolution.h"
 #include "darkpalette.h"
 
 #include <QAbstractItemModelTester>

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Turns the CSV of a full `tilescope-cli analyze` of kernels/sgemm into sgemm_static.csv: one row
 per valid config (in space order) with the registers and spill bytes NVRTC reported for sm_90 and
-sm_80. tst_analysis learns the register-pressure rule from it and recompiles a few configs to check
+sm_80. tst_rulesuggest learns the register-pressure rule from it and recompiles a few configs to check
 that it is current. See README.md beside this file."""
 
 import csv

@@ -1,7 +1,7 @@
 #pragma once
 
 // tilescope-worker started the way the engine starts it (posix_spawn, the request and reply pipes
-// on descriptors 3 and 4, its stderr captured), for the worker suites: tests/tst_worker.cpp
+// on descriptors 3 and 4, its stderr captured), for the worker suites: tests/core/measure/tst_worker.cpp
 // (without a device) and tests/gpu/tst_workergpu.cpp (on one).
 
 #include "measure/cuda/workerprotocol.h"

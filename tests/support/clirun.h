@@ -8,15 +8,16 @@
 #include <QStringList>
 
 struct CliRun {
-    int status = -1; ///< the exit code; -1 when it crashed or ran past two minutes
+    int status = -1; ///< the exit code; -1 when it crashed or ran past its time (two minutes unless told)
     QString out;
     QString err;
 };
 
-inline CliRun runCli(const QStringList& args, const QString& program = QStringLiteral(TILESCOPE_CLI)) {
+inline CliRun runCli(const QStringList& args, const QString& program = QStringLiteral(TILESCOPE_CLI),
+                     int timeoutMs = 120000) {
     QProcess p;
     p.start(program, args);
-    if (!p.waitForFinished(120000)) {
+    if (!p.waitForFinished(timeoutMs)) {
         p.kill();
         p.waitForFinished();
         return {};
