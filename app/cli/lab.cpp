@@ -43,7 +43,7 @@ struct LabCliOptions {
 
 std::atomic<bool> g_cancel{false};
 
-void onInterrupt(int) {
+void stopLabOnSignal(int) {
     g_cancel.store(true);
 }
 
@@ -112,7 +112,7 @@ int runLab(const LabCliOptions& opt) {
     };
     g_cancel.store(false);
     options.cancel = &g_cancel;
-    const auto oldInt = std::signal(SIGINT, onInterrupt);
+    const auto oldInt = std::signal(SIGINT, stopLabOnSignal);
     LabReport report;
     try {
         report = lab.run(options, traces);

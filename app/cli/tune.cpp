@@ -35,7 +35,7 @@ namespace {
 // The session a signal cancels. cancel() only sets an atomic flag, which a handler may do.
 std::atomic<TuningSession*> g_session{nullptr};
 
-void onInterrupt(int) {
+void cancelSessionOnSignal(int) {
     if (TuningSession* s = g_session.load())
         s->cancel();
 }
@@ -263,8 +263,8 @@ int runTune(const TuneOptions& opt) {
     auto runOne = [&](const SessionOptions& run) -> SessionSummary {
         TuningSession session(problem, *backend, store, run, events, compiler.get());
         g_session.store(&session);
-        const auto oldInt = std::signal(SIGINT, onInterrupt);
-        const auto oldTerm = std::signal(SIGTERM, onInterrupt);
+        const auto oldInt = std::signal(SIGINT, cancelSessionOnSignal);
+        const auto oldTerm = std::signal(SIGTERM, cancelSessionOnSignal);
         struct Restore {
             void (*oldInt)(int);
             void (*oldTerm)(int);

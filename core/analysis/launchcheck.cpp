@@ -2,6 +2,7 @@
 
 #include "analysis/boundsreach.h"
 #include "base/error.h"
+#include "base/textformat.h"
 #include "compile/requestbuilder.h"
 #include "spec/launchplan.h"
 #include "space/configspace.h"
@@ -30,14 +31,6 @@ namespace {
 constexpr double kFarMore = 256.0;
 constexpr double kFarFewer = 1.0 / double(1 << 20);
 constexpr double kDisagree = 16.0;
-
-// 4294967296 as "4,294,967,296".
-std::string formatCount(double n) {
-    std::string digits = std::to_string(static_cast<long long>(std::llround(n)));
-    for (int i = static_cast<int>(digits.size()) - 3; i > 0; i -= 3)
-        digits.insert(static_cast<std::size_t>(i), ",");
-    return digits;
-}
 
 std::string silenceHint(const std::string& name) {
     return "silence it with \"Tilescope\": {\"Silence\": [\"" + name + "\"]} in the problem";

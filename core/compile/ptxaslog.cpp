@@ -15,7 +15,7 @@ namespace tilescope {
 
 namespace {
 
-std::string_view trim(std::string_view s) {
+std::string_view trimBlanks(std::string_view s) {
     while (!s.empty() && (s.front() == ' ' || s.front() == '\t'))
         s.remove_prefix(1);
     while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r'))
@@ -61,7 +61,7 @@ template <typename F>
 void forEachPiece(std::string_view text, F&& f) {
     while (!text.empty()) {
         const std::size_t comma = text.find(',');
-        f(trim(text.substr(0, comma)));
+        f(trimBlanks(text.substr(0, comma)));
         if (comma == std::string_view::npos)
             break;
         text.remove_prefix(comma + 1);
@@ -122,7 +122,7 @@ std::vector<PtxasEntry> parsePtxasEntries(std::string_view log) {
             line.remove_prefix(end);
         }
         if (const std::size_t at = line.find(kProperties); at != std::string_view::npos) {
-            const std::string_view name = trim(line.substr(at + kProperties.size()));
+            const std::string_view name = trimBlanks(line.substr(at + kProperties.size()));
             inEntryProperties = !entries.empty() && name == entries.back().function;
             continue;
         }

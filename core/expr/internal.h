@@ -10,6 +10,14 @@
 
 namespace tilescope::expr::detail {
 
+/// Marks `st` failed with `kind` and `message` (static text); false, for `return fail(...)`.
+inline bool fail(EvalStatus& st, ErrorKind kind, const char* message) {
+    st.ok = false;
+    st.kind = kind;
+    st.message = message;
+    return false;
+}
+
 enum class BinOp : std::uint8_t { Add, Sub, Mul, TrueDiv, FloorDiv, Mod, Pow, BitAnd, BitOr, BitXor, LShift, RShift };
 enum class UnOp : std::uint8_t { Neg, Pos, Invert, Not };
 enum class CmpOp : std::uint8_t { Lt, Le, Eq, Ne, Gt, Ge, In, NotIn };

@@ -15,13 +15,6 @@ namespace {
 
 constexpr double kTwo63 = 9223372036854775808.0; // 2^63, exactly representable
 
-bool fail(EvalStatus& st, ErrorKind kind, const char* message) {
-    st.ok = false;
-    st.kind = kind;
-    st.message = message;
-    return false;
-}
-
 bool isIntLike(const Value& v) {
     return v.kind == Kind::Int || v.kind == Kind::Bool;
 }

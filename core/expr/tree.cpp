@@ -9,15 +9,6 @@
 
 namespace tilescope::expr::detail {
 
-namespace {
-bool fail(EvalStatus& st, ErrorKind kind, const char* message) {
-    st.ok = false;
-    st.kind = kind;
-    st.message = message;
-    return false;
-}
-} // namespace
-
 bool hasSlot(const Node& node) {
     if (node.kind == NodeKind::Slot)
         return true;

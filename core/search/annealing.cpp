@@ -15,7 +15,7 @@ using search::VisitedSet;
 namespace {
 constexpr double kStartTemperature = 0.2; // a 20 % worse config is accepted with odds 1/e at first
 constexpr double kEndTemperature = 0.002;
-constexpr std::uint64_t kSeedSalt = 0x9e3779b97f4a7c15ULL;
+constexpr std::uint64_t kAnnealingSeedSalt = 0x9e3779b97f4a7c15ULL;
 } // namespace
 
 struct AnnealingStrategy::State {
@@ -38,7 +38,7 @@ struct AnnealingStrategy::State {
     State(const StrategyContext& c)
         : space(c.space)
         , visited(c.space->size())
-        , fresh(c.space->size(), c.seed ^ kSeedSalt)
+        , fresh(c.space->size(), c.seed ^ kAnnealingSeedSalt)
         , rng(c.seed) {
         const double steps = static_cast<double>(std::max<std::uint64_t>(c.configLimit, 20));
         cooling = std::pow(kEndTemperature / kStartTemperature, 1.0 / steps);

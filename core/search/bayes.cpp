@@ -17,7 +17,7 @@ using search::VisitedSet;
 
 namespace {
 
-constexpr std::uint64_t kSeedSalt = 0x94d049bb133111ebULL;
+constexpr std::uint64_t kBayesSeedSalt = 0x94d049bb133111ebULL;
 constexpr int kStaticInputs = 3;            // registers, occupancy, spill bytes
 constexpr std::size_t kBestExpanded = 3;    // the best observations whose neighbours join the pool
 constexpr std::size_t kRotationShare = 100; // a 1/100 of the pool is swapped for fresh configs per proposal
@@ -88,7 +88,7 @@ struct BayesStrategy::State {
         , options(o)
         , space(c.space)
         , visited(c.space->size())
-        , fresh(c.space->size(), c.seed ^ kSeedSalt)
+        , fresh(c.space->size(), c.seed ^ kBayesSeedSalt)
         , rng(c.seed)
         , encoding(*c.space)
         , staticPrior(o.staticPrior && static_cast<bool>(c.staticFeatures))

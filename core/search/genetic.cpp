@@ -13,7 +13,7 @@ using search::FreshSource;
 using search::VisitedSet;
 
 namespace {
-constexpr std::uint64_t kSeedSalt = 0xd1b54a32d192ed03ULL;
+constexpr std::uint64_t kGeneticSeedSalt = 0xd1b54a32d192ed03ULL;
 constexpr int kTournament = 3;
 constexpr int kChildAttempts = 8;
 } // namespace
@@ -36,7 +36,7 @@ struct GeneticStrategy::State {
     State(const StrategyContext& c)
         : space(c.space)
         , visited(c.space->size())
-        , fresh(c.space->size(), c.seed ^ kSeedSalt)
+        , fresh(c.space->size(), c.seed ^ kGeneticSeedSalt)
         , rng(c.seed) {
         populationSize = static_cast<std::size_t>(std::clamp<std::uint64_t>(c.configLimit / 6, 6, 20));
     }

@@ -31,7 +31,7 @@ double shapesApart(const TuningProblem& problem, std::size_t a, std::size_t b) {
     return shapeDistance(values(a), values(b));
 }
 
-std::string_view trimmed(std::string_view text) {
+std::string_view blanksTrimmed(std::string_view text) {
     const auto first = text.find_first_not_of(" \t");
     if (first == std::string_view::npos)
         return {};
@@ -43,14 +43,14 @@ std::string_view trimmed(std::string_view text) {
 std::vector<std::size_t> parseShapeList(std::string_view text, std::size_t shapeCount, const std::string& field) {
     const std::size_t count = std::max<std::size_t>(1, shapeCount);
     std::vector<std::size_t> list;
-    if (trimmed(text) == "all") {
+    if (blanksTrimmed(text) == "all") {
         for (std::size_t i = 0; i < count; ++i)
             list.push_back(i);
         return list;
     }
     for (std::size_t start = 0; start <= text.size();) {
         const std::size_t comma = std::min(text.find(',', start), text.size());
-        const std::string_view item = trimmed(text.substr(start, comma - start));
+        const std::string_view item = blanksTrimmed(text.substr(start, comma - start));
         start = comma + 1;
         if (item.empty())
             continue;
