@@ -27,6 +27,7 @@ void registerLab(CLI::App& app);
 /// `tilescope-cli table ...` (table.cpp)
 void registerTable(CLI::App& app);
 void registerCheck(CLI::App& app);
+void registerKt(CLI::App& app);
 
 } // namespace tilescope::cli
 
@@ -50,6 +51,7 @@ int main(int argc, char** argv) {
     registerTable(app);
     registerCheck(app);
     registerCompare(app);
+    registerKt(app);
 
     try {
         app.parse(argc, argv);

@@ -64,6 +64,7 @@ BackendOptions backendOptions(const TuneOptions& opt, const BackendSpec& spec, c
     cuda.verify = !opt.noVerify;
     cuda.guard = opt.guard ? GuardPolicy::Every : GuardPolicy::Reference;
     cuda.sanitize = opt.sanitize;
+    cuda.outputsDir = opt.outputs;
     cuda.seed = opt.seed;
     cuda.timing.maxSeconds = opt.sampleSeconds;
     cuda.timing.minSamples = opt.minSamples;
@@ -150,7 +151,8 @@ int runTune(const TuneOptions& opt) {
             throw InputError("", "--devices", "give the devices once: --backend " + opt.backend + " or --devices");
         spec.devices = parseDeviceList(opt.devices);
     }
-    for (const auto& [flag, name] : {std::pair{opt.guard, "--guard"}, std::pair{opt.sanitize, "--sanitize"}}) {
+    for (const auto& [flag, name] : {std::pair{opt.guard, "--guard"}, std::pair{opt.sanitize, "--sanitize"},
+                                     std::pair{!opt.outputs.empty(), "--outputs"}}) {
         if (flag && spec.kind != BackendSpec::Kind::Cuda)
             throw InputError("", name, std::string(name) + " is for --backend cuda: it runs configs on a GPU");
     }

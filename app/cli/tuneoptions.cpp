@@ -108,6 +108,12 @@ void registerTune(CLI::App& app) {
                   "$TILESCOPE_COMPUTE_SANITIZER), compiled with line information; its first report becomes that "
                   "config's result, naming the kernel's line and the buffer the faulting address is next to")
         ->group("CUDA backend");
+    cmd->add_option("--outputs", opt->outputs,
+                    "With cuda: keep each config's outputs as its first launch leaves them (on the arguments' "
+                    "initial contents): the Vector arguments flagged Output (all of them when none is) go to "
+                    "DIR/VALUES/INDEX.bin, VALUES being the config's values joined with ',' as Kernel Tuner's cache "
+                    "keys are and INDEX the argument's position (for checking outputs outside Tilescope)")
+        ->group("CUDA backend");
     cmd->add_option("--sample-time", opt->sampleSeconds,
                     "With cuda: kernel time to spend sampling each config, in seconds (sampling stops earlier "
                     "once the spread is under 0.5 %)")

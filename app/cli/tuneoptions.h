@@ -41,6 +41,7 @@ struct TuneOptions {
     bool noVerify = false;
     bool guard = false;    ///< every config on guarded buffers
     bool sanitize = false; ///< the first config once under compute-sanitizer
+    std::string outputs;   ///< a folder for each config's outputs after its first launch ("" = none)
     bool keepGoing = false;
     double configTimeout = 0;
     double sampleSeconds = 0.25;

@@ -97,7 +97,14 @@ struct ConfigSpace::Impl {
     std::vector<std::unordered_map<std::string, std::uint64_t>> wideMemo; // per level, when keys are wider
     std::uint64_t memoEntries = 0;
     std::vector<std::uint16_t> flat; // materialised configs in search order, each in parameter order
-    std::uint64_t visits = 0;      // for polling the cancel flag now and then
+    // An explicit config list (Tilescope.Configs): per level k, the listed configs' values at
+    // levels 0..k (two bytes each, in level order); a partial config off every listed one is
+    // pruned there. listedFull holds the whole configs in parameter order.
+    bool listed = false;
+    std::vector<Config> list;
+    std::vector<std::unordered_set<std::string>> listedPrefixes;
+    std::unordered_set<std::string> listedFull;
+    std::uint64_t visits = 0; // for polling the cancel flag now and then
 
     int paramCount() const { return static_cast<int>(names.size()); }
 
@@ -180,6 +187,11 @@ struct ConfigSpace::Impl {
                     if (levelOf[static_cast<std::size_t>(p)] < k)
                         inFrontier[static_cast<std::size_t>(p)] = true;
             }
+            if (listed) { // the list's check at every level reads all the parameters bound so far
+                anyBelow = true;
+                for (int j = 0; j < k; ++j)
+                    inFrontier[static_cast<std::size_t>(order[static_cast<std::size_t>(j)])] = true;
+            }
             level.freeBelow = !anyBelow;
             int shift = 0;
             for (int j = 0; j < k; ++j) { // frontier in level order
@@ -216,9 +228,44 @@ struct ConfigSpace::Impl {
 
     // Conditions of one level; a condition that raises counts as failing (and is recorded when
     // `record` is set, which only the build does).
+    static void appendIndex(std::string& key, std::uint16_t v) {
+        key.push_back(static_cast<char>(v & 0xff));
+        key.push_back(static_cast<char>(v >> 8));
+    }
+
+    // Whether the values bound at levels 0..k begin a listed config (always, without a list).
+    bool listAllows(const State& s, const Level& level) const {
+        if (!listed)
+            return true;
+        const int k = levelOf[static_cast<std::size_t>(level.param)];
+        std::string key;
+        for (int j = 0; j <= k; ++j)
+            appendIndex(key, s.idx[static_cast<std::size_t>(levels[static_cast<std::size_t>(j)].param)]);
+        return listedPrefixes[static_cast<std::size_t>(k)].count(key) > 0;
+    }
+
+    void indexList() {
+        listedPrefixes.assign(levels.size(), {});
+        for (const Config& c : list) {
+            if (static_cast<int>(c.size()) != paramCount())
+                continue;
+            std::string key;
+            for (std::size_t k = 0; k < levels.size(); ++k) {
+                appendIndex(key, c[static_cast<std::size_t>(levels[k].param)]);
+                listedPrefixes[k].insert(key);
+            }
+            std::string full;
+            for (std::uint16_t v : c)
+                appendIndex(full, v);
+            listedFull.insert(std::move(full));
+        }
+    }
+
     bool passes(const State& s, const Level& level, bool record) {
         if ((++visits & 0xfff) == 0 && limits.cancel && limits.cancel->load(std::memory_order_relaxed))
             throw Cancelled();
+        if (!listAllows(s, level))
+            return false;
         for (int c : level.conditions) {
             Value out;
             expr::EvalStatus st;
@@ -235,6 +282,8 @@ struct ConfigSpace::Impl {
     }
 
     bool passesConst(const State& s, const Level& level) const {
+        if (!listAllows(s, level))
+            return false;
         for (int c : level.conditions) {
             Value out;
             expr::EvalStatus st;
@@ -469,6 +518,13 @@ struct ConfigSpace::Impl {
                 return false;
             bind(s, p, config[static_cast<std::size_t>(p)]);
         }
+        if (listed) {
+            std::string full;
+            for (std::uint16_t v : config)
+                appendIndex(full, v);
+            if (!listedFull.count(full))
+                return false;
+        }
         for (const auto& c : conditions) {
             Value out;
             expr::EvalStatus st;
@@ -502,6 +558,8 @@ struct ConfigSpace::Impl {
             }
         }
         chooseOrder();
+        if (listed)
+            indexList();
         memo.assign(levels.size(), {});
         wideMemo.assign(levels.size(), {});
 
@@ -564,6 +622,10 @@ ConfigSpace ConfigSpace::build(const TuningProblem& problem, std::size_t shapeIn
                                  " values; at most 65535 are supported");
         impl->names.push_back(p.name);
         impl->values.push_back(p.values);
+    }
+    if (problem.configList) {
+        impl->listed = true;
+        impl->list = *problem.configList;
     }
     impl->keepAlive = std::make_shared<std::vector<TuningParameter>>(problem.parameters); // owns the strings
     impl->baseSlots = problem.shapeSlots(shapeIndex, impl->problemSizeStorage);

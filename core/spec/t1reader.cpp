@@ -748,7 +748,53 @@ private:
                                     std::string(launchWarningNames()) + ")");
             }
         }
-        keepUnknown(ts, {"Shapes", "Objective", "Roofline", "Metrics", "Silence"});
+        if (auto n = ts.member("Configs"))
+            readConfigList(*n);
+        keepUnknown(ts, {"Shapes", "Objective", "Roofline", "Metrics", "Silence", "Configs"});
+    }
+
+    // Tilescope.Configs: [[v1, v2, ...], ...], the values in TuningParameters order. Each value
+    // must be one of its parameter's values (1 and 1.0 are the same number, as in Python).
+    void readConfigList(const JsonNode& n) {
+        n.expectArray();
+        std::vector<Config> list;
+        list.reserve(n->size());
+        const std::size_t P = m_p.parameters.size();
+        for (std::size_t i = 0; i < n->size(); ++i) {
+            const JsonNode entry = n.item(i);
+            entry.expectArray();
+            if (entry->size() != P)
+                entry.fail("a config of " + std::to_string(entry->size()) + " values; the problem has " +
+                           std::to_string(P) + " parameters (give one value per parameter, in their order)");
+            Config c(P);
+            for (std::size_t p = 0; p < P; ++p)
+                c[p] = configValueIndex(entry.item(p), m_p.parameters[p]);
+            list.push_back(std::move(c));
+        }
+        m_p.configList = std::move(list);
+    }
+
+    static std::uint16_t configValueIndex(const JsonNode& item, const TuningParameter& tp) {
+        std::string text;
+        expr::Value v;
+        if (item->is_boolean()) {
+            v = expr::Value::ofBool(item->get<bool>());
+        } else if (item->is_number_integer()) {
+            v = expr::Value::ofInt(item.asInt());
+        } else if (item->is_number_float()) {
+            v = expr::Value::ofFloat(item->get<double>());
+        } else if (item->is_string()) {
+            text = item->get<std::string>();
+            v = expr::Value::ofStr(&text);
+        } else {
+            item.fail(std::string("expected a number, a string or a boolean, got ") + describeJson(*item));
+        }
+        // The same kind first (True and 1 are equal in Python, but a parameter may hold both).
+        for (int pass = 0; pass < 2; ++pass)
+            for (std::size_t k = 0; k < tp.values.size(); ++k)
+                if ((pass == 1 || tp.values[k].kind == v.kind) && expr::equal(tp.values[k], v))
+                    return static_cast<std::uint16_t>(k);
+        item.fail(item->dump() + " is not a value of parameter '" + tp.name + "' (" + tp.valuesText + ")");
     }
 
     void readRoofline(const JsonNode& rn) {

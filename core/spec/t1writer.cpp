@@ -10,6 +10,20 @@ namespace tilescope {
 
 namespace {
 
+// A parameter value as JSON: an integer, a float, a boolean or a string.
+nlohmann::ordered_json valueJson(const expr::Value& v) {
+    switch (v.kind) {
+    case expr::Kind::Float:
+        return v.f;
+    case expr::Kind::Bool:
+        return v.i != 0;
+    case expr::Kind::Str:
+        return *v.s;
+    default:
+        return v.i;
+    }
+}
+
 using spec::Json;
 
 /// A number as the user would write it: 100 rather than 100.0 when it is whole.
@@ -62,7 +76,7 @@ public:
         // Unknown top-level keys go before "Tilescope", which stays last.
         addUnknown(root, "");
         const bool hasShapes = m_p.shapes.size() > 1 || (m_p.shapes.size() == 1 && !m_p.shapes[0].dims.empty());
-        if (hasShapes || m_p.objective || !m_p.metrics.empty() || !m_p.silencedWarnings.empty() ||
+        if (hasShapes || m_p.objective || !m_p.metrics.empty() || !m_p.silencedWarnings.empty() || m_p.configList ||
             m_p.unknownFields.count("/Tilescope")) {
             root.erase("Tilescope");
             root["Tilescope"] = tilescope(hasShapes);
@@ -312,6 +326,16 @@ private:
             ts["Metrics"] = m_p.metrics;
         if (!m_p.silencedWarnings.empty())
             ts["Silence"] = m_p.silencedWarnings;
+        if (m_p.configList) {
+            Json list = Json::array();
+            for (const Config& c : *m_p.configList) {
+                Json entry = Json::array();
+                for (std::size_t p = 0; p < c.size() && p < m_p.parameters.size(); ++p)
+                    entry.push_back(valueJson(m_p.parameters[p].values.at(c[p])));
+                list.push_back(std::move(entry));
+            }
+            ts["Configs"] = std::move(list);
+        }
         addUnknown(ts, "/Tilescope");
         return ts;
     }

@@ -7,6 +7,7 @@
 
 #include "base/error.h"
 #include "expr/expr.h"
+#include "model/config.h"
 
 #include <cstdint>
 #include <filesystem>
@@ -149,7 +150,7 @@ public:
     /// Writes T1 JSON (2-space indent, T1 field order, "Tilescope" last).
     std::string toJson() const;
     /// SHA-256 (hex) of what decides a config's result: the problem without its shapes, budget,
-    /// search, objective, roofline, metrics and silenced warnings. A tuned config goes stale when
+    /// search, objective, roofline, metrics, silenced warnings and config list. A tuned config goes stale when
     /// it changes; adding a shape or a metric leaves the configs tuned so far as they were.
     std::string specHash() const;
     /// SHA-256 (hex) of the kernel source file's bytes ("" when it cannot be read): what a
@@ -197,6 +198,11 @@ public:
     /// Tilescope.Silence: launch warnings the author has seen and accepts, by name
     /// ("launch-coverage", "global-size", "launch-limits", "varying-size", "buffer-edge"); see analysis/launchcheck.h.
     std::vector<std::string> silencedWarnings;
+    /// Tilescope.Configs: an explicit list of configs (each the index of its value per parameter,
+    /// in TuningParameters order, as read from the values written); the space is the listed
+    /// configs that also pass the Conditions. nullopt = absent (the space is the Conditions').
+    /// Written by `tilescope-cli kt` for restrictions that only Python can evaluate.
+    std::optional<std::vector<Config>> configList;
 
     /// Fields this version does not know, per section, kept verbatim (JSON text) for writing back.
     /// The key is the JSON pointer of the object that held them ("" = the top level,

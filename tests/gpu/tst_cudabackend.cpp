@@ -464,7 +464,36 @@ void TestCudaBackend::kernelTunerConventions() {
     std::vector<std::string> warnings;
     SessionEvents events;
     events.warning = [&](const LaunchWarning& w) { warnings.push_back(w.message); };
+    // The outputs come back too (tune --outputs): each config's, as its first launch left them.
+    const std::filesystem::path outputs = dir / (file.toStdString() + ".outputs");
+    m_options.outputsDir = outputs;
     const QuickRun run = quickSession(problem, file.toStdString() + ".db", budget, 5, events);
+    m_options.outputsDir.clear();
+    std::size_t outputIndex = 0;
+    while (problem.arguments[outputIndex].name != outputName)
+        ++outputIndex;
+    std::size_t checked = 0;
+    for (const ResultRecord& r : run.results) {
+        std::string key;
+        for (std::size_t p = 0; p < problem.parameters.size(); ++p) {
+            const ConfigValue* v = r.config.find(problem.parameters[p].name);
+            QVERIFY(v && v->isInt()); // both problems' parameters are integers
+            key += (p ? "," : "") + std::to_string(v->asInt());
+        }
+        for (std::size_t i = 0; i < problem.arguments.size(); ++i) {
+            const std::filesystem::path f = outputs / key / (std::to_string(i) + ".bin");
+            QVERIFY2(problem.arguments[i].memoryType != "Vector" || std::filesystem::exists(f), f.c_str());
+        }
+        std::ifstream got(outputs / key / (std::to_string(outputIndex) + ".bin"), std::ios::binary);
+        std::vector<float> values(expected.size());
+        got.read(reinterpret_cast<char*>(values.data()), static_cast<std::streamsize>(values.size() * sizeof(float)));
+        QCOMPARE(std::size_t(got.gcount()), values.size() * sizeof(float));
+        for (std::size_t i = 0; i < values.size(); ++i)
+            QVERIFY2(std::abs(values[i] - expected[i]) <= 1e-3f * (1 + std::abs(expected[i])),
+                     qPrintable(QString::fromStdString(key) + " element " + QString::number(i)));
+        ++checked;
+    }
+    QVERIFY(checked > 0);
     const SessionSummary& summary = run.summary;
     const std::uint64_t total = budget > 0 ? std::min<std::uint64_t>(budget, space.size()) : space.size();
     QCOMPARE(summary.progress.done, total);

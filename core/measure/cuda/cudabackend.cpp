@@ -123,6 +123,7 @@ struct CudaBackend::Impl {
     CudaBackendOptions options;
     const TuningProblem* problem = nullptr;
     std::size_t shape = 0;
+    std::vector<std::size_t> outputArguments; // with options.outputsDir: the arguments whose contents come back
     std::vector<Worker> workers;
     int restarts = 0;
     std::set<std::string> notesSaid;
@@ -532,6 +533,25 @@ struct CudaBackend::Impl {
         return out;
     }
 
+    // A config's returned contents, one file per argument under outputsDir/<Kernel Tuner's key>/.
+    void writeOutputs(const Config& config, const std::vector<worker::ArgumentContents>& outputs) {
+        std::string key;
+        for (std::size_t p = 0; p < config.size() && p < problem->parameters.size(); ++p) {
+            const expr::Value& v = problem->parameters[p].values.at(config[p]);
+            key += (p ? "," : "") + (v.kind == expr::Kind::Str ? *v.s : expr::repr(v)); // Python's str()
+        }
+        const std::filesystem::path dir = options.outputsDir / key;
+        std::error_code ec;
+        std::filesystem::create_directories(dir, ec);
+        for (const worker::ArgumentContents& o : outputs) {
+            const std::filesystem::path file = dir / (std::to_string(o.argument) + ".bin");
+            std::ofstream out(file, std::ios::binary | std::ios::trunc);
+            out.write(o.bytes.data(), static_cast<std::streamsize>(o.bytes.size()));
+            if (!out.flush())
+                note("cannot write " + file.string() + ": the outputs of this config are not kept");
+        }
+    }
+
     bool send(Worker& w, std::uint64_t job, const Config& config, const std::vector<char>& cubin,
               const std::string& entryName, bool makeReference, double watchdog,
               const MeasureControl* control = nullptr) {
@@ -551,6 +571,7 @@ struct CudaBackend::Impl {
         } else {
             m.timing = options.timing;
             m.metrics = options.metrics;
+            m.returnArguments = outputArguments;
             if (control) {
                 m.timing.slowerThanMs = control->slowerThanMs;
                 m.timing.keepSamples = control->keepSamples;
@@ -595,6 +616,15 @@ BackendInfo CudaBackend::open(const TuningProblem& problem, std::size_t shapeInd
     d.problem = &problem;
     d.shape = shapeIndex;
     d.reference.reset();
+    d.outputArguments.clear();
+    if (!d.options.outputsDir.empty()) {
+        const auto& args = problem.arguments;
+        const bool flagged =
+            std::any_of(args.begin(), args.end(), [](const KernelArgument& a) { return a.output.value_or(false); });
+        for (std::size_t i = 0; i < args.size(); ++i)
+            if (args[i].memoryType == "Vector" && (!flagged || args[i].output.value_or(false)))
+                d.outputArguments.push_back(i);
+    }
 
     d.sanitizeDone = false;
     if (d.options.sanitize) {
@@ -887,6 +917,8 @@ void CudaBackend::measure(std::span<const MeasureItem> items, const MeasureContr
                 }
                 if (result.measurement.device < 0)
                     result.measurement.device = w.device;
+                if (!result.outputs.empty())
+                    d.writeOutputs(items[index].config, result.outputs);
                 sink(index, std::move(result.measurement));
             }
             w.candidate = false;

@@ -56,6 +56,11 @@ struct CudaBackendOptions {
     /// kernel's line and the argument buffer the address is in or next to); without one it is
     /// measured as usual. On this machine's GPUs only (no launcher).
     bool sanitize = false;
+    /// When set: each config's Vector arguments flagged Output (all of them when none is flagged),
+    /// as its first launch left them, go to `outputsDir/<key>/<argument index>.bin`, the key being
+    /// the config's values joined with "," as Kernel Tuner's cache keys are ("128,2,1"). For callers
+    /// that check outputs themselves (tilescope-cli kt: Kernel Tuner's run_kernel and verify).
+    std::filesystem::path outputsDir;
     /// Notes for people, each said once: counters not permitted, a worker restarted, ...
     std::function<void(const std::string&)> note;
 };

@@ -443,7 +443,8 @@ Frame encode(const Measure& m, std::vector<char> cubin) {
                         {"verify", m.verify},
                         {"make_reference", m.makeReference},
                         {"metrics", m.metrics},
-                        {"guard", guardName(m.guard)}},
+                        {"guard", guardName(m.guard)},
+                        {"return_arguments", m.returnArguments}},
                    std::move(cubin));
 }
 
@@ -464,7 +465,17 @@ Frame encode(const Result& m) {
                              {"block", {f.block[0], f.block[1], f.block[2]}},
                              {"shared_dynamic", f.sharedDynamic}};
     }
-    return frameOf(j);
+    if (m.outputs.empty())
+        return frameOf(j);
+    // The contents travel in the blob, one after another; the header gives each one's argument and size.
+    json outputs = json::array();
+    std::vector<char> blob;
+    for (const ArgumentContents& o : m.outputs) {
+        outputs.push_back(json{{"argument", o.argument}, {"bytes", o.bytes.size()}});
+        blob.insert(blob.end(), o.bytes.begin(), o.bytes.end());
+    }
+    j["outputs"] = std::move(outputs);
+    return frameOf(j, std::move(blob));
 }
 
 Frame encodeShutdown() {
@@ -540,6 +551,7 @@ Measure decodeMeasure(const Frame& frame) {
         m.makeReference = j.value("make_reference", false);
         m.metrics = j.value("metrics", std::vector<std::string>());
         m.guard = guardOf(j.value("guard", std::string("off")));
+        m.returnArguments = j.value("return_arguments", std::vector<std::size_t>());
         return m;
     });
 }
@@ -566,6 +578,18 @@ Result decodeResult(const Frame& frame) {
             }
             info.sharedDynamic = f.at("shared_dynamic").get<std::int64_t>();
             m.function = info;
+        }
+        std::size_t at = 0;
+        for (const json& o : j.value("outputs", json::array())) {
+            ArgumentContents c;
+            c.argument = o.at("argument").get<std::size_t>();
+            const auto bytes = o.at("bytes").get<std::size_t>();
+            if (bytes > frame.blob.size() - at)
+                throw std::runtime_error("the outputs are longer than the blob");
+            c.bytes.assign(frame.blob.begin() + static_cast<std::ptrdiff_t>(at),
+                           frame.blob.begin() + static_cast<std::ptrdiff_t>(at + bytes));
+            at += bytes;
+            m.outputs.push_back(std::move(c));
         }
         return m;
     });

@@ -152,6 +152,16 @@ struct Measure {
     bool makeReference = false;
     std::vector<std::string> metrics; ///< CUPTI metric names; empty: no profiling pass
     Guard guard = Guard::Off;
+    /// Vector arguments (indices into the problem's Arguments) whose contents come back with the
+    /// result, as they are right after the config's first launch on the arguments' initial
+    /// contents (the verification launch, or one launch made for it when not verifying).
+    std::vector<std::size_t> returnArguments;
+};
+
+/// One argument's contents after a launch (Measure::returnArguments).
+struct ArgumentContents {
+    std::size_t argument = 0;
+    std::vector<char> bytes;
 };
 
 /// What the worker learned from the loaded function (cuFuncGetAttribute) and its launch.
@@ -172,6 +182,7 @@ struct Result {
     std::optional<FunctionInfo> function;
     bool fatal = false;      ///< the CUDA context is lost; the worker exits after this
     std::string metricsNote; ///< once: why metrics could not be collected ("" = fine)
+    std::vector<ArgumentContents> outputs; ///< Measure::returnArguments that could be read (in the blob)
 };
 
 // Encoding. Every decode throws std::runtime_error for a header that is not the message.

@@ -259,6 +259,7 @@ void TestWorkerProtocol::measureCarriesTheCubin() {
     m.verify = false;
     m.makeReference = true;
     m.metrics = {"dram__bytes_read.sum", "gpu__time_duration.sum"};
+    m.returnArguments = {0, 3};
     // A cubin bigger than a pipe's buffer, with every byte value.
     std::vector<char> cubin(300'000);
     for (std::size_t i = 0; i < cubin.size(); ++i)
@@ -267,6 +268,7 @@ void TestWorkerProtocol::measureCarriesTheCubin() {
     QCOMPARE(frameType(f), std::string("measure"));
     const Measure back = decodeMeasure(f);
     QCOMPARE(back.id, m.id);
+    QCOMPARE(back.returnArguments, (std::vector<std::size_t>{0, 3}));
     QCOMPARE(back.config, m.config);
     QCOMPARE(back.kernelName, m.kernelName);
     QCOMPARE(back.timing.minSamples, 5);
@@ -331,8 +333,23 @@ void TestWorkerProtocol::resultWithEverything() {
     m.function = function;
     m.fatal = true;
     m.metricsNote = "unknown metric 'x'";
+    // Two arguments' contents, every byte value, one of them bigger than a pipe's buffer.
+    ArgumentContents first{2, std::vector<char>(100'000)};
+    for (std::size_t i = 0; i < first.bytes.size(); ++i)
+        first.bytes[i] = static_cast<char>(i * 13 + 1);
+    m.outputs = {first, ArgumentContents{0, {'a', 'b', 'c'}}, ArgumentContents{5, {}}};
 
     const Result back = decodeResult(roundTrip(encode(m)));
+    QCOMPARE(back.outputs.size(), std::size_t(3));
+    QCOMPARE(back.outputs[0].argument, std::size_t(2));
+    QVERIFY(back.outputs[0].bytes == first.bytes);
+    QCOMPARE(back.outputs[1].argument, std::size_t(0));
+    QVERIFY(back.outputs[1].bytes == (std::vector<char>{'a', 'b', 'c'}));
+    QVERIFY(back.outputs[2].bytes.empty());
+    // A header that claims more than the blob holds is refused.
+    Frame cut = encode(m);
+    cut.blob.resize(cut.blob.size() - 1);
+    QVERIFY_THROWS_EXCEPTION(std::runtime_error, decodeResult(cut));
     QCOMPARE(back.id, std::uint64_t{9});
     QVERIFY(back.measurement == m.measurement);
     QVERIFY(back.function.has_value());

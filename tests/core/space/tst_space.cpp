@@ -189,6 +189,49 @@ private slots:
         }
     }
 
+    // Tilescope.Configs: the space is the listed configs that pass the conditions, each once,
+    // with the same bijection promises (and the same on the lazy path).
+    void configListsRestrictTheSpace() {
+        std::mt19937_64 rng(20261203);
+        for (int trial = 0; trial < 200; ++trial) {
+            TuningProblem problem = randomProblem(rng);
+            std::set<Config> raw; // a random sample of the raw space, duplicates included in the list
+            std::vector<Config> list;
+            const std::size_t P = problem.parameters.size();
+            const int n = static_cast<int>(rng() % 40);
+            for (int i = 0; i < n; ++i) {
+                Config c(P);
+                for (std::size_t p = 0; p < P; ++p)
+                    c[p] = static_cast<std::uint16_t>(rng() % problem.parameters[p].values.size());
+                list.push_back(c);
+                if (rng() % 4 == 0)
+                    list.push_back(c);
+                raw.insert(c);
+            }
+            std::set<Config> expected;
+            for (const Config& c : bruteForce(problem))
+                if (raw.count(c))
+                    expected.insert(c);
+            problem.configList = list;
+            const ConfigSpace space = ConfigSpace::build(problem);
+            checkAgainstBruteForce(space, expected);
+            for (const Config& c : raw)
+                QCOMPARE(space.isValid(c), expected.count(c) > 0);
+            SpaceLimits lazy;
+            lazy.maxMaterializedBytes = 0;
+            const ConfigSpace lazySpace = ConfigSpace::build(problem, 0, lazy);
+            QCOMPARE(lazySpace.size(), space.size());
+            for (std::uint64_t i = 0; i < space.size(); ++i)
+                QCOMPARE(lazySpace.at(i), space.at(i));
+            if (QTest::currentTestFailed())
+                return;
+        }
+        // An empty list leaves nothing.
+        TuningProblem problem = smallGemmProblem();
+        problem.configList = std::vector<Config>{};
+        QCOMPARE(ConfigSpace::build(problem).size(), std::uint64_t(0));
+    }
+
     void invalidConfigsHaveNoIndex() {
         const auto problem = makeProblem({{"a", {1, 2, 3}}, {"b", {1, 2, 3}}}, {"a < b"});
         const ConfigSpace space = ConfigSpace::build(problem);

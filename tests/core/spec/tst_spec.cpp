@@ -158,6 +158,7 @@ private slots:
     void roundTrip();
     void roundTripOfConstructedProblem();
     void tensorMapRoundTrip();
+    void configListRoundTrip();
     void shapeGenerators();
     void writtenOrder();
     void rangesAndComprehensions();
@@ -357,6 +358,25 @@ void TestSpec::tensorMapRoundTrip() {
     const TuningProblem again = TuningProblem::parse(p.toJson(), "map.json", {});
     QVERIFY(again == p);
     QVERIFY(!p.arguments[0].tensorMap.has_value());
+}
+
+void TestSpec::configListRoundTrip() {
+    // Tilescope.Configs: read as value indices (1.0 matches 1), written back as the values, read
+    // again equal; left out of the spec hash.
+    const Json base = Json::parse(kBase);
+    const Json listed =
+        base.patch(Json::parse(patch({addOp("/Tilescope/Configs", "[[64, 16], [16.0, 32]]")}).toStdString()));
+    const TuningProblem p = TuningProblem::parse(listed.dump(), "list.json", {});
+    QVERIFY(p.configList.has_value());
+    QCOMPARE(*p.configList, (std::vector<Config>{{2, 0}, {0, 1}}));
+    const Json written = Json::parse(p.toJson());
+    QVERIFY(written["Tilescope"]["Configs"] == Json::parse("[[64, 16], [16, 32]]"));
+    const TuningProblem again = TuningProblem::parse(p.toJson(), "list.json", {});
+    QVERIFY(again == p);
+    const TuningProblem plain = TuningProblem::parse(base.dump(), "plain.json", {});
+    QVERIFY(!plain.configList.has_value());
+    QVERIFY(!(plain == p));
+    QCOMPARE(plain.specHash(), p.specHash());
 }
 
 void TestSpec::roundTripOfConstructedProblem() {
@@ -587,6 +607,16 @@ void TestSpec::malformed_data() {
                                     << QStringList{"nested more than 128 levels"};
     QTest::newRow("json: not an object") << QByteArray("[1, 2]") << ""
                                          << QStringList{"expected an object, got an array"};
+
+    // Tilescope.Configs: each entry one value per parameter, each one of its parameter's values.
+    QTest::newRow("configs: wrong length")
+        << patch({addOp("/Tilescope/Configs", "[[16, 32], [16]]")}) << "/Tilescope/Configs/1"
+        << QStringList{"a config of 1 values; the problem has 2 parameters"};
+    QTest::newRow("configs: unknown value")
+        << patch({addOp("/Tilescope/Configs", "[[16, 48]]")}) << "/Tilescope/Configs/0/1"
+        << QStringList{"48 is not a value of parameter 'BLOCK_N'"};
+    QTest::newRow("configs: not a list") << patch({addOp("/Tilescope/Configs", "{\"a\": 1}")}) << "/Tilescope/Configs"
+                                         << QStringList{"expected an array"};
 
     // Missing required fields: the parent's pointer and the field.
     QTest::newRow("missing ConfigurationSpace")

@@ -243,6 +243,8 @@ struct WorkerRuntime::Impl {
     void readReferences(const std::filesystem::path& baseDir, const std::string& problemFile);
     /// Runs the config once on poisoned outputs and compares them with the reference.
     void verify(const worker::Measure& m, worker::Result& r);
+    /// Copies the Measure's returnArguments (Vector arguments) to the result, as the first launch left them.
+    void returnContents(const worker::Measure& m, worker::Result& r);
 
     // ---- timing.cpp ----
     /// One launch between a pair of events, after the L2 flush and the restore of ReadWrite

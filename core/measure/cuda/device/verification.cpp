@@ -145,4 +145,18 @@ void WorkerRuntime::Impl::verify(const worker::Measure& m, worker::Result& r) {
         out.message = "not verified: the kernel has no output arguments";
 }
 
+void WorkerRuntime::Impl::returnContents(const worker::Measure& m, worker::Result& r) {
+    const auto& args = arguments();
+    for (std::size_t i : m.returnArguments) {
+        if (i >= args.size() || !args[i].isVector() || buffers[i] == 0)
+            continue;
+        worker::ArgumentContents c;
+        c.argument = i;
+        c.bytes.resize(static_cast<std::size_t>(args[i].bytes()));
+        check(cu->cuMemcpyDtoH(c.bytes.data(), buffers[i], c.bytes.size()),
+              "cannot copy " + args[i].label() + " to the host (cuMemcpyDtoH)");
+        r.outputs.push_back(std::move(c));
+    }
+}
+
 } // namespace tilescope::cuda

@@ -124,12 +124,14 @@ void WorkerRuntime::Impl::run(const worker::Measure& m, const std::vector<char>&
         verify(m, r);
     } else {
         out.message = "not verified: verification is off";
-        if (m.guard == worker::Guard::Check) {
+        if (m.guard == worker::Guard::Check || !m.returnArguments.empty()) {
             check(restoreReadWrite(), "cannot restore the ReadWrite arguments (cuMemcpyDtoDAsync)");
             launchChecked(r, "the launch failed");
             check(cu->cuStreamSynchronize(stream), "the kernel failed");
         }
     }
+    if (out.status == ResultStatus::Ok)
+        returnContents(m, r);
     if (m.guard != worker::Guard::Always)
         placeBuffers(false);
     time(m.timing, r);
