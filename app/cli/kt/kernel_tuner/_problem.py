@@ -430,6 +430,11 @@ def write_problem(folder_root, kernel_name, source, t1, data_files):
     return problem
 
 
+def remove_problem(problem):
+    """Removes a problem folder written by write_problem."""
+    shutil.rmtree(Path(problem).parent, ignore_errors=True)
+
+
 def tuning_parameters(tune_params):
     return [
         {"Name": name, "Type": parameter_type(name, values), "Values": values_text(values)}

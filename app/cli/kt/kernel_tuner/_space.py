@@ -265,6 +265,8 @@ def function_expression(what, names, configs, values):
         trial = [j for j in keep if j != i]
         if depends_only_on(trial):
             keep = trial
+    if len(keep) == 1 and all(c[keep[0]] == v and not isinstance(c[keep[0]], bool) for c, v in zip(configs, values)):
+        return names[keep[0]]
     table = {}
     for c, v in zip(configs, values):
         table.setdefault(tuple(c[i] for i in keep), v)

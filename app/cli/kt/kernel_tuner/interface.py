@@ -207,6 +207,36 @@ def _budget_args(kt_name, options, space_size, to_run, notes):
     return args
 
 
+def _merge_args(mine, user):
+    """Our tune arguments, less the options the user gave with --tune-arg (theirs win), then theirs."""
+    given = {a.split("=")[0] for a in user if a.startswith("--")}
+    out, i = [], 0
+    while i < len(mine):
+        a = mine[i]
+        takes_value = i + 1 < len(mine) and not str(mine[i + 1]).startswith("--")
+        if isinstance(a, str) and a.startswith("--") and a.split("=")[0] in given:
+            i += 2 if takes_value else 1
+            continue
+        out.append(a)
+        i += 1
+    return out + list(user)
+
+
+def _drop_option(args, name):
+    """args without the option `name` (as "--name VALUE" or "--name=VALUE")."""
+    out, i = [], 0
+    while i < len(args):
+        if args[i] == name:
+            i += 2
+            continue
+        if args[i].startswith(name + "="):
+            i += 1
+            continue
+        out.append(args[i])
+        i += 1
+    return out
+
+
 def _key(config):
     return ",".join(str(v) for v in config)
 
@@ -331,11 +361,12 @@ class _Call:
             grids = [_problem.kt_launch(dict(zip(names, c)), self.problem_size, self.grid_div, self.block_size_names)[1]
                      for c in configs]
             ks["GlobalSizeType"] = "CUDA"
-            ks["GlobalSize"] = {
-                axis: _space.function_expression(f"the grid's {axis} (from problem_size and grid_div_{axis.lower()})",
-                                                 names, configs, [g[i] for g in grids])
-                for i, axis in enumerate("XYZ")
-            }
+            ks["GlobalSize"] = {}
+            for i, axis in enumerate("XYZ"):
+                wanted = [g[i] for g in grids]
+                symbolic = None if explicit else self.symbolic_grid(i, divs[i], configs, wanted)
+                ks["GlobalSize"][axis] = symbolic or _space.function_expression(
+                    f"the grid's {axis} (from problem_size and grid_div_{axis.lower()})", names, configs, wanted)
         if self.block_size_names != util.default_block_size_names:
             defaults = (256, 1, 1)
             ks["LocalSize"] = {
@@ -343,6 +374,33 @@ class _Call:
                 for i, (axis, n) in enumerate(zip("XYZ", self.block_size_names))
             }
         return ks
+
+    def symbolic_grid(self, axis, divisors, configs, wanted):
+        """Kernel Tuner's grid along an axis as an expression, ceil(problem size / divisors), where
+        the problem size is a number or a string; None where it is a function or the expression,
+        evaluated here, does not give Kernel Tuner's grid for every config."""
+        ps = self.problem_size
+        if callable(ps) or divisors is None:
+            return None
+        entries = list(ps) if isinstance(ps, (list, tuple)) else [ps]
+        size = entries[axis] if axis < len(entries) else 1
+        if isinstance(size, str):
+            text = size.strip()
+            size_text = text if _space._IDENTIFIER.fullmatch(text) else f"floor({text})"
+        elif isinstance(size, (int, np.integer)) and not isinstance(size, bool):
+            size_text = str(int(size))
+        else:
+            return None
+        divisor = " * ".join(divisors)
+        expression = size_text if divisor == "1" else f"ceil({size_text} / ({divisor}))"
+        try:
+            code = compile(expression, "<grid>", "eval")
+            for c, w in zip(configs, wanted):
+                if eval(code, util._eval_namespace(), dict(zip(self.names, c))) != w:
+                    return None
+        except Exception:
+            return None
+        return expression
 
     def t1(self, configs, smem, explicit_configs, explicit_grid, reference):
         kernel = {"Language": "CUDA"}
@@ -378,9 +436,13 @@ class _Call:
         expressions agree with Python, else the configs listed; ProblemSize with GridDiv where
         they give Kernel Tuner's grid, else the grid itself."""
         smem = _problem.shared_memory(getattr(self, "smem_args", None), self.names, configs, self.tune_params)
-        explicit_configs = force_configs or len(configs) != len(self.valid)
+        explicit_configs = (force_configs or len(configs) != len(self.valid)
+                            or _space.conditions(self.all_restrictions, self.tune_params) is None)
         explicit_grid = False
+        problem = None
         while True:
+            if problem is not None:
+                _problem.remove_problem(problem)  # an attempt Tilescope read otherwise
             doc, files = self.t1(configs, smem, explicit_configs, explicit_grid, reference)
             problem = _problem.write_problem(self.cli.problem_root, self.kernel_name, self.source, doc, files)
             info, err = self.cli.space(problem)
@@ -606,7 +668,7 @@ def tune_kernel(
                 args += ["--no-verify"]
         elif verify_in_python:
             notes.append(f"verify: the {kind} backend runs no kernel, so there are no outputs to verify")
-        args += cli.tune_args
+        args = _merge_args(args, cli.tune_args)
         for n in notes:
             _note(n)
         try:
@@ -959,7 +1021,7 @@ def run_kernel(
     try:
         args = [call.problem, "--backend", backend, "--db", cli.db, "--strategy", "exhaustive", "--no-verify",
                 "--outputs", outputs, "--min-samples", "1", "--sample-time", "0.0001", "--confirm", "0"]
-        args += cli.tune_args
+        args = _merge_args(args, _drop_option(cli.tune_args, "--sample-time"))
         _info, raw, _wall = _run_tune(call, args, quiet)
         result = next((r for r in raw if _match_config(tune_params, r.get("config", {})) == config), None)
         if result is None:
