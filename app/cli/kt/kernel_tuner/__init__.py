@@ -2,11 +2,12 @@
 under `tilescope-cli kt SCRIPT.py`, their tune_kernel and run_kernel carried out by Tilescope.
 The manual page "Kernel Tuner scripts" says what maps to what and what is refused."""
 
+from kernel_tuner._space import Refusal as TilescopeRefusal
 from kernel_tuner.interface import run_kernel, tune_cache, tune_kernel, tune_kernel_T1
 
 __version__ = "1.5.0"
 
-__all__ = ["run_kernel", "tune_kernel", "tune_cache", "tune_kernel_T1", "__version__"]
+__all__ = ["TilescopeRefusal", "run_kernel", "tune_kernel", "tune_cache", "tune_kernel_T1", "__version__"]
 
 
 def __getattr__(name):

@@ -23,7 +23,12 @@ _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z_0-9]*")
 
 
 class Refusal(ValueError):
-    """What Tilescope cannot honour; the message starts with "Tilescope cannot"."""
+    """What Tilescope cannot honour; the message starts with "Tilescope cannot" and names the
+    argument."""
+
+
+Refusal.__name__ = Refusal.__qualname__ = "TilescopeRefusal"
+Refusal.__module__ = "kernel_tuner"
 
 
 def python_value(v):
