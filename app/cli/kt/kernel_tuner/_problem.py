@@ -328,30 +328,29 @@ def grid_divisors(grid_div, axis, block_size_names, tune_params):
     return out or ["1"]
 
 
+def kt_divisor(d, default, config):
+    """Kernel Tuner's divisor of one axis for a config (get_dimension_divisor)."""
+    if d is None:
+        return config.get(default, 1)
+    if isinstance(d, (int, np.integer)) and not isinstance(d, bool):
+        return d
+    if callable(d):
+        return d(config)
+    if isinstance(d, str):
+        return int(eval(util.replace_param_occurrences(d, config), util._eval_namespace()))
+    if np.iterable(d):
+        n = 1
+        for x in d:
+            n *= kt_divisor(x, 1, config)
+        return n
+    raise ValueError("Error: unrecognized type in grid divisor list, should be any of int, str, callable, or iterable")
+
+
 def kt_launch(config, problem_size, grid_div, block_size_names):
     """Kernel Tuner's block and grid of a config (setup_block_and_grid)."""
     threads = util.get_thread_block_dimensions(config, block_size_names)
     current = util.get_problem_size(problem_size, config)
-
-    def divisor(d, default):
-        if d is None:
-            return config.get(default, 1)
-        if isinstance(d, (int, np.integer)) and not isinstance(d, bool):
-            return d
-        if callable(d):
-            return d(config)
-        if isinstance(d, str):
-            return int(eval(util.replace_param_occurrences(d, config), util._eval_namespace()))
-        if np.iterable(d):
-            n = 1
-            for x in d:
-                n *= divisor(x, 1)
-            return n
-        raise ValueError(
-            "Error: unrecognized type in grid divisor list, should be any of int, str, callable, or iterable"
-        )
-
-    divisors = [divisor(d, block_size_names[i]) for i, d in enumerate(grid_div)]
+    divisors = [kt_divisor(d, block_size_names[i], config) for i, d in enumerate(grid_div)]
     grid = tuple(int(np.ceil(float(current[i]) / float(d))) for i, d in enumerate(divisors))
     return threads, grid
 

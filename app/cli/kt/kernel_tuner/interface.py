@@ -346,12 +346,16 @@ class _Call:
         through a function or Python Tilescope's expressions do not have) the grid itself."""
         ks = {}
         names = self.names
-        fixed_size = not callable(self.problem_size) and not any(
-            isinstance(s, str) for s in (self.problem_size if isinstance(self.problem_size, (list, tuple)) else [self.problem_size])
-        )
+        sizes = [tuple(util.get_problem_size(self.problem_size, dict(zip(names, c)))) for c in configs]
         divs = [_problem.grid_divisors(d, i, self.block_size_names, self.tune_params) for i, d in enumerate(self.grid_div)]
-        if fixed_size and all(d is not None for d in divs) and not explicit:
-            ps = util.get_problem_size(self.problem_size, {})
+        for i, d in enumerate(divs):
+            if d is None:
+                # A function divides this axis: its value per config, as an expression.
+                values = [_problem.kt_divisor(self.grid_div[i], self.block_size_names[i], dict(zip(names, c)))
+                          for c in configs]
+                divs[i] = [_space.function_expression(f"grid_div_{'xyz'[i]}", names, configs, values)]
+        if len(set(sizes)) <= 1 and not explicit:
+            ps = list(sizes[0]) if sizes else [1, 1, 1]
             dims = 3 if ps[2] != 1 else (2 if ps[1] != 1 else 1)
             if isinstance(self.problem_size, (list, tuple)):
                 dims = max(dims, len(self.problem_size))
@@ -484,6 +488,13 @@ class _Call:
             if list(launch.get("grid", [])) != list(grid) or ("block" in launch and list(launch["block"]) != list(threads)):
                 return (f"for {util.get_config_string(params)} Tilescope launches grid {launch.get('grid')} block "
                         f"{launch.get('block')}, Kernel Tuner grid {list(grid)} block {list(threads)}")
+            smem = getattr(self, "smem_args", None)
+            if smem and "size" in smem and "shared_dynamic" in launch:
+                wanted = int(_problem.util_smem(smem["size"], params)) if not isinstance(smem["size"], (int, np.integer)) \
+                    else int(smem["size"])
+                if launch["shared_dynamic"] != wanted:
+                    return (f"for {util.get_config_string(params)} Tilescope gives {launch['shared_dynamic']} bytes of "
+                            f"dynamic shared memory, Kernel Tuner {wanted}")
         return None
 
 
