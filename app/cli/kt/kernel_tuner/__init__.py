@@ -2,6 +2,16 @@
 under `tilescope-cli kt SCRIPT.py`, their tune_kernel and run_kernel carried out by Tilescope.
 The manual page "Kernel Tuner scripts" says what maps to what and what is refused."""
 
+import sys as _sys
+
+try:
+    import numpy as _numpy  # noqa: F401
+except ImportError:
+    raise ImportError(
+        f"Tilescope's kernel_tuner needs NumPy in the Python that runs the script ({_sys.executable}): install "
+        "it (Debian: python3-numpy; pip install numpy), or name another interpreter with tilescope-cli kt --python"
+    ) from None
+
 from kernel_tuner._space import Refusal as TilescopeRefusal
 from kernel_tuner.interface import run_kernel, tune_cache, tune_kernel, tune_kernel_T1
 
