@@ -418,7 +418,7 @@ class _Call:
         kernel.update(self.launch_fields(configs, explicit_grid))
         if smem != "":
             kernel["SharedMemory"] = smem
-        entries, references, files = _problem.argument_entries(self.args, None, self.atol, _reference_threshold(self.atol))
+        entries, references, files = _problem.argument_entries(self.args, reference, _reference_threshold(self.atol))
         kernel["Arguments"] = entries
         if reference and references:
             kernel["ReferenceArguments"] = references
@@ -767,6 +767,8 @@ def _best(results, objective, higher, kind):
     usable = [r for r in results if "__error__" not in r]
     if not usable:
         return util.get_best_config(results, objective, higher)
+    if not any(objective in r for r in usable):
+        raise KeyError(objective)  # as Kernel Tuner: the objective is neither a result nor a metric
     finite = [r for r in usable if isinstance(r.get(objective), float) and math.isfinite(r[objective])]
     if not finite:
         if kind == "analysis":
