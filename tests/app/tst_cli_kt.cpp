@@ -68,6 +68,17 @@ int reductionCount() {
     return n;
 }
 
+int stencilCount() {
+    int n = 0;
+    for (int bx : {16, 32, 64})
+        for (int by : {1, 2, 4, 8})
+            for (bool square : {true, false})
+                for (double factor : {0.5, 1.0})
+                    for (bool fast : {false, true})
+                        n += bx * by >= 32 && !(fast && factor == 0.5) && (square || factor == 1.0);
+    return n;
+}
+
 } // namespace
 
 class TestCliKt : public QObject {
@@ -275,6 +286,35 @@ private slots:
         // One session in the database: the second run tuned nothing.
         const CliRun show = runCli({"show", m_dir.filePath("reduction.db"), "--session", "2"});
         QVERIFY2(show.status == 2 && show.err.contains("no session 2 (sessions: 1)"), qPrintable(describe(show)));
+    }
+
+    // Kernel Tuner's less common options: block_size_names, functions for the problem size, a
+    // grid divisor and the shared memory, tuple and function restrictions, bool, float and
+    // string parameters, a header in kernel_source's list.
+    void lessCommonOptions() {
+        requirePython();
+        const CliRun r = kt({"stencil.py"}, QStringLiteral("stencil.db"));
+        QVERIFY2(r.status == 0, qPrintable(describe(r)));
+        const Json s = summary(r);
+        QVERIFY2(s.is_object(), qPrintable(describe(r)));
+        QCOMPARE(s["expected"].get<int>(), stencilCount());
+        QCOMPARE(s["results"].get<int>(), stencilCount());
+        QVERIFY(s["values"].get<bool>()); // the results carry the script's own bool, float and string values
+
+        const QString problem = QString::fromStdString(s["problem"].get<std::string>());
+        QCOMPARE(spaceCount(problem), static_cast<long long>(stencilCount()));
+        QVERIFY(QFileInfo::exists(QFileInfo(problem).dir().filePath("stencil_helper.cuh")));
+        const Json t1 = Json::parse(readFile(problem));
+        const Json& ks = t1["KernelSpecification"];
+        KT_COMPARE_JSON(ks["LocalSize"], (Json{{"X", "bx"}, {"Y", "by"}, {"Z", "1"}}));
+        KT_COMPARE_JSON(ks["ProblemSize"], Json::array({300, 200})); // the function's value, the same for every config
+        KT_COMPARE_JSON(ks["GridDivX"], Json::array({"bx"}));
+        KT_COMPARE_JSON(ks["SharedMemory"], Json("bx * by * 4"));
+        const Json& params = t1["ConfigurationSpace"]["TuningParameters"];
+        QCOMPARE(params[2]["Type"].get<std::string>(), std::string("bool"));
+        QCOMPARE(params[3]["Type"].get<std::string>(), std::string("float"));
+        QCOMPARE(params[4]["Type"].get<std::string>(), std::string("string"));
+        QCOMPARE(t1["Tilescope"]["Configs"].size(), std::size_t(stencilCount()));
     }
 
     // What Tilescope cannot honour stops the script with a message that names the argument.

@@ -244,6 +244,27 @@ def conditions(restrictions, tune_params):
 _MAX_BRANCHES = 120
 
 
+def _product_expression(names, keep, configs, values):
+    """"K * p * q" when every value is a constant K times the product of the kept parameters (a
+    shared memory size of bx * by * 4, say); None otherwise."""
+    if not keep or not all(isinstance(configs[0][i], int) and not isinstance(configs[0][i], bool) for i in keep):
+        return None
+
+    def prod(c):
+        n = 1
+        for i in keep:
+            n *= c[i]
+        return n
+
+    if prod(configs[0]) == 0:
+        return None
+    k = values[0] / prod(configs[0])
+    if k != int(k) or any(v != int(k) * prod(c) for c, v in zip(configs, values)):
+        return None
+    factors = [names[i] for i in keep]
+    return " * ".join(factors if int(k) == 1 else factors + [str(int(k))])
+
+
 def function_expression(what, names, configs, values):
     """An expression of the parameters that gives values[i] for configs[i], for every config: a
     constant, or a chain of conditionals over the parameters the value depends on. Raises a
@@ -272,6 +293,9 @@ def function_expression(what, names, configs, values):
             keep = trial
     if len(keep) == 1 and all(c[keep[0]] == v and not isinstance(c[keep[0]], bool) for c, v in zip(configs, values)):
         return names[keep[0]]
+    product = _product_expression(names, keep, configs, values)
+    if product is not None:
+        return product
     table = {}
     for c, v in zip(configs, values):
         table.setdefault(tuple(c[i] for i in keep), v)

@@ -651,10 +651,10 @@ def tune_kernel(
     cache_data = None
     if cachefile and os.path.isfile(cachefile):
         cache_data = util.read_cache(cachefile, open_cache=False)
-        if simulation_mode:
-            pass
-        else:
-            _check_cache(cache_data, kernel_name, problem_size, tune_params, backend if kind != "cuda" else None)
+        # The device is checked now where it is known (analysis, replay), after the run on a GPU;
+        # in simulation mode the cache's device is the one simulated.
+        device_known = kind != "cuda" and not simulation_mode
+        _check_cache(cache_data, kernel_name, problem_size, tune_params, backend if device_known else None)
         cached = cache_data["cache"]
     to_run = call.valid if simulation_mode else [c for c in call.valid if _key(c) not in cached]
 
