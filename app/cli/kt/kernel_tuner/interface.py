@@ -929,8 +929,34 @@ def _metrics(result, metrics, kind):
             result[k] = float("nan")
 
 
-def _verify_outputs(call, config, outputs, verify, answer, atol):
+def _token_matches(token, value):
+    if token == str(value):
+        return True
+    if isinstance(value, bool):
+        return token.lower() in (("true", "1") if value else ("false", "0"))
+    if isinstance(value, (int, float)):
+        try:
+            return float(token) == float(value)
+        except ValueError:
+            return False
+    return token in (repr(value), f'"{value}"')
+
+
+def _outputs_folder(outputs, config):
+    """The folder `tune --outputs` wrote a config's outputs to: its values joined with "," as
+    Kernel Tuner writes cache keys (other spellings of a value are matched too)."""
     folder = Path(outputs) / _key(config)
+    if folder.is_dir():
+        return folder
+    for candidate in Path(outputs).iterdir():
+        tokens = candidate.name.split(",")
+        if len(tokens) == len(config) and all(_token_matches(t, v) for t, v in zip(tokens, config)):
+            return candidate
+    return folder
+
+
+def _verify_outputs(call, config, outputs, verify, answer, atol):
+    folder = _outputs_folder(outputs, config)
     host = []
     for a in call.args:
         if not a.kernel_argument:
@@ -1050,7 +1076,7 @@ def run_kernel(
             raise RuntimeError(f"runtime error occured, too many resources requested ({message})")
         if status not in ("ok", "implausible"):
             raise RuntimeError(f"Tilescope: the kernel did not run correctly ({status}: {message})")
-        folder = Path(outputs) / _key(config)
+        folder = _outputs_folder(outputs, config)
         out = []
         for a in call.args:
             if not a.kernel_argument:
