@@ -192,6 +192,14 @@ private slots:
         KT_COMPARE_JSON(t1["KernelSpecification"]["ProblemSize"], Json::array({100000}));
         KT_COMPARE_JSON(t1["KernelSpecification"]["GridDivX"], Json::array({"block_size_x"}));
 
+        // The T4 files the script stored with kernel_tuner.file_utils: Tilescope reads the results.
+        const CliRun t4 = runCli({"show", m_dir.filePath("vector_add_results.json"), "--json"});
+        QVERIFY2(t4.status == 0, qPrintable(describe(t4)));
+        QCOMPARE(Json::parse(t4.out.toStdString()).size(), std::size_t(vectorAddCount()));
+        const Json metadata = Json::parse(readFile(m_dir.filePath("vector_add_metadata.json")), nullptr, false);
+        QVERIFY(!metadata.is_discarded());
+        QCOMPARE(metadata["schema_version"].get<std::string>(), std::string("1.0.0"));
+
         // Every result is in the database, one session.
         const CliRun show = runCli({"show", m_dir.filePath("vector_add.db"), "--json"});
         QVERIFY2(show.status == 0, qPrintable(describe(show)));

@@ -10,6 +10,7 @@ from collections import OrderedDict
 import numpy
 
 from kernel_tuner import tune_kernel
+from kernel_tuner.file_utils import store_metadata_file, store_output_file
 
 kernel_string = """
 __global__ void vector_add(float *c, const float *a, const float *b, int n) {
@@ -46,6 +47,9 @@ results, env = tune_kernel(
     restrictions=["block_size_x * tile <= 1024", "block_size_x % 64 == 0 or tile == 1"],
     metrics=metrics,
 )
+
+store_output_file("vector_add_results.json", results, tune_params)
+store_metadata_file("vector_add_metadata.json")
 
 # What the test reads: the count Python's own enumeration gives, and the results.
 expected = sum(

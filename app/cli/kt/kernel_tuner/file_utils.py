@@ -2,6 +2,7 @@
 description of where it ran (store_metadata_file), in the T4 1.0.0 layout Kernel Tuner writes."""
 
 import json
+import math
 import platform
 import sys
 from pathlib import Path
@@ -71,12 +72,23 @@ def get_t4_results(results, tune_params, objective="time"):
     return dict(results=out, schema_version=_T4_VERSION, metadata={"timeunit": "milliseconds"})
 
 
+def _finite(obj):
+    # JSON has no NaN: a value the backend did not measure (the analysis backend's times) is null.
+    if isinstance(obj, float) and not math.isfinite(obj):
+        return None
+    if isinstance(obj, dict):
+        return {k: _finite(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_finite(v) for v in obj]
+    return obj
+
+
 def store_output_file(output_filename, results, tune_params, objective="time"):
     """Writes the results as a T4 results file (".json" appended when missing)."""
     path = Path(filename_ensure_json_extension(output_filename))
     make_filenamepath(path)
     with open(path, "w+") as fh:
-        json.dump(get_t4_results(results, tune_params, objective), fh, cls=util.NpEncoder)
+        json.dump(_finite(get_t4_results(results, tune_params, objective)), fh, cls=util.NpEncoder)
 
 
 def get_t4_metadata():
