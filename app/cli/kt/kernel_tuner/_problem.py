@@ -410,6 +410,8 @@ def write_problem(folder_root, kernel_name, source, t1, data_files):
     problem = folder / "problem.json"
     if problem.is_file():
         return problem
+    if folder.exists():
+        shutil.rmtree(folder, ignore_errors=True)  # left unfinished by an earlier run
     tmp = folder.with_name(folder.name + f".tmp{os.getpid()}")
     if tmp.exists():
         shutil.rmtree(tmp)
