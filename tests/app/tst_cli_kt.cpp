@@ -1,0 +1,379 @@
+// tilescope-cli kt, run as a user runs it: scripts written for Kernel Tuner (tests/data/kt/) run
+// unchanged with Tilescope's kernel_tuner package standing in, on the analysis backend (no GPU).
+// The config counts are checked against counts computed here, the problems left beside the
+// database against `space`, the results against what the scripts asked for (metrics, the cache
+// in Kernel Tuner's layout, a second run that measures nothing), and what Tilescope cannot
+// honour against its refusals.
+
+#include "clirun.h"
+#include "testprograms.h"
+
+#include <QDir>
+#include <QFile>
+#include <QFileInfo>
+#include <QProcess>
+#include <QProcessEnvironment>
+#include <QRegularExpression>
+#include <QTemporaryDir>
+
+#include <QtTest>
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <fstream>
+#include <string>
+
+using Json = nlohmann::json;
+
+// Two JSON values equal, both shown when not.
+#define KT_COMPARE_JSON(actual, expected)                                                                              \
+    QVERIFY2((actual) == (expected), (Json(actual).dump() + " != " + Json(expected).dump()).c_str())
+
+namespace {
+
+const QString kScripts = QStringLiteral(TILESCOPE_TEST_DATA "/kt");
+
+std::string readFile(const QString& path) {
+    std::ifstream in(path.toStdString(), std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+/// The valid counts of the scripts' spaces, computed here from their tune_params and
+/// restrictions (and Kernel Tuner's limit of 1024 threads per block).
+int vectorAddCount() {
+    int n = 0;
+    for (int bx = 32; bx <= 1024; bx += 32)
+        for (int tile : {1, 2, 4})
+            n += bx * tile <= 1024 && (bx % 64 == 0 || tile == 1);
+    return n;
+}
+
+int convolutionCount() {
+    int n = 0;
+    for (int bx : {16, 32, 64})
+        for (int by : {2, 4, 8, 16})
+            for (int tx : {1, 2})
+                for (int ty : {1, 2, 4})
+                    n += bx * by >= 64 && tx * ty <= 4 && bx * by <= 1024;
+    return n;
+}
+
+int reductionCount() {
+    int n = 0;
+    for (int bx = 32; bx <= 1024; bx *= 2)
+        for (int nb = 32; nb <= 1024; nb *= 2)
+            for (int v : {1, 2, 4})
+                n += nb * bx >= 2048 && bx * nb * v <= (1 << 16);
+    return n;
+}
+
+int stencilCount() {
+    int n = 0;
+    for (int bx : {16, 32, 64})
+        for (int by : {1, 2, 4, 8})
+            for (bool square : {true, false})
+                for (double factor : {0.5, 1.0})
+                    for (bool fast : {false, true})
+                        n += bx * by >= 32 && !(fast && factor == 0.5) && (square || factor == 1.0);
+    return n;
+}
+
+} // namespace
+
+class TestCliKt : public QObject {
+    Q_OBJECT
+
+    QString m_python;  // an interpreter with NumPy
+    QString m_missing; // why there is none
+    QTemporaryDir m_dir;
+
+    /// Runs `tilescope-cli kt ARGS` in the test's folder, on the analysis backend.
+    CliRun kt(const QStringList& args, const QString& db = QStringLiteral("kt.db")) {
+        QProcess p;
+        p.setWorkingDirectory(m_dir.path());
+        p.start(QStringLiteral(TILESCOPE_CLI),
+                QStringList{"kt", "--backend", "analysis:sm_90", "--python", m_python, "--db", m_dir.filePath(db)} +
+                    args);
+        CliRun r;
+        if (!p.waitForFinished(180000)) {
+            p.kill();
+            p.waitForFinished();
+            return r;
+        }
+        r.status = p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1;
+        r.out = QString::fromUtf8(p.readAllStandardOutput());
+        r.err = QString::fromUtf8(p.readAllStandardError());
+        return r;
+    }
+
+    /// The JSON a test script prints after "KT-SUMMARY ".
+    static Json summary(const CliRun& r) {
+        const QRegularExpression re(QStringLiteral("^KT-SUMMARY (.*)$"), QRegularExpression::MultilineOption);
+        const QRegularExpressionMatch m = re.match(r.out);
+        if (!m.hasMatch())
+            return Json();
+        return Json::parse(m.captured(1).toStdString(), nullptr, false);
+    }
+
+    /// `space PROBLEM --count`: the valid count it prints, -1 when it fails.
+    static long long spaceCount(const QString& problem) {
+        const CliRun r = runCli({"space", problem, "--count"});
+        if (r.status != 0) {
+            qWarning("%s", qPrintable(describe(r)));
+            return -1;
+        }
+        const QRegularExpressionMatch m = QRegularExpression(QStringLiteral("([0-9,]+) valid")).match(r.out);
+        return m.hasMatch() ? m.captured(1).remove(',').toLongLong() : -1;
+    }
+
+    void requirePython() {
+        if (!m_python.isEmpty())
+            return;
+        const QByteArray message = m_missing.toUtf8();
+        if (underCi())
+            QFAIL(message.constData());
+        QSKIP(message.constData());
+    }
+
+private slots:
+    void initTestCase() {
+        QVERIFY(m_dir.isValid());
+        // python3 on PATH first (what `kt` runs by default), then the system's.
+        for (const QString& candidate : {QStringLiteral("python3"), QStringLiteral("/usr/bin/python3")}) {
+            if (runProcess(candidate, {"-c", "import numpy"}) == 0) {
+                m_python = candidate;
+                break;
+            }
+        }
+        if (m_python.isEmpty())
+            m_missing = QStringLiteral("python3 with NumPy is not installed: the Kernel Tuner scripts cannot run "
+                                       "(install python3 and python3-numpy; under CI this fails)");
+        for (const QString& f : QDir(kScripts).entryList(QDir::Files))
+            QVERIFY(QFile::copy(kScripts + "/" + f, m_dir.filePath(f)));
+    }
+
+    // Kernel Tuner's vector_add: a string restriction (a T1 Condition), metrics, the kernel inline.
+    void vectorAdd() {
+        requirePython();
+        const CliRun r = kt({"vector_add.py"}, QStringLiteral("vector_add.db"));
+        QVERIFY2(r.status == 0, qPrintable(describe(r)));
+        const Json s = summary(r);
+        QVERIFY2(s.is_object(), qPrintable(describe(r)));
+        QCOMPARE(s["expected"].get<int>(), vectorAddCount());
+        QCOMPARE(s["results"].get<int>(), vectorAddCount());
+        QVERIFY(s["metrics"].get<bool>());
+        QVERIFY(s["gbs"].get<bool>());
+        QCOMPARE(s["device_name"].get<std::string>(), std::string("analysis:sm_90"));
+        QVERIFY2(r.out.contains("BEST PERFORMING CONFIGURATION FOR OBJECTIVE time:"), qPrintable(r.out));
+
+        // The problem beside the database opens and counts the same without the script.
+        const QString problem = QString::fromStdString(s["problem"].get<std::string>());
+        QVERIFY2(problem.startsWith(m_dir.filePath("vector_add.kt/")), qPrintable(problem));
+        QCOMPARE(spaceCount(problem), static_cast<long long>(vectorAddCount()));
+        const Json t1 = Json::parse(readFile(problem));
+        const Json& conditions = t1["ConfigurationSpace"]["Conditions"];
+        QCOMPARE(conditions.size(), std::size_t(3)); // the two restrictions and the block limit
+        QCOMPARE(conditions[0]["Expression"].get<std::string>(), std::string("block_size_x * tile <= 1024"));
+        QCOMPARE(conditions[2]["Expression"].get<std::string>(), std::string("block_size_x <= 1024"));
+        QVERIFY(!t1.contains("Tilescope"));
+        const Json& args = t1["KernelSpecification"]["Arguments"];
+        QCOMPARE(args.size(), std::size_t(4));
+        QCOMPARE(args[0]["Name"].get<std::string>(), std::string("c"));
+        QCOMPARE(args[0]["AccessType"].get<std::string>(), std::string("ReadWrite"));
+        QCOMPARE(args[1]["AccessType"].get<std::string>(), std::string("ReadOnly")); // const float *a
+        QCOMPARE(args[1]["FillType"].get<std::string>(), std::string("BinaryRaw"));
+        QCOMPARE(QFileInfo(QFileInfo(problem).dir(), QString::fromStdString(args[1]["DataSource"].get<std::string>()))
+                     .size(),
+                 qint64(100000 * 4));
+        QCOMPARE(args[3]["MemoryType"].get<std::string>(), std::string("Scalar"));
+        QCOMPARE(args[3]["Type"].get<std::string>(), std::string("int32"));
+        QCOMPARE(args[3]["FillValue"].get<int>(), 100000);
+        KT_COMPARE_JSON(t1["KernelSpecification"]["ProblemSize"], Json::array({100000}));
+        KT_COMPARE_JSON(t1["KernelSpecification"]["GridDivX"], Json::array({"block_size_x"}));
+
+        // The T4 files the script stored with kernel_tuner.file_utils: Tilescope reads the results.
+        const CliRun t4 = runCli({"show", m_dir.filePath("vector_add_results.json"), "--json"});
+        QVERIFY2(t4.status == 0, qPrintable(describe(t4)));
+        QCOMPARE(Json::parse(t4.out.toStdString()).size(), std::size_t(vectorAddCount()));
+        const Json metadata = Json::parse(readFile(m_dir.filePath("vector_add_metadata.json")), nullptr, false);
+        QVERIFY(!metadata.is_discarded());
+        QCOMPARE(metadata["schema_version"].get<std::string>(), std::string("1.0.0"));
+
+        // Every result is in the database, one session.
+        const CliRun show = runCli({"show", m_dir.filePath("vector_add.db"), "--json"});
+        QVERIFY2(show.status == 0, qPrintable(describe(show)));
+        QCOMPARE(Json::parse(show.out.toStdString()).size(), std::size_t(vectorAddCount()));
+    }
+
+    // Kernel Tuner's convolution: grid divisor lists, the filter in constant memory, an answer.
+    void convolution() {
+        requirePython();
+        const CliRun r = kt({"convolution.py"}, QStringLiteral("convolution.db"));
+        QVERIFY2(r.status == 0, qPrintable(describe(r)));
+        const Json s = summary(r);
+        QVERIFY2(s.is_object(), qPrintable(describe(r)));
+        QCOMPARE(s["expected"].get<int>(), convolutionCount());
+        QCOMPARE(s["results"].get<int>(), convolutionCount());
+        QVERIFY(s["metrics"].get<bool>());
+        QVERIFY2(r.out.contains(QString("Searchspace has %1 configurations").arg(convolutionCount())),
+                 qPrintable(r.out)); // verbose=True
+
+        const QString problem = QString::fromStdString(s["problem"].get<std::string>());
+        QCOMPARE(spaceCount(problem), static_cast<long long>(convolutionCount()));
+        const Json t1 = Json::parse(readFile(problem));
+        const Json& ks = t1["KernelSpecification"];
+        QCOMPARE(ks["KernelFile"].get<std::string>(), std::string("convolution.cu"));
+        KT_COMPARE_JSON(ks["ProblemSize"], Json::array({256, 128}));
+        KT_COMPARE_JSON(ks["GridDivX"], Json::array({"block_size_x", "tile_size_x"}));
+        KT_COMPARE_JSON(ks["GridDivY"], Json::array({"block_size_y", "tile_size_y"}));
+        const Json& args = ks["Arguments"];
+        QCOMPARE(args.size(), std::size_t(5));
+        QCOMPARE(args[0]["Output"].get<bool>(), true);
+        QVERIFY(!args[1].contains("Output"));
+        // The filter is both the kernel's argument and the __constant__ variable d_filter.
+        QCOMPARE(args[2]["Name"].get<std::string>(), std::string("d_filter"));
+        QCOMPARE(args[2]["MemType"].get<std::string>(), std::string("Constant"));
+        const Json& refs = ks["ReferenceArguments"];
+        QCOMPARE(refs.size(), std::size_t(1));
+        QCOMPARE(refs[0]["TargetName"].get<std::string>(), std::string("output"));
+        QCOMPARE(refs[0]["ValidationMethod"].get<std::string>(), std::string("SideBySideComparison"));
+        // atol (1e-3) plus numpy.allclose's relative 1e-5 of the largest expected value.
+        QVERIFY(refs[0]["ValidationThreshold"].get<double>() > 1e-3);
+        QVERIFY(refs[0]["ValidationThreshold"].get<double>() < 2e-3);
+        QCOMPARE(QFileInfo(QFileInfo(problem).dir(), QString::fromStdString(refs[0]["DataSource"].get<std::string>()))
+                     .size(),
+                 qint64(256 * 128 * 4));
+    }
+
+    // Function restrictions go to Tilescope as the configs Python finds valid; the cache is
+    // written in Kernel Tuner's layout, and a second run answers from it, measuring nothing.
+    void reductionWithCache() {
+        requirePython();
+        const CliRun first = kt({"reduction.py", "red_cache"}, QStringLiteral("reduction.db"));
+        QVERIFY2(first.status == 0, qPrintable(describe(first)));
+        const Json s = summary(first);
+        QVERIFY2(s.is_object(), qPrintable(describe(first)));
+        QCOMPARE(s["expected"].get<int>(), reductionCount());
+        QCOMPARE(s["results"].get<int>(), reductionCount());
+        QCOMPARE(s["measured"].get<int>(), reductionCount());
+
+        const QString problem = QString::fromStdString(s["problem"].get<std::string>());
+        QCOMPARE(spaceCount(problem), static_cast<long long>(reductionCount()));
+        const Json t1 = Json::parse(readFile(problem));
+        QCOMPARE(t1["Tilescope"]["Configs"].size(), std::size_t(reductionCount()));
+        QCOMPARE(t1["ConfigurationSpace"]["Conditions"].size(), std::size_t(0));
+        // problem_size "num_blocks": the grid is the parameter itself.
+        QCOMPARE(t1["KernelSpecification"]["GlobalSizeType"].get<std::string>(), std::string("CUDA"));
+        QCOMPARE(t1["KernelSpecification"]["GlobalSize"]["X"].get<std::string>(), std::string("num_blocks"));
+
+        const QString cacheFile = m_dir.filePath("red_cache.json");
+        const Json cache = Json::parse(readFile(cacheFile), nullptr, false);
+        QVERIFY2(!cache.is_discarded(), readFile(cacheFile).c_str());
+        QCOMPARE(cache["device_name"].get<std::string>(), std::string("analysis:sm_90"));
+        QCOMPARE(cache["kernel_name"].get<std::string>(), std::string("sum_floats"));
+        QCOMPARE(cache["problem_size"].get<std::string>(), std::string("num_blocks"));
+        KT_COMPARE_JSON(cache["tune_params_keys"], Json::array({"block_size_x", "num_blocks", "vector"}));
+        KT_COMPARE_JSON(cache["tune_params"]["vector"], Json::array({1, 2, 4}));
+        KT_COMPARE_JSON(cache["objective"], Json::array({"time"}));
+        QCOMPARE(cache["cache"].size(), std::size_t(reductionCount()));
+        const Json& entry = cache["cache"]["32,64,1"];
+        QCOMPARE(entry["block_size_x"].get<int>(), 32);
+        QCOMPARE(entry["num_blocks"].get<int>(), 64);
+        QVERIFY(entry.contains("time"));
+        QVERIFY(entry["compile_time"].get<double>() > 0);
+        QVERIFY(entry.contains("timestamp"));
+        QVERIFY(!cache["cache"].contains("32,32,1")); // fails the first restriction
+
+        const CliRun second = kt({"reduction.py", "red_cache"}, QStringLiteral("reduction.db"));
+        QVERIFY2(second.status == 0, qPrintable(describe(second)));
+        const Json s2 = summary(second);
+        QCOMPARE(s2["results"].get<int>(), reductionCount());
+        QCOMPARE(s2["measured"].get<int>(), 0);
+        QCOMPARE(Json::parse(readFile(cacheFile))["cache"].size(), std::size_t(reductionCount()));
+        // One session in the database: the second run tuned nothing.
+        const CliRun show = runCli({"show", m_dir.filePath("reduction.db"), "--session", "2"});
+        QVERIFY2(show.status == 2 && show.err.contains("no session 2 (sessions: 1)"), qPrintable(describe(show)));
+    }
+
+    // Kernel Tuner's less common options: block_size_names, functions for the problem size, a
+    // grid divisor and the shared memory, tuple and function restrictions, bool, float and
+    // string parameters, a header in kernel_source's list.
+    void lessCommonOptions() {
+        requirePython();
+        const CliRun r = kt({"stencil.py"}, QStringLiteral("stencil.db"));
+        QVERIFY2(r.status == 0, qPrintable(describe(r)));
+        const Json s = summary(r);
+        QVERIFY2(s.is_object(), qPrintable(describe(r)));
+        QCOMPARE(s["expected"].get<int>(), stencilCount());
+        QCOMPARE(s["results"].get<int>(), stencilCount());
+        QVERIFY(s["values"].get<bool>()); // the results carry the script's own bool, float and string values
+
+        const QString problem = QString::fromStdString(s["problem"].get<std::string>());
+        QCOMPARE(spaceCount(problem), static_cast<long long>(stencilCount()));
+        QVERIFY(QFileInfo::exists(QFileInfo(problem).dir().filePath("stencil_helper.cuh")));
+        const Json t1 = Json::parse(readFile(problem));
+        const Json& ks = t1["KernelSpecification"];
+        KT_COMPARE_JSON(ks["LocalSize"], (Json{{"X", "bx"}, {"Y", "by"}, {"Z", "1"}}));
+        KT_COMPARE_JSON(ks["ProblemSize"], Json::array({300, 200})); // the function's value, the same for every config
+        KT_COMPARE_JSON(ks["GridDivX"], Json::array({"bx"}));
+        KT_COMPARE_JSON(ks["SharedMemory"], Json("bx * by * 4"));
+        const Json& params = t1["ConfigurationSpace"]["TuningParameters"];
+        QCOMPARE(params[2]["Type"].get<std::string>(), std::string("bool"));
+        QCOMPARE(params[3]["Type"].get<std::string>(), std::string("float"));
+        QCOMPARE(params[4]["Type"].get<std::string>(), std::string("string"));
+        QCOMPARE(t1["Tilescope"]["Configs"].size(), std::size_t(stencilCount()));
+    }
+
+    // What Tilescope cannot honour stops the script with a message that names the argument.
+    void refusals_data() {
+        QTest::addColumn<QString>("which");
+        QTest::addColumn<QString>("message");
+        QTest::newRow("texmem_args") << "texmem"
+                                     << "Tilescope cannot take texmem_args";
+        QTest::newRow("lang OpenCL") << "opencl"
+                                     << "Tilescope cannot tune lang='OpenCL' kernels";
+        QTest::newRow("an observer") << "observer"
+                                     << "Tilescope cannot honour observers[0] (NVMLObserver)";
+        QTest::newRow("a strategy object") << "strategy"
+                                           << "Tilescope cannot run strategy MyStrategy";
+        QTest::newRow("a code generator") << "generator"
+                                          << "Tilescope cannot take kernel_source as a code generator";
+    }
+    void refusals() {
+        requirePython();
+        QFETCH(QString, which);
+        QFETCH(QString, message);
+        const CliRun r = kt({"refusals.py", which}, QStringLiteral("refusals.db"));
+        QVERIFY2(r.status != 0 && r.status != -1, qPrintable(describe(r)));
+        QVERIFY2(r.err.contains(message), qPrintable(describe(r)));
+    }
+
+    // run_kernel needs a kernel that runs: on the analysis backend it is refused.
+    void runKernelWithoutGpu() {
+        requirePython();
+        const CliRun r = kt({"run_kernel.py"}, QStringLiteral("run_kernel.db"));
+        QVERIFY2(r.status != 0 && r.status != -1, qPrintable(describe(r)));
+        QVERIFY2(r.err.contains("Tilescope cannot run_kernel on the backend 'analysis:sm_90'"),
+                 qPrintable(describe(r)));
+    }
+
+    // The package outside `tilescope-cli kt` says where it belongs.
+    void outsideKt() {
+        requirePython();
+        QProcess p;
+        p.setWorkingDirectory(m_dir.path());
+        QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+        env.remove(QStringLiteral("TILESCOPE_CLI"));
+        env.insert(QStringLiteral("PYTHONPATH"), QStringLiteral(TILESCOPE_SOURCE_DIR "/app/cli/kt"));
+        p.setProcessEnvironment(env);
+        p.start(m_python, {"vector_add.py"});
+        QVERIFY(p.waitForFinished(60000));
+        QVERIFY(p.exitCode() != 0);
+        const QString err = QString::fromUtf8(p.readAllStandardError());
+        QVERIFY2(err.contains("runs under `tilescope-cli kt SCRIPT.py`"), qPrintable(err));
+    }
+};
+
+QTEST_GUILESS_MAIN(TestCliKt)
+#include "tst_cli_kt.moc"
