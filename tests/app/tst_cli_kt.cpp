@@ -325,6 +325,34 @@ private slots:
         QCOMPARE(t1["Tilescope"]["Configs"].size(), std::size_t(stencilCount()));
     }
 
+    // A code generator's configs: each config compiles its own code (one source, each config's code
+    // under a preprocessor condition), the space as Kernel Tuner reads it.
+    void codeGenerator() {
+        requirePython();
+        const CliRun r = kt({"codegen.py"}, QStringLiteral("codegen.db"));
+        QVERIFY2(r.status == 0, qPrintable(describe(r)));
+        const Json s = summary(r);
+        // block_size_x in {64, 128, 256} x unroll in {1, 2, 4, 8}, block_size_x * unroll <= 1024: 11 configs.
+        QCOMPARE(s["count"].get<int>(), 11);
+        const QStringList problems =
+            QDir(m_dir.filePath("codegen.kt")).entryList({"strided_sum-*"}, QDir::Dirs | QDir::NoDotAndDotDot);
+        QCOMPARE(problems.size(), 1);
+        const QString folder = m_dir.filePath("codegen.kt/" + problems.front());
+        QCOMPARE(spaceCount(folder + "/problem.json"), 11LL);
+        QFile kernel(folder + "/strided_sum.cu");
+        QVERIFY(kernel.open(QIODevice::ReadOnly));
+        const QString code = QString::fromUtf8(kernel.readAll());
+        QCOMPARE(code.count(QStringLiteral("__global__ void strided_sum")), 4); // one per value of unroll
+        QVERIFY2(code.contains(QStringLiteral("#if (unroll == 1)")), qPrintable(code.left(400)));
+        // Each config compiled its own code: the unroll depth shows in what the compiler made.
+        const CliRun shown = runCli({"show", m_dir.filePath("codegen.db"), "--json"});
+        QVERIFY2(shown.status == 0, qPrintable(describe(shown)));
+        const Json rows = Json::parse(shown.out.toStdString());
+        QCOMPARE(rows.size(), std::size_t(11));
+        for (const Json& row : rows)
+            QVERIFY2(row["status"] != "compile_error", row.dump().c_str());
+    }
+
     // What Tilescope cannot honour stops the script with a message that names the argument.
     void refusals_data() {
         QTest::addColumn<QString>("which");
@@ -338,7 +366,8 @@ private slots:
         QTest::newRow("a strategy object") << "strategy"
                                            << "Tilescope cannot run strategy MyStrategy";
         QTest::newRow("a code generator") << "generator"
-                                          << "Tilescope cannot take kernel_source as a code generator";
+                                          << "Tilescope cannot take kernel_source as a code generator when its "
+                                             "code differs with 'op'";
     }
     void refusals() {
         requirePython();

@@ -49,6 +49,8 @@ elif case == "strategy":
 
     tune_kernel("vector_add", kernel_string, size, args, tune_params, strategy=MyStrategy())
 elif case == "generator":
-    tune_kernel("vector_add", lambda p: kernel_string, size, args, tune_params, lang="CUDA")
+    # Code that differs with a string parameter: the preprocessor cannot choose between them.
+    tune_kernel("vector_add", lambda p: kernel_string.replace("c[i] =", "c[i] = (" + p["op"] + ")"), size, args,
+                dict(tune_params, op=["1.0f *", "2.0f *"]), lang="CUDA")
 else:
     sys.exit(f"unknown case {case}")

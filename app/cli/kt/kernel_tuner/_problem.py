@@ -76,15 +76,21 @@ class KernelSource:
         sources = kernel_source if isinstance(kernel_source, list) else [kernel_source]
         if not sources:
             raise ValueError("kernel_source is an empty list")
+        self.generator = None
+        self.files = []  # (name as given, path) of the file sources
         if callable(sources[0]):
             if lang is None:
                 raise TypeError("Please specify language when using a code generator function")
-            raise Refusal(
-                "Tilescope cannot take kernel_source as a code generator function: it compiles the "
-                "kernel from a file, the same code for every config (with the parameters as defines); "
-                "write the generated code to a file, or pass it as a string"
-            )
-        self.files = []  # (name as given, path) of the file sources
+            if len(sources) > 1:
+                raise Refusal("Tilescope cannot take further files beside a code generator function (kernel_source)")
+            # The code comes from realize(), once the valid configs are known.
+            self.generator = sources[0]
+            self.code = ""
+            self.path = None
+            self.file_name = (re.sub(r"[^A-Za-z0-9_]+", "_", kernel_name.split("<")[0]).strip("_") or "kernel") + ".cu"
+            self.lang = lang.upper()
+            self._check_language(lang)
+            return
         first = sources[0]
         if isinstance(first, Path) or (isinstance(first, str) and util.looks_like_a_filename(first)):
             path = Path(first)
@@ -113,6 +119,9 @@ class KernelSource:
                 )
             self.files.append((str(extra), p.resolve()))
         self.lang = (lang or util.detect_language(self.code)).upper()
+        self._check_language(lang)
+
+    def _check_language(self, lang):
         if self.lang not in CUDA_LANGS:
             known = ("OPENCL", "HIP", "C", "FORTRAN", "JULIA", "HYPERTUNER")
             if self.lang not in known:
@@ -124,6 +133,63 @@ class KernelSource:
                 f"Tilescope cannot tune lang='{shown}' kernels: it compiles (NVRTC) and runs CUDA kernels "
                 "only (lang None, 'CUDA', 'cupy', 'nvcuda' or 'pycuda')"
             )
+
+
+    # A code generator's kernel: one source for every config, each config's code under a
+    # preprocessor condition on the parameters (Tilescope defines each parameter with its value).
+    MAX_GENERATED_CONFIGS = 20000
+
+    def realize(self, names, configs):
+        if self.generator is None:
+            return
+        if len(configs) > self.MAX_GENERATED_CONFIGS:
+            raise Refusal(
+                f"Tilescope cannot take kernel_source as a code generator over {len(configs)} configs: it "
+                f"writes one source with each config's code (at most {self.MAX_GENERATED_CONFIGS} configs)"
+            )
+        groups = {}
+        for config in configs:
+            code = self.generator(dict(zip(names, config)))
+            if not isinstance(code, str):
+                raise TypeError(f"the code generator returned {type(code).__name__}, not a string of code")
+            groups.setdefault(code, []).append(config)
+        if len(groups) <= 1:
+            self.code = next(iter(groups), "")
+            return
+        varying = [i for i in range(len(names)) if len({c[i] for c in configs}) > 1]
+        for i in varying:
+            for c in configs:
+                v = c[i]
+                if isinstance(v, str) or (isinstance(v, float) and not v.is_integer()):
+                    raise Refusal(
+                        f"Tilescope cannot take kernel_source as a code generator when its code differs "
+                        f"with '{names[i]}', whose value {v!r} the preprocessor cannot compare (integers and "
+                        "booleans only)"
+                    )
+
+        # Leave out the parameters the code does not depend on: those without which every config
+        # still tells its code.
+        group_of = {c: g for g, members in enumerate(groups.values()) for c in members}
+        for i in list(varying):
+            keep = [j for j in varying if j != i]
+            seen = {}
+            if all(seen.setdefault(tuple(c[j] for j in keep), group_of[c]) == group_of[c] for c in configs):
+                varying = keep
+
+        def test(config):
+            return " && ".join(f"{names[i]} == {int(config[i])}" for i in varying)
+
+        lines = [
+            "// kernel_source is a code generator: each config's code, chosen by its parameters "
+            "(each defined with its value)"
+        ]
+        for n, (code, members) in enumerate(groups.items()):
+            tests = list(dict.fromkeys(f"({test(c)})" for c in members))
+            lines.append(("#if " if n == 0 else "#elif ") + " || ".join(tests))
+            lines.append("#line 1")
+            lines.append(code)
+        lines.append("#endif")
+        self.code = "\n".join(lines) + "\n"
 
 
 def _strip_comments(code):

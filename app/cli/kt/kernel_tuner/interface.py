@@ -328,16 +328,17 @@ class _Call:
         self.block_size_names = block_size_names
         self.compiler_options = compiler_options
 
-        self.declarations = _problem.kernel_parameters(source.code, kernel_name)
-        _problem.check_argument_types(kernel_name, self.declarations, arguments)
-        self.args = _problem.make_arguments(arguments, self.declarations, tune_params, cmem_args)
-        _check_answer(answer, self.args, verify)
-
         self.restrictions = _space.build_restrictions(restrictions, tune_params)
         limit = _space.block_size_restriction(tune_params, max_threads)
         self.all_restrictions = self.restrictions + ([limit] if limit else [])
         self.valid = _space.enumerate_space(tune_params, self.all_restrictions)
         self.atol = atol
+        source.realize(self.names, self.valid)
+
+        self.declarations = _problem.kernel_parameters(source.code, kernel_name)
+        _problem.check_argument_types(kernel_name, self.declarations, arguments)
+        self.args = _problem.make_arguments(arguments, self.declarations, tune_params, cmem_args)
+        _check_answer(answer, self.args, verify)
 
     # ---- the T1 problem ----
 
