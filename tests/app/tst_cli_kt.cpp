@@ -90,21 +90,10 @@ class TestCliKt : public QObject {
 
     /// Runs `tilescope-cli kt ARGS` in the test's folder, on the analysis backend.
     CliRun kt(const QStringList& args, const QString& db = QStringLiteral("kt.db")) {
-        QProcess p;
-        p.setWorkingDirectory(m_dir.path());
-        p.start(QStringLiteral(TILESCOPE_CLI),
-                QStringList{"kt", "--backend", "analysis:sm_90", "--python", m_python, "--db", m_dir.filePath(db)} +
-                    args);
-        CliRun r;
-        if (!p.waitForFinished(180000)) {
-            p.kill();
-            p.waitForFinished();
-            return r;
-        }
-        r.status = p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1;
-        r.out = QString::fromUtf8(p.readAllStandardOutput());
-        r.err = QString::fromUtf8(p.readAllStandardError());
-        return r;
+        return runProgram(
+            QStringLiteral(TILESCOPE_CLI),
+            QStringList{"kt", "--backend", "analysis:sm_90", "--python", m_python, "--db", m_dir.filePath(db)} + args,
+            180000, m_dir.path());
     }
 
     /// The JSON a test script prints after "KT-SUMMARY ".

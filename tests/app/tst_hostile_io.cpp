@@ -107,39 +107,14 @@ void releasePipe(const fs::path& path) {
 
 // The real tilescope-cli under a deadline (status -1 when it crashed or overran it).
 CliRun cli(const QStringList& args, int deadlineMs = 120000, const QString& workDir = {}) {
-    QProcess p;
-    if (!workDir.isEmpty())
-        p.setWorkingDirectory(workDir);
-    p.start(QStringLiteral(TILESCOPE_CLI), args);
-    CliRun r;
-    if (!p.waitForFinished(deadlineMs)) {
-        p.kill();
-        p.waitForFinished();
-        r.err = QStringLiteral("(overran its deadline of %1 ms)").arg(deadlineMs);
-        return r;
-    }
-    r.status = p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1;
-    r.out = QString::fromUtf8(p.readAllStandardOutput());
-    r.err = QString::fromUtf8(p.readAllStandardError());
-    return r;
+    return runProgram(QStringLiteral(TILESCOPE_CLI), args, deadlineMs, workDir);
 }
 
 // The CLI run by /bin/sh after `setup` (a ulimit, say), with the CLI's path as $0... in "$@".
 CliRun cliAfter(const QString& setup, const QStringList& args, const QString& workDir) {
-    QProcess p;
-    p.setWorkingDirectory(workDir);
-    p.start(QStringLiteral("/bin/sh"),
-            QStringList{"-c", setup + "; exec \"$0\" \"$@\"", QStringLiteral(TILESCOPE_CLI)} + args);
-    CliRun r;
-    if (!p.waitForFinished(120000)) {
-        p.kill();
-        p.waitForFinished();
-        return r;
-    }
-    r.status = p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1;
-    r.out = QString::fromUtf8(p.readAllStandardOutput());
-    r.err = QString::fromUtf8(p.readAllStandardError());
-    return r;
+    return runProgram(QStringLiteral("/bin/sh"),
+                      QStringList{"-c", setup + "; exec \"$0\" \"$@\"", QStringLiteral(TILESCOPE_CLI)} + args, 120000,
+                      workDir);
 }
 
 QStringList entries(const QString& dir) {

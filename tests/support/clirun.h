@@ -13,20 +13,30 @@ struct CliRun {
     QString err;
 };
 
-inline CliRun runCli(const QStringList& args, const QString& program = QStringLiteral(TILESCOPE_CLI),
-                     int timeoutMs = 120000) {
+/// Runs `program` with `args` (in `workDir` when given) and waits up to `timeoutMs`.
+inline CliRun runProgram(const QString& program, const QStringList& args, int timeoutMs = 120000,
+                         const QString& workDir = {}) {
     QProcess p;
+    if (!workDir.isEmpty())
+        p.setWorkingDirectory(workDir);
     p.start(program, args);
     if (!p.waitForFinished(timeoutMs)) {
         p.kill();
         p.waitForFinished();
-        return {};
+        CliRun overran;
+        overran.err = QStringLiteral("(overran its deadline of %1 ms)").arg(timeoutMs);
+        return overran;
     }
     CliRun r;
     r.status = p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1;
     r.out = QString::fromUtf8(p.readAllStandardOutput());
     r.err = QString::fromUtf8(p.readAllStandardError());
     return r;
+}
+
+inline CliRun runCli(const QStringList& args, const QString& program = QStringLiteral(TILESCOPE_CLI),
+                     int timeoutMs = 120000) {
+    return runProgram(program, args, timeoutMs);
 }
 
 /// For failure messages: the status and both streams.
