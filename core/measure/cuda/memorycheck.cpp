@@ -48,28 +48,6 @@ std::optional<std::uint64_t> parseNumber(std::string text, int base) {
     return v;
 }
 
-bool executable(const std::filesystem::path& path) {
-    std::error_code ec;
-    return !path.empty() && std::filesystem::is_regular_file(path, ec) && ::access(path.c_str(), X_OK) == 0;
-}
-
-std::vector<std::filesystem::path> pathDirs() {
-    std::vector<std::filesystem::path> dirs;
-    const char* path = std::getenv("PATH");
-    if (!path)
-        return dirs;
-    std::string_view rest = path;
-    while (true) {
-        const std::size_t colon = rest.find(':');
-        const std::string_view dir = rest.substr(0, colon);
-        dirs.emplace_back(dir.empty() ? std::string_view(".") : dir);
-        if (colon == std::string_view::npos)
-            break;
-        rest.remove_prefix(colon + 1);
-    }
-    return dirs;
-}
-
 std::string trim(std::string_view s) {
     const std::size_t first = s.find_first_not_of(" \t\r");
     if (first == std::string_view::npos)
@@ -300,54 +278,18 @@ std::string sanitizerMessage(const SanitizerReport& report, const std::vector<wo
     return text;
 }
 
-std::vector<std::filesystem::path> standardCudaDirs() {
-    return {"/usr/local/cuda", "/opt/nvidia/cuda", "/usr/lib/cuda"};
-}
-
 std::filesystem::path findComputeSanitizer(std::string* error, const std::vector<std::filesystem::path>& cudaDirs) {
-    namespace fs = std::filesystem;
-    if (const char* explicitPath = std::getenv("TILESCOPE_COMPUTE_SANITIZER"); explicitPath && *explicitPath) {
-        if (executable(explicitPath))
-            return explicitPath;
-        if (error)
-            *error = std::string("TILESCOPE_COMPUTE_SANITIZER names ") + explicitPath +
-                     ", which is not an executable file: point it at compute-sanitizer (in the CUDA toolkit's bin "
-                     "folder) or unset it";
-        return {};
-    }
-    std::vector<fs::path> candidates;
-    const std::vector<fs::path> path = pathDirs();
-    for (const fs::path& dir : path)
-        candidates.push_back(dir / "compute-sanitizer");
-    auto toolkit = [&](const fs::path& root) {
-        candidates.push_back(root / "bin" / "compute-sanitizer");
-        candidates.push_back(root / "compute-sanitizer" / "compute-sanitizer");
-    };
-    for (const fs::path& dir : path) {
-        if (executable(dir / "nvcc"))
-            toolkit(dir.parent_path());
-    }
-    for (const char* name : {"CUDA_HOME", "CUDA_PATH", "CUDA_ROOT"}) {
-        if (const char* root = std::getenv(name); root && *root)
-            toolkit(root);
-    }
-    for (const fs::path& root : cudaDirs)
-        toolkit(root);
-    for (const fs::path& candidate : candidates) {
-        if (executable(candidate))
-            return candidate;
-    }
-    if (error) {
-        std::string dirs;
-        for (const fs::path& root : cudaDirs)
-            dirs += (dirs.empty() ? "" : ", ") + (root / "bin").string();
-        *error = "--sanitize needs compute-sanitizer, which is not on PATH, beside nvcc, in $CUDA_HOME/bin" +
-                 (dirs.empty() ? std::string() : " or in " + dirs) +
-                 ". It is part of the CUDA toolkit: install the toolkit's compute-sanitizer (from NVIDIA's "
-                 "package repository: cuda-sanitizer-13-0, or the whole toolkit), or set TILESCOPE_COMPUTE_SANITIZER "
-                 "to its path";
-    }
-    return {};
+    std::string searched;
+    const std::filesystem::path found =
+        findCudaTool("compute-sanitizer", "TILESCOPE_COMPUTE_SANITIZER", &searched, cudaDirs, {"compute-sanitizer"});
+    if (found.empty() && error)
+        *error = std::getenv("TILESCOPE_COMPUTE_SANITIZER") && *std::getenv("TILESCOPE_COMPUTE_SANITIZER")
+                     ? searched
+                     : "--sanitize needs compute-sanitizer: " + searched +
+                           ". It is part of the CUDA toolkit: install the toolkit's compute-sanitizer (from NVIDIA's "
+                           "package repository: cuda-sanitizer-13-0, or the whole toolkit), or set "
+                           "TILESCOPE_COMPUTE_SANITIZER to its path";
+    return found;
 }
 
 std::vector<std::string> sanitizerCommand(const std::filesystem::path& sanitizer,

@@ -13,6 +13,7 @@
 //   first report back and sanitizerMessage() ties the faulting address to the argument buffer
 //   it lies in or next to.
 
+#include "base/cudatools.h"
 #include "measure/cuda/workerprotocol.h"
 
 #include <cstdint>
@@ -84,9 +85,6 @@ std::optional<SanitizerReport> firstSanitizerReport(std::string_view log);
 /// size 4 bytes at overrun.cu:17 in overrun by thread (64,0,0) in block (0,0,0); the address is
 /// 252 bytes past the end of 'in' (1 element, 4 B), at its element 64".
 std::string sanitizerMessage(const SanitizerReport& report, const std::vector<worker::BufferExtent>& buffers);
-
-/// The folders a CUDA toolkit is usually installed in, where compute-sanitizer is looked for last.
-std::vector<std::filesystem::path> standardCudaDirs();
 
 /// compute-sanitizer's path: $TILESCOPE_COMPUTE_SANITIZER when set (it must be an executable
 /// file), else the first executable `compute-sanitizer` on PATH, beside nvcc on PATH, in
