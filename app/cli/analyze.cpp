@@ -7,12 +7,14 @@
 #include "model/configjson.h"
 
 #include "analysis/inertcheck.h"
+#include "analysis/sourcelines.h"
 #include "analysis/staticanalysis.h"
 #include "base/error.h"
 #include "base/filewrite.h"
 #include "base/textformat.h"
 #include "compile/compilecache.h"
 #include "compile/compileservice.h"
+#include "compile/sass.h"
 #include "exchange/configcodec.h"
 #include "space/configspace.h"
 #include "spec/tuningproblem.h"
@@ -21,7 +23,9 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <fstream>
 #include <iostream>
+#include <map>
 #include <memory>
 #include <numeric>
 #include <sstream>
@@ -47,7 +51,180 @@ struct AnalyzeOptions {
     std::string csvPath;
     std::string cacheDir;
     bool noCache = false;
+    bool lines = false;
 };
+
+constexpr std::size_t kLinesShown = 8; // lines per config in the text output (--json has them all)
+
+/// Where each analysed config's local memory is, by source line (`--lines`): per record, the
+/// counts of its entry function ("" error when the lines could not be read).
+struct LineReport {
+    LineCounts counts;
+    std::string error;
+};
+
+/// The source files' lines, read once: a line table names a file as the compile saw it (the
+/// kernel file's name, after the compiler's working folder), found here beside the kernel.
+class SourceText {
+public:
+    explicit SourceText(std::filesystem::path kernelPath)
+        : m_kernel(std::move(kernelPath)) {}
+
+    std::string line(const std::string& file, int line) {
+        const std::vector<std::string>& rows = lines(file);
+        if (line < 1 || static_cast<std::size_t>(line) > rows.size())
+            return {};
+        std::string text = rows[static_cast<std::size_t>(line - 1)];
+        const std::size_t first = text.find_first_not_of(" \t");
+        return first == std::string::npos ? std::string() : text.substr(first);
+    }
+
+    static std::string shortName(const std::string& file) { return std::filesystem::path(file).filename().string(); }
+
+private:
+    const std::vector<std::string>& lines(const std::string& file) {
+        auto it = m_files.find(file);
+        if (it != m_files.end())
+            return it->second;
+        std::vector<std::string> rows;
+        const std::filesystem::path name = std::filesystem::path(file).filename();
+        for (const std::filesystem::path& candidate : {name == m_kernel.filename() ? m_kernel : std::filesystem::path(),
+                                                       m_kernel.parent_path() / name, std::filesystem::path(file)}) {
+            std::ifstream in(candidate);
+            if (candidate.empty() || !in)
+                continue;
+            for (std::string row; std::getline(in, row);)
+                rows.push_back(row);
+            break;
+        }
+        return m_files.emplace(file, std::move(rows)).first->second;
+    }
+
+    std::filesystem::path m_kernel;
+    std::map<std::string, std::vector<std::string>> m_files;
+};
+
+/// Compiles every compiled record again with line information (the same code: line tables only;
+/// the cache keeps both) and counts its entry function's instructions by source line.
+std::vector<LineReport> readLines(const StaticAnalyzer& analyzer, const std::vector<ConfigAnalysis>& results,
+                                  CompileService& service, const std::filesystem::path& nvdisasm) {
+    std::vector<CompileRequest> requests;
+    std::vector<std::size_t> which;
+    for (std::size_t i = 0; i < results.size(); ++i) {
+        if (!results[i].compiled())
+            continue;
+        CompileRequest request = analyzer.requests().request(results[i].config, results[i].arch);
+        if (std::find(request.options.begin(), request.options.end(), kLineInfoOption) == request.options.end())
+            request.options.push_back(kLineInfoOption);
+        requests.push_back(std::move(request));
+        which.push_back(i);
+    }
+    std::vector<LineReport> reports(results.size());
+    Progress progress("read lines of", requests.size());
+    const std::vector<CompileResult> compiled = service.compileAll(requests);
+    for (std::size_t k = 0; k < compiled.size(); ++k) {
+        LineReport& report = reports[which[k]];
+        progress.update(k);
+        if (!compiled[k].ok()) {
+            report.error = "the compile with line information failed: " + compiled[k].message;
+            continue;
+        }
+        const Disassembly d = disassemble(compiled[k].cubin, nvdisasm);
+        if (!d.ok) {
+            report.error = d.error;
+            continue;
+        }
+        const SassFunction* f = findFunction(d, compiled[k].entryName);
+        if (!f) {
+            report.error = "nvdisasm's output has no function " + compiled[k].entryName;
+            continue;
+        }
+        report.counts = countByLine(*f);
+        if (!report.counts.hasLineInfo)
+            report.error = "the binary has no line information (compiled without " + std::string(kLineInfoOption) + ")";
+    }
+    progress.finish();
+    return reports;
+}
+
+std::string clip(const std::string& text, std::size_t maxChars) {
+    return text.size() > maxChars ? text.substr(0, maxChars - 3) + "..." : text;
+}
+
+std::string linesText(const std::vector<ConfigAnalysis>& results, const std::vector<LineReport>& reports,
+                      const ConfigSpace& space, SourceText& source) {
+    std::string text = "\nLocal memory by source line (spill stores/loads are registers spilled and refilled; "
+                       "local stores/loads a local array's)\n";
+    bool unmarked = false;
+    for (std::size_t i = 0; i < results.size(); ++i) {
+        const ConfigAnalysis& r = results[i];
+        if (!r.compiled())
+            continue;
+        const LineReport& report = reports[i];
+        text += "  index " + std::to_string(r.index) + " on " + r.arch + "  " + space.describe(r.config) + "\n";
+        if (!report.error.empty()) {
+            text += "    " + report.error + "\n";
+            continue;
+        }
+        const LineCounts& c = report.counts;
+        const std::vector<SourceLine> local = localLines(c);
+        if (local.empty()) {
+            text += "    no spills and no local memory (" + std::to_string(c.instructions) + " instructions)\n";
+            continue;
+        }
+        unmarked = unmarked || (!c.spillsMarked && r.info.spills());
+        text += "    " + std::to_string(c.spillStores) + " spill stores and " + std::to_string(c.spillLoads) +
+                " spill loads, " + std::to_string(c.localStores) + " local stores and " + std::to_string(c.localLoads) +
+                " local loads, on " + std::to_string(local.size()) + (local.size() == 1 ? " line" : " lines") +
+                (c.spillStores + c.spillLoads > 0 ? "" : "; no spills") + "\n";
+        for (std::size_t k = 0; k < local.size() && k < kLinesShown; ++k) {
+            const SourceLine& l = local[k];
+            std::string where = SourceText::shortName(l.file) + ":" + std::to_string(l.line);
+            char counts[96];
+            std::snprintf(counts, sizeof counts, "spill %3d st %3d ld  local %2d st %2d ld  %4d instr", l.spillStores,
+                          l.spillLoads, l.localStores, l.localLoads, l.instructions);
+            text += "    " + where + std::string(where.size() < 16 ? 16 - where.size() : 1, ' ') + counts + "  | " +
+                    clip(source.line(l.file, l.line), 70) + "\n";
+        }
+        if (local.size() > kLinesShown)
+            text += "    ... " + std::to_string(local.size() - kLinesShown) + " more (--json has every line)\n";
+    }
+    if (unmarked)
+        text += "  This nvdisasm does not mark spill instructions: each line's local stores and loads are spills and "
+                "local arrays together.\n";
+    return text;
+}
+
+nlohmann::ordered_json linesJson(const LineReport& report, SourceText& source) {
+    nlohmann::ordered_json j;
+    if (!report.error.empty()) {
+        j["error"] = report.error;
+        return j;
+    }
+    const LineCounts& c = report.counts;
+    j["spills_marked"] = c.spillsMarked;
+    j["instructions"] = c.instructions;
+    j["spill_stores"] = c.spillStores;
+    j["spill_loads"] = c.spillLoads;
+    j["local_stores"] = c.localStores;
+    j["local_loads"] = c.localLoads;
+    nlohmann::ordered_json list = nlohmann::ordered_json::array();
+    for (const SourceLine& l : localLines(c)) {
+        nlohmann::ordered_json e;
+        e["file"] = SourceText::shortName(l.file);
+        e["line"] = l.line;
+        e["text"] = source.line(l.file, l.line);
+        e["instructions"] = l.instructions;
+        e["spill_stores"] = l.spillStores;
+        e["spill_loads"] = l.spillLoads;
+        e["local_stores"] = l.localStores;
+        e["local_loads"] = l.localLoads;
+        e["sass"] = l.localInstructions;
+        list.push_back(std::move(e));
+    }
+    j["local_lines"] = std::move(list);
+    return j;
+}
 
 std::string statusName(CompileStatus status) {
     switch (status) {
@@ -389,6 +566,14 @@ int runAnalyze(AnalyzeOptions opt) {
     for (const std::string& arch : archs)
         StaticAnalyzer::checkArch(arch);
 
+    // --lines needs the disassembler: found (or refused) before any work.
+    std::filesystem::path nvdisasm;
+    if (opt.lines) {
+        std::string why;
+        nvdisasm = findNvdisasm(&why);
+        if (nvdisasm.empty())
+            throw InputError("", "--lines", why);
+    }
     const StaticAnalyzer analyzer(problem, opt.shape);
     const ConfigSpace space = ConfigSpace::build(problem, opt.shape);
     printLaunchWarnings(problem, opt.shape, space, opt.problemPath);
@@ -452,13 +637,21 @@ int runAnalyze(AnalyzeOptions opt) {
 
     if (!opt.csvPath.empty())
         writeCsv(opt.csvPath, results, space);
+    std::vector<LineReport> lineReports;
+    SourceText source(problem.kernelPath());
+    if (opt.lines)
+        lineReports = readLines(analyzer, results, service, nvdisasm);
 
     const std::string summary =
         "\nSummary\n" + summaryText(results, archs) + ruleText(problem, space, opt.shape, results, archs, sampled);
     if (opt.json) {
         nlohmann::ordered_json list = nlohmann::ordered_json::array();
-        for (const ConfigAnalysis& r : results)
-            list.push_back(recordJson(r, space));
+        for (std::size_t i = 0; i < results.size(); ++i) {
+            nlohmann::ordered_json record = recordJson(results[i], space);
+            if (opt.lines && results[i].compiled())
+                record["lines"] = linesJson(lineReports[i], source);
+            list.push_back(std::move(record));
+        }
         std::cout << list.dump(2) << "\n";
         // stdout stays one JSON document; the summary is for people.
         std::fprintf(stderr, "%s", summary.c_str());
@@ -471,6 +664,8 @@ int runAnalyze(AnalyzeOptions opt) {
     header += ")\n";
     std::printf("%s\n%s%s%s", header.c_str(), configTable(results, space).c_str(), failuresText(results).c_str(),
                 summary.c_str());
+    if (opt.lines)
+        std::printf("%s", linesText(results, lineReports, space, source).c_str());
     return kOk;
 }
 
@@ -510,6 +705,12 @@ void registerAnalyze(CLI::App& app) {
                                             "$XDG_CACHE_HOME/tilescope/compile, else ~/.cache/tilescope/compile)");
     CLI::Option* noCache = cmd->add_flag("--no-cache", opt->noCache, "Compile everything; read and write no cache");
     cacheDir->excludes(noCache);
+    cmd->add_flag("--lines", opt->lines,
+                  "Also say where each config's local memory is, by source line: the lines with spill stores and "
+                  "loads (registers spilled and refilled) or a local array's loads and stores, most first, with their "
+                  "text (the configs are compiled again with line information, which does not change the code, and "
+                  "read with the CUDA toolkit's nvdisasm: on PATH, beside nvcc, in $CUDA_HOME/bin, or "
+                  "$TILESCOPE_NVDISASM; with --json, each record's \"lines\"");
     setAction(cmd, [opt] { return runAnalyze(*opt); });
 }
 

@@ -4,6 +4,7 @@
 #include "clirun.h"
 
 #include <QFile>
+#include <QProcess>
 #include <QStringList>
 #include <QTemporaryDir>
 #include <QtTest>
@@ -31,7 +32,63 @@ private slots:
     void cliAnalyze();
     void cliBadInput_data();
     void cliBadInput();
+    void linesWithoutNvdisasm();
+    void linesBySourceLine();
 };
+
+// --lines needs nvdisasm: without one (TILESCOPE_NVDISASM naming nothing), exit 2 before any
+// compile, naming the option and what to set.
+void TestCliAnalyze::linesWithoutNvdisasm() {
+    QProcess p;
+    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    env.insert(QStringLiteral("TILESCOPE_NVDISASM"), QStringLiteral("/nonexistent/nvdisasm"));
+    p.setProcessEnvironment(env);
+    p.start(kCli, {QStringLiteral("analyze"), QStringLiteral(TILESCOPE_SOURCE_DIR "/tests/data/sass/spill.json"),
+                   QStringLiteral("--lines"), QStringLiteral("--no-cache")});
+    QVERIFY(p.waitForFinished(60000));
+    QCOMPARE(p.exitCode(), 2);
+    const QString err = QString::fromUtf8(p.readAllStandardError());
+    QVERIFY2(err.contains(QStringLiteral("--lines: TILESCOPE_NVDISASM names /nonexistent/nvdisasm")), qPrintable(err));
+    QVERIFY(p.readAllStandardOutput().isEmpty());
+}
+
+// Where nvdisasm is installed: the spilling fixture's lines, most first, with their text, and the
+// same counts in --json (tests/data/sass/spill.sass pins what NVRTC 13.0 and nvdisasm make of it).
+void TestCliAnalyze::linesBySourceLine() {
+    const CliRun probe =
+        runProgram(QStringLiteral("/bin/sh"),
+                   {QStringLiteral("-c"), QStringLiteral("command -v nvdisasm || test -x \"$TILESCOPE_NVDISASM\"")});
+    if (probe.status != 0)
+        QSKIP("nvdisasm is not installed (on PATH or as $TILESCOPE_NVDISASM)");
+    const QString problem = QStringLiteral(TILESCOPE_SOURCE_DIR "/tests/data/sass/spill.json");
+    const CliRun text =
+        runAnalyze({QStringLiteral("analyze"), problem, QStringLiteral("--lines"), QStringLiteral("--no-cache")});
+    QVERIFY2(text.status == 0, qPrintable(describe(text)));
+    const qsizetype section = text.out.indexOf(QStringLiteral("Local memory by source line"));
+    QVERIFY2(section >= 0, qPrintable(text.out));
+    const QString lines = text.out.mid(section);
+    QVERIFY2(lines.contains(QStringLiteral("98 spill stores and 102 spill loads, 4 local stores and 1 local loads")),
+             qPrintable(lines));
+    const qsizetype first = lines.indexOf(QStringLiteral("spill.cu:15"));
+    QVERIFY2(first > 0 && first < lines.indexOf(QStringLiteral("spill.cu:17")), qPrintable(lines));
+    QVERIFY(lines.contains(QStringLiteral("acc[j] = acc[j] * acc[(j + 5) % 48] + in[t * n + j];")));
+    const CliRun json =
+        runAnalyze({QStringLiteral("analyze"), problem, QStringLiteral("--lines"), QStringLiteral("--json")});
+    QVERIFY2(json.status == 0, qPrintable(describe(json)));
+    const auto records = nlohmann::json::parse(json.out.toStdString());
+    QCOMPARE(records.size(), std::size_t(2));
+    for (const auto& r : records) {
+        const auto& l = r["lines"];
+        QCOMPARE(l["spill_stores"].get<int>(), 98);
+        QCOMPARE(l["local_stores"].get<int>(), 4);
+        int stores = 0;
+        for (const auto& line : l["local_lines"])
+            stores += line["spill_stores"].get<int>();
+        QCOMPARE(stores, 98);
+        QCOMPARE(l["local_lines"][0]["line"].get<int>(), 15);
+        QCOMPARE(l["local_lines"][0]["file"].get<std::string>(), std::string("spill.cu"));
+    }
+}
 
 void TestCliAnalyze::cliAnalyze() {
     QVERIFY2(QFile::exists(kCli), qPrintable(kCli + QStringLiteral(" is missing: the tests build it")));
