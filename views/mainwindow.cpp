@@ -175,6 +175,7 @@ MainWindow::MainWindow(Options options, QWidget* parent)
     m_selection->addView(m_crossGpu, &CrossGpuView::configSelected, &CrossGpuView::setSelectedConfig);
     m_selection->addSource(m_compare, &CompareView::configSelected);
     m_selection->addFollower(m_details, &ConfigDetailsPanel::showConfig);
+    m_selection->addFollower(m_sourcePanel, &KernelSourcePanel::showConfig);
     m_selection->addFollower(m_problemPanel, &ProblemPanel::showLaunchOf);
     connect(m_heatmap, &HeatmapWidget::gridChanged, this, &MainWindow::onHeatmapGridChanged);
 
@@ -209,6 +210,9 @@ void MainWindow::createDocks() {
     m_sourcePanel = new KernelSourcePanel(m_document, this);
     m_compileCheck = new CompileCheckPanel(m_document, m_controller, this);
     m_compileCheck->setObjectName(QStringLiteral("compileCheck"));
+    // The Kernel Source panel reads a config's lines for the arch the Compile Check compiles for.
+    connect(m_compileCheck->archBox(), &QComboBox::currentTextChanged, m_sourcePanel, &KernelSourcePanel::setArch);
+    m_sourcePanel->setArch(m_compileCheck->archBox()->currentText());
     connect(m_compileCheck, &CompileCheckPanel::showSourceLine, this, [this](int line) {
         m_sourceDock->show();
         m_sourceDock->raise();

@@ -3,9 +3,11 @@
 // edited problem (tests/data/t1corpus/python_counts.py --count), undo against the exact earlier
 // problem, save against the file read back.
 
+#include "compile/sass.h"
 #include "mainwindow.h"
 #include "problem/compilecheck.h"
 #include "problem/expressionedit.h"
+#include "problem/kernelsourcepanel.h"
 #include "problem/kernelspecdialog.h"
 #include "problem/parametermodel.h"
 #include "problem/problemdocument.h"
@@ -21,6 +23,7 @@
 #include <QAction>
 #include <QComboBox>
 #include <QDirIterator>
+#include <QDockWidget>
 #include <QFile>
 #include <QJsonDocument>
 #include <QJsonObject>
@@ -82,6 +85,7 @@ private slots:
     void newProblemFromAKernel();
     void compileCheck();
     void registerRuleInOneClick();
+    void spillsBySourceLine();
     void kernelAndLaunch();
     void kernelFormKeepsEveryFile();
     void budgetSearchDeviceAndReferences();
@@ -590,6 +594,82 @@ void TestEditor::registerRuleInOneClick() {
     QVERIFY2(m_panel->countLabel()->text().startsWith(QStringLiteral("3 valid of 5 raw")),
              qPrintable(QString::fromStdString(problem->conditions[0].expression) + QStringLiteral(": ") +
                         m_panel->countLabel()->text()));
+}
+
+// The Kernel Source panel marks the selected config's spilling lines (with nvdisasm), and with a
+// config pinned, the lines that spill in one and not the other; without nvdisasm it says how to
+// get it.
+void TestEditor::spillsBySourceLine() {
+    writeFile(QStringLiteral("regs.cu"),
+              "extern \"C\" __global__ void __launch_bounds__(1024, 2) regs(float* out) {\n"
+              "    float acc[UNROLL];\n"
+              "#pragma unroll\n"
+              "    for (int i = 0; i < UNROLL; ++i) acc[i] = out[threadIdx.x + i * 32] * 1.5f;\n"
+              "#pragma unroll\n"
+              "    for (int r = 0; r < 4; ++r)\n"
+              "#pragma unroll\n"
+              "        for (int i = 0; i < UNROLL; ++i) acc[i] = acc[i] * acc[(i + 1) % UNROLL] + 1.0f;\n"
+              "    float s = 0;\n"
+              "#pragma unroll\n"
+              "    for (int i = 0; i < UNROLL; ++i) s += acc[i];\n"
+              "    out[threadIdx.x] = s;\n"
+              "}\n");
+    writeFile(QStringLiteral("regs.json"),
+              "{\"ConfigurationSpace\": {\"TuningParameters\": ["
+              "{\"Name\": \"UNROLL\", \"Type\": \"int\", \"Values\": \"[4, 128]\"}]},"
+              "\"KernelSpecification\": {\"Language\": \"CUDA\", \"KernelName\": \"regs\","
+              " \"KernelFile\": \"regs.cu\", \"GlobalSize\": {\"X\": \"1\"}, \"LocalSize\": {\"X\": \"32\"}}}");
+    openPath(m_dir->filePath(QStringLiteral("regs.json")));
+    KernelSourcePanel* panel = m_window->findChild<KernelSourcePanel*>();
+    QVERIFY(panel);
+    panel->showConfig(QStringLiteral("{\"UNROLL\":128}"));
+    QTRY_VERIFY_WITH_TIMEOUT(!panel->isBusy(), 120'000);
+    std::string why;
+    if (findNvdisasm(&why).empty()) {
+        QVERIFY2(panel->linesLabel()->text().contains(QStringLiteral("nvidia-cuda-nvdisasm")),
+                 qPrintable(panel->linesLabel()->text()));
+        QVERIFY(panel->sourceView()->lineMarks().empty());
+        QSKIP("nvdisasm is not installed: the marks themselves are not checked");
+    }
+    const std::map<int, LineMark>& marks = panel->sourceView()->lineMarks();
+    QVERIFY2(!marks.empty(), qPrintable(panel->linesLabel()->text()));
+    int spills = 0;
+    for (const auto& [line, mark] : marks) {
+        spills += mark.spills();
+        if (mark.spills() > 0)
+            QVERIFY2(mark.tooltip.contains(QStringLiteral("STL")) || mark.tooltip.contains(QStringLiteral("LDL")),
+                     qPrintable(mark.tooltip));
+    }
+    QVERIFY(spills > 0);
+    QVERIFY(marks.count(8) && marks.at(8).spills() > 0); // the loop that keeps 128 values live
+    QVERIFY2(panel->linesLabel()->text().contains(QStringLiteral("UNROLL=128")),
+             qPrintable(panel->linesLabel()->text()));
+    const QByteArray shots = qgetenv("TILESCOPE_SCREENSHOT_DIR");
+    auto screenshot = [&](const QString& name) {
+        if (shots.isEmpty())
+            return;
+        m_window->resize(1366, 768);
+        if (auto* dock = m_window->findChild<QDockWidget*>(QStringLiteral("sourceDock"))) {
+            dock->show();
+            dock->raise();
+        }
+        QApplication::processEvents();
+        m_window->grab().save(QString::fromLocal8Bit(shots) + QStringLiteral("/") + name);
+    };
+    screenshot(QStringLiteral("source-lines.png"));
+
+    // Pinned, then the config that does not spill: the lines that spill only in the pinned one.
+    QVERIFY(panel->pinButton()->isEnabled());
+    QTest::mouseClick(panel->pinButton(), Qt::LeftButton);
+    panel->showConfig(QStringLiteral("{\"UNROLL\":4}"));
+    QTRY_VERIFY_WITH_TIMEOUT(!panel->isBusy(), 120'000);
+    const QString compared = panel->linesLabel()->text();
+    QVERIFY2(compared.contains(QStringLiteral("against the pinned")), qPrintable(compared));
+    QVERIFY2(compared.contains(QStringLiteral("Spill in the pinned config only: line")), qPrintable(compared));
+    QVERIFY2(compared.contains(QStringLiteral("8")), qPrintable(compared));
+    const std::map<int, LineMark>& diff = panel->sourceView()->lineMarks();
+    QVERIFY(diff.count(8) && diff.at(8).otherSpills > 0 && diff.at(8).spills() == 0);
+    screenshot(QStringLiteral("source-lines-compared.png"));
 }
 
 void TestEditor::kernelAndLaunch() {

@@ -2,11 +2,18 @@
 
 // The Kernel Source panel: the open problem's kernel file (its name and folder above, the source
 // highlighted below, or why it could not be read), or a note on how to open a problem. Follows
-// the ProblemDocument.
+// the ProblemDocument. For the selected config it marks the lines with spill and local-memory
+// instructions (compiled with line information and read with nvdisasm, off the GUI thread);
+// with a config pinned, it shows which lines spill in one and not the other.
+
+#include "common/backgroundtask.h"
 
 #include <QStackedWidget>
 
+#include <memory>
+
 class QLabel;
+class QToolButton;
 
 namespace tilescope::views {
 
@@ -17,15 +24,43 @@ class KernelSourcePanel : public QStackedWidget {
     Q_OBJECT
 public:
     KernelSourcePanel(ProblemDocument* document, QWidget* parent = nullptr);
+    ~KernelSourcePanel() override;
 
     SourceView* sourceView() const { return m_sourceView; }
+    /// What the marks say: the selected config's spills by line, or why there are none.
+    QLabel* linesLabel() const { return m_lines; }
+    /// Pins the config shown, or unpins: lines are then compared with the pinned config's.
+    QToolButton* pinButton() const { return m_pin; }
+    bool isBusy() const { return m_busy; }
+
+    /// Marks the lines of `configJson` (compact JSON, as the selection passes it); "" clears.
+    void showConfig(const QString& configJson);
+    /// The architecture the lines are read for (default sm_90).
+    void setArch(const QString& arch);
+
+    struct Lines;
+
+signals:
+    /// The marks of a config arrived (or why they could not be read).
+    void linesShown();
 
 private:
     void onProblemChanged();
+    void showLines(const std::shared_ptr<const Lines>& lines);
+    void render();
+    void togglePin();
 
     ProblemDocument* m_document;
     SourceView* m_sourceView = nullptr;
     QLabel* m_header = nullptr;
+    QLabel* m_lines = nullptr;
+    QToolButton* m_pin = nullptr;
+    QString m_arch = QStringLiteral("sm_90");
+    QString m_config;                      // the selected config's JSON
+    std::shared_ptr<const Lines> m_shown;  // its lines
+    std::shared_ptr<const Lines> m_pinned; // the pinned config's
+    bool m_busy = false;
+    BackgroundTask m_task{this};
 };
 
 } // namespace tilescope::views
