@@ -104,8 +104,8 @@ private:
     std::map<std::string, std::vector<std::string>> m_files;
 };
 
-/// Compiles every compiled record again with line information (the same code: line tables only;
-/// the cache keeps both) and counts its entry function's instructions by source line.
+/// Every compiled record's cubin again (from the cache: the compiles carry line information)
+/// disassembled, its entry function's instructions counted by source line.
 std::vector<LineReport> readLines(const StaticAnalyzer& analyzer, const std::vector<ConfigAnalysis>& results,
                                   CompileService& service, const std::filesystem::path& nvdisasm) {
     std::vector<CompileRequest> requests;
@@ -113,10 +113,8 @@ std::vector<LineReport> readLines(const StaticAnalyzer& analyzer, const std::vec
     for (std::size_t i = 0; i < results.size(); ++i) {
         if (!results[i].compiled())
             continue;
-        CompileRequest request = analyzer.requests().request(results[i].config, results[i].arch);
-        if (std::find(request.options.begin(), request.options.end(), kLineInfoOption) == request.options.end())
-            request.options.push_back(kLineInfoOption);
-        requests.push_back(std::move(request));
+        // The same request as the analysis (every compile has line information): from the cache.
+        requests.push_back(analyzer.requests().request(results[i].config, results[i].arch));
         which.push_back(i);
     }
     std::vector<LineReport> reports(results.size());
@@ -708,7 +706,7 @@ void registerAnalyze(CLI::App& app) {
     cmd->add_flag("--lines", opt->lines,
                   "Also say where each config's local memory is, by source line: the lines with spill stores and "
                   "loads (registers spilled and refilled) or a local array's loads and stores, most first, with their "
-                  "text (the configs are compiled again with line information, which does not change the code, and "
+                  "text (every compile carries line information, which does not change the code; the binaries are "
                   "read with the CUDA toolkit's nvdisasm: on PATH, beside nvcc, in $CUDA_HOME/bin, or "
                   "$TILESCOPE_NVDISASM; with --json, each record's \"lines\"");
     setAction(cmd, [opt] { return runAnalyze(*opt); });

@@ -1,6 +1,7 @@
 #include "compile/requestbuilder.h"
 
 #include "base/error.h"
+#include "compile/sass.h"
 #include "spec/launchgeometry.h"
 #include "spec/tuningproblem.h"
 
@@ -209,6 +210,11 @@ RequestBuilder::RequestBuilder(const TuningProblem& problem, std::size_t shapeIn
     m_base.sourceName = path.filename().string();
     m_base.kernelName = problem.kernelName;
     m_base.options = problem.compilerOptions;
+    // Every compile carries line information: line tables only, the same code (so a config's
+    // machine code can be read by source line, and memcheck names lines), in the cache key.
+    if (std::find(m_base.options.begin(), m_base.options.end(), kLineInfoOption) == m_base.options.end() &&
+        std::find(m_base.options.begin(), m_base.options.end(), "-lineinfo") == m_base.options.end())
+        m_base.options.emplace_back(kLineInfoOption);
     std::error_code ec;
     const std::filesystem::path dir = std::filesystem::absolute(path, ec).parent_path();
     if (!ec && !dir.empty())

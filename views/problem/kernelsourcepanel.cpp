@@ -58,10 +58,7 @@ std::shared_ptr<const KernelSourcePanel::Lines> readLines(std::shared_ptr<const 
     }
     try {
         const RequestBuilder builder(*problem, shape);
-        CompileRequest request = builder.request(*config, arch);
-        static const std::string lineInfo(kLineInfoOption);
-        request.options.push_back(lineInfo);
-        const CompileResult compiled = compileKernel(request);
+        const CompileResult compiled = compileKernel(builder.request(*config, arch)); // with line information
         if (!compiled.ok()) {
             lines->error = QObject::tr("It does not compile: %1").arg(QString::fromStdString(compiled.message));
             return lines;

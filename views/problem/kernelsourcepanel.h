@@ -3,7 +3,7 @@
 // The Kernel Source panel: the open problem's kernel file (its name and folder above, the source
 // highlighted below, or why it could not be read), or a note on how to open a problem. Follows
 // the ProblemDocument. For the selected config it marks the lines with spill and local-memory
-// instructions (compiled with line information and read with nvdisasm, off the GUI thread);
+// instructions (its compile, which carries line information, read with nvdisasm off the GUI thread);
 // with a config pinned, it shows which lines spill in one and not the other.
 
 #include "common/backgroundtask.h"

@@ -4,10 +4,10 @@
 // requests built from a tuning problem.
 
 #include "base/error.h"
+#include "base/sha256.h"
 #include "compile/compilecache.h"
 #include "compile/compileservice.h"
 #include "compile/requestbuilder.h"
-#include "base/sha256.h"
 #include "space/configspace.h"
 #include "spec/tuningproblem.h"
 
@@ -579,7 +579,8 @@ void TestCompileCache::requestBuilder() {
     QCOMPARE(request.kernelName, std::string("broken"));
     QCOMPARE(request.sourceName, std::string("broken.cu"));
     QCOMPARE(request.arch, std::string("sm_80"));
-    QCOMPARE(request.options, std::vector<std::string>{"-std=c++17"});
+    // The problem's options, then line information (every compile has it: the same code).
+    QCOMPARE(request.options, (std::vector<std::string>{"-std=c++17", "--generate-line-info"}));
     // Kernel Tuner's order: the grid, the block (LocalSize here: BLOCK threads), the parameters,
     // kernel_tuner.
     const std::int64_t block = space.value(config, 0).i;
