@@ -57,6 +57,7 @@
 #include <QWindow>
 
 #include <algorithm>
+#include <unordered_set>
 #include <utility>
 
 namespace tilescope::views {
@@ -176,6 +177,24 @@ MainWindow::MainWindow(Options options, QWidget* parent)
     m_selection->addSource(m_compare, &CompareView::configSelected);
     m_selection->addFollower(m_details, &ConfigDetailsPanel::showConfig);
     m_selection->addFollower(m_sourcePanel, &KernelSourcePanel::showConfig);
+    // Heatmap by a line: the configs of the results shown, counted by the Kernel Source panel.
+    connect(m_sourcePanel, &KernelSourcePanel::lineCountsRequested, this, [this](int line) {
+        std::vector<QString> configs;
+        if (const auto results = m_heatmap->results()) {
+            std::unordered_set<std::string> seen;
+            for (const ResultRecord& r : *results)
+                if (r.ok() && seen.insert(configJson(r.config)).second)
+                    configs.push_back(QString::fromStdString(configJson(r.config)));
+        }
+        m_sourcePanel->countLine(line, std::move(configs));
+    });
+    connect(m_sourcePanel, &KernelSourcePanel::lineQuantity, this, [this](const Quantity& quantity) {
+        HeatmapSpec spec = m_heatmap->spec();
+        spec.quantity = quantity;
+        m_heatmap->setSpec(spec);
+        m_heatmapDock->show();
+        m_heatmapDock->raise();
+    });
     m_selection->addFollower(m_problemPanel, &ProblemPanel::showLaunchOf);
     connect(m_heatmap, &HeatmapWidget::gridChanged, this, &MainWindow::onHeatmapGridChanged);
 

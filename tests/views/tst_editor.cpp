@@ -5,6 +5,7 @@
 
 #include "compile/sass.h"
 #include "mainwindow.h"
+#include "plots/heatmapwidget.h"
 #include "problem/compilecheck.h"
 #include "problem/expressionedit.h"
 #include "problem/kernelsourcepanel.h"
@@ -34,6 +35,7 @@
 #include <QPlainTextEdit>
 #include <QProcess>
 #include <QPushButton>
+#include <QSignalSpy>
 #include <QSpinBox>
 #include <QStandardPaths>
 #include <QTabWidget>
@@ -642,6 +644,7 @@ void TestEditor::spillsBySourceLine() {
     }
     QVERIFY(spills > 0);
     QVERIFY(marks.count(8) && marks.at(8).spills() > 0); // the loop that keeps 128 values live
+    const int line8Spills = marks.at(8).spills();
     QVERIFY2(panel->linesLabel()->text().contains(QStringLiteral("UNROLL=128")),
              qPrintable(panel->linesLabel()->text()));
     const QByteArray shots = qgetenv("TILESCOPE_SCREENSHOT_DIR");
@@ -670,6 +673,21 @@ void TestEditor::spillsBySourceLine() {
     const std::map<int, LineMark>& diff = panel->sourceView()->lineMarks();
     QVERIFY(diff.count(8) && diff.at(8).otherSpills > 0 && diff.at(8).spills() == 0);
     screenshot(QStringLiteral("source-lines-compared.png"));
+
+    // The heatmap by line 8: each config's spill instructions there (the window's heatmap takes
+    // the quantity).
+    QSignalSpy counted(panel, &KernelSourcePanel::lineQuantity);
+    panel->countLine(8, {QStringLiteral("{\"UNROLL\":4}"), QStringLiteral("{\"UNROLL\":128}")});
+    QTRY_COMPARE_WITH_TIMEOUT(counted.size(), 1, 120'000);
+    const Quantity quantity = counted.front().front().value<Quantity>();
+    QCOMPARE(quantity.kind, QuantityKind::LineSpills);
+    QCOMPARE(quantity.line, std::string("regs.cu:8"));
+    QVERIFY(quantity.byConfig);
+    QCOMPARE(quantity.byConfig->at("{\"UNROLL\":4}"), 0.0);
+    QCOMPARE(quantity.byConfig->at("{\"UNROLL\":128}"), double(line8Spills));
+    HeatmapWidget* heatmap = m_window->findChild<HeatmapWidget*>();
+    QVERIFY(heatmap);
+    QCOMPARE(heatmap->spec().quantity.kind, QuantityKind::LineSpills);
 }
 
 void TestEditor::kernelAndLaunch() {

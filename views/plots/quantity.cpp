@@ -69,6 +69,12 @@ std::optional<double> quantityValue(const ResultRecord& result, const Quantity& 
     }
     case QuantityKind::Metric:
         return metricValue(result, quantity.metric);
+    case QuantityKind::LineSpills: {
+        if (!quantity.byConfig)
+            return std::nullopt;
+        const auto it = quantity.byConfig->find(configJson(result.config));
+        return it == quantity.byConfig->end() ? std::nullopt : std::optional<double>(it->second);
+    }
     }
     return std::nullopt;
 }
@@ -85,6 +91,7 @@ bool higherIsBetter(const Quantity& quantity) {
     case QuantityKind::Registers:
     case QuantityKind::SpillStores:
     case QuantityKind::LocalSectors:
+    case QuantityKind::LineSpills:
         return false;
     }
     return false;
@@ -108,6 +115,8 @@ QString quantityLabel(const Quantity& quantity, const std::string& objectiveName
         return QStringLiteral("local-memory sectors (ld + st)");
     case QuantityKind::Metric:
         return QString::fromStdString(metricLabel(quantity.metric));
+    case QuantityKind::LineSpills:
+        return QStringLiteral("spill instructions at %1").arg(QString::fromStdString(quantity.line));
     }
     return {};
 }
@@ -146,6 +155,8 @@ QString formatQuantityValue(double value, const Quantity& quantity, const std::s
         return number + QStringLiteral(" sectors");
     case QuantityKind::Metric:
         return number;
+    case QuantityKind::LineSpills:
+        return number + QStringLiteral(" spill instructions");
     }
     return number;
 }

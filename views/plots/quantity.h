@@ -11,6 +11,7 @@
 #include <QStringList>
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <unordered_map>
@@ -28,13 +29,23 @@ enum class QuantityKind : std::uint8_t {
     AchievedOccupancy,    ///< percent, CUPTI sm__warps_active.avg.pct_of_peak_sustained_active
     LocalSectors,         ///< CUPTI local load + store sectors (spill traffic)
     Metric,               ///< any other CUPTI metric, by name
+    LineSpills,           ///< spill instructions at one source line (the Kernel Source panel counts them)
 };
 
 /// What a plot shows of a result.
 struct Quantity {
+    Quantity(QuantityKind kindOf = QuantityKind::LatencyUs, std::string metricName = {}, bool higher = false)
+        : kind(kindOf)
+        , metric(std::move(metricName))
+        , metricHigherIsBetter(higher) {}
+
     QuantityKind kind = QuantityKind::LatencyUs;
     std::string metric;                ///< the CUPTI name, for QuantityKind::Metric
     bool metricHigherIsBetter = false; ///< an arbitrary metric's direction is not known: the caller says
+    /// For QuantityKind::LineSpills: the line ("regs.cu:8") and each config's count there, by the
+    /// config's compact JSON (configJson), immutable and shared with the threads that plot it.
+    std::string line;
+    std::shared_ptr<const std::unordered_map<std::string, double>> byConfig;
 
     bool operator==(const Quantity&) const = default;
 };

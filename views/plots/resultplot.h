@@ -44,6 +44,8 @@ public:
     bool savePdf(const QString& path, int width = 0, int height = 0);
 
     QCustomPlot* plot() const { return m_plot; }
+    /// The results shown (null before the first).
+    std::shared_ptr<const std::vector<ResultRecord>> results() const { return m_results; }
 
 protected:
     explicit ResultPlot(QWidget* parent);

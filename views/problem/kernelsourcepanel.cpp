@@ -5,7 +5,9 @@
 #include "problem/sourceview.h"
 
 #include "analysis/sourcelines.h"
+#include "compile/compilecache.h"
 #include "compile/compiler.h"
+#include "compile/compileservice.h"
 #include "compile/requestbuilder.h"
 #include "compile/sass.h"
 #include "exchange/configcodec.h"
@@ -23,6 +25,7 @@
 #include <QVBoxLayout>
 
 #include <filesystem>
+#include <unordered_map>
 
 namespace tilescope::views {
 
@@ -109,6 +112,12 @@ KernelSourcePanel::KernelSourcePanel(ProblemDocument* document, QWidget* parent)
     m_pin->setToolTip(tr("Keep this config's lines; the next config selected is compared with it line by line"));
     m_pin->setEnabled(false);
     connect(m_pin, &QToolButton::clicked, this, &KernelSourcePanel::togglePin);
+    m_byLine = new QToolButton(this);
+    m_byLine->setText(tr("Heatmap by this line"));
+    m_byLine->setToolTip(tr("Colour the heatmap by the spill instructions at the line under the cursor, for every "
+                            "config of the results"));
+    connect(m_byLine, &QToolButton::clicked, this,
+            [this]() { emit lineCountsRequested(m_sourceView->textCursor().blockNumber() + 1); });
     auto* kernelPage = new QWidget(this);
     auto* kernelLayout = new QVBoxLayout(kernelPage);
     kernelLayout->setContentsMargins(0, 0, 0, 0);
@@ -118,6 +127,7 @@ KernelSourcePanel::KernelSourcePanel(ProblemDocument* document, QWidget* parent)
     linesRow->setContentsMargins(0, 0, 6, 0);
     linesRow->addWidget(m_lines, 1);
     linesRow->addWidget(m_pin, 0, Qt::AlignTop);
+    linesRow->addWidget(m_byLine, 0, Qt::AlignTop);
     kernelLayout->addLayout(linesRow);
     kernelLayout->addWidget(m_sourceView, 1);
     addWidget(emptyStateLabel(
@@ -197,6 +207,81 @@ void KernelSourcePanel::showLines(const std::shared_ptr<const Lines>& lines) {
     emit linesShown();
 }
 
+void KernelSourcePanel::countLine(int line, std::vector<QString> configs) {
+    const auto problem = m_document->problem();
+    if (!problem || configs.empty() || !m_document->kernelError().isEmpty()) {
+        m_lines->setText(tr("There are no results to colour by line %1.").arg(line));
+        return;
+    }
+    m_counting = true;
+    const QString kernelName = QFileInfo(m_document->kernelPath()).fileName();
+    m_lines->setText(tr("Counting the spills at line %1 in %2 configs…").arg(line).arg(configs.size()));
+    const std::size_t shape = static_cast<std::size_t>(std::max(0, m_document->shapeIndex()));
+    struct Counted {
+        Quantity quantity;
+        QString error;
+        std::size_t failed = 0;
+    };
+    m_lineTask.start(
+        [problem, shape, line, configs = std::move(configs), kernelName, arch = m_arch.toStdString()]() {
+            Counted out;
+            std::string missing;
+            const std::filesystem::path nvdisasm = findNvdisasm(&missing);
+            if (nvdisasm.empty()) {
+                out.error = QString::fromStdString(missing);
+                return out;
+            }
+            try {
+                const RequestBuilder builder(*problem, shape);
+                std::vector<CompileRequest> requests;
+                std::vector<std::string> keys;
+                for (const QString& json : configs) {
+                    const std::optional<ConfigValues> values = parseConfigJson(json.toStdString());
+                    const std::optional<Config> config = values ? configFromValues(*problem, *values) : std::nullopt;
+                    if (!config)
+                        continue;
+                    requests.push_back(builder.request(*config, arch));
+                    keys.push_back(configJson(*values));
+                }
+                CompileService service({0, std::make_shared<CompileCache>()});
+                const std::vector<CompileResult> compiled = service.compileAll(requests);
+                auto counts = std::make_shared<std::unordered_map<std::string, double>>();
+                for (std::size_t i = 0; i < compiled.size(); ++i) {
+                    const Disassembly d = compiled[i].ok() ? disassemble(compiled[i].cubin, nvdisasm) : Disassembly{};
+                    const SassFunction* f = d.ok ? findFunction(d, compiled[i].entryName) : nullptr;
+                    if (!f) {
+                        ++out.failed;
+                        continue;
+                    }
+                    double spills = 0;
+                    for (const SassInstruction& ins : f->instructions)
+                        if (ins.line == line && ins.spill &&
+                            QFileInfo(QString::fromStdString(ins.file)).fileName() == kernelName)
+                            spills += 1;
+                    (*counts)[keys[i]] = spills;
+                }
+                out.quantity.kind = QuantityKind::LineSpills;
+                out.quantity.line = kernelName.toStdString() + ":" + std::to_string(line);
+                out.quantity.byConfig = std::move(counts);
+            } catch (const std::exception& e) {
+                out.error = QString::fromUtf8(e.what());
+            }
+            return out;
+        },
+        [this, line](Counted counted) {
+            m_counting = false;
+            if (!counted.error.isEmpty()) {
+                m_lines->setText(counted.error.toHtmlEscaped());
+                return;
+            }
+            m_lines->setText(tr("The heatmap shows the spill instructions at line %1 (%2 configs%3).")
+                                 .arg(line)
+                                 .arg(counted.quantity.byConfig->size())
+                                 .arg(counted.failed ? tr("; %1 did not compile").arg(counted.failed) : QString()));
+            emit lineQuantity(counted.quantity);
+        });
+}
+
 void KernelSourcePanel::togglePin() {
     m_pinned = m_pin->isChecked() ? m_shown : nullptr;
     m_pin->setText(m_pinned ? tr("Pinned: %1").arg(m_pinned->label) : tr("Pin for comparison"));
@@ -205,6 +290,7 @@ void KernelSourcePanel::togglePin() {
 
 void KernelSourcePanel::render() {
     m_pin->setEnabled(m_shown && m_shown->error.isEmpty());
+    m_byLine->setEnabled(m_document->problem() != nullptr);
     if (!m_shown) {
         m_sourceView->setLineMarks({});
         if (!m_busy)

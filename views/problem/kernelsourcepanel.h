@@ -7,6 +7,7 @@
 // with a config pinned, it shows which lines spill in one and not the other.
 
 #include "common/backgroundtask.h"
+#include "plots/quantity.h"
 
 #include <QStackedWidget>
 
@@ -32,17 +33,27 @@ public:
     /// Pins the config shown, or unpins: lines are then compared with the pinned config's.
     QToolButton* pinButton() const { return m_pin; }
     bool isBusy() const { return m_busy; }
+    /// Asks for the heatmap to be coloured by the spills at the line under the cursor.
+    QToolButton* heatmapButton() const { return m_byLine; }
+    bool isCountingLine() const { return m_counting; }
 
     /// Marks the lines of `configJson` (compact JSON, as the selection passes it); "" clears.
     void showConfig(const QString& configJson);
     /// The architecture the lines are read for (default sm_90).
     void setArch(const QString& arch);
+    /// Counts the spill instructions at kernel line `line` of each config (compact JSON), off the
+    /// GUI thread (the compile cache serves configs compiled before); lineQuantity() follows.
+    void countLine(int line, std::vector<QString> configs);
 
     struct Lines;
 
 signals:
     /// The marks of a config arrived (or why they could not be read).
     void linesShown();
+    /// The heatmap button was pressed for kernel line `line`.
+    void lineCountsRequested(int line);
+    /// The counts of countLine(): a quantity for the plots (QuantityKind::LineSpills).
+    void lineQuantity(const Quantity& quantity);
 
 private:
     void onProblemChanged();
@@ -55,6 +66,9 @@ private:
     QLabel* m_header = nullptr;
     QLabel* m_lines = nullptr;
     QToolButton* m_pin = nullptr;
+    QToolButton* m_byLine = nullptr;
+    bool m_counting = false;
+    BackgroundTask m_lineTask{this};
     QString m_arch = QStringLiteral("sm_90");
     QString m_config;                      // the selected config's JSON
     std::shared_ptr<const Lines> m_shown;  // its lines
