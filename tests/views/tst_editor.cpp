@@ -101,6 +101,9 @@ private:
     void openPath(const QString& path);
     // Writes `text` to a file of the test's folder.
     void writeFile(const QString& name, const QByteArray& text);
+    // regs.cu: UNROLL live values under __launch_bounds__(1024, 2), 32 registers a thread at
+    // most, so that 64 and 128 spill (line 8 keeps them live across a loop).
+    void writeRegsKernel();
     void waitForCount();
     // Python's (raw, valid) count of the problem now in the editor.
     std::pair<std::uint64_t, std::uint64_t> pythonCount();
@@ -560,8 +563,7 @@ void TestEditor::compileCheck() {
     QCOMPARE(m_window->findChild<SourceView*>()->textCursor().blockNumber(), 4);
 }
 
-void TestEditor::registerRuleInOneClick() {
-    // 32 registers a thread at most (__launch_bounds__): 64 and 128 live values spill.
+void TestEditor::writeRegsKernel() {
     writeFile(QStringLiteral("regs.cu"),
               "extern \"C\" __global__ void __launch_bounds__(1024, 2) regs(float* out) {\n"
               "    float acc[UNROLL];\n"
@@ -576,6 +578,11 @@ void TestEditor::registerRuleInOneClick() {
               "    for (int i = 0; i < UNROLL; ++i) s += acc[i];\n"
               "    out[threadIdx.x] = s;\n"
               "}\n");
+}
+
+void TestEditor::registerRuleInOneClick() {
+    // 32 registers a thread at most (__launch_bounds__): 64 and 128 live values spill.
+    writeRegsKernel();
     writeFile(QStringLiteral("regs.json"),
               "{\"ConfigurationSpace\": {\"TuningParameters\": ["
               "{\"Name\": \"UNROLL\", \"Type\": \"int\", \"Values\": \"[2, 4, 8, 64, 128]\"}]},"
@@ -602,20 +609,7 @@ void TestEditor::registerRuleInOneClick() {
 // config pinned, the lines that spill in one and not the other; without nvdisasm it says how to
 // get it.
 void TestEditor::spillsBySourceLine() {
-    writeFile(QStringLiteral("regs.cu"),
-              "extern \"C\" __global__ void __launch_bounds__(1024, 2) regs(float* out) {\n"
-              "    float acc[UNROLL];\n"
-              "#pragma unroll\n"
-              "    for (int i = 0; i < UNROLL; ++i) acc[i] = out[threadIdx.x + i * 32] * 1.5f;\n"
-              "#pragma unroll\n"
-              "    for (int r = 0; r < 4; ++r)\n"
-              "#pragma unroll\n"
-              "        for (int i = 0; i < UNROLL; ++i) acc[i] = acc[i] * acc[(i + 1) % UNROLL] + 1.0f;\n"
-              "    float s = 0;\n"
-              "#pragma unroll\n"
-              "    for (int i = 0; i < UNROLL; ++i) s += acc[i];\n"
-              "    out[threadIdx.x] = s;\n"
-              "}\n");
+    writeRegsKernel();
     writeFile(QStringLiteral("regs.json"),
               "{\"ConfigurationSpace\": {\"TuningParameters\": ["
               "{\"Name\": \"UNROLL\", \"Type\": \"int\", \"Values\": \"[4, 128]\"}]},"
