@@ -400,6 +400,11 @@ bool MainWindow::isLoadingResults() const {
     return m_session->isLoading();
 }
 
+bool MainWindow::hasResultsLoaded() const {
+    const auto grid = m_heatmap->grid();
+    return grid && !grid->empty() && !m_heatmap->isBusy();
+}
+
 bool MainWindow::hasResultsShown() const {
     const auto grid = m_heatmap->grid();
     return grid && !grid->empty() && grid->okCount > 0 && !m_heatmap->isBusy();

@@ -113,6 +113,9 @@ public:
     /// True while a recording is being read.
     bool isLoadingResults() const;
     /// The heatmap shows results (a grid with at least one measured cell).
+    /// Results are on the heatmap, measured or not (a recording of static analysis has no time
+    /// to colour by, yet its results are there).
+    bool hasResultsLoaded() const;
     bool hasResultsShown() const;
     /// The results on screen (never null).
     ResultsSnapshot results() const;

@@ -139,12 +139,12 @@ int main(int argc, char** argv) {
         // Grabs once the space is summarised and, with results to show, the heatmap has them.
         const bool comparing = parser.isSet(compare);
         auto ready = [&window, expectResults, comparing]() {
-            return !window.isBusy() && !window.isLoadingResults() && (!expectResults || window.hasResultsShown()) &&
+            return !window.isBusy() && !window.isLoadingResults() && (!expectResults || window.hasResultsLoaded()) &&
                    (!comparing || (!window.compareView()->isLoading() &&
                                    (window.compareView()->comparison() || !window.compareView()->error().isEmpty())));
         };
         auto save = [&window, &app, file, &opened, expectResults]() {
-            if (expectResults && !window.hasResultsShown())
+            if (expectResults && !window.hasResultsLoaded())
                 opened = false; // the recording did not open
             if (!window.grab().save(file, "PNG")) {
                 fail(QStringLiteral("cannot write the screenshot %1").arg(file));
@@ -157,7 +157,7 @@ int main(int argc, char** argv) {
         // Once ready, layouts and pending paints settle before grabbing.
         auto* poll = new QTimer(&app);
         QObject::connect(poll, &QTimer::timeout, &app, [poll, ready, save, &window, opened, expectResults]() {
-            const bool failedToLoad = expectResults && !window.isLoadingResults() && !window.hasResultsShown() &&
+            const bool failedToLoad = expectResults && !window.isLoadingResults() && !window.hasResultsLoaded() &&
                                       !window.errorBanner()->isHidden();
             if (opened && !ready() && !failedToLoad)
                 return;
