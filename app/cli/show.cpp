@@ -7,6 +7,7 @@
 
 #include "analysis/clocks.h"
 #include "analysis/confidence.h"
+#include "analysis/pareto.h"
 #include "analysis/verificationsplit.h"
 #include "base/error.h"
 #include "exchange/recording.h"
@@ -17,10 +18,13 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <functional>
 #include <iostream>
+#include <optional>
 
 namespace tilescope::cli {
 
@@ -31,6 +35,7 @@ struct ShowOptions {
     std::int64_t session = 0;
     std::size_t top = 0;
     bool json = false;
+    std::string pareto; ///< "A,B": list the session's Pareto front of two quantities
     CLI::Option* sessionOption = nullptr;
     CLI::Option* topOption = nullptr;
 };
@@ -89,6 +94,134 @@ Json resultJson(const ResultRecord& r, std::size_t rank, const SessionInfo& sess
     return out;
 }
 
+/// One quantity of `--pareto`: its name, direction and how to read it from a result.
+struct ParetoAxis {
+    std::string name;
+    bool higherIsBetter = false;
+    std::function<std::optional<double>(const ResultRecord&)> value;
+};
+
+/// "time", the session's objective (its name, or "objective"), "registers", "occupancy", or a
+/// metric by name; ":max" or ":min" after a name sets its direction (default: lower is better,
+/// higher for the objective and occupancy). Throws InputError naming what the session has.
+ParetoAxis paretoAxis(std::string text, const SessionInfo& session, const std::vector<ResultRecord>& ok,
+                      const std::string& db) {
+    ParetoAxis axis;
+    std::optional<bool> direction;
+    for (const auto& [suffix, higher] : {std::pair{":max", true}, std::pair{":min", false}}) {
+        const std::string s(suffix);
+        if (text.size() > s.size() && text.compare(text.size() - s.size(), s.size(), s) == 0) {
+            direction = higher;
+            text.resize(text.size() - s.size());
+        }
+    }
+    axis.name = text;
+    if (text == "time") {
+        axis.value = [](const ResultRecord& r) -> std::optional<double> { return r.measurement.time.medianMs; };
+    } else if (text == "objective" || (!session.objectiveName.empty() && text == session.objectiveName)) {
+        axis.higherIsBetter = true;
+        axis.value = [](const ResultRecord& r) { return r.objective; };
+    } else if (text == "registers") {
+        axis.value = [](const ResultRecord& r) -> std::optional<double> {
+            if (r.measurement.staticInfo && r.measurement.staticInfo->registers >= 0)
+                return r.measurement.staticInfo->registers;
+            return std::nullopt;
+        };
+    } else if (text == "occupancy") {
+        axis.higherIsBetter = true;
+        axis.value = [](const ResultRecord& r) { return r.occupancy; };
+    } else {
+        axis.value = [text](const ResultRecord& r) -> std::optional<double> {
+            for (const Metric& m : r.measurement.metrics)
+                if (m.name == text)
+                    return m.value;
+            return std::nullopt;
+        };
+    }
+    if (direction)
+        axis.higherIsBetter = *direction;
+    const bool any =
+        std::any_of(ok.begin(), ok.end(), [&](const ResultRecord& r) { return axis.value(r).has_value(); });
+    if (!any) {
+        std::vector<std::string> names{"time"};
+        if (!session.objectiveName.empty())
+            names.push_back(session.objectiveName);
+        if (std::any_of(ok.begin(), ok.end(),
+                        [](const ResultRecord& r) { return r.measurement.staticInfo.has_value(); }))
+            names.push_back("registers");
+        if (std::any_of(ok.begin(), ok.end(), [](const ResultRecord& r) { return r.occupancy.has_value(); }))
+            names.push_back("occupancy");
+        for (const ResultRecord& r : ok)
+            for (const Metric& m : r.measurement.metrics)
+                if (std::find(names.begin(), names.end(), m.name) == names.end())
+                    names.push_back(m.name);
+        std::string list;
+        for (const std::string& n : names)
+            list += (list.empty() ? "" : ", ") + n;
+        throw InputError(db, "--pareto",
+                         "no measured result of session " + std::to_string(session.id) + " has '" + text +
+                             "' (it has: " + list + ")");
+    }
+    return axis;
+}
+
+/// `show --pareto A,B`: the configs no other measured config beats on both.
+int showPareto(const ShowOptions& opt, const ResultStore& store, const SessionInfo& session) {
+    const std::size_t comma = opt.pareto.find(',');
+    if (comma == std::string::npos || opt.pareto.find(',', comma + 1) != std::string::npos)
+        throw InputError(opt.db, "--pareto",
+                         "give two quantities separated by a comma, e.g. time,energy (got '" + opt.pareto + "')");
+    std::vector<ResultRecord> ok;
+    for (ResultRecord& r : store.results(session.id))
+        if (r.ok())
+            ok.push_back(std::move(r));
+    const ParetoAxis a = paretoAxis(opt.pareto.substr(0, comma), session, ok, opt.db);
+    const ParetoAxis b = paretoAxis(opt.pareto.substr(comma + 1), session, ok, opt.db);
+    std::vector<std::array<double, 2>> points;
+    for (const ResultRecord& r : ok)
+        points.push_back({a.value(r).value_or(std::nan("")), b.value(r).value_or(std::nan(""))});
+    const std::vector<std::size_t> front = paretoFront(points, {a.higherIsBetter, b.higherIsBetter});
+    if (opt.json) {
+        Json list = Json::array();
+        for (std::size_t k = 0; k < front.size(); ++k) {
+            Json j = resultJson(ok[front[k]], k + 1, session);
+            j["pareto"] = Json{{a.name, number(points[front[k]][0])}, {b.name, number(points[front[k]][1])}};
+            list.push_back(std::move(j));
+        }
+        std::cout << list.dump(2) << "\n";
+        return kOk;
+    }
+    std::vector<std::string> parameters;
+    for (const auto& [name, value] : ok.empty() ? ConfigValues() : ok.front().config)
+        parameters.push_back(name);
+    std::vector<std::string> headers{"#"};
+    std::vector<bool> right{true};
+    for (const std::string& p : parameters) {
+        headers.push_back(p);
+        right.push_back(true);
+    }
+    headers.push_back(a.name + (a.higherIsBetter ? " (max)" : " (min)"));
+    headers.push_back(b.name + (b.higherIsBetter ? " (max)" : " (min)"));
+    right.insert(right.end(), {true, true});
+    TextTable table(headers, right);
+    for (std::size_t k = 0; k < front.size(); ++k) {
+        const ResultRecord& r = ok[front[k]];
+        std::vector<std::string> row{std::to_string(k + 1)};
+        for (const std::string& p : parameters) {
+            const ConfigValue* v = r.config.find(p);
+            row.push_back(v ? v->plain() : "");
+        }
+        row.push_back(formatDouble("%.4g", points[front[k]][0]));
+        row.push_back(formatDouble("%.4g", points[front[k]][1]));
+        table.addRow(row);
+    }
+    std::printf("Session %lld: the Pareto front of %s and %s, %zu of %zu measured configs (no other config is as "
+                "good on both and better on one)\n%s",
+                static_cast<long long>(session.id), a.name.c_str(), b.name.c_str(), front.size(), ok.size(),
+                table.render().c_str());
+    return kOk;
+}
+
 int runShow(const ShowOptions& opt) {
     const ResultStore store = openResults(opt.db);
     const std::vector<SessionInfo> sessions = store.sessions();
@@ -113,6 +246,8 @@ int runShow(const ShowOptions& opt) {
                              "no session " + std::to_string(opt.session) + " (sessions: " + ids + ")");
         }
     }
+    if (!opt.pareto.empty())
+        return showPareto(opt, store, *chosen);
     const std::size_t top = opt.topOption->count() > 0 ? opt.top : (opt.json ? 0 : 10);
     const std::vector<ResultRecord> results = store.results(chosen->id, true, top);
 
@@ -293,6 +428,11 @@ void registerShow(CLI::App& app) {
     cmd->add_flag("--json", opt->json,
                   "Print a JSON list of results, best first, each with config (name -> value), status, time_ms "
                   "and more");
+    cmd->add_option("--pareto", opt->pareto,
+                    "A,B: the configs no other measured config beats on both quantities, e.g. time,energy or "
+                    "time,TFLOP/s: time (ms), the session's objective (its name, or objective), registers, "
+                    "occupancy, or a metric by name; NAME:max or NAME:min sets a direction (default: lower is "
+                    "better, higher for the objective and occupancy)");
     setAction(cmd, [opt] { return runShow(*opt); });
 }
 

@@ -282,6 +282,59 @@ private slots:
         QVERIFY2(bad.err.contains("'x' is not a device number"), qPrintable(describe(bad)));
     }
 
+    // show --pareto on the H200 recording: the front of time and registers, and of time and the
+    // TFLOP/s objective, equals a brute-force front computed here from every result show --json
+    // gives; a quantity the session lacks is exit 2 naming what it has.
+    void paretoFrontOfARecording() {
+        const QString demo = QStringLiteral(TILESCOPE_SOURCE_DIR "/resources/demo/sgemm-h200-2048.t4.json.gz");
+        const Run all = cli({"show", demo, "--json"});
+        QVERIFY2(all.status == 0, qPrintable(describe(all)));
+        const Json results = Json::parse(all.out.toStdString());
+        for (const auto& [pair, objective] :
+             {std::pair{QStringLiteral("time,registers"), false}, std::pair{QStringLiteral("time,TFLOP/s"), true}}) {
+            std::vector<std::pair<double, double>> points;
+            std::vector<std::string> configs;
+            for (const Json& r : results) {
+                if (r["status"] != "ok")
+                    continue;
+                const double second = objective ? -r["objective"]["value"].get<double>() : r["registers"].get<double>();
+                points.push_back({r["time_ms"].get<double>(), second});
+                configs.push_back(r["config"].dump());
+            }
+            std::set<std::string> expected;
+            for (std::size_t i = 0; i < points.size(); ++i) {
+                bool dominated = false;
+                for (std::size_t j = 0; j < points.size() && !dominated; ++j)
+                    dominated = points[j].first <= points[i].first && points[j].second <= points[i].second &&
+                                (points[j].first < points[i].first || points[j].second < points[i].second);
+                if (!dominated)
+                    expected.insert(configs[i]);
+            }
+            const Run front = cli({"show", demo, "--pareto", pair, "--json"});
+            QVERIFY2(front.status == 0, qPrintable(describe(front)));
+            std::set<std::string> got;
+            double lastTime = 0;
+            for (const Json& r : Json::parse(front.out.toStdString())) {
+                got.insert(r["config"].dump());
+                QVERIFY(r["time_ms"].get<double>() >= lastTime); // by time, the fastest first
+                lastTime = r["time_ms"].get<double>();
+            }
+            // TFLOP/s is the same work over the time: one config is fastest and highest at once.
+            QVERIFY2(objective ? expected.size() == 1 : expected.size() > 2, qPrintable(pair));
+            QVERIFY2(got == expected, qPrintable(pair + QStringLiteral(": ") + QString::number(got.size()) +
+                                                 QStringLiteral(" vs ") + QString::number(expected.size())));
+        }
+        const Run text = cli({"show", demo, "--pareto", "time,registers"});
+        QVERIFY2(text.status == 0 && text.out.contains("the Pareto front of time and registers"),
+                 qPrintable(describe(text)));
+        const Run energy = cli({"show", demo, "--pareto", "time,energy"});
+        QCOMPARE(energy.status, 2);
+        QVERIFY2(energy.err.contains("has 'energy' (it has: time, TFLOP/s, registers"), qPrintable(energy.err));
+        const Run one = cli({"show", demo, "--pareto", "time"});
+        QCOMPARE(one.status, 2);
+        QVERIFY2(one.err.contains("give two quantities"), qPrintable(one.err));
+    }
+
     void importMergesTasksOnce() {
         // Four tasks of a job array, each with its own database (here: replays of two seeds, two
         // of them the same task run twice), merged into one: each distinct session once, with its
