@@ -43,6 +43,24 @@ std::string pythonStr(const Json& v) {
     return v.dump();
 }
 
+// Kernel Tuner's names of energy and power (its NVML observer's) against Tilescope's.
+constexpr std::pair<const char*, const char*> kMetricNames[] = {{"nvml_energy", kEnergyMetric},
+                                                                {"nvml_power", kPowerMetric}};
+
+std::string tilescopeMetricName(const std::string& kernelTuner) {
+    for (const auto& [kt, ours] : kMetricNames)
+        if (kernelTuner == kt)
+            return ours;
+    return kernelTuner;
+}
+
+std::string kernelTunerMetricName(const std::string& ours) {
+    for (const auto& [kt, name] : kMetricNames)
+        if (ours == name)
+            return kt;
+    return ours;
+}
+
 // Kernel Tuner's marker of a config that has no time: its ErrorConfig class names.
 const char* kernelTunerError(ResultStatus s) {
     switch (s) {
@@ -169,8 +187,8 @@ std::string writeKernelTunerCache(const SessionData& session) {
         if (r.objective && !info.objectiveName.empty() && m.status == ResultStatus::Ok)
             entry[info.objectiveName] = jsonNumber(*r.objective);
         for (const Metric& metric : m.metrics)
-            if (!entry.contains(metric.name))
-                entry[metric.name] = jsonNumber(metric.value);
+            if (!entry.contains(kernelTunerMetricName(metric.name)))
+                entry[kernelTunerMetricName(metric.name)] = jsonNumber(metric.value);
         entry["tilescope"] = resultExtension(r, false);
         text += (first ? "\n    " : ",\n    ") + Json(key).dump() + ": " + entry.dump();
         first = false;
@@ -338,7 +356,7 @@ SessionData parseKernelTunerCache(const std::string& text, const std::string& fi
                     r.objective = f.value().get<double>();
                 continue;
             }
-            m.metrics.push_back({name, f.value().get<double>()});
+            m.metrics.push_back({tilescopeMetricName(name), f.value().get<double>()});
         }
         if (const auto ext = node.member("tilescope"); ext && (*ext)->is_object()) {
             m.message.clear(); // the exact message, if any, is in there

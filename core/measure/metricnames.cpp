@@ -1,5 +1,7 @@
 #include "measure/metricnames.h"
 
+#include "model/measurement.h"
+
 #include <algorithm>
 #include <utility>
 
@@ -60,6 +62,10 @@ std::vector<std::string> expandMetricNames(const std::vector<std::string>& names
 }
 
 std::string metricLabel(const std::string& name) {
+    if (name == kEnergyMetric)
+        return "energy J / launch";
+    if (name == kPowerMetric)
+        return "power W";
     for (const auto& [n, label] : labels()) {
         if (n == name)
             return label;

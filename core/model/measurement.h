@@ -70,6 +70,11 @@ struct TimingStats {
     bool operator==(const TimingStats&) const = default;
 };
 
+/// The metric names of energy per launch (J) and mean power (W); Kernel Tuner's caches call them
+/// nvml_energy and nvml_power (exchange reads and writes both).
+inline constexpr const char* kEnergyMetric = "energy";
+inline constexpr const char* kPowerMetric = "power";
+
 /// A named hardware counter or derived value (CUPTI metric names, e.g. "dram__bytes_read.sum").
 struct Metric {
     std::string name;

@@ -233,6 +233,31 @@ private slots:
         QCOMPARE(parseT4(t4.dump(), "back.json").results[0].status(), ResultStatus::Implausible);
     }
 
+    void energyUnderKernelTunersNames() {
+        // Kernel Tuner's NVML observer's nvml_energy and nvml_power read as energy and power, and
+        // are written back under Kernel Tuner's names.
+        Json doc = Json::parse(R"({"schema_version": "1.1.0", "device_name": "NVIDIA H200",
+            "kernel_name": "vector_add", "problem_size": [1000000],
+            "tune_params_keys": ["block_size_x"], "tune_params": {"block_size_x": [128, 256]}, "objective": "time",
+            "cache": {
+              "128": {"block_size_x": 128, "time": 0.05, "times": [0.05], "nvml_energy": 0.021, "nvml_power": 412.5},
+              "256": {"block_size_x": 256, "time": 0.04, "times": [0.04], "nvml_energy": 0.018, "nvml_power": 450.0}}})");
+        const SessionData d = parseKernelTunerCache(doc.dump(), "energy.json");
+        QCOMPARE(d.results.size(), std::size_t(2));
+        const std::vector<Metric>& metrics = d.results[0].measurement.metrics;
+        QCOMPARE(metrics.size(), std::size_t(2));
+        QCOMPARE(metrics[0].name, std::string(kEnergyMetric));
+        QCOMPARE(metrics[0].value, 0.021);
+        QCOMPARE(metrics[1].name, std::string(kPowerMetric));
+        QCOMPARE(metrics[1].value, 412.5);
+        const Json back = Json::parse(writeKernelTunerCache(d));
+        QCOMPARE(back["cache"]["256"]["nvml_energy"].get<double>(), 0.018);
+        QCOMPARE(back["cache"]["256"]["nvml_power"].get<double>(), 450.0);
+        QVERIFY(!back["cache"]["256"].contains("energy"));
+        QCOMPARE(parseKernelTunerCache(back.dump(), "back.json").results[1].measurement.metrics,
+                 d.results[1].measurement.metrics);
+    }
+
     void importedTimesBelowTheFloor() {
         // A recording that carries its problem (Tilescope's T4 and caches do) is judged at its
         // shape against its measured copy bandwidth: the tiny problem writes 4 MiB in 'y', which
