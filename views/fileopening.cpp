@@ -271,9 +271,17 @@ void FileOpening::openDialog() {
 }
 
 void FileOpening::openProblemForRecording() {
-    // The problem usually lies beside its recording.
-    const QString start = m_recordingPath.isEmpty() ? QSettings().value(kLastDirKey).toString()
-                                                    : QFileInfo(m_recordingPath).absolutePath();
+    // The problem usually lies beside its recording; `tilescope-cli kt` keeps a script's problems
+    // in DB.kt/ beside its database.
+    QString start = m_recordingPath.isEmpty() ? QSettings().value(kLastDirKey).toString()
+                                              : QFileInfo(m_recordingPath).absolutePath();
+    if (!m_recordingPath.isEmpty()) {
+        const QFileInfo recording(m_recordingPath);
+        const QString problems =
+            recording.absolutePath() + QLatin1Char('/') + recording.completeBaseName() + QStringLiteral(".kt");
+        if (QFileInfo(problems).isDir())
+            start = problems;
+    }
     const QString path = QFileDialog::getOpenFileName(
         m_parts.window, tr("Open the T1 Problem of %1").arg(QFileInfo(m_recordingPath).fileName()), start,
         tr("Tuning problems (*.json);;All files (*)"));
