@@ -61,7 +61,9 @@ std::shared_ptr<const KernelSourcePanel::Lines> readLines(std::shared_ptr<const 
     }
     try {
         const RequestBuilder builder(*problem, shape);
-        const CompileResult compiled = compileKernel(builder.request(*config, arch)); // with line information
+        // The compile cache holds what a session compiled (with line information, as every compile).
+        const CompileService service({1, std::make_shared<CompileCache>()});
+        const CompileResult compiled = service.compile(builder.request(*config, arch));
         if (!compiled.ok()) {
             lines->error = QObject::tr("It does not compile: %1").arg(QString::fromStdString(compiled.message));
             return lines;
