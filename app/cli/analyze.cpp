@@ -1,6 +1,7 @@
 // tilescope-cli analyze: offline static analysis of a problem's configs for one or more archs:
 // registers, spills, stack, shared memory, theoretical occupancy and its limiter per config, a
-// summary per arch, and a suggested register-pressure rule. NVRTC only; no GPU needed.
+// summary per arch, and a suggested register-pressure rule. NVRTC only; no GPU needed, except for
+// --executed (each config run once on this machine's GPU, its instructions counted by CUPTI).
 
 #include "cli.h"
 
@@ -16,6 +17,7 @@
 #include "compile/compileservice.h"
 #include "compile/sass.h"
 #include "exchange/configcodec.h"
+#include "measure/cuda/cudabackend.h"
 #include "space/configspace.h"
 #include "spec/tuningproblem.h"
 
@@ -52,6 +54,7 @@ struct AnalyzeOptions {
     std::string cacheDir;
     bool noCache = false;
     bool lines = false;
+    bool executed = false;
 };
 
 constexpr std::size_t kLinesShown = 8; // lines per config in the text output (--json has them all)
@@ -61,6 +64,9 @@ constexpr std::size_t kLinesShown = 8; // lines per config in the text output (-
 struct LineReport {
     LineCounts counts;
     std::string error;
+    SassFunction function;   ///< the entry function's machine code (for a run's counts)
+    CompileResult compile;   ///< the binary those lines are of (what --executed runs)
+    std::string executedError; ///< why --executed has no counts for this config ("" when it has, or was not asked)
 };
 
 /// The source files' lines, read once: a line table names a file as the compile saw it (the
@@ -138,11 +144,54 @@ std::vector<LineReport> readLines(const StaticAnalyzer& analyzer, const std::vec
             continue;
         }
         report.counts = countByLine(*f);
+        report.function = *f;
+        report.compile = compiled[k];
         if (!report.counts.hasLineInfo)
             report.error = "the binary has no line information (compiled without " + std::string(kLineInfoOption) + ")";
     }
     progress.finish();
     return reports;
+}
+
+/// --executed: every config whose lines were read runs once more on the GPU of `backend` (open),
+/// with CUPTI's SASS metrics, and its executions per instruction join its lines.
+void countExecuted(CudaBackend& backend, const std::string& gpuArch, const std::vector<ConfigAnalysis>& results,
+                   std::vector<LineReport>& reports) {
+    std::vector<MeasureItem> items;
+    std::vector<std::size_t> which;
+    for (std::size_t i = 0; i < results.size(); ++i) {
+        if (results[i].arch != gpuArch || !reports[i].error.empty() || !results[i].compiled())
+            continue;
+        MeasureItem item;
+        item.index = results[i].index;
+        item.config = results[i].config;
+        item.compiles.push_back({gpuArch, &reports[i].compile});
+        items.push_back(std::move(item));
+        which.push_back(i);
+    }
+    Progress progress("ran", items.size());
+    std::size_t done = 0;
+    backend.measure(items, MeasureControl{}, [&](std::size_t item, Measurement m) {
+        progress.update(++done);
+        LineReport& report = reports[which[item]];
+        if (m.status != ResultStatus::Ok) {
+            report.executedError = "not run: " + std::string(statusName(m.status)) +
+                                   (m.message.empty() ? std::string() : " (" + m.message + ")");
+            return;
+        }
+        if (m.executed.empty()) {
+            report.executedError = "CUPTI counted no instruction (the note above says why)";
+            return;
+        }
+        if (const std::size_t unmatched = addExecuted(report.counts, report.function, m.executed); unmatched > 0)
+            report.executedError = std::to_string(unmatched) + " counted instructions are not in the disassembly";
+    });
+    progress.finish();
+}
+
+/// "1.23M", "512", for counts of executed instructions.
+std::string executedText(std::uint64_t n) {
+    return formatCount(static_cast<double>(n));
 }
 
 std::string clip(const std::string& text, std::size_t maxChars) {
@@ -175,6 +224,13 @@ std::string linesText(const std::vector<ConfigAnalysis>& results, const std::vec
                 " spill loads, " + std::to_string(c.localStores) + " local stores and " + std::to_string(c.localLoads) +
                 " local loads, on " + std::to_string(local.size()) + (local.size() == 1 ? " line" : " lines") +
                 (c.spillStores + c.spillLoads > 0 ? "" : "; no spills") + "\n";
+        if (c.hasExecuted)
+            text += "    ran once: " + executedText(c.executedSpillStores + c.executedLocalStores) +
+                    " local stores and " + executedText(c.executedSpillLoads + c.executedLocalLoads) +
+                    " local loads executed by warps (" + executedText(c.executedSpills()) + " of them spills), of " +
+                    executedText(c.executedInstructions) + " instructions\n";
+        if (!report.executedError.empty())
+            text += "    --executed: " + report.executedError + "\n";
         for (std::size_t k = 0; k < local.size() && k < kLinesShown; ++k) {
             const SourceLine& l = local[k];
             std::string where = SourceText::shortName(l.file) + ":" + std::to_string(l.line);
@@ -183,10 +239,17 @@ std::string linesText(const std::vector<ConfigAnalysis>& results, const std::vec
                           l.spillLoads, l.localStores, l.localLoads, l.instructions);
             text += "    " + where + std::string(where.size() < 16 ? 16 - where.size() : 1, ' ') + counts + "  | " +
                     clip(source.line(l.file, l.line), 70) + "\n";
+            if (c.hasExecuted)
+                text += std::string(20, ' ') + "ran: " + executedText(l.executedSpillStores + l.executedLocalStores) +
+                        " st, " + executedText(l.executedSpillLoads + l.executedLocalLoads) + " ld of " +
+                        executedText(l.executedInstructions) + " instructions\n";
         }
         if (local.size() > kLinesShown)
             text += "    ... " + std::to_string(local.size() - kLinesShown) + " more (--json has every line)\n";
     }
+    if (std::any_of(reports.begin(), reports.end(), [](const LineReport& r) { return r.counts.hasExecuted; }))
+        text += "  ran: local stores (st) and loads (ld) executed by warps in one launch of the config on the GPU, "
+                "counted per instruction by CUPTI's SASS metrics\n";
     if (unmarked)
         text += "  This nvdisasm does not mark spill instructions: each line's local stores and loads are spills and "
                 "local arrays together.\n";
@@ -206,6 +269,17 @@ nlohmann::ordered_json linesJson(const LineReport& report, SourceText& source) {
     j["spill_loads"] = c.spillLoads;
     j["local_stores"] = c.localStores;
     j["local_loads"] = c.localLoads;
+    auto executed = [](const auto& x) {
+        return nlohmann::ordered_json{{"instructions", x.executedInstructions},
+                                      {"spill_stores", x.executedSpillStores},
+                                      {"spill_loads", x.executedSpillLoads},
+                                      {"local_stores", x.executedLocalStores},
+                                      {"local_loads", x.executedLocalLoads}};
+    };
+    if (c.hasExecuted)
+        j["executed"] = executed(c);
+    if (!report.executedError.empty())
+        j["executed_error"] = report.executedError;
     nlohmann::ordered_json list = nlohmann::ordered_json::array();
     for (const SourceLine& l : localLines(c)) {
         nlohmann::ordered_json e;
@@ -218,6 +292,8 @@ nlohmann::ordered_json linesJson(const LineReport& report, SourceText& source) {
         e["local_stores"] = l.localStores;
         e["local_loads"] = l.localLoads;
         e["sass"] = l.localInstructions;
+        if (c.hasExecuted)
+            e["executed"] = executed(l);
         list.push_back(std::move(e));
     }
     j["local_lines"] = std::move(list);
@@ -581,6 +657,30 @@ int runAnalyze(AnalyzeOptions opt) {
             "no config satisfies the conditions" +
                 (problem.shapes.empty() ? std::string() : " for shape " + problem.shapes[opt.shape].label()));
 
+    // --executed: the configs run once more on this machine's GPU; its arch is the one analysed.
+    std::unique_ptr<CudaBackend> gpu;
+    std::string gpuArch;
+    if (opt.executed) {
+        CudaBackendOptions o;
+        o.verify = false;
+        o.guard = GuardPolicy::Off;
+        o.executedCounts = true;
+        o.timing.minSamples = o.timing.maxSamples = 1; // the timing is not what is asked for
+        o.timing.warmupSeconds = 0;
+        o.timing.maxSeconds = 0;
+        o.note = [](const std::string& text) { std::fprintf(stderr, "note: %s\n", text.c_str()); };
+        gpu = std::make_unique<CudaBackend>(o);
+        const BackendInfo info = gpu->open(problem, opt.shape, space);
+        gpuArch = info.arch;
+        if (opt.archs.empty())
+            archs = {gpuArch};
+        else if (std::find(archs.begin(), archs.end(), gpuArch) == archs.end())
+            throw InputError("", "--executed",
+                             "the configs run on this machine's " + info.deviceName + ", an " + gpuArch +
+                                 " GPU: add --arch " + gpuArch + " (the configs analysed for it are the ones run)");
+        StaticAnalyzer::checkArch(gpuArch);
+    }
+
     std::vector<std::uint64_t> indices;
     bool sampled = false;
     std::string selection;
@@ -639,6 +739,10 @@ int runAnalyze(AnalyzeOptions opt) {
     SourceText source(problem.kernelPath());
     if (opt.lines)
         lineReports = readLines(analyzer, results, service, nvdisasm);
+    if (gpu) {
+        countExecuted(*gpu, gpuArch, results, lineReports);
+        gpu->close();
+    }
 
     const std::string summary =
         "\nSummary\n" + summaryText(results, archs) + ruleText(problem, space, opt.shape, results, archs, sampled);
@@ -709,6 +813,12 @@ void registerAnalyze(CLI::App& app) {
                   "text (every compile carries line information, which does not change the code; the binaries are "
                   "read with the CUDA toolkit's nvdisasm: on PATH, beside nvcc, in $CUDA_HOME/bin, or "
                   "$TILESCOPE_NVDISASM; with --json, each record's \"lines\"");
+    cmd->add_flag("--executed", opt->executed,
+                  "With --lines: also run each config analysed for this machine's GPU once there, with CUPTI's SASS "
+                  "metrics, and give beside the static counts how many local stores and loads (spills and local "
+                  "arrays) and instructions each line executed (warp instructions, one launch; needs the GPU and "
+                  "its driver; the arch defaults to the GPU's)")
+        ->needs("--lines");
     setAction(cmd, [opt] { return runAnalyze(*opt); });
 }
 

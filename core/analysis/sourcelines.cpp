@@ -34,11 +34,51 @@ LineCounts countByLine(const SassFunction& function) {
     return counts;
 }
 
+std::size_t addExecuted(LineCounts& counts, const SassFunction& function,
+                        const std::vector<InstructionCount>& executed) {
+    std::map<std::uint32_t, const SassInstruction*> byOffset;
+    for (const SassInstruction& ins : function.instructions)
+        byOffset.emplace(ins.offset, &ins);
+    std::map<std::pair<std::string, int>, SourceLine*> lines;
+    for (SourceLine& l : counts.lines)
+        lines.emplace(std::make_pair(l.file, l.line), &l);
+    std::size_t unmatched = 0;
+    for (const InstructionCount& c : executed) {
+        const auto it = byOffset.find(c.offset);
+        const auto line = it == byOffset.end() ? lines.end() : lines.find({it->second->file, it->second->line});
+        if (line == lines.end()) {
+            ++unmatched;
+            continue;
+        }
+        const SassInstruction& ins = *it->second;
+        SourceLine& l = *line->second;
+        l.executedInstructions += c.executed;
+        counts.executedInstructions += c.executed;
+        const bool store = ins.localStore();
+        if (!store && !ins.localLoad())
+            continue;
+        std::uint64_t& slot = ins.spill ? (store ? l.executedSpillStores : l.executedSpillLoads)
+                                        : (store ? l.executedLocalStores : l.executedLocalLoads);
+        std::uint64_t& total = ins.spill ? (store ? counts.executedSpillStores : counts.executedSpillLoads)
+                                         : (store ? counts.executedLocalStores : counts.executedLocalLoads);
+        slot += c.executed;
+        total += c.executed;
+    }
+    counts.hasExecuted = true;
+    return unmatched;
+}
+
 std::vector<SourceLine> localLines(const LineCounts& counts) {
     std::vector<SourceLine> out;
     for (const SourceLine& l : counts.lines)
         if (l.localTraffic() > 0)
             out.push_back(l);
+    if (counts.hasExecuted) {
+        std::stable_sort(out.begin(), out.end(), [](const SourceLine& a, const SourceLine& b) {
+            return a.executedLocalTraffic() > b.executedLocalTraffic();
+        });
+        return out;
+    }
     std::stable_sort(out.begin(), out.end(), [](const SourceLine& a, const SourceLine& b) {
         return std::make_tuple(-a.spills(), -a.localTraffic()) < std::make_tuple(-b.spills(), -b.localTraffic());
     });

@@ -24,7 +24,7 @@ bool SassInstruction::localLoad() const {
 std::vector<SassFunction> parseNvdisasm(std::string_view text) {
     static const std::regex section(R"re(^//-+ \.text\.(\S+)\s+-+\s*$)re");
     static const std::regex lineMark(R"re(^\s*//## File "(.*)", line (\d+))re");
-    static const std::regex instruction(R"re(^\s*/\*[0-9a-fA-F]+\*/\s+(.*?)\s*;\s*(?:/\*.*\*/)?\s*$)re");
+    static const std::regex instruction(R"re(^\s*/\*([0-9a-fA-F]+)\*/\s+(.*?)\s*;\s*(?:/\*.*\*/)?\s*$)re");
     static const std::regex annotation(R"re(\s*\(\*"([^"]*)"\*\))re");
     std::vector<SassFunction> functions;
     std::string file;
@@ -48,7 +48,8 @@ std::vector<SassFunction> parseNvdisasm(std::string_view text) {
             SassInstruction ins;
             ins.file = file;
             ins.line = line;
-            std::string body = m[1].str();
+            ins.offset = static_cast<std::uint32_t>(std::stoul(m[1].str(), nullptr, 16));
+            std::string body = m[2].str();
             std::smatch a;
             while (std::regex_search(body, a, annotation)) {
                 if (a[1].str() == "SpillRefill")

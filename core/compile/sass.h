@@ -6,6 +6,7 @@
 // not change the code), and marks the instructions that spill or refill a register
 // ((*"SpillRefill"*)), which tells spills from a local array's loads and stores.
 
+#include <cstdint>
 #include <filesystem>
 #include <string>
 #include <string_view>
@@ -17,6 +18,7 @@ namespace tilescope {
 inline constexpr const char* kLineInfoOption = "--generate-line-info";
 
 struct SassInstruction {
+    std::uint32_t offset = 0; ///< in the function, in bytes (nvdisasm's /*0040*/; CUPTI's pcOffset)
     std::string file;   ///< the source file as the compile named it ("" before any line mark)
     int line = 0;       ///< 0: no line information
     std::string text;   ///< "STL [R1+0xc0], R15", without the annotation and the ';'

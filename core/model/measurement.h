@@ -98,6 +98,16 @@ struct DeviceState {
     bool operator==(const DeviceState&) const = default;
 };
 
+/// How often one machine instruction of a kernel ran: its offset in the kernel function (as
+/// nvdisasm numbers the function's instructions) and its executions by warps (CUPTI's SASS metric
+/// smsp__sass_inst_executed).
+struct InstructionCount {
+    std::uint32_t offset = 0;
+    std::uint64_t executed = 0;
+
+    bool operator==(const InstructionCount&) const = default;
+};
+
 /// What a backend reports for one config.
 struct Measurement {
     ResultStatus status = ResultStatus::Skipped;
@@ -115,6 +125,9 @@ struct Measurement {
     /// Every timed sample in order, when the caller asked for them (MeasureControl::keepSamples,
     /// the final round); not stored.
     std::vector<double> samplesMs;
+    /// Per machine instruction of the kernel that ran, its executions in one launch, when the caller
+    /// asked for them (CudaBackendOptions::executedCounts); by offset; not stored.
+    std::vector<InstructionCount> executed;
 
     bool operator==(const Measurement&) const = default;
 };

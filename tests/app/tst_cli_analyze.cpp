@@ -34,7 +34,31 @@ private slots:
     void cliBadInput();
     void linesWithoutNvdisasm();
     void linesBySourceLine();
+    void executedNeedsLinesAndAGpu();
 };
+
+// --executed runs the configs on this machine's GPU: it needs --lines, and without a GPU it is a
+// clear exit 2 (the counts themselves are checked on the GPU, tests/gpu/tst_cudabackend).
+void TestCliAnalyze::executedNeedsLinesAndAGpu() {
+    const QString problem = QStringLiteral(TILESCOPE_SOURCE_DIR "/tests/data/sass/spill.json");
+    const CliRun alone = runAnalyze({QStringLiteral("analyze"), problem, QStringLiteral("--executed")});
+    QCOMPARE(alone.status, 2);
+    QVERIFY2(alone.err.contains(QStringLiteral("--lines")), qPrintable(alone.err));
+
+    QProcess p;
+    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    env.insert(QStringLiteral("TILESCOPE_NVDISASM"), QStringLiteral("/bin/true")); // found; the GPU is what is missing
+    p.setProcessEnvironment(env);
+    p.start(kCli, {QStringLiteral("analyze"), problem, QStringLiteral("--lines"), QStringLiteral("--executed"),
+                   QStringLiteral("--no-cache")});
+    QVERIFY(p.waitForFinished(120000));
+    const QString err = QString::fromUtf8(p.readAllStandardError());
+    if (p.exitCode() == 0)
+        QSKIP("a GPU is here: tests/gpu/tst_cudabackend checks the executed counts");
+    QCOMPARE(p.exitCode(), 2);
+    QVERIFY2(err.contains(QStringLiteral("NVIDIA driver")), qPrintable(err));
+    QVERIFY(p.readAllStandardOutput().isEmpty());
+}
 
 // --lines needs nvdisasm: without one (TILESCOPE_NVDISASM naming nothing), exit 2 before any
 // compile, naming the option and what to set.

@@ -16,10 +16,17 @@
 //   the worker's tensor maps, warp-specialised) agree on a bf16 GEMM (on sm_90 only: the wgmma
 //   families need it); with mapB mapping A instead of B, every TMA config is a wrong result and
 //   the others stay right, so the maps are what the kernel reads.
+// - Executed instructions (CUPTI's SASS metrics) of tests/data/sass/spill.json, a kernel that
+//   spills under --maxrregcount=32: every counted offset is an instruction of nvdisasm's listing,
+//   every count a multiple of the launch's warps (every warp takes the same path), the straight
+//   code before the loop ran once per warp, the spills in the loop more often, and the range
+//   profiler's metrics still come with the next config.
 
+#include "analysis/sourcelines.h"
 #include "compile/compilecache.h"
 #include "compile/compileservice.h"
 #include "compile/requestbuilder.h"
+#include "compile/sass.h"
 #include "measure/cuda/cudabackend.h"
 #include "measure/cuda/device/cudadriver.h"
 #include "measure/metricnames.h"
@@ -80,6 +87,7 @@ private slots:
     void kernelTunerConventions();
     void tensorCoreFamilies_data();
     void tensorCoreFamilies();
+    void executedInstructionsByLine();
 
 private:
     // Device-to-device copy bandwidth (read + write) in GB/s, timed in this process.
@@ -635,6 +643,79 @@ void TestCudaBackend::faultsAreIsolated() {
             QVERIFY(r.measurement.verificationError.has_value() && *r.measurement.verificationError > 0);
     }
     QCOMPARE(seen.size(), expected.size());
+}
+
+void TestCudaBackend::executedInstructionsByLine() {
+    if (!m_skip.isEmpty())
+        QSKIP(qPrintable(m_skip));
+    std::string why;
+    const std::filesystem::path nvdisasm = findNvdisasm(&why);
+    QVERIFY2(!nvdisasm.empty(), why.c_str());
+    const TuningProblem problem = TuningProblem::load(sourceDir() / "tests/data/sass/spill.json");
+    const ConfigSpace space = ConfigSpace::build(problem, 0);
+    QCOMPARE(space.size(), std::uint64_t(2)); // block_size_x 64 and 128
+    const RequestBuilder builder(problem);
+    std::vector<CompileRequest> requests;
+    for (std::uint64_t i = 0; i < space.size(); ++i)
+        requests.push_back(builder.request(space.at(i), m_arch));
+    const std::vector<CompileResult> compiled = m_compiler->compileAll(requests);
+    for (const CompileResult& c : compiled)
+        QVERIFY2(c.ok() && c.info.spills(), c.log.c_str());
+
+    CudaBackendOptions options = m_options;
+    options.executedCounts = true;
+    options.metrics = defaultMetricNames();
+    options.verify = false;
+    CudaBackend backend(options);
+    backend.open(problem, 0, space);
+    std::vector<MeasureItem> items;
+    for (std::uint64_t i = 0; i < space.size(); ++i)
+        items.push_back(MeasureItem{i, space.at(i), {{m_arch, &compiled[i]}}});
+    std::map<std::size_t, Measurement> results;
+    backend.measure(items, MeasureControl{}, [&](std::size_t item, Measurement m) { results[item] = std::move(m); });
+    backend.close();
+    QCOMPARE(results.size(), items.size());
+
+    const std::uint64_t warps = 65536 / 32; // the problem size over the warp, whatever the block
+    const std::uint64_t k = 4;              // the loop's trip count (the scalar k)
+    for (std::size_t i = 0; i < items.size(); ++i) {
+        const Measurement& m = results.at(i);
+        const std::string what = space.describe(items[i].config);
+        QVERIFY2(m.status == ResultStatus::Ok, (what + ": " + m.message).c_str());
+        QVERIFY2(!m.executed.empty(), (what + ": no executed counts").c_str());
+        // The range profiler's pass ran before the SASS pass of this config and after the last one's.
+        QVERIFY2(metricOf(m, "l1tex__t_sectors_pipe_lsu_mem_local_op_st.sum") > 0, what.c_str());
+
+        const Disassembly d = disassemble(compiled[i].cubin, nvdisasm);
+        QVERIFY2(d.ok, d.error.c_str());
+        const SassFunction* f = findFunction(d, compiled[i].entryName);
+        QVERIFY(f);
+        LineCounts counts = countByLine(*f);
+        QCOMPARE(addExecuted(counts, *f, m.executed), std::size_t(0));
+        for (const InstructionCount& c : m.executed)
+            QVERIFY2(c.executed % warps == 0, (what + ": offset " + std::to_string(c.offset) + " ran " +
+                                               std::to_string(c.executed) + " times")
+                                                  .c_str());
+        // The first instruction runs once per warp.
+        QCOMPARE(m.executed.front().offset, std::uint32_t(0));
+        QCOMPARE(m.executed.front().executed, warps);
+        std::uint64_t loopSpills = 0, loopStatic = 0;
+        for (const SourceLine& l : counts.lines) {
+            qInfo("%s  spill.cu:%d  static spills %d, local %d; executed %llu spills, %llu local, %llu instructions",
+                  what.c_str(), l.line, l.spills(), l.localStores + l.localLoads,
+                  static_cast<unsigned long long>(l.executedSpills()),
+                  static_cast<unsigned long long>(l.executedLocalStores + l.executedLocalLoads),
+                  static_cast<unsigned long long>(l.executedInstructions));
+            if (l.line == 15) {
+                loopSpills = l.executedSpills();
+                loopStatic = static_cast<std::uint64_t>(l.spills());
+            }
+        }
+        QVERIFY(counts.executedSpills() > 0);
+        // Line 15 is the loop body (k = 4 trips): its spills ran more than once per warp each.
+        QVERIFY2(loopStatic > 0 && loopSpills > loopStatic * warps, what.c_str());
+        QVERIFY2(loopSpills <= loopStatic * warps * k, what.c_str());
+    }
 }
 
 QTEST_GUILESS_MAIN(TestCudaBackend)

@@ -572,6 +572,7 @@ struct CudaBackend::Impl {
             m.timing = options.timing;
             m.metrics = options.metrics;
             m.returnArguments = outputArguments;
+            m.executedCounts = options.executedCounts;
             if (control) {
                 m.timing.slowerThanMs = control->slowerThanMs;
                 m.timing.keepSamples = control->keepSamples;
@@ -582,6 +583,7 @@ struct CudaBackend::Impl {
                     m.timing.targetRelStdev = 0;
                     m.timing.slowerThanMs = 0;
                     m.metrics.clear();
+                    m.executedCounts = false;
                 }
             }
         }
@@ -889,6 +891,8 @@ void CudaBackend::measure(std::span<const MeasureItem> items, const MeasureContr
             w.busy = false;
             if (!result.metricsNote.empty())
                 d.note("device " + std::to_string(w.device) + ": " + result.metricsNote);
+            if (!result.executedNote.empty())
+                d.note("device " + std::to_string(w.device) + ": " + result.executedNote);
             const bool ok = result.measurement.status == ResultStatus::Ok;
             if (w.job == kReferenceJob) {
                 w.hasReference = ok;

@@ -61,6 +61,10 @@ struct CudaBackendOptions {
     /// the config's values joined with "," as Kernel Tuner's cache keys are ("128,2,1"). For callers
     /// that check outputs themselves (tilescope-cli kt: Kernel Tuner's run_kernel and verify).
     std::filesystem::path outputsDir;
+    /// After each config's measurement, one more launch with CUPTI's SASS metrics: how often each
+    /// machine instruction ran (Measurement::executed), to be counted by source line
+    /// (analysis/sourcelines.h). `analyze --lines --executed`.
+    bool executedCounts = false;
     /// Notes for people, each said once: counters not permitted, a worker restarted, ...
     std::function<void(const std::string&)> note;
 };

@@ -444,7 +444,8 @@ Frame encode(const Measure& m, std::vector<char> cubin) {
                         {"make_reference", m.makeReference},
                         {"metrics", m.metrics},
                         {"guard", guardName(m.guard)},
-                        {"return_arguments", m.returnArguments}},
+                        {"return_arguments", m.returnArguments},
+                        {"executed_counts", m.executedCounts}},
                    std::move(cubin));
 }
 
@@ -454,6 +455,14 @@ Frame encode(const Result& m) {
            {"measurement", measurementJson(m.measurement)},
            {"fatal", m.fatal},
            {"metrics_note", m.metricsNote}};
+    if (!m.executedNote.empty())
+        j["executed_note"] = m.executedNote;
+    if (!m.measurement.executed.empty()) {
+        json pairs = json::array();
+        for (const InstructionCount& c : m.measurement.executed)
+            pairs.push_back(json::array({c.offset, c.executed}));
+        j["executed"] = std::move(pairs);
+    }
     if (m.function) {
         const FunctionInfo& f = *m.function;
         j["function"] = json{{"registers", f.registers},
@@ -552,6 +561,7 @@ Measure decodeMeasure(const Frame& frame) {
         m.metrics = j.value("metrics", std::vector<std::string>());
         m.guard = guardOf(j.value("guard", std::string("off")));
         m.returnArguments = j.value("return_arguments", std::vector<std::size_t>());
+        m.executedCounts = j.value("executed_counts", false);
         return m;
     });
 }
@@ -564,6 +574,10 @@ Result decodeResult(const Frame& frame) {
         m.measurement = measurementOf(j.at("measurement"));
         m.fatal = j.value("fatal", false);
         m.metricsNote = j.value("metrics_note", std::string());
+        m.executedNote = j.value("executed_note", std::string());
+        for (const json& pair : j.value("executed", json::array()))
+            m.measurement.executed.push_back(
+                {pair.at(0).get<std::uint32_t>(), pair.at(1).get<std::uint64_t>()});
         if (j.contains("function")) {
             const json& f = j.at("function");
             FunctionInfo info;

@@ -156,6 +156,9 @@ struct Measure {
     /// result, as they are right after the config's first launch on the arguments' initial
     /// contents (the verification launch, or one launch made for it when not verifying).
     std::vector<std::size_t> returnArguments;
+    /// After everything else, one more launch with CUPTI's SASS metrics: how often each machine
+    /// instruction of the kernel ran (Result::measurement.executed).
+    bool executedCounts = false;
 };
 
 /// One argument's contents after a launch (Measure::returnArguments).
@@ -182,6 +185,7 @@ struct Result {
     std::optional<FunctionInfo> function;
     bool fatal = false;      ///< the CUDA context is lost; the worker exits after this
     std::string metricsNote; ///< once: why metrics could not be collected ("" = fine)
+    std::string executedNote; ///< why Measure::executedCounts could not be counted ("" = fine or not asked)
     std::vector<ArgumentContents> outputs; ///< Measure::returnArguments that could be read (in the blob)
 };
 

@@ -144,6 +144,54 @@ private slots:
         QCOMPARE(d[0].spillsB, 0);
     }
 
+    void offsetsAreTheInstructionAddresses() {
+        // sm_90 instructions are 16 bytes, one after another from 0: nvdisasm's /*0000*/, /*0010*/, ...
+        const SassFunction f = parseNvdisasm(readFile(kData + "spill.sass")).front();
+        for (std::size_t i = 0; i < f.instructions.size(); ++i)
+            QCOMPARE(f.instructions[i].offset, std::uint32_t(i * 16));
+        QCOMPARE(f.instructions[1].text, std::string("S2R R0, SR_CTAID.X"));
+    }
+
+    void executedCountsJoinTheLines() {
+        const SassFunction f = parseNvdisasm(readFile(kData + "spill.sass")).front();
+        // Every instruction ran 2048 times (a warp count): each line's executions are 2048 times its
+        // static counts, by the hand count.
+        std::vector<InstructionCount> executed;
+        for (const SassInstruction& ins : f.instructions)
+            executed.push_back({ins.offset, 2048});
+        LineCounts counts = countByLine(f);
+        QCOMPARE(addExecuted(counts, f, executed), std::size_t(0));
+        QVERIFY(counts.hasExecuted);
+        for (const SourceLine& l : counts.lines) {
+            const Hand& h = kHandCount.at(l.line);
+            QCOMPARE(l.executedInstructions, std::uint64_t(2048) * h.instructions);
+            QCOMPARE(l.executedSpillStores, std::uint64_t(2048) * h.spillStores);
+            QCOMPARE(l.executedSpillLoads, std::uint64_t(2048) * h.spillLoads);
+            QCOMPARE(l.executedLocalStores, std::uint64_t(2048) * h.localStores);
+            QCOMPARE(l.executedLocalLoads, std::uint64_t(2048) * h.localLoads);
+        }
+        QCOMPARE(counts.executedSpillStores, std::uint64_t(2048) * 98);
+        QCOMPARE(counts.executedInstructions, std::uint64_t(2048) * 568);
+
+        // Offsets that are not an instruction of the function are counted apart, not on a line.
+        LineCounts other = countByLine(f);
+        QCOMPARE(addExecuted(other, f, {{0x8, 5}, {568 * 16, 7}, {0x10, 3}}), std::size_t(2));
+        QCOMPARE(other.executedInstructions, std::uint64_t(3));
+
+        // With a run's counts, the lines most executed come first: line 12's two spill stores ran
+        // a million times, line 15's 96 spills not at all.
+        LineCounts run = countByLine(f);
+        std::vector<InstructionCount> hot;
+        for (const SassInstruction& ins : f.instructions)
+            if (ins.line == 12 && ins.spill)
+                hot.push_back({ins.offset, 1'000'000});
+        addExecuted(run, f, hot);
+        const std::vector<SourceLine> local = localLines(run);
+        QCOMPARE(local.front().line, 12);
+        QCOMPARE(local.front().executedSpillStores, std::uint64_t(2'000'000));
+        QCOMPARE(localLines(countByLine(f)).front().line, 15); // statically, line 15 first
+    }
+
     void withoutLineInformation() {
         // The same code without line marks: everything under line 0, and the report knows it.
         std::string text = readFile(kData + "spill.sass");

@@ -260,6 +260,7 @@ void TestWorkerProtocol::measureCarriesTheCubin() {
     m.makeReference = true;
     m.metrics = {"dram__bytes_read.sum", "gpu__time_duration.sum"};
     m.returnArguments = {0, 3};
+    m.executedCounts = true;
     // A cubin bigger than a pipe's buffer, with every byte value.
     std::vector<char> cubin(300'000);
     for (std::size_t i = 0; i < cubin.size(); ++i)
@@ -269,6 +270,8 @@ void TestWorkerProtocol::measureCarriesTheCubin() {
     const Measure back = decodeMeasure(f);
     QCOMPARE(back.id, m.id);
     QCOMPARE(back.returnArguments, (std::vector<std::size_t>{0, 3}));
+    QVERIFY(back.executedCounts);
+    QVERIFY(!decodeMeasure(roundTrip(encode(Measure{}, {}))).executedCounts);
     QCOMPARE(back.config, m.config);
     QCOMPARE(back.kernelName, m.kernelName);
     QCOMPARE(back.timing.minSamples, 5);
@@ -320,6 +323,9 @@ void TestWorkerProtocol::resultWithEverything() {
     m.measurement.staticInfo = info;
     m.measurement.deviceState = DeviceState{1755, 3201, 41, 0, 412.5, 0x4};
     m.measurement.samplesMs = {1.25, 1.0, 2.5, 1.125};
+    // Executions per instruction: offsets and counts past 32 bits come back exactly.
+    m.measurement.executed = {{0x0, 2048}, {0x10, 8192}, {0xfff0, 0x1'0000'0001ull}};
+    m.executedNote = "executed instructions not counted: none";
     FunctionInfo function;
     function.registers = 255;
     function.localBytes = 1304;
@@ -363,6 +369,9 @@ void TestWorkerProtocol::resultWithEverything() {
     QCOMPARE(back.function->sharedDynamic, std::int64_t{65536});
     QVERIFY(back.fatal);
     QCOMPARE(back.metricsNote, m.metricsNote);
+    QCOMPARE(back.executedNote, m.executedNote);
+    QCOMPARE(back.measurement.executed.size(), std::size_t(3));
+    QCOMPARE(back.measurement.executed[2].executed, std::uint64_t(0x1'0000'0001ull));
 
     Result bare;
     bare.measurement.status = ResultStatus::Crashed;
@@ -372,6 +381,8 @@ void TestWorkerProtocol::resultWithEverything() {
     QVERIFY(!bareBack.measurement.verificationError);
     QVERIFY(!bareBack.measurement.deviceState);
     QVERIFY(bareBack.measurement.samplesMs.empty());
+    QVERIFY(bareBack.measurement.executed.empty());
+    QVERIFY(bareBack.executedNote.empty());
     QCOMPARE(bareBack.measurement.status, ResultStatus::Crashed);
 }
 

@@ -1,4 +1,5 @@
-// The CUPTI pass after timing: hardware counters of one more launch, or a note saying why not.
+// The CUPTI passes after timing: hardware counters of one more launch, and how often each machine
+// instruction ran in another (SASS metrics), or a note saying why not.
 
 #include "measure/cuda/device/runtimeimpl.h"
 #include "measure/metricnames.h"
@@ -50,6 +51,35 @@ void WorkerRuntime::Impl::profile(const worker::Measure& m, worker::Result& r) {
         return;
     }
     r.measurement.metrics = std::move(*values);
+}
+
+void WorkerRuntime::Impl::countExecuted(const worker::Measure& m, worker::Result& r) {
+    if (!m.executedCounts || r.measurement.status != ResultStatus::Ok)
+        return;
+    if (!profiler) {
+        r.executedNote = cuptiNote.empty() ? "CUPTI is not available on this device" : cuptiNote;
+        return;
+    }
+    std::string error;
+    CUresult launchError = CUDA_SUCCESS;
+    std::optional<std::vector<InstructionCount>> counts;
+    try {
+        counts = profiler->countInstructions(
+            [this]() noexcept {
+                const CUresult rc = restoreReadWrite();
+                return rc != CUDA_SUCCESS ? rc : launch();
+            },
+            m.kernelName, &error, &launchError);
+    } catch (const std::exception& e) {
+        error = e.what();
+    }
+    if (launchError != CUDA_SUCCESS && isStickyError(launchError))
+        throw CudaFailure{launchError, "the kernel failed under CUPTI's SASS metrics"};
+    if (!counts) {
+        r.executedNote = "executed instructions not counted: " + error;
+        return;
+    }
+    r.measurement.executed = std::move(*counts);
 }
 
 } // namespace tilescope::cuda

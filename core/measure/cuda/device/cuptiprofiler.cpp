@@ -6,6 +6,7 @@
 #include <cupti_profiler_target.h>
 #include <cupti_range_profiler.h>
 #include <cupti_result.h>
+#include <cupti_sass_metrics.h>
 #include <cupti_target.h>
 
 #include <unistd.h>
@@ -13,6 +14,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <fstream>
+#include <map>
 #include <mutex>
 #include <set>
 #include <utility>
@@ -156,6 +158,7 @@ CUptiResult addMetrics(CUpti_Profiler_Host_Object* object, std::vector<const cha
 
 struct CuptiProfiler::Impl {
     CUcontext context = nullptr;
+    int deviceIndex = -1;
     bool interfaceHeld = false;
     std::string chipName;
     std::vector<std::uint8_t> availability;
@@ -171,7 +174,13 @@ struct CuptiProfiler::Impl {
     std::vector<std::uint8_t> counterData;
     int passes = 0;
 
+    // CUPTI's SASS metrics (countInstructions): the metric's id once configured for the device.
+    bool sassConfigured = false;
+    std::uint64_t sassMetricId = 0;
+    std::string sassError; // why SASS metrics cannot be counted here (said for every call)
+
     ~Impl();
+    std::string configureSass();
     std::string enableRangeProfiler();
     void disableRangeProfiler();
     std::string ensureRangeProfiler();
@@ -182,6 +191,11 @@ struct CuptiProfiler::Impl {
 
 CuptiProfiler::Impl::~Impl() {
     disableRangeProfiler();
+    if (sassConfigured) {
+        auto params = makeParams<CUpti_SassMetricsUnsetConfig_Params>(CUpti_SassMetricsUnsetConfig_Params_STRUCT_SIZE);
+        params.deviceIndex = static_cast<std::uint32_t>(deviceIndex);
+        cuptiSassMetricsUnsetConfig(&params);
+    }
     host.reset();
     queryHost.reset();
     if (interfaceHeld)
@@ -310,6 +324,7 @@ std::unique_ptr<CuptiProfiler> CuptiProfiler::create(CUcontext context, int devi
     std::unique_ptr<CuptiProfiler> profiler(new CuptiProfiler);
     Impl& d = *profiler->m_impl;
     d.context = context;
+    d.deviceIndex = deviceIndex;
 
     if (const CUptiResult rc = acquireInterface(); rc != CUPTI_SUCCESS)
         return fail(describe("cuptiProfilerInitialize", rc));
@@ -596,6 +611,121 @@ std::optional<std::vector<Metric>> CuptiProfiler::profile(const std::function<CU
     for (std::size_t i = 0; i < d.names.size(); ++i)
         metrics.push_back(Metric{d.names[i], values[i]});
     return metrics;
+}
+
+} // namespace tilescope::cuda
+
+namespace tilescope::cuda {
+
+// The metric of countInstructions: warp-level executions of each instruction.
+constexpr const char* kExecutedMetric = "smsp__sass_inst_executed";
+
+std::string CuptiProfiler::Impl::configureSass() {
+    if (sassConfigured || !sassError.empty())
+        return sassError;
+    auto properties =
+        makeParams<CUpti_SassMetrics_GetProperties_Params>(CUpti_SassMetrics_GetProperties_Params_STRUCT_SIZE);
+    properties.pChipName = chipName.c_str();
+    properties.pMetricName = kExecutedMetric;
+    if (const CUptiResult rc = cuptiSassMetricsGetProperties(&properties); rc != CUPTI_SUCCESS)
+        return sassError = describe("cuptiSassMetricsGetProperties", rc) + " (" + kExecutedMetric + " on " +
+                           chipName + ")";
+    sassMetricId = properties.metric.metricId;
+    CUpti_SassMetrics_Config config{};
+    config.metricId = sassMetricId;
+    config.outputGranularity = CUPTI_SASS_METRICS_OUTPUT_GRANULARITY_GPU;
+    auto set = makeParams<CUpti_SassMetricsSetConfig_Params>(CUpti_SassMetricsSetConfig_Params_STRUCT_SIZE);
+    set.numOfMetricConfig = 1;
+    set.pConfigs = &config;
+    set.deviceIndex = static_cast<std::uint32_t>(deviceIndex);
+    if (const CUptiResult rc = cuptiSassMetricsSetConfig(&set); rc != CUPTI_SUCCESS)
+        return sassError = describe("cuptiSassMetricsSetConfig", rc);
+    sassConfigured = true;
+    return {};
+}
+
+std::optional<std::vector<InstructionCount>> CuptiProfiler::countInstructions(const std::function<CUresult()>& launch,
+                                                                              const std::string& functionName,
+                                                                              std::string* error,
+                                                                              CUresult* launchError) {
+    Impl& d = *m_impl;
+    if (launchError)
+        *launchError = CUDA_SUCCESS;
+    auto fail = [error](std::string why) -> std::optional<std::vector<InstructionCount>> {
+        if (error)
+            *error = std::move(why);
+        return std::nullopt;
+    };
+    if (std::string why = d.configureSass(); !why.empty())
+        return fail(why);
+    // The range profiler and SASS patching do not share a context: the range profiler object goes
+    // (profile() makes a new one, with the counter data image of its set, when it is next needed).
+    d.disableRangeProfiler();
+
+    auto enable = makeParams<CUpti_SassMetricsEnable_Params>(CUpti_SassMetricsEnable_Params_STRUCT_SIZE);
+    enable.ctx = d.context;
+    enable.enableLazyPatching = 1; // only what runs in the window is patched
+    if (const CUptiResult rc = cuptiSassMetricsEnable(&enable); rc != CUPTI_SUCCESS)
+        return fail(describe("cuptiSassMetricsEnable", rc));
+    auto disable = [&d]() {
+        auto params = makeParams<CUpti_SassMetricsDisable_Params>(CUpti_SassMetricsDisable_Params_STRUCT_SIZE);
+        params.ctx = d.context;
+        cuptiSassMetricsDisable(&params);
+    };
+
+    const CUresult launched = launch();
+    const Driver* cu = Driver::load(nullptr);
+    const CUresult finished = launched != CUDA_SUCCESS ? launched : (cu ? cu->cuCtxSynchronize() : CUDA_SUCCESS);
+    if (finished != CUDA_SUCCESS) {
+        if (launchError)
+            *launchError = finished;
+        disable();
+        return fail("the launch under SASS metrics failed: " + describeLaunch(finished));
+    }
+
+    auto properties =
+        makeParams<CUpti_SassMetricsGetDataProperties_Params>(CUpti_SassMetricsGetDataProperties_Params_STRUCT_SIZE);
+    properties.ctx = d.context;
+    if (const CUptiResult rc = cuptiSassMetricsGetDataProperties(&properties); rc != CUPTI_SUCCESS) {
+        disable();
+        return fail(describe("cuptiSassMetricsGetDataProperties", rc));
+    }
+    const std::size_t records = properties.numOfPatchedInstructionRecords;
+    const std::size_t instances = properties.numOfInstances;
+    std::vector<InstructionCount> counts;
+    if (records > 0 && instances > 0) {
+        std::vector<CUpti_SassMetrics_Data> data(records);
+        std::vector<CUpti_SassMetrics_InstanceValue> values(records * instances);
+        for (std::size_t i = 0; i < records; ++i) {
+            data[i].structSize = sizeof(CUpti_SassMetrics_Data);
+            data[i].pInstanceValues = &values[i * instances];
+        }
+        auto flush = makeParams<CUpti_SassMetricsFlushData_Params>(CUpti_SassMetricsFlushData_Params_STRUCT_SIZE);
+        flush.ctx = d.context;
+        flush.numOfPatchedInstructionRecords = records;
+        flush.numOfInstances = instances;
+        flush.pMetricsData = data.data();
+        if (const CUptiResult rc = cuptiSassMetricsFlushData(&flush); rc != CUPTI_SUCCESS) {
+            disable();
+            return fail(describe("cuptiSassMetricsFlushData", rc));
+        }
+        std::map<std::uint32_t, std::uint64_t> byOffset;
+        for (const CUpti_SassMetrics_Data& record : data) {
+            if (!record.functionName || functionName != record.functionName)
+                continue;
+            std::uint64_t executed = 0;
+            for (std::size_t k = 0; k < instances; ++k)
+                if (record.pInstanceValues[k].metricId == d.sassMetricId)
+                    executed += record.pInstanceValues[k].value;
+            byOffset[record.pcOffset] += executed;
+        }
+        for (const auto& [offset, executed] : byOffset)
+            counts.push_back({offset, executed});
+    }
+    disable();
+    if (counts.empty())
+        return fail("CUPTI's SASS metrics counted no instruction of " + functionName);
+    return counts;
 }
 
 } // namespace tilescope::cuda

@@ -42,6 +42,16 @@ public:
     std::optional<std::vector<Metric>> profile(const std::function<CUresult()>& launch, std::string* error,
                                                CUresult* launchError = nullptr);
 
+    /// One launch of `launch` (which enqueues the kernel once and returns its launch status) with
+    /// CUPTI's SASS metrics (cupti_sass_metrics.h): how many times warps executed each machine
+    /// instruction of the function `functionName` (the cubin's name), by offset in the function.
+    /// The kernel runs patched, slower: never while timing. nullopt with `error` set when CUPTI or
+    /// the launch failed (`launchError` then holds the launch's status when that was the cause).
+    std::optional<std::vector<InstructionCount>> countInstructions(const std::function<CUresult()>& launch,
+                                                                   const std::string& functionName,
+                                                                   std::string* error,
+                                                                   CUresult* launchError = nullptr);
+
 private:
     CuptiProfiler();
     struct Impl;

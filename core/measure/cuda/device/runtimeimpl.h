@@ -258,6 +258,8 @@ struct WorkerRuntime::Impl {
     // ---- counters.cpp ----
     /// The CUPTI pass: its problems are notes, except a sticky error, which loses the context.
     void profile(const worker::Measure& m, worker::Result& r);
+    /// The SASS metrics pass (Measure::executedCounts): per instruction, its executions in one launch.
+    void countExecuted(const worker::Measure& m, worker::Result& r);
 
     // ---- workerruntime.cpp ----
 

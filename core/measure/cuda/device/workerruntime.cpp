@@ -137,6 +137,7 @@ void WorkerRuntime::Impl::run(const worker::Measure& m, const std::vector<char>&
     time(m.timing, r);
     out.deviceState = nvml ? nvml->sample() : std::nullopt; // right after the samples, before profiling
     profile(m, r);
+    countExecuted(m, r);
 }
 
 WorkerRuntime::WorkerRuntime()
