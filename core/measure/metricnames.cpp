@@ -61,11 +61,35 @@ std::vector<std::string> expandMetricNames(const std::vector<std::string>& names
     return out;
 }
 
+bool isEnergyRequest(const std::string& name) {
+    return name == kEnergyMetric || name == kPowerMetric || name == "energy-check";
+}
+
+std::vector<std::string> cuptiMetricNames(const std::vector<std::string>& names) {
+    std::vector<std::string> out = expandMetricNames(names);
+    out.erase(std::remove_if(out.begin(), out.end(), isEnergyRequest), out.end());
+    return out;
+}
+
+bool wantsEnergy(const std::vector<std::string>& names) {
+    return std::any_of(names.begin(), names.end(), isEnergyRequest);
+}
+
+bool wantsEnergyCheck(const std::vector<std::string>& names) {
+    return std::find(names.begin(), names.end(), "energy-check") != names.end();
+}
+
 std::string metricLabel(const std::string& name) {
-    if (name == kEnergyMetric)
-        return "energy J / launch";
-    if (name == kPowerMetric)
-        return "power W";
+    static const std::pair<const char*, const char*> energy[] = {
+        {kEnergyMetric, "energy J / launch"},     {kPowerMetric, "power W"},
+        {kEnergyLowMetric, "energy low J"},       {kEnergyHighMetric, "energy high J"},
+        {kPowerLowMetric, "power low W"},         {kPowerHighMetric, "power high W"},
+        {kEnergySampledMetric, "energy sampled J"}, {kPowerSampledMetric, "power sampled W"},
+        {kEnergyCounterMetric, "energy counter period ms"},
+    };
+    for (const auto& [n, label] : energy)
+        if (name == n)
+            return label;
     for (const auto& [n, label] : labels()) {
         if (n == name)
             return label;

@@ -20,6 +20,16 @@ const std::vector<std::string>& defaultMetricNames();
 /// given (CUPTI checks them).
 std::vector<std::string> expandMetricNames(const std::vector<std::string>& names);
 
+/// What NVML measures rather than CUPTI: "energy" (joules per launch and mean power, each with
+/// an interval, from the energy counter) and "energy-check" (that, and the sampled-power
+/// cross-check); "power" is read as "energy". Not passed to CUPTI.
+bool isEnergyRequest(const std::string& name);
+/// The names of `names` (as given) that CUPTI measures: expandMetricNames less the energy requests.
+std::vector<std::string> cuptiMetricNames(const std::vector<std::string>& names);
+/// Whether `names` ask for energy, and for its cross-check.
+bool wantsEnergy(const std::vector<std::string>& names);
+bool wantsEnergyCheck(const std::vector<std::string>& names);
+
 /// Short labels for tables: "sm__warps_active.avg.pct_of_peak_sustained_active" -> "achieved occupancy %".
 /// Unknown names come back unchanged.
 std::string metricLabel(const std::string& name);

@@ -74,6 +74,17 @@ struct TimingStats {
 /// nvml_energy and nvml_power (exchange reads and writes both).
 inline constexpr const char* kEnergyMetric = "energy";
 inline constexpr const char* kPowerMetric = "power";
+/// Their 95 % intervals (from NVML's energy counter over sub-windows of the measurement).
+inline constexpr const char* kEnergyLowMetric = "energy.ci_low";
+inline constexpr const char* kEnergyHighMetric = "energy.ci_high";
+inline constexpr const char* kPowerLowMetric = "power.ci_low";
+inline constexpr const char* kPowerHighMetric = "power.ci_high";
+/// The cross-check (`--metrics energy-check`): NVML's power readings sampled through a second
+/// loop of the same launch (W), and that power times the loop's time per launch (J).
+inline constexpr const char* kPowerSampledMetric = "power.sampled";
+inline constexpr const char* kEnergySampledMetric = "energy.sampled";
+/// The energy counter's update period seen during the measurement (ms): the median time between its steps.
+inline constexpr const char* kEnergyCounterMetric = "energy.counter_ms";
 
 /// A named hardware counter or derived value (CUPTI metric names, e.g. "dram__bytes_read.sum").
 struct Metric {

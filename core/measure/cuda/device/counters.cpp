@@ -7,7 +7,7 @@
 namespace tilescope::cuda {
 
 void WorkerRuntime::Impl::profile(const worker::Measure& m, worker::Result& r) {
-    const std::vector<std::string> names = expandMetricNames(m.metrics);
+    const std::vector<std::string> names = cuptiMetricNames(m.metrics);
     if (names.empty())
         return;
     if (!profiler) {
@@ -50,7 +50,8 @@ void WorkerRuntime::Impl::profile(const worker::Measure& m, worker::Result& r) {
         r.metricsNote = "metrics not collected: " + (error.empty() ? std::string("the profiler failed") : error);
         return;
     }
-    r.measurement.metrics = std::move(*values);
+    // After the energy pass's metrics, when it ran.
+    r.measurement.metrics.insert(r.measurement.metrics.end(), values->begin(), values->end());
 }
 
 void WorkerRuntime::Impl::countExecuted(const worker::Measure& m, worker::Result& r) {

@@ -66,6 +66,7 @@ namespace tilescope::cuda {
     X(cuEventDestroy)                                                                                                  \
     X(cuEventRecord)                                                                                                   \
     X(cuEventSynchronize)                                                                                              \
+    X(cuEventQuery)                                                                                                    \
     X(cuEventElapsedTime)
 
 /// The loaded driver. Every pointer is set once load() succeeded.

@@ -30,6 +30,7 @@ struct NvmlProbe::Impl {
     NvmlReturn (*performanceState)(NvmlDevice, int*) = nullptr;
     NvmlReturn (*powerUsage)(NvmlDevice, unsigned*) = nullptr;
     NvmlReturn (*clockReasons)(NvmlDevice, unsigned long long*) = nullptr;
+    NvmlReturn (*totalEnergy)(NvmlDevice, unsigned long long*) = nullptr;
     bool initialised = false;
 
     template <typename F>
@@ -55,6 +56,7 @@ NvmlProbe::NvmlProbe(const std::string& uuid)
         return;
     }
     d.resolve(d.powerUsage, "nvmlDeviceGetPowerUsage"); // optional
+    d.resolve(d.totalEnergy, "nvmlDeviceGetTotalEnergyConsumption"); // optional
     if (!d.resolve(d.clockReasons, "nvmlDeviceGetCurrentClocksEventReasons"))
         d.resolve(d.clockReasons, "nvmlDeviceGetCurrentClocksThrottleReasons");
     if (d.init() != 0) {
@@ -105,6 +107,22 @@ std::optional<DeviceState> NvmlProbe::sample() const {
     if (d.clockReasons && d.clockReasons(d.device, &reasons) == 0)
         s.clockReasons = reasons;
     return s;
+}
+
+std::optional<unsigned long long> NvmlProbe::energyMillijoules() const {
+    const Impl& d = *m_impl;
+    unsigned long long mJ = 0;
+    if (!d.device || !d.totalEnergy || d.totalEnergy(d.device, &mJ) != 0)
+        return std::nullopt;
+    return mJ;
+}
+
+std::optional<unsigned> NvmlProbe::powerMilliwatts() const {
+    const Impl& d = *m_impl;
+    unsigned mW = 0;
+    if (!d.device || !d.powerUsage || d.powerUsage(d.device, &mW) != 0)
+        return std::nullopt;
+    return mW;
 }
 
 } // namespace tilescope::cuda

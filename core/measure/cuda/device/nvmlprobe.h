@@ -25,6 +25,11 @@ public:
     const std::string& note() const;
     /// The state now (a few tens of microseconds); nullopt when unavailable.
     std::optional<DeviceState> sample() const;
+    /// The board's energy since the driver loaded, in mJ (nvmlDeviceGetTotalEnergyConsumption;
+    /// Volta and later). nullopt when NVML cannot say.
+    std::optional<unsigned long long> energyMillijoules() const;
+    /// The board's power now, in mW (nvmlDeviceGetPowerUsage). nullopt when NVML cannot say.
+    std::optional<unsigned> powerMilliwatts() const;
 
 private:
     struct Impl;

@@ -261,6 +261,12 @@ struct WorkerRuntime::Impl {
     /// The SASS metrics pass (Measure::executedCounts): per instruction, its executions in one launch.
     void countExecuted(const worker::Measure& m, worker::Result& r);
 
+    // ---- energy.cpp ----
+    class BackToBack;
+    /// The NVML pass (`--metrics energy`): joules per launch and mean power with intervals, and
+    /// with "energy-check" the sampled-power cross-check; its problems are notes.
+    void measureEnergy(const worker::Measure& m, worker::Result& r);
+
     // ---- workerruntime.cpp ----
 
     /// Measures one config: load, check the launch, verify, time, profile.

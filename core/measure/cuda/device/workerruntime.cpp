@@ -136,6 +136,7 @@ void WorkerRuntime::Impl::run(const worker::Measure& m, const std::vector<char>&
         placeBuffers(false);
     time(m.timing, r);
     out.deviceState = nvml ? nvml->sample() : std::nullopt; // right after the samples, before profiling
+    measureEnergy(m, r);
     profile(m, r);
     countExecuted(m, r);
 }
