@@ -7,6 +7,7 @@
 #include "base/error.h"
 #include "base/filewrite.h"
 #include "measure/metricnames.h"
+#include "measure/replay/replaybackend.h"
 #ifdef TILESCOPE_HAVE_MPI
 #include "measure/mpi/clusterbackend.h"
 #endif
@@ -18,6 +19,7 @@
 #include "tuner/sessionreport.h"
 #include "tuner/sessionsetup.h"
 #include "tuner/shapesetrun.h"
+#include "tuner/objective.h"
 #include "tuner/tuningsession.h"
 
 #include <algorithm>
@@ -38,6 +40,33 @@ std::atomic<TuningSession*> g_session{nullptr};
 void cancelSessionOnSignal(int) {
     if (TuningSession* s = g_session.load())
         s->cancel();
+}
+
+/// An objective of energy needs each launch's energy: measured on a GPU, or in the recording a
+/// replay gives back. Bad input (exit 2) before any work where it cannot be had.
+void requireEnergyIfNeeded(const TuningProblem& problem, const BackendSpec& spec, const TuneOptions& opt) {
+    if (!problem.objective || !problem.objective->needsEnergy())
+        return;
+    const std::string where = opt.objective.empty() ? "/Tilescope/Objective/Per" : "--objective";
+    const std::string file = opt.objective.empty() ? opt.problemPath : "";
+    if (spec.kind == BackendSpec::Kind::Analysis)
+        throw InputError(file, where,
+                         "the objective " + problem.objective->name +
+                             " needs each launch's energy, which NVML measures on a GPU; the analysis backend only "
+                             "compiles (use --backend cuda, or replay a recording with energy)");
+    if (spec.kind != BackendSpec::Kind::Replay)
+        return;
+    ReplayBackend recording(spec.recording);
+    const std::size_t shape = opt.shapes.empty() ? opt.shape : 0;
+    const ConfigSpace space = ConfigSpace::build(problem, shape);
+    recording.open(problem, shape, space);
+    for (const ResultRecord& r : recording.recordedData().results)
+        if (energyOf(r.measurement.metrics))
+            return;
+    throw InputError(file, where,
+                     "the objective " + problem.objective->name + " needs each launch's energy, and the recording " +
+                         spec.recording.string() + " has none (record it with --metrics energy on a GPU, or import a Kernel Tuner "
+                                     "cache with nvml_energy)");
 }
 
 /// The shapes to tune: --shapes all or a list, else --shape alone.
@@ -61,6 +90,8 @@ BackendOptions backendOptions(const TuneOptions& opt, const BackendSpec& spec, c
         return options;
     CudaBackendOptions& cuda = options.cuda;
     cuda.metrics = expandMetricNames(opt.metricsOption->count() > 0 ? splitList(opt.metrics) : problem.metrics);
+    if (problem.objective && problem.objective->needsEnergy() && !wantsEnergy(cuda.metrics))
+        cuda.metrics.push_back(kEnergyMetric); // the objective is of each launch's energy
     cuda.verify = !opt.noVerify;
     cuda.guard = opt.guard ? GuardPolicy::Every : GuardPolicy::Reference;
     cuda.sanitize = opt.sanitize;
@@ -190,7 +221,10 @@ int runTune(const TuneOptions& opt) {
 #endif
     }
 
-    const TuningProblem problem = TuningProblem::load(opt.problemPath);
+    TuningProblem problem = TuningProblem::load(opt.problemPath);
+    if (!opt.objective.empty())
+        problem.objective = objectiveFor(opt.objective, problem.objective);
+    requireEnergyIfNeeded(problem, spec, opt);
     if (spec.compiles())
         problem.requireLaunchable(); // before any work
     std::vector<std::size_t> shapes = shapeList(opt, problem);

@@ -80,9 +80,17 @@ void registerTune(CLI::App& app) {
     opt->metricsOption = cmd->add_option("--metrics", opt->metrics,
                                          "With cuda: CUPTI metrics per config in a separate profiling pass: default, "
                                          "bank-conflicts (shared-memory bank conflicts; with default, two passes), "
-                                         "none, or metric names separated by commas (default: the problem's "
-                                         "Tilescope.Metrics)")
+                                         "none, energy (joules per launch and mean power from NVML's energy "
+                                         "counter, each with an interval; a loop of about 1.2 s per config), "
+                                         "energy-check (that and NVML's power readings sampled through a second "
+                                         "loop of 3 s), or metric names separated by commas (default: the "
+                                         "problem's Tilescope.Metrics)")
                              ->group("CUDA backend");
+    cmd->add_option("--objective", opt->objective,
+                    "What ranks configs: time (the default, or the problem's Tilescope.Objective), energy (joules "
+                    "per launch: the problem's work per joule, e.g. TFLOP/J, or launches/J) or edp (the "
+                    "energy-delay product: work per joule-second). energy and edp measure each config's energy "
+                    "(--metrics energy is added) and need a GPU, or a recording with energy");
     cmd->add_option("--jobs", opt->jobs, "With cuda: compile threads (default: one per hardware thread)")
         ->check(wholeNumber(1, kMaxJobs))
         ->group("CUDA backend");

@@ -35,6 +35,7 @@ struct TuneOptions {
     // --backend cuda
     std::string devices;
     std::string metrics;
+    std::string objective; ///< --objective: time, energy or edp ("" = the problem's)
     unsigned jobs = 0;
     std::string cacheDir;
     bool noCache = false;

@@ -38,4 +38,24 @@ std::vector<std::size_t> paretoFront(const std::vector<std::array<double, 2>>& p
     return front;
 }
 
+double hypervolume(const std::vector<std::array<double, 2>>& points, std::array<double, 2> reference) {
+    std::vector<std::array<double, 2>> inside;
+    for (const auto& p : points)
+        if (p[0] < reference[0] && p[1] < reference[1])
+            inside.push_back(p);
+    // Along the front by the first objective, each point adds the slab between it and the next
+    // better second objective.
+    std::vector<std::size_t> front = paretoFront(inside);
+    double area = 0;
+    double ceiling = reference[1];
+    for (std::size_t i : front) {
+        if (inside[i][1] >= ceiling)
+            continue;
+        // The slab from this point's first objective to the next front point's (or the reference).
+        area += (reference[0] - inside[i][0]) * (ceiling - inside[i][1]);
+        ceiling = inside[i][1];
+    }
+    return area;
+}
+
 } // namespace tilescope

@@ -15,4 +15,9 @@ namespace tilescope {
 std::vector<std::size_t> paretoFront(const std::vector<std::array<double, 2>>& points,
                                      std::array<bool, 2> higherIsBetter = {false, false});
 
+/// The hypervolume of two objectives, both lower is better: the area dominated by `points` and
+/// bounded by `reference` (points not below the reference on both take no part). The measure
+/// of a front's quality: larger is better; a front that dominates another has at least its area.
+double hypervolume(const std::vector<std::array<double, 2>>& points, std::array<double, 2> reference);
+
 } // namespace tilescope

@@ -62,51 +62,13 @@ struct GeneticStrategy::State {
         return population[winner];
     }
 
-    void mutate(Config& child) {
-        const double rate = 1.0 / static_cast<double>(std::max<std::size_t>(1, child.size()));
-        for (std::size_t p = 0; p < child.size(); ++p) {
-            const auto n = static_cast<int>(space->parameterValues(static_cast<int>(p)).size());
-            if (n < 2 || uniform() >= rate)
-                continue;
-            int v = child[p];
-            if (uniform() < 0.2) {
-                v = static_cast<int>(uniformBelow(rng, static_cast<std::uint64_t>(n)));
-            } else {
-                v += uniform() < 0.5 ? -1 : 1;
-                v = std::clamp(v, 0, n - 1);
-            }
-            child[p] = static_cast<std::uint16_t>(v);
-        }
-    }
-
-    // A valid unvisited config one parameter away from `child` (adjacent values first).
-    std::optional<std::uint64_t> repair(const Config& child) {
-        for (auto kind : {ConfigSpace::NeighbourKind::Adjacent, ConfigSpace::NeighbourKind::AnyValue}) {
-            std::vector<std::uint64_t> options;
-            for (const Config& n : space->neighbours(child, kind)) {
-                const auto index = space->indexOf(n);
-                if (index && !visited.contains(*index))
-                    options.push_back(*index);
-            }
-            if (!options.empty())
-                return options[static_cast<std::size_t>(uniformBelow(rng, options.size()))];
-        }
-        return std::nullopt;
-    }
-
     std::optional<std::uint64_t> child(const std::vector<Member>& population) {
+        search::Breeder breeder(*space, rng);
         for (int attempt = 0; attempt < kChildAttempts; ++attempt) {
             const Config a = space->at(tournament(population).index);
             const Config b = space->at(tournament(population).index);
-            Config c = a;
-            for (std::size_t p = 0; p < c.size(); ++p)
-                if (uniform() < 0.5)
-                    c[p] = b[p];
-            mutate(c);
-            if (const auto index = space->indexOf(c); index && !visited.contains(*index))
+            if (const auto index = breeder.child(a, b, visited))
                 return index;
-            if (const auto repaired = repair(c))
-                return repaired;
         }
         return std::nullopt;
     }

@@ -124,4 +124,46 @@ void InputEncoding::encode(const Config& config, std::vector<double>& out) const
         out.push_back(m_table[k][config[static_cast<std::size_t>(m_params[k])]]);
 }
 
+void Breeder::mutate(Config& child) {
+    const double rate = 1.0 / static_cast<double>(std::max<std::size_t>(1, child.size()));
+    for (std::size_t p = 0; p < child.size(); ++p) {
+        const auto n = static_cast<int>(m_space.parameterValues(static_cast<int>(p)).size());
+        if (n < 2 || uniform() >= rate)
+            continue;
+        int v = child[p];
+        if (uniform() < 0.2) {
+            v = static_cast<int>(uniformBelow(m_rng, static_cast<std::uint64_t>(n)));
+        } else {
+            v += uniform() < 0.5 ? -1 : 1;
+            v = std::clamp(v, 0, n - 1);
+        }
+        child[p] = static_cast<std::uint16_t>(v);
+    }
+}
+
+std::optional<std::uint64_t> Breeder::repair(const Config& child, const VisitedSet& visited) {
+    for (auto kind : {ConfigSpace::NeighbourKind::Adjacent, ConfigSpace::NeighbourKind::AnyValue}) {
+        std::vector<std::uint64_t> options;
+        for (const Config& n : m_space.neighbours(child, kind)) {
+            const auto index = m_space.indexOf(n);
+            if (index && !visited.contains(*index))
+                options.push_back(*index);
+        }
+        if (!options.empty())
+            return options[static_cast<std::size_t>(uniformBelow(m_rng, options.size()))];
+    }
+    return std::nullopt;
+}
+
+std::optional<std::uint64_t> Breeder::child(const Config& a, const Config& b, const VisitedSet& visited) {
+    Config c = a;
+    for (std::size_t p = 0; p < c.size(); ++p)
+        if (uniform() < 0.5)
+            c[p] = b[p];
+    mutate(c);
+    if (const auto index = m_space.indexOf(c); index && !visited.contains(*index))
+        return index;
+    return repair(c, visited);
+}
+
 } // namespace tilescope::search

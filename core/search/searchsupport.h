@@ -79,6 +79,27 @@ private:
     std::deque<std::uint64_t> m_returned; // first in, first out: each comes around again
 };
 
+/// Children of two parent configs for the evolutionary strategies: uniform crossover, mutation to
+/// adjacent values (now and then any value), and repair of an invalid or visited child to a
+/// valid unvisited neighbour (adjacent values first).
+class Breeder {
+public:
+    Breeder(const ConfigSpace& space, std::mt19937_64& rng)
+        : m_space(space)
+        , m_rng(rng) {}
+    /// A valid unvisited config bred from `a` and `b`; nullopt when neither the child nor a
+    /// neighbour of it is one.
+    std::optional<std::uint64_t> child(const Config& a, const Config& b, const VisitedSet& visited);
+
+private:
+    double uniform() { return std::uniform_real_distribution<double>(0.0, 1.0)(m_rng); }
+    void mutate(Config& child);
+    std::optional<std::uint64_t> repair(const Config& child, const VisitedSet& visited);
+
+    const ConfigSpace& m_space;
+    std::mt19937_64& m_rng;
+};
+
 /// A monotone map of scores to a scale where differences are relative: log of the time when all
 /// scores are positive, minus the log of the objective when all are negative, asinh otherwise.
 class ScoreScale {

@@ -49,6 +49,25 @@ private:
     std::unique_ptr<State> m_state;
 };
 
+/// NSGA-II for two objectives at once, the score (time) and the energy of a launch
+/// (Observation::energy): a steady-state population ranked by non-dominated sorting and crowding
+/// distance, parents by binary tournament, children as the genetic strategy makes them. It
+/// spreads its measurements along the time-energy front instead of converging on one end of it.
+/// Without energy it ranks by the score alone. The first generation is random.
+class Nsga2Strategy : public Strategy {
+public:
+    explicit Nsga2Strategy(const StrategyContext& context);
+    ~Nsga2Strategy() override;
+    std::string name() const override { return "nsga2"; }
+    std::vector<std::uint64_t> propose(std::size_t count) override;
+    void observe(std::span<const Observation> observations) override;
+    bool done() const override;
+
+private:
+    struct State;
+    std::unique_ptr<State> m_state;
+};
+
 /// Options of BayesStrategy (the defaults are the "bayes" and "bayes-prior" strategies).
 struct BayesOptions {
     /// Use context.staticFeatures: registers, theoretical occupancy and spill bytes become extra

@@ -191,7 +191,7 @@ std::string autoStrategyName() {
 }
 
 std::vector<std::string> strategyNames() {
-    return {"exhaustive", "random", "annealing", "genetic", "bayes", "bayes-prior"};
+    return {"exhaustive", "random", "annealing", "genetic", "bayes", "bayes-prior", "nsga2"};
 }
 
 std::string canonicalStrategyName(std::string_view name) {
@@ -207,6 +207,8 @@ std::string canonicalStrategyName(std::string_view name) {
         return "bayes";
     if (name == "bayes-prior" || name == "bayes_prior")
         return "bayes-prior";
+    if (name == "nsga2" || name == "pareto")
+        return "nsga2";
     if (name == "auto")
         return autoStrategyName();
     return {};
@@ -280,6 +282,8 @@ std::unique_ptr<Strategy> makeStrategy(std::string_view name, const StrategyCont
         return std::make_unique<AnnealingStrategy>(context);
     if (canonical == "genetic")
         return std::make_unique<GeneticStrategy>(context);
+    if (canonical == "nsga2")
+        return std::make_unique<Nsga2Strategy>(context);
     if (canonical == "bayes")
         return std::make_unique<BayesStrategy>(context);
     if (canonical == "bayes-prior") {

@@ -66,6 +66,9 @@ struct Observation {
     double score = 0;
     std::optional<StaticFeatures> features; ///< when the session compiled it (or a recording had them)
     bool prior = false; ///< recorded before this run (a resumed session): not proposed by this strategy
+    /// The second objective of a multi-objective search: the energy of one launch in joules (lower
+    /// is better), when the session measures it (`--metrics energy`) or the recording has it.
+    std::optional<double> energy;
 };
 
 /// What a strategy is made with.

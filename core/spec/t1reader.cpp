@@ -728,7 +728,12 @@ private:
                 if (!(o.scale > 0))
                     s->fail("Scale must be positive, got " + (*s)->dump());
             }
-            keepUnknown(*on, {"Name", "Count", "Scale"});
+            if (auto per = on->member("Per")) {
+                o.per = per->asString();
+                if (o.per != "second" && o.per != "joule" && o.per != "joule-second")
+                    per->fail("Per must be second, joule or joule-second, got '" + o.per + "'");
+            }
+            keepUnknown(*on, {"Name", "Count", "Scale", "Per"});
             m_p.objective = std::move(o);
         }
         if (auto rn = ts.member("Roofline"))

@@ -308,6 +308,8 @@ private:
             o["Name"] = m_p.objective->name;
             o["Count"] = m_p.objective->count;
             o["Scale"] = number(m_p.objective->scale);
+            if (m_p.objective->per != "second")
+                o["Per"] = m_p.objective->per;
             addUnknown(o, "/Tilescope/Objective");
             ts["Objective"] = std::move(o);
         }

@@ -120,11 +120,17 @@ struct BudgetEntry {
     bool operator==(const BudgetEntry&) const = default;
 };
 
-/// What "better" means. Without one, lower time is better.
+/// What "better" means. Without one, lower time is better. Higher objectives are better.
 struct Objective {
     std::string name;  ///< e.g. "TFLOP/s" or "GB/s"
     std::string count; ///< an expression of the shape and parameters: work per launch, e.g. "2*M*N*K"
     double scale = 1;  ///< the objective is count / seconds / scale (1e12 for TFLOP/s)
+    /// What the count is divided by (Tilescope.Objective.Per): "second" (throughput, the
+    /// default), "joule" (work per joule: count / J per launch / scale, e.g. GFLOP/J) or
+    /// "joule-second" (count / (J x s) / scale: the inverse of the energy-delay product). The
+    /// last two need the energy of each launch (`--metrics energy`, NVML).
+    std::string per = "second";
+    bool needsEnergy() const { return per != "second"; }
     bool operator==(const Objective&) const = default;
 };
 

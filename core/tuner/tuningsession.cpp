@@ -409,7 +409,7 @@ struct TuningSession::Run {
                 r.measurement.compileSeconds = p.compiled->seconds;
             judgeTime(r);
             if (r.ok())
-                r.objective = objective->value(space, p.config, r.timeMs());
+                r.objective = objective->value(space, p.config, r.timeMs(), energyOf(r.measurement.metrics));
             record(std::move(r), p.index);
         });
     }
@@ -540,7 +540,7 @@ void TuningSession::Run::confirmBest() {
             continue; // cancelled: nothing measured
         if (x->failure.empty()) {
             ResultRecord& r = x->result;
-            r.objective = objective->value(space, taken[i].config, r.timeMs());
+            r.objective = objective->value(space, taken[i].config, r.timeMs(), energyOf(r.measurement.metrics));
             self.m_store.updateTiming(r.id, r.measurement.time, r.objective, pool.seconds);
             if (self.m_events.updated)
                 self.m_events.updated(r);

@@ -8,6 +8,7 @@
 #include "space/configspace.h"
 #include "spec/tuningproblem.h"
 #include "store/resultstore.h"
+#include "tuner/objective.h"
 
 #include "clirun.h"
 #include "ktconvolution.h"
@@ -375,6 +376,56 @@ private slots:
                 QCOMPARE(b[i].measurement.time, a[i].measurement.time);
             }
         }
+    }
+
+    void energyObjective() {
+        // A Kernel Tuner cache with nvml_energy (power growing with NUM_WARPS, so the fastest config
+        // is not the most frugal): --objective energy ranks by the problem's work per joule (GB/J).
+        QTemporaryDir dir;
+        nlohmann::json cache = nlohmann::json::parse(readFile(kTinyCache));
+        for (auto& [key, entry] : cache["cache"].items())
+            if (entry["time"].is_number())
+                entry["nvml_energy"] = entry["time"].get<double>() * 1e-3 * (100.0 + 150.0 * entry["NUM_WARPS"].get<int>());
+        const QString recording = dir.filePath("energy.json");
+        writeFile(recording, cache.dump());
+        const QString db = dir.filePath("e.db");
+        const Run run = cli({"tune", kTiny, "--backend", "replay:" + recording, "--objective", "energy", "--db", db});
+        QVERIFY2(run.status == 0, qPrintable(describe(run)));
+        QVERIFY2(run.out.contains("GB/J") || run.err.contains("GB/J"), qPrintable(describe(run)));
+        ResultStore store = ResultStore::open(db.toStdString(), StoreMode::ReadOnly);
+        const std::int64_t session = store.sessions().front().id;
+        const std::optional<ResultRecord> best = store.best(session);
+        QVERIFY(best && best->objective);
+        double leastEnergy = 1e300, fastest = 1e300, bestEnergy = 0, work = 0;
+        for (const ResultRecord& r : store.results(session)) {
+            if (!r.ok())
+                continue;
+            const double e = *energyOf(r.measurement.metrics);
+            leastEnergy = std::min(leastEnergy, e);
+            fastest = std::min(fastest, r.timeMs());
+            // The same work (bytes, GB) in every config: objective x energy is that work.
+            if (work == 0)
+                work = *r.objective * e;
+            QVERIFY(std::abs(*r.objective * e - work) < 1e-9 * work);
+        }
+        bestEnergy = *energyOf(best->measurement.metrics);
+        QCOMPARE(bestEnergy, leastEnergy);
+        QVERIFY2(best->timeMs() > fastest, "the energy ranking should differ from the time ranking here");
+
+        // Energy that cannot be had is bad input, before any work: a recording without it, or no GPU.
+        const Run none = cli({"tune", kTiny, "--backend", "replay:" + kTinyCache, "--objective", "energy", "--db",
+                              dir.filePath("none.db")});
+        QCOMPARE(none.status, 2);
+        QVERIFY2(none.err.contains("--objective") && none.err.contains("has none"), qPrintable(none.err));
+        const Run analysis = cli({"tune", kTiny, "--backend", "analysis:sm_90", "--objective", "edp", "--db",
+                                  dir.filePath("analysis.db")});
+        QCOMPARE(analysis.status, 2);
+        QVERIFY2(analysis.err.contains("only compiles"), qPrintable(analysis.err));
+        QVERIFY(!QFile::exists(dir.filePath("analysis.db")));
+        const Run bad = cli({"tune", kTiny, "--backend", "replay:" + recording, "--objective", "joules", "--db",
+                             dir.filePath("bad.db")});
+        QCOMPARE(bad.status, 2);
+        QVERIFY2(bad.err.contains("time, energy or edp"), qPrintable(bad.err));
     }
 
     void remoteWorkersThroughSsh() {

@@ -68,6 +68,35 @@ private slots:
             QCOMPARE(std::set<std::size_t>(front.begin(), front.end()).size(), front.size());
         }
     }
+
+    void hypervolumeMatchesASweep() {
+        // By hand: two points against (10, 10): (2, 6) and (5, 3) dominate 8*4 + 5*3 = 47.
+        QCOMPARE(hypervolume({{2, 6}, {5, 3}}, {10, 10}), 47.0);
+        QCOMPARE(hypervolume({{2, 6}, {5, 3}, {6, 7}, {11, 1}}, {10, 10}), 47.0); // dominated and outside add nothing
+        QCOMPARE(hypervolume({}, {10, 10}), 0.0);
+        // Random sets against an independent sweep over every distinct first coordinate.
+        std::mt19937 rng(11);
+        std::uniform_int_distribution<int> coordinate(0, 40);
+        for (int trial = 0; trial < 200; ++trial) {
+            std::vector<std::array<double, 2>> points(1 + trial % 30);
+            for (auto& p : points)
+                p = {double(coordinate(rng)), double(coordinate(rng))};
+            const std::array<double, 2> ref{35, 38};
+            std::set<double> xs{ref[0]};
+            for (const auto& p : points)
+                if (p[0] < ref[0])
+                    xs.insert(p[0]);
+            double area = 0;
+            for (auto it = xs.begin(); std::next(it) != xs.end(); ++it) {
+                double low = ref[1];
+                for (const auto& p : points)
+                    if (p[0] <= *it && p[1] < low)
+                        low = p[1];
+                area += (*std::next(it) - *it) * (ref[1] - low);
+            }
+            QCOMPARE(hypervolume(points, ref), area);
+        }
+    }
 };
 
 QTEST_GUILESS_MAIN(TestPareto)

@@ -862,6 +862,48 @@ private slots:
         QVERIFY(!ObjectiveEvaluator(none, 0).enabled());
     }
 
+    void energyObjectives() {
+        // --objective energy: the work per joule (GB/J here), needing each launch's energy.
+        TuningProblem p = m_tiny;
+        p.objective = objectiveFor("energy", m_tiny.objective);
+        QCOMPARE(p.objective->name, std::string("GB/J"));
+        QCOMPARE(p.objective->per, std::string("joule"));
+        const ConfigSpace space = ConfigSpace::build(m_tiny);
+        const ObjectiveEvaluator energy(p, 0);
+        QVERIFY(energy.needsEnergy());
+        QVERIFY(!energy.value(space, space.at(0), 0.004));      // no energy: no objective
+        QVERIFY(!energy.value(space, space.at(0), 0.004, 0.0)); // nor with none measured
+        QCOMPARE(*energy.value(space, space.at(0), 0.004, 0.002), 8.0 * 1048576 / 0.002 / 1e9);
+        // edp: per joule-second.
+        p.objective = objectiveFor("edp", m_tiny.objective);
+        QCOMPARE(p.objective->name, std::string("GB/(J*s)"));
+        QCOMPARE(*ObjectiveEvaluator(p, 0).value(space, space.at(0), 0.004, 0.002),
+                 8.0 * 1048576 / (0.002 * 4e-6) / 1e9);
+        // Without a problem objective: launches per joule, so less energy ranks higher.
+        p.objective = objectiveFor("energy", std::nullopt);
+        QCOMPARE(p.objective->name, std::string("launches/J"));
+        QCOMPARE(*ObjectiveEvaluator(p, 0).value(space, space.at(0), 0.004, 0.5), 2.0);
+        QVERIFY(objectiveFor("time", m_tiny.objective) == m_tiny.objective);
+        QVERIFY_THROWS_EXCEPTION(InputError, objectiveFor("joules", m_tiny.objective));
+        // Per is read and written as a Tilescope addition; an unknown one is refused where it is.
+        p.objective = objectiveFor("edp", m_tiny.objective);
+        const TuningProblem back = TuningProblem::parse(p.toJson(), "p.json", {});
+        QVERIFY(back.objective == p.objective);
+        QVERIFY(p.toJson().find("\"Per\": \"joule-second\"") != std::string::npos);
+        QVERIFY(m_tiny.toJson().find("\"Per\"") == std::string::npos);
+        std::string text = p.toJson();
+        text.replace(text.find("joule-second"), 12, "fortnight");
+        try {
+            TuningProblem::parse(text, "p.json", {});
+            QFAIL("an unknown Per was accepted");
+        } catch (const InputError& e) {
+            QVERIFY2(std::string(e.what()).find("/Tilescope/Objective/Per") != std::string::npos, e.what());
+        }
+        // energyOf reads the energy metric.
+        QCOMPARE(*energyOf({{"power", 400}, {kEnergyMetric, 0.25}}), 0.25);
+        QVERIFY(!energyOf({{"power", 400}}));
+    }
+
     void configCodec() {
         const ConfigSpace space = ConfigSpace::build(m_tiny);
         const ConfigCodec codec(space);
