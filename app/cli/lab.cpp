@@ -203,6 +203,28 @@ int runLab(const LabCliOptions& opt) {
                     "that did (never: runs that did not\n  within the budget). score: the methodology score (0 = "
                     "random search, 1 = the optimum at once) on the\n  recorded-time axis; score(evals): on the "
                     "evaluations axis. Spreads: --json.\n");
+        if (s.hasEnergy) {
+            std::vector<std::string> frontHeaders = {"strategy"};
+            std::vector<bool> frontRight = {false};
+            if (!report.strategies.empty())
+                for (const auto& m : report.strategies.front().frontMilestones) {
+                    frontHeaders.push_back("@" + formatFinite("%g", m.percent) + "%");
+                    frontRight.push_back(true);
+                }
+            TextTable front(frontHeaders, frontRight);
+            for (const auto& r : report.strategies) {
+                std::vector<std::string> row = {r.name};
+                for (const auto& m : r.frontMilestones)
+                    row.push_back(formatFinite("%.3f", m.fraction.mean) + " ± " + formatFinite("%.3f", m.fraction.stdev));
+                front.addRow(row);
+            }
+            std::printf("\nThe time-energy front (the recording has each config's energy): the hypervolume of the "
+                        "front of the configs\nevaluated after q %% of the space, as a fraction of the whole "
+                        "space's; both against the median time\n(%s ms) and energy (%s J). Mean ± standard deviation "
+                        "over the runs.\n%s",
+                        formatFinite("%.4g", s.referenceMs).c_str(), formatFinite("%.4g", s.referenceJ).c_str(),
+                        front.render().c_str());
+        }
     }
     std::fflush(stdout);
     for (const auto& r : report.strategies)

@@ -51,6 +51,9 @@ std::vector<BestConfig> bestConfigs(const std::vector<SessionData>& sessions) {
             b.objectiveName = info->objectiveName;
             b.objective = r->objective;
         }
+        for (const Metric& m : r->measurement.metrics)
+            if (m.name == kEnergyMetric)
+                b.energyJ = m.value;
         b.sessionId = info->id;
         b.sourceHash = info->sourceHash;
         if (!info->problemJson.empty()) {
@@ -101,6 +104,8 @@ std::string writeBestConfigsJson(const std::vector<BestConfig>& best) {
             e["time_ci95_ms"] = Json::array({jsonNumber(b.ciLowMs), jsonNumber(b.ciHighMs)});
         if (b.objective)
             e["objective"] = Json{{"name", b.objectiveName}, {"value", jsonNumber(*b.objective)}};
+        if (b.energyJ)
+            e["energy_j"] = jsonNumber(*b.energyJ);
         e["session"] = b.sessionId;
         if (b.driverVersion > 0)
             e["driver_version"] = b.driverVersion;
@@ -152,6 +157,8 @@ std::vector<BestConfig> parseBestConfigsJson(const std::string& text, const std:
         b.config = configFromJson(e["config"]);
         if (const auto t = e.find("time_ms"); t != e.end() && t->is_number())
             b.timeMs = t->get<double>();
+        if (const auto j = e.find("energy_j"); j != e.end() && j->is_number())
+            b.energyJ = j->get<double>();
         if (const auto ci = e.find("time_ci95_ms");
             ci != e.end() && ci->is_array() && ci->size() == 2 && (*ci)[0].is_number() && (*ci)[1].is_number()) {
             b.ciLowMs = (*ci)[0].get<double>();

@@ -27,6 +27,7 @@ struct BestConfig {
     double ciHighMs = 0;
     std::string objectiveName;       ///< "" = none
     std::optional<double> objective; ///< its value
+    std::optional<double> energyJ;   ///< the energy of one launch, when measured (`--metrics energy`)
     std::int64_t sessionId = 0;
     int driverVersion = 0;  ///< the CUDA driver it was tuned with (13000 for 13.0; 0 unknown)
     std::string specHash;   ///< TuningProblem::specHash() of the problem it was tuned for ("" unknown)

@@ -190,6 +190,8 @@ std::string writeCppHeader(const std::vector<BestConfig>& best, const std::strin
             if (b->ciHighMs > 0) // the winner's 95 % interval, as measured (metadata for people)
                 label += (label.empty() ? "" : "; ") + std::string("95 %: ") + formatDouble("%.4f", b->ciLowMs) + "-" +
                          formatDouble("%.4f", b->ciHighMs) + " ms";
+            if (b->energyJ)
+                label += (label.empty() ? "" : "; ") + formatDouble("%.4g", *b->energyJ) + " J a launch";
             out += row + (label.empty() ? "" : "  // " + label) + "\n";
         }
         out += "};\n\n";

@@ -91,8 +91,13 @@ Json resultToT4(const SessionInfo& info, const ResultRecord& r) {
     }
     if (r.objective && !info.objectiveName.empty())
         measurements.push_back(measurementOf(info.objectiveName, *r.objective, ""));
-    for (const Metric& metric : m.metrics)
-        measurements.push_back(measurementOf(metric.name, metric.value, ""));
+    for (const Metric& metric : m.metrics) {
+        // NVML's figures in their units; CUPTI's counters are counts and percentages.
+        const bool joules = metric.name.rfind(kEnergyMetric, 0) == 0 && metric.name != kEnergyCounterMetric;
+        const bool watts = metric.name.rfind(kPowerMetric, 0) == 0;
+        measurements.push_back(measurementOf(metric.name, metric.value,
+                                             joules ? "J" : watts ? "W" : metric.name == kEnergyCounterMetric ? "ms" : ""));
+    }
     out["measurements"] = measurements;
 
     out["tilescope"] = resultExtension(r, true);

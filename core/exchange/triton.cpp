@@ -123,6 +123,9 @@ std::string writeTritonConfigs(const std::vector<SessionData>& sessions, std::si
                             formatDouble("%.4f", r->measurement.time.ciHighMs) + ")";
                 if (r->objective && objectiveOf.count(kernel))
                     note += ", " + formatDouble("%.2f", *r->objective) + " " + objectiveOf[kernel];
+                for (const Metric& m : r->measurement.metrics)
+                    if (m.name == kEnergyMetric)
+                        note += ", " + formatDouble("%.4g", m.value) + " J";
                 if (!seen.insert(id).second) {
                     out += "    # (listed above) " + describeConfig(r->config) + ": " + note + "\n";
                     continue;

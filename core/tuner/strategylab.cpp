@@ -1,5 +1,6 @@
 #include "tuner/strategylab.h"
 
+#include "analysis/pareto.h"
 #include "analysis/plausibility.h"
 #include "base/error.h"
 #include "base/filewrite.h"
@@ -30,6 +31,7 @@ namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 constexpr double kMilestones[] = {1, 2, 5, 10, 20};
+constexpr double kFrontMilestones[] = {5, 10, 20, 50};
 
 // Random draws done by recorded time t when each takes tau seconds: floor(t / tau), at most `most`.
 std::uint64_t drawsBy(double t, double tau, std::size_t most) {
@@ -258,6 +260,7 @@ StrategyLab::StrategyLab(const TuningProblem& problem, std::size_t shapeIndex, c
         if (r.ok() && !plausibility.verdict(r.config, r.timeMs()).empty())
             e.status = ResultStatus::Implausible;
         if (e.status == ResultStatus::Ok && r.timeMs() > 0) {
+            e.energy = energyOf(r.measurement.metrics);
             e.timeMs = r.timeMs();
             e.score = e.timeMs;
             if (objective.enabled()) {
@@ -291,6 +294,31 @@ StrategyLab::StrategyLab(const TuningProblem& problem, std::size_t shapeIndex, c
         }
     }
     sum.missing = n - sum.recorded;
+    // The time-energy front, where every config that ran has its energy.
+    std::vector<std::array<double, 2>> points;
+    std::vector<double> times, energies;
+    sum.hasEnergy = true;
+    for (const LabEntry& e : s.table) {
+        if (!e.ok())
+            continue;
+        if (!e.energy) {
+            sum.hasEnergy = false;
+            break;
+        }
+        points.push_back({e.timeMs, *e.energy});
+        times.push_back(e.timeMs);
+        energies.push_back(*e.energy);
+    }
+    if (sum.hasEnergy && !points.empty()) {
+        const auto median = [](std::vector<double> v) {
+            std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2), v.end());
+            return v[v.size() / 2];
+        };
+        sum.referenceMs = median(times);
+        sum.referenceJ = median(energies);
+        sum.frontHypervolume = hypervolume(points, {sum.referenceMs, sum.referenceJ});
+    }
+    sum.hasEnergy = sum.hasEnergy && sum.frontHypervolume > 0;
     sum.secondsPerConfig = sum.totalSeconds / static_cast<double>(n);
     if (okPerformances.empty())
         throw InputError(name, "",
@@ -414,6 +442,7 @@ LabRun StrategyLab::runStrategy(const std::string& name, std::uint64_t seed, std
             o.status = e.status;
             o.score = e.score;
             o.features = e.features;
+            o.energy = e.energy;
             observations.push_back(o);
         }
         strategy->observe(observations);
@@ -484,6 +513,29 @@ LabStrategyResult StrategyLab::evaluate(std::string name, std::vector<LabRun> ru
             values.push_back(run.best[k - 1] / opt);
         m.fraction = LabStat::of(values);
         r.milestones.push_back(m);
+    }
+    if (sum.hasEnergy) {
+        for (const double q : kFrontMilestones) {
+            const auto k =
+                static_cast<std::uint64_t>(std::max(1.0, std::ceil(q / 100 * static_cast<double>(n) - 1e-9)));
+            if (k > limit)
+                continue;
+            LabMilestone m;
+            m.percent = q;
+            m.evaluations = k;
+            std::vector<double> values;
+            for (const LabRun& run : runs) {
+                std::vector<std::array<double, 2>> found;
+                for (std::size_t i = 0; i < run.order.size() && i < k; ++i) {
+                    const LabEntry& e = s.table[run.order[i]];
+                    if (e.ok() && e.energy)
+                        found.push_back({e.timeMs, *e.energy});
+                }
+                values.push_back(hypervolume(found, {sum.referenceMs, sum.referenceJ}) / sum.frontHypervolume);
+            }
+            m.fraction = LabStat::of(values);
+            r.frontMilestones.push_back(m);
+        }
     }
 
     auto target = [&](double tolerance) {
@@ -754,6 +806,14 @@ std::string labReportJson(const LabReport& report) {
             ms.push_back(mj);
         }
         row["milestones"] = ms;
+        if (!r.frontMilestones.empty()) {
+            Json fronts = Json::array();
+            for (const LabMilestone& m : r.frontMilestones)
+                fronts.push_back(Json{{"percent", m.percent},
+                                      {"evaluations", m.evaluations},
+                                      {"fraction_of_front_hypervolume", statJson(m.fraction)}});
+            row["front_milestones"] = fronts;
+        }
         row["within_1_percent"] = targetJson(r.within1);
         row["within_5_percent"] = targetJson(r.within5);
         row["score"] = statJson(r.score);

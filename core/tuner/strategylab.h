@@ -91,6 +91,7 @@ struct LabEntry {
     double compileSeconds = 0; ///< the compile part: what a strategy asking for static features spends
     double timeMs = 0;         ///< recorded median time (ok configs)
     std::optional<StaticFeatures> features;
+    std::optional<double> energy; ///< recorded energy of a launch (J), when the recording has it
     bool ok() const { return performance > 0; }
 };
 
@@ -112,6 +113,10 @@ struct LabSpaceSummary {
     double totalSeconds = 0;     ///< recorded seconds summed over the space
     double secondsPerConfig = 0; ///< tau: their mean over the space
     double compileSeconds = 0;   ///< the compile part of totalSeconds
+    /// Every config that ran correctly has its energy: the lab also scores the time-energy front.
+    bool hasEnergy = false;
+    double frontHypervolume = 0;            ///< of the whole space's front, against the reference below
+    double referenceMs = 0, referenceJ = 0; ///< the median time and energy over the ok configs
 };
 
 /// Summary statistics over runs.
@@ -161,6 +166,10 @@ struct LabStrategyResult {
     LabStat score;         ///< methodology score on the time axis (per-run spread)
     LabStat scoreEvals;    ///< on the evaluations axis
     LabStat finalFraction; ///< b(limit) / p_opt
+    /// With energy (LabSpaceSummary::hasEnergy): after q % of the space's evaluations, the
+    /// hypervolume of the time-energy front of the configs evaluated, as a fraction of the whole
+    /// space's (both against the medians), over the runs.
+    std::vector<LabMilestone> frontMilestones;
     std::vector<std::string> notes;
 };
 

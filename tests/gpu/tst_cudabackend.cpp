@@ -89,6 +89,7 @@ private slots:
     void tensorCoreFamilies_data();
     void tensorCoreFamilies();
     void executedInstructionsByLine();
+    void energyAgreesWithSampledPower();
 
 private:
     // Device-to-device copy bandwidth (read + write) in GB/s, timed in this process.
@@ -725,6 +726,50 @@ void TestCudaBackend::executedInstructionsByLine() {
         // Line 15 is the loop body (k = 4 trips): its spills ran more than once per warp each.
         QVERIFY2(loopStatic > 0 && loopSpills > loopStatic * warps, what.c_str());
         QVERIFY2(loopSpills <= loopStatic * warps * k, what.c_str());
+    }
+}
+
+// --metrics energy-check on kernels/sgemm at 2048³: the energy counter's joules per launch agree
+// within 10 % with NVML's power readings sampled through another loop times its time per launch;
+// the interval holds the figure; the counter steps every few hundred ms at most.
+void TestCudaBackend::energyAgreesWithSampledPower() {
+    if (!m_skip.isEmpty())
+        QSKIP(qPrintable(m_skip));
+    const TuningProblem problem = TuningProblem::load(sourceDir() / "kernels/sgemm/sgemm.json");
+    const ConfigSpace space = ConfigSpace::build(problem, 1);
+    const RequestBuilder builder(problem);
+    std::vector<CompileRequest> requests;
+    const std::vector<std::uint64_t> sample = space.sample(2, 3);
+    for (std::uint64_t index : sample)
+        requests.push_back(builder.request(space.at(index), m_arch));
+    const std::vector<CompileResult> compiled = m_compiler->compileAll(requests);
+    CudaBackendOptions options = m_options;
+    options.metrics = {"energy-check"};
+    CudaBackend backend(options);
+    backend.open(problem, 1, space);
+    std::vector<MeasureItem> items;
+    for (std::size_t i = 0; i < sample.size(); ++i)
+        if (compiled[i].ok())
+            items.push_back(MeasureItem{sample[i], space.at(sample[i]), {{m_arch, &compiled[i]}}});
+    QVERIFY(!items.empty());
+    std::map<std::size_t, Measurement> results;
+    backend.measure(items, MeasureControl{}, [&](std::size_t item, Measurement m) { results[item] = std::move(m); });
+    backend.close();
+    for (const auto& [item, m] : results) {
+        const std::string what = space.describe(items[item].config);
+        QVERIFY2(m.status == ResultStatus::Ok, (what + ": " + m.message).c_str());
+        const double joules = metricOf(m, kEnergyMetric);
+        const double sampled = metricOf(m, kEnergySampledMetric);
+        const double low = metricOf(m, kEnergyLowMetric), high = metricOf(m, kEnergyHighMetric);
+        const double watts = metricOf(m, kPowerMetric), period = metricOf(m, kEnergyCounterMetric);
+        qInfo("%s: %.3f ms, %.4f J [%.4f, %.4f] at %.0f W; sampled %.4f J at %.0f W; counter every %.0f ms",
+              what.c_str(), m.time.medianMs, joules, low, high, watts, sampled, metricOf(m, kPowerSampledMetric),
+              period);
+        QVERIFY2(joules > 0 && sampled > 0, what.c_str());
+        QVERIFY2(std::abs(joules / sampled - 1) < 0.10, what.c_str());
+        QVERIFY(low <= joules && joules <= high);
+        QVERIFY(watts > 50 && watts < 2000);
+        QVERIFY(period > 0 && period < 1000);
     }
 }
 

@@ -256,6 +256,23 @@ private slots:
         QVERIFY(!back["cache"]["256"].contains("energy"));
         QCOMPARE(parseKernelTunerCache(back.dump(), "back.json").results[1].measurement.metrics,
                  d.results[1].measurement.metrics);
+
+        // Every export of the best config carries its energy beside its time.
+        const std::vector<BestConfig> best = bestConfigs({d});
+        QCOMPARE(best.size(), std::size_t(1));
+        QVERIFY(best[0].energyJ);
+        QCOMPARE(*best[0].energyJ, 0.018); // block 256, the faster
+        const std::string json = writeBestConfigsJson(best);
+        QCOMPARE(Json::parse(json)["entries"][0]["energy_j"].get<double>(), 0.018);
+        QCOMPARE(parseBestConfigsJson(json, "best.json"), best);
+        QVERIFY(writeCppHeader(best).find("0.018 J a launch") != std::string::npos);
+        const std::string triton = writeTritonConfigs({d}, 8);
+        QVERIFY2(triton.find("0.0400 ms, 0.018 J") != std::string::npos, triton.c_str());
+        const Json t4 = Json::parse(writeT4(d));
+        bool joules = false;
+        for (const auto& m : t4["results"][0]["measurements"])
+            joules = joules || (m["name"] == "energy" && m["unit"] == "J");
+        QVERIFY(joules);
     }
 
     void importedTimesBelowTheFloor() {

@@ -528,6 +528,41 @@ private slots:
         QVERIFY2(r.out.contains("GB/s") && r.out.contains("random") && r.out.contains("exhaustive"),
                  qPrintable(describe(r)));
     }
+
+    void timeEnergyFront() {
+        // A recording of kernels/softmax on the H200 with each config's energy (--metrics energy):
+        // the lab also scores the hypervolume of the time-energy front each strategy found, as a
+        // fraction of the whole space's. Exhaustive has all of it once it has seen every config; the
+        // fractions grow with the evaluations; a recording without energy has no such table.
+        const TuningProblem problem = TuningProblem::load(TILESCOPE_SOURCE_DIR "/kernels/softmax/softmax.json");
+        const ConfigSpace space = ConfigSpace::build(problem, 0);
+        const std::filesystem::path rec = TILESCOPE_SOURCE_DIR "/tests/bench/data/lab/softmax-energy-h200-8192.t4.json.gz";
+        const StrategyLab lab(problem, 0, space, rec);
+        QVERIFY(lab.summary().hasEnergy);
+        QVERIFY(lab.summary().frontHypervolume > 0);
+        LabOptions options;
+        options.strategies = {"random", "nsga2", "exhaustive"};
+        options.repeats = 10;
+        options.fraction = 1.0;
+        const LabReport report = lab.run(options, {});
+        for (const LabStrategyResult& r : report.strategies) {
+            QCOMPARE(r.frontMilestones.size(), std::size_t(4)); // 5, 10, 20, 50 %
+            double last = 0;
+            for (const LabMilestone& m : r.frontMilestones) {
+                QVERIFY(m.fraction.min >= 0 && m.fraction.max <= 1 + 1e-12);
+                QVERIFY(m.fraction.mean >= last - 1e-12);
+                last = m.fraction.mean;
+            }
+        }
+        QVERIFY(report.strategies[1].frontMilestones[2].fraction.mean >
+                report.strategies[0].frontMilestones[2].fraction.mean); // nsga2 over random at 20 %
+
+        const TuningProblem copy = TuningProblem::load(TILESCOPE_SOURCE_DIR "/kernels/copy/copy.json");
+        const ConfigSpace copySpace = ConfigSpace::build(copy, 1);
+        const StrategyLab plain(copy, 1, copySpace,
+                                std::filesystem::path(TILESCOPE_SOURCE_DIR "/tests/bench/data/lab/copy-h200-16M.t4.json.gz"));
+        QVERIFY(!plain.summary().hasEnergy);
+    }
 };
 
 QTEST_GUILESS_MAIN(TestLab)
