@@ -4,6 +4,7 @@
 
 #include "tuneoptions.h"
 
+#include "analysis/pareto.h"
 #include "base/error.h"
 #include "base/filewrite.h"
 #include "measure/metricnames.h"
@@ -42,16 +43,36 @@ void cancelSessionOnSignal(int) {
         s->cancel();
 }
 
+/// Whether the problem's objectives need each launch's energy.
+bool needsEnergy(const TuningProblem& problem) {
+    if (problem.objective && problem.objective->needsEnergy())
+        return true;
+    return std::any_of(problem.objectives.begin(), problem.objectives.end(),
+                       [](const std::string& o) { return o != "time"; });
+}
+
+/// The objective that needs energy, for messages.
+std::string energyObjectiveName(const TuningProblem& problem) {
+    if (problem.objective && problem.objective->needsEnergy())
+        return problem.objective->name;
+    for (const std::string& o : problem.objectives)
+        if (o != "time")
+            return o;
+    return "energy";
+}
+
 /// An objective of energy needs each launch's energy: measured on a GPU, or in the recording a
 /// replay gives back. Bad input (exit 2) before any work where it cannot be had.
 void requireEnergyIfNeeded(const TuningProblem& problem, const BackendSpec& spec, const TuneOptions& opt) {
-    if (!problem.objective || !problem.objective->needsEnergy())
+    if (!needsEnergy(problem))
         return;
-    const std::string where = opt.objective.empty() ? "/Tilescope/Objective/Per" : "--objective";
+    const std::string where = !opt.objective.empty()            ? "--objective"
+                              : !problem.objectives.empty() ? "/Tilescope/Objectives"
+                                                            : "/Tilescope/Objective/Per";
     const std::string file = opt.objective.empty() ? opt.problemPath : "";
     if (spec.kind == BackendSpec::Kind::Analysis)
         throw InputError(file, where,
-                         "the objective " + problem.objective->name +
+                         "the objective " + energyObjectiveName(problem) +
                              " needs each launch's energy, which NVML measures on a GPU; the analysis backend only "
                              "compiles (use --backend cuda, or replay a recording with energy)");
     if (spec.kind != BackendSpec::Kind::Replay)
@@ -64,9 +85,26 @@ void requireEnergyIfNeeded(const TuningProblem& problem, const BackendSpec& spec
         if (energyOf(r.measurement.metrics))
             return;
     throw InputError(file, where,
-                     "the objective " + problem.objective->name + " needs each launch's energy, and the recording " +
+                     "the objective " + energyObjectiveName(problem) + " needs each launch's energy, and the recording " +
                          spec.recording.string() + " has none (record it with --metrics energy on a GPU, or import a Kernel Tuner "
                                      "cache with nvml_energy)");
+}
+
+/// With two objectives: how many configs make the session's time-energy front, and where to see it.
+std::string frontLine(const ResultStore& store, const SessionSummary& summary, const TuningProblem& problem,
+                      const std::string& db) {
+    std::vector<std::array<double, 2>> points;
+    for (const ResultRecord& r : store.results(summary.session.id)) {
+        const std::optional<double> joules = energyOf(r.measurement.metrics);
+        if (r.ok() && joules)
+            points.push_back({r.timeMs(), problem.objectives[1] == "edp" ? *joules * r.timeMs() : *joules});
+    }
+    const std::string second = problem.objectives[1] == "edp" ? "energy-delay" : "energy";
+    if (points.empty())
+        return "  front       no config has both time and " + second + "\n";
+    return "  front       " + std::to_string(paretoFront(points).size()) + " of " + std::to_string(points.size()) +
+           " configs trade time for " + second + " (tilescope-cli show " + db + " --session " +
+           std::to_string(summary.session.id) + " --pareto time,energy)\n";
 }
 
 /// The shapes to tune: --shapes all or a list, else --shape alone.
@@ -90,7 +128,7 @@ BackendOptions backendOptions(const TuneOptions& opt, const BackendSpec& spec, c
         return options;
     CudaBackendOptions& cuda = options.cuda;
     cuda.metrics = expandMetricNames(opt.metricsOption->count() > 0 ? splitList(opt.metrics) : problem.metrics);
-    if (problem.objective && problem.objective->needsEnergy() && !wantsEnergy(cuda.metrics))
+    if (needsEnergy(problem) && !wantsEnergy(cuda.metrics))
         cuda.metrics.push_back(kEnergyMetric); // the objective is of each launch's energy
     cuda.verify = !opt.noVerify;
     cuda.guard = opt.guard ? GuardPolicy::Every : GuardPolicy::Reference;
@@ -163,6 +201,13 @@ SessionOptions sessionOptions(const TuneOptions& opt, const BackendSpec& spec, c
         options.budget = Budget::fromProblem(problem);
     options.strategy = chooseStrategy(opt.strategyOption->count() > 0 ? std::optional(opt.strategy) : std::nullopt,
                                       problem, options.budget, stderrNotes());
+    // Two objectives: a search that spreads along their front, unless one was chosen.
+    if (problem.objectives.size() == 2 && opt.strategyOption->count() == 0 && problem.searchName.empty() &&
+        options.budget.mayEndEarly()) {
+        options.strategy = "nsga2";
+        std::fprintf(stderr, "note: strategy nsga2: it searches for the %s-%s front\n", problem.objectives[0].c_str(),
+                     problem.objectives[1].c_str());
+    }
     options.confirmTop = opt.confirm;
     options.confirmRounds = opt.confirmRounds;
     if (opt.stopEarly)
@@ -222,8 +267,21 @@ int runTune(const TuneOptions& opt) {
     }
 
     TuningProblem problem = TuningProblem::load(opt.problemPath);
-    if (!opt.objective.empty())
-        problem.objective = objectiveFor(opt.objective, problem.objective);
+    // --objective A[,B]: the first ranks the results, both steer a multi-objective search (as
+    // Tilescope.Objectives).
+    if (!opt.objective.empty()) {
+        problem.objectives = splitList(opt.objective);
+        for (const std::string& o : problem.objectives)
+            objectiveFor(o, problem.objective); // each must be one (a clear message)
+        if (problem.objectives.size() == 2 && problem.objectives[0] == problem.objectives[1])
+            throw InputError("", "--objective", "'" + problem.objectives[0] + "' is named twice");
+        if (problem.objectives.size() > 2)
+            throw InputError("", "--objective", "at most two objectives: time, energy or edp");
+    }
+    if (!problem.objectives.empty())
+        problem.objective = objectiveFor(problem.objectives.front(), problem.objective);
+    if (problem.objectives.size() < 2)
+        problem.objectives.clear();
     requireEnergyIfNeeded(problem, spec, opt);
     if (spec.compiles())
         problem.requireLaunchable(); // before any work
@@ -331,6 +389,8 @@ int runTune(const TuneOptions& opt) {
         const SessionReport report =
             sessionReport(summary, {opt.problemPath, opt.db, run.shapeIndex, objectiveName, spec, backend.get()});
         std::fputs(report.text.c_str(), stdout);
+        if (problem.objectives.size() == 2)
+            std::fputs(frontLine(store, summary, problem, opt.db).c_str(), stdout);
         for (const std::string& warning : report.warnings)
             std::fprintf(stderr, "warning: %s\n", warning.c_str());
         for (const std::string& note : report.notes)

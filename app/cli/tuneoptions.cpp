@@ -23,8 +23,9 @@ void registerTune(CLI::App& app) {
         cmd->add_option("--strategy", opt->strategy,
                         "exhaustive (every config in order), random (random order without replacement), "
                         "annealing, genetic, bayes (Bayesian optimisation), bayes-prior (with the compiler's static "
-                        "features), or auto (the one the strategy lab found best); default: the problem's "
-                        "Search.Name, else auto with a budget and exhaustive without");
+                        "features), nsga2 (two objectives at once: time and energy), or auto (the one the strategy "
+                        "lab found best); default: the problem's Search.Name, else nsga2 with two objectives and a "
+                        "budget, auto with a budget and exhaustive without");
     opt->budgetOption =
         cmd->add_option("--budget", opt->budget, "Evaluate at most N configs")->check(wholeNumber(1, kAny));
     opt->fractionOption = cmd->add_option("--fraction", opt->fraction, "Evaluate at most this fraction of the space")
@@ -89,8 +90,10 @@ void registerTune(CLI::App& app) {
     cmd->add_option("--objective", opt->objective,
                     "What ranks configs: time (the default, or the problem's Tilescope.Objective), energy (joules "
                     "per launch: the problem's work per joule, e.g. TFLOP/J, or launches/J) or edp (the "
-                    "energy-delay product: work per joule-second). energy and edp measure each config's energy "
-                    "(--metrics energy is added) and need a GPU, or a recording with energy");
+                    "energy-delay product: work per joule-second); two separated by a comma (time,energy) are "
+                    "traded off: the first ranks, nsga2 searches for their front and the summary gives it. "
+                    "energy and edp measure each config's energy (--metrics energy is added) and need a GPU, or "
+                    "a recording with energy");
     cmd->add_option("--jobs", opt->jobs, "With cuda: compile threads (default: one per hardware thread)")
         ->check(wholeNumber(1, kMaxJobs))
         ->group("CUDA backend");

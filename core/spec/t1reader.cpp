@@ -753,9 +753,19 @@ private:
                                     std::string(launchWarningNames()) + ")");
             }
         }
+        if (auto n = ts.member("Objectives")) {
+            m_p.objectives = n->asStringArray();
+            for (std::size_t i = 0; i < m_p.objectives.size(); ++i) {
+                const std::string& o = m_p.objectives[i];
+                if (o != "time" && o != "energy" && o != "edp")
+                    n->item(i).fail("'" + o + "' is no objective (time, energy or edp)");
+                if (std::count(m_p.objectives.begin(), m_p.objectives.begin() + static_cast<std::ptrdiff_t>(i), o) > 0)
+                    n->item(i).fail("'" + o + "' is named twice");
+            }
+        }
         if (auto n = ts.member("Configs"))
             readConfigList(*n);
-        keepUnknown(ts, {"Shapes", "Objective", "Roofline", "Metrics", "Silence", "Configs"});
+        keepUnknown(ts, {"Shapes", "Objective", "Objectives", "Roofline", "Metrics", "Silence", "Configs"});
     }
 
     // Tilescope.Configs: [[v1, v2, ...], ...], the values in TuningParameters order. Each value

@@ -326,6 +326,8 @@ private:
         }
         if (!m_p.metrics.empty())
             ts["Metrics"] = m_p.metrics;
+        if (!m_p.objectives.empty())
+            ts["Objectives"] = m_p.objectives;
         if (!m_p.silencedWarnings.empty())
             ts["Silence"] = m_p.silencedWarnings;
         if (m_p.configList) {

@@ -200,7 +200,7 @@ std::string TuningProblem::specHash() const {
     doc.erase("Budget");
     doc.erase("Search");
     if (const auto ts = doc.find("Tilescope"); ts != doc.end() && ts->is_object())
-        for (const char* key : {"Shapes", "Objective", "Roofline", "Metrics", "Silence", "Configs"})
+        for (const char* key : {"Shapes", "Objective", "Objectives", "Roofline", "Metrics", "Silence", "Configs"})
             ts->erase(key);
     return Sha256::hex(Sha256::hash(doc.dump()));
 }
@@ -221,7 +221,7 @@ bool TuningProblem::operator==(const TuningProblem& o) const {
            sharedMemory == o.sharedMemory && arguments == o.arguments && referenceArguments == o.referenceArguments &&
            device == o.device && profiling == o.profiling && simulationInput == o.simulationInput &&
            searchName == o.searchName && searchAttributes == o.searchAttributes && budget == o.budget &&
-           shapes == o.shapes && shapesSource == o.shapesSource && objective == o.objective && roofline == o.roofline &&
+           shapes == o.shapes && shapesSource == o.shapesSource && objective == o.objective && objectives == o.objectives && roofline == o.roofline &&
            metrics == o.metrics && silencedWarnings == o.silencedWarnings && configList == o.configList &&
            unknownFields == o.unknownFields;
 }

@@ -201,6 +201,10 @@ public:
     std::optional<Objective> objective;
     std::optional<RooflineSpec> roofline;
     std::vector<std::string> metrics; ///< CUPTI metric names or "default"
+    /// Tilescope.Objectives: what a multi-objective search trades off, in order ("time",
+    /// "energy", "edp"); the first ranks the results (as tune --objective), all of them steer the
+    /// nsga2 strategy and the front the session reports. Empty: the one objective.
+    std::vector<std::string> objectives;
     /// Tilescope.Silence: launch warnings the author has seen and accepts, by name
     /// ("launch-coverage", "global-size", "launch-limits", "varying-size", "buffer-edge"); see analysis/launchcheck.h.
     std::vector<std::string> silencedWarnings;

@@ -412,6 +412,17 @@ private slots:
         QCOMPARE(bestEnergy, leastEnergy);
         QVERIFY2(best->timeMs() > fastest, "the energy ranking should differ from the time ranking here");
 
+        // Two objectives: nsga2 searches (a budget that may end early), and the summary gives the front.
+        const Run both = cli({"tune", kTiny, "--backend", "replay:" + recording, "--objective", "time,energy",
+                              "--budget", "60", "--db", dir.filePath("both.db")});
+        QVERIFY2(both.status == 0, qPrintable(describe(both)));
+        QVERIFY2(both.err.contains("strategy nsga2"), qPrintable(describe(both)));
+        QVERIFY2(both.out.contains(QRegularExpression("front +\\d+ of \\d+ configs trade time for energy")),
+                 qPrintable(describe(both)));
+        const Run twice = cli({"tune", kTiny, "--backend", "replay:" + recording, "--objective", "energy,energy",
+                               "--db", dir.filePath("twice.db")});
+        QCOMPARE(twice.status, 2);
+
         // Energy that cannot be had is bad input, before any work: a recording without it, or no GPU.
         const Run none = cli({"tune", kTiny, "--backend", "replay:" + kTinyCache, "--objective", "energy", "--db",
                               dir.filePath("none.db")});

@@ -6,6 +6,7 @@
 // PNGs of both plots over a synthetic SGEMM data set (into $TILESCOPE_SCREENSHOT_DIR when set).
 // Runs on the offscreen platform.
 
+#include "exchange/recording.h"
 #include "plots/heatmapmodel.h"
 #include "plots/heatmapwidget.h"
 #include "plots/quantity.h"
@@ -20,6 +21,8 @@
 #include <QSignalSpy>
 #include <QTemporaryDir>
 #include <QtTest>
+
+#include <set>
 
 #include <algorithm>
 #include <cmath>
@@ -286,6 +289,7 @@ private slots:
 
     void scatterPointsAndThinning();
     void scatterWidgetHoverClickSelect();
+    void scatterDrawsTheTimeEnergyFront();
 
     void saveScreenshots();
 };
@@ -902,6 +906,49 @@ void TestHeatmap::scatterWidgetHoverClickSelect() {
     QVERIFY(widget.selectConfig(QStringLiteral(R"({"A":8,"B":2,"C":1})")));
     QVERIFY(!widget.selectConfig(QStringLiteral(R"({"A":16,"B":1,"C":0})"))); // failed: no point
     QVERIFY(!widget.selectConfig(QString()));
+}
+
+// A recording with energy (kernels/softmax on the H200, --metrics energy): the scatter opens on
+// time against energy with the Pareto front drawn, the front being the points no other beats on
+// both (checked by brute force), listed along the time axis.
+void TestHeatmap::scatterDrawsTheTimeEnergyFront() {
+    const SessionData session =
+        readSession(TILESCOPE_SOURCE_DIR "/tests/bench/data/lab/softmax-energy-h200-8192.t4.json.gz");
+    auto results = std::make_shared<const std::vector<ResultRecord>>(session.results);
+    std::vector<std::string> names;
+    for (const auto& [name, value] : session.results.front().config)
+        names.push_back(name);
+    ScatterWidget widget;
+    widget.resize(1000, 620);
+    widget.setResults(results, names, session.info.objectiveName);
+    widget.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&widget));
+    QTRY_VERIFY(widget.data() && !widget.data()->points.empty());
+    QCOMPARE(widget.spec().x.kind, QuantityKind::LatencyUs);
+    QCOMPARE(widget.spec().y.metric, std::string(kEnergyMetric));
+    QVERIFY(widget.spec().front);
+    const ScatterData& data = *widget.data();
+    std::set<std::size_t> front(data.front.begin(), data.front.end());
+    QVERIFY(!front.empty());
+    for (std::size_t i = 0; i < data.points.size(); ++i) {
+        bool beaten = false;
+        for (const ScatterPoint& q : data.points)
+            beaten = beaten || (q.x <= data.points[i].x && q.y <= data.points[i].y &&
+                                (q.x < data.points[i].x || q.y < data.points[i].y));
+        QCOMPARE(front.count(i) == 1, !beaten);
+    }
+    for (std::size_t k = 1; k < data.front.size(); ++k)
+        QVERIFY(data.points[data.front[k - 1]].x <= data.points[data.front[k]].x);
+    QVERIFY(widget.statusText().contains(QStringLiteral("on the front")));
+    QTemporaryDir temporary;
+    const QString path = screenshotDir(temporary) + QStringLiteral("/scatter_time_energy_front.png");
+    QVERIFY(widget.savePng(path, 1000, 620));
+    qInfo("scatter PNG: %s", qPrintable(path));
+    // Unticked, no front.
+    ScatterSpec spec = widget.spec();
+    spec.front = false;
+    widget.setSpec(spec);
+    QTRY_VERIFY(widget.data() && widget.data()->front.empty());
 }
 
 // ------------------------------------------------------------------------------ pictures

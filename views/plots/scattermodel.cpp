@@ -1,5 +1,7 @@
 #include "plots/scattermodel.h"
 
+#include "analysis/pareto.h"
+
 #include "plots/heatmapmodel.h"
 
 #include <algorithm>
@@ -54,6 +56,14 @@ ScatterData scatterPoints(const std::vector<ResultRecord>& results, const Scatte
     }
     std::stable_sort(candidates.begin(), candidates.end(), better);
     data.points = std::move(candidates);
+    if (spec.front) {
+        std::vector<std::array<double, 2>> xy;
+        for (const ScatterPoint& point : data.points)
+            xy.push_back({point.x, point.y});
+        data.front = paretoFront(xy, {higherIsBetter(spec.x), higherIsBetter(spec.y)});
+        std::sort(data.front.begin(), data.front.end(),
+                  [&](std::size_t a, std::size_t b) { return data.points[a].x < data.points[b].x; });
+    }
     for (const ScatterPoint& point : data.points) {
         if (!std::isfinite(point.colour))
             continue;

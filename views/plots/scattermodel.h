@@ -23,6 +23,7 @@ struct ScatterSpec {
     std::optional<Quantity> colour; ///< nullopt: one colour
     bool logX = false;              ///< points with x <= 0 are left out on a log axis
     bool logY = false;
+    bool front = false; ///< draw the Pareto front of the two quantities (each in its better direction)
 
     bool operator==(const ScatterSpec&) const = default;
 };
@@ -43,6 +44,8 @@ struct ScatterData {
     std::size_t failedCount = 0; ///< failed results (see isFailure; not drawn)
     double colourMin = std::numeric_limits<double>::quiet_NaN();
     double colourMax = std::numeric_limits<double>::quiet_NaN();
+    /// With spec.front: the points no other drawn point beats on both quantities, along x (indices into points).
+    std::vector<std::size_t> front;
 
     bool thinned() const { return points.size() < candidates; }
 };

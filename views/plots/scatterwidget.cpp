@@ -58,6 +58,9 @@ ScatterWidget::ScatterWidget(QWidget* parent)
     m_colourCombo->setToolTip(tr("What the colour of a point shows (brighter is better)"));
     m_logXBox = new QCheckBox(tr("Log X"), this);
     m_logYBox = new QCheckBox(tr("Log Y"), this);
+    m_frontBox = new QCheckBox(tr("Front"), this);
+    m_frontBox->setToolTip(tr("Draw the Pareto front: the configs no other config beats on both quantities "
+                              "(time against energy: the trade-offs worth choosing from)"));
     m_status = new QLabel(this);
     m_status->setForegroundRole(QPalette::PlaceholderText);
     m_status->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred); // cut rather than widen the window
@@ -74,6 +77,8 @@ ScatterWidget::ScatterWidget(QWidget* parent)
     controls->addSpacing(fontMetrics().averageCharWidth() * 2);
     controls->addWidget(new QLabel(tr("Colour:"), this));
     controls->addWidget(m_colourCombo);
+    controls->addSpacing(fontMetrics().averageCharWidth() * 2);
+    controls->addWidget(m_frontBox);
     controls->addWidget(m_status, 1);
 
     m_plot = new QCustomPlot(this);
@@ -111,6 +116,9 @@ ScatterWidget::ScatterWidget(QWidget* parent)
         const QColor colour = QColor::fromRgb(copy.color((bin + 0.5) / kColourBins, QCPRange(0, 1)));
         m_bins.push_back(addGraph(QCPScatterStyle(QCPScatterStyle::ssDisc, colour, colour, 6)));
     }
+    m_frontGraph = addGraph(QCPScatterStyle(QCPScatterStyle::ssDiamond, QColor(200, 30, 30), QColor(200, 30, 30), 9));
+    m_frontGraph->setLineStyle(QCPGraph::lsLine);
+    m_frontGraph->setPen(QPen(QColor(200, 30, 30), 1.5, Qt::DashLine));
     m_selectionGraph = addGraph(QCPScatterStyle(QCPScatterStyle::ssCircle, selectionPen(), Qt::NoBrush, 16));
 
     auto* layout = new QVBoxLayout(this);
@@ -119,7 +127,7 @@ ScatterWidget::ScatterWidget(QWidget* parent)
 
     for (QComboBox* combo : {m_xCombo, m_yCombo, m_colourCombo})
         connect(combo, &QComboBox::activated, this, [this]() { specFromControls(); });
-    for (QCheckBox* box : {m_logXBox, m_logYBox})
+    for (QCheckBox* box : {m_logXBox, m_logYBox, m_frontBox})
         connect(box, &QCheckBox::toggled, this, [this]() { specFromControls(); });
     connect(m_plot, &QCustomPlot::mouseMove, this, &ScatterWidget::onMouseMove);
     connect(m_plot, &QCustomPlot::mousePress, this, &ScatterWidget::notePress);
@@ -168,6 +176,14 @@ void ScatterWidget::applySummary(const ResultSummary& summary) {
         m_spec.colour = has(QuantityKind::SpillStores)
                             ? std::optional<Quantity>(Quantity{QuantityKind::SpillStores, {}, false})
                             : std::nullopt;
+        // Results with energy: the time-energy trade-off, its front drawn.
+        const Quantity energy{QuantityKind::Metric, kEnergyMetric, false};
+        if (std::find(m_quantities.begin(), m_quantities.end(), energy) != m_quantities.end()) {
+            m_spec.x = {QuantityKind::LatencyUs, {}, false};
+            m_spec.y = energy;
+            m_spec.colour = std::nullopt;
+            m_spec.front = true;
+        }
     }
     for (const Quantity& q : {m_spec.x, m_spec.y}) {
         if (std::find(m_quantities.begin(), m_quantities.end(), q) == m_quantities.end())
@@ -201,6 +217,7 @@ void ScatterWidget::syncControls() {
     const QSignalBlocker blockColour(m_colourCombo);
     const QSignalBlocker blockLogX(m_logXBox);
     const QSignalBlocker blockLogY(m_logYBox);
+    const QSignalBlocker blockFront(m_frontBox);
     const auto indexOf = [this](const Quantity& q) {
         const auto it = std::find(m_quantities.begin(), m_quantities.end(), q);
         return it == m_quantities.end() ? -1 : static_cast<int>(it - m_quantities.begin());
@@ -210,6 +227,7 @@ void ScatterWidget::syncControls() {
     m_colourCombo->setCurrentIndex(m_spec.colour ? indexOf(*m_spec.colour) + 1 : 0);
     m_logXBox->setChecked(m_spec.logX);
     m_logYBox->setChecked(m_spec.logY);
+    m_frontBox->setChecked(m_spec.front);
 }
 
 void ScatterWidget::specFromControls() {
@@ -226,6 +244,7 @@ void ScatterWidget::specFromControls() {
     spec.colour = quantityAt(m_colourCombo->currentIndex() - 1);
     spec.logX = m_logXBox->isChecked();
     spec.logY = m_logYBox->isChecked();
+    spec.front = m_frontBox->isChecked();
     setSpec(spec);
 }
 
@@ -269,6 +288,7 @@ void ScatterWidget::apply(const Computed& computed) {
 
 void ScatterWidget::showPoints() {
     m_plain->data()->clear();
+    m_frontGraph->data()->clear();
     for (QCPGraph* bin : m_bins)
         bin->data()->clear();
     setScale(m_plot->xAxis, m_spec.logX);
@@ -330,6 +350,9 @@ void ScatterWidget::showPoints() {
                                       (higher ? tr("  ↑ better") : tr("  ↓ better")));
         }
     }
+    if (shown)
+        for (std::size_t i : shown->front)
+            m_frontGraph->addData(shown->points[i].x, shown->points[i].y);
     m_plot->xAxis->setRange(paddedRange(xMin, xMax, m_spec.logX));
     m_plot->yAxis->setRange(paddedRange(yMin, yMax, m_spec.logY));
     placeSelection();
@@ -340,11 +363,17 @@ void ScatterWidget::showPoints() {
                                         .arg(formatCount(static_cast<std::uint64_t>(shown->points.size())),
                                              formatCount(static_cast<std::uint64_t>(shown->candidates)))
                                   : tr("%1 configs").arg(formatCount(static_cast<std::uint64_t>(shown->points.size())));
+        if (!shown->front.empty())
+            status += tr(", %1 on the front").arg(shown->front.size());
         if (shown->failedCount > 0)
             status += tr(", %1 failed (not drawn)").arg(formatCount(static_cast<std::uint64_t>(shown->failedCount)));
     }
     m_status->setText(status);
     m_plot->replot(QCustomPlot::rpQueuedReplot);
+}
+
+QString ScatterWidget::statusText() const {
+    return m_status->text();
 }
 
 void ScatterWidget::placeSelection() {

@@ -39,7 +39,8 @@ public:
 
     /// The results (an immutable snapshot), the session's parameter names and its objective
     /// ("TFLOP/s"; "" none). The axes stay where they fit; the first time they default to
-    /// registers (or latency) against the objective (or latency), coloured by spill stores.
+    /// registers (or latency) against the objective (or latency), coloured by spill stores, or,
+    /// when the results have energy, to latency against energy with the Pareto front drawn.
     void setResults(std::shared_ptr<const std::vector<ResultRecord>> results, std::vector<std::string> parameterNames,
                     std::string objectiveName);
     void setSpec(const ScatterSpec& spec);
@@ -60,6 +61,8 @@ public:
     QComboBox* xCombo() const { return m_xCombo; }
     QComboBox* yCombo() const { return m_yCombo; }
     QComboBox* colourCombo() const { return m_colourCombo; }
+    /// The line above the plot: how many configs are drawn, on the front, failed.
+    QString statusText() const;
 
 signals:
     /// A point was clicked: the compact JSON text of its config.
@@ -98,12 +101,14 @@ private:
     QComboBox* m_colourCombo = nullptr;
     QCheckBox* m_logXBox = nullptr;
     QCheckBox* m_logYBox = nullptr;
+    QCheckBox* m_frontBox = nullptr;
     QLabel* m_status = nullptr;
 
     QCPColorScale* m_scale = nullptr;
     std::vector<QCPGraph*> m_bins;        // kColourBins graphs, worst colour first
     QCPGraph* m_plain = nullptr;          // points without a colour value
-    QCPGraph* m_selectionGraph = nullptr; // a ring around the selected config
+    QCPGraph* m_selectionGraph = nullptr;
+    QCPGraph* m_frontGraph = nullptr; ///< the Pareto front, when the spec asks for it // a ring around the selected config
     int m_hoverPoint = -1;
 };
 

@@ -899,6 +899,23 @@ private slots:
         } catch (const InputError& e) {
             QVERIFY2(std::string(e.what()).find("/Tilescope/Objective/Per") != std::string::npos, e.what());
         }
+        // Tilescope.Objectives: read and written; an unknown or repeated one is refused where it is.
+        p = m_tiny;
+        p.objectives = {"time", "energy"};
+        QCOMPARE(TuningProblem::parse(p.toJson(), "p.json", {}).objectives, p.objectives);
+        QCOMPARE(p.specHash(), m_tiny.specHash()); // what ranks results is not what decides them
+        for (const char* bad : {R"(["time", "joules"])", R"(["energy", "energy"])"}) {
+            std::string t = p.toJson();
+            const std::size_t at = t.find("\"Objectives\"");
+            const std::size_t end = t.find(']', at);
+            t.replace(at, end + 1 - at, std::string("\"Objectives\": ") + bad);
+            try {
+                TuningProblem::parse(t, "p.json", {});
+                QFAIL(bad);
+            } catch (const InputError& e) {
+                QVERIFY2(std::string(e.what()).find("/Tilescope/Objectives/1") != std::string::npos, e.what());
+            }
+        }
         // energyOf reads the energy metric.
         QCOMPARE(*energyOf({{"power", 400}, {kEnergyMetric, 0.25}}), 0.25);
         QVERIFY(!energyOf({{"power", 400}}));
