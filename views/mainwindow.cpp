@@ -294,7 +294,7 @@ void MainWindow::createActions() {
     file->addSeparator();
     m_export = new ResultsExport(
         this, m_session, m_files, [this]() { return results(); }, m_options.persistent);
-    m_export->addActions(file, m_heatmap, m_scatter);
+    m_export->addActions(file, m_heatmap, m_scatter, [this]() { return selectedConfig(); });
     file->addSeparator();
     QAction* quit = file->addAction(themeIcon("application-exit", QStyle::SP_DialogCloseButton, style()), tr("&Quit"),
                                     this, &QWidget::close);

@@ -17,6 +17,45 @@ namespace tilescope {
 using Json = nlohmann::ordered_json;
 using exchange::jsonNumber;
 
+BestConfig bestConfigOf(const SessionInfo& session, const ResultRecord& result) {
+    const SessionInfo* info = &session;
+    const ResultRecord* r = &result;
+    BestConfig b;
+    b.kernel = info->kernel;
+    b.shape = info->shape;
+    b.problemSize = info->shape.empty() ? info->problemSize : std::vector<std::int64_t>{};
+    b.device = info->deviceName;
+    b.arch = info->arch;
+    b.config = r->config;
+    b.timeMs = r->timeMs();
+    if (r->measurement.time.hasInterval()) {
+        b.ciLowMs = r->measurement.time.ciLowMs;
+        b.ciHighMs = r->measurement.time.ciHighMs;
+    }
+    if (r->objective && !info->objectiveName.empty()) {
+        b.objectiveName = info->objectiveName;
+        b.objective = r->objective;
+    }
+    for (const Metric& m : r->measurement.metrics)
+        if (m.name == kEnergyMetric)
+            b.energyJ = m.value;
+    b.sessionId = info->id;
+    b.sourceHash = info->sourceHash;
+    if (!info->problemJson.empty()) {
+        try {
+            b.specHash = TuningProblem::parse(info->problemJson, info->kernel + ".json", {}).specHash();
+        } catch (const InputError&) {
+            // a recorded problem this version cannot read: its hash stays unknown
+        }
+    }
+    const Json provenance = tryParseJson(info->provenanceJson.empty() ? "{}" : info->provenanceJson);
+    if (const auto d = provenance.find("devices");
+        provenance.is_object() && d != provenance.end() && d->is_array() && !d->empty() && d->front().is_object())
+        if (const auto v = d->front().find("driver_version"); v != d->front().end() && v->is_number_integer())
+            b.driverVersion = v->get<int>();
+    return b;
+}
+
 std::vector<BestConfig> bestConfigs(const std::vector<SessionData>& sessions) {
     using Key = std::tuple<std::string, std::string, std::string>; // kernel, device, shape
     std::map<Key, std::pair<const SessionInfo*, const ResultRecord*>> best;
@@ -33,43 +72,8 @@ std::vector<BestConfig> bestConfigs(const std::vector<SessionData>& sessions) {
         }
     }
     std::vector<BestConfig> out;
-    for (const auto& [key, value] : best) {
-        const auto& [info, r] = value;
-        BestConfig b;
-        b.kernel = info->kernel;
-        b.shape = info->shape;
-        b.problemSize = info->shape.empty() ? info->problemSize : std::vector<std::int64_t>{};
-        b.device = info->deviceName;
-        b.arch = info->arch;
-        b.config = r->config;
-        b.timeMs = r->timeMs();
-        if (r->measurement.time.hasInterval()) {
-            b.ciLowMs = r->measurement.time.ciLowMs;
-            b.ciHighMs = r->measurement.time.ciHighMs;
-        }
-        if (r->objective && !info->objectiveName.empty()) {
-            b.objectiveName = info->objectiveName;
-            b.objective = r->objective;
-        }
-        for (const Metric& m : r->measurement.metrics)
-            if (m.name == kEnergyMetric)
-                b.energyJ = m.value;
-        b.sessionId = info->id;
-        b.sourceHash = info->sourceHash;
-        if (!info->problemJson.empty()) {
-            try {
-                b.specHash = TuningProblem::parse(info->problemJson, info->kernel + ".json", {}).specHash();
-            } catch (const InputError&) {
-                // a recorded problem this version cannot read: its hash stays unknown
-            }
-        }
-        const Json provenance = tryParseJson(info->provenanceJson.empty() ? "{}" : info->provenanceJson);
-        if (const auto d = provenance.find("devices");
-            provenance.is_object() && d != provenance.end() && d->is_array() && !d->empty() && d->front().is_object())
-            if (const auto v = d->front().find("driver_version"); v != d->front().end() && v->is_number_integer())
-                b.driverVersion = v->get<int>();
-        out.push_back(std::move(b));
-    }
+    for (const auto& [key, value] : best)
+        out.push_back(bestConfigOf(*value.first, *value.second));
     return out;
 }
 

@@ -36,6 +36,9 @@ struct BestConfig {
     bool operator==(const BestConfig&) const = default;
 };
 
+/// One result of a session as an entry of the JSON cache or the C++ header: a config chosen by
+/// hand (a trade-off of the time-energy front) rather than the best.
+BestConfig bestConfigOf(const SessionInfo& session, const ResultRecord& result);
 /// The best config per (kernel, shape, device) over `sessions`, ordered by kernel, device, shape.
 std::vector<BestConfig> bestConfigs(const std::vector<SessionData>& sessions);
 /// Tilescope's JSON cache: {"format": "tilescope-best-configs", "version": 1, "entries": [...]}.

@@ -6,7 +6,9 @@
 // PNGs of both plots over a synthetic SGEMM data set (into $TILESCOPE_SCREENSHOT_DIR when set).
 // Runs on the offscreen platform.
 
+#include "exchange/bestconfigs.h"
 #include "exchange/recording.h"
+#include "export/resultsexport.h"
 #include "plots/heatmapmodel.h"
 #include "plots/heatmapwidget.h"
 #include "plots/quantity.h"
@@ -22,12 +24,11 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
-#include <set>
-
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <map>
+#include <set>
 #include <memory>
 
 using namespace tilescope;
@@ -249,6 +250,13 @@ std::vector<ResultRecord> largeSet(std::size_t n) {
         out.push_back(std::move(r));
     }
     return out;
+}
+
+std::string readText(const QString& path) {
+    QFile f(path);
+    if (!f.open(QIODevice::ReadOnly))
+        return {};
+    return f.readAll().toStdString();
 }
 
 QString screenshotDir(const QTemporaryDir& fallback) {
@@ -944,6 +952,23 @@ void TestHeatmap::scatterDrawsTheTimeEnergyFront() {
     const QString path = screenshotDir(temporary) + QStringLiteral("/scatter_time_energy_front.png");
     QVERIFY(widget.savePng(path, 1000, 620));
     qInfo("scatter PNG: %s", qPrintable(path));
+    // A trade-off on the front (the most frugal, not the fastest) exported as the one entry of the
+    // JSON cache and of the C++ header.
+    const ScatterPoint& frugal = data.points[data.front.back()];
+    const ResultRecord& chosen = (*results)[frugal.result];
+    const QString chosenJson = QString::fromStdString(configJson(chosen.config));
+    const QString json = temporary.filePath(QStringLiteral("chosen.json"));
+    QCOMPARE(ResultsExport::writeSelectedConfig(session.info, *results, chosenJson, json), QString());
+    const std::vector<BestConfig> written = parseBestConfigsJson(readText(json), "chosen.json");
+    QCOMPARE(written.size(), std::size_t(1));
+    QVERIFY(written[0].config == chosen.config);
+    QCOMPARE(*written[0].energyJ, frugal.y);
+    QVERIFY(written[0].timeMs > data.points[data.front.front()].x / 1000.0); // slower than the fastest
+    const QString header = temporary.filePath(QStringLiteral("chosen.h"));
+    QCOMPARE(ResultsExport::writeSelectedConfig(session.info, *results, chosenJson, header), QString());
+    QVERIFY(readText(header).find("J a launch") != std::string::npos);
+    QVERIFY(!ResultsExport::writeSelectedConfig(session.info, *results, QStringLiteral(R"({"TPR":3})"), json).isEmpty());
+
     // Unticked, no front.
     ScatterSpec spec = widget.spec();
     spec.front = false;

@@ -6,6 +6,11 @@
 #include "plots/resultplot.h"
 #include "session/sessioncontroller.h"
 
+#include "base/filewrite.h"
+#include "exchange/bestconfigs.h"
+#include "exchange/cppheader.h"
+#include "model/configjson.h"
+
 #include <QAction>
 #include <QDir>
 #include <QFileDialog>
@@ -41,11 +46,17 @@ ResultsExport::~ResultsExport() {
     delete m_dialog;
 }
 
-void ResultsExport::addActions(QMenu* file, QWidget* heatmap, QWidget* scatter) {
+void ResultsExport::addActions(QMenu* file, QWidget* heatmap, QWidget* scatter, std::function<QString()> selected) {
     QAction* exportResults = file->addAction(tr("&Export Results…"), this, [this]() { showDialog(); });
     exportResults->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_E));
     exportResults->setStatusTip(tr("Write results as T4, a JSON cache of the best configs, triton.Config lists, a "
                                    "C++ header or CSV"));
+    if (selected) {
+        m_selected = std::move(selected);
+        QAction* one = file->addAction(tr("Export Selected &Config…"), this, [this]() { exportSelectedDialog(); });
+        one->setStatusTip(tr("Write the selected config (a trade-off picked on the time-energy front, say) as the "
+                             "JSON cache or C++ header entry, instead of the fastest"));
+    }
     QMenu* exportPlot = file->addMenu(tr("Export &Plot"));
     exportPlot->addAction(tr("&Heatmap (PNG or PDF)…"), this,
                           [this, heatmap]() { exportPlotDialog(heatmap, QStringLiteral("heatmap")); });
@@ -91,6 +102,52 @@ ExportDialog* ResultsExport::showDialog() {
     m_dialog->raise();
     m_dialog->activateWindow();
     return m_dialog;
+}
+
+QString ResultsExport::writeSelectedConfig(const SessionInfo& session, const std::vector<ResultRecord>& results,
+                                           const QString& configJson, const QString& path) {
+    const std::string wanted = configJson.toStdString();
+    const ResultRecord* chosen = nullptr;
+    for (const ResultRecord& r : results)
+        if (r.ok() && tilescope::configJson(r.config) == wanted && (!chosen || ranksBefore(r, *chosen)))
+            chosen = &r;
+    if (!chosen)
+        return tr("The selected config has no correct result to export.");
+    const std::vector<BestConfig> entry = {bestConfigOf(session, *chosen)};
+    const bool header = path.endsWith(QLatin1String(".h")) || path.endsWith(QLatin1String(".hpp"));
+    try {
+        writeFileAtomically(path.toStdString(), header ? writeCppHeader(entry) : writeBestConfigsJson(entry));
+    } catch (const std::exception& e) {
+        return QString::fromStdString(e.what());
+    }
+    return {};
+}
+
+void ResultsExport::exportSelectedDialog() {
+    const QString selected = m_selected ? m_selected() : QString();
+    if (selected.isEmpty()) {
+        QMessageBox::information(m_window, tr("Export Selected Config"),
+                                 tr("Select a config first: click a cell of the heatmap or a point of the scatter "
+                                    "plot (on the time-energy front, the trade-off you want)."));
+        return;
+    }
+    QSettings settings;
+    const QString folder = settings.value(kExportDirKey, QDir::homePath()).toString();
+    const QString path = QFileDialog::getSaveFileName(
+        m_window, tr("Export Selected Config"), QDir(folder).filePath(QStringLiteral("selected_config.json")),
+        tr("JSON cache of best configs (*.json);;C++ dispatch header (*.h *.hpp)"));
+    if (path.isEmpty())
+        return;
+    const ResultsSnapshot results = m_shown();
+    const QString error = writeSelectedConfig(m_session->session(), results ? *results : std::vector<ResultRecord>{},
+                                              selected, path);
+    if (!error.isEmpty()) {
+        QMessageBox::warning(m_window, tr("Export Selected Config"), error);
+        return;
+    }
+    if (m_persistent)
+        settings.setValue(kExportDirKey, QFileInfo(path).absolutePath());
+    m_window->statusBar()->showMessage(tr("Wrote %1").arg(QDir::toNativeSeparators(path)), kStatusTimeoutMs);
 }
 
 void ResultsExport::closeDialog() {

@@ -32,8 +32,15 @@ public:
     /// Closes and deletes the dialog.
     ~ResultsExport() override;
 
-    /// Export Results…, and Export Plot with the heatmap and the scatter plot (ResultPlots).
-    void addActions(QMenu* file, QWidget* heatmap, QWidget* scatter);
+    /// Export Results…, Export Selected Config… (with `selected`: the selected config's compact
+    /// JSON text, "" when none), and Export Plot with the heatmap and the scatter plot (ResultPlots).
+    void addActions(QMenu* file, QWidget* heatmap, QWidget* scatter, std::function<QString()> selected = {});
+    /// Writes one result of `results` (the config of `configJson`, compact JSON text) as the one
+    /// entry of the JSON cache of best configs (a path ending in .json) or of the C++ dispatch
+    /// header (.h, .hpp): a trade-off chosen on the time-energy front rather than the fastest.
+    /// "" when written, else why not.
+    static QString writeSelectedConfig(const SessionInfo& session, const std::vector<ResultRecord>& results,
+                                       const QString& configJson, const QString& path);
     /// Opens the export dialog (not modal) on the current results and returns it.
     ExportDialog* showDialog();
     /// Writes a plot (a ResultPlot) to `path`: PNG or PDF by its suffix. False on failure.
@@ -43,6 +50,8 @@ public:
 
 private:
     void exportPlotDialog(QWidget* plot, const QString& name);
+    void exportSelectedDialog();
+    std::function<QString()> m_selected;
 
     QMainWindow* m_window;
     SessionController* m_session;
