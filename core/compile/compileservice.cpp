@@ -1,5 +1,6 @@
 #include "compile/compileservice.h"
 
+#include <algorithm>
 #include <condition_variable>
 #include <exception>
 #include <mutex>
@@ -32,21 +33,53 @@ CompileResult CompileService::compile(const CompileRequest& request) const {
     // A pool thread must not die of an exception (std::bad_alloc from a huge log, a filesystem
     // error): it becomes a transient failure of this request.
     try {
-        std::string key;
-        if (m_cache) {
-            key = compileCacheKey(request);
-            if (std::optional<CompileResult> hit = m_cache->load(key))
-                return std::move(*hit);
+        const std::string key = compileCacheKey(request);
+        // The same binary being compiled now, for another config: wait for it rather than compile
+        // it again (configs that differ only in launch-only parameters arrive together).
+        std::promise<CompileResult> mine;
+        std::shared_future<CompileResult> theirs;
+        {
+            std::lock_guard lock(m_flightMutex);
+            if (const auto it = m_inFlight.find(key); it != m_inFlight.end())
+                theirs = it->second;
+            else
+                m_inFlight.emplace(key, mine.get_future().share());
         }
-        CompileResult result = compileKernel(request);
-        if (m_cache)
-            m_cache->store(key, result);
+        if (theirs.valid()) {
+            CompileResult shared = theirs.get();
+            if (!shared.transient)
+                shared.cached = true;
+            return shared;
+        }
+        CompileResult result;
+        try {
+            result = compileOnce(request, key);
+        } catch (const std::exception& error) {
+            result = internalFailure(error.what());
+        } catch (...) {
+            result = internalFailure("unknown exception");
+        }
+        mine.set_value(result);
+        std::lock_guard lock(m_flightMutex);
+        m_inFlight.erase(key);
         return result;
     } catch (const std::exception& error) {
         return internalFailure(error.what());
     } catch (...) {
         return internalFailure("unknown exception");
     }
+}
+
+CompileResult CompileService::compileOnce(const CompileRequest& request, const std::string& key) const {
+    if (m_cache)
+        if (std::optional<CompileResult> hit = m_cache->load(key))
+            return std::move(*hit);
+    CompileResult result = compileKernel(request);
+    m_compiles.fetch_add(1);
+    m_compileNanoseconds.fetch_add(static_cast<std::uint64_t>(std::max(0.0, result.seconds) * 1e9));
+    if (m_cache)
+        m_cache->store(key, result);
+    return result;
 }
 
 namespace {

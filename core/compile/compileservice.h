@@ -10,9 +10,12 @@
 
 #include <atomic>
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <future>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <vector>
 
 namespace tilescope {
@@ -32,10 +35,20 @@ public:
     ~CompileService();
 
     unsigned threadCount() const { return m_pool->size(); }
+    /// NVRTC compiles run so far (cache hits and shared in-flight compiles not counted) and their time.
+    struct Stats {
+        std::uint64_t compiles = 0;
+        double seconds = 0;
+    };
+    Stats stats() const {
+        return {m_compiles.load(), static_cast<double>(m_compileNanoseconds.load()) * 1e-9};
+    }
     CompileCache* cache() const { return m_cache.get(); }
 
     /// On the calling thread: the cached result, or NVRTC's (then stored). Never throws for
-    /// anything the request can cause.
+    /// anything the request can cause. Each distinct binary (compileCacheKey: the prepared source,
+    /// the defines that reach it, the options, the arch) is compiled once: a request whose key is
+    /// being compiled by another thread waits for that compile and gets its result, marked cached.
     CompileResult compile(const CompileRequest& request) const;
     /// Queues `request` on the pool. Once `cancel` is set, a request not yet started comes back
     /// Cancelled (shared, so that the flag outlives a caller that gives up on its futures).
@@ -47,7 +60,13 @@ public:
                                           const std::atomic<bool>* cancel = nullptr);
 
 private:
+    CompileResult compileOnce(const CompileRequest& request, const std::string& key) const;
+
     std::shared_ptr<CompileCache> m_cache;
+    mutable std::mutex m_flightMutex;
+    mutable std::map<std::string, std::shared_future<CompileResult>> m_inFlight; // by key
+    mutable std::atomic<std::uint64_t> m_compiles{0};
+    mutable std::atomic<std::uint64_t> m_compileNanoseconds{0};
     std::unique_ptr<ThreadPool> m_pool; // last: its threads join before the cache goes
 };
 

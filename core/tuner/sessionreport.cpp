@@ -63,6 +63,22 @@ SessionReport sessionReport(const SessionSummary& summary, const SessionReportCo
         report.warnings.push_back("the GPU's clocks moved while this session measured (" + summary.clocksMoved +
                                   "): its times may not compare with each other; tune again on an idle GPU, or lock "
                                   "the clocks (nvidia-smi -lgc)");
+    if (summary.pipeline && summary.pipeline->configs > 0) {
+        const SessionPipeline& pl = *summary.pipeline;
+        const double wall = std::max(1e-9, pl.wallSeconds);
+        std::string text;
+        if (summary.compileThreads > 0)
+            text = "compiled " + formatCount(double(pl.binaries)) + (pl.binaries == 1 ? " binary" : " binaries") +
+                   " for " + formatCount(double(pl.configs)) + " configs (the rest from the cache); the " +
+                   std::to_string(summary.compileThreads) + " compile threads busy " +
+                   formatDouble("%.0f", 100.0 * pl.compileSeconds / (wall * summary.compileThreads)) + " %";
+        if (!pl.devices.empty())
+            text += std::string(text.empty() ? "" : ", ") + "the GPU" + (pl.devices.size() > 1 ? "s" : "") + " " +
+                    formatDouble("%.0f", 100.0 * pl.benchmarkSeconds / (wall * double(pl.devices.size()))) +
+                    " % measuring";
+        if (!text.empty())
+            line("pipeline", text);
+    }
     line("time", formatDuration(p.elapsedSeconds) + " wall; recorded compile + benchmark time " +
                      formatDuration(p.recordedSeconds) +
                      (replayed ? " (what the recorded session spent on these configs)" : ""));

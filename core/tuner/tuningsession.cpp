@@ -20,6 +20,8 @@
 #include <algorithm>
 #include <chrono>
 #include <deque>
+#include <future>
+#include <thread>
 
 namespace tilescope {
 
@@ -85,6 +87,8 @@ struct TuningSession::Run {
 
     SessionTally tally;
     Clock::time_point start = Clock::now();
+    SessionPipeline pipeline; // how busy the compile pool and the GPUs were
+    CompileService::Stats compileStatsAtStart = self.m_compiler ? self.m_compiler->stats() : CompileService::Stats{};
     std::string stopReason;
     std::vector<std::pair<double, double>> okTimes; // this run's Ok results: (median ms, relative spread)
     std::optional<Roofline> roofline;               // of the best so far (SessionOptions::earlyStop)
@@ -358,21 +362,48 @@ struct TuningSession::Run {
         }
     }
 
-    // A batch: the oldest config (waiting for its compile), then those behind it that are ready;
-    // pruned and failed compiles recorded at once, the rest measured.
-    void measureBatch(std::size_t batch, const std::optional<Clock::time_point>& deadline) {
-        std::vector<PendingConfig> taken;
-        taken.push_back(std::move(queue.front()));
-        queue.pop_front();
-        while (taken.size() < batch && !queue.empty() && queue.front().ready()) {
-            taken.push_back(std::move(queue.front()));
-            queue.pop_front();
+    // Moves up to `batch` configs whose compiles are done from the queue to `taken`, oldest first.
+    void takeReady(std::vector<PendingConfig>& taken, std::size_t batch) {
+        for (auto it = queue.begin(); it != queue.end() && taken.size() < batch;) {
+            if (it->ready()) {
+                taken.push_back(std::move(*it));
+                it = queue.erase(it);
+            } else {
+                ++it;
+            }
         }
+    }
+
+    // A batch: configs whose compiles are done, in the order they were proposed (the GPU does not
+    // wait on one slow compile while others are done: strategies observe results in any order);
+    // when none is, it waits for whichever finishes first, keeping the queue topped up with the
+    // strategy's proposals meanwhile. Pruned and failed compiles are recorded at once, the rest
+    // measured.
+    void measureBatch(std::size_t batch, const std::optional<Clock::time_point>& deadline, std::size_t ahead,
+                      bool proposing) {
+        std::vector<PendingConfig> taken;
+        takeReady(taken, batch);
+        while (taken.empty()) {
+            PendingConfig& oldest = queue.front();
+            if (oldest.future.valid() && oldest.future.wait_for(std::chrono::seconds(0)) != std::future_status::ready)
+                oldest.future.wait_for(std::chrono::milliseconds(1));
+            else
+                std::this_thread::sleep_for(std::chrono::microseconds(200));
+            if (proposing)
+                propose(ahead);
+            takeReady(taken, batch);
+            if (self.m_cancel.load() && taken.empty()) {
+                taken.push_back(std::move(queue.front()));
+                queue.pop_front();
+            }
+        }
+
         std::vector<MeasureItem> items;
         std::vector<std::size_t> itemOf; // item -> index in `taken`
         for (std::size_t i = 0; i < taken.size(); ++i) {
             PendingConfig& p = taken[i];
             p.collect();
+            pipeline.compiled(p);
             if (auto verdict = verdictBeforeMeasuring(p)) {
                 record(std::move(*verdict), p.index);
                 continue;
@@ -410,6 +441,7 @@ struct TuningSession::Run {
             judgeTime(r);
             if (r.ok())
                 r.objective = objective->value(space, p.config, r.timeMs(), energyOf(r.measurement.metrics));
+            pipeline.measured(r.measurement);
             record(std::move(r), p.index);
         });
     }
@@ -448,6 +480,18 @@ struct TuningSession::Run {
             deadline = start + std::chrono::duration_cast<Clock::duration>(
                                    std::chrono::duration<double>(*options.budget.seconds));
         bool proposing = true;
+        // The compile pool and the GPUs from the session's start to the end of the search.
+        struct PipelineAtEnd {
+            Run& run;
+            ~PipelineAtEnd() {
+                run.pipeline.wallSeconds = secondsSince(run.start);
+                if (run.compiling) {
+                    const CompileService::Stats now = run.self.m_compiler->stats();
+                    run.pipeline.binaries = now.compiles - run.compileStatsAtStart.compiles;
+                    run.pipeline.compileSeconds = now.seconds - run.compileStatsAtStart.seconds;
+                }
+            }
+        } pipelineAtEnd{*this};
         for (;;) {
             if (self.m_cancel.load()) {
                 stopReason = "stopped on request (a resume continues with the configs not done)";
@@ -466,7 +510,7 @@ struct TuningSession::Run {
                     stopReason = exhausted();
                 break;
             }
-            measureBatch(batch, deadline);
+            measureBatch(batch, deadline, ahead, proposing);
             self.m_store.flush();
             if (watch.due())
                 checkSystematicFailure();
@@ -488,6 +532,17 @@ struct TuningSession::Run {
 
     // The GPU's clocks and temperature over this run, into the session's provenance.
     void keepDeviceStates() {
+        if (pipeline.configs > 0 && !backend.simulated) {
+            const double wall = std::max(1e-9, pipeline.wallSeconds);
+            nlohmann::ordered_json p{{"configs", pipeline.configs}, {"binaries_compiled", pipeline.binaries}};
+            if (compiling)
+                p["compile_pool_busy"] =
+                    pipeline.compileSeconds / (wall * std::max(1u, self.m_compiler->threadCount()));
+            if (!pipeline.devices.empty())
+                p["gpu_busy"] = pipeline.benchmarkSeconds / (wall * static_cast<double>(pipeline.devices.size()));
+            info.provenanceJson = withProvenance(info.provenanceJson, {{"pipeline", std::move(p)}});
+            self.m_store.setSessionProvenance(sessionId, info.deviceName, info.arch, info.provenanceJson);
+        }
         if (deviceStates.count() == 0)
             return;
         info.provenanceJson = withProvenance(info.provenanceJson,
@@ -596,6 +651,10 @@ SessionSummary TuningSession::run() {
     summary.confirmation = run.confirmation;
     summary.clocksMoved = run.deviceStates.movedNote();
     summary.implausible = run.tally.implausibleNote();
+    if (!run.backend.simulated)
+        summary.pipeline = run.pipeline;
+    if (run.compiling && m_compiler)
+        summary.compileThreads = m_compiler->threadCount();
     if (run.progress().counts.of(ResultStatus::WrongResult) > 0)
         summary.verification = describeVerificationSplits(verificationSplits(m_store.results(run.sessionId)));
     if (m_events.finished)

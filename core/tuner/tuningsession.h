@@ -20,6 +20,7 @@
 #include "measure/backend.h"
 #include "search/strategy.h"
 #include "store/resultstore.h"
+#include "tuner/compileahead.h"
 #include "tuner/failurewatch.h"
 #include "tuner/finalround.h"
 #include "tuner/sessionprogress.h"
@@ -30,6 +31,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 
 namespace tilescope {
@@ -97,6 +99,24 @@ struct SessionOptions {
     std::optional<EarlyStop> earlyStop;
 };
 
+/// How busy a session kept its compile pool and its GPUs (from its start to the end of its
+/// search; the final round left out).
+struct SessionPipeline {
+    std::uint64_t configs = 0;   ///< configs measured or recorded from their compile
+    std::uint64_t binaries = 0;  ///< NVRTC compiles the session ran (cache hits and shared compiles not counted)
+    double compileSeconds = 0;   ///< their NVRTC time
+    double benchmarkSeconds = 0; ///< GPU time spent measuring (the backend's benchmark seconds)
+    std::set<int> devices;       ///< the devices that measured
+    double wallSeconds = 0;
+
+    void compiled(const PendingConfig&) { ++configs; }
+    void measured(const Measurement& m) {
+        benchmarkSeconds += std::max(0.0, m.benchmarkSeconds);
+        if (m.device >= 0)
+            devices.insert(m.device);
+    }
+};
+
 struct SessionSummary {
     SessionInfo session; ///< as stored, with its final state
     bool resumed = false;
@@ -115,6 +135,9 @@ struct SessionSummary {
     /// For people: the parameter whose values split the configs that match the reference from
     /// those that do not (analysis/verificationsplit.h), and what to do; "" none.
     std::string verification;
+    /// The compile pool and the GPUs (not for a replay).
+    std::optional<SessionPipeline> pipeline;
+    unsigned compileThreads = 0; ///< of the compile pool, when the session compiled
 };
 
 /// Callbacks, each optional, called on the thread that runs the session.

@@ -33,6 +33,7 @@
 #include <fstream>
 #include <map>
 #include <set>
+#include <tuple>
 
 using namespace tilescope;
 using Json = nlohmann::ordered_json;
@@ -376,6 +377,43 @@ private slots:
                 QCOMPARE(b[i].measurement.time, a[i].measurement.time);
             }
         }
+    }
+
+    void eachBinaryCompiledOnce() {
+        // tests/data/tuning/tiny.cu never mentions NUM_WARPS: configs that differ only in it are one
+        // binary, compiled once even when their compiles are submitted together; BLOCK, ITEMS and
+        // NUM_STAGES reach the code, so each triple is a binary of its own. The summary says how
+        // many binaries were compiled; a second session on the same cache compiles none.
+        QTemporaryDir dir;
+        const QString cache = dir.filePath("cache");
+        const Run cold = cli({"tune", kTiny, "--backend", "analysis:sm_90", "--shape", "1", "--cache-dir", cache, "--db",
+                              dir.filePath("cold.db")});
+        QVERIFY2(cold.status == 0, qPrintable(describe(cold)));
+        const QRegularExpression line("compiled (\\d+) binar(?:y|ies) for (\\d+) configs");
+        const QRegularExpressionMatch m = line.match(cold.out);
+        QVERIFY2(m.hasMatch(), qPrintable(cold.out));
+        ResultStore store = ResultStore::open(dir.filePath("cold.db").toStdString(), StoreMode::ReadOnly);
+        std::set<std::tuple<double, double, double>> binaries;
+        std::size_t configs = 0;
+        for (const ResultRecord& r : store.results(store.sessions().front().id)) {
+            ++configs;
+            // Compiled (configs over the device's limits are pruned before any compile).
+            if (r.status() != ResultStatus::CompileError && r.measurement.staticInfo)
+                binaries.insert({r.config.at("BLOCK").asNumber(), r.config.at("ITEMS").asNumber(),
+                                 r.config.at("NUM_STAGES").asNumber()});
+        }
+        QCOMPARE(m.captured(2).toULongLong(), static_cast<unsigned long long>(configs));
+        // Every distinct binary compiled exactly once (the session's NVRTC compiles, the check for
+        // parameters that do not change the code included), each one entry of the cache.
+        QCOMPARE(m.captured(1).toULongLong(), static_cast<unsigned long long>(binaries.size()));
+        QVERIFY(binaries.size() < configs);
+        std::size_t entries = 0;
+        for (const auto& e : std::filesystem::recursive_directory_iterator(cache.toStdString()))
+            entries += e.is_regular_file() ? 1 : 0;
+        QCOMPARE(entries, binaries.size());
+        const Run warm = cli({"tune", kTiny, "--backend", "analysis:sm_90", "--shape", "1", "--cache-dir", cache, "--db",
+                              dir.filePath("warm.db")});
+        QVERIFY2(warm.out.contains("compiled 0 binaries for " + m.captured(2) + " configs"), qPrintable(warm.out));
     }
 
     void energyObjective() {
