@@ -534,7 +534,9 @@ struct TuningSession::Run {
     void keepDeviceStates() {
         if (pipeline.configs > 0 && !backend.simulated) {
             const double wall = std::max(1e-9, pipeline.wallSeconds);
-            nlohmann::ordered_json p{{"configs", pipeline.configs}, {"binaries_compiled", pipeline.binaries}};
+            nlohmann::ordered_json p{{"configs", pipeline.configs},
+                                     {"binaries_compiled", pipeline.binaries},
+                                     {"wall_seconds", pipeline.wallSeconds}};
             if (compiling)
                 p["compile_pool_busy"] =
                     pipeline.compileSeconds / (wall * std::max(1u, self.m_compiler->threadCount()));
