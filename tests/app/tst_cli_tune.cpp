@@ -414,6 +414,18 @@ private slots:
         const Run warm = cli({"tune", kTiny, "--backend", "analysis:sm_90", "--shape", "1", "--cache-dir", cache, "--db",
                               dir.filePath("warm.db")});
         QVERIFY2(warm.out.contains("compiled 0 binaries for " + m.captured(2) + " configs"), qPrintable(warm.out));
+
+        // Parts of a sweep on the analysis backend (CPU nodes of a job array) warm a shared cache:
+        // the whole sweep afterwards compiles nothing.
+        const QString shared = dir.filePath("shared");
+        for (const char* part : {"1/2", "2/2"}) {
+            const Run r = cli({"tune", kTiny, "--backend", "analysis:sm_90", "--shape", "1", "--part", part,
+                               "--cache-dir", shared, "--db", dir.filePath(QStringLiteral("part%1.db").arg(part[0]))});
+            QVERIFY2(r.status == 0, qPrintable(describe(r)));
+        }
+        const Run after = cli({"tune", kTiny, "--backend", "analysis:sm_90", "--shape", "1", "--cache-dir", shared,
+                               "--db", dir.filePath("after.db")});
+        QVERIFY2(after.out.contains("compiled 0 binaries for " + m.captured(2) + " configs"), qPrintable(after.out));
     }
 
     void energyObjective() {
