@@ -264,7 +264,7 @@ StrategyLab::StrategyLab(const TuningProblem& problem, std::size_t shapeIndex, c
             e.timeMs = r.timeMs();
             e.score = e.timeMs;
             if (objective.enabled()) {
-                const auto value = objective.value(space, space.at(*index), e.timeMs);
+                const auto value = objective.value(space, space.at(*index), e.timeMs, e.energy);
                 if (value && *value > 0) {
                     e.performance = *value;
                     e.score = -*value;

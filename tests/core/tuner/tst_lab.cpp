@@ -8,6 +8,7 @@
 #include "model/configjson.h"
 #include "space/configspace.h"
 #include "spec/tuningproblem.h"
+#include "tuner/objective.h"
 #include "tuner/strategylab.h"
 
 #include "clirun.h"
@@ -556,6 +557,17 @@ private slots:
         }
         QVERIFY(report.strategies[1].frontMilestones[2].fraction.mean >
                 report.strategies[0].frontMilestones[2].fraction.mean); // nsga2 over random at 20 %
+
+        // With an objective per joule the optimum to find is the most frugal config.
+        TuningProblem frugal = problem;
+        frugal.objective = objectiveFor("energy", problem.objective);
+        const StrategyLab energyLab(frugal, 0, space, rec);
+        double least = 1e300;
+        for (const LabEntry& e : energyLab.table())
+            if (e.ok())
+                least = std::min(least, *e.energy);
+        QCOMPARE(*energyLab.table()[energyLab.summary().optimumIndex].energy, least);
+        QVERIFY(energyLab.summary().optimumIndex != lab.summary().optimumIndex); // not the fastest
 
         const TuningProblem copy = TuningProblem::load(TILESCOPE_SOURCE_DIR "/kernels/copy/copy.json");
         const ConfigSpace copySpace = ConfigSpace::build(copy, 1);
