@@ -11,6 +11,7 @@
 #include "search/strategy.h"
 #include "space/configspace.h"
 #include "spec/tuningproblem.h"
+#include "tuner/objective.h"
 #include "tuner/strategylab.h"
 
 #include <atomic>
@@ -37,6 +38,7 @@ struct LabCliOptions {
     std::string json;
     std::string curves;
     std::string scoreOver = "methodology";
+    std::string objective;
     CLI::Option* budgetOption = nullptr;
     CLI::Option* fractionOption = nullptr;
 };
@@ -75,8 +77,10 @@ std::string performanceText(const LabSpaceSummary& s) {
 }
 
 int runLab(const LabCliOptions& opt) {
-    const TuningProblem problem = TuningProblem::load(opt.problemPath);
+    TuningProblem problem = TuningProblem::load(opt.problemPath);
     checkShape(problem, opt.shape);
+    if (!opt.objective.empty())
+        problem.objective = objectiveFor(opt.objective, problem.objective);
     LabOptions options;
     options.strategies = splitList(opt.strategies);
     options.repeats = opt.repeats;
@@ -262,6 +266,10 @@ void registerLab(CLI::App& app) {
                     "Tilescope database; configs it lacks count as failed")
         ->required();
     addShapeOption(cmd, opt->shape);
+    cmd->add_option("--objective", opt->objective,
+                    "What makes a config better: time (the default: the problem's objective, or 1 / time), energy "
+                    "(work per joule) or edp (work per joule-second); energy and edp need a recording with each "
+                    "config's energy");
     cmd->add_option("--strategies", opt->strategies,
                     "Strategies to compare, separated by commas (known: " + joined(strategyNames()) +
                         "); default: every one but exhaustive");

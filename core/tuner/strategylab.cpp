@@ -320,6 +320,12 @@ StrategyLab::StrategyLab(const TuningProblem& problem, std::size_t shapeIndex, c
     }
     sum.hasEnergy = sum.hasEnergy && sum.frontHypervolume > 0;
     sum.secondsPerConfig = sum.totalSeconds / static_cast<double>(n);
+    if (okPerformances.empty() && objective.needsEnergy() &&
+        std::none_of(s.table.begin(), s.table.end(), [](const LabEntry& e) { return e.energy.has_value(); }))
+        throw InputError(name, "",
+                         "the objective " + objective.name() +
+                             " needs each config's energy, and the recording has none (record it with tune "
+                             "--metrics energy on a GPU, or use a Kernel Tuner cache with nvml_energy)");
     if (okPerformances.empty())
         throw InputError(name, "",
                          "no config of the space ran correctly in the recording: there is no optimum to find");

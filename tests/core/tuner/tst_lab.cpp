@@ -574,6 +574,17 @@ private slots:
         const StrategyLab plain(copy, 1, copySpace,
                                 std::filesystem::path(TILESCOPE_SOURCE_DIR "/tests/bench/data/lab/copy-h200-16M.t4.json.gz"));
         QVERIFY(!plain.summary().hasEnergy);
+        // An energy objective on a recording without energy says so.
+        TuningProblem copyEnergy = copy;
+        copyEnergy.objective = objectiveFor("energy", copy.objective);
+        try {
+            const StrategyLab none(copyEnergy, 1, copySpace,
+                                   std::filesystem::path(TILESCOPE_SOURCE_DIR
+                                                         "/tests/bench/data/lab/copy-h200-16M.t4.json.gz"));
+            QFAIL("no error for an energy objective without energy");
+        } catch (const InputError& e) {
+            QVERIFY2(std::string(e.what()).find("the recording has none") != std::string::npos, e.what());
+        }
     }
 };
 
