@@ -354,14 +354,22 @@ int runShow(const ShowOptions& opt) {
     right.push_back(true);
     headers.push_back("occupancy");
     right.push_back(true);
-    // CUPTI metrics, one column per metric any listed result has, in the order first seen.
+    // Metrics, one column per metric any listed result has, in the order first seen. Energy and
+    // power carry their intervals in their own cells; the intervals and the counter's period are
+    // in --json.
     std::vector<std::string> metricNames;
+    const auto inItsOwnCell = [](const std::string& name) {
+        return name == kEnergyLowMetric || name == kEnergyHighMetric || name == kPowerLowMetric ||
+               name == kPowerHighMetric || name == kEnergyCounterMetric;
+    };
     for (const ResultRecord& r : results)
         for (const Metric& metric : r.measurement.metrics)
-            if (std::find(metricNames.begin(), metricNames.end(), metric.name) == metricNames.end())
+            if (!inItsOwnCell(metric.name) &&
+                std::find(metricNames.begin(), metricNames.end(), metric.name) == metricNames.end())
                 metricNames.push_back(metric.name);
     for (const std::string& name : metricNames) {
-        headers.push_back(metricLabel(name));
+        const bool withInterval = name == kEnergyMetric || name == kPowerMetric;
+        headers.push_back(metricLabel(name) + (withInterval ? " (95 %)" : ""));
         right.push_back(true);
     }
     TextTable table(headers, right);
@@ -390,10 +398,22 @@ int runShow(const ShowOptions& opt) {
                           ? std::to_string(m.staticInfo->spillStores) + "/" + std::to_string(m.staticInfo->spillLoads)
                           : (m.staticInfo ? "0" : ""));
         row.push_back(r.occupancy ? formatDouble("%.0f %%", *r.occupancy) : "");
-        for (const std::string& name : metricNames) {
+        const auto valueOf = [&](const std::string& name) -> std::optional<double> {
             const auto it = std::find_if(m.metrics.begin(), m.metrics.end(),
                                          [&](const Metric& metric) { return metric.name == name; });
-            row.push_back(it == m.metrics.end() ? "" : formatDouble("%.4g", it->value));
+            return it == m.metrics.end() ? std::nullopt : std::optional<double>(it->value);
+        };
+        for (const std::string& name : metricNames) {
+            const std::optional<double> value = valueOf(name);
+            std::string cell = value ? formatDouble("%.4g", *value) : "";
+            const bool energy = name == kEnergyMetric, power = name == kPowerMetric;
+            if (value && (energy || power)) {
+                const auto low = valueOf(energy ? kEnergyLowMetric : kPowerLowMetric);
+                const auto high = valueOf(energy ? kEnergyHighMetric : kPowerHighMetric);
+                if (low && high)
+                    cell += " (" + formatDouble("%.4g", *low) + "-" + formatDouble("%.4g", *high) + ")";
+            }
+            row.push_back(cell);
         }
         table.addRow(row);
     }
