@@ -43,14 +43,6 @@ void cancelSessionOnSignal(int) {
         s->cancel();
 }
 
-/// Whether the problem's objectives need each launch's energy.
-bool needsEnergy(const TuningProblem& problem) {
-    if (problem.objective && problem.objective->needsEnergy())
-        return true;
-    return std::any_of(problem.objectives.begin(), problem.objectives.end(),
-                       [](const std::string& o) { return o != "time"; });
-}
-
 /// The objective that needs energy, for messages.
 std::string energyObjectiveName(const TuningProblem& problem) {
     if (problem.objective && problem.objective->needsEnergy())
@@ -64,7 +56,7 @@ std::string energyObjectiveName(const TuningProblem& problem) {
 /// An objective of energy needs each launch's energy: measured on a GPU, or in the recording a
 /// replay gives back. Bad input (exit 2) before any work where it cannot be had.
 void requireEnergyIfNeeded(const TuningProblem& problem, const BackendSpec& spec, const TuneOptions& opt) {
-    if (!needsEnergy(problem))
+    if (!objectivesNeedEnergy(problem))
         return;
     const std::string where = !opt.objective.empty()            ? "--objective"
                               : !problem.objectives.empty() ? "/Tilescope/Objectives"
@@ -128,7 +120,7 @@ BackendOptions backendOptions(const TuneOptions& opt, const BackendSpec& spec, c
         return options;
     CudaBackendOptions& cuda = options.cuda;
     cuda.metrics = expandMetricNames(opt.metricsOption->count() > 0 ? splitList(opt.metrics) : problem.metrics);
-    if (needsEnergy(problem) && !wantsEnergy(cuda.metrics))
+    if (objectivesNeedEnergy(problem) && !wantsEnergy(cuda.metrics))
         cuda.metrics.push_back(kEnergyMetric); // the objective is of each launch's energy
     cuda.verify = !opt.noVerify;
     cuda.guard = opt.guard ? GuardPolicy::Every : GuardPolicy::Reference;

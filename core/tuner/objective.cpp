@@ -3,6 +3,8 @@
 #include "base/error.h"
 #include "spec/tuningproblem.h"
 
+#include <algorithm>
+
 namespace tilescope {
 
 struct ObjectiveEvaluator::Impl {
@@ -75,6 +77,13 @@ std::optional<double> energyOf(const std::vector<Metric>& metrics) {
         if (m.name == kEnergyMetric)
             return m.value;
     return std::nullopt;
+}
+
+bool objectivesNeedEnergy(const TuningProblem& problem) {
+    if (problem.objective && problem.objective->needsEnergy())
+        return true;
+    return std::any_of(problem.objectives.begin(), problem.objectives.end(),
+                       [](const std::string& o) { return o != "time"; });
 }
 
 std::optional<Objective> objectiveFor(const std::string& what, const std::optional<Objective>& current) {

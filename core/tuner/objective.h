@@ -44,6 +44,10 @@ private:
 /// The energy of one launch a result measured (its "energy" metric, J); nullopt without one.
 std::optional<double> energyOf(const std::vector<Metric>& metrics);
 
+/// Whether the problem's objectives need each launch's energy (an objective per joule, or energy
+/// or edp among Tilescope.Objectives): a session then measures it (`--metrics energy`).
+bool objectivesNeedEnergy(const TuningProblem& problem);
+
 /// The problem's objective turned to `what` (`tune --objective`): "time" leaves it as it is,
 /// "energy" divides its count (1 without one: launches/J) by the joules of a launch, "edp" by
 /// joules times seconds. Throws InputError for another word.

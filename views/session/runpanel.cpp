@@ -7,6 +7,7 @@
 #include "base/error.h"
 #include "base/textformat.h"
 #include "measure/metricnames.h"
+#include "tuner/objective.h"
 #include "search/strategy.h"
 #include "tuner/shapesetrun.h"
 
@@ -492,6 +493,10 @@ std::optional<SessionController::Request> RunPanel::request(QString* why) const 
     if ((backendKind() == BackendKind::Cuda || backendKind() == BackendKind::Remote) && m_metricsBox->isChecked())
         r.metrics =
             expandMetricNames(m_problem->metrics.empty() ? std::vector<std::string>{"default"} : m_problem->metrics);
+    // An objective of energy is measured whether or not counters are asked for.
+    if ((backendKind() == BackendKind::Cuda || backendKind() == BackendKind::Remote) &&
+        objectivesNeedEnergy(*m_problem) && !wantsEnergy(r.metrics))
+        r.metrics.push_back(kEnergyMetric);
     return r;
 }
 

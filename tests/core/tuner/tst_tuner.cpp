@@ -916,6 +916,12 @@ private slots:
                 QVERIFY2(std::string(e.what()).find("/Tilescope/Objectives/1") != std::string::npos, e.what());
             }
         }
+        // What makes a session measure energy.
+        QVERIFY(!objectivesNeedEnergy(m_tiny));
+        QVERIFY(objectivesNeedEnergy(p)); // Objectives has energy
+        TuningProblem perJoule = m_tiny;
+        perJoule.objective = objectiveFor("edp", m_tiny.objective);
+        QVERIFY(objectivesNeedEnergy(perJoule));
         // energyOf reads the energy metric.
         QCOMPARE(*energyOf({{"power", 400}, {kEnergyMetric, 0.25}}), 0.25);
         QVERIFY(!energyOf({{"power", 400}}));
