@@ -121,7 +121,7 @@ BackendOptions backendOptions(const TuneOptions& opt, const BackendSpec& spec, c
     CudaBackendOptions& cuda = options.cuda;
     cuda.metrics = expandMetricNames(opt.metricsOption->count() > 0 ? splitList(opt.metrics) : problem.metrics);
     if (objectivesNeedEnergy(problem) && !wantsEnergy(cuda.metrics))
-        cuda.metrics.push_back(kEnergyMetric); // the objective is of each launch's energy
+        cuda.metrics.push_back(std::string(kEnergyMetric)); // the objective is of each launch's energy
     cuda.verify = !opt.noVerify;
     cuda.guard = opt.guard ? GuardPolicy::Every : GuardPolicy::Reference;
     cuda.sanitize = opt.sanitize;

@@ -496,7 +496,7 @@ std::optional<SessionController::Request> RunPanel::request(QString* why) const 
     // An objective of energy is measured whether or not counters are asked for.
     if ((backendKind() == BackendKind::Cuda || backendKind() == BackendKind::Remote) &&
         objectivesNeedEnergy(*m_problem) && !wantsEnergy(r.metrics))
-        r.metrics.push_back(kEnergyMetric);
+        r.metrics.push_back(std::string(kEnergyMetric));
     return r;
 }
 
