@@ -46,16 +46,16 @@ ShapeSpread spreadOf(const std::vector<std::pair<double, double>>& timesAndNoise
 
 std::optional<double> opsPerClockPerSm(std::string_view arch, std::string_view compute) {
     // Dense, per SM and clock: FP32 FMA counts 2. sm_80 (A100): 64 FP32 lanes, 1024 FP16 FMA
-    // a clock on tensor cores; sm_90 (H100, H200): twice the FP32 lanes, twice the tensor rate;
-    // sm_100 (B200): the tensor rate doubled again.
+    // a clock on tensor cores, no FP8; sm_90 (H100, H200): twice the FP32 lanes, twice the tensor
+    // rate, FP8 at twice FP16's; sm_100 (B200): the tensor rate doubled again. 0: none.
     struct Row {
         int sm;
-        double fp32, tf32, half, int8;
+        double fp32, tf32, half, fp8, int8;
     };
     static constexpr Row kRows[] = {
-        {80, 128, 1024, 2048, 4096},
-        {90, 256, 2048, 4096, 8192},
-        {100, 256, 4096, 8192, 16384},
+        {80, 128, 1024, 2048, 0, 4096},
+        {90, 256, 2048, 4096, 8192, 8192},
+        {100, 256, 4096, 8192, 16384, 16384},
     };
     if (arch.rfind("sm_", 0) != 0)
         return std::nullopt;
@@ -71,6 +71,8 @@ std::optional<double> opsPerClockPerSm(std::string_view arch, std::string_view c
             return r.tf32;
         if (compute == "half" || compute == "bfloat16")
             return r.half;
+        if (compute == "float8")
+            return r.fp8 > 0 ? std::optional<double>(r.fp8) : std::nullopt;
         if (compute == "int8")
             return r.int8;
     }

@@ -38,9 +38,10 @@ struct ShapeSpread {
 ShapeSpread spreadOf(const std::vector<std::pair<double, double>>& timesAndNoise);
 
 /// Dense operations per clock per SM of `arch` ("sm_90"; "sm_90a" counts as sm_90) for
-/// `compute` ("float": FP32 FMA on CUDA cores; "tf32", "half", "bfloat16", "int8": tensor cores
-/// with FP32 (INT32) accumulation), from NVIDIA's architecture whitepapers; nullopt for an arch
-/// or kind not in the table (sm_80, sm_90, sm_100).
+/// `compute` ("float": FP32 FMA on CUDA cores; "tf32", "half", "bfloat16", "float8" (e4m3 or
+/// e5m2), "int8": tensor cores with FP32 (INT32) accumulation), from NVIDIA's architecture
+/// whitepapers; nullopt for an arch or kind not in the table (sm_80, sm_90, sm_100) and for FP8 on
+/// sm_80, which has none.
 std::optional<double> opsPerClockPerSm(std::string_view arch, std::string_view compute);
 
 /// The roofline of one launch on one device.

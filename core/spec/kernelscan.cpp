@@ -194,6 +194,8 @@ std::string t1Type(const std::string& base) {
         {"__half", "half"},
         {"__nv_bfloat16", "bfloat16"},
         {"nv_bfloat16", "bfloat16"},
+        {"__nv_fp8_e4m3", "float8_e4m3"},
+        {"__nv_fp8_e5m2", "float8_e5m2"},
         {"bool", "bool"},
         {"char", "int8"},
         {"unsigned char", "uint8"},

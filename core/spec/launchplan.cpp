@@ -118,8 +118,91 @@ float floatFromBfloat16(std::uint16_t bits) {
     return std::bit_cast<float>(static_cast<std::uint32_t>(bits) << 16);
 }
 
+namespace {
+
+/// One FP8 format, for the conversion from float.
+struct Float8Format {
+    int mantissaBits;
+    int bias;
+    std::uint32_t maxFinite; ///< the code of the largest finite value
+    std::uint32_t beyond;    ///< float bits of the first power of two past the format's range
+};
+
+constexpr Float8Format kE4M3{3, 7, 0x7Eu, 0x44000000u};  // 512
+constexpr Float8Format kE5M2{2, 15, 0x7Bu, 0x47800000u}; // 65536
+
+std::uint8_t float8FromFloat(float value, const Float8Format& f) {
+    const std::uint32_t x = std::bit_cast<std::uint32_t>(value);
+    const std::uint32_t sign = (x >> 24) & 0x80u;
+    const std::uint32_t a = x & 0x7FFFFFFFu;
+    if (a > 0x7F800000u)
+        return 0x7Fu; // CUDA makes every NaN the canonical one (S.1111.111 in both), sign dropped
+    if (a >= f.beyond)
+        return static_cast<std::uint8_t>(sign | f.maxFinite); // infinity included
+    const int m = f.mantissaBits;
+    const int exponent = static_cast<int>(a >> 23);
+    const int minNormal = 128 - f.bias; // float's biased exponent of the format's smallest normal
+    std::uint32_t q = 0;
+    if (exponent >= minNormal) {
+        q = (static_cast<std::uint32_t>(exponent - 127 + f.bias) << m) | ((a >> (23 - m)) & ((1u << m) - 1u));
+        const std::uint32_t rest = a & ((1u << (23 - m)) - 1u);
+        const std::uint32_t half = 1u << (22 - m);
+        if (rest > half || (rest == half && (q & 1u)))
+            ++q; // a carry into the exponent is right
+    } else {
+        // A subnormal (units of 2^(1 - bias - m)), or zero.
+        const int shift = minNormal - exponent + 23 - m;
+        if (shift > 24) // below half the smallest subnormal (float subnormals included): zero
+            return static_cast<std::uint8_t>(sign);
+        const std::uint32_t mantissa = (a & 0x7FFFFFu) | 0x800000u;
+        q = mantissa >> shift;
+        const std::uint32_t rest = mantissa & ((1u << shift) - 1u);
+        const std::uint32_t half = 1u << (shift - 1);
+        if (rest > half || (rest == half && (q & 1u)))
+            ++q; // may carry into the smallest normal, whose encoding follows on
+    }
+    // Rounding up past the largest finite value (into e4m3's NaN or e5m2's infinity) saturates.
+    return static_cast<std::uint8_t>(sign | std::min(q, f.maxFinite));
+}
+
+} // namespace
+
+std::uint8_t float8E4M3FromFloat(float value) {
+    return float8FromFloat(value, kE4M3);
+}
+
+float floatFromFloat8E4M3(std::uint8_t bits) {
+    const std::uint32_t sign = static_cast<std::uint32_t>(bits & 0x80u) << 24;
+    const std::uint32_t exponent = (bits >> 3) & 0xFu;
+    const std::uint32_t mantissa = bits & 0x7u;
+    if (exponent == 15 && mantissa == 7)
+        return std::bit_cast<float>(sign | 0x7FC00000u); // no infinities: S.1111.111 is NaN
+    if (exponent == 0) {
+        const float magnitude = std::ldexp(static_cast<float>(mantissa), -9); // exact
+        return sign ? -magnitude : magnitude;
+    }
+    return std::bit_cast<float>(sign | ((exponent + 120u) << 23) | (mantissa << 20));
+}
+
+std::uint8_t float8E5M2FromFloat(float value) {
+    return float8FromFloat(value, kE5M2);
+}
+
+float floatFromFloat8E5M2(std::uint8_t bits) {
+    // e5m2 is the upper byte of a binary16 (same exponent, two mantissa bits).
+    return floatFromHalf(static_cast<std::uint16_t>(bits << 8));
+}
+
 std::string valueFits(ElementType type, double value) {
     const std::string name(elementTypeName(type));
+    if (type == ElementType::Float8E4M3 || type == ElementType::Float8E5M2) {
+        // The conversion saturates (as CUDA's __NV_SATFINITE does): a larger value would be
+        // replaced without a word.
+        const double largest = type == ElementType::Float8E4M3 ? 448 : 57344;
+        if (std::fabs(value) > largest)
+            return "out of the range of " + name + " (whose largest value is " + spec::exactNumber(largest) + ")";
+        return {};
+    }
     if (isFloatingPoint(type))
         return {};
     if (std::isnan(value))
@@ -137,7 +220,6 @@ std::string valueFits(ElementType type, double value) {
     return {};
 }
 
-
 namespace {
 
 struct TypeInfo {
@@ -146,17 +228,35 @@ struct TypeInfo {
     int lanes;
 };
 
-// T1's argument types the worker can build (every T1 type but "custom"), plus bfloat16.
+// T1's argument types the worker can build (every T1 type but "custom"), plus bfloat16 and FP8.
 constexpr TypeInfo kTypes[] = {
-    {"bool", ElementType::Bool, 1},        {"int8", ElementType::Int8, 1},      {"uint8", ElementType::UInt8, 1},
-    {"int16", ElementType::Int16, 1},      {"uint16", ElementType::UInt16, 1},  {"int32", ElementType::Int32, 1},
-    {"uint32", ElementType::UInt32, 1},    {"int64", ElementType::Int64, 1},    {"uint64", ElementType::UInt64, 1},
-    {"half", ElementType::Half, 1},        {"half2", ElementType::Half, 2},     {"half4", ElementType::Half, 4},
-    {"half8", ElementType::Half, 8},       {"half16", ElementType::Half, 16},   {"bfloat16", ElementType::BFloat16, 1},
-    {"float", ElementType::Float, 1},      {"float2", ElementType::Float, 2},   {"float4", ElementType::Float, 4},
-    {"float8", ElementType::Float, 8},     {"float16", ElementType::Float, 16}, {"double", ElementType::Double, 1},
-    {"double2", ElementType::Double, 2},   {"double4", ElementType::Double, 4}, {"double8", ElementType::Double, 8},
+    {"bool", ElementType::Bool, 1},
+    {"int8", ElementType::Int8, 1},
+    {"uint8", ElementType::UInt8, 1},
+    {"int16", ElementType::Int16, 1},
+    {"uint16", ElementType::UInt16, 1},
+    {"int32", ElementType::Int32, 1},
+    {"uint32", ElementType::UInt32, 1},
+    {"int64", ElementType::Int64, 1},
+    {"uint64", ElementType::UInt64, 1},
+    {"half", ElementType::Half, 1},
+    {"half2", ElementType::Half, 2},
+    {"half4", ElementType::Half, 4},
+    {"half8", ElementType::Half, 8},
+    {"half16", ElementType::Half, 16},
+    {"bfloat16", ElementType::BFloat16, 1},
+    {"float", ElementType::Float, 1},
+    {"float2", ElementType::Float, 2},
+    {"float4", ElementType::Float, 4},
+    {"float8", ElementType::Float, 8},
+    {"float16", ElementType::Float, 16},
+    {"double", ElementType::Double, 1},
+    {"double2", ElementType::Double, 2},
+    {"double4", ElementType::Double, 4},
+    {"double8", ElementType::Double, 8},
     {"double16", ElementType::Double, 16},
+    {"float8_e4m3", ElementType::Float8E4M3, 1},
+    {"float8_e5m2", ElementType::Float8E5M2, 1},
 };
 
 const TypeInfo* findType(std::string_view name) {
@@ -204,6 +304,10 @@ std::string_view elementTypeName(ElementType type) {
         return "float";
     case ElementType::Double:
         return "double";
+    case ElementType::Float8E4M3:
+        return "float8_e4m3";
+    case ElementType::Float8E5M2:
+        return "float8_e5m2";
     }
     return "?";
 }
@@ -213,6 +317,8 @@ std::size_t elementSize(ElementType type) {
     case ElementType::Bool:
     case ElementType::Int8:
     case ElementType::UInt8:
+    case ElementType::Float8E4M3:
+    case ElementType::Float8E5M2:
         return 1;
     case ElementType::Int16:
     case ElementType::UInt16:
@@ -233,7 +339,7 @@ std::size_t elementSize(ElementType type) {
 
 bool isFloatingPoint(ElementType type) {
     return type == ElementType::Half || type == ElementType::BFloat16 || type == ElementType::Float ||
-           type == ElementType::Double;
+           type == ElementType::Double || type == ElementType::Float8E4M3 || type == ElementType::Float8E5M2;
 }
 
 std::string ArgumentSpec::label() const {
@@ -266,7 +372,8 @@ public:
         if (!type) {
             fail(ptr + "/Type", who + ": Type '" + a.type +
                                     "' is not supported (a custom type has no known layout to fill and compare; "
-                                    "use bool, int8 to uint64, half, bfloat16, float, double or their vector forms)");
+                                    "use bool, int8 to uint64, half, bfloat16, float8_e4m3, float8_e5m2, float, double "
+                                    "or their vector forms)");
         }
         s.element = type->element;
         s.lanes = type->lanes;
@@ -535,6 +642,12 @@ private:
             break;
         case ElementType::BFloat16:
             store(s.scalarBytes, bfloat16FromFloat(static_cast<float>(v)));
+            break;
+        case ElementType::Float8E4M3:
+            store(s.scalarBytes, float8E4M3FromFloat(static_cast<float>(v)));
+            break;
+        case ElementType::Float8E5M2:
+            store(s.scalarBytes, float8E5M2FromFloat(static_cast<float>(v)));
             break;
         case ElementType::Float:
             store(s.scalarBytes, static_cast<float>(v));

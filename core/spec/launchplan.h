@@ -36,13 +36,15 @@ enum class ElementType : std::uint8_t {
     BFloat16,
     Float,
     Double,
+    Float8E4M3, ///< OCP FP8 as CUDA's __nv_fp8_e4m3: bias 7, no infinities, NaN S.1111.111, max 448
+    Float8E5M2, ///< OCP FP8 as CUDA's __nv_fp8_e5m2: bias 15, IEEE-like (inf, NaN), max 57344
 };
 
 /// T1's name of the type: "float", "int32", "bfloat16", ...
 std::string_view elementTypeName(ElementType type);
 /// Bytes of one value (bool: 1).
 std::size_t elementSize(ElementType type);
-/// Half, BFloat16, Float and Double.
+/// Half, BFloat16, Float, Double and the two FP8 types.
 bool isFloatingPoint(ElementType type);
 // IEEE binary16 ("half") and bfloat16 from and to float, bit-exact: rounding to nearest, ties to
 // even, overflow to infinity, subnormals kept; NaN stays a (quiet) NaN.
@@ -50,8 +52,18 @@ std::uint16_t halfFromFloat(float value);
 float floatFromHalf(std::uint16_t bits);
 std::uint16_t bfloat16FromFloat(float value);
 float floatFromBfloat16(std::uint16_t bits);
+// FP8 from and to float, bit-exact with CUDA's __nv_cvt_float_to_fp8(x, __NV_SATFINITE, ...) and
+// its fp8 -> float conversions: rounding to nearest, ties to even, subnormals kept; a value that
+// would round past the largest finite one (infinity included) saturates to it (e4m3: 448, e5m2:
+// 57344, sign kept); NaN becomes the canonical NaN 0x7F. Decoding is exact (every FP8 value is a
+// float); e5m2's infinities stay infinities.
+std::uint8_t float8E4M3FromFloat(float value);
+float floatFromFloat8E4M3(std::uint8_t bits);
+std::uint8_t float8E5M2FromFloat(float value);
+float floatFromFloat8E5M2(std::uint8_t bits);
 
-/// "" when `value` can be stored in `type` (any finite or infinite number in a floating type; a
+/// "" when `value` can be stored in `type` (any finite or infinite number in a floating type but
+/// FP8, whose conversion saturates: there a magnitude up to the largest finite value, or NaN; a
 /// whole number in range in an integer type; 0 or 1 in bool); otherwise why not, as a phrase
 /// ("out of the range of int8", "not a whole number (int32 is an integer type)").
 std::string valueFits(ElementType type, double value);

@@ -33,11 +33,12 @@ constexpr std::size_t kMaxValues = 65535;
 
 constexpr std::array kParameterTypes = {"int", "uint", "float", "bool", "string"};
 constexpr std::array kLanguages = {"CUDA", "OpenCL", "Vulkan"};
-// T1's types, and bfloat16 (a Tilescope addition: the T1 schema predates it).
-constexpr std::array kArgumentTypes = {"bool",    "int8",    "uint8",    "int16",    "uint16",  "int32",  "uint32",
-                                       "int64",   "uint64",  "half",     "half2",    "half4",   "half8",  "half16",
-                                       "float",   "float2",  "float4",   "float8",   "float16", "double", "double2",
-                                       "double4", "double8", "double16", "bfloat16", "custom"};
+// T1's types, and bfloat16 and the two FP8 types (Tilescope additions: the T1 schema predates them).
+constexpr std::array kArgumentTypes = {"bool",     "int8",        "uint8",       "int16",   "uint16",  "int32",
+                                       "uint32",   "int64",       "uint64",      "half",    "half2",   "half4",
+                                       "half8",    "half16",      "float",       "float2",  "float4",  "float8",
+                                       "float16",  "double",      "double2",     "double4", "double8", "double16",
+                                       "bfloat16", "float8_e4m3", "float8_e5m2", "custom"};
 constexpr std::array kMemoryTypes = {"Scalar", "Vector", "Local", "Symbol"};
 constexpr std::array kAccessTypes = {"ReadOnly", "WriteOnly", "ReadWrite"};
 constexpr std::array kFillTypes = {"Constant", "Random", "Generator", "Script", "BinaryRaw", "BinaryHDF"};
@@ -825,14 +826,14 @@ private:
             rn.fail("a Roofline needs Bytes, Flops or both (the work of one launch)");
         if (auto n = rn.member("Compute")) {
             r.compute = n->asString();
-            static const std::vector<std::string> kinds{"float", "tf32", "half", "bfloat16", "int8"};
+            static const std::vector<std::string> kinds{"float", "tf32", "half", "bfloat16", "float8", "int8"};
             if (std::find(kinds.begin(), kinds.end(), r.compute) == kinds.end())
                 n->fail("Compute '" + r.compute +
-                        "' is not one of float, tf32, half, bfloat16, int8 (the "
+                        "' is not one of float, tf32, half, bfloat16, float8, int8 (the "
                         "arithmetic whose peak is the compute roof)");
         } else if (!r.flops.empty()) {
-            rn.fail("Flops needs Compute (float, tf32, half, bfloat16 or int8): the arithmetic whose peak is "
-                    "the compute roof");
+            rn.fail("Flops needs Compute (float, tf32, half, bfloat16, float8 or int8): the arithmetic whose peak "
+                    "is the compute roof");
         }
         keepUnknown(rn, {"Bytes", "Flops", "Compute"});
         m_p.roofline = std::move(r);

@@ -139,7 +139,7 @@ struct Objective {
 struct RooflineSpec {
     std::string bytes;   ///< bytes the kernel must move to and from memory, e.g. "2 * (M*K + N*K + M*N)"
     std::string flops;   ///< floating-point operations, e.g. "2 * M * N * K"
-    std::string compute; ///< the arithmetic the peak is of: "float", "tf32", "half", "bfloat16", "int8"
+    std::string compute; ///< the arithmetic the peak is of: "float", "tf32", "half", "bfloat16", "float8", "int8"
     bool operator==(const RooflineSpec&) const = default;
 };
 

@@ -76,6 +76,12 @@ void encode(ElementType type, double value, unsigned char* out) {
     case ElementType::Double:
         put(out, 0, value);
         return;
+    case ElementType::Float8E4M3:
+        put(out, 0, float8E4M3FromFloat(static_cast<float>(value)));
+        return;
+    case ElementType::Float8E5M2:
+        put(out, 0, float8E5M2FromFloat(static_cast<float>(value)));
+        return;
     }
 }
 
@@ -148,6 +154,20 @@ void fillRandom(ElementType type, std::uint64_t seed, std::int64_t n, unsigned c
             put(data, static_cast<std::int64_t>(i), v);
         }
         return;
+    case ElementType::Float8E4M3:
+        // 4 bits: k * 2^-3 - 1, exact in e4m3.
+        for (std::uint64_t i = 0; i < count; ++i) {
+            const double v = static_cast<double>(randomAt(seed, i) >> 60) * 0x1p-3 - 1.0;
+            put(data, static_cast<std::int64_t>(i), float8E4M3FromFloat(static_cast<float>(v)));
+        }
+        return;
+    case ElementType::Float8E5M2:
+        // 3 bits: k * 2^-2 - 1, exact in e5m2.
+        for (std::uint64_t i = 0; i < count; ++i) {
+            const double v = static_cast<double>(randomAt(seed, i) >> 61) * 0x1p-2 - 1.0;
+            put(data, static_cast<std::int64_t>(i), float8E5M2FromFloat(static_cast<float>(v)));
+        }
+        return;
     }
 }
 
@@ -190,6 +210,14 @@ double decodeBfloat16(const unsigned char* p) {
     std::uint16_t bits;
     std::memcpy(&bits, p, sizeof bits);
     return floatFromBfloat16(bits);
+}
+
+double decodeFloat8E4M3(const unsigned char* p) {
+    return floatFromFloat8E4M3(*p);
+}
+
+double decodeFloat8E5M2(const unsigned char* p) {
+    return floatFromFloat8E5M2(*p);
 }
 
 bool allOnes(const unsigned char* p, std::size_t size) {
@@ -464,6 +492,10 @@ double defaultTolerance(ElementType type) {
         return 1e-2;
     case ElementType::BFloat16:
         return 5e-2;
+    case ElementType::Float8E4M3:
+        return 0x1p-3;
+    case ElementType::Float8E5M2:
+        return 0x1p-2;
     default:
         return 0;
     }
@@ -512,6 +544,10 @@ Verdict compareValues(const ArgumentSpec& arg, std::span<const unsigned char> ou
         return compareTyped<4, decodeNative<float>>(arg, o, r, n, method, tolerance);
     case ElementType::Double:
         return compareTyped<8, decodeNative<double>>(arg, o, r, n, method, tolerance);
+    case ElementType::Float8E4M3:
+        return compareTyped<1, decodeFloat8E4M3>(arg, o, r, n, method, tolerance);
+    case ElementType::Float8E5M2:
+        return compareTyped<1, decodeFloat8E5M2>(arg, o, r, n, method, tolerance);
     }
     return {};
 }

@@ -24,7 +24,8 @@ std::uint64_t fillSeed(const ArgumentSpec& arg, std::uint64_t runSeed);
 ///   Constant: every value FillValue.
 ///   Random: independent uniform values from a counter-based generator (splitmix64), the same
 ///     for a seed on every machine. Floating types in [-1, 1) on a grid their precision holds
-///     exactly (float: steps of 2^-23, double 2^-52, half 2^-10, bfloat16 2^-7): sums of products
+///     exactly (float: steps of 2^-23, double 2^-52, half 2^-10, bfloat16 2^-7, float8_e4m3 2^-3,
+///     float8_e5m2 2^-2; a step of one unit in the last place at 1): sums of products
 ///     stay near 1 per term and far from overflow. Signed integers in [-8, 8), unsigned in
 ///     [0, 8), bool 0 or 1: small, so that integer kernels do not overflow either.
 ///   BinaryRaw: the bytes of DataSource, relative to `baseDir` (or absolute); it must hold
@@ -69,6 +70,9 @@ std::optional<Validation> parseValidation(std::string_view t1Name);
 /// term moves a value by ~1/terms of the scale or more):
 ///   double 1e-9 (epsilon 1.1e-16), float 1e-4 (6e-8), half 1e-2 (4.9e-4, and half outputs are
 ///   usually rounded once from a float sum), bfloat16 5e-2 (3.9e-3); integers and bool exact (0).
+///   FP8 outputs are rounded once from a float sum, to a grid so coarse that two configs' sums
+///   land on neighbouring values: one step of the type at the output's scale, float8_e4m3 2^-3
+///   (3 mantissa bits), float8_e5m2 2^-2 (2 bits).
 double defaultTolerance(ElementType type);
 
 /// The outcome of comparing one output with its reference.

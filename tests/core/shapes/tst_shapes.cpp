@@ -410,6 +410,11 @@ private slots:
         QCOMPARE(opsPerClockPerSm("sm_90", "float").value(), 256.0);
         QCOMPARE(opsPerClockPerSm("sm_80", "bfloat16").value(), 2048.0); // 312 TFLOP/s on an A100
         QCOMPARE(opsPerClockPerSm("sm_100", "int8").value(), 16384.0);
+        // FP8 tensor cores: twice bf16's rate where they exist (H200: 1979 dense TFLOP/s); Ampere has none.
+        QCOMPARE(opsPerClockPerSm("sm_90", "float8").value(), 8192.0);
+        QCOMPARE(opsPerClockPerSm("sm_90a", "float8").value(), 2 * opsPerClockPerSm("sm_90", "bfloat16").value());
+        QCOMPARE(opsPerClockPerSm("sm_100", "float8").value(), 16384.0);
+        QVERIFY(!opsPerClockPerSm("sm_80", "float8"));
         QVERIFY(!opsPerClockPerSm("sm_75", "half"));
         QVERIFY(!opsPerClockPerSm("sm_90", "double"));
         QVERIFY(!opsPerClockPerSm("gfx942", "half"));

@@ -152,6 +152,23 @@ __global__ void __launch_bounds__(block_size_x) scale(T* __restrict__ out, const
         QCOMPARE(scaled.arguments[1].type, std::string("bfloat16"));
         const TuningProblem again = TuningProblem::parse(scaled.toJson(), bf16 + ".json", dir.path().toStdString());
         QCOMPARE(again.arguments, scaled.arguments);
+
+        // An FP8 GEMM: FP8 inputs of both kinds, a bfloat16 output.
+        const std::string fp8 = dir.filePath("fp8gemm.cu").toStdString();
+        std::ofstream(fp8) << "#include <cuda_fp8.h>\n#include <cuda_bf16.h>\n"
+                              "__global__ void fp8gemm(__nv_bfloat16* c, const __nv_fp8_e4m3* a,\n"
+                              "                        const __nv_fp8_e5m2* b, int n) {\n"
+                              "    const int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+                              "    if (i < n) c[i] = __float2bfloat16(float(a[i]) * float(b[i]));\n"
+                              "}\n";
+        const TuningProblem gemm = proposeProblem(fp8);
+        QCOMPARE(gemm.arguments.size(), std::size_t(4));
+        QCOMPARE(gemm.arguments[0].type, std::string("bfloat16"));
+        QCOMPARE(gemm.arguments[1].type, std::string("float8_e4m3"));
+        QCOMPARE(gemm.arguments[2].type, std::string("float8_e5m2"));
+        QCOMPARE(gemm.arguments[1].accessType, std::string("ReadOnly"));
+        const TuningProblem gemmAgain = TuningProblem::parse(gemm.toJson(), fp8 + ".json", dir.path().toStdString());
+        QCOMPARE(gemmAgain.arguments, gemm.arguments);
     }
 };
 

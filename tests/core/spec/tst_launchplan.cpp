@@ -8,8 +8,8 @@
 #include "analysis/staticanalysis.h"
 #include "base/error.h"
 #include "measure/cuda/argumentdata.h"
-#include "spec/launchplan.h"
 #include "space/configspace.h"
+#include "spec/launchplan.h"
 #include "spec/tuningproblem.h"
 
 #include <QTemporaryDir>
@@ -149,6 +149,10 @@ private slots:
     void halfConversion();
     void halfRoundTrip();
     void bfloat16Conversion();
+    void float8Conversion_data();
+    void float8Conversion();
+    void float8RoundTrip();
+    void float8Arguments();
     void randomFill_data();
     void randomFill();
     void randomSeeds();
@@ -158,6 +162,7 @@ private slots:
     void compare();
     void poison();
     void compareLargeOutputs();
+    void compareFloat8();
 };
 
 // ---- the planner ----
@@ -872,6 +877,12 @@ void TestLaunchPlan::scalarValues_data() {
                           << QByteArray::fromHex("0042"); // 3.0
     QTest::newRow("bool") << R"json({"Name": "s", "Type": "bool", "MemoryType": "Scalar", "Value": "N > M"})json"
                           << QByteArray::fromHex("01");
+    QTest::newRow("float8_e4m3")
+        << R"json({"Name": "s", "Type": "float8_e4m3", "MemoryType": "Scalar", "Value": "M / 100"})json"
+        << QByteArray::fromHex("44"); // 3.0: 0.1000.100
+    QTest::newRow("float8_e5m2 FillValue")
+        << R"json({"Name": "s", "Type": "float8_e5m2", "MemoryType": "Scalar", "FillValue": -0.5})json"
+        << QByteArray::fromHex("b8"); // 1.01110.00
     QTest::newRow("int8 from max()")
         << R"json({"Name": "s", "Type": "int8", "MemoryType": "Scalar", "Value": "-max(FW)"})json"
         << QByteArray::fromHex("f9");
@@ -956,6 +967,16 @@ void TestLaunchPlan::problemErrors_data() {
         << args(R"json({"Name": "x", "Type": "uint8", "MemoryType": "Vector", "Size": 4, "FillValue": 256})json") << 0
         << first + "/FillValue"
         << "argument 'x': FillValue 256 is out of the range of uint8";
+    // FP8 conversions saturate: a value past the largest would silently become it.
+    QTest::newRow("FillValue beyond float8_e4m3")
+        << args(R"json({"Name": "x", "Type": "float8_e4m3", "MemoryType": "Vector", "Size": 4, "FillValue": 1000})json")
+        << 0 << first + "/FillValue"
+        << "argument 'x': FillValue 1000 is out of the range of float8_e4m3 (whose largest value is 448)";
+    QTest::newRow("scalar beyond float8_e5m2")
+        << args(R"json({"Name": "s", "Type": "float8_e5m2", "MemoryType": "Scalar", "Value": "-N * 60"})json") << 0
+        << first + "/Value"
+        << "argument 's': Value '-N * 60' is -60000, out of the range of float8_e5m2 (whose largest value is 57344) "
+           "(shape N=1000 M=300)";
     QTest::newRow("scalar without a value")
         << args(R"json({"Name": "s", "Type": "int32", "MemoryType": "Scalar"})json") << 0 << first
         << "argument 's': a Scalar argument needs a value: \"Value\" (an "
@@ -1177,6 +1198,153 @@ void TestLaunchPlan::bfloat16Conversion() {
     }
 }
 
+void TestLaunchPlan::float8Conversion_data() {
+    QTest::addColumn<float>("value");
+    QTest::addColumn<int>("e4m3");
+    QTest::addColumn<int>("e5m2");
+    const float inf = std::numeric_limits<float>::infinity();
+    QTest::newRow("1") << 1.0f << 0x38 << 0x3C;
+    QTest::newRow("-2") << -2.0f << 0xC0 << 0xC0;
+    QTest::newRow("0") << 0.0f << 0x00 << 0x00;
+    QTest::newRow("-0") << -0.0f << 0x80 << 0x80;
+    QTest::newRow("0.3") << 0.3f << 0x2A << 0x35; // 0.3125 (1.25 * 2^-2) in both
+    QTest::newRow("e4m3 largest") << 448.0f << 0x7E << 0x5F;
+    QTest::newRow("e5m2 largest") << 57344.0f << 0x7E << 0x7B;
+    // e4m3: 464 is the tie between 448 and 480 (the NaN code): to even, 448; above, saturated.
+    QTest::newRow("e4m3 tie at the top") << 464.0f << 0x7E << 0x5F;
+    QTest::newRow("1000 saturates in e4m3") << 1000.0f << 0x7E << 0x64; // e5m2: 1024
+    QTest::newRow("-1000") << -1000.0f << 0xFE << 0xE4;
+    // e5m2: 61440 is the tie between 57344 and infinity: saturated, as everything beyond.
+    QTest::newRow("e5m2 tie at the top") << 61440.0f << 0x7E << 0x7B;
+    QTest::newRow("float max") << std::numeric_limits<float>::max() << 0x7E << 0x7B;
+    QTest::newRow("inf saturates") << inf << 0x7E << 0x7B;
+    QTest::newRow("-inf saturates") << -inf << 0xFE << 0xFB;
+    QTest::newRow("NaN: canonical") << -std::numeric_limits<float>::quiet_NaN() << 0x7F << 0x7F;
+    QTest::newRow("e4m3 smallest normal") << 0x1p-6f << 0x08 << 0x24;
+    QTest::newRow("e4m3 smallest subnormal") << 0x1p-9f << 0x01 << 0x18;
+    QTest::newRow("e5m2 smallest normal") << 0x1p-14f << 0x00 << 0x04;
+    QTest::newRow("e5m2 smallest subnormal") << 0x1p-16f << 0x00 << 0x01;
+    // Ties to even: 1 + 2^-4 lies between e4m3's 1 and 1.125 (1 even); 1 + 3 * 2^-4 between 1.125
+    // and 1.25 (1.25 even). In e5m2 1 + 2^-3 lies between 1 and 1.25, 1 + 3 * 2^-3 between 1.25 and 1.5.
+    QTest::newRow("tie 1 + 2^-4") << 1.0625f << 0x38 << 0x3C;
+    QTest::newRow("tie 1 + 3 * 2^-4") << 1.1875f << 0x3A << 0x3D;
+    QTest::newRow("above the tie 1 + 2^-4") << 1.0625001f << 0x39 << 0x3C;
+    QTest::newRow("tie 1 + 2^-3") << 1.125f << 0x39 << 0x3C;
+    QTest::newRow("tie 1 + 3 * 2^-3") << 1.375f << 0x3B << 0x3E;
+    // Subnormal ties: half the smallest subnormal to even 0, 1.5 units to 2.
+    QTest::newRow("e4m3 half a subnormal unit") << 0x1p-10f << 0x00 << 0x14;
+    QTest::newRow("e4m3 1.5 subnormal units") << 0x1.8p-9f << 0x02 << 0x1A;
+    QTest::newRow("e5m2 half a subnormal unit") << 0x1p-17f << 0x00 << 0x00;
+    QTest::newRow("e5m2 just above half a unit") << 0x1.000002p-17f << 0x00 << 0x01;
+    QTest::newRow("e5m2 1.5 subnormal units") << 0x1.8p-16f << 0x00 << 0x02;
+    QTest::newRow("e4m3 largest subnormal rounds up to normal") << 0x1.fp-7f << 0x08 << 0x24;
+}
+
+// Bit-exact with CUDA's __nv_cvt_float_to_fp8(value, __NV_SATFINITE, __NV_E4M3 / __NV_E5M2).
+void TestLaunchPlan::float8Conversion() {
+    QFETCH(float, value);
+    QFETCH(int, e4m3);
+    QFETCH(int, e5m2);
+    QCOMPARE(static_cast<int>(float8E4M3FromFloat(value)), e4m3);
+    QCOMPARE(static_cast<int>(float8E5M2FromFloat(value)), e5m2);
+}
+
+void TestLaunchPlan::float8RoundTrip() {
+    // Every FP8 value survives fp8 -> float -> fp8; the NaNs decode to NaN.
+    for (std::uint32_t bits = 0; bits <= 0xFF; ++bits) {
+        const auto b = static_cast<std::uint8_t>(bits);
+        const float e4 = floatFromFloat8E4M3(b);
+        if ((b & 0x7F) == 0x7F) {
+            QVERIFY(std::isnan(e4));
+            QCOMPARE(float8E4M3FromFloat(e4), std::uint8_t{0x7F});
+        } else if (float8E4M3FromFloat(e4) != b) {
+            QFAIL(qPrintable(QString("float8_e4m3 0x%1 -> %2 does not round-trip")
+                                 .arg(bits, 2, 16, QChar('0'))
+                                 .arg(static_cast<double>(e4))));
+        }
+        const float e5 = floatFromFloat8E5M2(b);
+        if ((b & 0x7F) > 0x7C) {
+            QVERIFY(std::isnan(e5));
+            QCOMPARE(float8E5M2FromFloat(e5), std::uint8_t{0x7F});
+        } else if ((b & 0x7F) == 0x7C) {
+            QCOMPARE(e5, (b & 0x80) ? -std::numeric_limits<float>::infinity() : std::numeric_limits<float>::infinity());
+        } else if (float8E5M2FromFloat(e5) != b) {
+            QFAIL(qPrintable(QString("float8_e5m2 0x%1 -> %2 does not round-trip")
+                                 .arg(bits, 2, 16, QChar('0'))
+                                 .arg(static_cast<double>(e5))));
+        }
+    }
+    QCOMPARE(floatFromFloat8E4M3(0x7E), 448.0f);
+    QCOMPARE(floatFromFloat8E4M3(0x08), 0x1p-6f);
+    QCOMPARE(floatFromFloat8E4M3(0x01), 0x1p-9f);
+    QCOMPARE(floatFromFloat8E4M3(0x07), 0x1.cp-7f); // the largest subnormal, 7 * 2^-9
+    QCOMPARE(floatFromFloat8E4M3(0xB8), -1.0f);
+    QCOMPARE(floatFromFloat8E4M3(0x80), -0.0f);
+    QVERIFY(std::signbit(floatFromFloat8E4M3(0x80)));
+    QVERIFY(std::isnan(floatFromFloat8E4M3(0xFF))); // the poison
+    QCOMPARE(floatFromFloat8E5M2(0x7B), 57344.0f);
+    QCOMPARE(floatFromFloat8E5M2(0x7C), std::numeric_limits<float>::infinity());
+    QCOMPARE(floatFromFloat8E5M2(0xFC), -std::numeric_limits<float>::infinity());
+    QCOMPARE(floatFromFloat8E5M2(0x04), 0x1p-14f);
+    QCOMPARE(floatFromFloat8E5M2(0x01), 0x1p-16f);
+    QCOMPARE(floatFromFloat8E5M2(0x3C), 1.0f);
+    QVERIFY(std::isnan(floatFromFloat8E5M2(0xFF))); // the poison
+    // Decoding is monotonic over the finite codes of each sign: the values are ordered as their bits.
+    for (std::uint8_t b = 1; b < 0x7E; ++b) {
+        QVERIFY(floatFromFloat8E4M3(b) < floatFromFloat8E4M3(static_cast<std::uint8_t>(b + 1)));
+        if (b < 0x7C)
+            QVERIFY(floatFromFloat8E5M2(b) < floatFromFloat8E5M2(static_cast<std::uint8_t>(b + 1)));
+    }
+}
+
+// An FP8 GEMM's problem: FP8 inputs (one of them mapped for TMA), a bfloat16 output.
+void TestLaunchPlan::float8Arguments() {
+    const TuningProblem problem = makeProblem(R"json({"KernelSpecification": {"Arguments": [
+        {"Name": "A", "Type": "float8_e4m3", "MemoryType": "Vector", "AccessType": "ReadOnly", "Size": "N * M",
+         "FillType": "Random", "RandomSeed": 3},
+        {"Name": "B", "Type": "float8_e5m2", "MemoryType": "Vector", "AccessType": "ReadOnly", "Size": "M",
+         "FillValue": 0.75, "TypeSize": 1},
+        {"Name": "C", "Type": "bfloat16", "MemoryType": "Vector", "AccessType": "WriteOnly", "Size": "N"},
+        {"Name": "scale", "Type": "float8_e4m3", "MemoryType": "Scalar", "Value": "N / 4000"},
+        {"Name": "mapA", "Type": "float8_e4m3", "MemoryType": "Scalar",
+         "TensorMap": {"Tensor": "A", "Dims": ["M + 20", "N - 100"], "Box": [16, 8], "Swizzle": 32}}
+    ]}})json");
+    const LaunchPlanner planner(problem, 0); // N=1000 M=300
+    const auto& args = planner.arguments();
+    QCOMPARE(args.size(), std::size_t(5));
+    QCOMPARE(args[0].element, ElementType::Float8E4M3);
+    QCOMPARE(args[1].element, ElementType::Float8E5M2);
+    QCOMPARE(args[0].elementBytes(), std::size_t(1));
+    QCOMPARE(args[0].bytes(), std::int64_t(300000));
+    QCOMPARE(args[1].bytes(), std::int64_t(300));
+    QVERIFY(isFloatingPoint(args[0].element) && isFloatingPoint(args[1].element));
+    QCOMPARE(elementTypeName(args[1].element), std::string_view("float8_e5m2"));
+    QVERIFY(args[2].verify && !args[0].verify);
+    QCOMPARE(args[3].scalarBytes[0], static_cast<unsigned char>(0x28)); // 0.25: 0.0101.000
+    QCOMPARE(args[4].tensorArgument, std::size_t(0));
+    QCOMPARE(planner.bufferBytes(), std::int64_t(300000 + 300 + 2000));
+
+    const std::vector<unsigned char> a = initialContents(args[0], 1, {});
+    QCOMPARE(a.size(), std::size_t(300000));
+    QCOMPARE(initialContents(args[0], 2, {}), a); // RandomSeed 3 holds
+    std::set<unsigned char> codes(a.begin(), a.end());
+    QCOMPARE(codes.size(), std::size_t(16));                                          // -1, -7/8, ..., 7/8
+    QCOMPARE(initialContents(args[1], 1, {}), std::vector<unsigned char>(300, 0x3A)); // 0.75 = 1.5 * 2^-1
+
+    // The box's row is counted in bytes: 8 one-byte values are not 16 bytes.
+    try {
+        LaunchPlanner(makeProblem(R"json({"KernelSpecification": {"Arguments": [
+            {"Name": "A", "Type": "float8_e4m3", "MemoryType": "Vector", "Size": "N * M"},
+            {"Name": "mapA", "Type": "float8_e4m3", "MemoryType": "Scalar",
+             "TensorMap": {"Tensor": "A", "Dims": ["M + 20", "N - 100"], "Box": [8, 8]}}]}})json"),
+                      0);
+        QFAIL("no error");
+    } catch (const InputError& e) {
+        QCOMPARE(e.message(), std::string("argument 'mapA': the box's row (8 values of 1 bytes) must be a whole number "
+                                          "of 16 bytes"));
+    }
+}
+
 void TestLaunchPlan::randomFill_data() {
     QTest::addColumn<int>("type");
     QTest::addColumn<double>("low");
@@ -1186,6 +1354,8 @@ void TestLaunchPlan::randomFill_data() {
     QTest::newRow("double") << static_cast<int>(ElementType::Double) << -1.0 << 1.0 << 0x1p-52;
     QTest::newRow("half") << static_cast<int>(ElementType::Half) << -1.0 << 1.0 << 0x1p-10;
     QTest::newRow("bfloat16") << static_cast<int>(ElementType::BFloat16) << -1.0 << 1.0 << 0x1p-7;
+    QTest::newRow("float8_e4m3") << static_cast<int>(ElementType::Float8E4M3) << -1.0 << 1.0 << 0x1p-3;
+    QTest::newRow("float8_e5m2") << static_cast<int>(ElementType::Float8E5M2) << -1.0 << 1.0 << 0x1p-2;
     QTest::newRow("int8") << static_cast<int>(ElementType::Int8) << -8.0 << 8.0 << 1.0;
     QTest::newRow("int32") << static_cast<int>(ElementType::Int32) << -8.0 << 8.0 << 1.0;
     QTest::newRow("int64") << static_cast<int>(ElementType::Int64) << -8.0 << 8.0 << 1.0;
@@ -1221,6 +1391,12 @@ void TestLaunchPlan::randomFill() {
             break;
         case ElementType::BFloat16:
             v = floatFromBfloat16(valueAt<std::uint16_t>(data, i));
+            break;
+        case ElementType::Float8E4M3:
+            v = floatFromFloat8E4M3(data[i]);
+            break;
+        case ElementType::Float8E5M2:
+            v = floatFromFloat8E5M2(data[i]);
             break;
         case ElementType::Int8:
             v = valueAt<std::int8_t>(data, i);
@@ -1290,6 +1466,20 @@ void TestLaunchPlan::constantFill() {
         QCOMPARE(valueAt<std::uint16_t>(data, i), std::uint16_t{0x3E00});
     data = constantContents(vectorOf(ElementType::Double, 7), 0.0);
     QCOMPARE(data, std::vector<unsigned char>(56, 0));
+    // FP8: one byte a value, converted as CUDA converts.
+    ArgumentSpec e4 = vectorOf(ElementType::Float8E4M3, 37);
+    e4.fillValue = -1.5;
+    QCOMPARE(initialContents(e4, 0, {}), std::vector<unsigned char>(37, 0xBC)); // 1.0111.100
+    QCOMPARE(constantContents(vectorOf(ElementType::Float8E5M2, 5), 0.1),
+             std::vector<unsigned char>(5, 0x2E)); // 0.1 rounds to 0.09375 = 1.5 * 2^-4: 0.01011.10
+    QCOMPARE(constantContents(vectorOf(ElementType::Float8E4M3, 3), 448.0), std::vector<unsigned char>(3, 0x7E));
+    QCOMPARE(valueFits(ElementType::Float8E4M3, 448), std::string());
+    QCOMPARE(valueFits(ElementType::Float8E4M3, -448.5),
+             std::string("out of the range of float8_e4m3 (whose largest value is 448)"));
+    QCOMPARE(valueFits(ElementType::Float8E5M2, 57344), std::string());
+    QCOMPARE(valueFits(ElementType::Float8E5M2, std::numeric_limits<double>::infinity()),
+             std::string("out of the range of float8_e5m2 (whose largest value is 57344)"));
+    QCOMPARE(valueFits(ElementType::Float8E4M3, std::nan("")), std::string());
 
     QCOMPARE(valueFits(ElementType::Float, 1e300), std::string());
     QCOMPARE(valueFits(ElementType::Int64, 9223372036854775807.0), std::string("out of the range of int64"));
@@ -1487,10 +1677,57 @@ void TestLaunchPlan::poison() {
     QCOMPARE(defaultTolerance(ElementType::Double), 1e-9);
     QCOMPARE(defaultTolerance(ElementType::Half), 1e-2);
     QCOMPARE(defaultTolerance(ElementType::BFloat16), 5e-2);
+    QCOMPARE(defaultTolerance(ElementType::Float8E4M3), 0.125); // one step: 3 mantissa bits
+    QCOMPARE(defaultTolerance(ElementType::Float8E5M2), 0.25);  // 2 bits
     QCOMPARE(defaultTolerance(ElementType::UInt8), 0.0);
     QCOMPARE(parseValidation("SideBySideComparison"), std::optional<Validation>(Validation::SideBySide));
     QCOMPARE(parseValidation(""), std::optional<Validation>(Validation::Normalized));
     QVERIFY(!parseValidation("Bogus"));
+}
+
+// FP8 outputs are decoded for the comparison; two configs' sums may round to neighbouring values.
+void TestLaunchPlan::compareFloat8() {
+    ArgumentSpec a = vectorOf(ElementType::Float8E4M3, 4);
+    // 4, 2, -1, 0.5 as the reference; the output one step off at the largest value (4.5) passes:
+    // 0.5 of the scale 4 is the tolerance 2^-3.
+    const std::vector<unsigned char> ref{0x48, 0x40, 0xB8, 0x30};
+    std::vector<unsigned char> out{0x49, 0x40, 0xB8, 0x30};
+    Verdict v = compareValues(a, out, ref, Validation::Normalized, defaultTolerance(a.element));
+    QVERIFY2(v.ok, v.message.c_str());
+    QCOMPARE(v.error, 0.125);
+    // Two steps (5) do not.
+    out[0] = 0x4A;
+    v = compareValues(a, out, ref, Validation::Normalized, defaultTolerance(a.element));
+    QVERIFY(!v.ok);
+    QCOMPARE(v.message, std::string("argument 'out': element 0 is 5, expected 4 (error 0.25 of the output's scale 4, "
+                                    "tolerance 0.125 for float8_e4m3)"));
+    // A sign flip is a real error at any scale.
+    out = ref;
+    out[2] = 0x38;
+    QVERIFY(!compareValues(a, out, ref, Validation::Normalized, defaultTolerance(a.element)).ok);
+    // The poison (0xFF, a NaN in both formats) is found and named.
+    out = ref;
+    out[3] = 0xFF;
+    QCOMPARE(firstPoisoned(a, out), std::int64_t{3});
+    QCOMPARE(firstPoisoned(a, ref), std::int64_t{-1});
+    v = compareValues(a, out, ref, Validation::Normalized, defaultTolerance(a.element));
+    QVERIFY(std::isinf(v.error));
+    QCOMPARE(v.message,
+             std::string("argument 'out': element 3 was never written (still the NaN poison), expected 0.5"));
+
+    // e5m2: infinities compare as values; NaNs with other bits still agree.
+    ArgumentSpec b = vectorOf(ElementType::Float8E5M2, 3);
+    const std::vector<unsigned char> bref{0x7C, 0x7E, 0x3C}; // inf, NaN, 1
+    std::vector<unsigned char> bout{0x7C, 0x7F, 0x3D};       // inf, NaN, 1.25
+    v = compareValues(b, bout, bref, Validation::Normalized, defaultTolerance(b.element));
+    QVERIFY2(v.ok, v.message.c_str()); // 0.25 of the scale 1 (the finite values' largest)
+    QCOMPARE(v.error, 0.25);
+    bout[0] = 0xFC;
+    v = compareValues(b, bout, bref, Validation::Normalized, defaultTolerance(b.element));
+    QCOMPARE(v.message, std::string("argument 'out': element 0 is -inf, expected inf"));
+    bout = {0x7C, 0x7E, 0x3E}; // 1.5
+    v = compareValues(b, bout, bref, Validation::SideBySide, 0.25);
+    QCOMPARE(v.message, std::string("argument 'out': element 2 is 1.5, expected 1 (difference 0.5, threshold 0.25)"));
 }
 
 QTEST_GUILESS_MAIN(TestLaunchPlan)

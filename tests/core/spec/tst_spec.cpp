@@ -332,6 +332,8 @@ void TestSpec::shapeGenerators() {
     QVERIFY(Json::parse(roof.toJson())["Tilescope"]["Roofline"]["Note"] == Json(1));
     QVERIFY(TuningProblem::parse(roof.toJson(), "roof.json", {}) == roof);
     QVERIFY(!(roof == p));
+    j["Tilescope"]["Roofline"]["Compute"] = "float8"; // FP8 tensor cores
+    QCOMPARE(TuningProblem::parse(j.dump(), "roof.json", {}).roofline->compute, std::string("float8"));
 }
 
 void TestSpec::tensorMapRoundTrip() {
@@ -845,10 +847,11 @@ void TestSpec::malformed_data() {
                                      << QStringList{"a Roofline needs Bytes, Flops or both"};
     QTest::newRow("roofline: flops without compute")
         << patch({addOp("/Tilescope/Roofline", R"({"Flops": "2 * M * N"})")}) << "/Tilescope/Roofline"
-        << QStringList{"Flops needs Compute"};
+        << QStringList{"Flops needs Compute (float, tf32, half, bfloat16, float8 or int8)"};
     QTest::newRow("roofline: unknown compute")
         << patch({addOp("/Tilescope/Roofline", R"({"Flops": "2 * M * N", "Compute": "fp64"})")})
-        << "/Tilescope/Roofline/Compute" << QStringList{"Compute 'fp64' is not one of float, tf32"};
+        << "/Tilescope/Roofline/Compute"
+        << QStringList{"Compute 'fp64' is not one of float, tf32, half, bfloat16, float8, int8"};
     QTest::newRow("roofline: bad expression") << patch({addOp("/Tilescope/Roofline", R"({"Bytes": "4 * (M + "})")})
                                               << "/Tilescope/Roofline/Bytes" << QStringList{"4 * (M + "};
     QTest::newRow("roofline: unknown name") << patch({addOp("/Tilescope/Roofline", R"({"Bytes": "4 * Q"})")})

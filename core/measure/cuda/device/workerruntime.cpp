@@ -41,6 +41,8 @@ CUtensorMapDataType tensorMapType(ElementType e) {
     switch (e) {
     case ElementType::Int8:
     case ElementType::UInt8:
+    case ElementType::Float8E4M3:
+    case ElementType::Float8E5M2:
         return CU_TENSOR_MAP_DATA_TYPE_UINT8; // the bytes move as they are
     case ElementType::Int16:
     case ElementType::UInt16:
