@@ -5,7 +5,16 @@
 // A block of WARPS warps; each warp owns ROWS consecutive rows of W and walks K with 16-byte
 // loads, UNROLL of them in flight per row, every lane holding MT (the smallest power of two
 // >= M) x ROWS partial sums; a shuffle reduction ends each row. HINT 1 reads W with
-// ld.global.nc.L1::no_allocate (streamed, kept out of L1), 0 through the read-only cache.
+// ld.global.nc.L1::no_allocate (streamed, kept out of L1), 0 through the read-only cache, 2 as 1
+// and asks L2 to fetch the 256-byte line around each load (L2::256B).
+//
+// ALGO 1 runs the dot products on the tensor cores (mma.sync m16n8k16, sm_80 and later), so that 2
+// to 16 tokens cost no more arithmetic issue than one: the block owns 16 * ROWS rows of W and its
+// WARPS warps split K between them. W is the mma's A operand and the tokens its B operand (n = 8
+// tokens, two n-tiles when M > 8), y^T = W x^T. Each lane loads 16 bytes (8 consecutive k) of row
+// lane / 4 and of row lane / 4 + 8 of a 16-row tile; the mma's k order is a permutation of the
+// loaded k, and the tokens' 16 bytes are loaded with the same permutation, so a dot product is
+// a sum over the same pairs. The warps' partial tiles meet in shared memory at the end.
 
 #ifndef WARPS
 #define WARPS 4
@@ -22,12 +31,19 @@
 #ifndef HINT
 #define HINT 1
 #endif
+#ifndef ALGO
+#define ALGO 0
+#endif
 
 typedef unsigned short elem_t; // the bits of a bf16 or fp16 value
 
 __device__ __forceinline__ uint4 loadWeights(const elem_t* p) {
     uint4 v;
-#if HINT
+#if HINT == 2
+    asm volatile("ld.global.nc.L1::no_allocate.L2::256B.v4.u32 {%0, %1, %2, %3}, [%4];\n"
+                 : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+                 : "l"(p));
+#elif HINT
     asm volatile("ld.global.nc.L1::no_allocate.v4.u32 {%0, %1, %2, %3}, [%4];\n"
                  : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
                  : "l"(p));
@@ -71,6 +87,109 @@ __device__ __forceinline__ void unpack8(uint4 v, float (&f)[8]) {
     }
 }
 
+#if ALGO == 1
+// D += A B, m16n8k16, fp32 accumulators; A: 16 rows of W, B: 8 tokens.
+__device__ __forceinline__ void mma16816(float (&d)[4], unsigned a0, unsigned a1, unsigned a2, unsigned a3, unsigned b0,
+                                         unsigned b1) {
+#ifdef GEMV_FP16
+    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+                 "{%0, %1, %2, %3};\n"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+                 : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
+#else
+    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+                 "{%0, %1, %2, %3};\n"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+                 : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
+#endif
+}
+
+#define NTILES (MT > 8 ? 2 : 1) // 8-token tiles
+#define KSTEP (32 * UNROLL)     // the k a warp walks per iteration: 32 per unrolled load
+
+extern "C" __global__ void __launch_bounds__(WARPS * 32)
+    gemv(int M, int N, int K, const elem_t* __restrict__ x, const elem_t* __restrict__ W, elem_t* __restrict__ y) {
+    __shared__ float partial[WARPS > 1 ? WARPS - 1 : 1][ROWS][NTILES][4][32];
+    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+    const int g = lane / 4, c = lane % 4;
+    const int row0 = blockIdx.x * 16 * ROWS;
+
+    float acc[ROWS][NTILES][4];
+#pragma unroll
+    for (int r = 0; r < ROWS; ++r)
+#pragma unroll
+        for (int t = 0; t < NTILES; ++t)
+#pragma unroll
+            for (int i = 0; i < 4; ++i)
+                acc[r][t][i] = 0.0f;
+
+    // Lane (g, c) reads 8 consecutive k at c * 8 of rows g and g + 8 of each tile, and of tokens g, g + 8.
+    const elem_t* w = W + static_cast<long long>(row0 + g) * K + c * 8;
+    const elem_t* xa = x + static_cast<long long>(g) * K + c * 8;
+    const elem_t* xb = x + static_cast<long long>(g + 8) * K + c * 8;
+    const bool tokenA = g < M, tokenB = g + 8 < M;
+    for (int k0 = warp * KSTEP; k0 < K; k0 += WARPS * KSTEP) {
+        uint4 wv[UNROLL][ROWS][2];
+#pragma unroll
+        for (int u = 0; u < UNROLL; ++u)
+#pragma unroll
+            for (int r = 0; r < ROWS; ++r) {
+                wv[u][r][0] = loadWeights(w + static_cast<long long>(r * 16) * K + k0 + u * 32);
+                wv[u][r][1] = loadWeights(w + static_cast<long long>(r * 16 + 8) * K + k0 + u * 32);
+            }
+#pragma unroll
+        for (int u = 0; u < UNROLL; ++u) {
+            uint4 xv[NTILES];
+            xv[0] = tokenA ? __ldg(reinterpret_cast<const uint4*>(xa + k0 + u * 32)) : make_uint4(0, 0, 0, 0);
+            if (NTILES > 1)
+                xv[NTILES - 1] = tokenB ? __ldg(reinterpret_cast<const uint4*>(xb + k0 + u * 32)) : make_uint4(0, 0, 0, 0);
+#pragma unroll
+            for (int r = 0; r < ROWS; ++r)
+#pragma unroll
+                for (int t = 0; t < NTILES; ++t) {
+                    // k pairs 0-1 and 2-3 of the lane's eight, then 4-5 and 6-7
+                    mma16816(acc[r][t], wv[u][r][0].x, wv[u][r][1].x, wv[u][r][0].y, wv[u][r][1].y, xv[t].x, xv[t].y);
+                    mma16816(acc[r][t], wv[u][r][0].z, wv[u][r][1].z, wv[u][r][0].w, wv[u][r][1].w, xv[t].z, xv[t].w);
+                }
+        }
+    }
+
+    if (WARPS > 1) {
+        if (warp > 0) {
+#pragma unroll
+            for (int r = 0; r < ROWS; ++r)
+#pragma unroll
+                for (int t = 0; t < NTILES; ++t)
+#pragma unroll
+                    for (int i = 0; i < 4; ++i)
+                        partial[warp > 0 ? warp - 1 : 0][r][t][i][lane] = acc[r][t][i];
+        }
+        __syncthreads();
+        if (warp > 0)
+            return;
+#pragma unroll
+        for (int v = 0; v < WARPS - 1; ++v)
+#pragma unroll
+            for (int r = 0; r < ROWS; ++r)
+#pragma unroll
+                for (int t = 0; t < NTILES; ++t)
+#pragma unroll
+                    for (int i = 0; i < 4; ++i)
+                        acc[r][t][i] += partial[v][r][t][i][lane];
+    }
+    // D: (row g, token 2c), (row g, token 2c + 1), (row g + 8, token 2c), (row g + 8, token 2c + 1)
+#pragma unroll
+    for (int r = 0; r < ROWS; ++r)
+#pragma unroll
+        for (int t = 0; t < NTILES; ++t)
+#pragma unroll
+            for (int i = 0; i < 4; ++i) {
+                const int m = t * 8 + 2 * c + (i & 1), n = row0 + r * 16 + g + (i >> 1) * 8;
+                if (m < M)
+                    y[static_cast<long long>(m) * N + n] = pack1(acc[r][t][i]);
+            }
+}
+#else
 extern "C" __global__ void __launch_bounds__(WARPS * 32)
     gemv(int M, int N, int K, const elem_t* __restrict__ x, const elem_t* __restrict__ W, elem_t* __restrict__ y) {
     const int lane = threadIdx.x % 32;
@@ -126,3 +245,4 @@ extern "C" __global__ void __launch_bounds__(WARPS * 32)
         }
     }
 }
+#endif

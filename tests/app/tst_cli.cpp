@@ -138,8 +138,8 @@ private slots:
         // The problem and kernel, copied so that they can be changed.
         const QString problem = dir.filePath("gemv_bf16.json");
         const QString kernel = dir.filePath("gemv.cu");
-        QVERIFY(QFile::copy(QStringLiteral(TILESCOPE_SOURCE_DIR "/kernels/gemv/gemv_bf16.json"), problem));
-        QVERIFY(QFile::copy(QStringLiteral(TILESCOPE_SOURCE_DIR "/kernels/gemv/gemv.cu"), kernel));
+        QVERIFY(QFile::copy(QStringLiteral(TILESCOPE_SOURCE_DIR "/tests/data/shapes/gemv/gemv_bf16.json"), problem));
+        QVERIFY(QFile::copy(QStringLiteral(TILESCOPE_SOURCE_DIR "/tests/data/shapes/gemv/gemv.cu"), kernel));
         QFile::setPermissions(problem, QFile::ReadOwner | QFile::WriteOwner);
         QFile::setPermissions(kernel, QFile::ReadOwner | QFile::WriteOwner);
         const QStringList h200 = {"--device", "NVIDIA H200", "--arch", "sm_90", "--driver", "13000"};
@@ -172,7 +172,7 @@ private slots:
         QVERIFY2(source.out.contains("0 fresh, 4 stale") && source.out.contains("the kernel source changed (gemv.cu)"),
                  qPrintable(source.out));
         QVERIFY(QFile::remove(kernel));
-        QVERIFY(QFile::copy(QStringLiteral(TILESCOPE_SOURCE_DIR "/kernels/gemv/gemv.cu"), kernel));
+        QVERIFY(QFile::copy(QStringLiteral(TILESCOPE_SOURCE_DIR "/tests/data/shapes/gemv/gemv.cu"), kernel));
 
         // The problem's kernel specification changed; a shape added, one taken away.
         nlohmann::ordered_json p = nlohmann::ordered_json::parse(readFile(problem));

@@ -709,7 +709,7 @@ private slots:
     void stopsEarlyWhenFlat() {
         QTemporaryDir dir;
         const QString recording = QStringLiteral(TILESCOPE_SOURCE_DIR "/tests/data/shapes/gemv-bf16-h200-shapes.db");
-        const QString gemv = QStringLiteral(TILESCOPE_SOURCE_DIR "/kernels/gemv/gemv_bf16.json");
+        const QString gemv = QStringLiteral(TILESCOPE_SOURCE_DIR "/tests/data/shapes/gemv/gemv_bf16.json");
         const QString db = dir.filePath("early.db");
         const Run early = cli({"tune", gemv, "--backend", "replay:" + recording, "--shape", "0", "--strategy", "random",
                                "--seed", "2", "--stop-early", "--db", db});
@@ -741,7 +741,7 @@ private slots:
     void onlyStaleTouchesOnlyStaleEntries() {
         QTemporaryDir dir;
         const QString recording = QStringLiteral(TILESCOPE_SOURCE_DIR "/tests/data/shapes/gemv-bf16-h200-shapes.db");
-        const QString gemv = QStringLiteral(TILESCOPE_SOURCE_DIR "/kernels/gemv/gemv_bf16.json");
+        const QString gemv = QStringLiteral(TILESCOPE_SOURCE_DIR "/tests/data/shapes/gemv/gemv_bf16.json");
         const QString cache = dir.filePath("cache.json");
         QCOMPARE(cli({"export", recording, "--format", "json", "-o", cache}).status, 0);
         auto readJson = [](const QString& path) {

@@ -37,6 +37,7 @@ KINDS = {
     "hgemm_fp16": ("kernels/hgemm/hgemm.cu", "hgemm", torch.float16, ["-DHGEMM_FP16"]),
     "hgemm_bf16_bt": ("kernels/hgemm/hgemm.cu", "hgemm", torch.bfloat16, ["-DB_TRANS=1"]),
     "hgemm_fp16_bt": ("kernels/hgemm/hgemm.cu", "hgemm", torch.float16, ["-DHGEMM_FP16", "-DB_TRANS=1"]),
+    "hgemm_fp8": ("kernels/hgemm/hgemm.cu", "hgemm", torch.float8_e4m3fn, ["-DHGEMM_FP8", "-DB_TRANS=1"]),
     "gemv_bf16": ("kernels/gemv/gemv.cu", "gemv", torch.bfloat16, []),
     "gemv_fp16": ("kernels/gemv/gemv.cu", "gemv", torch.float16, ["-DGEMV_FP16"]),
     "softmax": ("kernels/softmax/softmax.cu", "softmax", torch.float32, []),
@@ -47,19 +48,27 @@ GEMV_SHAPES = [(1, 4096, 16384), (1, 16384, 4096), (4, 4096, 16384), (16, 4096, 
 SOFTMAX_SHAPES = [(8192, 8192), (32768, 1024), (4096, 32768)]  # rows, cols
 
 # hgemm takes TMA tensor maps of A and B after C (read by its ALGO 2 family), built here as the
-# worker builds them from the problem's TensorMap arguments: 64 x 64 boxes, 128-byte swizzle.
-# They are encoded once per set of buffers, outside the timed launches.
+# worker builds them from the problem's TensorMap arguments: boxes of 64 rows of 128 bytes,
+# 128-byte swizzle. They are encoded once per set of buffers, outside the timed launches. FP8
+# builds take the two per-tensor scales after the maps (set_scales).
 HGEMM_LAUNCHER = r"""
 #include <cuda.h>
 #include <cuda_runtime.h>
 #include <cstring>
 #include "%(kernel)s"
+static float scaleA = 1.0f, scaleB = 1.0f;
+extern "C" void set_scales(float a, float b) {
+    scaleA = a;
+    scaleB = b;
+}
 static int encode(TensorMap* out, const void* p, unsigned long long inner, unsigned long long outer) {
     CUtensorMap m;
     cuuint64_t dims[2] = {inner, outer};
-    cuuint64_t strides[1] = {inner * 2};
-    cuuint32_t box[2] = {64, 64}, unit[2] = {1, 1};
-#ifdef HGEMM_FP16
+    cuuint64_t strides[1] = {inner * sizeof(in_t)};
+    cuuint32_t box[2] = {128 / (cuuint32_t)sizeof(in_t), 64}, unit[2] = {1, 1};
+#if HGEMM_8BIT
+    const CUtensorMapDataType type = CU_TENSOR_MAP_DATA_TYPE_UINT8;
+#elif defined(HGEMM_FP16)
     const CUtensorMapDataType type = CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
 #else
     const CUtensorMapDataType type = CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
@@ -87,7 +96,11 @@ extern "C" int launch(int gx, int bx, int smem, int M, int N, int K, const void*
     }
     if (smem > 48 * 1024)
         cudaFuncSetAttribute(%(name)s, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
-    %(name)s<<<gx, bx, smem>>>(M, N, K, (const elem_t*)a, (const elem_t*)b, (elem_t*)c, mapA, mapB);
+#if HGEMM_8BIT
+    %(name)s<<<gx, bx, smem>>>(M, N, K, (const in_t*)a, (const in_t*)b, (elem_t*)c, mapA, mapB, scaleA, scaleB);
+#else
+    %(name)s<<<gx, bx, smem>>>(M, N, K, (const in_t*)a, (const in_t*)b, (elem_t*)c, mapA, mapB);
+#endif
     return (int)cudaGetLastError();
 }
 """
@@ -136,26 +149,36 @@ def geometry(kind, config, shape):
         algo = config.get("ALGO", 0)
         threads = (config["WARPS_M"] * config["WARPS_N"] * 32 if algo == 0 else
                    config["BLOCK_M"] // 64 * 128 if algo == 1 else (config["BLOCK_M"] // 64 + 1) * 128)
-        smem = (config["STAGES"] * (config["BLOCK_M"] + config["BLOCK_N"]) * config["BLOCK_K"] * 2 +
-                (0 if algo == 0 else 1024 + 16 * config["STAGES"]))
-        return (M // config["BLOCK_M"]) * (N // config["BLOCK_N"]), threads, smem
+        smem = (config["STAGES"] * (config["BLOCK_M"] + config["BLOCK_N"]) * (128 if algo else config["BLOCK_K"] * 2) +
+                (0 if algo == 0 else 1024 + 16 * config["STAGES"]) +
+                config.get("STORE", 0) * config["BLOCK_M"] * config["BLOCK_N"] * 2)
+        tiles = (M // config["BLOCK_M"]) * (N // config["BLOCK_N"])
+        if algo == 2:  # TILES tiles a block: a persistent grid
+            tiles = (tiles + config.get("TILES", 1) - 1) // config.get("TILES", 1)
+        return tiles, threads, smem
     if kind.startswith("softmax"):
         rows, cols = shape
         return rows // config["RPB"], config["TPR"] * config["RPB"], 0
     M, K, N = shape
+    if config.get("ALGO", 0) == 1:  # tensor cores: 16 rows of W a tile, the warps split K
+        return N // (16 * config["ROWS"]), config["WARPS"] * 32, 0
     return N // (config["WARPS"] * config["ROWS"]), config["WARPS"] * 32, 0
 
 
 def fits(kind, config, shape):
     if kind.startswith("hgemm"):
         M, N, K = shape
-        return M % config["BLOCK_M"] == 0 and N % config["BLOCK_N"] == 0 and K % config["BLOCK_K"] == 0
+        k_slice = 128 if kind == "hgemm_fp8" else config["BLOCK_K"]
+        return M % config["BLOCK_M"] == 0 and N % config["BLOCK_N"] == 0 and K % k_slice == 0
     if kind.startswith("softmax"):
         rows, cols = shape
         return (config["TPR"] * config["RPB"] <= 1024 and rows % config["RPB"] == 0 and cols % config["VEC"] == 0
                 and config["TPR"] * config["VEC"] <= cols and (config["CACHE_ROW"] == 0 or cols <= 32 * config["TPR"]))
     M, K, N = shape
     mt = config["MT"]
+    if config.get("ALGO", 0) == 1:
+        return (M <= mt < 2 * M and N % (16 * config["ROWS"]) == 0
+                and K % (32 * config["UNROLL"] * config["WARPS"]) == 0)
     return (M <= mt < 2 * M and N % (config["WARPS"] * config["ROWS"]) == 0
             and K % (256 * config["UNROLL"]) == 0)
 
@@ -267,8 +290,8 @@ def best_config(db, cli):
 
 DEFAULTS = {
     "hgemm": {"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 32, "WARPS_M": 2, "WARPS_N": 2, "STAGES": 4, "GROUP_M": 8,
-              "ALGO": 0},
-    "gemv": {"WARPS": 4, "ROWS": 1, "UNROLL": 4, "HINT": 1},
+              "ALGO": 0, "STORE": 0, "TILES": 1},
+    "gemv": {"ALGO": 0, "WARPS": 4, "ROWS": 1, "UNROLL": 4, "HINT": 1},
     "softmax": {"TPR": 256, "RPB": 1, "VEC": 4, "CACHE_ROW": 1},
 }
 
@@ -311,7 +334,20 @@ def main():
                     continue
                 lib = build(kind, config, workdir)
                 gx, bx, smem = geometry(kind, config, shape)
-                if name == "hgemm":
+                if kind == "hgemm_fp8":
+                    # cublasLt's FP8 GEMM through torch._scaled_mm: B column-major (N x K row-major), per-tensor scales
+                    M, N, K = shape
+                    a = torch.randn(M, K, device="cuda").to(dtype)
+                    b = torch.randn(N, K, device="cuda").to(dtype)
+                    c = torch.full((M, N), float("nan"), device="cuda", dtype=torch.bfloat16)  # unwritten shows
+                    sa, sb = torch.tensor(0.5, device="cuda"), torch.tensor(0.25, device="cuda")
+                    lib.set_scales(ctypes.c_float(0.5), ctypes.c_float(0.25))
+                    ours = lambda: lib.launch(gx, bx, smem, M, N, K, a.data_ptr(), b.data_ptr(), c.data_ptr())  # noqa: E731
+                    theirs = lambda: torch._scaled_mm(a, b.t(), scale_a=sa, scale_b=sb, out_dtype=torch.bfloat16)  # noqa: E731
+                    tc, tri = None, None  # no Triton FP8 kernel here
+                    work, unit, scale = 2.0 * M * N * K, "TFLOP/s", 1e12
+                    read = M * K + K * N
+                elif name == "hgemm":
                     M, N, K = shape
                     a = torch.randn(M, K, device="cuda", dtype=dtype)
                     transposed = kind.endswith("_bt")
@@ -350,21 +386,27 @@ def main():
                 torch.cuda.synchronize()
                 expected = theirs().float()
                 error = (c.float() - expected).abs().max().item() / max(expected.abs().max().item(), 1e-30)
-                tolerance = {torch.bfloat16: 2e-2, torch.float16: 5e-3, torch.float32: 1e-5}[dtype]
+                # FP8: both sides accumulate in fp32 and round to bf16 (the inputs are the same bytes)
+                tolerance = {torch.bfloat16: 2e-2, torch.float16: 5e-3, torch.float32: 1e-5,
+                             torch.float8_e4m3fn: 2e-2}[dtype]
                 ok = error <= tolerance
                 wrong += 0 if ok else 1
-                tri()  # autotune tunes here, outside the timing
-                torch.cuda.synchronize()
-                tri_error = (tc.float() - expected).abs().max().item() / max(expected.abs().max().item(), 1e-30)
-                wrong += 0 if tri_error <= tolerance else 1
+                tri_error = float("nan")
+                if tri is not None:
+                    tri()  # autotune tunes here, outside the timing
+                    torch.cuda.synchronize()
+                    tri_error = (tc.float() - expected).abs().max().item() / max(expected.abs().max().item(), 1e-30)
+                    wrong += 0 if tri_error <= tolerance else 1
                 src = torch.empty(read, dtype=torch.uint8, device="cuda")
                 dst = torch.empty_like(src)
-                ms_ours, ms_torch, ms_triton = timed(ours), timed(theirs), timed(tri)
+                ms_ours, ms_torch = timed(ours), timed(theirs)
+                ms_triton = timed(tri) if tri is not None else float("nan")
                 ms_copy = timed(lambda: dst.copy_(src))
                 row = {"kind": kind, "shape": list(shape), "config": config, "error": error, "ok": ok,
                        "ours": work / ms_ours / 1e-3 / scale, "torch": work / ms_torch / 1e-3 / scale,
                        "triton": work / ms_triton / 1e-3 / scale, "triton_error": tri_error,
-                       "triton_config": str(TUNED["softmax" if name == "softmax" else name == "gemv"].best_config),
+                       "triton_config": str(TUNED["softmax" if name == "softmax" else name == "gemv"].best_config)
+                       if tri is not None else None,
                        "copy_gbs": 2 * read / ms_copy / 1e-3 / 1e9, "unit": unit}
                 rows.append(row)
                 copy = f", copy {row['copy_gbs']:.0f} GB/s (read + write), ours {row['ours'] / row['copy_gbs']:.1%} of it" \

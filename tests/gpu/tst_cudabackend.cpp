@@ -15,7 +15,11 @@
 // - kernels/hgemm's three families (mma.sync; wgmma fed by cp.async; wgmma fed by TMA through
 //   the worker's tensor maps, warp-specialised) agree on a bf16 GEMM (on sm_90 only: the wgmma
 //   families need it); with mapB mapping A instead of B, every TMA config is a wrong result and
-//   the others stay right, so the maps are what the kernel reads.
+//   the others stay right, so the maps are what the kernel reads. The TMA family runs persistent
+//   (4 tiles a block) with the staged epilogue in one of its configs.
+// - The TMA family at M, N and K that no tile divides, the FP8 GEMMs (e4m3, e5m2) and the
+//   tensor-core GEMV at 3 and 11 tokens: every config's output equals C computed on the host
+//   from the same inputs, within two bf16 units in the last place.
 // - Executed instructions (CUPTI's SASS metrics) of tests/data/sass/spill.json, a kernel that
 //   spills under --maxrregcount=32: every counted offset is an instruction of nvdisasm's listing,
 //   every count a multiple of the launch's warps (every warp takes the same path), the spills of
@@ -32,6 +36,8 @@
 #include "measure/cuda/device/cudadriver.h"
 #include "measure/metricnames.h"
 #include "space/configspace.h"
+#include "measure/cuda/argumentdata.h"
+#include "spec/launchplan.h"
 #include "spec/tuningproblem.h"
 #include "store/resultstore.h"
 #include "tuner/tuningsession.h"
@@ -88,6 +94,8 @@ private slots:
     void kernelTunerConventions();
     void tensorCoreFamilies_data();
     void tensorCoreFamilies();
+    void tensorCoreEdgesMatchTheHost_data();
+    void tensorCoreEdgesMatchTheHost();
     void executedInstructionsByLine();
     void energyAgreesWithSampledPower();
 
@@ -530,8 +538,9 @@ void TestCudaBackend::tensorCoreFamilies_data() {
     QTest::addColumn<int>("rows"); // M
     QTest::newRow("tensor maps of A and B") << false << 1024;
     QTest::newRow("mapB maps A") << true << 1024;
-    // Ragged tile rows (M not a multiple of BLOCK_M): mma.sync and cp.async wgmma load zeros past
-    // M and store nothing there, and agree; TMA's family is not in the space there.
+    // Ragged tile rows (M not a multiple of BLOCK_M): every family loads zeros past M (TMA's
+    // fills them) and stores nothing there, and all agree; below 64 rows TMA's family is not in
+    // the space (its boxes are 64 rows).
     QTest::newRow("ragged M = 100") << false << 100;
     QTest::newRow("decode M = 1") << false << 1;
 }
@@ -554,11 +563,11 @@ void TestCudaBackend::tensorCoreFamilies() {
     doc["ConfigurationSpace"]["TuningParameters"] = nlohmann::ordered_json::array(
         {values("ALGO", "[0, 1, 2]"), values("BLOCK_M", "[128]"), values("BLOCK_N", "[128, 256]"),
          values("BLOCK_K", "[64]"), values("WARPS_M", "[1, 2]"), values("WARPS_N", "[1, 2]"),
-         values("STAGES", "[3, 4]"), values("GROUP_M", "[8]")});
+         values("STAGES", "[3, 4]"), values("GROUP_M", "[8]"), values("STORE", "[0, 1]"), values("TILES", "[1, 4]")});
     doc["ConfigurationSpace"]["Conditions"].push_back(
-        {{"Parameters", {"ALGO", "WARPS_M", "WARPS_N", "STAGES", "BLOCK_N"}},
+        {{"Parameters", {"ALGO", "WARPS_M", "WARPS_N", "STAGES", "BLOCK_N", "STORE", "TILES"}},
          {"Expression", "(ALGO == 0 and WARPS_M == 2 and WARPS_N == 2 and STAGES == 3 and BLOCK_N == 128) or "
-                        "(ALGO == 1 and STAGES == 4) or ALGO == 2"}});
+                        "(ALGO == 1 and STAGES == 4) or (ALGO == 2 and STAGES == 3 and STORE == TILES // 4)"}});
     doc["Tilescope"]["Shapes"] = nlohmann::ordered_json::array({{{"M", rows}, {"N", 768}, {"K", 1024}}});
     if (wrongMap) {
         for (auto& a : doc["KernelSpecification"]["Arguments"]) {
@@ -569,7 +578,8 @@ void TestCudaBackend::tensorCoreFamilies() {
     }
     const TuningProblem problem = TuningProblem::parse(doc.dump(), "hgemm_bf16_bt.json", dir);
     const ConfigSpace space = ConfigSpace::build(problem, 0);
-    QCOMPARE(space.size(), std::uint64_t(ragged ? 1 + 2 : 1 + 2 + 4));
+    const bool tma = rows >= 64;
+    QCOMPARE(space.size(), std::uint64_t(tma ? 1 + 2 + 4 : 1 + 2));
 
     const std::string db =
         (std::filesystem::path(m_dir.path().toStdString()) / (wrongMap ? "hgemm-wrong.db" : "hgemm.db")).string();
@@ -598,14 +608,169 @@ void TestCudaBackend::tensorCoreFamilies() {
     QCOMPARE(byAlgo[1]["ok"], 2);
     if (wrongMap) {
         QCOMPARE(byAlgo[2]["wrong_result"], 4);
-    } else if (ragged) {
+    } else if (!tma) {
         QVERIFY(byAlgo[2].empty());
         qInfo("best TFLOP/s at %dx768x1024: mma.sync %.2f, wgmma (cp.async) %.2f", rows, bestByAlgo[0], bestByAlgo[1]);
     } else {
         QCOMPARE(byAlgo[2]["ok"], 4);
+        QVERIFY(ragged || rows == 1024);
         qInfo("best TFLOP/s at %dx768x1024: mma.sync %.1f, wgmma (cp.async) %.1f, wgmma (TMA) %.1f", rows,
               bestByAlgo[0], bestByAlgo[1], bestByAlgo[2]);
     }
+}
+
+namespace {
+
+std::vector<float> decodeValues(const ArgumentSpec& arg, const std::vector<unsigned char>& bytes) {
+    std::vector<float> out(static_cast<std::size_t>(arg.values()));
+    for (std::size_t i = 0; i < out.size(); ++i) {
+        switch (arg.element) {
+        case ElementType::BFloat16:
+            out[i] = floatFromBfloat16(static_cast<std::uint16_t>(bytes[2 * i] | bytes[2 * i + 1] << 8));
+            break;
+        case ElementType::Half:
+            out[i] = floatFromHalf(static_cast<std::uint16_t>(bytes[2 * i] | bytes[2 * i + 1] << 8));
+            break;
+        case ElementType::Float8E4M3:
+            out[i] = floatFromFloat8E4M3(bytes[i]);
+            break;
+        case ElementType::Float8E5M2:
+            out[i] = floatFromFloat8E5M2(bytes[i]);
+            break;
+        default:
+            throw std::runtime_error("unexpected element type");
+        }
+    }
+    return out;
+}
+
+const ArgumentSpec& argumentNamed(const std::vector<ArgumentSpec>& args, const std::string& name) {
+    for (const ArgumentSpec& a : args)
+        if (a.name == name)
+            return a;
+    throw std::runtime_error("no argument " + name);
+}
+
+} // namespace
+
+// The families added for every shape and FP8, each config's output compared with C computed here
+// on the host in double from the same inputs (the worker's Random fills, recomputed), rounded to
+// bf16 (the output type): the persistent TMA family (TILES) with both epilogues (STORE) at M, N
+// and K that are no multiple of any tile, the FP8 GEMMs with their per-tensor scales, and the
+// tensor-core GEMV at token counts that pad the mma's 8 and 16.
+void TestCudaBackend::tensorCoreEdgesMatchTheHost_data() {
+    QTest::addColumn<QString>("file");
+    QTest::addColumn<QString>("parameters"); // JSON object: name -> Values
+    QTest::addColumn<QString>("shape");      // JSON object
+    QTest::addColumn<int>("configs");
+    QTest::newRow("bf16 TMA persistent, ragged M N K")
+        << "kernels/hgemm/hgemm_bf16_bt.json"
+        << R"({"ALGO": "[2]", "BLOCK_M": "[128]", "BLOCK_N": "[128, 256]", "BLOCK_K": "[64]", "WARPS_M": "[1]",
+              "WARPS_N": "[1]", "STAGES": "[3]", "GROUP_M": "[8]", "STORE": "[0, 1]", "TILES": "[1, 4]"})"
+        << R"({"M": 200, "N": 776, "K": 1000})" << 8;
+    QTest::newRow("fp8 e4m3, ragged M N K")
+        << "kernels/hgemm/hgemm_fp8.json"
+        << R"({"ALGO": "[2]", "BLOCK_M": "[64, 128]", "BLOCK_N": "[128, 256]", "STAGES": "[3]", "GROUP_M": "[8]",
+              "STORE": "[0, 1]", "TILES": "[1, 3]"})"
+        << R"({"M": 200, "N": 776, "K": 1008})" << 16;
+    QTest::newRow("fp8 e5m2")
+        << "kernels/hgemm/hgemm_fp8_e5m2.json"
+        << R"({"ALGO": "[2]", "BLOCK_M": "[128]", "BLOCK_N": "[256]", "STAGES": "[4]", "GROUP_M": "[1]",
+              "STORE": "[0]", "TILES": "[1, 2]"})"
+        << R"({"M": 256, "N": 512, "K": 512})" << 2;
+    const char* gemvSpace = R"({"ALGO": "[1]", "WARPS": "[1, 4]", "ROWS": "[1, 2]", "UNROLL": "[1, 4]",
+                                "MT": "[1, 2, 4, 8, 16]", "HINT": "[1]"})";
+    QTest::newRow("gemv tensor cores, M = 3") << "kernels/gemv/gemv_bf16.json" << gemvSpace
+                                              << R"({"M": 3, "K": 4096, "N": 1024})" << 8;
+    QTest::newRow("gemv tensor cores, M = 11") << "kernels/gemv/gemv_bf16.json" << gemvSpace
+                                               << R"({"M": 11, "K": 4096, "N": 1024})" << 8;
+}
+
+void TestCudaBackend::tensorCoreEdgesMatchTheHost() {
+    if (!m_skip.isEmpty())
+        QSKIP(qPrintable(m_skip));
+    if (m_arch != "sm_90")
+        QSKIP("the TMA and FP8 families need sm_90");
+    QFETCH(QString, file);
+    QFETCH(QString, parameters);
+    QFETCH(QString, shape);
+    QFETCH(int, configs);
+    const std::filesystem::path path = sourceDir() / file.toStdString();
+    std::ifstream in(path);
+    nlohmann::ordered_json doc = nlohmann::ordered_json::parse(in);
+    const nlohmann::ordered_json values = nlohmann::ordered_json::parse(parameters.toStdString());
+    for (auto& p : doc["ConfigurationSpace"]["TuningParameters"])
+        p["Values"] = values.at(p["Name"].get<std::string>());
+    doc["Tilescope"]["Shapes"] = nlohmann::ordered_json::array({nlohmann::ordered_json::parse(shape.toStdString())});
+    const bool gemv = file.contains("gemv");
+    const std::string out = gemv ? "y" : "C";
+
+    // C on the host, from the inputs the worker will make.
+    std::vector<double> expected;
+    {
+        const TuningProblem first = TuningProblem::parse(doc.dump(), path.filename().string(), path.parent_path());
+        const LaunchPlanner planner(first, 0);
+        const std::vector<ArgumentSpec>& args = planner.arguments();
+        const ArgumentSpec& a = argumentNamed(args, gemv ? "x" : "A");
+        const ArgumentSpec& b = argumentNamed(args, gemv ? "W" : "B");
+        const std::vector<float> av = decodeValues(a, initialContents(a, 0, path.parent_path()));
+        const std::vector<float> bv = decodeValues(b, initialContents(b, 0, path.parent_path()));
+        const nlohmann::ordered_json s = doc["Tilescope"]["Shapes"][0];
+        const int M = s["M"], N = s["N"], K = s["K"];
+        const double scale = file.contains("fp8") ? 0.5 * 0.25 : 1.0; // the problems' scaleA and scaleB
+        expected.assign(static_cast<std::size_t>(M) * N, 0.0);
+        for (int m = 0; m < M; ++m)
+            for (int n = 0; n < N; ++n) {
+                double sum = 0;
+                for (int k = 0; k < K; ++k)
+                    sum += static_cast<double>(av[static_cast<std::size_t>(m) * K + k]) * bv[static_cast<std::size_t>(n) * K + k];
+                expected[static_cast<std::size_t>(m) * N + n] = sum * scale;
+            }
+    }
+    double largest = 0;
+    std::vector<unsigned char> bytes;
+    for (double v : expected) {
+        largest = std::max(largest, std::abs(v));
+        const std::uint16_t bits = bfloat16FromFloat(static_cast<float>(v));
+        bytes.push_back(static_cast<unsigned char>(bits & 0xff));
+        bytes.push_back(static_cast<unsigned char>(bits >> 8));
+    }
+    const std::string refFile = m_dir.filePath(QStringLiteral("ref-%1.bin").arg(QTest::currentDataTag()).replace(' ', '_')).toStdString();
+    {
+        std::ofstream f(refFile, std::ios::binary);
+        f.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+    }
+    // Two units in the last place of bf16 at the largest value: fp32 sums in another order,
+    // rounded once, stay within one.
+    const double tolerance = 2 * std::ldexp(1.0, static_cast<int>(std::floor(std::log2(largest))) - 7);
+    doc["KernelSpecification"]["ReferenceArguments"] = nlohmann::ordered_json::array(
+        {{{"Name", out + "_ref"}, {"TargetName", out}, {"FillType", "BinaryRaw"}, {"DataSource", refFile},
+          {"ValidationMethod", "AbsoluteDifference"}, {"ValidationThreshold", tolerance}}});
+
+    const TuningProblem problem = TuningProblem::parse(doc.dump(), path.filename().string(), path.parent_path());
+    const ConfigSpace space = ConfigSpace::build(problem, 0);
+    QCOMPARE(space.size(), std::uint64_t(configs));
+    const std::string db = m_dir.filePath(QStringLiteral("edges-%1.db").arg(QTest::currentDataTag()).replace(' ', '_')).toStdString();
+    ResultStore store = ResultStore::open(db, StoreMode::ReadWrite);
+    CudaBackendOptions options = m_options;
+    options.timing.maxSeconds = 0.02;
+    options.timing.minSamples = 3;
+    CudaBackend backend(options);
+    SessionOptions session;
+    session.backendLabel = "cuda:0";
+    session.strategy = "exhaustive";
+    session.confirmTop = 0;
+    session.perConfigSeconds = 20;
+    TuningSession tuning(problem, backend, store, session, {}, m_compiler.get());
+    const SessionSummary summary = tuning.run();
+    int ok = 0;
+    for (const ResultRecord& r : store.results(summary.session.id)) {
+        qInfo("%s: %s %.4g ms %s", configJson(r.config).c_str(), std::string(statusName(r.status())).c_str(),
+              r.timeMs(), r.measurement.message.c_str());
+        ok += r.status() == ResultStatus::Ok ? 1 : 0;
+    }
+    qInfo("largest |C| %.4g, tolerance %.3g", largest, tolerance);
+    QCOMPARE(ok, configs);
 }
 
 void TestCudaBackend::faultsAreIsolated() {

@@ -442,7 +442,7 @@ void TestMainWindow::opensDroppedRecordings() {
 void TestMainWindow::runsShapeSetsFromTheRunPanel() {
     QTemporaryDir dir;
     MainWindow window(transient());
-    QVERIFY(window.openProblem(QStringLiteral(TILESCOPE_SOURCE_DIR "/kernels/gemv/gemv_bf16.json")));
+    QVERIFY(window.openProblem(QStringLiteral(TILESCOPE_SOURCE_DIR "/tests/data/shapes/gemv/gemv_bf16.json")));
     RunPanel* panel = window.runPanel();
     panel->setDatabasePath(dir.filePath(QStringLiteral("set.db")));
     panel->setReplayRecording(QStringLiteral(TILESCOPE_SOURCE_DIR "/tests/data/shapes/gemv-bf16-h200-shapes.db"));

@@ -65,7 +65,7 @@ namespace {
 const QString kSgemm = QStringLiteral(TILESCOPE_SOURCE_DIR "/kernels/sgemm/sgemm.json");
 const QString kDemo = QStringLiteral(TILESCOPE_SOURCE_DIR "/resources/demo/sgemm-h200-2048.t4.json.gz");
 const QString kTinyKernel = QStringLiteral(TILESCOPE_SOURCE_DIR "/tests/data/tuning/tiny.cu");
-const QString kGemv = QStringLiteral(TILESCOPE_SOURCE_DIR "/kernels/gemv/gemv_bf16.json");
+const QString kGemv = QStringLiteral(TILESCOPE_SOURCE_DIR "/tests/data/shapes/gemv/gemv_bf16.json");
 const QString kGemvShapes = QStringLiteral(TILESCOPE_SOURCE_DIR "/tests/data/shapes/gemv-bf16-h200-shapes.db");
 constexpr int kTimeoutMs = 120'000;
 constexpr std::size_t kDemoResults = 2761;

@@ -31,7 +31,7 @@ using namespace tilescope;
 
 namespace {
 
-const std::string kGemv = TILESCOPE_SOURCE_DIR "/kernels/gemv/gemv_bf16.json";
+const std::string kGemv = TILESCOPE_TEST_DATA "/shapes/gemv/gemv_bf16.json";
 const std::string kRecording = TILESCOPE_TEST_DATA "/shapes/gemv-bf16-h200-shapes.db";
 
 std::set<std::string> keysOf(const std::vector<ResultRecord>& results) {
