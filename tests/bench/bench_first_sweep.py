@@ -22,7 +22,7 @@ from pathlib import Path
 def run(args, cache, db):
     cmd = [args.cli, "tune", args.problem, "--backend", args.backend, "--shape", str(args.shape),
            "--strategy", "random", "--seed", str(args.seed), "--budget", str(args.configs), "--confirm", "0",
-           "--cache-dir", str(cache), "--db", str(db)]
+           "--cache-dir", str(cache), "--db", str(db), *args.tune_arg]
     started = time.monotonic()
     done = subprocess.run(cmd, capture_output=True, text=True)
     wall = time.monotonic() - started
@@ -52,13 +52,16 @@ def main():
     ap.add_argument("--shape", type=int, default=0)
     ap.add_argument("--configs", type=int, default=1000)
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--tune-arg", action="append", default=[],
+                    help="pass this argument on to tune (repeat: --tune-arg=--metrics --tune-arg=none)")
     ap.add_argument("--json", help="also write the figures as JSON to FILE")
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
         rows = {"cold": run(args, tmp / "cache", tmp / "cold.db"), "warm": run(args, tmp / "cache", tmp / "warm.db")}
     pct = lambda v: "-" if v is None else f"{100 * v:.0f} %"
-    print(f"{args.problem} on {args.backend}, {args.configs} random configs (seed {args.seed})")
+    print(f"{args.problem} shape {args.shape} on {args.backend}, {args.configs} random configs (seed {args.seed})"
+          f"{' ' + ' '.join(args.tune_arg) if args.tune_arg else ''}")
     print("| cache | configs | binaries compiled | seconds | configs/s | compile pool busy | GPU busy |")
     print("|---|---|---|---|---|---|---|")
     for name, r in rows.items():
