@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Tensor-core kernels side by side, on the GPU machine: kernels/hgemm and kernels/gemv against
+"""Tensor-core kernels side by side, on the GPU machine: kernels/hgemm, kernels/gemv (and the FP32
+kernels/sgemm, kind sgemm) against
 PyTorch (cuBLAS), Triton (a matmul tuned by triton.autotune over a usual config list) and the
 device-to-device copy, in one run, with one timing method.
 
@@ -37,6 +38,7 @@ KINDS = {
     "hgemm_fp16": ("kernels/hgemm/hgemm.cu", "hgemm", torch.float16, ["-DHGEMM_FP16"]),
     "hgemm_bf16_bt": ("kernels/hgemm/hgemm.cu", "hgemm", torch.bfloat16, ["-DB_TRANS=1"]),
     "hgemm_fp16_bt": ("kernels/hgemm/hgemm.cu", "hgemm", torch.float16, ["-DHGEMM_FP16", "-DB_TRANS=1"]),
+    "sgemm": ("kernels/sgemm/sgemm.cu", "sgemm", torch.float32, []),
     "hgemm_fp8": ("kernels/hgemm/hgemm.cu", "hgemm", torch.float8_e4m3fn, ["-DHGEMM_FP8", "-DB_TRANS=1"]),
     "gemv_bf16": ("kernels/gemv/gemv.cu", "gemv", torch.bfloat16, []),
     "gemv_fp16": ("kernels/gemv/gemv.cu", "gemv", torch.float16, ["-DGEMV_FP16"]),
@@ -114,6 +116,16 @@ extern "C" int launch(int gx, int bx, int smem, int rows, int cols, int unused, 
 }
 """
 
+# sgemm's grid is two-dimensional: tiles of N by tiles of M.
+SGEMM_LAUNCHER = r"""
+#include <cuda_runtime.h>
+#include "%(kernel)s"
+extern "C" int launch(int gx, int bx, int smem, int M, int N, int K, const void* a, const void* b, void* c) {
+    %(name)s<<<dim3(N / BLOCK_N, M / BLOCK_M), bx, smem>>>(M, N, K, (const float*)a, (const float*)b, (float*)c);
+    return (int)cudaGetLastError();
+}
+"""
+
 LAUNCHER = r"""
 #include <cuda_runtime.h>
 #include "%(kernel)s"
@@ -133,7 +145,7 @@ def build(kind, config, workdir):
     if not os.path.exists(so):
         src = os.path.join(workdir, tag + ".cu")
         with open(src, "w") as f:
-            launcher = {"hgemm": HGEMM_LAUNCHER, "softmax": SOFTMAX_LAUNCHER}.get(name, LAUNCHER)
+            launcher = {"hgemm": HGEMM_LAUNCHER, "softmax": SOFTMAX_LAUNCHER, "sgemm": SGEMM_LAUNCHER}.get(name, LAUNCHER)
             f.write(launcher % {"kernel": os.path.join(ROOT, path), "name": name})
         defines = [f"-D{k}={v}" for k, v in config.items()]
         subprocess.run(["nvcc", "-O3", "-std=c++17", "-gencode", "arch=compute_90a,code=sm_90a", "-shared", "-Xcompiler", "-fPIC", *options,
@@ -144,6 +156,8 @@ def build(kind, config, workdir):
 
 
 def geometry(kind, config, shape):
+    if kind == "sgemm":
+        return 0, (config["BLOCK_M"] // config["THREAD_M"]) * (config["BLOCK_N"] // config["THREAD_N"]), 0
     if kind.startswith("hgemm"):
         M, N, K = shape
         algo = config.get("ALGO", 0)
@@ -166,6 +180,9 @@ def geometry(kind, config, shape):
 
 
 def fits(kind, config, shape):
+    if kind == "sgemm":
+        M, N, K = shape
+        return M % config["BLOCK_M"] == 0 and N % config["BLOCK_N"] == 0 and K % config["BLOCK_K"] == 0
     if kind.startswith("hgemm"):
         M, N, K = shape
         k_slice = 128 if kind == "hgemm_fp8" else config["BLOCK_K"]
@@ -291,6 +308,7 @@ def best_config(db, cli):
 DEFAULTS = {
     "hgemm": {"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 32, "WARPS_M": 2, "WARPS_N": 2, "STAGES": 4, "GROUP_M": 8,
               "ALGO": 0, "STORE": 0, "TILES": 1},
+    "sgemm": {"BLOCK_M": 128, "BLOCK_N": 64, "BLOCK_K": 16, "THREAD_M": 16, "THREAD_N": 8, "VEC": 4, "STAGES": 2},
     "gemv": {"ALGO": 0, "WARPS": 4, "ROWS": 1, "UNROLL": 4, "HINT": 1},
     "softmax": {"TPR": 256, "RPB": 1, "VEC": 4, "CACHE_ROW": 1},
 }
@@ -322,7 +340,7 @@ def main():
     with tempfile.TemporaryDirectory() as workdir:
         for kind in args.kinds.split(","):
             _, name, dtype, _ = KINDS[kind]
-            shapes = {"hgemm": GEMM_SHAPES, "gemv": GEMV_SHAPES, "softmax": SOFTMAX_SHAPES}[name]
+            shapes = {"hgemm": GEMM_SHAPES, "sgemm": GEMM_SHAPES, "gemv": GEMV_SHAPES, "softmax": SOFTMAX_SHAPES}[name]
             runs = [(s_, c_) for i, s_ in enumerate(shapes)
                     for c_ in configs.get(f"{kind}@{i}", configs.get(kind, [DEFAULTS[name]]))]
             for shape, config in runs:
@@ -347,6 +365,18 @@ def main():
                     tc, tri = None, None  # no Triton FP8 kernel here
                     work, unit, scale = 2.0 * M * N * K, "TFLOP/s", 1e12
                     read = M * K + K * N
+                elif name == "sgemm":
+                    # FP32 on the CUDA cores against cuBLAS's SGEMM (TF32 off); no Triton row
+                    torch.backends.cuda.matmul.allow_tf32 = False
+                    M, N, K = shape
+                    a = torch.randn(M, K, device="cuda")
+                    b = torch.randn(K, N, device="cuda")
+                    c = torch.full((M, N), float("nan"), device="cuda")  # unwritten shows
+                    ours = lambda: lib.launch(gx, bx, smem, M, N, K, a.data_ptr(), b.data_ptr(), c.data_ptr())  # noqa: E731
+                    theirs = lambda: torch.matmul(a, b)  # noqa: E731
+                    tc, tri = None, None
+                    work, unit, scale = 2.0 * M * N * K, "TFLOP/s", 1e12
+                    read = (M * K + K * N) * 4
                 elif name == "hgemm":
                     M, N, K = shape
                     a = torch.randn(M, K, device="cuda", dtype=dtype)
@@ -389,6 +419,8 @@ def main():
                 # FP8: both sides accumulate in fp32 and round to bf16 (the inputs are the same bytes)
                 tolerance = {torch.bfloat16: 2e-2, torch.float16: 5e-3, torch.float32: 1e-5,
                              torch.float8_e4m3fn: 2e-2}[dtype]
+                if name == "sgemm":
+                    tolerance = 1e-4  # fp32 sums of 1,024 to 8,192 products in another order
                 ok = error <= tolerance
                 wrong += 0 if ok else 1
                 tri_error = float("nan")
