@@ -83,7 +83,8 @@ void CudaHighlighter::buildRules() {
         {words({QStringLiteral("void"), QStringLiteral("bool"), QStringLiteral("char"), QStringLiteral("short"),
                 QStringLiteral("int"), QStringLiteral("long"), QStringLiteral("unsigned"), QStringLiteral("signed"),
                 QStringLiteral("float"), QStringLiteral("double"), QStringLiteral("half"), QStringLiteral("__half"),
-                QStringLiteral("__nv_bfloat16"), QStringLiteral("size_t"), QStringLiteral("u?int(?:8|16|32|64)_t"),
+                QStringLiteral("__nv_bfloat16"), QStringLiteral("__nv_fp8_e4m3"), QStringLiteral("__nv_fp8_e5m2"),
+                QStringLiteral("size_t"), QStringLiteral("u?int(?:8|16|32|64)_t"),
                 QStringLiteral("(?:float|double|int|uint|half)[1-4]"), QStringLiteral("dim3")}),
          charFormat(type)});
     m_rules.push_back(

@@ -214,7 +214,7 @@ KernelSpecDialog::KernelSpecDialog(ProblemDocument* document, QWidget* parent)
 
     QFormLayout* arguments = addPage(tr("Arguments"), true);
     m_arguments = makeTable(argumentColumns(), QStringLiteral("arguments"), this);
-    m_arguments->setToolTip(tr("Types: float, double, half, bfloat16, int32, ...; Memory: Vector or Scalar; Access: "
+    m_arguments->setToolTip(tr("Types: float, double, half, bfloat16, float8_e4m3, float8_e5m2, int32, ...; Memory: Vector or Scalar; Access: "
                                "ReadOnly, WriteOnly or ReadWrite; Size: elements, an expression (M*K); a Scalar's "
                                "value: an expression (N); Fill: Constant, Random or BinaryRaw"));
     arguments->addRow(tr("Arguments:"), withButtons(m_arguments, QStringLiteral("Argument")));
