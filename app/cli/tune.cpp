@@ -154,6 +154,10 @@ std::vector<std::unique_ptr<Backend>> mpiSlots(const TuneOptions& opt, const Bac
             slots.push_back(makeBackend(spec, backendOptions(opt, spec, problem)));
         return slots;
     }
+    if (spec.kind == BackendSpec::Kind::Analysis) {
+        slots.push_back(makeBackend(spec)); // measures nothing: the rank is there to compile
+        return slots;
+    }
     const std::string who = job.size() > 1 ? "rank " + std::to_string(job.rank()) + ": " : "";
     const int besideCoordinator = opt.mpiCoordinator && job.sharesNodeWithRank0() ? 1 : 0;
     for (int device :
@@ -163,6 +167,15 @@ std::vector<std::unique_ptr<Backend>> mpiSlots(const TuneOptions& opt, const Bac
         slots.push_back(makeBackend(one, backendOptions(opt, spec, problem, who)));
     }
     return slots;
+}
+
+/// The compile service of this rank of an MPI job: --jobs threads, else this node's hardware
+/// threads shared out among the ranks of the node that compile (a coordinating rank 0 does not).
+std::optional<CompileServiceOptions> mpiCompiler(const TuneOptions& opt, const BackendSpec& spec, const MpiJob& job) {
+    const int besideCoordinator = opt.mpiCoordinator && job.sharesNodeWithRank0() ? 1 : 0;
+    const int sharers = std::max(1, job.localSize() - (opt.mpiCoordinator && job.rank() == 0 ? 0 : besideCoordinator));
+    const unsigned threads = opt.jobs ? opt.jobs : std::max(1u, ThreadPool::machineThreads() / unsigned(sharers));
+    return compileServiceOptions(spec, threads, !opt.noCache, opt.cacheDir);
 }
 #endif
 
@@ -231,9 +244,8 @@ int runTune(const TuneOptions& opt) {
     std::unique_ptr<MpiJob> mpi; // finalized after the backend tells the ranks to go
 #endif
     std::unique_ptr<Backend> backend;
+    CompileService* rankCompiles = nullptr; // with --mpi: the ranks compile
     if (opt.mpi) {
-        if (spec.kind == BackendSpec::Kind::Analysis)
-            throw InputError("", "--mpi", "an MPI job measures on GPUs or replays a recording; analysis needs no job");
         if (!spec.host.empty() || !opt.launcher.empty())
             throw InputError("", "--mpi",
                              "the ranks of an MPI job drive their own node's GPUs: no ssh:// or --launcher");
@@ -242,12 +254,15 @@ int runTune(const TuneOptions& opt) {
         ClusterOptions cluster;
         cluster.silenceSeconds = opt.mpiSilence;
         cluster.note = stderrNotes(mpi->rank() == 0 ? "" : "rank " + std::to_string(mpi->rank()) + ": ");
+        cluster.compiler = [&opt, &spec, job = mpi.get()] { return mpiCompiler(opt, spec, *job); };
         SlotFactory slots = [&opt, &spec, job = mpi.get()](const TuningProblem& p) {
             return mpiSlots(opt, spec, *job, p);
         };
         if (mpi->rank() != 0)
             return serveClusterRank(*mpi, slots, cluster);
-        backend = std::make_unique<ClusterBackend>(*mpi, slots, cluster);
+        auto clusterBackend = std::make_unique<ClusterBackend>(*mpi, slots, cluster);
+        rankCompiles = clusterBackend->compiles();
+        backend = std::move(clusterBackend);
         if (mpi->size() > 1 && !mpi->survivesLostRanks())
             std::fprintf(stderr, "note: without mpirun --enable-recovery, a rank that dies ends the whole job (what "
                                  "is stored stays; --resume continues)\n");
@@ -342,12 +357,15 @@ int runTune(const TuneOptions& opt) {
             progress->update(p.done - std::min(p.done, priorDone), bestNote(p));
     };
 
-    // Configs are compiled (NVRTC, on a pool, through the on-disk cache) when the backend runs them.
-    const std::unique_ptr<CompileService> compiler = makeCompileService(spec, opt.jobs, !opt.noCache, opt.cacheDir);
+    // Configs are compiled (NVRTC, on a pool, through the on-disk cache) when the backend runs them;
+    // with --mpi, by the ranks that measure.
+    const std::unique_ptr<CompileService> ownCompiler =
+        rankCompiles ? nullptr : makeCompileService(spec, opt.jobs, !opt.noCache, opt.cacheDir);
+    CompileService* const compiler = rankCompiles ? rankCompiles : ownCompiler.get();
 
     // One session: run, then its summary on stdout.
     auto runOne = [&](const SessionOptions& run) -> SessionSummary {
-        TuningSession session(problem, *backend, store, run, events, compiler.get());
+        TuningSession session(problem, *backend, store, run, events, compiler);
         g_session.store(&session);
         const auto oldInt = std::signal(SIGINT, cancelSessionOnSignal);
         const auto oldTerm = std::signal(SIGTERM, cancelSessionOnSignal);

@@ -94,7 +94,9 @@ void registerTune(CLI::App& app) {
                     "traded off: the first ranks, nsga2 searches for their front and the summary gives it. "
                     "energy and edp measure each config's energy (--metrics energy is added) and need a GPU, or "
                     "a recording with energy");
-    cmd->add_option("--jobs", opt->jobs, "With cuda: compile threads (default: one per hardware thread)")
+    cmd->add_option("--jobs", opt->jobs,
+                    "With cuda: compile threads (default: one per hardware thread; with --mpi, per rank, by default "
+                    "the node's hardware threads shared out among the ranks there that compile)")
         ->check(wholeNumber(1, kMaxJobs))
         ->group("CUDA backend");
     CLI::Option* cacheDir = cmd->add_option("--cache-dir", opt->cacheDir,
@@ -171,14 +173,17 @@ void registerTune(CLI::App& app) {
     CLI::Option* mpiFlag =
         cmd->add_flag("--mpi", opt->mpi,
                       "One session across the ranks of an MPI job (mpirun --enable-recovery -n N tilescope-cli tune "
-                      "... --mpi): rank 0 runs the strategy, compiles and is the only writer of --db; every rank "
-                      "measures on its node's GPUs of --backend cuda:DEVICES (ranks that share a node share them out). "
-                      "A rank that dies loses only the configs it held")
+                      "... --mpi): rank 0 runs the strategy and is the only writer of --db; every rank measures on its "
+                      "node's GPUs of --backend cuda:DEVICES (ranks that share a node share them out) and compiles on "
+                      "its node's cores the configs rank 0 hands it, through the compile cache (give every rank one "
+                      "--cache-dir on a shared file system: a binary one rank compiled is then a hit for the others). "
+                      "With --backend analysis:ARCH the ranks only compile. A rank that dies loses only the configs "
+                      "and compiles it held")
             ->group("Several GPUs and clusters");
     cmd->add_flag("--mpi-coordinator", opt->mpiCoordinator,
-                  "With --mpi: rank 0 only runs the strategy, compiles and writes the database; it measures "
-                  "nothing, and the GPUs of its node go to the other ranks there (its compiles never share a node's "
-                  "CPU with a measurement of its own)")
+                  "With --mpi: rank 0 only runs the strategy and writes the database; it measures and compiles "
+                  "nothing (unless no other rank is left to compile), and the GPUs and cores of its node go to the "
+                  "other ranks there")
         ->needs(mpiFlag)
         ->group("Several GPUs and clusters");
     cmd->add_option("--part", opt->part,

@@ -27,6 +27,22 @@ namespace {
 // (their keys differ) and age out through eviction.
 // 2: defines as Kernel Tuner's prefix, those of names the code never mentions left out.
 constexpr std::string_view kKeyVersion = "tilescope-compile-cache-2";
+
+// This host's name and a dot, for names of temporary files in a folder other hosts may share
+// ("" when it cannot be had).
+const std::string& hostTag() {
+    static const std::string tag = [] {
+        char name[256] = {};
+        if (gethostname(name, sizeof name - 1) != 0 || !name[0])
+            return std::string();
+        std::string text(name);
+        for (char& c : text)
+            if (c == '/' || c == '.')
+                c = '_';
+        return text + ".";
+    }();
+    return tag;
+}
 constexpr char kMagic[4] = {'T', 'S', 'C', 'C'};
 constexpr std::uint32_t kFormat = 2; // 2: the entry's name in the cubin
 constexpr std::string_view kEntrySuffix = ".tsc";
@@ -437,8 +453,9 @@ bool CompileCache::store(const std::string& key, const CompileResult& result) {
     fs::create_directories(path.parent_path(), ec);
     fs::create_directories(tempDir, ec);
 
-    // Unique per process, thread and call, so concurrent writers of one key never share a file.
-    const std::string tempName = key + "." + std::to_string(getpid()) + "." +
+    // Unique per host, process, thread and call, so concurrent writers of one key never share a
+    // file (the ranks of an MPI job write to one shared folder from several hosts).
+    const std::string tempName = key + "." + hostTag() + std::to_string(getpid()) + "." +
                                  std::to_string(std::hash<std::thread::id>{}(std::this_thread::get_id())) + "." +
                                  std::to_string(m_tempCounter++) + ".tmp";
     const fs::path temp = tempDir / tempName;

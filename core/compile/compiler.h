@@ -76,6 +76,9 @@ struct CompileResult {
     /// The failure may not repeat (NVRTC out of memory, a cancelled batch): never cached.
     /// Errors the source, defines, options or arch cause are deterministic and cached.
     bool transient = false;
+    /// compileCacheKey of the request it answers, set by CompileService ("" when compiled without
+    /// one): results with one key are one binary, whatever configs asked for it.
+    std::string key;
 
     bool ok() const { return status == CompileStatus::Ok; }
 };

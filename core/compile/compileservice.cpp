@@ -22,14 +22,48 @@ CompileResult internalFailure(const char* what) {
 } // namespace
 
 CompileService::CompileService(CompileServiceOptions options)
+    : CompileService(std::move(options), std::string()) {}
+
+CompileService::CompileService(CompileServiceOptions options, std::string place)
     : m_cache(std::move(options.cache))
+    , m_place(std::move(place))
     , m_pool(std::make_unique<ThreadPool>(options.threads)) {}
 
 CompileService::~CompileService() {
     m_pool.reset();
 }
 
+CompileService::Stats CompileService::stats() const {
+    std::lock_guard lock(m_statsMutex);
+    return Stats{m_compiledKeys.size(), m_compileSeconds, m_places};
+}
+
+std::vector<std::string> CompileService::compiledKeys(std::uint64_t from) const {
+    std::lock_guard lock(m_statsMutex);
+    if (from >= m_compiledKeys.size())
+        return {};
+    return std::vector<std::string>(m_compiledKeys.begin() + static_cast<std::ptrdiff_t>(from), m_compiledKeys.end());
+}
+
+void CompileService::noteCompiled(const std::string& key, double seconds, const std::string& place) const {
+    std::lock_guard lock(m_statsMutex);
+    m_compiledKeys.push_back(key);
+    m_compileSeconds += std::max(0.0, seconds);
+    const std::string& where = place.empty() ? m_place : place;
+    if (!where.empty())
+        ++m_places[where];
+}
+
+void CompileService::addPlace(const std::string& place) const {
+    std::lock_guard lock(m_statsMutex);
+    m_places.emplace(place, 0);
+}
+
 CompileResult CompileService::compile(const CompileRequest& request) const {
+    return compileHere(request);
+}
+
+CompileResult CompileService::compileHere(const CompileRequest& request) const {
     // A pool thread must not die of an exception (std::bad_alloc from a huge log, a filesystem
     // error): it becomes a transient failure of this request.
     try {
@@ -47,6 +81,7 @@ CompileResult CompileService::compile(const CompileRequest& request) const {
         }
         if (theirs.valid()) {
             CompileResult shared = theirs.get();
+            shared.key = key;
             if (!shared.transient)
                 shared.cached = true;
             return shared;
@@ -59,6 +94,7 @@ CompileResult CompileService::compile(const CompileRequest& request) const {
         } catch (...) {
             result = internalFailure("unknown exception");
         }
+        result.key = key;
         mine.set_value(result);
         std::lock_guard lock(m_flightMutex);
         m_inFlight.erase(key);
@@ -75,8 +111,7 @@ CompileResult CompileService::compileOnce(const CompileRequest& request, const s
         if (std::optional<CompileResult> hit = m_cache->load(key))
             return std::move(*hit);
     CompileResult result = compileKernel(request);
-    m_compiles.fetch_add(1);
-    m_compileNanoseconds.fetch_add(static_cast<std::uint64_t>(std::max(0.0, result.seconds) * 1e9));
+    noteCompiled(key, result.seconds);
     if (m_cache)
         m_cache->store(key, result);
     return result;
@@ -99,7 +134,7 @@ std::future<CompileResult> CompileService::submit(CompileRequest request,
         [this, request = std::move(request), cancel = std::move(cancel)] {
             if (cancel && cancel->load(std::memory_order_relaxed))
                 return cancelledResult();
-            return compile(request);
+            return compileHere(request);
         });
     std::future<CompileResult> future = task->get_future();
     m_pool->post([task] { (*task)(); });
@@ -120,7 +155,7 @@ std::vector<CompileResult> CompileService::compileAll(const std::vector<CompileR
     for (std::size_t i = 0; i < requests.size(); ++i) {
         m_pool->post([this, batch, cancel, &requests, &results, i] {
             CompileResult result =
-                cancel && cancel->load(std::memory_order_relaxed) ? cancelledResult() : compile(requests[i]);
+                cancel && cancel->load(std::memory_order_relaxed) ? cancelledResult() : compileHere(requests[i]);
             // Each job writes its own slot; the mutex orders the write before the caller's read.
             std::lock_guard lock(batch->mutex);
             results[i] = std::move(result);

@@ -147,17 +147,23 @@ std::unique_ptr<Backend> makeBackend(const BackendSpec& spec, BackendOptions opt
     return nullptr;
 }
 
-std::unique_ptr<CompileService> makeCompileService(const BackendSpec& spec, unsigned jobs, bool useCache,
-                                                   const std::filesystem::path& cacheDirectory) {
+std::optional<CompileServiceOptions> compileServiceOptions(const BackendSpec& spec, unsigned jobs, bool useCache,
+                                                           const std::filesystem::path& cacheDirectory) {
     if (!spec.compiles())
-        return nullptr;
+        return std::nullopt;
     std::shared_ptr<CompileCache> cache;
     if (useCache) {
         CompileCacheOptions cacheOptions;
         cacheOptions.directory = cacheDirectory;
         cache = std::make_shared<CompileCache>(cacheOptions);
     }
-    return std::make_unique<CompileService>(CompileServiceOptions{jobs, cache});
+    return CompileServiceOptions{jobs, cache};
+}
+
+std::unique_ptr<CompileService> makeCompileService(const BackendSpec& spec, unsigned jobs, bool useCache,
+                                                   const std::filesystem::path& cacheDirectory) {
+    std::optional<CompileServiceOptions> options = compileServiceOptions(spec, jobs, useCache, cacheDirectory);
+    return options ? std::make_unique<CompileService>(std::move(*options)) : nullptr;
 }
 
 std::vector<std::string> splitCommand(std::string_view text, const std::string& field) {

@@ -12,6 +12,7 @@
 
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -68,6 +69,13 @@ struct BackendOptions {
 /// ssh for ssh://), or an AnalysisBackend for its arch. Throws InputError for a recording that
 /// cannot be read.
 std::unique_ptr<Backend> makeBackend(const BackendSpec& spec, BackendOptions options = {});
+
+/// What the compile service of sessions on `spec` is made of (nullopt when they compile nothing,
+/// as a replay): `jobs` threads (0: one per hardware thread), the on-disk compile cache in
+/// `cacheDirectory` ("": the default folder) unless `useCache` is false.
+std::optional<CompileServiceOptions> compileServiceOptions(const BackendSpec& spec, unsigned jobs = 0,
+                                                           bool useCache = true,
+                                                           const std::filesystem::path& cacheDirectory = {});
 
 /// The compile service of sessions on `spec` (null when they compile nothing, as a replay): `jobs`
 /// threads (0: one per hardware thread), through the on-disk compile cache in `cacheDirectory`

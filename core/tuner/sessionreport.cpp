@@ -67,12 +67,24 @@ SessionReport sessionReport(const SessionSummary& summary, const SessionReportCo
         const SessionPipeline& pl = *summary.pipeline;
         const double wall = std::max(1e-9, pl.wallSeconds);
         std::string text;
-        if (summary.compileThreads > 0)
+        if (summary.compileThreads > 0) {
             text = "compiled " + formatCount(double(pl.binaries)) + (pl.binaries == 1 ? " binary" : " binaries") +
-                   " for " + formatCount(double(pl.configs)) + " configs (the rest from the cache); the " +
-                   std::to_string(summary.compileThreads) + " compile threads busy " +
-                   formatDouble("%.0f", 100.0 * pl.compileSeconds / (wall * summary.compileThreads)) + " %";
-        if (!pl.devices.empty())
+                   " for " + formatCount(double(pl.configs)) + " configs (the rest from the cache)";
+            if (pl.otherBinaries > 0)
+                text += ", " + formatCount(double(pl.otherBinaries)) + " more for configs inspected, not evaluated";
+            if (const std::uint64_t again = pl.compiles - std::min(pl.compiles, pl.binaries + pl.otherBinaries))
+                text += " (" + formatCount(double(again)) + " compiled a second time)";
+            if (!pl.compiledOn.empty()) {
+                std::string where;
+                for (const auto& [place, count] : pl.compiledOn)
+                    where += (where.empty() ? "" : ", ") + place + ": " + formatCount(double(count));
+                text += "; NVRTC ran on " + where;
+            }
+            text += "; the " + std::to_string(summary.compileThreads) + " compile threads busy " +
+                    formatDouble("%.0f", 100.0 * pl.compileSeconds / (wall * summary.compileThreads)) + " %";
+        }
+        // The analysis backend measures nothing (its MPI slots still name the rank that took each config).
+        if (!pl.devices.empty() && context.spec.kind != BackendSpec::Kind::Analysis)
             text += std::string(text.empty() ? "" : ", ") + "the GPU" + (pl.devices.size() > 1 ? "s" : "") + " " +
                     formatDouble("%.0f", 100.0 * pl.benchmarkSeconds / (wall * double(pl.devices.size()))) +
                     " % measuring";

@@ -87,7 +87,8 @@ struct TuningSession::Run {
 
     SessionTally tally;
     Clock::time_point start = Clock::now();
-    SessionPipeline pipeline; // how busy the compile pool and the GPUs were
+    SessionPipeline pipeline;         // how busy the compile pool and the GPUs were
+    std::set<std::string> configKeys; // the compile keys of the configs evaluated (SessionPipeline::binaries)
     CompileService::Stats compileStatsAtStart = self.m_compiler ? self.m_compiler->stats() : CompileService::Stats{};
     std::string stopReason;
     std::vector<std::pair<double, double>> okTimes; // this run's Ok results: (median ms, relative spread)
@@ -404,6 +405,11 @@ struct TuningSession::Run {
             PendingConfig& p = taken[i];
             p.collect();
             pipeline.compiled(p);
+            if (p.compiled && !p.compiled->key.empty())
+                configKeys.insert(p.compiled->key);
+            for (const CompileResult& other : p.others)
+                if (!other.key.empty())
+                    configKeys.insert(other.key);
             if (auto verdict = verdictBeforeMeasuring(p)) {
                 record(std::move(*verdict), p.index);
                 continue;
@@ -446,6 +452,24 @@ struct TuningSession::Run {
         });
     }
 
+    // What NVRTC compiled from the session's start to the end of its search: distinct binaries of
+    // the configs evaluated and of the others (a key compiled twice counts once in those), and
+    // where the compiles ran.
+    void countCompiles() {
+        const CompileService& service = *self.m_compiler;
+        const CompileService::Stats now = service.stats();
+        const CompileService::Stats& before = compileStatsAtStart;
+        pipeline.compiles = now.compiles - before.compiles;
+        pipeline.compileSeconds = now.seconds - before.seconds;
+        const std::vector<std::string> keys = service.compiledKeys(before.compiles);
+        for (const std::string& key : std::set<std::string>(keys.begin(), keys.end()))
+            ++(configKeys.count(key) ? pipeline.binaries : pipeline.otherBinaries);
+        for (const auto& [place, count] : now.places) {
+            const auto was = before.places.find(place);
+            pipeline.compiledOn[place] = count - (was == before.places.end() ? 0 : was->second);
+        }
+    }
+
     // Stops the run with SystematicFailure when the failure watch finds the problem at fault.
     void checkSystematicFailure() {
         FailureWatch::CompileProbe probe;
@@ -485,11 +509,8 @@ struct TuningSession::Run {
             Run& run;
             ~PipelineAtEnd() {
                 run.pipeline.wallSeconds = secondsSince(run.start);
-                if (run.compiling) {
-                    const CompileService::Stats now = run.self.m_compiler->stats();
-                    run.pipeline.binaries = now.compiles - run.compileStatsAtStart.compiles;
-                    run.pipeline.compileSeconds = now.seconds - run.compileStatsAtStart.seconds;
-                }
+                if (run.compiling)
+                    run.countCompiles();
             }
         } pipelineAtEnd{*this};
         for (;;) {
@@ -536,11 +557,15 @@ struct TuningSession::Run {
             const double wall = std::max(1e-9, pipeline.wallSeconds);
             nlohmann::ordered_json p{{"configs", pipeline.configs},
                                      {"binaries_compiled", pipeline.binaries},
+                                     {"other_binaries_compiled", pipeline.otherBinaries},
+                                     {"nvrtc_compiles", pipeline.compiles},
                                      {"wall_seconds", pipeline.wallSeconds}};
+            if (!pipeline.compiledOn.empty())
+                p["compiled_on"] = pipeline.compiledOn;
             if (compiling)
                 p["compile_pool_busy"] =
                     pipeline.compileSeconds / (wall * std::max(1u, self.m_compiler->threadCount()));
-            if (!pipeline.devices.empty())
+            if (!pipeline.devices.empty() && backend.kind != "analysis")
                 p["gpu_busy"] = pipeline.benchmarkSeconds / (wall * static_cast<double>(pipeline.devices.size()));
             info.provenanceJson = withProvenance(info.provenanceJson, {{"pipeline", std::move(p)}});
             self.m_store.setSessionProvenance(sessionId, info.deviceName, info.arch, info.provenanceJson);

@@ -29,6 +29,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <set>
@@ -102,8 +103,19 @@ struct SessionOptions {
 /// How busy a session kept its compile pool and its GPUs (from its start to the end of its
 /// search; the final round left out).
 struct SessionPipeline {
-    std::uint64_t configs = 0;   ///< configs measured or recorded from their compile
-    std::uint64_t binaries = 0;  ///< NVRTC compiles the session ran (cache hits and shared compiles not counted)
+    std::uint64_t configs = 0; ///< configs measured or recorded from their compile
+    /// Distinct binaries (compile keys) of those configs that NVRTC compiled during the session:
+    /// cache hits and binaries shared with another config not counted.
+    std::uint64_t binaries = 0;
+    /// Distinct binaries compiled for configs the session only inspected, not evaluated: the
+    /// check for parameters that do not change the code, a strategy's static features.
+    std::uint64_t otherBinaries = 0;
+    /// NVRTC compiles run: binaries + otherBinaries, more when a binary was compiled twice (no
+    /// cache to keep it between two requests for it).
+    std::uint64_t compiles = 0;
+    /// The compiles by where they ran, when the compile service names places (the ranks of an
+    /// MPI job: "rank 1"); empty otherwise.
+    std::map<std::string, std::uint64_t> compiledOn;
     double compileSeconds = 0;   ///< their NVRTC time
     double benchmarkSeconds = 0; ///< GPU time spent measuring (the backend's benchmark seconds)
     std::set<int> devices;       ///< the devices that measured

@@ -426,6 +426,32 @@ private slots:
         const Run after = cli({"tune", kTiny, "--backend", "analysis:sm_90", "--shape", "1", "--cache-dir", shared,
                                "--db", dir.filePath("after.db")});
         QVERIFY2(after.out.contains("compiled 0 binaries for " + m.captured(2) + " configs"), qPrintable(after.out));
+
+        // A budget of 12: the check for parameters that do not change the code compiles configs the
+        // session never evaluates. The line counts the binaries of the 12 apart from those, and the
+        // two together are every entry the cold cache got.
+        const QString some = dir.filePath("some");
+        const Run budget = cli({"tune", kTiny, "--backend", "analysis:sm_90", "--shape", "1", "--strategy", "random",
+                                "--budget", "12", "--seed", "1", "--cache-dir", some, "--db", dir.filePath("some.db")});
+        QVERIFY2(budget.status == 0, qPrintable(describe(budget)));
+        const QRegularExpressionMatch split =
+            QRegularExpression(
+                "compiled (\\d+) binar(?:y|ies) for 12 configs \\(the rest from the cache\\), (\\d+) more "
+                "for configs inspected, not evaluated;")
+                .match(budget.out);
+        QVERIFY2(split.hasMatch(), qPrintable(budget.out));
+        ResultStore someStore = ResultStore::open(dir.filePath("some.db").toStdString(), StoreMode::ReadOnly);
+        std::set<std::tuple<double, double, double>> ofTheTwelve;
+        for (const ResultRecord& r : someStore.results(someStore.sessions().front().id))
+            ofTheTwelve.insert({r.config.at("BLOCK").asNumber(), r.config.at("ITEMS").asNumber(),
+                                r.config.at("NUM_STAGES").asNumber()});
+        QCOMPARE(split.captured(1).toULongLong(), static_cast<unsigned long long>(ofTheTwelve.size()));
+        QVERIFY(split.captured(2).toULongLong() > 0);
+        std::size_t someEntries = 0;
+        for (const auto& e : std::filesystem::recursive_directory_iterator(some.toStdString()))
+            someEntries += e.is_regular_file() ? 1 : 0;
+        QCOMPARE(static_cast<unsigned long long>(someEntries),
+                 split.captured(1).toULongLong() + split.captured(2).toULongLong());
     }
 
     void energyObjective() {
@@ -986,13 +1012,84 @@ private slots:
                 QCOMPARE(after.at(config), result);
     }
 
+    void mpiRanksCompileWhatTheyMeasure() {
+        // With --mpi the ranks that measure compile, here on the analysis backend (a rank per CPU
+        // node compiling for sm_90). Rank 0 only coordinates: NVRTC runs on ranks 1 and 2 alone,
+        // each binary once between them through the shared cache, and rank 0 still prunes and
+        // analyses every config from the compiles the ranks send back, as a session alone does.
+        const char* why = nullptr;
+        const QString mpirun = mpirunForTests(&why);
+        if (mpirun.isEmpty())
+            QSKIP(why);
+        QTemporaryDir dir;
+        auto runJob = [&](int ranks, const QStringList& extra, const QString& cache, const QString& db) {
+            QProcess job;
+            allowRootRanks(job);
+            job.start(mpirun, QStringList{"--oversubscribe", "-n", QString::number(ranks), QStringLiteral(TILESCOPE_CLI),
+                                          "tune", kTiny, "--backend", "analysis:sm_90", "--shape", "1", "--mpi",
+                                          "--cache-dir", cache, "--db", db} +
+                                  extra);
+            const bool finished = job.waitForFinished(180000);
+            const QString out = QString::fromUtf8(job.readAllStandardOutput());
+            const QString err = QString::fromUtf8(job.readAllStandardError());
+            if (!finished || job.exitCode() != 0)
+                qWarning("%s", qPrintable(out + err));
+            return std::make_pair(finished && job.exitCode() == 0, out);
+        };
+        auto pipelineOf = [](const QString& db) {
+            const ResultStore store = ResultStore::open(db.toStdString(), StoreMode::ReadOnly);
+            return Json::parse(store.sessions().back().provenanceJson)["pipeline"];
+        };
+        auto entriesIn = [](const QString& folder) {
+            std::uint64_t entries = 0;
+            for (const auto& e : std::filesystem::recursive_directory_iterator(folder.toStdString()))
+                entries += e.is_regular_file() ? 1 : 0;
+            return entries;
+        };
+
+        const QString cache = dir.filePath("cache");
+        const QString db = dir.filePath("ranks.db");
+        const auto [ok, out] = runJob(3, {"--mpi-coordinator"}, cache, db);
+        QVERIFY(ok);
+        const Json pipeline = pipelineOf(db);
+        const Json& on = pipeline["compiled_on"];
+        QVERIFY2(!on.contains("rank 0"), pipeline.dump().c_str());
+        QVERIFY2(on.value("rank 1", 0) > 0 && on.value("rank 2", 0) > 0, pipeline.dump().c_str());
+        const std::uint64_t binaries = pipeline["binaries_compiled"].get<std::uint64_t>();
+        QCOMPARE(on["rank 1"].get<std::uint64_t>() + on["rank 2"].get<std::uint64_t>(), binaries);
+        QCOMPARE(pipeline["nvrtc_compiles"].get<std::uint64_t>(), binaries);
+        QCOMPARE(entriesIn(cache), binaries);
+        QVERIFY2(out.contains(QRegularExpression("NVRTC ran on rank 1: \\d+, rank 2: \\d+;")), qPrintable(out));
+
+        // What rank 0 made of the ranks' compiles is what a session alone makes of its own.
+        const QString alone = dir.filePath("alone.db");
+        const Run single = cli({"tune", kTiny, "--backend", "analysis:sm_90", "--shape", "1", "--cache-dir",
+                                dir.filePath("alone-cache"), "--db", alone});
+        QVERIFY2(single.status == 0, qPrintable(describe(single)));
+        auto analysed = [](const QString& file) {
+            const ResultStore store = ResultStore::open(file.toStdString(), StoreMode::ReadOnly);
+            std::map<std::string, std::string> byConfig;
+            for (const ResultRecord& r : store.results(store.sessions().back().id))
+                byConfig[configKey(r.config)] =
+                    std::string(statusName(r.status())) + " " + r.measurement.message + " " +
+                    std::to_string(r.measurement.staticInfo ? r.measurement.staticInfo->registers : -1) + " " +
+                    std::to_string(r.occupancy.value_or(-1));
+            return byConfig;
+        };
+        const std::map<std::string, std::string> fromRanks = analysed(db);
+        QCOMPARE(fromRanks.size(), std::size_t(228));
+        QVERIFY(fromRanks == analysed(alone));
+
+        // Rank 0 measures too without --mpi-coordinator, and then compiles its share.
+        const QString both = dir.filePath("both.db");
+        QVERIFY(runJob(2, {}, dir.filePath("cache2"), both).first);
+        const Json shared = pipelineOf(both)["compiled_on"];
+        QVERIFY2(shared.value("rank 0", 0) > 0 && shared.value("rank 1", 0) > 0, shared.dump().c_str());
+    }
+
     void mpiRefusesWhatItCannotRun() {
         QTemporaryDir dir;
         const QString db = dir.filePath("x.db");
-        const Run analysis = cli({"tune", kTiny, "--backend", "analysis:sm_90", "--mpi", "--db", db});
-        QCOMPARE(analysis.status, 2);
-        QVERIFY2(analysis.err.contains("--mpi: an MPI job measures on GPUs or replays a recording"),
-                 qPrintable(analysis.err));
         const Run ssh = cli({"tune", kTiny, "--backend", "ssh://me@gpu-box/0", "--mpi", "--db", db});
         QCOMPARE(ssh.status, 2);
         QVERIFY2(ssh.err.contains("drive their own node's GPUs: no ssh:// or --launcher"), qPrintable(ssh.err));

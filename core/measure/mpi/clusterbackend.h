@@ -4,26 +4,34 @@
 //
 //     mpirun --enable-recovery -n N tilescope-cli tune PROBLEM --mpi ...
 //
-// Every rank starts the same command. Rank 0 runs the session: the strategy, the compiles (its
-// NVRTC pool and cache; cubins travel to the ranks, which need the driver and tilescope-worker,
-// not the toolkit) and the results database, of which it is the only writer. Each rank, rank 0
-// included, drives its node's GPUs through their workers: one slot per GPU, one config at a time,
-// on a thread of its own. Rank 0 hands out configs one by one to whichever slot is idle, so a
-// fast GPU takes more and no slot waits for a batch's slowest config.
+// Every rank starts the same command. Rank 0 runs the session: the strategy and the results
+// database, of which it is the only writer. Each measuring rank, rank 0 included unless it only
+// coordinates, drives its node's GPUs through their workers (one slot per GPU, one config at a
+// time, on a thread of its own) and compiles on its node's cores: rank 0 hands each compile the
+// session asks for to the rank with the most idle compile threads, which runs NVRTC through its
+// compile cache (a shared --cache-dir makes a binary one rank compiled a hit for every other) and
+// sends the whole result back. Rank 0 thus keeps what the session needs from a compile (static
+// info, the log, the cubin its byte comparisons read) without compiling: it prunes configs over
+// the device's limits, analyses occupancy and checks parameters as a session alone does. Configs
+// go out one by one to whichever slot is idle, their cubins with them, so a fast GPU takes more
+// and no slot waits for a batch's slowest config.
 //
-// A rank that dies (its node, its process) loses only the configs it had in hand: rank 0 notices
-// its silence (ranks say they are alive every second) and hands those configs to the other
-// slots. The job survives a dead rank only when mpirun was told to (--enable-recovery); without
+// A rank that dies (its node, its process) loses only the configs and compiles it had in hand:
+// rank 0 notices its silence (ranks say they are alive every second) and hands them to the other
+// ranks. The job survives a dead rank only when mpirun was told to (--enable-recovery); without
 // it mpirun ends every rank, and what rank 0 committed stays for --resume.
 //
-// MPI is called from rank 0's session thread and the other ranks' main thread; rank 0 also says
-// it is alive every second from a thread of its own when MPI allows (MPI_THREAD_MULTIPLE, which
-// Open MPI gives), so that the ranks leave within seconds of its death rather than minutes.
+// On rank 0 one thread of the backend's own makes every MPI call after MPI_Init (so MPI must allow
+// threads: MPI_THREAD_SERIALIZED at least, which Open MPI gives): it sends, receives, hands out
+// compiles and says rank 0 is alive every second, so the ranks notice its death within seconds
+// whatever its session thread is doing. The other ranks call MPI from their main thread only.
 
+#include "compile/compileservice.h"
 #include "measure/backend.h"
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -46,9 +54,9 @@ public:
     const std::string& host() const { return m_host; }
     /// Whether rank 0 runs on this node too.
     bool sharesNodeWithRank0() const { return m_withRank0; }
-    /// Whether MPI may be called from several threads at once (MPI_THREAD_MULTIPLE): then rank 0
-    /// says it is alive from a thread of its own, and the ranks notice its death within seconds.
-    bool threadMultiple() const { return m_threadMultiple; }
+    /// Whether MPI may be called from a thread other than the main one, one at a time
+    /// (MPI_THREAD_SERIALIZED or more): rank 0's backend needs that for its thread.
+    bool threadsAllowed() const { return m_threadsAllowed; }
     /// Whether mpirun keeps the job going when a rank dies (--enable-recovery).
     bool survivesLostRanks() const;
 
@@ -58,7 +66,7 @@ private:
     int m_localRank = 0;
     int m_localSize = 1;
     bool m_withRank0 = true;
-    bool m_threadMultiple = false;
+    bool m_threadsAllowed = false;
     std::string m_host;
 };
 
@@ -70,9 +78,15 @@ std::vector<int> localGpus(const std::vector<int>& devices, int localRank, int l
 /// replay), each used by one thread at a time. Called once, at the first open.
 using SlotFactory = std::function<std::vector<std::unique_ptr<Backend>>(const TuningProblem& problem)>;
 
+/// The compile service of a rank that measures: NVRTC on its node's cores, through the compile
+/// cache. Null, or nullopt: the rank compiles nothing (a replay needs no binaries).
+using CompilerFactory = std::function<std::optional<CompileServiceOptions>()>;
+
 struct ClusterOptions {
-    /// A rank silent this long while it holds configs is lost; they go to other slots.
+    /// A rank silent this long while it holds configs or compiles is lost; they go to other ranks.
     double silenceSeconds = 30;
+    /// Each measuring rank's compile service (rank 0's own too), made once.
+    CompilerFactory compiler;
     /// Notes for people (a rank lost, a rank without GPUs), each said once.
     std::function<void(const std::string&)> note;
 };
@@ -98,15 +112,21 @@ public:
     /// Tells every rank still alive to exit. Called by the destructor; safe to call twice.
     void quit();
 
+    /// The compile service of sessions on this backend (null without ClusterOptions::compiler):
+    /// it hands each compile to a measuring rank (rank 0 among them, when it measures) and returns
+    /// the rank's whole result; it compiles on rank 0 only when no rank that compiles is left.
+    /// Its Stats::places count the compiles of each rank ("rank 1"). Lives as long as the backend.
+    CompileService* compiles();
+
 private:
     struct Impl;
     std::unique_ptr<Impl> m_impl;
 };
 
 /// A rank other than 0: waits for rank 0's requests, opens the slots `makeSlots` builds,
-/// measures the configs it is handed and sends each result back, until rank 0 says quit (0), or
-/// rank 0 is gone (1): silent for ClusterOptions::silenceSeconds when it says it is alive every
-/// second, else for ten minutes. Returns the process's exit status.
+/// compiles what it is asked to (ClusterOptions::compiler) and measures the configs it is
+/// handed, sending each result back, until rank 0 says quit (0), or rank 0 is gone (1): silent for
+/// ClusterOptions::silenceSeconds. Returns the process's exit status.
 int serveClusterRank(MpiJob& job, const SlotFactory& makeSlots, ClusterOptions options = {});
 
 } // namespace tilescope

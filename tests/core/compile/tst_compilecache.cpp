@@ -15,6 +15,7 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
+#include <algorithm>
 #include <cstdlib>
 #include <fstream>
 #include <thread>
@@ -516,6 +517,19 @@ void TestCompileCache::serviceSecondRunHits() {
     QCOMPARE(cache->stats().stores, std::uint64_t(4)); // the compile error too
     QCOMPARE(first[2].status, CompileStatus::CompileError);
 
+    // Each result names its binary; the service lists the binaries NVRTC compiled, in the order
+    // it finished them.
+    const std::vector<std::string> compiled = service.compiledKeys();
+    QCOMPARE(compiled.size(), std::size_t(4));
+    QCOMPARE(service.stats().compiles, std::uint64_t(4));
+    QVERIFY(service.stats().places.empty());
+    for (std::size_t i = 0; i < requests.size(); ++i) {
+        QCOMPARE(first[i].key, compileCacheKey(requests[i]));
+        QVERIFY(std::find(compiled.begin(), compiled.end(), first[i].key) != compiled.end());
+    }
+    QCOMPARE(service.compiledKeys(3).size(), std::size_t(1));
+    QVERIFY(service.compiledKeys(4).empty());
+
     CompileService again({2, cache});
     std::vector<std::pair<std::size_t, std::size_t>> progress;
     const std::vector<CompileResult> second =
@@ -523,9 +537,11 @@ void TestCompileCache::serviceSecondRunHits() {
     QCOMPARE(cache->stats().hits, std::uint64_t(4));
     QVERIFY(!progress.empty());
     QCOMPARE(progress.back(), std::make_pair(std::size_t(4), std::size_t(4)));
+    QVERIFY(again.compiledKeys().empty()); // every one a hit
     for (std::size_t i = 0; i < requests.size(); ++i) {
         QVERIFY(!first[i].cached);
         QVERIFY(second[i].cached);
+        QCOMPARE(second[i].key, first[i].key);
         QVERIFY(sameResult(first[i], second[i]));
     }
     QVERIFY(second[2].log.find("error") != std::string::npos);

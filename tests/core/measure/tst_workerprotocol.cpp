@@ -122,6 +122,51 @@ private slots:
         QVERIFY_THROWS_EXCEPTION(std::runtime_error, cluster::decodeJob(worker::Frame{"{\"type\":\"measure\"}", {}}));
     }
 
+    void clusterCompileRoundTrips() {
+        // A compile handed to a rank: the whole request, the source's bytes as they are (not UTF-8
+        // here); its result sent back whole, log and cubin included.
+        CompileRequest request;
+        request.source = std::string("// caf\xe9\n__global__ void k(float* p) { p[0] = TILE; }\n");
+        request.sourceName = "k.cu";
+        request.kernelName = "k";
+        request.defines = {{"TILE", "4"}, {"kernel_tuner", "1"}};
+        request.options = {"-std=c++17"};
+        request.arch = "sm_90";
+        request.includeDirs = {"/shared/kernels"};
+        const cluster::CompileJob job =
+            cluster::decodeCompile(cluster::unpack(cluster::pack(cluster::encodeCompile(7, request))));
+        QCOMPARE(job.id, std::uint64_t(7));
+        QVERIFY(job.request == request);
+        worker::Frame cut = cluster::encodeCompile(7, request);
+        cut.blob.pop_back();
+        QVERIFY_THROWS_EXCEPTION(std::runtime_error, cluster::decodeCompile(cut));
+
+        CompileResult result;
+        result.status = CompileStatus::Ok;
+        result.cubin = {'\x7f', 'E', 'L', 'F', '\0'};
+        result.entryName = "_Z1kPf";
+        result.info.registers = 40;
+        result.log = std::string("ptxas info: caf\xe9");
+        result.seconds = 1.25;
+        result.nvrtcVersion = "13.0";
+        result.key = std::string(64, 'a');
+        const cluster::Compiled back =
+            cluster::decodeCompiled(cluster::unpack(cluster::pack(cluster::encodeCompiled(9, result, true))));
+        QCOMPARE(back.id, std::uint64_t(9));
+        QVERIFY(back.fresh);
+        QVERIFY(back.result.ok());
+        QVERIFY(back.result.cubin == result.cubin);
+        QCOMPARE(back.result.entryName, result.entryName);
+        QCOMPARE(back.result.info.registers, 40);
+        QCOMPARE(back.result.seconds, 1.25);
+        QCOMPARE(back.result.key, result.key);
+        QVERIFY(back.result.log.rfind("ptxas info: caf", 0) == 0); // the byte that is not UTF-8 replaced
+        QVERIFY(!back.result.cached);
+        worker::Frame shortCubin = cluster::encodeCompiled(9, result, true);
+        shortCubin.blob.pop_back();
+        QVERIFY_THROWS_EXCEPTION(std::runtime_error, cluster::decodeCompiled(shortCubin));
+    }
+
     void clusterBackendInfoRoundTrips() {
         BackendInfo info;
         info.kind = "cuda";
