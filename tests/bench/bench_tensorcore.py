@@ -58,10 +58,17 @@ HGEMM_LAUNCHER = r"""
 #include <cuda_runtime.h>
 #include <cstring>
 #include "%(kernel)s"
+#if HGEMM_8BIT
 static float scaleA = 1.0f, scaleB = 1.0f;
+#endif
 extern "C" void set_scales(float a, float b) {
+#if HGEMM_8BIT
     scaleA = a;
     scaleB = b;
+#else
+    (void)a;
+    (void)b;
+#endif
 }
 static int encode(TensorMap* out, const void* p, unsigned long long inner, unsigned long long outer) {
     CUtensorMap m;
