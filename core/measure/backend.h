@@ -1,10 +1,11 @@
 #pragma once
 
 // Where measurements come from. A backend is opened for one problem at one shape, then measures
-// batches of configs: the CUDA backend dispatches a batch's configs to one worker process per
-// GPU as workers become idle and reports each result as it completes; the replay backend answers
-// from a recording; the analysis backend reports what compiling tells, for an arch without its
-// GPU. Each is driven by a TuningSession on one thread.
+// configs: the CUDA backend dispatches them to one worker process per GPU as workers become idle
+// and reports each result as it completes, taking further configs from the caller's feed while it
+// runs (no device waits for a batch's slowest config); the MPI backend does the same across ranks;
+// the replay backend answers from a recording; the analysis backend reports what compiling tells,
+// for an arch without its GPU. Each is driven by a TuningSession on one thread.
 
 #include "analysis/gpuarch.h"
 #include "compile/compiler.h"
@@ -20,6 +21,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 namespace tilescope {
@@ -69,6 +71,11 @@ struct MeasureItem {
     const CompileResult* compiledFor(std::string_view arch) const;
 };
 
+/// Adds at most `wanted` configs to a measure() call that is running (MeasureControl::feed): called
+/// on the thread that called measure(), when a device could take a config and every item so far is
+/// handed out. Appends to `out`; none appended: none is ready now.
+using MeasureFeed = std::function<void(std::size_t wanted, std::vector<MeasureItem>& out)>;
+
 /// Limits of one measure() call.
 struct MeasureControl {
     double perConfigSeconds = 0; ///< a config measured longer than this is a Timeout (0 = no cap)
@@ -77,12 +84,42 @@ struct MeasureControl {
     const std::atomic<bool>* cancel = nullptr; ///< once set, configs not started come back Skipped ("cancelled")
     /// Configs whose time is clearly above this may stop sampling early (their median is less
     /// precise, and not needed: they do not rank near the best). 0: sample every config fully.
+    /// Read as each config is handed to a device: the feed may lower it while the call runs.
     double slowerThanMs = 0;
     /// Return every timed sample (Measurement::samplesMs): a final round pools them.
     bool keepSamples = false;
     /// > 0: take this many samples of each config (fewer only past the backend's time cap) and
     /// time alone, no counters: one round of an interleaved comparison. 0: the backend's rule.
     int samplesPerConfig = 0;
+    /// Set: the call goes on with the configs the feed adds as devices go idle (numbered after the
+    /// call's own items, in the order added, for the sink) and returns once nothing is in flight
+    /// and the feed adds none. A fed item's compiles must live until its result reaches the sink.
+    /// Backends that measure batch by batch (replay, analysis) never call it: the caller then
+    /// calls measure() again.
+    MeasureFeed feed;
+};
+
+/// The items of one measure() call, those given and those its feed added since (for backends that
+/// take a feed). A fed item is kept until forget() says its result was reported.
+class MeasureItems {
+public:
+    MeasureItems(std::span<const MeasureItem> given, const MeasureControl& control)
+        : m_given(given)
+        , m_control(control) {}
+    /// Items given and fed so far.
+    std::size_t size() const { return m_given.size() + m_added; }
+    /// Item `i`, given or fed and not yet forgotten.
+    const MeasureItem& operator[](std::size_t i) const;
+    /// Asks the feed for up to `wanted` more; their numbers, none when it has no feed or none ready.
+    std::vector<std::size_t> more(std::size_t wanted);
+    /// Item `i`'s result has reached the sink: a fed item is dropped (its compiles may go).
+    void forget(std::size_t i);
+
+private:
+    std::span<const MeasureItem> m_given;
+    const MeasureControl& m_control;
+    std::size_t m_added = 0;
+    std::unordered_map<std::size_t, MeasureItem> m_fed;
 };
 
 /// Receives item `item`'s measurement, on the thread that called measure(), in completion order.
@@ -95,8 +132,9 @@ public:
     /// all three outlive the backend's use). Throws InputError when it cannot: a recording of
     /// another problem or shape, no device.
     virtual BackendInfo open(const TuningProblem& problem, std::size_t shapeIndex, const ConfigSpace& space) = 0;
-    /// Measures every item exactly once and reports each to `sink` before returning. Nothing a
-    /// config does makes it throw: faults, hangs and errors are results.
+    /// Measures every item exactly once (and those control.feed adds, where the backend takes a
+    /// feed) and reports each to `sink` before returning. Nothing a config does makes it throw:
+    /// faults, hangs and errors are results.
     virtual void measure(std::span<const MeasureItem> items, const MeasureControl& control,
                          const MeasureSink& sink) = 0;
     /// Releases devices and workers. Called once the session ends; safe to call twice.

@@ -20,8 +20,10 @@
 #include <algorithm>
 #include <chrono>
 #include <deque>
+#include <exception>
 #include <future>
 #include <thread>
+#include <unordered_map>
 
 namespace tilescope {
 
@@ -100,6 +102,13 @@ struct TuningSession::Run {
     FailureWatch watch;
     DeviceStateRange deviceStates; // the GPU's clocks and temperature over this run
     std::deque<PendingConfig> queue;
+    // Configs the backend is measuring, by their item number in its measure() call (their
+    // compiles are what the items point into).
+    std::unordered_map<std::size_t, PendingConfig> measuring;
+    std::size_t nextItem = 0;
+    bool proposing = true;
+    std::size_t resultsSeen = 0;      // results when the run last looked between results
+    std::exception_ptr failure;       // found while the backend measured; thrown once it returns
 
     Run(TuningSession& s, ConfigSpace builtSpace)
         : self(s)
@@ -375,13 +384,65 @@ struct TuningSession::Run {
         }
     }
 
-    // A batch: configs whose compiles are done, in the order they were proposed (the GPU does not
-    // wait on one slow compile while others are done: strategies observe results in any order);
-    // when none is, it waits for whichever finishes first, keeping the queue topped up with the
-    // strategy's proposals meanwhile. Pruned and failed compiles are recorded at once, the rest
-    // measured.
-    void measureBatch(std::size_t batch, const std::optional<Clock::time_point>& deadline, std::size_t ahead,
-                      bool proposing) {
+    // Hands `taken` on: each config's compiles collected and counted; pruned and failed compiles
+    // recorded at once, the rest kept in `measuring` under the next item numbers and added to
+    // `items` (which point into the kept configs' compiles).
+    void prepare(std::vector<PendingConfig>& taken, std::vector<MeasureItem>& items) {
+        for (PendingConfig& p : taken) {
+            p.collect();
+            pipeline.compiled(p);
+            if (p.compiled && !p.compiled->key.empty())
+                configKeys.insert(p.compiled->key);
+            for (const CompileResult& other : p.others)
+                if (!other.key.empty())
+                    configKeys.insert(other.key);
+            if (auto verdict = verdictBeforeMeasuring(p)) {
+                record(std::move(*verdict), p.index);
+                continue;
+            }
+            const PendingConfig& kept = measuring.emplace(nextItem++, std::move(p)).first->second;
+            items.push_back(compiles.measureItem(kept));
+        }
+    }
+
+    // What the run does between results while a backend measures: commits, the failure watch,
+    // the early stop and the time budget. After a new result only; a failure is kept for after
+    // the backend returns (it must not unwind through it).
+    void betweenResults() {
+        self.m_store.commitIfDue();
+        if (proposing && timeUp())
+            stopProposing("the time budget of " + formatDouble("%g", *options.budget.seconds) + " s is spent" +
+                          (backend.simulated ? " (recorded time)" : ""));
+        if (resultsSeen == tally.done().size() || failure)
+            return;
+        resultsSeen = tally.done().size();
+        if (watch.due()) {
+            try {
+                checkSystematicFailure();
+            } catch (...) {
+                failure = std::current_exception();
+                queue.clear();
+                return;
+            }
+        }
+        if (proposing)
+            if (std::string why = earlyStopped(); !why.empty())
+                stopProposing("stopped early: " + why); // a resume without the early stop goes on from here
+    }
+
+    // No more proposals: what is queued is not evaluated (a resume with a larger budget does it).
+    void stopProposing(std::string why) {
+        proposing = false;
+        queue.clear();
+        stopReason = std::move(why);
+    }
+
+    // Configs whose compiles are done go to the backend in the order they were proposed (the
+    // GPU does not wait on one slow compile while others are done: strategies observe results in
+    // any order); when none is, it waits for whichever finishes first, keeping the queue topped
+    // up with the strategy's proposals meanwhile. While the backend measures, its feed hands each
+    // idle device the next config ready, so that no device waits for the others' slowest config.
+    void measureReady(std::size_t batch, const std::optional<Clock::time_point>& deadline, std::size_t ahead) {
         std::vector<PendingConfig> taken;
         takeReady(taken, batch);
         while (taken.empty()) {
@@ -400,23 +461,8 @@ struct TuningSession::Run {
         }
 
         std::vector<MeasureItem> items;
-        std::vector<std::size_t> itemOf; // item -> index in `taken`
-        for (std::size_t i = 0; i < taken.size(); ++i) {
-            PendingConfig& p = taken[i];
-            p.collect();
-            pipeline.compiled(p);
-            if (p.compiled && !p.compiled->key.empty())
-                configKeys.insert(p.compiled->key);
-            for (const CompileResult& other : p.others)
-                if (!other.key.empty())
-                    configKeys.insert(other.key);
-            if (auto verdict = verdictBeforeMeasuring(p)) {
-                record(std::move(*verdict), p.index);
-                continue;
-            }
-            items.push_back(compiles.measureItem(p));
-            itemOf.push_back(i);
-        }
+        nextItem = 0;
+        prepare(taken, items);
         if (items.empty())
             return;
         MeasureControl control;
@@ -425,10 +471,33 @@ struct TuningSession::Run {
         control.cancel = &self.m_cancel;
         // Adaptive sampling: a config twice as slow as the best so far stops sampling as soon as
         // its samples show it (the confirmation round measures the best fully).
-        if (progress().best && progress().best->timeMs() > 0)
-            control.slowerThanMs = 2.0 * progress().best->timeMs();
+        auto adapt = [&] {
+            if (progress().best && progress().best->timeMs() > 0)
+                control.slowerThanMs = 2.0 * progress().best->timeMs();
+        };
+        adapt();
+        control.feed = [&](std::size_t wanted, std::vector<MeasureItem>& out) {
+            if (self.m_cancel.load() || failure)
+                return;
+            betweenResults();
+            if (proposing)
+                propose(ahead);
+            std::vector<PendingConfig> ready;
+            while (out.empty()) {
+                ready.clear();
+                takeReady(ready, wanted);
+                if (ready.empty())
+                    break;
+                prepare(ready, out);
+            }
+            adapt();
+        };
         self.m_backend.measure(items, control, [&](std::size_t item, Measurement m) {
-            const PendingConfig& p = taken.at(itemOf.at(item));
+            const auto found = measuring.find(item);
+            if (found == measuring.end())
+                return; // not the backend's to report
+            const PendingConfig p = std::move(found->second);
+            measuring.erase(found);
             // Configs the backend skipped because the run is stopping were not evaluated: nothing
             // to store, a resume does them.
             if (m.status == ResultStatus::Skipped && (self.m_cancel.load() || (deadline && Clock::now() >= *deadline)))
@@ -450,6 +519,7 @@ struct TuningSession::Run {
             pipeline.measured(r.measurement);
             record(std::move(r), p.index);
         });
+        measuring.clear(); // a backend that broke its word leaves nothing pointing into these
     }
 
     // What NVRTC compiled from the session's start to the end of its search: distinct binaries of
@@ -503,7 +573,7 @@ struct TuningSession::Run {
         if (options.budget.seconds && !backend.simulated)
             deadline = start + std::chrono::duration_cast<Clock::duration>(
                                    std::chrono::duration<double>(*options.budget.seconds));
-        bool proposing = true;
+        proposing = true;
         // The compile pool and the GPUs from the session's start to the end of the search.
         struct PipelineAtEnd {
             Run& run;
@@ -518,12 +588,9 @@ struct TuningSession::Run {
                 stopReason = "stopped on request (a resume continues with the configs not done)";
                 break;
             }
-            if (proposing && timeUp()) {
-                proposing = false;
-                queue.clear(); // not evaluated: left for a resume with a larger budget
-                stopReason = "the time budget of " + formatDouble("%g", *options.budget.seconds) + " s is spent" +
-                             (backend.simulated ? " (recorded time)" : "");
-            }
+            if (proposing && timeUp())
+                stopProposing("the time budget of " + formatDouble("%g", *options.budget.seconds) + " s is spent" +
+                              (backend.simulated ? " (recorded time)" : ""));
             if (proposing)
                 propose(ahead);
             if (queue.empty()) {
@@ -531,17 +598,15 @@ struct TuningSession::Run {
                     stopReason = exhausted();
                 break;
             }
-            measureBatch(batch, deadline, ahead, proposing);
+            measureReady(batch, deadline, ahead);
             self.m_store.flush();
+            if (failure)
+                std::rethrow_exception(failure);
             if (watch.due())
                 checkSystematicFailure();
-            if (proposing) {
-                if (std::string why = earlyStopped(); !why.empty()) {
-                    proposing = false;
-                    queue.clear(); // not evaluated: a resume without the early stop goes on from here
-                    stopReason = "stopped early: " + why;
-                }
-            }
+            if (proposing)
+                if (std::string why = earlyStopped(); !why.empty())
+                    stopProposing("stopped early: " + why); // a resume without the early stop goes on from here
         }
         self.m_store.flush();
         if (self.m_cancel.load())

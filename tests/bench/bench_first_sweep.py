@@ -19,17 +19,19 @@ of the recording (a T4 file, gzip-compressed or not, or a Tilescope database), g
 compile time and the benchmark time it was recorded with (times --pace, the rule of `tune
 --replay-pace`: a replayed config takes its recorded benchmark time), and plays the session's
 pipeline as TuningSession and the MPI backend run it: the strategy's configs are submitted to a
-compile pool first in, first out, up to batch + 2 x threads ahead of measurement; a batch is the
-configs whose compiles are done, in the order they were proposed (max(2 per GPU, 4 per slot), as
-the MPI backend asks); within a batch each idle GPU takes the next config, and the next batch
-starts once the last config of this one is measured (the session's batch barrier). Set-ups:
+compile pool first in, first out, up to batch + 2 x threads ahead of measurement (a batch is
+max(2 per GPU, 4 per slot), as the MPI backend asks); each GPU, as soon as it is idle, takes the
+next config whose compile is done, in the order they were proposed (the backend's feed).
+Set-ups:
 
 - one rank: one GPU, one pool of --threads;
-- old model, N ranks: rank 0 compiles every config on its --threads, the N ranks' GPUs measure;
-- ranks compile, N ranks: each rank's --threads compile (rank 0 hands each compile to the rank
-  with the most idle threads: one pool of N x --threads), the N GPUs measure;
-- the same without the batch barrier (each GPU takes the next config whose compile is done as
-  soon as it is idle): what the session would reach if it did not wait for a batch's last config.
+- old model, N ranks: rank 0 compiles every config on its --threads, the N ranks' GPUs measure,
+  in batches that each wait for their slowest config (the session before 2026-12-04);
+- ranks compile, N ranks, batch barrier: each rank's --threads compile (rank 0 hands each compile
+  to the rank with the most idle threads: one pool of N x --threads), the N GPUs measure in
+  batches (the session of 2026-12-03);
+- ranks compile, N ranks: the same, each GPU taking the next ready config when idle (the session
+  now).
 
 It prints each one's wall time, configs/s over the whole sweep and at steady state (the middle
 90 % of measurement ends, as cluster_scaling.py counts), and their ratio to N x one rank (the
@@ -104,12 +106,12 @@ def steady_rate(ends):
     return (hi - lo) / (ends[hi] - ends[lo]) if hi > lo and ends[hi] > ends[lo] else float("nan")
 
 
-def simulate(configs, pool_threads, gpus, barrier=True):
+def simulate(configs, pool_threads, gpus, barrier=False):
     """Wall seconds, GPU seconds and each config's measurement end of a session that compiles on
     `pool_threads` threads and measures on `gpus` GPUs; `configs` is [(compile s, benchmark s)]
-    in the order the strategy proposes them. `barrier`: measured in batches, as the session does
-    (each batch ends with its last config); else each GPU takes the next config whose compile is
-    done as soon as it is idle."""
+    in the order the strategy proposes them. `barrier`: measured in batches, as the session did
+    until 2026-12-03 (each batch ends with its last config); else each GPU takes the next config
+    whose compile is done as soon as it is idle, as the session does now."""
     batch = 4 * gpus
     ahead = batch + 2 * pool_threads
     free = [0.0] * pool_threads  # when each compile thread is next free
@@ -171,10 +173,10 @@ def simulate_ranks(args):
     n, threads = args.ranks, args.threads
     gpus = args.gpus_per_rank
     rows = [
-        ("one rank", 1, threads, gpus, True),
-        (f"old model: rank 0 compiles, {n} ranks", n, threads, n * gpus, True),
-        (f"ranks compile, {n} ranks", n, n * threads, n * gpus, True),
-        (f"ranks compile, {n} ranks, no batch barrier", n, n * threads, n * gpus, False),
+        ("one rank", 1, threads, gpus, False),
+        (f"old model: rank 0 compiles, {n} ranks, batch barrier", n, threads, n * gpus, True),
+        (f"ranks compile, {n} ranks, batch barrier", n, n * threads, n * gpus, True),
+        (f"ranks compile, {n} ranks", n, n * threads, n * gpus, False),
     ]
     mean_compile = sum(c for c, _ in configs) / len(configs)
     mean_bench = sum(b for _, b in configs) / len(configs)

@@ -20,6 +20,8 @@
 // - The TMA family at M, N and K that no tile divides, the FP8 GEMMs (e4m3, e5m2) and the
 //   tensor-core GEMV at 3 and 11 tokens: every config's output equals C computed on the host
 //   from the same inputs, within two bf16 units in the last place.
+// - Two workers on one GPU, one of them stuck on a config that hangs until the watchdog: the
+//   other measures the rest of the sweep meanwhile (no batch waits for its slowest config).
 // - Executed instructions (CUPTI's SASS metrics) of tests/data/sass/spill.json, a kernel that
 //   spills under --maxrregcount=32: every counted offset is an instruction of nvdisasm's listing,
 //   every count a multiple of the launch's warps (every warp takes the same path), the spills of
@@ -35,6 +37,7 @@
 #include "measure/cuda/cudabackend.h"
 #include "measure/cuda/device/cudadriver.h"
 #include "measure/metricnames.h"
+#include "model/configjson.h"
 #include "space/configspace.h"
 #include "measure/cuda/argumentdata.h"
 #include "spec/launchplan.h"
@@ -88,6 +91,7 @@ private slots:
     void copyReachesDeviceBandwidth();
     void sgemmSpillsAndRegisters();
     void faultsAreIsolated();
+    void idleWorkersDoNotWaitForAHang();
     void kernelTunerProblems_data();
     void kernelTunerProblems();
     void kernelTunerConventions_data();
@@ -810,6 +814,53 @@ void TestCudaBackend::faultsAreIsolated() {
             QVERIFY(r.measurement.verificationError.has_value() && *r.measurement.verificationError > 0);
     }
     QCOMPARE(seen.size(), expected.size());
+}
+
+void TestCudaBackend::idleWorkersDoNotWaitForAHang() {
+    if (!m_skip.isEmpty())
+        QSKIP(qPrintable(m_skip));
+    // faults.json with one hanging config (MODE 2) among 48 correct ones (COPY changes nothing),
+    // the second proposed: the first, correct, makes the reference.
+    nlohmann::json spec = nlohmann::json::parse(std::ifstream(sourceDir() / "tests/data/cuda/faults.json"));
+    auto& parameters = spec["ConfigurationSpace"]["TuningParameters"];
+    parameters[1]["Values"] = "[0, 2]";
+    parameters.push_back({{"Name", "COPY"}, {"Type", "int"}, {"Values", "list(range(12))"}});
+    spec["ConfigurationSpace"]["Conditions"].push_back(
+        {{"Parameters", {"MODE", "BLOCK", "COPY"}}, {"Expression", "MODE == 0 or (BLOCK == 64 and COPY == 0)"}});
+    const TuningProblem problem =
+        TuningProblem::parse(spec.dump(), "hang.json", (sourceDir() / "tests/data/cuda").string());
+    QCOMPARE(ConfigSpace::build(problem, 0).size(), std::uint64_t(49));
+
+    const std::string db = (std::filesystem::path(m_dir.path().toStdString()) / "hang.db").string();
+    ResultStore store = ResultStore::open(db, StoreMode::ReadWrite);
+    CudaBackendOptions options = m_options;
+    options.devices = {0, 0};
+    options.timing.maxSeconds = 0.02;
+    options.timing.minSamples = 5;
+    CudaBackend backend(options);
+    SessionOptions session;
+    session.backendLabel = "cuda:0,0";
+    session.perConfigSeconds = 6; // the watchdog for the hang
+    session.confirmTop = 0;
+    session.checkInertParameters = false;
+    session.firstConfigs = {*parseConfigJson(R"({"BLOCK": 128, "MODE": 0, "COPY": 0})"),
+                            *parseConfigJson(R"({"BLOCK": 64, "MODE": 2, "COPY": 0})")};
+    TuningSession tuning(problem, backend, store, session, {}, m_compiler.get());
+    const SessionSummary summary = tuning.run();
+    const std::vector<ResultRecord> results = store.results(summary.session.id);
+    QCOMPARE(results.size(), std::size_t(49));
+    const auto hang = std::find_if(results.begin(), results.end(),
+                                   [](const ResultRecord& r) { return r.status() == ResultStatus::Timeout; });
+    QVERIFY(hang != results.end());
+    QCOMPARE(hang->config.at("MODE").asInt(), std::int64_t(2));
+    const auto before = std::distance(results.begin(), hang);
+    qInfo("%lld of the 48 correct configs were measured while the other worker waited for the hang",
+          static_cast<long long>(before));
+    // In batches of 4 (2 a worker), at most 3 would be stored before it.
+    QVERIFY2(before >= 24, qPrintable(QString::number(before)));
+    for (const ResultRecord& r : results)
+        if (&r != &*hang)
+            QVERIFY2(r.status() == ResultStatus::Ok, configJson(r.config).c_str());
 }
 
 void TestCudaBackend::executedInstructionsByLine() {

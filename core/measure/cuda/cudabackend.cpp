@@ -737,9 +737,14 @@ BackendInfo CudaBackend::open(const TuningProblem& problem, std::size_t shapeInd
 
 void CudaBackend::measure(std::span<const MeasureItem> items, const MeasureControl& control, const MeasureSink& sink) {
     Impl& d = *m_impl;
+    MeasureItems all(items, control);
     std::deque<std::size_t> pending;
     for (std::size_t i = 0; i < items.size(); ++i)
         pending.push_back(i);
+    auto report = [&](std::size_t index, Measurement m) {
+        sink(index, std::move(m));
+        all.forget(index);
+    };
     const double watchdog = d.watchdogSeconds(control);
 
     auto stopReason = [&]() -> const char* {
@@ -754,6 +759,10 @@ void CudaBackend::measure(std::span<const MeasureItem> items, const MeasureContr
     };
     auto anyAlive = [&] {
         return std::any_of(d.workers.begin(), d.workers.end(), [](const Impl::Worker& w) { return w.alive; });
+    };
+    auto idleWorkers = [&] {
+        return static_cast<std::size_t>(std::count_if(d.workers.begin(), d.workers.end(),
+                                                      [](const Impl::Worker& w) { return w.alive && !w.busy; }));
     };
     auto candidateInFlight = [&] {
         return std::any_of(d.workers.begin(), d.workers.end(),
@@ -773,18 +782,24 @@ void CudaBackend::measure(std::span<const MeasureItem> items, const MeasureContr
             w.referenceFailed = true;
             return;
         }
-        sink(static_cast<std::size_t>(job), failed(status, why, w.device));
+        report(static_cast<std::size_t>(job), failed(status, why, w.device));
         d.restart(w);
     };
 
-    while (!pending.empty() || anyBusy()) {
+    for (;;) {
+        // Once the configs at hand are handed out, idle workers take what the feed has ready.
+        if (pending.empty() && !stopReason())
+            for (const std::size_t index : all.more(idleWorkers()))
+                pending.push_back(index);
+        if (pending.empty() && !anyBusy())
+            break;
         // Dispatch to idle workers.
         for (Impl::Worker& w : d.workers) {
             if (!w.alive || w.busy)
                 continue;
             if (const char* reason = stopReason()) {
                 while (!pending.empty()) {
-                    sink(pending.front(), failed(ResultStatus::Skipped, reason));
+                    report(pending.front(), failed(ResultStatus::Skipped, reason));
                     pending.pop_front();
                 }
                 break;
@@ -803,17 +818,17 @@ void CudaBackend::measure(std::span<const MeasureItem> items, const MeasureContr
                 continue; // the first correct output decides the reference; wait for it
             const std::size_t index = pending.front();
             pending.pop_front();
-            const MeasureItem& item = items[index];
+            const MeasureItem& item = all[index];
             const CompileResult* compiled = item.compiledFor(w.info.arch);
             if (!compiled || compiled->cubin.empty()) {
-                sink(index, failed(ResultStatus::LaunchError, "no cubin to run (the config did not compile)"));
+                report(index, failed(ResultStatus::LaunchError, "no cubin to run (the config did not compile)"));
                 continue;
             }
             if (d.options.sanitize && !d.sanitizeDone) {
                 // The first config measured (with verification, the reference run) goes through
                 // compute-sanitizer once; its report, if any, is the config's result.
-                if (std::optional<Measurement> report = d.sanitized(item, watchdog)) {
-                    sink(index, std::move(*report));
+                if (std::optional<Measurement> sanitizerReport = d.sanitized(item, watchdog)) {
+                    report(index, std::move(*sanitizerReport));
                     continue;
                 }
             }
@@ -825,7 +840,7 @@ void CudaBackend::measure(std::span<const MeasureItem> items, const MeasureContr
         }
         if (!anyAlive()) {
             while (!pending.empty()) {
-                sink(pending.front(), failed(ResultStatus::Skipped, "no GPU worker is left running"));
+                report(pending.front(), failed(ResultStatus::Skipped, "no GPU worker is left running"));
                 pending.pop_front();
             }
             break;
@@ -851,9 +866,11 @@ void CudaBackend::measure(std::span<const MeasureItem> items, const MeasureContr
                 owners.emplace_back(i, true);
             }
         }
-        // Wake at least every 100 ms to notice a cancel.
+        // Wake at least every 100 ms to notice a cancel, every millisecond while a worker is idle
+        // and the feed may have a config ready for it.
         const auto wait = std::chrono::duration_cast<std::chrono::milliseconds>(nearest - Clock::now()).count();
-        const int timeout = static_cast<int>(std::clamp<std::int64_t>(wait, 0, 100));
+        const bool feedable = control.feed && pending.empty() && idleWorkers() > 0;
+        const int timeout = static_cast<int>(std::clamp<std::int64_t>(wait, 0, feedable ? 1 : 100));
         const int ready = ::poll(fds.data(), fds.size(), timeout);
         if (ready < 0 && errno != EINTR)
             throw std::runtime_error(std::string("poll failed: ") + std::strerror(errno));
@@ -904,8 +921,8 @@ void CudaBackend::measure(std::span<const MeasureItem> items, const MeasureContr
             } else {
                 const std::size_t index = static_cast<std::size_t>(w.job);
                 if (w.candidate && ok) {
-                    Impl::Reference reference{items[index].config, {}};
-                    for (const ArchCompile& c : items[index].compiles) {
+                    Impl::Reference reference{all[index].config, {}};
+                    for (const ArchCompile& c : all[index].compiles) {
                         if (c.result)
                             reference.code.push_back({c.arch, c.result->cubin, c.result->entryName});
                     }
@@ -922,8 +939,8 @@ void CudaBackend::measure(std::span<const MeasureItem> items, const MeasureContr
                 if (result.measurement.device < 0)
                     result.measurement.device = w.device;
                 if (!result.outputs.empty())
-                    d.writeOutputs(items[index].config, result.outputs);
-                sink(index, std::move(result.measurement));
+                    d.writeOutputs(all[index].config, result.outputs);
+                report(index, std::move(result.measurement));
             }
             w.candidate = false;
             if (result.fatal) {

@@ -866,6 +866,7 @@ void ClusterBackend::measure(std::span<const MeasureItem> items, const MeasureCo
                              const MeasureSink& sink) {
     Impl& d = *m_impl;
     d.localCancel = false;
+    MeasureItems all(items, control);
     std::deque<std::size_t> pending;
     for (std::size_t i = 0; i < items.size(); ++i)
         pending.push_back(i);
@@ -892,6 +893,7 @@ void ClusterBackend::measure(std::span<const MeasureItem> items, const MeasureCo
         m.device = int(f.slot); // the slot that measured it: the provenance's "devices" entry
         ++delivered;
         sink(f.item, std::move(m));
+        all.forget(f.item);
     };
     auto skip = [&](std::size_t item, const char* why) {
         Measurement m;
@@ -899,9 +901,10 @@ void ClusterBackend::measure(std::span<const MeasureItem> items, const MeasureCo
         m.message = why;
         ++delivered;
         sink(item, std::move(m));
+        all.forget(item);
     };
 
-    while (delivered < items.size()) {
+    for (;;) {
         const bool cancelled = control.cancel && control.cancel->load();
         const bool late = control.deadline && Clock::now() >= *control.deadline;
         if (cancelled || late) {
@@ -918,6 +921,22 @@ void ClusterBackend::measure(std::span<const MeasureItem> items, const MeasureCo
             }
         }
 
+        if (!cancelled && !late && pending.empty()) {
+            // Once the configs at hand are handed out, the slots' free places take what the feed
+            // has ready.
+            std::size_t free = 0;
+            {
+                std::lock_guard lock(d.mutex);
+                for (const Impl::Slot& slot : d.slots)
+                    if (d.rankAlive(slot.rank) && slot.inFlight < slot.depth())
+                        free += std::size_t(slot.depth() - slot.inFlight);
+            }
+            for (const std::size_t item : all.more(free))
+                pending.push_back(item);
+        }
+        if (delivered >= all.size())
+            break;
+
         {
             std::lock_guard lock(d.mutex);
             // Each idle slot takes the next config; then the slots of other ranks their next but one.
@@ -928,7 +947,7 @@ void ClusterBackend::measure(std::span<const MeasureItem> items, const MeasureCo
                         continue;
                     SlotJob job;
                     job.id = d.nextId++;
-                    job.item = items[pending.front()];
+                    job.item = all[pending.front()];
                     job.perConfigSeconds = control.perConfigSeconds;
                     job.deadline = control.deadline;
                     job.slowerThanMs = control.slowerThanMs;
@@ -968,7 +987,7 @@ void ClusterBackend::measure(std::span<const MeasureItem> items, const MeasureCo
         // Results, this rank's slots' and (through the MPI thread) the others'.
         for (Finished& f : d.mailbox.takeAll())
             deliver(f.id, std::move(f.measurement));
-        if (delivered < items.size())
+        if (delivered < all.size())
             d.mailbox.wait(1);
     }
 }
