@@ -17,10 +17,10 @@
 #include "store/resultstore.h"
 #include "tuner/backendspec.h"
 #include "tuner/cacherefresh.h"
+#include "tuner/objective.h"
 #include "tuner/sessionreport.h"
 #include "tuner/sessionsetup.h"
 #include "tuner/shapesetrun.h"
-#include "tuner/objective.h"
 #include "tuner/tuningsession.h"
 
 #include <algorithm>
@@ -58,7 +58,7 @@ std::string energyObjectiveName(const TuningProblem& problem) {
 void requireEnergyIfNeeded(const TuningProblem& problem, const BackendSpec& spec, const TuneOptions& opt) {
     if (!objectivesNeedEnergy(problem))
         return;
-    const std::string where = !opt.objective.empty()            ? "--objective"
+    const std::string where = !opt.objective.empty()        ? "--objective"
                               : !problem.objectives.empty() ? "/Tilescope/Objectives"
                                                             : "/Tilescope/Objective/Per";
     const std::string file = opt.objective.empty() ? opt.problemPath : "";
@@ -77,9 +77,10 @@ void requireEnergyIfNeeded(const TuningProblem& problem, const BackendSpec& spec
         if (energyOf(r.measurement.metrics))
             return;
     throw InputError(file, where,
-                     "the objective " + energyObjectiveName(problem) + " needs each launch's energy, and the recording " +
-                         spec.recording.string() + " has none (record it with --metrics energy on a GPU, or import a Kernel Tuner "
-                                     "cache with nvml_energy)");
+                     "the objective " + energyObjectiveName(problem) +
+                         " needs each launch's energy, and the recording " + spec.recording.string() +
+                         " has none (record it with --metrics energy on a GPU, or import a Kernel Tuner "
+                         "cache with nvml_energy)");
 }
 
 /// With two objectives: how many configs make the session's time-energy front, and where to see it.
@@ -170,11 +171,19 @@ std::vector<std::unique_ptr<Backend>> mpiSlots(const TuneOptions& opt, const Bac
 }
 
 /// The compile service of this rank of an MPI job: --jobs threads, else this node's hardware
-/// threads shared out among the ranks of the node that compile (a coordinating rank 0 does not).
+/// threads shared out among the ranks of the node that compile (a coordinating rank 0 does not),
+/// or the CPUs the rank is bound to when the launcher bound it to fewer (then it says so).
 std::optional<CompileServiceOptions> mpiCompiler(const TuneOptions& opt, const BackendSpec& spec, const MpiJob& job) {
     const int besideCoordinator = opt.mpiCoordinator && job.sharesNodeWithRank0() ? 1 : 0;
     const int sharers = std::max(1, job.localSize() - (opt.mpiCoordinator && job.rank() == 0 ? 0 : besideCoordinator));
-    const unsigned threads = opt.jobs ? opt.jobs : std::max(1u, ThreadPool::machineThreads() / unsigned(sharers));
+    const unsigned share = std::max(1u, ThreadPool::machineThreads() / unsigned(sharers));
+    const unsigned usable = ThreadPool::usableThreads();
+    unsigned threads = opt.jobs ? opt.jobs : std::min(share, usable);
+    if (!opt.jobs && usable < share)
+        std::fprintf(stderr,
+                     "note: rank %d is bound to %u of its node's %u CPUs, so it compiles on %u thread%s (mpirun "
+                     "binds each rank to a core unless given --bind-to none, or --map-by ...:PE=N for N a rank)\n",
+                     job.rank(), usable, ThreadPool::machineThreads(), threads, threads == 1 ? "" : "s");
     return compileServiceOptions(spec, threads, !opt.noCache, opt.cacheDir);
 }
 #endif

@@ -1,5 +1,9 @@
 #include "compile/threadpool.h"
 
+#ifdef __linux__
+#include <sched.h>
+#endif
+
 namespace tilescope {
 
 unsigned ThreadPool::machineThreads() {
@@ -7,8 +11,19 @@ unsigned ThreadPool::machineThreads() {
     return n == 0 ? 1 : n;
 }
 
+unsigned ThreadPool::usableThreads() {
+#ifdef __linux__
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    if (sched_getaffinity(0, sizeof set, &set) == 0)
+        if (const int n = CPU_COUNT(&set); n > 0)
+            return static_cast<unsigned>(n);
+#endif
+    return machineThreads();
+}
+
 ThreadPool::ThreadPool(unsigned threads) {
-    const unsigned n = threads == 0 ? machineThreads() : threads;
+    const unsigned n = threads == 0 ? usableThreads() : threads;
     m_threads.reserve(n);
     for (unsigned i = 0; i < n; ++i)
         m_threads.emplace_back([this] { run(); });

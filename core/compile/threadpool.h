@@ -14,7 +14,7 @@ namespace tilescope {
 
 class ThreadPool {
 public:
-    /// `threads` == 0: one per hardware thread (std::thread::hardware_concurrency, at least 1).
+    /// `threads` == 0: one per hardware thread this process may run on (usableThreads()).
     explicit ThreadPool(unsigned threads = 0);
     /// Runs every job already posted, then joins the threads.
     ~ThreadPool();
@@ -26,6 +26,9 @@ public:
 
     /// hardware_concurrency(), or 1 when the platform cannot tell.
     static unsigned machineThreads();
+    /// The hardware threads this process may run on: its CPU affinity (taskset, a cpuset, an MPI
+    /// launcher's binding), else machineThreads().
+    static unsigned usableThreads();
 
 private:
     void run();

@@ -80,8 +80,10 @@ SessionReport sessionReport(const SessionSummary& summary, const SessionReportCo
                     where += (where.empty() ? "" : ", ") + place + ": " + formatCount(double(count));
                 text += "; NVRTC ran on " + where;
             }
-            text += "; the " + std::to_string(summary.compileThreads) + " compile threads busy " +
-                    formatDouble("%.0f", 100.0 * pl.compileSeconds / (wall * summary.compileThreads)) + " %";
+            text += summary.compileThreads == 1
+                        ? std::string("; the compile thread busy ")
+                        : "; the " + std::to_string(summary.compileThreads) + " compile threads busy ";
+            text += formatDouble("%.0f", 100.0 * pl.compileSeconds / (wall * summary.compileThreads)) + " %";
         }
         // The analysis backend measures nothing (its MPI slots still name the rank that took each config).
         if (!pl.devices.empty() && context.spec.kind != BackendSpec::Kind::Analysis)

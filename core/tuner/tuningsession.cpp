@@ -107,8 +107,8 @@ struct TuningSession::Run {
     std::unordered_map<std::size_t, PendingConfig> measuring;
     std::size_t nextItem = 0;
     bool proposing = true;
-    std::size_t resultsSeen = 0;      // results when the run last looked between results
-    std::exception_ptr failure;       // found while the backend measured; thrown once it returns
+    std::size_t resultsSeen = 0; // results when the run last looked between results
+    std::exception_ptr failure;  // found while the backend measured; thrown once it returns
 
     Run(TuningSession& s, ConfigSpace builtSpace)
         : self(s)
@@ -355,10 +355,11 @@ struct TuningSession::Run {
         return "the strategy proposed nothing more";
     }
 
-    // Queues what the strategy proposes until `ahead` configs are compiling or compiled.
+    // Queues what the strategy proposes until `ahead` configs are compiling or compiled (the
+    // budget counts those being measured too).
     void propose(std::size_t ahead) {
         while (queue.size() < ahead) {
-            const std::uint64_t planned = progress().done + queue.size();
+            const std::uint64_t planned = progress().done + queue.size() + measuring.size();
             if (planned >= progress().total)
                 break;
             const auto want =

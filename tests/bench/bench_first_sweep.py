@@ -220,6 +220,7 @@ def main():
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--tune-arg", action="append", default=[],
                     help="pass this argument on to tune (repeat: --tune-arg=--metrics --tune-arg=none)")
+    ap.add_argument("--cold-only", action="store_true", help="run the cold sweep only")
     ap.add_argument("--json", help="also write the figures as JSON to FILE")
     args = ap.parse_args()
     if args.simulate:
@@ -229,7 +230,9 @@ def main():
         ap.error("--cli and --problem are needed (or --simulate RECORDING)")
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
-        rows = {"cold": run(args, tmp / "cache", tmp / "cold.db"), "warm": run(args, tmp / "cache", tmp / "warm.db")}
+        rows = {"cold": run(args, tmp / "cache", tmp / "cold.db")}
+        if not args.cold_only:
+            rows["warm"] = run(args, tmp / "cache", tmp / "warm.db")
     pct = lambda v: "-" if v is None else f"{100 * v:.0f} %"
     print(f"{args.problem} shape {args.shape} on {args.backend}, {args.configs} random configs (seed {args.seed})"
           f"{' ' + ' '.join(args.tune_arg) if args.tune_arg else ''}")

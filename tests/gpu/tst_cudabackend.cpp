@@ -20,8 +20,8 @@
 // - The TMA family at M, N and K that no tile divides, the FP8 GEMMs (e4m3, e5m2) and the
 //   tensor-core GEMV at 3 and 11 tokens: every config's output equals C computed on the host
 //   from the same inputs, within two bf16 units in the last place.
-// - Two workers on one GPU, one of them stuck on a config that hangs until the watchdog: the
-//   other measures the rest of the sweep meanwhile (no batch waits for its slowest config).
+// - The worker takes configs from the session's feed while a measure() call runs: a sweep of 40
+//   configs is a few calls, most configs fed (no batch of 2 waits for its slowest config).
 // - Executed instructions (CUPTI's SASS metrics) of tests/data/sass/spill.json, a kernel that
 //   spills under --maxrregcount=32: every counted offset is an instruction of nvdisasm's listing,
 //   every count a multiple of the launch's warps (every warp takes the same path), the spills of
@@ -34,12 +34,11 @@
 #include "compile/compileservice.h"
 #include "compile/requestbuilder.h"
 #include "compile/sass.h"
+#include "measure/cuda/argumentdata.h"
 #include "measure/cuda/cudabackend.h"
 #include "measure/cuda/device/cudadriver.h"
 #include "measure/metricnames.h"
-#include "model/configjson.h"
 #include "space/configspace.h"
-#include "measure/cuda/argumentdata.h"
 #include "spec/launchplan.h"
 #include "spec/tuningproblem.h"
 #include "store/resultstore.h"
@@ -91,7 +90,7 @@ private slots:
     void copyReachesDeviceBandwidth();
     void sgemmSpillsAndRegisters();
     void faultsAreIsolated();
-    void idleWorkersDoNotWaitForAHang();
+    void workersTakeConfigsFromTheFeed();
     void kernelTunerProblems_data();
     void kernelTunerProblems();
     void kernelTunerConventions_data();
@@ -684,10 +683,10 @@ void TestCudaBackend::tensorCoreEdgesMatchTheHost_data() {
         << R"({"M": 256, "N": 512, "K": 512})" << 2;
     const char* gemvSpace = R"({"ALGO": "[1]", "WARPS": "[1, 4]", "ROWS": "[1, 2]", "UNROLL": "[1, 4]",
                                 "MT": "[1, 2, 4, 8, 16]", "HINT": "[1]"})";
-    QTest::newRow("gemv tensor cores, M = 3") << "kernels/gemv/gemv_bf16.json" << gemvSpace
-                                              << R"({"M": 3, "K": 4096, "N": 1024})" << 8;
-    QTest::newRow("gemv tensor cores, M = 11") << "kernels/gemv/gemv_bf16.json" << gemvSpace
-                                               << R"({"M": 11, "K": 4096, "N": 1024})" << 8;
+    QTest::newRow("gemv tensor cores, M = 3")
+        << "kernels/gemv/gemv_bf16.json" << gemvSpace << R"({"M": 3, "K": 4096, "N": 1024})" << 8;
+    QTest::newRow("gemv tensor cores, M = 11")
+        << "kernels/gemv/gemv_bf16.json" << gemvSpace << R"({"M": 11, "K": 4096, "N": 1024})" << 8;
 }
 
 void TestCudaBackend::tensorCoreEdgesMatchTheHost() {
@@ -727,7 +726,8 @@ void TestCudaBackend::tensorCoreEdgesMatchTheHost() {
             for (int n = 0; n < N; ++n) {
                 double sum = 0;
                 for (int k = 0; k < K; ++k)
-                    sum += static_cast<double>(av[static_cast<std::size_t>(m) * K + k]) * bv[static_cast<std::size_t>(n) * K + k];
+                    sum += static_cast<double>(av[static_cast<std::size_t>(m) * K + k]) *
+                           bv[static_cast<std::size_t>(n) * K + k];
                 expected[static_cast<std::size_t>(m) * N + n] = sum * scale;
             }
     }
@@ -739,7 +739,8 @@ void TestCudaBackend::tensorCoreEdgesMatchTheHost() {
         bytes.push_back(static_cast<unsigned char>(bits & 0xff));
         bytes.push_back(static_cast<unsigned char>(bits >> 8));
     }
-    const std::string refFile = m_dir.filePath(QStringLiteral("ref-%1.bin").arg(QTest::currentDataTag()).replace(' ', '_')).toStdString();
+    const std::string refFile =
+        m_dir.filePath(QStringLiteral("ref-%1.bin").arg(QTest::currentDataTag()).replace(' ', '_')).toStdString();
     {
         std::ofstream f(refFile, std::ios::binary);
         f.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
@@ -747,14 +748,19 @@ void TestCudaBackend::tensorCoreEdgesMatchTheHost() {
     // Two units in the last place of bf16 at the largest value: fp32 sums in another order,
     // rounded once, stay within one.
     const double tolerance = 2 * std::ldexp(1.0, static_cast<int>(std::floor(std::log2(largest))) - 7);
-    doc["KernelSpecification"]["ReferenceArguments"] = nlohmann::ordered_json::array(
-        {{{"Name", out + "_ref"}, {"TargetName", out}, {"FillType", "BinaryRaw"}, {"DataSource", refFile},
-          {"ValidationMethod", "AbsoluteDifference"}, {"ValidationThreshold", tolerance}}});
+    doc["KernelSpecification"]["ReferenceArguments"] =
+        nlohmann::ordered_json::array({{{"Name", out + "_ref"},
+                                        {"TargetName", out},
+                                        {"FillType", "BinaryRaw"},
+                                        {"DataSource", refFile},
+                                        {"ValidationMethod", "AbsoluteDifference"},
+                                        {"ValidationThreshold", tolerance}}});
 
     const TuningProblem problem = TuningProblem::parse(doc.dump(), path.filename().string(), path.parent_path());
     const ConfigSpace space = ConfigSpace::build(problem, 0);
     QCOMPARE(space.size(), std::uint64_t(configs));
-    const std::string db = m_dir.filePath(QStringLiteral("edges-%1.db").arg(QTest::currentDataTag()).replace(' ', '_')).toStdString();
+    const std::string db =
+        m_dir.filePath(QStringLiteral("edges-%1.db").arg(QTest::currentDataTag()).replace(' ', '_')).toStdString();
     ResultStore store = ResultStore::open(db, StoreMode::ReadWrite);
     CudaBackendOptions options = m_options;
     options.timing.maxSeconds = 0.02;
@@ -816,51 +822,58 @@ void TestCudaBackend::faultsAreIsolated() {
     QCOMPARE(seen.size(), expected.size());
 }
 
-void TestCudaBackend::idleWorkersDoNotWaitForAHang() {
+void TestCudaBackend::workersTakeConfigsFromTheFeed() {
     if (!m_skip.isEmpty())
         QSKIP(qPrintable(m_skip));
-    // faults.json with one hanging config (MODE 2) among 48 correct ones (COPY changes nothing),
-    // the second proposed: the first, correct, makes the reference.
-    nlohmann::json spec = nlohmann::json::parse(std::ifstream(sourceDir() / "tests/data/cuda/faults.json"));
-    auto& parameters = spec["ConfigurationSpace"]["TuningParameters"];
-    parameters[1]["Values"] = "[0, 2]";
-    parameters.push_back({{"Name", "COPY"}, {"Type", "int"}, {"Values", "list(range(12))"}});
-    spec["ConfigurationSpace"]["Conditions"].push_back(
-        {{"Parameters", {"MODE", "BLOCK", "COPY"}}, {"Expression", "MODE == 0 or (BLOCK == 64 and COPY == 0)"}});
-    const TuningProblem problem =
-        TuningProblem::parse(spec.dump(), "hang.json", (sourceDir() / "tests/data/cuda").string());
-    QCOMPARE(ConfigSpace::build(problem, 0).size(), std::uint64_t(49));
-
-    const std::string db = (std::filesystem::path(m_dir.path().toStdString()) / "hang.db").string();
+    // The backend as the session drives it, counted: how many measure() calls, how many configs
+    // each was given, how many it measured beyond those (taken from the session's feed).
+    struct Counting : Backend {
+        Backend& inner;
+        int calls = 0;
+        std::size_t given = 0;
+        std::size_t reported = 0;
+        std::size_t fed = 0;
+        explicit Counting(Backend& b)
+            : inner(b) {}
+        BackendInfo open(const TuningProblem& problem, std::size_t shape, const ConfigSpace& space) override {
+            return inner.open(problem, shape, space);
+        }
+        void measure(std::span<const MeasureItem> items, const MeasureControl& control,
+                     const MeasureSink& sink) override {
+            ++calls;
+            given += items.size();
+            inner.measure(items, control, [&](std::size_t item, Measurement m) {
+                ++reported;
+                fed += item >= items.size() ? 1 : 0;
+                sink(item, std::move(m));
+            });
+        }
+        void close() override { inner.close(); }
+    };
+    const TuningProblem problem = TuningProblem::load(sourceDir() / "kernels/copy/copy.json");
+    const std::string db = (std::filesystem::path(m_dir.path().toStdString()) / "feed.db").string();
     ResultStore store = ResultStore::open(db, StoreMode::ReadWrite);
     CudaBackendOptions options = m_options;
-    options.devices = {0, 0};
     options.timing.maxSeconds = 0.02;
     options.timing.minSamples = 5;
-    CudaBackend backend(options);
+    CudaBackend cuda(options);
+    Counting backend(cuda);
     SessionOptions session;
-    session.backendLabel = "cuda:0,0";
-    session.perConfigSeconds = 6; // the watchdog for the hang
+    session.backendLabel = "cuda:0";
+    session.strategy = "random";
+    session.seed = 3;
+    session.budget.configs = 40;
     session.confirmTop = 0;
-    session.checkInertParameters = false;
-    session.firstConfigs = {*parseConfigJson(R"({"BLOCK": 128, "MODE": 0, "COPY": 0})"),
-                            *parseConfigJson(R"({"BLOCK": 64, "MODE": 2, "COPY": 0})")};
     TuningSession tuning(problem, backend, store, session, {}, m_compiler.get());
     const SessionSummary summary = tuning.run();
-    const std::vector<ResultRecord> results = store.results(summary.session.id);
-    QCOMPARE(results.size(), std::size_t(49));
-    const auto hang = std::find_if(results.begin(), results.end(),
-                                   [](const ResultRecord& r) { return r.status() == ResultStatus::Timeout; });
-    QVERIFY(hang != results.end());
-    QCOMPARE(hang->config.at("MODE").asInt(), std::int64_t(2));
-    const auto before = std::distance(results.begin(), hang);
-    qInfo("%lld of the 48 correct configs were measured while the other worker waited for the hang",
-          static_cast<long long>(before));
-    // In batches of 4 (2 a worker), at most 3 would be stored before it.
-    QVERIFY2(before >= 24, qPrintable(QString::number(before)));
-    for (const ResultRecord& r : results)
-        if (&r != &*hang)
-            QVERIFY2(r.status() == ResultStatus::Ok, configJson(r.config).c_str());
+    qInfo("40 configs in %d measure() calls: %zu given, %zu taken from the feed", backend.calls, backend.given,
+          backend.fed);
+    QCOMPARE(store.results(summary.session.id).size(), std::size_t(40));
+    QCOMPARE(backend.reported, std::size_t(40));
+    QCOMPARE(backend.given + backend.fed, std::size_t(40));
+    // In batches of 2 (one worker) it would take 20 calls and none from the feed.
+    QVERIFY2(backend.fed >= 20, qPrintable(QString::number(backend.fed)));
+    QVERIFY2(backend.calls <= 10, qPrintable(QString::number(backend.calls)));
 }
 
 void TestCudaBackend::executedInstructionsByLine() {
@@ -911,9 +924,9 @@ void TestCudaBackend::executedInstructionsByLine() {
         LineCounts counts = countByLine(*f);
         QCOMPARE(addExecuted(counts, *f, m.executed), std::size_t(0));
         for (const InstructionCount& c : m.executed)
-            QVERIFY2(c.executed % warps == 0, (what + ": offset " + std::to_string(c.offset) + " ran " +
-                                               std::to_string(c.executed) + " times")
-                                                  .c_str());
+            QVERIFY2(c.executed % warps == 0,
+                     (what + ": offset " + std::to_string(c.offset) + " ran " + std::to_string(c.executed) + " times")
+                         .c_str());
         // The first instruction runs once per warp.
         QCOMPARE(m.executed.front().offset, std::uint32_t(0));
         QCOMPARE(m.executed.front().executed, warps);

@@ -1,9 +1,12 @@
-// The compile pool's threads (compile/threadpool.h): its size, FIFO order on one thread, every
-// job run once, jobs posted from jobs, and the destructor running what is already posted.
+// The compile pool's threads (compile/threadpool.h): its size (by default the CPUs the process may
+// run on: a binding to one CPU gives one thread), FIFO order on one thread, every job run once,
+// jobs posted from jobs, and the destructor running what is already posted.
 
 #include "compile/threadpool.h"
 
 #include <QtTest>
+
+#include <sched.h>
 
 #include <atomic>
 #include <chrono>
@@ -18,6 +21,7 @@ class TestThreadPool : public QObject {
     Q_OBJECT
 private slots:
     void size();
+    void boundToOneCpu();
     void oneThreadRunsInOrder();
     void everyJobRunsOnce();
     void threadsRunConcurrently();
@@ -27,8 +31,29 @@ private slots:
 
 void TestThreadPool::size() {
     QCOMPARE(ThreadPool(3).size(), 3u);
-    QCOMPARE(ThreadPool(0).size(), ThreadPool::machineThreads());
+    QCOMPARE(ThreadPool(0).size(), ThreadPool::usableThreads());
     QVERIFY(ThreadPool::machineThreads() >= 1);
+    QVERIFY(ThreadPool::usableThreads() >= 1 && ThreadPool::usableThreads() <= ThreadPool::machineThreads());
+}
+
+void TestThreadPool::boundToOneCpu() {
+    // As mpirun binds a rank to a core: the pool's default is one thread, not one per CPU.
+    cpu_set_t was;
+    CPU_ZERO(&was);
+    QCOMPARE(sched_getaffinity(0, sizeof was, &was), 0);
+    int first = 0;
+    while (!CPU_ISSET(first, &was))
+        ++first;
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    CPU_SET(first, &one);
+    QCOMPARE(sched_setaffinity(0, sizeof one, &one), 0);
+    const unsigned usable = ThreadPool::usableThreads();
+    const unsigned pool = ThreadPool(0).size();
+    QCOMPARE(sched_setaffinity(0, sizeof was, &was), 0);
+    QCOMPARE(usable, 1u);
+    QCOMPARE(pool, 1u);
+    QCOMPARE(ThreadPool::usableThreads(), unsigned(CPU_COUNT(&was)));
 }
 
 void TestThreadPool::oneThreadRunsInOrder() {
