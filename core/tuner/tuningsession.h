@@ -5,9 +5,11 @@
 // The strategy proposes configs; each is compiled on the compile service's pool, running ahead
 // of measurement through a bounded queue, so the device never waits for NVRTC; configs that
 // cannot launch on the device (threads, shared memory, registers per block over its limits) or
-// that a prune rule rejects are recorded `pruned` without running; the rest go to the backend in
-// batches; every result is appended to the store as it arrives (committed within ~100 ms) and
-// observed by the strategy. A session can be resumed: re-running it skips every config done.
+// that a prune rule rejects are recorded `pruned` without running; the rest go to the backend as
+// their compiles finish (a backend that takes a feed hands each idle device the next one while
+// it measures, so no device waits for another's slow config); every result is appended to the
+// store as it arrives (committed within ~100 ms) and observed by the strategy. A session can be resumed: re-running it
+// skips every config done.
 //
 // run() blocks on the calling thread, which must be the thread that opened the store; events are
 // called on that thread. cancel() may be called from any thread (a signal handler included:
@@ -47,8 +49,9 @@ struct SessionOptions {
     /// simulated backend (replay), where it is the recorded compile + benchmark time of the
     /// session's results: a replayed time budget stops where the real session would have.
     Budget budget;
-    double perConfigSeconds = 0;  ///< cap on measuring one config (0 = none): over it is a Timeout
-    std::size_t batchSize = 0;    ///< configs per backend call (0: the backend's preference)
+    double perConfigSeconds = 0; ///< cap on measuring one config (0 = none): over it is a Timeout
+    /// Configs a backend call starts with; more come from its feed (0: the backend's preference).
+    std::size_t batchSize = 0;
     std::size_t compileAhead = 0; ///< configs compiled or compiling ahead of measurement (0: batch + 2 per thread)
 
     enum class Compile {
