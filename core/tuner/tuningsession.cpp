@@ -411,9 +411,7 @@ struct TuningSession::Run {
     // the backend returns (it must not unwind through it).
     void betweenResults() {
         self.m_store.commitIfDue();
-        if (proposing && timeUp())
-            stopProposing("the time budget of " + formatDouble("%g", *options.budget.seconds) + " s is spent" +
-                          (backend.simulated ? " (recorded time)" : ""));
+        stopWhenTimeIsUp();
         if (resultsSeen == tally.done().size() || failure)
             return;
         resultsSeen = tally.done().size();
@@ -436,6 +434,12 @@ struct TuningSession::Run {
         proposing = false;
         queue.clear();
         stopReason = std::move(why);
+    }
+
+    void stopWhenTimeIsUp() {
+        if (proposing && timeUp())
+            stopProposing("the time budget of " + formatDouble("%g", *options.budget.seconds) + " s is spent" +
+                          (backend.simulated ? " (recorded time)" : ""));
     }
 
     // Configs whose compiles are done go to the backend in the order they were proposed (the
@@ -589,9 +593,7 @@ struct TuningSession::Run {
                 stopReason = "stopped on request (a resume continues with the configs not done)";
                 break;
             }
-            if (proposing && timeUp())
-                stopProposing("the time budget of " + formatDouble("%g", *options.budget.seconds) + " s is spent" +
-                              (backend.simulated ? " (recorded time)" : ""));
+            stopWhenTimeIsUp();
             if (proposing)
                 propose(ahead);
             if (queue.empty()) {
