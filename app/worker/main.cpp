@@ -37,6 +37,8 @@ constexpr const char* kUsage =
     "  --help       this text\n"
     "  --version    the version\n"
     "\n"
+    "It ignores SIGINT (the engine stops it after a Ctrl-C); SIGTERM ends it.\n"
+    "\n"
     "Exit status: 0 shut down (or the engine went away), 1 bad arguments, 2 the device cannot be\n"
     "used (the reason is in the hello message and on stderr), 3 the CUDA context was lost (a\n"
     "config faulted; its result says so), 4 a broken or unknown request, 5 an internal error.\n";
@@ -229,6 +231,10 @@ int main(int argc, char** argv) {
     struct sigaction ignore {};
     ignore.sa_handler = SIG_IGN;
     ::sigaction(SIGPIPE, &ignore, nullptr);
+    // Ctrl-C in a terminal interrupts the whole foreground process group, the worker included.
+    // The engine answers it by stopping after the results in hand and then shutting its workers
+    // down; a worker killed by the same keystroke would record its config as crashed instead.
+    ::sigaction(SIGINT, &ignore, nullptr);
 
     try {
         return serve(options);

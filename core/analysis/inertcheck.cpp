@@ -7,8 +7,8 @@
 
 #include <algorithm>
 #include <map>
-#include <set>
 #include <optional>
+#include <set>
 
 namespace tilescope {
 
@@ -25,7 +25,8 @@ std::optional<Config> neighbourIn(const ConfigSpace& space, const Config& base, 
     for (std::size_t k = 1; k < n; ++k) {
         const std::size_t offset = fromEnd ? n - k : k;
         Config candidate = base;
-        candidate[static_cast<std::size_t>(p)] = static_cast<std::uint16_t>((base[static_cast<std::size_t>(p)] + offset) % n);
+        candidate[static_cast<std::size_t>(p)] =
+            static_cast<std::uint16_t>((base[static_cast<std::size_t>(p)] + offset) % n);
         if (space.isValid(candidate))
             return candidate;
     }
@@ -46,8 +47,9 @@ std::vector<std::pair<std::string, std::string>> redefinedMacros(std::string_vie
         const std::size_t lineStart = log.rfind('\n', at);
         const std::size_t lineEnd = log.find('\n', at);
         const std::size_t from = lineStart == std::string_view::npos ? 0 : lineStart + 1;
-        found.emplace_back(std::string(log.substr(nameStart, nameEnd - nameStart)),
-                           std::string(log.substr(from, (lineEnd == std::string_view::npos ? log.size() : lineEnd) - from)));
+        found.emplace_back(
+            std::string(log.substr(nameStart, nameEnd - nameStart)),
+            std::string(log.substr(from, (lineEnd == std::string_view::npos ? log.size() : lineEnd) - from)));
     }
     return found;
 }
@@ -87,7 +89,8 @@ std::vector<InertParameter> findInertParameters(const StaticAnalyzer& analyzer, 
             if (cancel && cancel->load())
                 return {};
             const Config config = space.at(bases[next]);
-            baseResult = service.compile(requests.request(config, arch));
+            // On the pool, whose threads the session's own compiles share.
+            baseResult = service.compileAll({requests.request(config, arch)}, {}, cancel).front();
             noteWarnings(baseResult);
             if (baseResult.ok())
                 base = config;
@@ -157,8 +160,8 @@ std::optional<LaunchWarning> inertWarning(const TuningProblem& problem, const st
     for (const InertParameter& f : found) {
         std::string part;
         if (f.sameBinary && f.namedInKernel)
-            part = f.name + " does not change the compiled kernel, though the kernel names it: " + f.configA +
-                   " and " + f.configB + " compile to the same binary";
+            part = f.name + " does not change the compiled kernel, though the kernel names it: " + f.configA + " and " +
+                   f.configB + " compile to the same binary";
         else if (f.sameBinary)
             part = f.name + " changes neither the compiled kernel nor the launch (" + f.configA + " and " + f.configB +
                    " compile to the same binary and launch alike): each of its values measures the same thing";
@@ -168,7 +171,8 @@ std::optional<LaunchWarning> inertWarning(const TuningProblem& problem, const st
             part += " (" + f.cause + ")";
         message += (message.empty() ? "" : "; ") + part;
     }
-    const bool redefined = std::any_of(found.begin(), found.end(), [](const InertParameter& f) { return !f.cause.empty(); });
+    const bool redefined =
+        std::any_of(found.begin(), found.end(), [](const InertParameter& f) { return !f.cause.empty(); });
     message += redefined ? ". Kernel Tuner's examples keep a kernel's own defaults under #ifndef kernel_tuner; guard "
                            "or remove the define, or "
                          : ". Use the parameter in the kernel or drop it, or ";

@@ -109,6 +109,9 @@ struct TuningSession::Run {
     bool proposing = true;
     std::size_t resultsSeen = 0; // results when the run last looked between results
     std::exception_ptr failure;  // found while the backend measured; thrown once it returns
+    // The check for parameters whose values never reach the code, run beside the sweep's first
+    // compiles (last, so that it ends before what it reads is destroyed).
+    std::future<std::optional<LaunchWarning>> inertCheck;
 
     Run(TuningSession& s, ConfigSpace builtSpace)
         : self(s)
@@ -216,13 +219,16 @@ struct TuningSession::Run {
                 StaticAnalyzer::checkArch(a);
             analyzer = std::make_unique<StaticAnalyzer>(problem, options.shapeIndex);
             compiles = CompileAhead(*self.m_compiler, *analyzer, archs, abandonCompiles);
-            // Before any GPU time: parameters whose values never reach the code.
+            // Parameters whose values never reach the code, on the same compile pool as the
+            // sweep and beside it: waiting for the check's rounds (a config, then its neighbours)
+            // kept most of the pool idle for as long as two compiles take, seconds each for a
+            // heavily unrolled kernel. Its warning comes between results once it is done.
             if (options.checkInertParameters && self.m_events.warning && space.size() > 0) {
-                const std::vector<std::uint64_t> bases =
-                    space.sample(std::min<std::uint64_t>(8, space.size()), options.seed);
-                if (std::optional<LaunchWarning> w =
-                        inertWarning(problem, findInertParameters(*analyzer, space, *self.m_compiler, arch, bases)))
-                    self.m_events.warning(*w);
+                std::vector<std::uint64_t> bases = space.sample(std::min<std::uint64_t>(8, space.size()), options.seed);
+                inertCheck = std::async(std::launch::async, [this, bases = std::move(bases)] {
+                    return inertWarning(problem, findInertParameters(*analyzer, space, *self.m_compiler, arch, bases,
+                                                                     abandonCompiles.get()));
+                });
             }
         }
         if (backend.limits)
@@ -412,6 +418,12 @@ struct TuningSession::Run {
     void betweenResults() {
         self.m_store.commitIfDue();
         stopWhenTimeIsUp();
+        try {
+            deliverInertCheck(false);
+        } catch (...) {
+            if (!failure)
+                failure = std::current_exception();
+        }
         if (resultsSeen == tally.done().size() || failure)
             return;
         resultsSeen = tally.done().size();
@@ -427,6 +439,14 @@ struct TuningSession::Run {
         if (proposing)
             if (std::string why = earlyStopped(); !why.empty())
                 stopProposing("stopped early: " + why); // a resume without the early stop goes on from here
+    }
+
+    // The inert-parameter check's warning once the check is done; `wait`: wait for it.
+    void deliverInertCheck(bool wait) {
+        if (!inertCheck.valid() || (!wait && inertCheck.wait_for(std::chrono::seconds(0)) != std::future_status::ready))
+            return;
+        if (std::optional<LaunchWarning> w = inertCheck.get())
+            self.m_events.warning(*w);
     }
 
     // No more proposals: what is queued is not evaluated (a resume with a larger budget does it).
@@ -605,6 +625,7 @@ struct TuningSession::Run {
             self.m_store.flush();
             if (failure)
                 std::rethrow_exception(failure);
+            deliverInertCheck(false);
             if (watch.due())
                 checkSystematicFailure();
             if (proposing)
@@ -614,6 +635,7 @@ struct TuningSession::Run {
         self.m_store.flush();
         if (self.m_cancel.load())
             abandonCompiles->store(true);
+        deliverInertCheck(true);
     }
 
     // Measures the best configs once more (SessionOptions::confirmTop).

@@ -8,7 +8,10 @@
 
 #include <QtTest>
 
+#include <chrono>
+#include <csignal>
 #include <string>
+#include <thread>
 
 using namespace tilescope;
 
@@ -19,6 +22,7 @@ private slots:
     void initTestCase();
     void greetsWithItsDevice();
     void engineGoesAway();
+    void ignoresTheTerminalsInterrupt();
     void badRequests();
 };
 
@@ -67,6 +71,28 @@ void TestWorkerGpu::engineGoesAway() {
     // The engine died: its end of the request pipe closes, and the worker must end quietly.
     w.closeRequests();
     QCOMPARE(w.waitExit(30000), 0);
+}
+
+void TestWorkerGpu::ignoresTheTerminalsInterrupt() {
+    // Ctrl-C interrupts the terminal's whole process group, the engine's workers included; the
+    // engine stops after the results in hand, so its worker must outlive the keystroke (killed by
+    // it, the config it was measuring was recorded as crashed).
+    Worker w;
+    QVERIFY(w.start(0));
+    worker::Hello hello;
+    QVERIFY2(w.hello(hello), "no hello from the worker");
+    QVERIFY2(hello.ok, hello.error.c_str());
+    QCOMPARE(::kill(w.pid, SIGINT), 0);
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    QCOMPARE(::waitpid(w.pid, nullptr, WNOHANG), 0);
+    QVERIFY(worker::writeFrame(w.requests, worker::encodeShutdown()));
+    QCOMPARE(w.waitExit(30000), 0);
+    // SIGTERM still ends it.
+    Worker t;
+    QVERIFY(t.start(0));
+    QVERIFY2(t.hello(hello), "no hello from the worker");
+    QCOMPARE(::kill(t.pid, SIGTERM), 0);
+    QCOMPARE(t.waitExit(30000), 128 + SIGTERM);
 }
 
 void TestWorkerGpu::badRequests() {

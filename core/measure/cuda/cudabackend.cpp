@@ -111,7 +111,7 @@ struct CudaBackend::Impl {
         bool hasReference = false;
         bool referenceFailed = false; // re-running the reference failed here: this worker does not verify
         bool checked = false;         // a config ran guarded here (GuardPolicy::Reference without verification)
-        bool ownGroup = false;        // started in a process group of its own (under compute-sanitizer)
+        bool ownGroup = false;        // started in a process group of its own (compute-sanitizer, ssh)
         std::vector<worker::BufferExtent> buffers; // where its argument buffers are, from its answer to open
         // The job in flight.
         bool busy = false;
@@ -199,7 +199,7 @@ struct CudaBackend::Impl {
             while ((got = ::waitpid(w.pid, &status, WNOHANG)) == 0 && Clock::now() < until)
                 std::this_thread::sleep_for(std::chrono::milliseconds(5));
             if (got == 0) {
-                // Under compute-sanitizer the worker is its child: the whole group goes.
+                // Under compute-sanitizer or ssh the worker is a child: the whole group goes.
                 ::kill(w.ownGroup ? -w.pid : w.pid, SIGKILL);
                 got = ::waitpid(w.pid, &status, 0);
             }
@@ -279,9 +279,16 @@ struct CudaBackend::Impl {
         std::vector<std::string> environment;
         std::vector<char*> envp;
         char** env = environ;
-        if (!prefix.empty()) {
+        // A launcher (ssh) or a wrapper (compute-sanitizer) gets a process group of its own, so
+        // that Ctrl-C in the terminal reaches the engine alone, which stops after the results in
+        // hand; killed by the keystroke, it would take its worker's config down as a crash. A
+        // worker started directly ignores SIGINT itself.
+        const bool ownGroup = remote || !prefix.empty();
+        if (ownGroup) {
             posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETPGROUP);
             posix_spawnattr_setpgroup(&attributes, 0);
+        }
+        if (!prefix.empty()) {
             for (char** e = environ; *e; ++e) {
                 if (std::string_view(*e).rfind("TILESCOPE_WORKER_NO_CUPTI=", 0) != 0)
                     environment.emplace_back(*e);
@@ -310,7 +317,7 @@ struct CudaBackend::Impl {
         w.hasReference = false;
         w.referenceFailed = false;
         w.checked = false;
-        w.ownGroup = !prefix.empty();
+        w.ownGroup = ownGroup;
         w.buffers.clear();
         return {};
     }

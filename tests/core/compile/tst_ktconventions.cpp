@@ -40,6 +40,7 @@ private slots:
     void redefinedParameterWarns();
     void redefinedParameterFromTheCli();
     void nvrtcRedefinitionWarning();
+    void compiledCheckBesideTheSweep();
 };
 
 void TestKtConventions::redefinitions_data() {
@@ -49,15 +50,16 @@ void TestKtConventions::redefinitions_data() {
     QTest::newRow("guarded by kernel_tuner") << "#ifndef kernel_tuner\n#define tile 4\n#endif\n" << QStringList{};
     QTest::newRow("guarded by its own name") << "#ifndef tile\n#define tile 4\n#endif\n" << QStringList{};
     QTest::newRow("!defined(kernel_tuner)") << "#if !defined(kernel_tuner)\n#define tile 4\n#endif\n" << QStringList{};
-    QTest::newRow("#else of a guard")
-        << "#ifdef kernel_tuner\n#else\n#define tile 4\n#endif\n#undef block\n" << QStringList{"block:5"};
+    QTest::newRow("#else of a guard") << "#ifdef kernel_tuner\n#else\n#define tile 4\n#endif\n#undef block\n"
+                                      << QStringList{"block:5"};
     QTest::newRow("#else of #ifndef kernel_tuner")
-        << "#ifndef kernel_tuner\n#define x 1\n#else\n  #  define tile 8\n#endif\n" << QStringList{"tile:4"};
+        << "#ifndef kernel_tuner\n#define x 1\n#else\n  #  define tile 8\n#endif\n"
+        << QStringList{"tile:4"};
     QTest::newRow("a condition it cannot decide") << "#if tile > 2\n#define block 64\n#endif\n" << QStringList{};
     QTest::newRow("#if 0") << "#if 0\n#define tile 4\n#endif\n" << QStringList{};
     QTest::newRow("in comments") << "// #define tile 4\n/* \n#define tile 4\n*/\n" << QStringList{};
-    QTest::newRow("a continued line keeps its number")
-        << "int a = \\\n 1;\n#define tile \\\n 4\n#define block 2\n" << QStringList{"tile:3", "block:5"};
+    QTest::newRow("a continued line keeps its number") << "int a = \\\n 1;\n#define tile \\\n 4\n#define block 2\n"
+                                                       << QStringList{"tile:3", "block:5"};
     QTest::newRow("other names") << "#define tiles 4\n#define TILE 2\n" << QStringList{};
 }
 
@@ -167,23 +169,28 @@ void TestKtConventions::redefinedParameterFromTheCli() {
 
 // A redefinition the source scan cannot decide (under a condition on a parameter's value) still
 // reaches the user: NVRTC warns that the macro was redefined, and the compiled check names it.
+namespace {
+// A kernel that redefines tile_size under a condition on block_size_x, which every config meets.
+void writeConditionalRedefinition(const std::filesystem::path& root) {
+    std::ofstream cu(root / "cond.cu");
+    cu << "#if block_size_x > 64\n#define tile_size 2\n#endif\n"
+          "extern \"C\" __global__ void k(float* out) { out[threadIdx.x] = tile_size * block_size_x; }\n";
+    std::ofstream json(root / "cond.json");
+    json << R"({"ConfigurationSpace": {"TuningParameters": [
+                  {"Name": "block_size_x", "Type": "int", "Values": "[128, 256]"},
+                  {"Name": "tile_size", "Type": "int", "Values": "[1, 2, 4]"}]},
+                "KernelSpecification": {"Language": "CUDA", "KernelName": "k", "KernelFile": "cond.cu",
+                  "ProblemSize": [1024], "GridDivX": ["block_size_x"],
+                  "Arguments": [{"Name": "out", "Type": "float", "MemoryType": "Vector",
+                                 "AccessType": "WriteOnly", "Size": 1024}]}})";
+}
+} // namespace
+
 void TestKtConventions::nvrtcRedefinitionWarning() {
     QTemporaryDir temp;
     QVERIFY(temp.isValid());
     const std::filesystem::path root = temp.path().toStdString();
-    {
-        std::ofstream cu(root / "cond.cu");
-        cu << "#if block_size_x > 64\n#define tile_size 2\n#endif\n"
-              "extern \"C\" __global__ void k(float* out) { out[threadIdx.x] = tile_size * block_size_x; }\n";
-        std::ofstream json(root / "cond.json");
-        json << R"({"ConfigurationSpace": {"TuningParameters": [
-                      {"Name": "block_size_x", "Type": "int", "Values": "[128, 256]"},
-                      {"Name": "tile_size", "Type": "int", "Values": "[1, 2, 4]"}]},
-                    "KernelSpecification": {"Language": "CUDA", "KernelName": "k", "KernelFile": "cond.cu",
-                      "ProblemSize": [1024], "GridDivX": ["block_size_x"],
-                      "Arguments": [{"Name": "out", "Type": "float", "MemoryType": "Vector",
-                                     "AccessType": "WriteOnly", "Size": 1024}]}})";
-    }
+    writeConditionalRedefinition(root);
     const TuningProblem problem = TuningProblem::load(root / "cond.json");
     const ConfigSpace space = ConfigSpace::build(problem, 0);
     for (const LaunchWarning& w : checkLaunch(problem, 0, space))
@@ -200,6 +207,30 @@ void TestKtConventions::nvrtcRedefinitionWarning() {
     QVERIFY(w.has_value());
     QVERIFY2(w->message.find("tile_size") != std::string::npos, w->message.c_str());
     QVERIFY2(w->message.find("cond.cu(2)") != std::string::npos, w->message.c_str());
+}
+
+// In a session the check runs on the compile pool beside the sweep's first configs, and its
+// warning still comes, once, before the summary.
+void TestKtConventions::compiledCheckBesideTheSweep() {
+    QTemporaryDir temp;
+    QVERIFY(temp.isValid());
+    const std::filesystem::path root = temp.path().toStdString();
+    writeConditionalRedefinition(root);
+    QProcess cli;
+    cli.setProcessChannelMode(QProcess::MergedChannels);
+    cli.start(QStringLiteral(TILESCOPE_CLI),
+              {QStringLiteral("tune"), QString::fromStdString((root / "cond.json").string()),
+               QStringLiteral("--backend"), QStringLiteral("analysis:sm_90"), QStringLiteral("--strategy"),
+               QStringLiteral("exhaustive"), QStringLiteral("--jobs"), QStringLiteral("2"),
+               QStringLiteral("--no-cache"), QStringLiteral("--db"), QString::fromStdString((root / "s.db").string())});
+    QVERIFY(cli.waitForFinished(120000));
+    const QString out = QString::fromUtf8(cli.readAll());
+    QVERIFY2(cli.exitStatus() == QProcess::NormalExit && cli.exitCode() == 0, qPrintable(out));
+    const QString warning = QStringLiteral("tile_size does not change the compiled kernel");
+    QVERIFY2(out.count(warning) == 1, qPrintable(out));
+    QVERIFY2(out.contains(QStringLiteral("cond.cu(2)")), qPrintable(out));
+    QVERIFY2(out.indexOf(warning) < out.indexOf(QStringLiteral("Session 1 finished")), qPrintable(out));
+    QVERIFY2(out.contains(QStringLiteral("6 of 6 configs")), qPrintable(out));
 }
 
 QTEST_GUILESS_MAIN(TestKtConventions)
