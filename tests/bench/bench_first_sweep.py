@@ -16,8 +16,9 @@ A cold sweep on N ranks, simulated from a recording's per-config compile and ben
 
 This is a discrete-event simulation in Python, not a run of Tilescope: it takes N random configs
 of the recording (a T4 file, gzip-compressed or not, or a Tilescope database), gives each the
-compile time and the benchmark time it was recorded with (times --pace, the rule of `tune
---replay-pace`: a replayed config takes its recorded benchmark time), and plays the session's
+compile time and the benchmark time it was recorded with (the compile time times --compile-scale,
+the benchmark time times --pace, the rule of `tune --replay-pace`: a replayed config takes its
+recorded benchmark time), and plays the session's
 pipeline as TuningSession and the MPI backend run it: the strategy's configs are submitted to a
 compile pool first in, first out, up to batch + 2 x threads ahead of measurement (a batch is
 max(2 per GPU, 4 per slot), as the MPI backend asks); each GPU, as soon as it is idle, takes the
@@ -169,7 +170,7 @@ def simulate_ranks(args):
     times = recorded_times(args.simulate)
     rng = random.Random(args.seed)
     picked = rng.sample(times, min(args.configs, len(times)))
-    configs = [(c, b * args.pace) for c, b in picked]
+    configs = [(c * args.compile_scale, b * args.pace) for c, b in picked]
     n, threads = args.ranks, args.threads
     gpus = args.gpus_per_rank
     rows = [
@@ -214,6 +215,9 @@ def main():
     ap.add_argument("--gpus-per-rank", type=int, default=1)
     ap.add_argument("--pace", type=float, default=1.0,
                     help="with --simulate: a config's GPU time in recorded benchmark times (tune --replay-pace)")
+    ap.add_argument("--compile-scale", type=float, default=1.0,
+                    help="with --simulate: a config's compile time in recorded compile times (a lighter or heavier "
+                         "kernel with the same spread)")
     ap.add_argument("--backend", default="cuda")
     ap.add_argument("--shape", type=int, default=0)
     ap.add_argument("--configs", type=int, default=1000)
