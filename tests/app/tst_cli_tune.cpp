@@ -526,14 +526,23 @@ private slots:
         const QString worker = QFileInfo(QStringLiteral(TILESCOPE_CLI)).absolutePath() + "/tilescope-worker";
         qputenv("TILESCOPE_SSH", QByteArray(TILESCOPE_SOURCE_DIR "/tests/data/remote/fake-ssh"));
         qputenv("FAKE_SSH_LOG", log.toUtf8());
+        const QString groups = dir.filePath("groups.log");
+        qputenv("FAKE_SSH_GROUPS", groups.toUtf8());
         const QString db = dir.filePath("remote.db");
         const Run run = cli({"tune", kTiny, "--backend", "ssh://tuner@gpu-box:2222/0", "--remote-worker", worker,
                              "--budget", "3", "--strategy", "random", "--metrics", "none", "--db", db});
         qunsetenv("TILESCOPE_SSH");
         qunsetenv("FAKE_SSH_LOG");
+        qunsetenv("FAKE_SSH_GROUPS");
         const QString calls = QString::fromStdString(readFile(log));
         QVERIFY2(calls.startsWith("-T -o BatchMode=yes -p 2222 tuner@gpu-box " + worker + " --device 0 --stdio"),
                  qPrintable(calls));
+        // ssh runs in a process group of its own: Ctrl-C in the terminal interrupts the engine,
+        // which stops after the results in hand, and not the connection to a config being measured.
+        const QStringList group = QString::fromStdString(readFile(groups)).split(' ');
+        QVERIFY2(group.size() == 3, qPrintable(group.join(' ')));
+        QCOMPARE(group[1], group[0]);
+        QVERIFY2(group[2].trimmed() != group[1], qPrintable(group.join(' ')));
         if (QFileInfo::exists(QStringLiteral("/proc/driver/nvidia/version"))) {
             QVERIFY2(run.status == 0, qPrintable(describe(run)));
             QVERIFY2(run.out.contains("backend     ssh://tuner@gpu-box:2222/0"), qPrintable(run.out));
