@@ -119,6 +119,11 @@ struct TuningSession::Run {
         , options(s.m_options)
         , space(std::move(builtSpace))
         , watch(s.m_problem, space, s.m_options.stopOnSystematicFailure) {}
+    // A run that ends early (an error in its set-up or its loop) gives up its compiles, the
+    // inert-parameter check's among them, rather than wait for them.
+    ~Run() { abandonCompiles->store(true); }
+    Run(const Run&) = delete;
+    Run& operator=(const Run&) = delete;
 
     const SessionProgress& progress() const { return tally.progress(); }
 
