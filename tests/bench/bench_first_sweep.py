@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""A first sweep's pace: configs per second with a cold compile cache and with a warm one, how
+r"""A first sweep's pace: configs per second with a cold compile cache and with a warm one, how
 busy the compile pool and the GPU were (the session's provenance, "pipeline"), for a problem.
 
     python3 tests/bench/bench_first_sweep.py --cli build/release/app/tilescope-cli \
@@ -78,6 +78,10 @@ def run(args, cache, db):
         "compile_pool_busy": pipeline.get("compile_pool_busy"),
         "gpu_busy": pipeline.get("gpu_busy"),
         "nvrtc_seconds_a_config": round(nvrtc, 3) if nvrtc is not None else None,
+        # What the compile threads allow on this machine: the pool's busy fraction is the share of
+        # it the sweep reached (its compile seconds over threads x wall).
+        "compile_ceiling_configs_per_second": round(configs / (seconds * busy), 1)
+        if seconds > 0 and (busy := pipeline.get("compile_pool_busy")) else None,
         "process_seconds": round(wall, 2),
     }
 
@@ -248,14 +252,17 @@ def main():
     pct = lambda v: "-" if v is None else f"{100 * v:.0f} %"
     print(f"{args.problem} shape {args.shape} on {args.backend}, {args.configs} random configs (seed {args.seed})"
           f"{' ' + ' '.join(args.tune_arg) if args.tune_arg else ''}")
-    print("| cache | configs | binaries compiled | NVRTC a config | seconds | configs/s | compile pool busy | GPU busy |")
-    print("|---|---|---|---|---|---|---|---|")
+    print("| cache | configs | binaries compiled | NVRTC a config | seconds | configs/s | compile ceiling, configs/s | "
+          "compile pool busy | GPU busy |")
+    print("|---|---|---|---|---|---|---|---|---|")
     for name, r in rows.items():
         # A cache hit keeps the compile time of the binary it found: only a sweep that compiled says.
         compiled = r["nvrtc_seconds_a_config"] is not None and r["binaries_compiled"]
         nvrtc = f"{r['nvrtc_seconds_a_config']} s" if compiled else "-"
+        ceiling = r["compile_ceiling_configs_per_second"] if compiled else None
         print(f"| {name} | {r['configs']} | {r['binaries_compiled']} | {nvrtc} | {r['seconds']} | "
-              f"{r['configs_per_second']} | {pct(r['compile_pool_busy'])} | {pct(r['gpu_busy'])} |")
+              f"{r['configs_per_second']} | {'-' if ceiling is None else ceiling} | {pct(r['compile_pool_busy'])} | "
+              f"{pct(r['gpu_busy'])} |")
     if args.json:
         Path(args.json).write_text(json.dumps(rows, indent=2) + "\n")
 
