@@ -208,6 +208,20 @@ std::uint64_t waitForResults(const QString& db, std::uint64_t count, const QProc
     return seen;
 }
 
+/// Waits up to `ms` for `job` to end: "" when it did; else it is stopped (SIGTERM, which mpirun
+/// passes on to its ranks, then SIGKILL) and the message says what it printed.
+QString unfinished(QProcess& job, int ms) {
+    if (job.waitForFinished(ms))
+        return {};
+    job.terminate();
+    if (!job.waitForFinished(10000)) {
+        job.kill();
+        job.waitForFinished(5000);
+    }
+    return QStringLiteral("still running after %1 s; it printed:\n").arg(ms / 1000) +
+           QString::fromUtf8(job.readAllStandardOutput() + job.readAllStandardError());
+}
+
 /// What a session stored, per config: status, time and message.
 std::map<std::string, std::string> resultsByConfig(const QString& db) {
     const ResultStore store = ResultStore::open(db.toStdString(), StoreMode::ReadOnly);
@@ -923,7 +937,8 @@ private slots:
         const std::map<std::string, std::string> before = resultsByConfig(db);
         QVERIFY2(before.size() < 200, "the session got too far before rank 1 was killed");
         QCOMPARE(::kill(pid_t(rank1), SIGKILL), 0);
-        QVERIFY(job.waitForFinished(120000));
+        const QString late = unfinished(job, 120000);
+        QVERIFY2(late.isEmpty(), qPrintable(late));
         const QString out = QString::fromUtf8(job.readAllStandardOutput());
         const QString err = QString::fromUtf8(job.readAllStandardError());
         QVERIFY2(out.contains("every config of the space is done"), qPrintable(out + err));
@@ -971,7 +986,8 @@ private slots:
         allowRootRanks(job);
         job.start(mpirun, {"--oversubscribe", "-n", "3", QStringLiteral(TILESCOPE_CLI), "tune", kTiny, "--backend",
                            "replay:" + kTinyCache, "--mpi", "--mpi-coordinator", "--db", db});
-        QVERIFY(job.waitForFinished(120000));
+        const QString late = unfinished(job, 120000);
+        QVERIFY2(late.isEmpty(), qPrintable(late));
         QVERIFY2(job.exitCode() == 0, qPrintable(job.readAllStandardError()));
         const ResultStore store = ResultStore::open(db.toStdString(), StoreMode::ReadOnly);
         const SessionInfo info = store.sessions().back();
@@ -1006,7 +1022,8 @@ private slots:
         QVERIFY2(rank0 > 0, "rank 0 not found");
         const std::map<std::string, std::string> before = resultsByConfig(db);
         QCOMPARE(::kill(pid_t(rank0), SIGKILL), 0);
-        QVERIFY2(job.waitForFinished(60000), "the ranks did not leave");
+        const QString late = unfinished(job, 60000);
+        QVERIFY2(late.isEmpty(), qPrintable("the ranks did not leave: " + late));
         const QString err = QString::fromUtf8(job.readAllStandardError());
         QCOMPARE(err.count("rank 0 has been silent for 4 s: it is gone"), 2);
 
@@ -1127,7 +1144,8 @@ private slots:
         job.start(mpirun, {"--oversubscribe", "-n", "3", QStringLiteral(TILESCOPE_CLI), "tune", kTiny, "--backend",
                            "replay:" + paced, "--replay-pace", "1", "--mpi", "--mpi-coordinator", "--strategy",
                            "exhaustive", "--budget", "200", "--db", db});
-        QVERIFY(job.waitForFinished(120000));
+        const QString late = unfinished(job, 120000);
+        QVERIFY2(late.isEmpty(), qPrintable(late));
         QVERIFY2(job.exitCode() == 0, qPrintable(job.readAllStandardError()));
         const std::vector<std::uint64_t> order = storedOrder(db);
         const ResultStore store = ResultStore::open(db.toStdString(), StoreMode::ReadOnly);

@@ -293,7 +293,7 @@ MpiJob::MpiJob(int* argc, char*** argv) {
 MpiJob::~MpiJob() {
     int finalized = 0;
     MPI_Finalized(&finalized);
-    if (!finalized)
+    if (!finalized && m_finalize)
         MPI_Finalize();
 }
 
@@ -1008,8 +1008,13 @@ void ClusterBackend::quit() {
     d.quitSent = true;
     {
         std::lock_guard lock(d.mutex);
+        // MPI_Finalize waits for every rank of the job, a lost one too, and can hang on it: a job
+        // that lost a rank ends without it, here and on the ranks left.
+        const bool lostOne = std::any_of(d.ranks.begin(), d.ranks.end(), [](const auto& r) { return !r.second.alive; });
         for (auto& [rank, r] : d.ranks)
-            d.send(rank, json{{"type", "quit"}});
+            d.send(rank, json{{"type", "quit"}, {"finalize", !lostOne}});
+        if (lostOne)
+            d.job.leaveWithoutFinalize();
         d.stopping = true;
         // Compiles nobody will answer now.
         for (auto& [id, task] : d.compileTasks)
@@ -1169,6 +1174,8 @@ int serveClusterRank(MpiJob& job, const SlotFactory& makeSlots, ClusterOptions o
                 for (auto& s : slots)
                     s->backend().close(); // rank 0 closes once every config it handed out came back
             } else if (type == "quit") {
+                if (!j.value("finalize", true))
+                    job.leaveWithoutFinalize(); // the job lost a rank, which MPI_Finalize would wait for
                 running = false;
             }
         }
@@ -1188,6 +1195,7 @@ int serveClusterRank(MpiJob& job, const SlotFactory& makeSlots, ClusterOptions o
             if (options.note)
                 options.note("rank 0 has been silent for " + std::to_string(int(rank0Gone)) +
                              " s: it is gone; leaving the job (what it committed stays: --resume continues)");
+            job.leaveWithoutFinalize(); // MPI_Finalize would wait for rank 0 too
             status = 1;
             break;
         }

@@ -37,7 +37,8 @@
 
 namespace tilescope {
 
-/// This process's place in the MPI job: MPI_Init on construction, MPI_Finalize on destruction.
+/// This process's place in the MPI job: MPI_Init on construction, MPI_Finalize on destruction
+/// (unless leaveWithoutFinalize()).
 /// Started outside mpirun it is a job of one rank.
 class MpiJob {
 public:
@@ -59,6 +60,9 @@ public:
     bool threadsAllowed() const { return m_threadsAllowed; }
     /// Whether mpirun keeps the job going when a rank dies (--enable-recovery).
     bool survivesLostRanks() const;
+    /// End without MPI_Finalize: it waits for every rank of the job, and one that is gone (killed,
+    /// its node lost) can hold it forever. For a job that lost a rank.
+    void leaveWithoutFinalize() { m_finalize = false; }
 
 private:
     int m_rank = 0;
@@ -67,6 +71,7 @@ private:
     int m_localSize = 1;
     bool m_withRank0 = true;
     bool m_threadsAllowed = false;
+    bool m_finalize = true;
     std::string m_host;
 };
 
