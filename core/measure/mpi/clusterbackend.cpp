@@ -1009,8 +1009,11 @@ void ClusterBackend::quit() {
     {
         std::lock_guard lock(d.mutex);
         // MPI_Finalize waits for every rank of the job, a lost one too, and can hang on it: a job
-        // that lost a rank ends without it, here and on the ranks left.
-        const bool lostOne = std::any_of(d.ranks.begin(), d.ranks.end(), [](const auto& r) { return !r.second.alive; });
+        // that lost a rank ends without it, here and on the ranks left. A rank that died owing
+        // nothing was not given up for lost, but has been silent as long.
+        const bool lostOne = std::any_of(d.ranks.begin(), d.ranks.end(), [&d](const auto& r) {
+            return !r.second.alive || secondsSince(r.second.lastHeard) >= d.options.silenceSeconds;
+        });
         for (auto& [rank, r] : d.ranks)
             d.send(rank, json{{"type", "quit"}, {"finalize", !lostOne}});
         if (lostOne)
