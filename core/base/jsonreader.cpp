@@ -9,6 +9,7 @@
 #include <cctype>
 #include <climits>
 #include <cmath>
+#include <optional>
 #include <set>
 
 namespace tilescope {
@@ -40,22 +41,41 @@ std::size_t firstTooDeep(std::string_view text, int limit) {
     return std::string::npos;
 }
 
-/// nlohmann's DOM builder, with the nesting kept within kMaxJsonDepth, duplicate keys found when
-/// asked (by the pointer of the second) and the place and text of a parse error kept (its
-/// exceptions for numbers too large carry no place).
+/// Whether a number as the text writes it is an integer (no fraction, no exponent).
+bool integerLiteral(std::string_view literal) {
+    return literal.find_first_of(".eE") == std::string_view::npos;
+}
+
+/// A number's text as a message shows it: cut after 40 characters.
+std::string shortLiteral(const std::string& literal) {
+    return literal.size() > 40 ? literal.substr(0, 37) + "..." : literal;
+}
+
+/// nlohmann's DOM builder, with the nesting kept within kMaxJsonDepth, duplicate keys and integers
+/// beyond 64 bits found when asked (by their pointer) and the place and text of a parse error kept
+/// (its exceptions for numbers too large carry no place).
 class GuardedDom {
 public:
     using Dom = nlohmann::detail::json_sax_dom_parser<Json>;
 
-    GuardedDom(Json& result, bool trackKeys)
+    GuardedDom(Json& result, JsonReadOptions options)
         : m_dom(result, false)
-        , m_trackKeys(trackKeys) {}
+        , m_options(options)
+        , m_trackKeys(options.rejectDuplicateKeys || options.rejectWideIntegers) {}
 
     bool null() { return value() && m_dom.null(); }
     bool boolean(bool v) { return value() && m_dom.boolean(v); }
     bool number_integer(Json::number_integer_t v) { return value() && m_dom.number_integer(v); }
     bool number_unsigned(Json::number_unsigned_t v) { return value() && m_dom.number_unsigned(v); }
-    bool number_float(Json::number_float_t v, const Json::string_t& s) { return value() && m_dom.number_float(v, s); }
+    bool number_float(Json::number_float_t v, const Json::string_t& s) {
+        // nlohmann reads an integer that 64 bits cannot hold as a double, without a word.
+        if (m_options.rejectWideIntegers && integerLiteral(s)) {
+            m_wideInteger = childPointer();
+            m_wideLiteral = s;
+            return false;
+        }
+        return value() && m_dom.number_float(v, s);
+    }
     bool string(Json::string_t& v) { return value() && m_dom.string(v); }
     bool binary(Json::binary_t& v) { return value() && m_dom.binary(v); }
     bool key(Json::string_t& v) { return newKey(v) && m_dom.key(v); }
@@ -82,6 +102,9 @@ public:
     /// The pointer of a key named twice in its object ("" when none was).
     const std::string& duplicate() const { return m_duplicate; }
     const std::string& duplicateKey() const { return m_duplicateKey; }
+    /// The pointer and text of an integer beyond 64 bits (nullopt when none was refused).
+    const std::optional<std::string>& wideInteger() const { return m_wideInteger; }
+    const std::string& wideLiteral() const { return m_wideLiteral; }
 
 private:
     // An open array or object, while keys are tracked: its pointer, the key or index of the
@@ -132,7 +155,7 @@ private:
             return true;
         Frame& top = m_frames.back();
         top.key = key;
-        if (top.keys.insert(key).second)
+        if (!m_options.rejectDuplicateKeys || top.keys.insert(key).second)
             return true;
         m_duplicate = childPointer();
         m_duplicateKey = key;
@@ -140,6 +163,7 @@ private:
     }
 
     Dom m_dom;
+    JsonReadOptions m_options;
     bool m_trackKeys;
     std::vector<Frame> m_frames;
     int m_depth = 0;
@@ -151,6 +175,8 @@ private:
     std::string m_what;
     std::string m_duplicate;
     std::string m_duplicateKey;
+    std::optional<std::string> m_wideInteger;
+    std::string m_wideLiteral;
 };
 
 /// nlohmann's message without its "[json.exception.parse_error.101] parse error at line 1,
@@ -169,7 +195,7 @@ std::string jsonMessage(std::string what) {
 
 Json tryParseJson(const std::string& text) {
     Json result;
-    GuardedDom dom(result, false);
+    GuardedDom dom(result, {});
     Json::sax_parse(text, &dom);
     if (dom.tooDeep() || dom.failed())
         return Json(Json::value_t::discarded);
@@ -181,7 +207,7 @@ Json parseJson(const std::string& text, const std::string& fileName, JsonReadOpt
     if (first == std::string::npos)
         throw InputError(fileName, "", text.empty() ? "the file is empty" : "the file holds only white space");
     Json result;
-    GuardedDom dom(result, options.rejectDuplicateKeys);
+    GuardedDom dom(result, options);
     Json::sax_parse(text, &dom);
     if (dom.tooDeep()) {
         const std::size_t at = firstTooDeep(text, kMaxJsonDepth);
@@ -192,6 +218,10 @@ Json parseJson(const std::string& text, const std::string& fileName, JsonReadOpt
     if (!dom.duplicate().empty())
         throw InputError(fileName, dom.duplicate(),
                          "duplicate key '" + dom.duplicateKey() + "' (a later one would silently replace the first)");
+    if (dom.wideInteger())
+        throw InputError(fileName, *dom.wideInteger(),
+                         "the integer " + shortLiteral(dom.wideLiteral()) +
+                             " does not fit 64 bits (read as a double, it would be another number)");
     if (!dom.failed())
         return result;
 

@@ -30,6 +30,10 @@ struct JsonReadOptions {
     /// write, a later key would silently replace the first. Recordings that tools append to keep
     /// the last.
     bool rejectDuplicateKeys = false;
+    /// Refuse an integer written beyond 64 bits (naming it by its pointer), which would otherwise
+    /// be read as the nearest double: in a recording, a parameter value of 2**70 would become
+    /// 1.18e21, another value than the one recorded. Python's json module writes its ints so.
+    bool rejectWideIntegers = false;
 };
 
 /// Parses `text`; throws InputError(fileName, "line L, column C", ...) for bad JSON, saying

@@ -61,7 +61,7 @@ std::vector<BestConfig> bestConfigs(const std::vector<SessionData>& sessions) {
     std::map<Key, std::pair<const SessionInfo*, const ResultRecord*>> best;
     for (const SessionData& s : sessions) {
         for (const ResultRecord& r : s.results) {
-            if (!r.ok())
+            if (!r.ranks())
                 continue;
             const Key key{s.info.kernel, s.info.deviceName, s.info.shapeLabel()};
             auto it = best.find(key);

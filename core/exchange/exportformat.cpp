@@ -5,6 +5,7 @@
 #include "exchange/cppheader.h"
 #include "exchange/csv.h"
 #include "exchange/kerneltunercache.h"
+#include "exchange/recordcheck.h"
 #include "exchange/t4.h"
 #include "exchange/triton.h"
 
@@ -52,6 +53,10 @@ std::string exportResults(const std::vector<SessionData>& sessions, const Export
                           const std::string& source) {
     if (sessions.empty())
         throw InputError(source, "", "there are no sessions to export");
+    // What is exported is read back by others (and by us): a result no recording may hold (a time
+    // of 0 or below that a database kept from an older import) is refused here as on import.
+    for (const SessionData& s : sessions)
+        checkRecordedSession(s, source);
     switch (options.format) {
     case ExportFormat::T4:
         if (sessions.size() != 1)

@@ -41,7 +41,8 @@ struct ExportOptions {
 /// hold exactly one session; json and cpp the best config per (kernel, shape, device) over all of
 /// them; triton the top-k of each; csv every result. Throws InputError naming `source` (the
 /// database or recording they came from) when there is nothing to write: no sessions, several
-/// sessions for T4 or kerneltuner, no config that ran correctly for a C++ header.
+/// sessions for T4 or kerneltuner, no config that ran correctly for a C++ header; and for a result
+/// that no recording may hold (checkRecordedSession: an ok result with a time of 0 or below, ...).
 std::string exportResults(const std::vector<SessionData>& sessions, const ExportOptions& options,
                           const std::string& source = {});
 

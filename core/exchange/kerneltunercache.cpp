@@ -3,6 +3,7 @@
 #include "base/error.h"
 #include "base/jsonreader.h"
 #include "exchange/configcodec.h"
+#include "exchange/recordcheck.h"
 #include "exchange/sessionfields.h"
 #include "expr/expr.h"
 #include "model/configjson.h"
@@ -15,6 +16,7 @@
 #include <charconv>
 #include <climits>
 #include <cmath>
+#include <optional>
 #include <set>
 
 namespace tilescope {
@@ -79,6 +81,18 @@ const char* kernelTunerError(ResultStatus s) {
         break;
     }
     return "InvalidConfig";
+}
+
+// The status of a config that Kernel Tuner marks as failed, by the marker (its ErrorConfig class
+// names, as its read_cache knows them); nullopt for any other string.
+std::optional<ResultStatus> kernelTunerStatus(const std::string& marker) {
+    if (marker == "InvalidConfig")
+        return ResultStatus::Pruned;
+    if (marker == "CompilationFailedConfig")
+        return ResultStatus::CompileError;
+    if (marker == "RuntimeFailedConfig" || marker == "ErrorConfig") // ErrorConfig: their base class
+        return ResultStatus::LaunchError;
+    return std::nullopt;
 }
 
 // Every value of each parameter: the problem's value lists when the session carries its problem,
@@ -200,7 +214,7 @@ std::string writeKernelTunerCache(const SessionData& session) {
 SessionData parseKernelTunerCache(const std::string& text, const std::string& fileName) {
     Json parsed;
     try {
-        parsed = parseJson(text, fileName);
+        parsed = parseJson(text, fileName, recordingJsonOptions());
     } catch (const InputError& first) {
         // Kernel Tuner appends entries as it goes and closes the file at the end: a run that was
         // stopped leaves it open. Close it as Kernel Tuner's reader does; if that does not parse
@@ -212,7 +226,7 @@ SessionData parseKernelTunerCache(const std::string& text, const std::string& fi
             closed.pop_back();
         closed += "}\n}";
         try {
-            parsed = parseJson(closed, fileName); // with the same limits
+            parsed = parseJson(closed, fileName, recordingJsonOptions()); // with the same limits
         } catch (const InputError&) {
             throw first;
         }
@@ -308,35 +322,40 @@ SessionData parseKernelTunerCache(const std::string& text, const std::string& fi
             const auto v = entry.find(name);
             if (v == entry.end())
                 node.fail("missing the value of parameter '" + name + "'");
-            r.config[name] = configValueFromJson(*v);
+            r.config[name] = recordedParameterValue(node.child(name, *v));
         }
         Measurement& m = r.measurement;
         // Kernel Tuner 1.x marks a failed config with "__error__" and may leave out "time".
         const auto errorIt = entry.find("__error__");
         const bool marked = errorIt != entry.end() && errorIt->is_string();
         const JsonNode time = marked ? node.child("__error__", *errorIt) : node.required("time");
-        const std::vector<double> runtimes = jsonNumbers(entry.value("times", Json::array()));
+        std::string timeField = time.pointer();
+        std::vector<double> runtimes;
+        if (const auto samples = node.member("times"); samples && (*samples)->is_array())
+            for (std::size_t i = 0; i < (*samples)->size(); ++i)
+                if ((**samples)[i].is_number())
+                    runtimes.push_back(recordedTimeMs(samples->item(i)));
         if (time->is_number()) {
             m.status = ResultStatus::Ok;
             if (!runtimes.empty())
                 m.time = timingStatsOf(runtimes);
-            m.time.medianMs = time->get<double>(); // Kernel Tuner's time (the mean of its runs, in ms)
+            m.time.medianMs = recordedTimeMs(time); // Kernel Tuner's time (the mean of its runs, in ms)
             if (runtimes.empty()) {
                 m.time.minMs = m.time.maxMs = m.time.medianMs;
                 m.time.samples = 1;
             }
         } else if (time->is_string()) {
             const std::string error = time->get<std::string>();
-            if (error == "InvalidConfig") {
-                m.status = ResultStatus::Pruned;
-                m.message = "Kernel Tuner: InvalidConfig (violates a restriction or a device limit)";
-            } else if (error == "CompilationFailedConfig") {
-                m.status = ResultStatus::CompileError;
-                m.message = "Kernel Tuner: CompilationFailedConfig";
-            } else {
-                m.status = ResultStatus::LaunchError;
-                m.message = "Kernel Tuner: " + error;
-            }
+            const auto status = kernelTunerStatus(error);
+            if (!status)
+                time.fail("unknown Kernel Tuner failure " + showJson(*time) +
+                          ": expected a time in ms or one of Kernel Tuner's markers (InvalidConfig, "
+                          "CompilationFailedConfig, RuntimeFailedConfig, ErrorConfig); read as a failure, the "
+                          "config would be what it was not");
+            m.status = *status;
+            m.message = error == "InvalidConfig"
+                            ? "Kernel Tuner: InvalidConfig (violates a restriction or a device limit)"
+                            : "Kernel Tuner: " + error;
         } else {
             time.fail("expected a number (ms) or an error name");
         }
@@ -360,8 +379,11 @@ SessionData parseKernelTunerCache(const std::string& text, const std::string& fi
         }
         if (const auto ext = node.member("tilescope"); ext && (*ext)->is_object()) {
             m.message.clear(); // the exact message, if any, is in there
-            readResultExtension(*ext, r);
+            readResultExtension(*ext, r, &timeField);
         }
+        // The parameters' names are the header's: a configuration that names none is theirs.
+        checkRecordedResult(
+            r, {fileName, node.pointer(), timeField, info.parameters.empty() ? keysJson.pointer() : node.pointer()});
         data.results.push_back(std::move(r));
     }
     return finishRecording(std::move(data));

@@ -5,6 +5,7 @@
 #include "base/sha256.h"
 #include "exchange/detection.h"
 #include "exchange/kerneltunercache.h"
+#include "exchange/recordcheck.h"
 #include "exchange/t4.h"
 #include "exchange/textfile.h"
 #include "store/resultstore.h"
@@ -32,8 +33,11 @@ std::vector<SessionData> readRecording(const std::filesystem::path& path) {
     if (ResultStore::isDatabaseFile(path)) {
         const ResultStore store = ResultStore::open(path, StoreMode::ReadOnly);
         std::vector<SessionData> out;
-        for (const SessionInfo& s : store.sessions())
+        for (const SessionInfo& s : store.sessions()) {
             out.push_back(store.load(s.id));
+            // A database may hold what an older version imported unchecked, or a hand's edit.
+            checkRecordedSession(out.back(), name);
+        }
         if (out.empty())
             throw InputError(name, "", "the database holds no sessions");
         return out;

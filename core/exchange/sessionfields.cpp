@@ -1,6 +1,7 @@
 #include "exchange/sessionfields.h"
 
 #include "analysis/plausibility.h"
+#include "exchange/recordcheck.h"
 
 #include <nlohmann/json.hpp>
 
@@ -174,12 +175,11 @@ Json resultExtension(const ResultRecord& r, bool withMetrics) {
     return ext;
 }
 
-void readResultExtension(const JsonNode& node, ResultRecord& r) {
+void readResultExtension(const JsonNode& node, ResultRecord& r, std::string* timeField) {
     const Json& ext = *node;
     Measurement& m = r.measurement;
-    if (const auto it = ext.find("status"); it != ext.end() && it->is_string())
-        if (const auto status = parseStatus(it->get<std::string>()))
-            m.status = *status;
+    if (const auto status = node.member("status"))
+        m.status = recordedStatus(*status);
     if (const auto it = ext.find("message"); it != ext.end() && it->is_string())
         m.message = it->get<std::string>();
     if (const auto it = ext.find("log"); it != ext.end() && it->is_string())
@@ -187,13 +187,22 @@ void readResultExtension(const JsonNode& node, ResultRecord& r) {
     if (const auto it = ext.find("space_index"); it != ext.end() && it->is_number_unsigned())
         r.spaceIndex = it->get<std::uint64_t>();
     if (const auto time = node.member("time"); time && (*time)->is_object()) {
-        const Json& t = **time;
-        m.time.medianMs = numberOr(t, "median_ms", m.time.medianMs);
-        m.time.minMs = numberOr(t, "min_ms", m.time.minMs);
-        m.time.maxMs = numberOr(t, "max_ms", m.time.maxMs);
-        m.time.stdevMs = numberOr(t, "stdev_ms", m.time.stdevMs);
-        m.time.ciLowMs = numberOr(t, "ci_low_ms", m.time.ciLowMs);
-        m.time.ciHighMs = numberOr(t, "ci_high_ms", m.time.ciHighMs);
+        // Each time as every recorded time is read (a value of another type, or null for NaN as
+        // we write it, leaves what the format's own fields said).
+        const auto read = [&](const char* key, double& field) {
+            const auto v = time->member(key);
+            if (!v || !(*v)->is_number())
+                return;
+            field = recordedTimeMs(*v);
+            if (timeField && &field == &m.time.medianMs)
+                *timeField = v->pointer();
+        };
+        read("median_ms", m.time.medianMs);
+        read("min_ms", m.time.minMs);
+        read("max_ms", m.time.maxMs);
+        read("stdev_ms", m.time.stdevMs);
+        read("ci_low_ms", m.time.ciLowMs);
+        read("ci_high_ms", m.time.ciHighMs);
         if (const auto v = time->integralMember("samples", 0, INT_MAX))
             m.time.samples = static_cast<int>(*v);
     }

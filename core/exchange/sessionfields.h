@@ -14,6 +14,7 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include <string>
 #include <vector>
 
 namespace tilescope::exchange {
@@ -36,8 +37,11 @@ void readSessionMetadata(const JsonNode& meta, SessionInfo& info);
 /// A result's exact values and what the format has no field for. `withMetrics`: also the
 /// metrics (for formats that have no place of their own for them).
 nlohmann::ordered_json resultExtension(const ResultRecord& r, bool withMetrics);
-/// Reads them back into `r`, over what the format's own fields said.
-void readResultExtension(const JsonNode& ext, ResultRecord& r);
+/// Reads them back into `r`, over what the format's own fields said, its status and times as
+/// every recording's are read (exchange/recordcheck.h: an unknown status, a negative time are
+/// refused). `timeField`, when given, becomes the pointer of the median time where the object
+/// has one.
+void readResultExtension(const JsonNode& ext, ResultRecord& r, std::string* timeField = nullptr);
 
 /// What every recording read goes through: messages without NUL or control bytes, and the times
 /// that cannot be right made implausible (analysis/plausibility.h), the session's message saying

@@ -1,6 +1,7 @@
 #include "exchange/t4.h"
 
 #include "base/jsonreader.h"
+#include "exchange/recordcheck.h"
 #include "exchange/sessionfields.h"
 #include "model/configjson.h"
 
@@ -17,14 +18,15 @@ using namespace exchange;
 
 namespace {
 
-double toMs(double value, const std::string& unit) {
+// Milliseconds per one of a time's unit.
+double msPerUnit(const std::string& unit) {
     if (unit == "s" || unit == "seconds")
-        return value * 1e3;
+        return 1e3;
     if (unit == "us" || unit == "microseconds")
-        return value * 1e-3;
+        return 1e-3;
     if (unit == "ns" || unit == "nanoseconds")
-        return value * 1e-6;
-    return value; // "ms", "miliseconds" (sic, Kernel Tuner), "" or anything else: Kernel Tuner writes ms
+        return 1e-6;
+    return 1; // "ms", "miliseconds" (sic, Kernel Tuner), "" or anything else: Kernel Tuner writes ms
 }
 
 // The status a T4 invalidity other than "correct" reads as.
@@ -96,7 +98,10 @@ Json resultToT4(const SessionInfo& info, const ResultRecord& r) {
         const bool joules = metric.name.rfind(kEnergyMetric, 0) == 0 && metric.name != kEnergyCounterMetric;
         const bool watts = metric.name.rfind(kPowerMetric, 0) == 0;
         measurements.push_back(measurementOf(metric.name, metric.value,
-                                             joules ? "J" : watts ? "W" : metric.name == kEnergyCounterMetric ? "ms" : ""));
+                                             joules                                ? "J"
+                                             : watts                               ? "W"
+                                             : metric.name == kEnergyCounterMetric ? "ms"
+                                                                                   : ""));
     }
     out["measurements"] = measurements;
 
@@ -107,7 +112,7 @@ Json resultToT4(const SessionInfo& info, const ResultRecord& r) {
 } // namespace
 
 SessionData parseT4(const std::string& text, const std::string& fileName) {
-    const Json parsed = parseJson(text, fileName);
+    const Json parsed = parseJson(text, fileName, recordingJsonOptions());
     const JsonNode doc(parsed, fileName);
     if (!parsed.is_object())
         doc.fail("not a T4 results file: expected a JSON object with \"results\"");
@@ -149,7 +154,8 @@ SessionData parseT4(const std::string& text, const std::string& fileName) {
             correctness.fail("expected a number");
 
         ResultRecord r;
-        r.config = configFromJson(*configuration);
+        for (const auto& [name, value] : configuration->items())
+            r.config[name] = recordedParameterValue(configuration.child(name, value));
         if (info.parameters.empty())
             for (auto it = configuration->begin(); it != configuration->end(); ++it)
                 info.parameters.push_back(it.key());
@@ -157,7 +163,17 @@ SessionData parseT4(const std::string& text, const std::string& fileName) {
         m.status = statusOfInvalidity(invalidity->get<std::string>(), correctness->get<double>());
         // Kernel Tuner writes "compilation"; the schema names "compilation_time". Both in ms.
         m.compileSeconds = numberOr(*times, "compilation_time", numberOr(*times, "compilation", 0)) / 1e3;
-        const std::vector<double> runtimes = jsonNumbers(times->value("runtimes", Json::array()));
+        // Where the median time comes from, for a message about it: the runtimes, the "time"
+        // measurement, the "tilescope" object, each over the one before.
+        std::string timeField = node.pointer() + "/measurements";
+        std::vector<double> runtimes;
+        if (const auto samples = times.member("runtimes"); samples && (*samples)->is_array()) {
+            for (std::size_t i = 0; i < (*samples)->size(); ++i)
+                if ((**samples)[i].is_number())
+                    runtimes.push_back(recordedTimeMs(samples->item(i)));
+            if (!runtimes.empty())
+                timeField = samples->pointer();
+        }
         m.benchmarkSeconds =
             numberOr(*times, "benchmark", std::accumulate(runtimes.begin(), runtimes.end(), 0.0)) / 1e3;
         if (!runtimes.empty())
@@ -181,15 +197,16 @@ SessionData parseT4(const std::string& text, const std::string& fileName) {
                     unitIt != meas->end() && unitIt->is_string() ? unitIt->get<std::string>() : std::string();
                 const double v = value.get<double>();
                 if (name == "time") {
-                    m.time.medianMs = toMs(v, unit);
+                    m.time.medianMs = recordedTimeMs(meas.child("value"), msPerUnit(unit));
+                    timeField = meas.pointer() + "/value";
                     if (m.time.samples == 0)
                         m.time.minMs = m.time.maxMs = m.time.medianMs;
                 } else if (name == "time_min") {
-                    m.time.minMs = toMs(v, unit);
+                    m.time.minMs = recordedTimeMs(meas.child("value"), msPerUnit(unit));
                 } else if (name == "time_max") {
-                    m.time.maxMs = toMs(v, unit);
+                    m.time.maxMs = recordedTimeMs(meas.child("value"), msPerUnit(unit));
                 } else if (name == "time_stdev") {
-                    m.time.stdevMs = toMs(v, unit);
+                    m.time.stdevMs = recordedTimeMs(meas.child("value"), msPerUnit(unit));
                 } else if (name == "samples") {
                     m.time.samples = static_cast<int>(meas.child("value").asIntegralIn(0, INT_MAX));
                 } else {
@@ -208,7 +225,8 @@ SessionData parseT4(const std::string& text, const std::string& fileName) {
         if (const auto it = entry.find("timestamp"); it != entry.end() && it->is_string())
             r.recordedAt = it->get<std::string>();
         if (const auto ext = node.member("tilescope"); ext && (*ext)->is_object())
-            readResultExtension(*ext, r);
+            readResultExtension(*ext, r, &timeField);
+        checkRecordedResult(r, {fileName, node.pointer(), timeField, configuration.pointer()});
         data.results.push_back(std::move(r));
     }
     return finishRecording(std::move(data));

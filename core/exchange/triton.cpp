@@ -82,7 +82,7 @@ std::string writeTritonConfigs(const std::vector<SessionData>& sessions, std::si
     for (const SessionData& s : sessions) {
         auto& group = groups[s.info.kernel][{s.info.shapeLabel(), s.info.deviceName}];
         for (const ResultRecord& r : s.results)
-            if (r.ok())
+            if (r.ranks())
                 group.push_back(&r);
         if (!s.info.objectiveName.empty())
             objectiveOf[s.info.kernel] = s.info.objectiveName;

@@ -41,9 +41,9 @@ std::string SessionInfo::shapeLabel() const {
 }
 
 bool ranksBefore(const ResultRecord& a, const ResultRecord& b) {
-    if (a.ok() != b.ok())
-        return a.ok();
-    if (a.ok()) {
+    if (a.ranks() != b.ranks())
+        return a.ranks();
+    if (a.ranks()) {
         if (a.objective && b.objective && *a.objective != *b.objective)
             return *a.objective > *b.objective;
         if (a.timeMs() != b.timeMs())
@@ -61,7 +61,7 @@ std::vector<ResultRecord> ranked(std::vector<ResultRecord> results) {
 std::optional<ResultRecord> bestOf(const std::vector<ResultRecord>& results) {
     const ResultRecord* best = nullptr;
     for (const ResultRecord& r : results)
-        if (r.ok() && (!best || ranksBefore(r, *best)))
+        if (r.ranks() && (!best || ranksBefore(r, *best)))
             best = &r;
     if (!best)
         return std::nullopt;

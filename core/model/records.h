@@ -8,6 +8,7 @@
 #include "model/configvalues.h"
 #include "model/measurement.h"
 
+#include <cmath>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -60,6 +61,13 @@ struct SessionInfo {
     std::string shapeLabel() const;
 };
 
+/// Whether `ms` is a time a kernel can take: finite and above zero. The one rule for recorded
+/// times: what ranks (ResultRecord::ranks) and what the readers of recordings accept as the time of
+/// an Ok result.
+inline bool isMeasurableTime(double ms) {
+    return std::isfinite(ms) && ms > 0;
+}
+
 /// One evaluation of one config.
 struct ResultRecord {
     std::int64_t id = 0; ///< assigned by the store
@@ -77,6 +85,10 @@ struct ResultRecord {
     ResultStatus status() const { return measurement.status; }
     bool ok() const { return measurement.status == ResultStatus::Ok; }
     double timeMs() const { return measurement.time.medianMs; }
+    /// Whether it may be a winner: Ok with a time a kernel can take (isMeasurableTime). An Ok
+    /// result with a time of 0 or below (a hand-edited or damaged recording) would otherwise rank
+    /// first, however many real results there are.
+    bool ranks() const { return ok() && isMeasurableTime(timeMs()); }
 };
 
 /// A session with its results: what import writes into a store, export reads, replay answers from.
@@ -85,12 +97,13 @@ struct SessionData {
     std::vector<ResultRecord> results;
 };
 
-/// Whether `a` ranks before `b`: Ok results first; among them the higher objective when both
-/// have one, else the lower median time; ties by lower id. Failed results keep their order.
+/// Whether `a` ranks before `b`: results that rank (ResultRecord::ranks) first; among them the
+/// higher objective when both have one, else the lower median time; ties by lower id. The others
+/// (failed results, and Ok ones without a time a kernel can take) keep their order.
 bool ranksBefore(const ResultRecord& a, const ResultRecord& b);
 /// The results sorted by rank, best first (stable).
 std::vector<ResultRecord> ranked(std::vector<ResultRecord> results);
-/// The best Ok result, or nullopt.
+/// The best result that ranks, or nullopt.
 std::optional<ResultRecord> bestOf(const std::vector<ResultRecord>& results);
 
 /// The current time as ISO 8601 UTC with milliseconds.

@@ -15,6 +15,7 @@
 #include "exchange/textfile.h"
 #include "expr/expr.h"
 #include "spec/tuningproblem.h"
+#include "store/resultstore.h"
 
 #include "clirun.h"
 
@@ -447,6 +448,45 @@ private slots:
         // Nothing there
         row("empty", "", "", "the file is empty");
         row("white space", "  \n\t \n", "", "the file holds only white space");
+        // Values no result can have: each was read, a time of -5 or 0 crowned the winner, an
+        // unknown status became ok, an empty configuration a result of no config, 2**70 another
+        // number.
+        const auto entry = [](const std::string& result) {
+            return R"({"schema_version": "1.0.0", "results": [)" + result + "]}\n";
+        };
+        const std::string correct = R"("invalidity": "correct", "correctness": 1)";
+        row("time -5", t4(R"({"x": 1})", R"(, "measurements": [{"name": "time", "value": -5.0, "unit": "ms"}])"),
+            "/results/0/measurements/0/value", "the recorded time -5.0 is negative");
+        row("time 0", t4(R"({"x": 1})", R"(, "measurements": [{"name": "time", "value": 0, "unit": "ms"}])"),
+            "/results/0/measurements/0/value", "an ok result with a time of 0 ms");
+        row("time past a double in ms",
+            t4(R"({"x": 1})", R"(, "measurements": [{"name": "time", "value": 1e306, "unit": "s"}])"),
+            "/results/0/measurements/0/value", "is not a finite number");
+        row("time_min -1", t4(R"({"x": 1})", R"(, "measurements": [{"name": "time_min", "value": -1, "unit": "ms"}])"),
+            "/results/0/measurements/0/value", "is negative");
+        row("runtime -1", entry(R"({"configuration": {"x": 1}, "times": {"runtimes": [1.0, -1.0]}, )" + correct + "}"),
+            "/results/0/times/runtimes/1", "the recorded time -1.0 is negative");
+        row("runtimes 0", entry(R"({"configuration": {"x": 1}, "times": {"runtimes": [0, 0, 0]}, )" + correct + "}"),
+            "/results/0/times/runtimes", "an ok result with a time of 0 ms");
+        row("correct without a time", entry(R"({"configuration": {"x": 1}, "times": {}, )" + correct + "}"),
+            "/results/0/measurements", "an ok result with a time of 0 ms");
+        row("tilescope median -5", t4(R"({"x": 1})", R"(, "tilescope": {"time": {"median_ms": -5}})"),
+            "/results/0/tilescope/time/median_ms", "is negative");
+        row("tilescope median 0", t4(R"({"x": 1})", R"(, "tilescope": {"status": "ok", "time": {"median_ms": 0}})"),
+            "/results/0/tilescope/time/median_ms", "an ok result with a time of 0 ms");
+        row("tilescope stdev -1", t4(R"({"x": 1})", R"(, "tilescope": {"time": {"stdev_ms": -1}})"),
+            "/results/0/tilescope/time/stdev_ms", "is negative");
+        row("tilescope status bogus", t4(R"({"x": 1})", R"(, "tilescope": {"status": "bogus"})"),
+            "/results/0/tilescope/status", "unknown status \"bogus\"");
+        row("tilescope status a number", t4(R"({"x": 1})", R"(, "tilescope": {"status": 0})"),
+            "/results/0/tilescope/status", "unknown status 0");
+        row("configuration empty", t4("{}"), "/results/0/configuration", "the configuration names no parameter");
+        row("parameter 2**70", t4(R"({"x": 1180591620717411303424})"), "/results/0/configuration/x",
+            "the integer 1180591620717411303424 does not fit 64 bits");
+        row("parameter -2**70", t4(R"({"x": -1180591620717411303424})"), "/results/0/configuration/x",
+            "does not fit 64 bits");
+        row("parameter 2**63", t4(R"({"x": 9223372036854775808})"), "/results/0/configuration/x",
+            "the integer 9223372036854775808 is out of range");
     }
 
     void t4Hostile() {
@@ -546,6 +586,31 @@ private slots:
             R"({"device_name": "d", "kernel_name": "k", "tune_params_keys": ["x"], "cache": {"1": {"x": )" +
                 repeat("[", n) + repeat("]", n) + "},\n",
             "line 1, column ", "nested more than 128 levels deep");
+        // Values no result can have: each was read, a time of -5 or 0 crowned the winner, "fast"
+        // became a launch error, 2**70 became 1.18e21.
+        row("time -5", ktCache(R"({"x": 1, "time": -5.0})"), "/cache/1/time", "the recorded time -5.0 is negative");
+        row("time 0", ktCache(R"({"x": 1, "time": 0})"), "/cache/1/time", "an ok result with a time of 0 ms");
+        row("time -0.0", ktCache(R"({"x": 1, "time": -0.0})"), "/cache/1/time", "an ok result with a time of -0 ms");
+        row("time fast", ktCache(R"({"x": 1, "time": "fast"})"), "/cache/1/time",
+            "unknown Kernel Tuner failure \"fast\"");
+        row("error marker fast", ktCache(R"({"x": 1, "__error__": "fast"})"), "/cache/1/__error__",
+            "unknown Kernel Tuner failure \"fast\"");
+        row("times with -1", ktCache(R"({"x": 1, "time": 1.0, "times": [1.0, -1.0]})"), "/cache/1/times/1",
+            "the recorded time -1.0 is negative");
+        row("tilescope median -5", ktCache(R"({"x": 1, "time": 1.0, "tilescope": {"time": {"median_ms": -5}}})"),
+            "/cache/1/tilescope/time/median_ms", "is negative");
+        row("tilescope ok at 0",
+            ktCache(R"({"x": 1, "time": "InvalidConfig", "tilescope": {"status": "ok", "time": {"median_ms": 0}}})"),
+            "/cache/1/tilescope/time/median_ms", "an ok result with a time of 0 ms");
+        row("tilescope status bogus", ktCache(R"({"x": 1, "time": 1.0, "tilescope": {"status": "bogus"}})"),
+            "/cache/1/tilescope/status", "unknown status \"bogus\"");
+        row("parameter 2**70", ktCache(R"({"x": 1180591620717411303424, "time": 1.0})"), "/cache/1/x",
+            "the integer 1180591620717411303424 does not fit 64 bits");
+        row("parameter 2**63", ktCache(R"({"x": 9223372036854775808, "time": 1.0})"), "/cache/1/x",
+            "the integer 9223372036854775808 is out of range");
+        row("no parameters",
+            R"({"device_name": "d", "kernel_name": "k", "tune_params_keys": [], "cache": {"": {"time": 1.0}}})",
+            "/tune_params_keys", "the configuration names no parameter");
     }
 
     void kernelTunerHostile() {
@@ -571,6 +636,63 @@ private slots:
         writeFile(path("lab.json"), t1Problem());
         expectCliRefuses({"lab", QString::fromStdString(path("lab.json")), "--replay", QString::fromStdString(file)},
                          file, location.toStdString());
+    }
+
+    // ---- what a database kept ----
+
+    void databaseTimeOfZeroOrBelowNeverWins() {
+        // A database written before imports were checked (or edited by hand) may hold an ok result
+        // at -5 ms: it must not be the best of show, and what reads the database as a recording
+        // (import, replay, the lab, the exports) refuses it at its row, as an import refuses it.
+        const std::string db = path("negative.db");
+        std::filesystem::remove(db);
+        {
+            ResultStore store = ResultStore::open(db);
+            SessionInfo info;
+            info.kernel = "k";
+            info.parameters = {"x"};
+            info.shape = {{"M", 64}};
+            info.backend = "import:old.json";
+            info.startedAt = "2026-11-29T10:00:00.000Z";
+            const std::int64_t id = store.createSession(info);
+            std::vector<ResultRecord> results(2);
+            results[0].config["x"] = 2;
+            results[0].measurement.status = ResultStatus::Ok;
+            results[0].measurement.time = {2.0, 2.0, 2.0, 0, 1};
+            results[1].config["x"] = 4;
+            results[1].measurement.status = ResultStatus::Ok;
+            results[1].measurement.time = {-5.0, -5.0, -5.0, 0, 1};
+            store.appendMany(id, results);
+            QCOMPARE(store.best(id)->timeMs(), 2.0);
+            QCOMPARE(store.results(id, true).front().timeMs(), 2.0);
+        }
+        // show ranks it last, not first.
+        QProcess show;
+        show.start(QStringLiteral(TILESCOPE_CLI), {"show", QString::fromStdString(db), "--json"});
+        QVERIFY(show.waitForFinished(120000));
+        QCOMPARE(show.exitCode(), 0);
+        const auto list = nlohmann::json::parse(show.readAllStandardOutput().toStdString());
+        QCOMPARE(list.size(), std::size_t(2));
+        QCOMPARE(list[0]["time_ms"].get<double>(), 2.0);
+        QCOMPARE(list[0]["config"]["x"].get<int>(), 2);
+
+        const std::string row = "results row 2, column time_ms";
+        const QString file = QString::fromStdString(db);
+        for (const char* format : {"json", "cpp", "triton", "t4", "kerneltuner", "csv"})
+            expectCliRefuses({"export", file, "--format", format}, db, row);
+        const std::string copy = path("copy.db");
+        std::filesystem::remove(copy);
+        expectCliRefuses({"import", file, "--db", QString::fromStdString(copy)}, db, row);
+        QVERIFY(!std::filesystem::exists(copy));
+        writeFile(path("lab.json"), t1Problem());
+        expectCliRefuses({"lab", QString::fromStdString(path("lab.json")), "--replay", file}, db, row);
+        expectCliRefuses({"tune", QString::fromStdString(path("lab.json")), "--backend", "replay:" + file, "--db",
+                          QString::fromStdString(path("replayed.db"))},
+                         db, row);
+        const auto error = inputErrorOf([&] { readRecording(db); });
+        QVERIFY(error);
+        QVERIFY2(error->message().find("the recorded time -5 ms is negative (x=4)") != std::string::npos,
+                 error->what());
     }
 
     // ---- gzip ----

@@ -3,6 +3,7 @@
 #include "base/error.h"
 #include "base/textformat.h"
 #include "exchange/configcodec.h"
+#include "exchange/recordcheck.h"
 #include "exchange/recording.h"
 #include "spec/tuningproblem.h"
 
@@ -30,6 +31,10 @@ ReplayBackend::ReplayBackend(const std::filesystem::path& recording, ReplayOptio
 
 ReplayBackend::ReplayBackend(std::vector<SessionData> sessions, std::string name, ReplayOptions options)
     : m_state(std::make_unique<State>()) {
+    // Sessions held in memory come from anywhere (a reader, a test, the workbench): they answer
+    // only what a recording read from a file may hold.
+    for (const SessionData& s : sessions)
+        checkRecordedSession(s, name);
     m_state->sessions = std::move(sessions);
     m_state->name = std::move(name);
     m_state->options = options;

@@ -35,7 +35,8 @@ class ReplayBackend : public Backend {
 public:
     /// Reads the recording (throws InputError for a file that is not one, or a damaged one).
     explicit ReplayBackend(const std::filesystem::path& recording, ReplayOptions options = {});
-    /// Replays sessions held in memory; `name` stands for the file in messages.
+    /// Replays sessions held in memory; `name` stands for the file in messages. Throws InputError
+    /// for a result that no recording may hold (checkRecordedSession).
     ReplayBackend(std::vector<SessionData> sessions, std::string name, ReplayOptions options = {});
     ~ReplayBackend() override;
 

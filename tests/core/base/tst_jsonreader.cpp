@@ -56,6 +56,7 @@ private slots:
     void errorsSayWhere();
     void depthLimit();
     void duplicateKeys();
+    void wideIntegers();
     void tryParseNeverThrows();
     void pointerTokens();
     void describeAndShow();
@@ -131,6 +132,25 @@ void TestJsonReader::duplicateKeys() {
     const QString error = parseError(text, JsonReadOptions{.rejectDuplicateKeys = true});
     QVERIFY2(error.startsWith("/a/k|duplicate key 'k'"), qPrintable(error));
     QVERIFY(parseError(R"({"a": 1, "b": {"a": 2}})", JsonReadOptions{.rejectDuplicateKeys = true}).isEmpty());
+}
+
+void TestJsonReader::wideIntegers() {
+    // An integer past 64 bits reads as the nearest double unless refused (recordings refuse it,
+    // naming it by its pointer); the ends of 64 bits, and floats of any size, are values.
+    const std::string text = R"({"cache": {"1,2": {"x": [1, 1180591620717411303424]}}})";
+    QCOMPARE(parseJson(text, "f.json")["cache"]["1,2"]["x"][1].get<double>(), 1180591620717411303424.0);
+    const JsonReadOptions refuse{.rejectWideIntegers = true};
+    QString error = parseError(text, refuse);
+    QVERIFY2(error.startsWith("/cache/1,2/x/1|the integer 1180591620717411303424 does not fit 64 bits"),
+             qPrintable(error));
+    error = parseError("-9223372036854775809", refuse);
+    QVERIFY2(error.startsWith("|the integer -9223372036854775809 does not fit 64 bits"), qPrintable(error));
+    error = parseError(R"({"a": 1, "b": )" + std::string(60, '9') + "}", refuse);
+    QVERIFY2(error.startsWith("/b|the integer 9999999999999999999999999999999999999... does not fit"),
+             qPrintable(error));
+    for (const char* fine :
+         {"18446744073709551615", "-9223372036854775808", "1e21", "1180591620717411303424.0", R"({"a": 1, "a": 2})"})
+        QVERIFY2(parseError(fine, refuse).isEmpty(), fine);
 }
 
 void TestJsonReader::tryParseNeverThrows() {

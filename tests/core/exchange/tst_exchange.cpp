@@ -841,6 +841,94 @@ private slots:
         why = inputErrorOf([&] { exportResults(failed, {ExportFormat::CppHeader, 8}, "r.db"); });
         QVERIFY2(why.find("nothing to put in a header") != std::string::npos, why.c_str());
     }
+
+    void kernelTunerMarkersKeepTheirMeaning() {
+        // Kernel Tuner records a failed config with a marker in "time" (or "__error__" in 1.x):
+        // the markers its read_cache knows import as the statuses they mean; only other strings are
+        // refused. A failed result's time of 0 (no time) is no time to refuse.
+        const Json doc = Json::parse(R"({"device_name": "d", "kernel_name": "k", "tune_params_keys": ["x"],
+            "cache": {"1": {"x": 1, "time": "InvalidConfig"},
+                      "2": {"x": 2, "time": "CompilationFailedConfig"},
+                      "3": {"x": 3, "time": "RuntimeFailedConfig"},
+                      "4": {"x": 4, "time": "ErrorConfig"},
+                      "5": {"x": 5, "__error__": "CompilationFailedConfig"},
+                      "6": {"x": 6, "time": "RuntimeFailedConfig", "__error__": "RuntimeFailedConfig"},
+                      "7": {"x": 7, "time": 0.5, "times": [0.5, 0.5]},
+                      "8": {"x": 8, "time": "InvalidConfig", "tilescope": {"status": "pruned",
+                            "time": {"median_ms": 0, "min_ms": 0, "max_ms": 0, "stdev_ms": 0, "samples": 0}}}}})");
+        const SessionData d = parseKernelTunerCache(doc.dump(), "markers.json");
+        const ResultStatus want[] = {ResultStatus::Pruned,      ResultStatus::CompileError, ResultStatus::LaunchError,
+                                     ResultStatus::LaunchError, ResultStatus::CompileError, ResultStatus::LaunchError,
+                                     ResultStatus::Ok,          ResultStatus::Pruned};
+        QCOMPARE(d.results.size(), std::size_t(8));
+        for (std::size_t i = 0; i < d.results.size(); ++i)
+            QCOMPARE(statusName(d.results[i].status()), statusName(want[i]));
+        QCOMPARE(d.results[6].timeMs(), 0.5);
+        // T4: a compile error with a time of 0 imports too.
+        const std::string t4 = R"({"schema_version": "1.0.0", "results": [{"configuration": {"x": 1}, "times": {},
+            "invalidity": "compile", "correctness": 0, "measurements": [{"name": "time", "value": 0, "unit": "ms"}]}]})";
+        QCOMPARE(parseT4(t4, "compile.json").results.at(0).status(), ResultStatus::CompileError);
+    }
+
+    void integersAtTheEdgesOfSixtyFourBits() {
+        // The ends of a 64-bit integer are values; one past them is refused (not read as a double).
+        const SessionData d = parseKernelTunerCache(R"({"device_name": "d", "kernel_name": "k",
+            "tune_params_keys": ["x"], "cache": {"1": {"x": 9223372036854775807, "time": 1.0},
+            "2": {"x": -9223372036854775808, "time": 1.0}, "3": {"x": 1e21, "time": 1.0}}})",
+                                                    "edges.json");
+        QCOMPARE(d.results.at(0).config.at("x").asInt(), std::int64_t(9223372036854775807));
+        QVERIFY(d.results.at(1).config.at("x").isInt());
+        QVERIFY(d.results.at(2).config.at("x").isFloat()); // a float as written: 1e21 is one
+        const std::string why = inputErrorOf([&] {
+            parseKernelTunerCache(R"({"device_name": "d", "kernel_name": "k", "tune_params_keys": ["x"],
+                "cache": {"1": {"x": -9223372036854775809, "time": 1.0}}})",
+                                  "past.json");
+        });
+        QVERIFY2(why.find("past.json: /cache/1/x: the integer -9223372036854775809 does not fit 64 bits") == 0,
+                 why.c_str());
+    }
+
+    void recordedTimesOfZeroOrBelowNeverWin() {
+        // Results held in memory (a database's, kept from before imports were checked) with an ok
+        // time of -5 or 0: never the best, and refused by what exports or replays them, at the
+        // result.
+        std::vector<SessionData> sessions = {syntheticSession(1, 2048, "NVIDIA H200", 1.0)};
+        SessionData& s = sessions.front();
+        const ResultRecord real = *bestOf(s.results);
+        for (const double bad : {-5.0, 0.0, -0.0}) {
+            ResultRecord r = s.results.front();
+            r.id = 0;
+            r.measurement.status = ResultStatus::Ok;
+            r.measurement.time = {bad, bad, bad, 0, 1};
+            r.objective.reset();
+            QVERIFY(!r.ranks());
+            std::vector<ResultRecord> all = s.results;
+            all.insert(all.begin(), r);
+            QCOMPARE(bestOf(all)->id, real.id);
+            QCOMPARE(ranked(all).front().id, real.id);
+            QVERIFY(!bestOf({r}));
+        }
+        ResultRecord negative = s.results.front();
+        negative.measurement.status = ResultStatus::Ok;
+        negative.measurement.time = {-5.0, -5.0, -5.0, 0, 1};
+        negative.objective.reset();
+        s.info.objectiveName.clear(); // ranked by time alone
+        s.results.push_back(negative);
+        const std::string row = "results row " + std::to_string(negative.id) + ", column time_ms";
+        for (ExportFormat format : exportFormats()) {
+            const std::string why = inputErrorOf([&] { exportResults(sessions, {format, 8}, "r.db"); });
+            QVERIFY2(why.find("r.db: " + row + ": the recorded time -5 ms is negative") == 0, why.c_str());
+        }
+        // An ok result at 0 ms, and one without an id (a session made in memory), are placed too.
+        s.results.back().measurement.time = {};
+        s.results.back().id = 0;
+        const std::string why = inputErrorOf([&] { exportResults(sessions, {ExportFormat::BestConfigsJson, 8}, "m"); });
+        QVERIFY2(why.find("m: session 1, result 13, column time_ms: an ok result with a time of 0 ms") == 0,
+                 why.c_str());
+        // The winners the exports would pick never include it.
+        for (const BestConfig& b : bestConfigs(sessions))
+            QVERIFY(b.timeMs > 0);
+    }
 };
 
 QTEST_GUILESS_MAIN(TestExchange)
