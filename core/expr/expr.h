@@ -180,6 +180,17 @@ struct EvalStatus {
     const char* message = nullptr; // static text
 };
 
+/// What a slot holds while a config is only partly chosen, for Expression::mayHold: its value
+/// (bound), or one of several values not chosen yet, all numbers within [lo, hi] (numeric) or
+/// anything (neither).
+struct SlotRange {
+    bool bound = true;     ///< the slot holds its value in the slot array
+    bool numeric = false;  ///< unbound: every value it may take is a number within [lo, hi]
+    bool integral = false; ///< unbound and numeric: ... and each an int or a bool
+    double lo = 0;
+    double hi = 0;
+};
+
 /// A compiled expression. Immutable and cheap to copy (shares its program); evaluation is
 /// thread-safe.
 class Expression {
@@ -211,6 +222,13 @@ public:
     std::int64_t evaluateInt(const Value* slotValues) const;
     /// Evaluates to a number as double; throws ExprError otherwise.
     double evaluateNumber(const Value* slotValues) const;
+
+    /// Whether the expression may still be true when only some slots are bound: false means
+    /// that for every choice of the unbound slots within `ranges` (one per slot, as many as
+    /// slotValues) it is false or raises, so a search can drop the partial choice
+    /// ("P0 + P1 + P2 == 17" with P0 = 18 and every P >= 0). Interval arithmetic over the
+    /// syntax tree, exact for what is bound; true whenever it cannot tell. Never throws.
+    bool mayHold(const Value* slotValues, const SlotRange* ranges) const noexcept;
 
     /// Turns a failed status into the exception evaluate() would throw.
     ExprError errorFor(const EvalStatus& status) const;

@@ -642,6 +642,7 @@ Expression Expression::compile(std::string_view source, const Scope& scope) {
         return Expression(std::move(program));
     }
     CodeGen(*program).run(*root);
+    program->syntax = std::move(root);
     return Expression(std::move(program));
 }
 

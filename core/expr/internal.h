@@ -207,6 +207,9 @@ struct Expression::Program {
     /// Set when the expression holds what the bytecode does not express (a comprehension over
     /// variables): it is evaluated by walking this tree instead.
     std::unique_ptr<detail::Node> tree;
+    /// A bytecode program's syntax tree, kept for the bounds analysis (Expression::mayHold).
+    std::unique_ptr<detail::Node> syntax;
+    const detail::Node* root() const { return tree ? tree.get() : syntax.get(); }
 
     bool run(const Value* slotValues, Value& out, EvalStatus& st) const noexcept;
     bool runTree(const Value* slotValues, Value& out, EvalStatus& st) const noexcept;

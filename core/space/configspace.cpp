@@ -7,10 +7,20 @@
 // counts are memoised per (level, frontier values), which makes counting, ranking and
 // unranking cheap for the usual spaces (conditions over few parameters each), and lets spaces
 // too large to hold (10^12 raw) be counted, indexed and sampled without enumerating them.
+//
+// A condition over many parameters is checked only once all of them are bound, so on its own it
+// prunes nothing above that level: "P0 + P1 + P2 + P3 + P4 == 17" over range(1000) each would
+// be evaluated 10^15 times. So on the levels above, each such condition is bounded on the
+// partial config (Expression::mayHold: interval arithmetic with the unbound parameters' value
+// ranges), and a partial config no completion can satisfy is cut there (P0 = 18 here). That
+// is sound, so counts do not change; only work does. A bound that never prunes stops being
+// tried. What still needs more than SpaceLimits::maxEvaluations is refused, saying which
+// condition and how many valid configs were found by then.
 
 #include "space/configspace.h"
 
 #include "base/error.h"
+#include "base/textformat.h"
 #include "spec/tuningproblem.h"
 
 #include <algorithm>
@@ -49,6 +59,18 @@ struct TooLarge {
     std::string what;
 };
 
+// Counting ran past SpaceLimits::maxEvaluations.
+struct OutOfWork {};
+
+// A bound on a condition tried at a level above the one that checks it; it stops being tried
+// when it rarely prunes (a bound costs several exact evaluations, and cuts nothing then).
+struct Probe {
+    int condition = -1;
+    std::uint64_t tries = 0;
+    std::uint64_t prunes = 0;
+    bool off = false;
+};
+
 struct Level {
     int param = -1;
     std::vector<int> conditions; // checked when this level's parameter is bound
@@ -56,6 +78,7 @@ struct Level {
     std::vector<int> shifts;     // bit offset of each frontier parameter in the packed key
     bool packable = true;        // the frontier fits in 64 bits
     bool freeBelow = false;      // no condition at this level or below: every completion is valid
+    std::vector<int> bounded;    // conditions checked further down that read this level's parameter
 };
 
 int bitsFor(std::size_t n) {
@@ -105,6 +128,12 @@ struct ConfigSpace::Impl {
     std::vector<std::unordered_set<std::string>> listedPrefixes;
     std::unordered_set<std::string> listedFull;
     std::uint64_t visits = 0; // for polling the cancel flag now and then
+    // Bounds on partial configs: per level, the slots' ranges with the parameters of the levels
+    // below it unbound, and the probes of its bounded conditions.
+    std::vector<std::vector<expr::SlotRange>> levelRanges;
+    std::vector<std::vector<Probe>> probes;
+    std::uint64_t validFound = 0;        // valid configs reached one by one while counting (a lower bound)
+    std::uint64_t evaluationsBefore = 0; // conditionEvaluations when this pass over the space began
 
     int paramCount() const { return static_cast<int>(names.size()); }
 
@@ -174,7 +203,13 @@ struct ConfigSpace::Impl {
             checkedAt[static_cast<std::size_t>(c)] = at;
             if (at >= 0)
                 levels[static_cast<std::size_t>(at)].conditions.push_back(c);
+            for (int p : conditionParams[static_cast<std::size_t>(c)]) {
+                const int k = levelOf[static_cast<std::size_t>(p)];
+                if (k < at)
+                    levels[static_cast<std::size_t>(k)].bounded.push_back(c);
+            }
         }
+        setUpBounds();
         for (int k = 0; k < P; ++k) {
             Level& level = levels[static_cast<std::size_t>(k)];
             std::vector<bool> inFrontier(static_cast<std::size_t>(P), false);
@@ -205,6 +240,55 @@ struct ConfigSpace::Impl {
             level.packable = shift <= 64;
         }
         stats.searchOrder = order;
+    }
+
+    // The ranges of the parameters' values, for bounding conditions on partial configs: a
+    // parameter with a non-number among its values (or an int beyond 2^52, where doubles round)
+    // is left unbounded.
+    void setUpBounds() {
+        const int P = paramCount();
+        std::vector<expr::SlotRange> unbound(static_cast<std::size_t>(P));
+        for (int p = 0; p < P; ++p) {
+            expr::SlotRange& r = unbound[static_cast<std::size_t>(p)];
+            r.bound = false;
+            r.numeric = true;
+            r.integral = true;
+            r.lo = std::numeric_limits<double>::infinity();
+            r.hi = -r.lo;
+            for (const Value& v : values[static_cast<std::size_t>(p)]) {
+                double d = 0;
+                if (v.kind == expr::Kind::Int || v.kind == expr::Kind::Bool) {
+                    d = static_cast<double>(v.i);
+                    if (std::fabs(d) > 4503599627370496.0)
+                        r.numeric = false;
+                } else if (v.kind == expr::Kind::Float && std::isfinite(v.f)) {
+                    d = v.f;
+                    r.integral = false;
+                } else {
+                    r.numeric = false;
+                }
+                r.lo = std::min(r.lo, d);
+                r.hi = std::max(r.hi, d);
+            }
+            if (!r.numeric || values[static_cast<std::size_t>(p)].empty())
+                r = expr::SlotRange{false, false, false, 0, 0};
+        }
+        levelRanges.assign(levels.size(), {});
+        probes.assign(levels.size(), {});
+        for (std::size_t k = 0; k < levels.size(); ++k) {
+            std::vector<expr::SlotRange>& ranges = levelRanges[k];
+            ranges.assign(baseSlots.size(), expr::SlotRange{});
+            for (std::size_t j = k + 1; j < levels.size(); ++j) {
+                const auto p = static_cast<std::size_t>(levels[j].param);
+                if (p < ranges.size())
+                    ranges[p] = unbound[p];
+            }
+            for (int c : levels[k].bounded) {
+                Probe probe;
+                probe.condition = c;
+                probes[k].push_back(probe);
+            }
+        }
     }
 
     // ---------------------------------------------------------------- evaluation state
@@ -262,8 +346,12 @@ struct ConfigSpace::Impl {
     }
 
     bool passes(const State& s, const Level& level, bool record) {
-        if ((++visits & 0xfff) == 0 && limits.cancel && limits.cancel->load(std::memory_order_relaxed))
-            throw Cancelled();
+        if ((++visits & 0xfff) == 0) {
+            if (limits.cancel && limits.cancel->load(std::memory_order_relaxed))
+                throw Cancelled();
+            if (stats.conditionEvaluations - evaluationsBefore > limits.maxEvaluations)
+                throw OutOfWork{};
+        }
         if (!listAllows(s, level))
             return false;
         for (int c : level.conditions) {
@@ -278,7 +366,7 @@ struct ConfigSpace::Impl {
             if (!expr::truthy(out))
                 return false;
         }
-        return true;
+        return boundsAllow(s, levelOf[static_cast<std::size_t>(level.param)]);
     }
 
     bool passesConst(const State& s, const Level& level) const {
@@ -289,6 +377,26 @@ struct ConfigSpace::Impl {
             expr::EvalStatus st;
             if (!conditions[static_cast<std::size_t>(c)].tryEvaluate(s.slots.data(), out, st) || !expr::truthy(out))
                 return false;
+        }
+        return true;
+    }
+
+    // Whether a partial config bound up to `level` may still satisfy the conditions checked
+    // below it; counts each bound as an evaluation.
+    bool boundsAllow(const State& s, int k) {
+        for (Probe& probe : probes[static_cast<std::size_t>(k)]) {
+            if (probe.off)
+                continue;
+            ++stats.conditionEvaluations;
+            ++probe.tries;
+            if (!conditions[static_cast<std::size_t>(probe.condition)].mayHold(
+                    s.slots.data(), levelRanges[static_cast<std::size_t>(k)].data())) {
+                ++probe.prunes;
+                return false;
+            }
+            // Reviewed at every power of two from 1024 tries: one prune in 64 tries at least.
+            if (probe.tries >= 1024 && (probe.tries & (probe.tries - 1)) == 0 && probe.prunes * 64 < probe.tries)
+                probe.off = true;
         }
         return true;
     }
@@ -360,8 +468,10 @@ struct ConfigSpace::Impl {
 
     // Valid completions of levels k.. given the bound values in `s`.
     std::uint64_t countFrom(State& s, int k) {
-        if (k == paramCount())
+        if (k == paramCount()) {
+            ++validFound;
             return 1;
+        }
         const Level& level = levels[static_cast<std::size_t>(k)];
         if (level.freeBelow)
             return freeProduct(k);
@@ -414,6 +524,7 @@ struct ConfigSpace::Impl {
             if (flat.size() / static_cast<std::size_t>(std::max(1, paramCount())) >= maxConfigs)
                 throw TooLarge{"it has more than " + std::to_string(maxConfigs) + " valid configs"};
             flat.insert(flat.end(), s.idx.begin(), s.idx.end());
+            ++validFound;
             return;
         }
         const Level& level = levels[static_cast<std::size_t>(k)];
@@ -536,6 +647,43 @@ struct ConfigSpace::Impl {
 
     // ---------------------------------------------------------------- build
 
+    // Why counting ran out of work: the condition over the most combinations of values, which
+    // is checked only once all of its parameters are chosen.
+    UncountableSpace uncountable(const TuningProblem& problem) const {
+        int worst = -1;
+        double worstCombinations = 0;
+        for (std::size_t c = 0; c < conditions.size(); ++c) {
+            double combinations = 1;
+            for (int p : conditionParams[c])
+                combinations *= static_cast<double>(values[static_cast<std::size_t>(p)].size());
+            if (conditionParams[c].size() >= 2 && combinations > worstCombinations) {
+                worst = static_cast<int>(c);
+                worstCombinations = combinations;
+            }
+        }
+        std::string message = "the config space cannot be counted exactly: counting stopped after " +
+                              formatCount(static_cast<double>(limits.maxEvaluations)) +
+                              " evaluations of the conditions, with at least " +
+                              formatCount(static_cast<double>(validFound)) + " valid configs found by then";
+        std::string location = "/ConfigurationSpace";
+        if (worst >= 0) {
+            const auto c = static_cast<std::size_t>(worst);
+            std::vector<std::string> read;
+            for (int p : conditionParams[c])
+                read.push_back(names[static_cast<std::size_t>(p)]);
+            location += "/Conditions/" + std::to_string(worst) + "/Expression";
+            message += ". The condition '" + conditions[c].source() + "' reads " + std::to_string(read.size()) +
+                       " parameters (" + joined(read) + ") with " + formatCount(worstCombinations) +
+                       " combinations of values and is known only once all of them are chosen; neither constraint "
+                       "propagation nor bounds on the partial configs rule out enough of those, so nearly every "
+                       "combination would be checked one by one. Narrow these parameters' values, or write the "
+                       "condition as several conditions over fewer parameters each";
+        } else {
+            message += ". Add conditions or remove values";
+        }
+        return UncountableSpace(problem.fileName, location, message + ".", validFound);
+    }
+
     void build() {
         const auto start = std::chrono::steady_clock::now();
         stats.rawSize = 1;
@@ -577,6 +725,8 @@ struct ConfigSpace::Impl {
                 wideMemo.assign(levels.size(), {});
                 memoEntries = 0;
                 stats.failures.clear();
+                validFound = 0;
+                evaluationsBefore = stats.conditionEvaluations; // the direct pass has a budget of its own
             }
             if (counted) {
                 if (count <= maxConfigs && paramCount() > 0) {
@@ -644,6 +794,8 @@ ConfigSpace ConfigSpace::build(const TuningProblem& problem, std::size_t shapeIn
     }
     try {
         impl->build();
+    } catch (const OutOfWork&) {
+        throw impl->uncountable(problem);
     } catch (const TooLarge& t) {
         throw InputError(problem.fileName, "/ConfigurationSpace",
                          "the config space is too large to enumerate: " + t.what +

@@ -1,10 +1,12 @@
 #pragma once
 
 // The valid configurations of a tuning problem for one shape: enumerated by constraint
-// propagation (each condition is checked as soon as the parameters it names are bound, with
-// the parameters ordered to prune early), counted, indexed (a bijection between 0..size()-1
+// propagation (each condition is checked as soon as the parameters it names are bound, and
+// bounded by interval arithmetic on the partial configs before that; the parameters ordered to
+// prune early), counted, indexed (a bijection between 0..size()-1
 // and the valid configs), sampled without replacement, and walked through neighbours.
 
+#include "base/error.h"
 #include "expr/expr.h"
 #include "model/config.h"
 
@@ -45,15 +47,34 @@ struct SpaceLimits {
     std::uint64_t maxMaterializedBytes = std::uint64_t(512) << 20;
     /// Entries of the memo used for lazy counting; beyond it the space is refused with a clear error.
     std::uint64_t maxMemoEntries = std::uint64_t(16) << 20;
+    /// Evaluations of the conditions (exact, or bounds on partial configs) that a pass over the
+    /// space may take (counting; enumerating directly when the memo overflows); beyond it
+    /// build() throws UncountableSpace. A few seconds' work: a space whose conditions cannot be
+    /// checked before nearly all of their parameters are chosen would otherwise run for hours.
+    std::uint64_t maxEvaluations = std::uint64_t(1) << 28;
     /// When set and it turns true, build() stops soon and throws Cancelled (a GUI's stale request).
     const std::atomic<bool>* cancel = nullptr;
+};
+
+/// A space that could not be counted within SpaceLimits::maxEvaluations. The message says which
+/// condition defeats the search and how many valid configs were found before it stopped.
+class UncountableSpace : public InputError {
+public:
+    UncountableSpace(std::string file, std::string location, std::string message, std::uint64_t atLeast)
+        : InputError(std::move(file), std::move(location), std::move(message))
+        , m_atLeast(atLeast) {}
+    /// Valid configs found before counting stopped: the space has at least this many.
+    std::uint64_t atLeast() const { return m_atLeast; }
+
+private:
+    std::uint64_t m_atLeast;
 };
 
 class ConfigSpace {
 public:
     /// Builds the space of `problem` for shape `shapeIndex`. Throws InputError when it cannot
-    /// (a condition that fails to compile; a space beyond the limits, saying which limit), and
-    /// Cancelled when limits.cancel turned true.
+    /// (a condition that fails to compile; a space beyond the limits, saying which limit;
+    /// UncountableSpace past limits.maxEvaluations), and Cancelled when limits.cancel turned true.
     static ConfigSpace build(const TuningProblem& problem, std::size_t shapeIndex = 0, const SpaceLimits& limits = {});
 
     ConfigSpace(ConfigSpace&&) noexcept;

@@ -13,7 +13,7 @@ namespace {
 
 // What one condition does: the space built without it, and with it alone. These spaces are
 // only counted, never held (a space without a strong condition can be far larger), and a memo
-// overflow gives "unknown" rather than a long wait.
+// overflow or a count past a smaller work limit gives "unknown" rather than a long wait.
 std::vector<ConditionImpact> measureConditions(const TuningProblem& problem, std::size_t shapeIndex,
                                                std::uint64_t validSize, double rawSize,
                                                const std::function<bool()>& cancelled,
@@ -22,6 +22,7 @@ std::vector<ConditionImpact> measureConditions(const TuningProblem& problem, std
     countOnly.cancel = cancelFlag;
     countOnly.maxMaterializedBytes = 0;
     countOnly.maxMemoEntries = std::uint64_t(1) << 20;
+    countOnly.maxEvaluations /= 16;
     std::vector<ConditionImpact> out(problem.conditions.size());
     for (std::size_t c = 0; c < problem.conditions.size(); ++c) {
         if (cancelled())
@@ -120,6 +121,8 @@ void SpaceController::setProblem(std::shared_ptr<const TuningProblem> problem, s
             counted.maxMaterializedBytes = 0;
             try {
                 result->space = std::make_shared<const ConfigSpace>(ConfigSpace::build(*problem, shapeIndex, counted));
+            } catch (const UncountableSpace&) {
+                throw; // beyond the work limit: enumerating would run into it again
             } catch (const InputError&) {
                 result->space = std::make_shared<const ConfigSpace>(ConfigSpace::build(*problem, shapeIndex, limits));
             }

@@ -7,7 +7,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cmath>
 #include <fstream>
+#include <random>
 
 using namespace tilescope::expr;
 
@@ -482,6 +484,161 @@ private slots:
         QCOMPARE(none[0].kind, LexemeKind::Invalid);
         QCOMPARE(none[0].start, std::size_t(0));
         QCOMPARE(none[0].length, std::size_t(3));
+    }
+
+    // Bounds on partial configs (mayHold): false only where no choice of the unbound variables
+    // within their ranges makes the expression true. A table of the cases it must rule out, and
+    // of their neighbours that it must not.
+    void boundsRuleOutPartialConfigs_data() {
+        QTest::addColumn<QString>("expression");
+        QTest::addColumn<QString>("bound");   // "A=18 s='half'": the bound variables and their values
+        QTest::addColumn<QString>("unbound"); // "B=0..999 C=0.5..8": ranges, ".." between; "D=?" any value
+        QTest::addColumn<bool>("mayHold");
+        const auto row = [](const char* expression, const char* bound, const char* unbound, bool may) {
+            QTest::addRow("%s | %s | %s", expression, bound, unbound)
+                << QString::fromUtf8(expression) << QString::fromUtf8(bound) << QString::fromUtf8(unbound) << may;
+        };
+        row("A + B + C == 17", "A=18", "B=0..999 C=0..999", false);
+        row("A + B + C == 17", "A=17", "B=0..999 C=0..999", true);
+        row("A + B + C == 17", "A=2 B=3", "C=0..11", false);
+        row("A + B + C == 17", "A=2 B=3", "C=0..12", true);
+        row("A + B + C <= 17", "A=10", "B=8..20 C=0..5", false);
+        row("A - B >= 0", "A=3", "B=4..9", false);
+        row("A * B <= 64", "A=128", "B=1..8", false);
+        row("A * B <= 64", "A=-128", "B=1..8", true);
+        row("A * B * C <= 1024", "A=64", "B=4..16 C=8..16", false);
+        row("A // B >= 4", "A=4", "B=2..8", false);
+        row("A // B >= 2", "A=4", "B=2..8", true);
+        row("A % 8 == 9", "", "A=0..100", false);
+        row("A % B == 0", "A=7", "B=8..16", false); // 7 % B is 7 for every B above 7
+        row("A % B == 7", "A=7", "B=8..16", true);
+        row("2 ** A <= 16", "", "A=5..10", false);
+        row("2 ** A <= 32", "", "A=5..10", true);
+        row("A / 2 > 10", "", "A=0.5..8", false);
+        row("abs(A - B) >= 5", "A=3", "B=0..7", false);
+        row("abs(A - B) >= 4", "A=3", "B=0..7", true);
+        row("min(A, B) > 10", "A=5", "B=0..100", false);
+        row("max(A, B) < 10", "A=5", "B=12..100", false);
+        row("sum([A, B, C]) <= 2", "A=3", "B=0..4 C=0..4", false);
+        row("min([A, B]) >= 1", "A=0", "B=0..4", false);
+        row("x in [64, 128]", "", "x=1..32", false);
+        row("x in [64, 128]", "", "x=1..64", true);
+        row("x in [A, B]", "A=3", "x=4..9 B=10..20", false);
+        row("x not in [64]", "", "x=64..64", false);
+        row("A < B < C", "A=5", "B=0..5 C=0..100", false);
+        row("A < B < C", "A=5", "B=0..6 C=0..100", true);
+        row("A <= B and B <= 4", "A=5", "B=0..4", false);
+        row("A <= B and B <= 4", "A=5", "B=0..9", true); // each part may hold, for different B
+        row("A > 100 or B > 100", "A=5", "B=0..9", false);
+        row("A > 100 or B > 100", "A=5", "B=0..101", true);
+        row("not (A + B > 3)", "A=4", "B=0..9", false);
+        row("(A if c else B) > 10", "A=5 c=1", "B=0..100", false);
+        row("(A if c else B) > 10", "A=5", "B=0..100 c=0..1", true);
+        row("s == 'float' and A > 3", "s='half'", "A=0..9", false);
+        row("s == 'float' and A > 3", "s='float'", "A=0..9", true);
+        row("s == 'float' and A > 3", "", "A=0..9 s=?", true);
+        row("A + B == 1", "A=0", "B=0.25..0.75", false);
+        row("A == 2.5", "", "A=0..9", false); // an int never equals 2.5
+        row("A - B == 0", "", "A=0..4 B=5..9", false);
+        row("A << B <= 64", "A=8", "B=4..9", false);
+        row("A >> B >= 1", "A=8", "B=4..9", false);
+        row("A & B > 8", "A=8", "B=0..100", false);
+        row("A | B < 8", "A=8", "B=0..100", false);
+        row("-A > 0", "", "A=0..9", false);
+        row("ceil(A / 4) == 3", "", "A=0..8", false);
+        row("ceil(A / 4) == 3", "", "A=0..9", true);
+        row("floor(log2(A)) >= 4", "", "A=1..15", false);
+        row("sqrt(A) > 3", "", "A=0..9", false);
+        row("int(A) > 3", "", "A=0.5..3.5", false);
+        row("A // B > 0", "A=1", "B=-3..3", true); // dividing by 0 raises; other divisors may hold
+        row("len(L) > 2", "", "L=?", true);
+    }
+
+    void boundsRuleOutPartialConfigs() {
+        QFETCH(QString, expression);
+        QFETCH(QString, bound);
+        QFETCH(QString, unbound);
+        QFETCH(bool, mayHold);
+        Scope scope;
+        std::vector<Value> values;
+        std::vector<SlotRange> ranges;
+        std::vector<std::unique_ptr<std::string>> strings;
+        const auto slotFor = [&](const QString& name) {
+            const int slot = scope.addVariable(name.toStdString());
+            values.resize(static_cast<std::size_t>(scope.slotCount()));
+            ranges.resize(static_cast<std::size_t>(scope.slotCount()));
+            return static_cast<std::size_t>(slot);
+        };
+        for (const QString& item : bound.split(QLatin1Char(' '), Qt::SkipEmptyParts)) {
+            const QStringList kv = item.split(QLatin1Char('='));
+            const std::size_t slot = slotFor(kv[0]);
+            if (kv[1].startsWith(QLatin1Char('\''))) {
+                strings.push_back(std::make_unique<std::string>(kv[1].mid(1, kv[1].size() - 2).toStdString()));
+                values[slot] = Value::ofStr(strings.back().get());
+            } else {
+                values[slot] = Value::ofInt(kv[1].toLongLong());
+            }
+        }
+        for (const QString& item : unbound.split(QLatin1Char(' '), Qt::SkipEmptyParts)) {
+            const QStringList kv = item.split(QLatin1Char('='));
+            const std::size_t slot = slotFor(kv[0]);
+            SlotRange& r = ranges[slot];
+            r.bound = false;
+            if (kv[1] == QLatin1String("?"))
+                continue;
+            const QStringList ends = kv[1].split(QStringLiteral(".."));
+            r.numeric = true;
+            r.integral = !ends[0].contains(QLatin1Char('.')) && !ends[1].contains(QLatin1Char('.'));
+            r.lo = ends[0].toDouble();
+            r.hi = ends[1].toDouble();
+        }
+        for (const char* name : {"A", "B", "C", "c", "s", "x", "L"}) // every name the table uses
+            slotFor(QString::fromLatin1(name));
+        const Expression e = Expression::compile(expression.toStdString(), scope);
+        QCOMPARE(e.mayHold(values.data(), ranges.data()), mayHold);
+        // With everything bound, it is the expression's own truth.
+        if (unbound.isEmpty()) {
+            Value out;
+            EvalStatus st;
+            QCOMPARE(e.tryEvaluate(values.data(), out, st) && truthy(out), mayHold);
+        }
+    }
+
+    // Soundness against Python's own cases: an expression true for the table's values may hold
+    // whichever of its numeric variables are left unbound, within any range around their values.
+    void boundsNeverRuleOutATrueCase() {
+        std::mt19937_64 rng(52);
+        const auto& cases = m_doc["cases"];
+        int checked = 0;
+        for (const auto& c : cases) {
+            if (c.contains("error"))
+                continue;
+            const Expression e = Expression::compile(c["expr"].get<std::string>(), m_env->scope);
+            Value out;
+            EvalStatus st;
+            if (!e.tryEvaluate(m_env->slotValues.data(), out, st) || !truthy(out))
+                continue;
+            ++checked;
+            std::vector<SlotRange> ranges(m_env->slotValues.size());
+            QVERIFY(e.mayHold(m_env->slotValues.data(), ranges.data()));
+            for (int trial = 0; trial < 20; ++trial) {
+                for (std::size_t slot = 0; slot < ranges.size(); ++slot) {
+                    const Value& v = m_env->slotValues[slot];
+                    SlotRange& r = ranges[slot];
+                    r = SlotRange{};
+                    if (rng() % 2 || !v.isNumber())
+                        continue;
+                    const double x = v.kind == Kind::Float ? v.f : static_cast<double>(v.i);
+                    r.bound = false;
+                    r.numeric = true;
+                    r.integral = v.kind != Kind::Float;
+                    r.lo = x - static_cast<double>(rng() % 3) * (rng() % 2 ? 1 : 100);
+                    r.hi = x + static_cast<double>(rng() % 3) * (rng() % 2 ? 1 : 100);
+                }
+                QVERIFY2(e.mayHold(m_env->slotValues.data(), ranges.data()), c["expr"].get<std::string>().c_str());
+            }
+        }
+        QVERIFY(checked >= 50);
     }
 
 private:

@@ -2,11 +2,15 @@
 // neighbours, on hand-made and random small spaces; lazy counting of huge spaces.
 
 #include "base/error.h"
+#include "base/textformat.h"
 #include "space/configspace.h"
 #include "spec/tuningproblem.h"
 
 #include <QtTest>
 
+#include <chrono>
+#include <cmath>
+#include <numeric>
 #include <random>
 #include <set>
 
@@ -401,6 +405,159 @@ private slots:
         const std::string described = space.describe(longer);
         longer.push_back(0);
         QCOMPARE(space.describe(longer), described);
+    }
+
+    // The hard count: five parameters of range(1000) and one condition over all of
+    // them. Checked only once all five are bound, it would be evaluated 10^15 times; bounds on
+    // the partial sums cut every prefix past 17 at once. C(21, 4) = 5985 configs sum to 17.
+    void sumOverManyParametersIsCountedByBounds() {
+        std::vector<ParamDef> params;
+        std::vector<std::int64_t> values(1000);
+        std::iota(values.begin(), values.end(), std::int64_t(0));
+        for (int p = 0; p < 5; ++p)
+            params.push_back({"P" + std::to_string(p), values});
+        const auto problem = makeProblem(params, {"P0+P1+P2+P3+P4 == 17"});
+        const auto start = std::chrono::steady_clock::now();
+        const ConfigSpace space = ConfigSpace::build(problem);
+        const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        QCOMPARE(space.size(), std::uint64_t(5985));
+        QVERIFY2(space.stats().conditionEvaluations < 20'000'000,
+                 qPrintable(QString::number(space.stats().conditionEvaluations)));
+        QVERIFY2(seconds < 10, qPrintable(QString::number(seconds)));
+        // Enumerated, indexed and sampled as any space: every config sums to 17, each once.
+        std::set<Config> seen;
+        for (std::uint64_t i = 0; i < space.size(); ++i) {
+            const Config c = space.at(i);
+            std::int64_t sum = 0;
+            for (int p = 0; p < 5; ++p)
+                sum += space.value(c, p).i;
+            QCOMPARE(sum, std::int64_t(17));
+            QCOMPARE(space.indexOf(c), std::optional<std::uint64_t>(i));
+            seen.insert(c);
+        }
+        QCOMPARE(seen.size(), std::size_t(5985));
+        Config off = space.at(0);
+        off[0] = 999;
+        QCOMPARE(space.indexOf(off), std::nullopt);
+        QVERIFY(!space.isValid(off));
+        for (std::uint64_t index : space.sample(100, 7))
+            QVERIFY(space.isValid(space.at(index)));
+        // The same on the lazy path, and with the order of the sum's terms reversed.
+        SpaceLimits lazy;
+        lazy.maxMaterializedBytes = 0;
+        const ConfigSpace counted = ConfigSpace::build(problem, 0, lazy);
+        QCOMPARE(counted.size(), std::uint64_t(5985));
+        QCOMPARE(counted.at(4321), space.at(4321));
+        QCOMPARE(ConfigSpace::build(makeProblem(params, {"17 == P4+P3+P2+P1+P0"})).size(), std::uint64_t(5985));
+        QCOMPARE(ConfigSpace::build(makeProblem(params, {"P0+P1+P2+P3+P4 <= 3"})).size(), std::uint64_t(56));
+    }
+
+    // Bounds never remove a valid config: random spaces whose conditions bounds can decide on
+    // partial configs (sums, products, quotients, powers, min/max, chains, and/or, in lists,
+    // floats and negative values), counted and indexed against brute force.
+    void boundsAgreeWithBruteForce() {
+        std::mt19937_64 rng(52);
+        const char* names[] = {"a", "b", "c", "d", "e"};
+        const char* templates[] = {
+            "{0} + {1} + {2} == 7",
+            "{0} + {1} + {2} <= 4",
+            "{0} * {1} * {2} >= 40",
+            "{0} * {1} <= 6 and {2} > 1",
+            "{0} * {1} <= -9",
+            "{0} * ({1} - {2}) >= 30",
+            "({0} - 3) * {1} * {2} <= -30",
+            "{0} - {1} == {2} + 3",
+            "{0} // ({1} + 10) + {2} >= 2",
+            "({0} % 4) + {1} == 6",
+            "2 ** abs({0}) + {1} <= 9",
+            "min({0}, {1}) + max({1}, {2}) > 8",
+            "{0} < {1} < {2} < 5",
+            "{0} > 5 or {1} + {2} < -3",
+            "{0} + {1} in [11, 12, 2.5]",
+            "not ({0} + {1} + {2} != 6)",
+            "({0} if {1} > 2 else {2}) * {1} >= 20",
+            "{0} / 2 + {1} > 6.25",
+            "sum([{0}, {1}, {2}]) == 5",
+            "abs({0} - {1}) + abs({1} - {2}) >= 12",
+            "100 // ({0} - 2) > {1}",
+        };
+        for (int trial = 0; trial < 300; ++trial) {
+            const int P = 3 + static_cast<int>(rng() % 3);
+            TuningProblem problem = makeProblem({}, {});
+            for (int p = 0; p < P; ++p) {
+                TuningParameter tp;
+                tp.name = names[p];
+                tp.type = "int";
+                const int n = 1 + static_cast<int>(rng() % 7);
+                std::set<double> values;
+                while (static_cast<int>(values.size()) < n)
+                    values.insert(static_cast<double>(static_cast<int>(rng() % 15) - 4) / (rng() % 5 ? 1.0 : 2.0));
+                for (double v : values)
+                    tp.values.push_back(v == std::floor(v) ? Value::ofInt(static_cast<std::int64_t>(v))
+                                                           : Value::ofFloat(v));
+                tp.valuesText = expr::repr(expr::ValueList(tp.values).value());
+                problem.parameters.push_back(std::move(tp));
+            }
+            const int C = 1 + static_cast<int>(rng() % 2);
+            for (int c = 0; c < C; ++c) {
+                std::string t = templates[rng() % std::size(templates)];
+                for (int k = 0; k < 3; ++k) {
+                    const std::string placeholder = "{" + std::to_string(k) + "}";
+                    for (std::size_t pos; (pos = t.find(placeholder)) != std::string::npos;)
+                        t.replace(pos, placeholder.size(), names[rng() % static_cast<std::size_t>(P)]);
+                }
+                problem.conditions.push_back(Condition{{}, t});
+            }
+            const auto expected = bruteForce(problem);
+            checkAgainstBruteForce(ConfigSpace::build(problem), expected);
+            SpaceLimits lazy;
+            lazy.maxMaterializedBytes = 0;
+            const ConfigSpace lazySpace = ConfigSpace::build(problem, 0, lazy);
+            QCOMPARE(lazySpace.size(), std::uint64_t(expected.size()));
+            if (QTest::currentTestFailed()) {
+                for (const auto& c : problem.conditions)
+                    qWarning("condition: %s", c.expression.c_str());
+                return;
+            }
+        }
+    }
+
+    // A condition that neither propagation nor bounds can decide before its last parameter: the
+    // count stops within its work limit, naming the condition and what it found by then.
+    void uncountableSpaceIsRefusedWithinItsBudget() {
+        std::vector<ParamDef> params;
+        std::vector<std::int64_t> values(100);
+        std::iota(values.begin(), values.end(), std::int64_t(0));
+        for (int p = 0; p < 5; ++p)
+            params.push_back({"P" + std::to_string(p), values});
+        const auto problem = makeProblem(params, {"P0 < 100", "(7*P0 + 13*P1 + 17*P2 + 3*P3 + P4) % 100 == 17"});
+        SpaceLimits limits;
+        limits.maxEvaluations = 2'000'000;
+        try {
+            ConfigSpace::build(problem, 0, limits);
+            QFAIL("expected UncountableSpace");
+        } catch (const UncountableSpace& e) {
+            QCOMPARE(e.location(), std::string("/ConfigurationSpace/Conditions/1/Expression"));
+            const std::string what = e.message();
+            QVERIFY2(what.find("cannot be counted exactly") != std::string::npos, what.c_str());
+            QVERIFY2(what.find("2,000,000 evaluations") != std::string::npos, what.c_str());
+            QVERIFY2(what.find("5 parameters (P0, P1, P2, P3, P4) with 10,000,000,000 combinations") !=
+                         std::string::npos,
+                     what.c_str());
+            QVERIFY2(what.find("at least " + formatCount(static_cast<double>(e.atLeast())) + " valid configs") !=
+                         std::string::npos,
+                     what.c_str());
+            QVERIFY(e.atLeast() > 0);
+        }
+        // The direct enumeration after a memo overflow has the same limit.
+        limits.maxMemoEntries = 1000;
+        QVERIFY_THROWS_EXCEPTION(UncountableSpace, ConfigSpace::build(problem, 0, limits));
+        // Within a larger limit it is counted: 10^6 raw, one config in 100.
+        params.pop_back();
+        params.pop_back();
+        const auto smaller = makeProblem(params, {"(7*P0 + 13*P1 + 17*P2) % 100 == 17"});
+        limits = SpaceLimits{};
+        QCOMPARE(ConfigSpace::build(smaller, 0, limits).size(), std::uint64_t(10000));
     }
 
     void cancelStopsABuild() {
