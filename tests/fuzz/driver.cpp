@@ -1,6 +1,7 @@
 // A fuzzing driver for compilers without libFuzzer (the sanitizer builds made with g++): runs
 // every input of a corpus, then mutations of them (bit flips, bytes set, inserted, deleted or
-// repeated, tokens of JSON and of the expression language, splices of two inputs, truncation)
+// repeated, tokens of JSON and of the expression language, a JSON number or string replaced by a
+// value that recordings must refuse or read right, splices of two inputs, truncation)
 // for a number of runs or seconds. Not coverage-guided; with clang, the same harnesses link with
 // libFuzzer instead (TILESCOPE_LIBFUZZER). An input that crashes, aborts or runs past the
 // timeout is written to ARTIFACTS/crash-N or ARTIFACTS/timeout-N before the program dies.
@@ -18,6 +19,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -120,6 +122,70 @@ const std::array<const char*, 40> kTokens = {"{",
                                              "\"Name\": ",
                                              "\"Expression\": "};
 
+// What a JSON value (a number or a string) is replaced with: the values a recording's time and
+// status fields must refuse or read right (negative, zero, past 64 bits, unknown statuses, Kernel
+// Tuner's failure markers and Tilescope's status names), and values of other types.
+const std::array<const char*, 26> kScalars = {"-5.0",
+                                              "0",
+                                              "0.0",
+                                              "-0.0",
+                                              "-1",
+                                              "1e-320",
+                                              "1e306",
+                                              "1180591620717411303424",
+                                              "-1180591620717411303424",
+                                              "9223372036854775808",
+                                              "\"ok\"",
+                                              "\"bogus\"",
+                                              "\"fast\"",
+                                              "\"\"",
+                                              "\"InvalidConfig\"",
+                                              "\"CompilationFailedConfig\"",
+                                              "\"RuntimeFailedConfig\"",
+                                              "\"ErrorConfig\"",
+                                              "\"skipped\"",
+                                              "\"implausible\"",
+                                              "\"compile\"",
+                                              "\"correct\"",
+                                              "null",
+                                              "true",
+                                              "{}",
+                                              "[]"};
+
+// Where the JSON string or number at or after `from` starts and ends (end exclusive), skipping to
+// the end of a string that `from` falls in; nullopt when there is none.
+std::optional<std::pair<std::size_t, std::size_t>> scalarAfter(const Bytes& b, std::size_t from) {
+    bool inString = false;
+    for (std::size_t i = 0; i < from && i < b.size(); ++i) {
+        if (inString && b[i] == '\\')
+            ++i;
+        else if (b[i] == '"')
+            inString = !inString;
+    }
+    std::size_t i = from;
+    if (inString) {
+        while (i < b.size() && b[i] != '"')
+            i += b[i] == '\\' ? 2 : 1;
+        ++i;
+    }
+    const auto numeric = [](std::uint8_t c) { return std::strchr("-+.eE0123456789", c) != nullptr && c != 0; };
+    for (; i < b.size(); ++i) {
+        if (b[i] == '"') {
+            std::size_t end = i + 1;
+            while (end < b.size() && b[end] != '"')
+                end += b[end] == '\\' ? 2 : 1;
+            return std::make_pair(i, std::min(end + 1, b.size()));
+        }
+        if (b[i] == '-' || (b[i] >= '0' && b[i] <= '9')) {
+            std::size_t end = i;
+            while (end < b.size() && numeric(b[end]))
+                ++end;
+            return std::make_pair(i, end);
+        }
+    }
+    return std::nullopt;
+}
+
 class Mutator {
 public:
     explicit Mutator(std::uint64_t seed)
@@ -140,7 +206,7 @@ private:
 
     void step(Bytes& b, const std::vector<Bytes>& corpus) {
         const std::size_t at = pick(b.size() + 1);
-        switch (pick(9)) {
+        switch (pick(10)) {
         case 0: // flip a bit
             if (!b.empty())
                 b[pick(b.size())] ^= static_cast<std::uint8_t>(1u << pick(8));
@@ -181,6 +247,15 @@ private:
             const std::size_t from = pick(other.size() + 1);
             b.resize(std::min(at, b.size()));
             b.insert(b.end(), other.begin() + static_cast<std::ptrdiff_t>(from), other.end());
+            break;
+        }
+        case 8: { // replace a JSON value: a time, a status, a parameter's value
+            if (const auto span = scalarAfter(b, at)) {
+                const char* token = kScalars[pick(kScalars.size())];
+                b.erase(b.begin() + static_cast<std::ptrdiff_t>(span->first),
+                        b.begin() + static_cast<std::ptrdiff_t>(span->second));
+                b.insert(b.begin() + static_cast<std::ptrdiff_t>(span->first), token, token + std::strlen(token));
+            }
             break;
         }
         default: // truncate

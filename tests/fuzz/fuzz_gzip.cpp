@@ -24,6 +24,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         out.write(reinterpret_cast<const char*>(data), static_cast<std::streamsize>(size));
     }
     fuzz::refuseCleanly("gzip", [&] { (void)exchange::readText(file); });
-    fuzz::refuseCleanly("recording", [&] { (void)readRecording(file); });
+    fuzz::refuseCleanly("recording", [&] {
+        for (const SessionData& session : readRecording(file))
+            fuzz::expectSoundRecording("recording", session);
+    });
     return 0;
 }
