@@ -31,6 +31,7 @@ ResultsFanOut::ResultsFanOut(SessionController* session, ProblemDocument* docume
     , m_origin(std::move(origin))
     , m_runAction(runAction)
     , m_header(new QLabel(parent))
+    , m_verdict(new QLabel(parent))
     , m_heatmapEmpty(emptyStateLabel(QString(), parent))
     , m_heatmapStack(new QStackedWidget(parent))
     , m_scatterStack(new QStackedWidget(parent))
@@ -45,6 +46,15 @@ ResultsFanOut::ResultsFanOut(SessionController* session, ProblemDocument* docume
     heatmapLayout->setContentsMargins(0, 0, 0, 0);
     heatmapLayout->setSpacing(0);
     heatmapLayout->addWidget(m_header);
+    // The session's verdict (a failure, wrong results and why) above the picture it qualifies.
+    m_verdict->setObjectName(QStringLiteral("verdictBanner"));
+    m_verdict->setWordWrap(true);
+    m_verdict->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_verdict->setContentsMargins(8, 4, 8, 4);
+    m_verdict->setStyleSheet(QStringLiteral("QLabel#verdictBanner { background: #fff4e5; color: #7a3e00; "
+                                            "border: 1px solid #f0b46a; border-radius: 3px; }"));
+    m_verdict->hide();
+    heatmapLayout->addWidget(m_verdict);
     heatmapLayout->addWidget(m_views.heatmap, 1);
     m_heatmapStack->addWidget(m_heatmapEmpty);
     m_heatmapStack->addWidget(heatmapPage);
@@ -115,6 +125,7 @@ void ResultsFanOut::updateHeader() {
         m_heatmapEmpty->setText(noResultsNote(m_session->isLoading(), m_runAction->shortcut()));
         m_heatmapStack->setCurrentIndex(0);
         m_header->clear();
+        m_verdict->hide();
         status->setText(m_session->isLoading() ? tr("Reading the recording…") : QString());
         status->setMinimumWidth(0);
         return;
@@ -124,6 +135,8 @@ void ResultsFanOut::updateHeader() {
         describeResults(m_session->session(), *m_results, {origin.demo, m_session->isRunning(), origin.recordingPath});
     m_header->setToolTip(headline.tooltip);
     m_header->setText(headline.header);
+    m_verdict->setText(headline.verdict);
+    m_verdict->setVisible(!headline.verdict.isEmpty());
     status->setText(headline.status);
     // The status bar's messages must not squeeze it out.
     status->setMinimumWidth(status->fontMetrics().horizontalAdvance(headline.status) + 8);

@@ -82,6 +82,7 @@ private:
     std::function<Origin()> m_origin;
     const QAction* m_runAction;
     QLabel* m_header;
+    QLabel* m_verdict; ///< the session's verdict above the heatmap (hidden when it has none)
     QLabel* m_heatmapEmpty;
     QStackedWidget* m_heatmapStack; // page 0: the note; page 1: the header above the heatmap
     QStackedWidget* m_scatterStack; // page 0: a note; page 1: the plot

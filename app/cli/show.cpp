@@ -307,9 +307,16 @@ int runShow(const ShowOptions& opt) {
         for (std::size_t i = 0; i < implausible.size() && i < 3; ++i)
             std::printf("    %s: %s\n", describeConfig(implausible[i]->config).c_str(),
                         implausible[i]->measurement.message.c_str());
-        if (const std::string split = describeVerificationSplits(verificationSplits(all)); !split.empty())
-            std::printf("  verify      %s\n", split.c_str());
+        // Older sessions recorded no verdict of their own: one from their results.
+        if (recordedVerdict(s.provenanceJson, "verification").empty())
+            if (const std::string verdict = describeVerification(all, verificationSplits(all)); !verdict.empty())
+                std::printf("  verify      %s\n", verdict.c_str());
     }
+    // The session's own verdict (it may have verified configs again within groups, and so left none wrong).
+    if (const std::string verdict = recordedVerdict(s.provenanceJson, "verification"); !verdict.empty())
+        std::printf("  verify      %s\n", verdict.c_str());
+    if (const std::string inputs = recordedVerdict(s.provenanceJson, "second_inputs"); !inputs.empty())
+        std::printf("  inputs      %s\n", inputs.c_str());
 
     if (results.empty())
         return kOk;

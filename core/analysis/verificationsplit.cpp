@@ -1,7 +1,10 @@
 #include "analysis/verificationsplit.h"
 
+#include <nlohmann/json.hpp>
+
 #include <algorithm>
 #include <map>
+#include <string>
 
 namespace tilescope {
 
@@ -63,9 +66,83 @@ std::vector<VerificationSplit> verificationSplits(const std::vector<ResultRecord
     return splits;
 }
 
-std::string describeVerificationSplits(const std::vector<VerificationSplit>& splits) {
-    if (splits.empty())
+namespace {
+
+double metricOf(const ResultRecord& r, const char* name) {
+    for (const Metric& m : r.measurement.metrics)
+        if (m.name == name)
+            return m.value;
+    return 0;
+}
+
+std::string configsText(std::size_t n) {
+    return std::to_string(n) + (n == 1 ? " config" : " configs");
+}
+
+// "BLOCK=64, ITEMS=2: argument 'out': ..." for people.
+std::string example(const ResultRecord& r) {
+    return describeConfig(r.config) + ": " + r.measurement.message;
+}
+
+// What is wrong with wrong results, in the order of the checks: unwritten, NaN or Inf, values.
+std::string kindsOfWrong(const std::vector<const ResultRecord*>& wrong) {
+    std::vector<const ResultRecord*> unwritten, nonFinite, values;
+    for (const ResultRecord* r : wrong) {
+        if (metricOf(*r, kVerifyUnwritten) > 0)
+            unwritten.push_back(r);
+        else if (metricOf(*r, kVerifyNonFinite) > 0)
+            nonFinite.push_back(r);
+        else
+            values.push_back(r);
+    }
+    std::string out;
+    auto add = [&](const std::vector<const ResultRecord*>& group, const char* what) {
+        if (group.empty())
+            return;
+        out += (out.empty() ? "" : "; ") + std::to_string(group.size()) + " " + what + " (" + example(*group.front()) +
+               ")";
+    };
+    add(unwritten, "leave elements unwritten that the reference config writes");
+    add(nonFinite, "hold NaN or Inf where the reference config's outputs are finite");
+    add(values, "differ from the reference config's outputs beyond the tolerance");
+    return out;
+}
+
+} // namespace
+
+std::string splitObstacle(const std::vector<ResultRecord>& results, const VerificationSplit& split) {
+    std::vector<const ResultRecord*> unwritten, nonFinite;
+    for (const ResultRecord& r : results) {
+        if (r.status() != ResultStatus::WrongResult || !r.config.find(split.parameter))
+            continue;
+        if (metricOf(r, kVerifyUnwritten) > 0)
+            unwritten.push_back(&r);
+        else if (metricOf(r, kVerifyNonFinite) > 0)
+            nonFinite.push_back(&r);
+    }
+    std::string out;
+    if (!unwritten.empty())
+        out = std::to_string(unwritten.size()) + " of the " + std::to_string(split.differing) +
+              " configs that differ leave elements unwritten that the reference config writes (" +
+              example(*unwritten.front()) + ")";
+    if (!nonFinite.empty())
+        out += (out.empty() ? "" : "; ") + std::to_string(nonFinite.size()) + " of the " +
+               std::to_string(split.differing) + " configs that differ hold NaN or Inf where the reference " +
+               "config's outputs are finite (" + example(*nonFinite.front()) + ")";
+    return out;
+}
+
+std::string describeVerification(const std::vector<ResultRecord>& results, const std::vector<VerificationSplit>& splits,
+                                 const WithinGroupsCheck* within) {
+    std::vector<const ResultRecord*> wrong;
+    for (const ResultRecord& r : results)
+        if (r.status() == ResultStatus::WrongResult)
+            wrong.push_back(&r);
+    if (wrong.empty())
         return {};
+    if (splits.empty())
+        return configsText(wrong.size()) + " computed wrong results: " + kindsOfWrong(wrong);
+
     const VerificationSplit& s = splits.front();
     std::string values;
     for (std::size_t i = 0; i < s.matchingValues.size(); ++i)
@@ -79,11 +156,38 @@ std::string describeVerificationSplits(const std::vector<VerificationSplit>& spl
             others += (i == 1 ? "" : ", ") + splits[i].parameter;
         out += " (" + others + " split them the same way: the configs measured cannot tell these apart)";
     }
-    out += "; so the kernel's outputs depend on " + s.parameter +
-           " (a partial result per block, a layout it chooses), and comparing them with one config's outputs "
-           "cannot verify it: give the expected outputs as ReferenceArguments in the problem, or tune with "
-           "--no-verify";
-    return out;
+    const std::string declare = "\"Tilescope\": {\"VerifyWithin\": [\"" + s.parameter + "\"]}";
+    if (const std::string obstacle = splitObstacle(results, s); !obstacle.empty())
+        return out + "; but " + obstacle + ": the kernel is wrong for those configs, not only different by " +
+               s.parameter;
+    if (!within || within->verified == 0)
+        return out + "; the outputs may depend on " + s.parameter +
+               " (a partial result per block, a layout, time steps per launch): verify each config against the "
+               "first config with its value of " +
+               s.parameter + " (" + declare + " in the problem), or give the expected outputs as ReferenceArguments";
+    if (within->agree < within->verified)
+        return out + "; verified again within the groups of " + s.parameter +
+               " (each against the first config with its value), " + std::to_string(within->verified - within->agree) +
+               " of " + std::to_string(within->verified) + " still differ (" + within->firstDiffering +
+               "): the kernel is wrong for those configs, not only "
+               "different by " +
+               s.parameter;
+    return out + "; verified again within the groups of " + s.parameter +
+           " (each against the first config with its value), all " + std::to_string(within->verified) +
+           " agree: the kernel's outputs depend on " + s.parameter +
+           " (a partial result per block, a layout, time steps per launch), so they are ok now. Configs of "
+           "different " +
+           s.parameter + " compute different things: the objective must count the work " + s.parameter +
+           " changes (work per time, not time) for them to rank against each other; " + declare +
+           " in the problem verifies them so from the start";
+}
+
+std::string recordedVerdict(const std::string& provenanceJson, const char* key) {
+    const nlohmann::json doc = nlohmann::json::parse(provenanceJson, nullptr, false);
+    if (!doc.is_object())
+        return {};
+    const auto it = doc.find(key);
+    return it != doc.end() && it->is_string() ? it->get<std::string>() : std::string();
 }
 
 } // namespace tilescope

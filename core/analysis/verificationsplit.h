@@ -1,10 +1,12 @@
 #pragma once
 
-// Why configs disagree with the reference, when one parameter says it: every config with P = v
-// matches the reference and every other does not. The kernel is then usually right and its
-// outputs depend on P (a partial result per block, a layout chosen by P), so comparing with the
-// first config's outputs cannot verify it: the problem needs ReferenceArguments (the expected
-// outputs), or verification off.
+// Why configs disagree with the reference, and whether one parameter says it: every config with
+// P = v matches the reference and every other does not. That can mean the outputs depend on P (a
+// partial result per block, a layout chosen by P, time steps per launch), but only when the
+// configs that differ write every element the reference writes, leave no NaN or Inf, and agree
+// with each other where P agrees: a session then verifies them again within the groups of P (each
+// against the first config of its group) before it says so. Otherwise the verdict says what is
+// wrong: elements never written, NaN or Inf, values beyond the tolerance.
 
 #include "model/records.h"
 
@@ -29,9 +31,31 @@ struct VerificationSplit {
 /// no side. Empty when no config differs.
 std::vector<VerificationSplit> verificationSplits(const std::vector<ResultRecord>& results, std::size_t minEach = 3);
 
-/// One sentence for a session summary: "12 configs match the reference and 40 do not, split by
-/// BLOCK: every config with BLOCK = 16 matches, every other does not: the outputs depend on BLOCK
-/// ...; give the expected outputs as ReferenceArguments, or tune with --no-verify". "" for none.
-std::string describeVerificationSplits(const std::vector<VerificationSplit>& splits);
+/// Why the split's explanation cannot hold: the configs that differ leave elements unwritten that
+/// the reference writes, or hold NaN or Inf where it is finite (their metrics verify.unwritten,
+/// verify.nonfinite): "14 of the 40 configs that differ leave elements unwritten (BLOCK=64: ...)".
+/// "" when nothing speaks against it.
+std::string splitObstacle(const std::vector<ResultRecord>& results, const VerificationSplit& split);
+
+/// What verifying the configs of a split again within the groups of its parameter found.
+struct WithinGroupsCheck {
+    std::string parameter;
+    std::size_t verified = 0;   ///< configs verified again, each against the first config of its group
+    std::size_t agree = 0;      ///< of them, those that matched it
+    std::string firstDiffering; ///< "BLOCK=64, ...: why" of one that did not ("" none)
+};
+
+/// The session's verdict on its wrong results, for people; "" when there are none. With a split
+/// whose explanation can hold and a within-groups check that every config passed: the outputs
+/// depend on P, how the configs were verified, and that the objective must count the work P
+/// changes; a check that some failed or an obstacle: what is wrong; no check: how to verify
+/// within the groups. Without a split: how many configs are wrong and in which way. Never advises
+/// turning verification off.
+std::string describeVerification(const std::vector<ResultRecord>& results, const std::vector<VerificationSplit>& splits,
+                                 const WithinGroupsCheck* within = nullptr);
+
+/// A verdict a session recorded in its provenance JSON: "verification" (describeVerification)
+/// or "second_inputs" (what the final round's second input set found); "" when absent.
+std::string recordedVerdict(const std::string& provenanceJson, const char* key);
 
 } // namespace tilescope

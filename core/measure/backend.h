@@ -91,6 +91,11 @@ struct MeasureControl {
     /// > 0: take this many samples of each config (fewer only past the backend's time cap) and
     /// time alone, no counters: one round of an interleaved comparison. 0: the backend's rule.
     int samplesPerConfig = 0;
+    /// Parameters (indices into the problem's) whose values each make a group of configs verified
+    /// against the first correct config of the group, not against one config for all: where a
+    /// parameter changes what the kernel computes (time steps per launch). Empty: the problem's
+    /// Tilescope.VerifyWithin.
+    std::vector<std::size_t> verifyWithin;
     /// Set: the call goes on with the configs the feed adds as devices go idle (numbered after the
     /// call's own items, in the order added, for the sink) and returns once nothing is in flight
     /// and the feed adds none. A fed item's compiles must live until its result reaches the sink.
@@ -139,6 +144,11 @@ public:
                          const MeasureSink& sink) = 0;
     /// Releases devices and workers. Called once the session ends; safe to call twice.
     virtual void close() {}
+    /// Measures from now on with the inputs a Random fill gives for `seed` (a second input set:
+    /// a kernel right only by accident of the data shows it), each config still compared with its
+    /// reference config run on the same inputs. Whether the inputs changed: false when the
+    /// problem has no Random fill or the backend cannot (a recording, static analysis).
+    virtual bool reseed(std::uint64_t /*seed*/) { return false; }
 };
 
 } // namespace tilescope

@@ -86,6 +86,15 @@ inline constexpr const char* kEnergySampledMetric = "energy.sampled";
 /// The energy counter's update period seen during the measurement (ms): the median time between its steps.
 inline constexpr const char* kEnergyCounterMetric = "energy.counter_ms";
 
+/// What the check of a config's outputs found (measure/cuda/outputcheck.h), recorded where
+/// not zero: elements the reference config writes that it never wrote; NaN or Inf values where
+/// the reference's are finite; values further from the reference's than the tolerance; elements it
+/// wrote that the reference config left unwritten.
+inline constexpr const char* kVerifyUnwritten = "verify.unwritten";
+inline constexpr const char* kVerifyNonFinite = "verify.nonfinite";
+inline constexpr const char* kVerifyMismatched = "verify.mismatched";
+inline constexpr const char* kVerifyExtra = "verify.extra";
+
 /// A named hardware counter or derived value (CUPTI metric names, e.g. "dram__bytes_read.sum").
 struct Metric {
     std::string name;

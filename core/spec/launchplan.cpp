@@ -694,6 +694,8 @@ LaunchPlanner::LaunchPlanner(const TuningProblem& problem, std::size_t shapeInde
         ArgumentSpec& s = m_arguments[i];
         s.constantMemory = problem.arguments[i].memType == "Constant";
         s.verify = s.isVector() && (flagged ? problem.arguments[i].output.value_or(false) : s.isOutput());
+        s.partial = s.isVector() && std::find(problem.partialOutputs.begin(), problem.partialOutputs.end(),
+                                              problem.arguments[i].name) != problem.partialOutputs.end();
     }
 }
 

@@ -98,6 +98,9 @@ struct ArgumentSpec {
     /// Compared with the reference: the buffers the file flags as Output where it flags any,
     /// else every buffer the kernel may write.
     bool verify = false;
+    /// Written only in part by design (Tilescope.Partial): elements the reference config leaves
+    /// unwritten are no error.
+    bool partial = false;
 
     // Scalar arguments
     double scalarValue = 0; ///< the value (Tilescope "Value" expression, else FillValue), for messages

@@ -766,7 +766,33 @@ private:
         }
         if (auto n = ts.member("Configs"))
             readConfigList(*n);
-        keepUnknown(ts, {"Shapes", "Objective", "Objectives", "Roofline", "Metrics", "Silence", "Configs"});
+        if (auto n = ts.member("Partial")) {
+            m_p.partialOutputs = n->asStringArray();
+            for (std::size_t i = 0; i < m_p.partialOutputs.size(); ++i) {
+                const std::string& name = m_p.partialOutputs[i];
+                const auto& args = m_p.arguments;
+                const auto it =
+                    std::find_if(args.begin(), args.end(), [&](const KernelArgument& a) { return a.name == name; });
+                if (it == args.end())
+                    n->item(i).fail("'" + name + "' is not the Name of an argument");
+                if (it->memoryType != "Vector")
+                    n->item(i).fail("'" + name + "' is a " + it->memoryType +
+                                    " argument; only Vector arguments hold output that can be partly written");
+            }
+        }
+        if (auto n = ts.member("VerifyWithin")) {
+            m_p.verifyWithin = n->asStringArray();
+            for (std::size_t i = 0; i < m_p.verifyWithin.size(); ++i) {
+                const std::string& name = m_p.verifyWithin[i];
+                if (m_p.parameterIndex(name) < 0)
+                    n->item(i).fail("'" + name + "' is not the name of a tuning parameter");
+                if (std::count(m_p.verifyWithin.begin(), m_p.verifyWithin.begin() + static_cast<std::ptrdiff_t>(i),
+                               name) > 0)
+                    n->item(i).fail("'" + name + "' is named twice");
+            }
+        }
+        keepUnknown(ts, {"Shapes", "Objective", "Objectives", "Roofline", "Metrics", "Silence", "Configs", "Partial",
+                         "VerifyWithin"});
     }
 
     // Tilescope.Configs: [[v1, v2, ...], ...], the values in TuningParameters order. Each value

@@ -221,9 +221,10 @@ bool TuningProblem::operator==(const TuningProblem& o) const {
            sharedMemory == o.sharedMemory && arguments == o.arguments && referenceArguments == o.referenceArguments &&
            device == o.device && profiling == o.profiling && simulationInput == o.simulationInput &&
            searchName == o.searchName && searchAttributes == o.searchAttributes && budget == o.budget &&
-           shapes == o.shapes && shapesSource == o.shapesSource && objective == o.objective && objectives == o.objectives && roofline == o.roofline &&
-           metrics == o.metrics && silencedWarnings == o.silencedWarnings && configList == o.configList &&
-           unknownFields == o.unknownFields;
+           shapes == o.shapes && shapesSource == o.shapesSource && objective == o.objective &&
+           objectives == o.objectives && roofline == o.roofline && metrics == o.metrics &&
+           silencedWarnings == o.silencedWarnings && configList == o.configList && partialOutputs == o.partialOutputs &&
+           verifyWithin == o.verifyWithin && unknownFields == o.unknownFields;
 }
 
 } // namespace tilescope

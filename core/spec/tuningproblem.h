@@ -213,6 +213,16 @@ public:
     /// configs that also pass the Conditions. nullopt = absent (the space is the Conditions').
     /// Written by `tilescope-cli kt` for restrictions that only Python can evaluate.
     std::optional<std::vector<Config>> configList;
+    /// Tilescope.Partial: Vector arguments (by Name) that the kernel writes only in part by design
+    /// (a per-block result in a buffer sized for the most blocks). Their unwritten elements are
+    /// no error in the reference config; a config must still write every element the reference
+    /// config writes. Empty: every output is to be written whole.
+    std::vector<std::string> partialOutputs;
+    /// Tilescope.VerifyWithin: parameters (by name) whose values change what the kernel computes
+    /// (time steps per launch, a partial result per block): each config is compared with the first
+    /// config of its own group (the same values of these parameters), not with one config for all.
+    /// Empty: one reference for the session.
+    std::vector<std::string> verifyWithin;
 
     /// Fields this version does not know, per section, kept verbatim (JSON text) for writing back.
     /// The key is the JSON pointer of the object that held them ("" = the top level,

@@ -301,6 +301,31 @@ struct ResultStore::Impl : Connection {
         return id;
     }
 
+    // A result's metrics as the JSON object of its metrics column.
+    static std::string metricsObject(const std::vector<Metric>& list) {
+        std::string metrics = "{}";
+        if (!list.empty()) {
+            metrics = "{";
+            for (const Metric& metric : list) {
+                if (metrics.size() > 1)
+                    metrics += ',';
+                if (plainText(metric.name))
+                    metrics.append("\"").append(metric.name).append("\"");
+                else
+                    metrics += nlohmann::json(metric.name).dump();
+                metrics += ':';
+                if (std::isfinite(metric.value)) {
+                    char buf[32];
+                    metrics.append(buf, std::to_chars(buf, buf + sizeof buf, metric.value).ptr);
+                } else {
+                    metrics += "null";
+                }
+            }
+            metrics += '}';
+        }
+        return metrics;
+    }
+
     // `now` stands in for records without a time.
     std::int64_t insert(std::int64_t sessionId, const ResultRecord& r, const std::string& now) {
         bool existed = false;
@@ -334,26 +359,7 @@ struct ResultStore::Impl : Connection {
             s.bind(23, std::int64_t(m.device));
         else
             s.bindNull(23);
-        std::string metrics = "{}";
-        if (!m.metrics.empty()) {
-            metrics = "{";
-            for (const Metric& metric : m.metrics) {
-                if (metrics.size() > 1)
-                    metrics += ',';
-                if (plainText(metric.name))
-                    metrics.append("\"").append(metric.name).append("\"");
-                else
-                    metrics += nlohmann::json(metric.name).dump();
-                metrics += ':';
-                if (std::isfinite(metric.value)) {
-                    char buf[32];
-                    metrics.append(buf, std::to_chars(buf, buf + sizeof buf, metric.value).ptr);
-                } else {
-                    metrics += "null";
-                }
-            }
-            metrics += '}';
-        }
+        const std::string metrics = metricsObject(m.metrics);
         // Messages never carry NUL or control bytes, whoever made them (model/measurement.h).
         s.bindView(24, metrics).bind(25, cleanMessage(m.message)).bind(26, cleanMessage(r.log));
         s.bindView(27, r.recordedAt.empty() ? now : r.recordedAt);
@@ -803,6 +809,35 @@ void ResultStore::updateTiming(std::int64_t resultId, const TimingStats& time, s
     else
         s.bindNull(8).bindNull(9);
     s.bind(10, resultId).run();
+    if (sqlite3_changes(m_impl->db) != 1)
+        throw std::runtime_error(m_impl->path.string() + ": no result " + std::to_string(resultId) + " to update");
+    m_impl->commitNow();
+}
+
+void ResultStore::updateVerdict(std::int64_t resultId, const Measurement& m, std::optional<double> objective,
+                                double addedBenchmarkSeconds) {
+    m_impl->checkThread();
+    m_impl->checkWritable();
+    m_impl->beginIfNeeded();
+    Statement s(*m_impl, "UPDATE results SET status = ?, time_ms = ?, time_min_ms = ?, time_max_ms = ?, "
+                         "time_stdev_ms = ?, samples = ?, objective = ?, benchmark_s = benchmark_s + ?, "
+                         "verification_error = ?, metrics = ?, message = ?, time_ci_low_ms = ?, time_ci_high_ms = ? "
+                         "WHERE id = ?");
+    const bool timed = m.time.samples > 0 || m.time.medianMs > 0;
+    s.bindView(1, statusName(m.status));
+    if (timed)
+        s.bind(2, m.time.medianMs).bind(3, m.time.minMs).bind(4, m.time.maxMs).bind(5, m.time.stdevMs);
+    else
+        s.bindNull(2).bindNull(3).bindNull(4).bindNull(5);
+    s.bind(6, std::int64_t(m.time.samples)).bind(7, objective).bind(8, addedBenchmarkSeconds);
+    s.bind(9, m.verificationError);
+    const std::string metrics = Impl::metricsObject(m.metrics);
+    s.bindView(10, metrics).bind(11, cleanMessage(m.message));
+    if (timed && m.time.hasInterval())
+        s.bind(12, m.time.ciLowMs).bind(13, m.time.ciHighMs);
+    else
+        s.bindNull(12).bindNull(13);
+    s.bind(14, resultId).run();
     if (sqlite3_changes(m_impl->db) != 1)
         throw std::runtime_error(m_impl->path.string() + ": no result " + std::to_string(resultId) + " to update");
     m_impl->commitNow();

@@ -100,6 +100,13 @@ public:
     /// `addedBenchmarkSeconds`. Throws std::runtime_error when there is no such result.
     void updateTiming(std::int64_t resultId, const TimingStats& time, std::optional<double> objective,
                       double addedBenchmarkSeconds);
+    /// Replaces a stored result's verdict with a new measurement of the same config: its status,
+    /// timing, objective, verification error, metrics and message (a session that verifies a
+    /// config again: within the group its outputs belong to, or on a second input set); its
+    /// benchmark time grows by `addedBenchmarkSeconds`. Throws std::runtime_error when there is
+    /// no such result.
+    void updateVerdict(std::int64_t resultId, const Measurement& measurement, std::optional<double> objective,
+                       double addedBenchmarkSeconds);
     /// Appends many results in one transaction (imports): far faster than one by one.
     void appendMany(std::int64_t sessionId, std::span<const ResultRecord> records);
     /// Commits pending results now.

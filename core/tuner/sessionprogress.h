@@ -46,6 +46,11 @@ public:
     bool add(const ResultRecord& r, std::uint64_t index);
     /// Device time spent besides the results' own (the final round).
     void addRecordedSeconds(double seconds) { m_progress.recordedSeconds += seconds; }
+    /// A stored result's status changed from `from` to `to` (verified again).
+    void restatus(ResultStatus from, ResultStatus to) {
+        count(from, -1);
+        count(to, +1);
+    }
     /// The best as stored now (after the final round measured the leaders again).
     void setBest(std::optional<ResultRecord> best) { m_progress.best = std::move(best); }
     void setTotal(std::uint64_t total) { m_progress.total = total; }

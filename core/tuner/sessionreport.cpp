@@ -57,6 +57,8 @@ SessionReport sessionReport(const SessionSummary& summary, const SessionReportCo
         line("verify", summary.verification);
     if (!summary.confirmation.empty())
         line("confirmed", summary.confirmation);
+    if (!summary.secondInputs.empty())
+        line("inputs", summary.secondInputs);
     if (const std::string state = measuredStateSentence(s.provenanceJson); !state.empty())
         line("gpu state", state);
     if (!summary.clocksMoved.empty())

@@ -97,6 +97,8 @@ struct TuningSession::Run {
     std::optional<Roofline> roofline;               // of the best so far (SessionOptions::earlyStop)
     std::vector<Remeasurement> remeasured;
     std::string confirmation;
+    std::string verification; // the verdict on the wrong results (SessionSummary::verification)
+    std::string secondInputs; // what the final round's second input set found ("" none)
     // Medians below what a config's outputs take to write (null: the problem cannot be planned).
     std::unique_ptr<PlausibilityCheck> plausibility;
     FailureWatch watch;
@@ -646,6 +648,28 @@ struct TuningSession::Run {
     // Measures the best configs once more (SessionOptions::confirmTop).
     void confirmBest();
 
+    // The verdict on the wrong results, after verifying again within the groups of a parameter
+    // that splits them (analysis/verificationsplit.h) where nothing speaks against it.
+    void judgeWrongResults();
+    // Verifies the wrong results again, each against the first config of its group of `split`'s
+    // parameter; those that agree are stored as measured now.
+    WithinGroupsCheck verifyWithin(const std::vector<ResultRecord>& before, const VerificationSplit& split,
+                                   std::size_t parameter);
+
+    // The verdicts on wrong results and on the second input set, into the session's provenance,
+    // where `show` and the workbench read them.
+    void keepVerdicts() {
+        nlohmann::ordered_json v = nlohmann::ordered_json::object();
+        if (!verification.empty())
+            v["verification"] = verification;
+        if (!secondInputs.empty())
+            v["second_inputs"] = secondInputs;
+        if (v.empty())
+            return;
+        info.provenanceJson = withProvenance(info.provenanceJson, v);
+        self.m_store.setSessionProvenance(sessionId, info.deviceName, info.arch, info.provenanceJson);
+    }
+
     // The GPU's clocks and temperature over this run, into the session's provenance.
     void keepDeviceStates() {
         if (pipeline.configs > 0 && !backend.simulated) {
@@ -672,6 +696,93 @@ struct TuningSession::Run {
         self.m_store.setSessionProvenance(sessionId, info.deviceName, info.arch, info.provenanceJson);
     }
 };
+
+void TuningSession::Run::judgeWrongResults() {
+    if (progress().counts.of(ResultStatus::WrongResult) == 0)
+        return;
+    const std::vector<ResultRecord> before = self.m_store.results(sessionId);
+    const std::vector<VerificationSplit> splits = verificationSplits(before);
+    std::optional<WithinGroupsCheck> within;
+    if (!splits.empty() && splitObstacle(before, splits.front()).empty() && !backend.simulated &&
+        backend.kind != "analysis" && !self.m_cancel.load()) {
+        const int p = problem.parameterIndex(splits.front().parameter);
+        const bool declared = std::find(problem.verifyWithin.begin(), problem.verifyWithin.end(),
+                                        splits.front().parameter) != problem.verifyWithin.end();
+        if (p >= 0 && !declared)
+            within = verifyWithin(before, splits.front(), static_cast<std::size_t>(p));
+    }
+    verification = describeVerification(before, splits, within ? &*within : nullptr);
+}
+
+WithinGroupsCheck TuningSession::Run::verifyWithin(const std::vector<ResultRecord>& before,
+                                                   const VerificationSplit& split, std::size_t parameter) {
+    WithinGroupsCheck check;
+    check.parameter = split.parameter;
+    std::vector<PendingConfig> taken;
+    std::vector<const ResultRecord*> stored; // per pending config
+    for (const ResultRecord& r : before) {
+        if (r.status() != ResultStatus::WrongResult)
+            continue;
+        const std::optional<std::uint64_t> index = spaceIndexOf(r, space, *codec);
+        if (!index)
+            continue;
+        taken.push_back(compiles.submit(*index, space.at(*index)));
+        stored.push_back(&r);
+    }
+    std::vector<MeasureItem> items;
+    std::vector<std::size_t> pendingOf; // item -> pending
+    for (std::size_t i = 0; i < taken.size(); ++i) {
+        taken[i].collect(); // from the compile cache: it compiled during the search
+        if (taken[i].compiled && !taken[i].compiled->ok())
+            continue;
+        pendingOf.push_back(i);
+        items.push_back(compiles.measureItem(taken[i]));
+    }
+    if (items.empty())
+        return check;
+    MeasureControl control;
+    control.perConfigSeconds = options.perConfigSeconds;
+    control.cancel = &self.m_cancel;
+    control.verifyWithin = {parameter};
+    self.m_backend.measure(items, control, [&](std::size_t item, Measurement m) {
+        if (item >= pendingOf.size() || m.status == ResultStatus::Skipped)
+            return;
+        const std::size_t i = pendingOf[item];
+        ++check.verified;
+        tally.addRecordedSeconds(m.benchmarkSeconds);
+        ResultRecord r = *stored[i];
+        if (m.status != ResultStatus::WrongResult && m.status != ResultStatus::Ok) {
+            if (check.firstDiffering.empty())
+                check.firstDiffering =
+                    describeConfig(r.config) + ": " + std::string(statusName(m.status)) + ", " + m.message;
+            return;
+        }
+        if (m.status == ResultStatus::WrongResult) {
+            if (check.firstDiffering.empty())
+                check.firstDiffering = describeConfig(r.config) + ": " + m.message;
+            return;
+        }
+        ++check.agree;
+        const std::optional<StaticInfo> staticInfo = r.measurement.staticInfo;
+        const double compileSeconds = r.measurement.compileSeconds;
+        const double added = m.benchmarkSeconds;
+        r.measurement = std::move(m);
+        r.measurement.staticInfo = staticInfo;
+        r.measurement.compileSeconds = compileSeconds;
+        r.measurement.message = "verified within the group of " + split.parameter + " = " +
+                                r.config.find(split.parameter)->plain() +
+                                (r.measurement.message.empty() ? "" : "; " + r.measurement.message);
+        judgeTime(r);
+        if (r.ok())
+            r.objective = objective->value(space, taken[i].config, r.timeMs(), energyOf(r.measurement.metrics));
+        self.m_store.updateVerdict(r.id, r.measurement, r.objective, added);
+        tally.restatus(ResultStatus::WrongResult, r.status());
+        if (self.m_events.updated)
+            self.m_events.updated(r);
+    });
+    tally.setBest(self.m_store.best(sessionId));
+    return check;
+}
 
 void TuningSession::Run::confirmBest() {
     std::vector<ResultRecord> top;
@@ -700,6 +811,11 @@ void TuningSession::Run::confirmBest() {
         items.push_back(compiles.measureItem(p));
     }
 
+    // A second input set: each config is verified again on inputs from another seed, against its
+    // reference config run on them, so that a kernel right only by accident of the data is caught.
+    const std::uint64_t inputSeed = options.seed + 0x9E3779B97F4A7C15ull;
+    const bool reseeded = self.m_backend.reseed(inputSeed);
+
     MeasureControl control;
     control.perConfigSeconds = options.perConfigSeconds;
     control.cancel = &self.m_cancel;
@@ -709,6 +825,8 @@ void TuningSession::Run::confirmBest() {
         self.m_backend, items, control, std::max<std::size_t>(1, options.confirmRounds), deviceStates);
 
     const RoundPool unmeasured;
+    std::size_t caught = 0;    // wrong on the second input set
+    std::string caughtExample; // one of them, for people
     for (std::size_t i = 0; i < taken.size(); ++i) {
         const RoundPool& pool = itemOf[i] < pools.size() ? pools[itemOf[i]] : unmeasured;
         tally.addRecordedSeconds(pool.seconds);
@@ -721,9 +839,34 @@ void TuningSession::Run::confirmBest() {
             self.m_store.updateTiming(r.id, r.measurement.time, r.objective, pool.seconds);
             if (self.m_events.updated)
                 self.m_events.updated(r);
+        } else if (reseeded && pool.failed && pool.failed->status == ResultStatus::WrongResult) {
+            // Wrong on the second input set: it never wins.
+            ResultRecord r = top[topOf[i]];
+            const std::optional<StaticInfo> staticInfo = r.measurement.staticInfo;
+            const double compileSeconds = r.measurement.compileSeconds;
+            r.measurement = *pool.failed;
+            r.measurement.staticInfo = staticInfo;
+            r.measurement.compileSeconds = compileSeconds;
+            r.measurement.message =
+                "on a second input set (seed " + std::to_string(inputSeed) + "): " + r.measurement.message;
+            r.objective.reset();
+            self.m_store.updateVerdict(r.id, r.measurement, std::nullopt, pool.seconds);
+            tally.restatus(ResultStatus::Ok, ResultStatus::WrongResult);
+            if (self.m_events.updated)
+                self.m_events.updated(r);
+            ++caught;
+            if (caughtExample.empty())
+                caughtExample = describeConfig(r.config) + ": " + pool.failed->message;
         }
         remeasured.push_back(std::move(*x));
     }
+    if (reseeded)
+        secondInputs = caught == 0 ? "the best " + std::to_string(remeasured.size()) +
+                                         " configs were verified again on a second input set (seed " +
+                                         std::to_string(inputSeed) + ") and agree with their reference config"
+                                   : std::to_string(caught) + " of the best " + std::to_string(remeasured.size()) +
+                                         " configs are wrong on a second input set (seed " + std::to_string(inputSeed) +
+                                         "), right only by accident of the first inputs (" + caughtExample + ")";
     tally.setBest(self.m_store.best(sessionId));
     confirmation = concludeFinalRound(remeasured, configKey(top.front().config));
 }
@@ -742,8 +885,10 @@ SessionSummary TuningSession::run() {
     }
     try {
         run.loop();
+        run.judgeWrongResults();
         if (m_options.confirmTop > 0 && !run.backend.simulated && !m_cancel.load())
             run.confirmBest();
+        run.keepVerdicts();
         run.keepDeviceStates();
         const bool wasCancelled = m_cancel.load();
         m_store.setSessionState(run.sessionId, wasCancelled ? SessionState::Cancelled : SessionState::Finished,
@@ -777,8 +922,8 @@ SessionSummary TuningSession::run() {
         summary.pipeline = run.pipeline;
     if (run.compiling && m_compiler)
         summary.compileThreads = m_compiler->threadCount();
-    if (run.progress().counts.of(ResultStatus::WrongResult) > 0)
-        summary.verification = describeVerificationSplits(verificationSplits(m_store.results(run.sessionId)));
+    summary.verification = run.verification;
+    summary.secondInputs = run.secondInputs;
     if (m_events.finished)
         m_events.finished(summary);
     return summary;

@@ -147,9 +147,14 @@ struct SessionSummary {
     /// For people: the session's implausible configs, how many and the fastest one's reason (they
     /// ran faster than their outputs take to write, analysis/plausibility.h); "" none.
     std::string implausible;
-    /// For people: the parameter whose values split the configs that match the reference from
-    /// those that do not (analysis/verificationsplit.h), and what to do; "" none.
+    /// For people: the verdict on the session's wrong results (analysis/verificationsplit.h): what
+    /// is wrong with them, or the parameter whose values split them from the configs that match
+    /// the reference and what verifying within its groups found; "" none. Also in the session's
+    /// provenance ("verification").
     std::string verification;
+    /// What the final round found when it verified the best configs on a second input set
+    /// (Backend::reseed); "" when it did not (no final round, no Random fill, a recording).
+    std::string secondInputs;
     /// The compile pool and the GPUs (not for a replay).
     std::optional<SessionPipeline> pipeline;
     unsigned compileThreads = 0; ///< of the compile pool, when the session compiled

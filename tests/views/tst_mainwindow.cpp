@@ -43,6 +43,7 @@
 #include <QComboBox>
 #include <QDockWidget>
 #include <QDoubleSpinBox>
+#include <QLabel>
 #include <QLineEdit>
 #include <QMimeData>
 #include <QPlainTextEdit>
@@ -131,6 +132,7 @@ private slots:
     void runsShapeSetsFromTheRunPanel();
     void comparesTwoGpus();
     void headlineSaysWhatTheGpuDid();
+    void bannerSaysTheVerdict();
     void shortcutsAndDocks();
 
     void sessionListModel();
@@ -539,6 +541,70 @@ void TestMainWindow::headlineSaysWhatTheGpuDid() {
     ResultsHeadline moved = describeResults(info, {}, origin);
     QVERIFY2(moved.header.contains(QStringLiteral("clocks moved")), qPrintable(moved.header));
     QVERIFY2(moved.tooltip.contains(QStringLiteral("the SM clock ranged 1320-1980 MHz")), qPrintable(moved.tooltip));
+}
+
+void TestMainWindow::bannerSaysTheVerdict() {
+    // A database whose session found configs that leave elements unwritten, and one configs right
+    // only on the first inputs: the banner above the heatmap says both; a session without wrong
+    // results has none.
+    QTemporaryDir dir;
+    const std::string db = dir.filePath(QStringLiteral("verdict.db")).toStdString();
+    {
+        ResultStore store = ResultStore::open(db, StoreMode::ReadWrite);
+        SessionInfo info;
+        info.kernel = "skipper";
+        info.backend = "cuda:0";
+        info.deviceName = "NVIDIA H200";
+        info.parameters = {"SKIP", "BLOCK"};
+        info.provenanceJson =
+            R"x({"verification": "3 configs computed wrong results: 3 leave elements unwritten that the reference )x"
+            R"x(config writes (SKIP=1, BLOCK=128: argument 'out': 4,194,304 of 16,777,216 elements never written, )x"
+            R"x(the first at 393,216)", "second_inputs": "the best 3 configs were verified again on a second input )x"
+            R"x(set (seed 7) and agree with their reference config"})x";
+        const std::int64_t id = store.createSession(info);
+        for (int skip : {0, 1})
+            for (int block : {128, 256, 512}) {
+                ResultRecord r;
+                r.config["SKIP"] = skip;
+                r.config["BLOCK"] = block;
+                r.measurement.status = skip ? ResultStatus::WrongResult : ResultStatus::Ok;
+                r.measurement.time.medianMs = 1.0 + block / 1000.0 - skip * 0.5;
+                r.measurement.time.samples = 10;
+                store.append(id, r);
+            }
+        store.setSessionState(id, SessionState::Finished);
+    }
+    MainWindow window(transient());
+    window.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&window));
+    QVERIFY(window.openRecording(QString::fromStdString(db)));
+    QTRY_VERIFY_WITH_TIMEOUT(window.hasResultsShown(), kTimeoutMs);
+    auto* banner = window.findChild<QLabel*>(QStringLiteral("verdictBanner"));
+    QVERIFY(banner);
+    QTRY_VERIFY(banner->isVisible());
+    QVERIFY2(banner->text().contains(QStringLiteral("Verification: 3 configs computed wrong results: 3 leave elements "
+                                                    "unwritten")),
+             qPrintable(banner->text()));
+    QVERIFY2(banner->text().contains(QStringLiteral("Second input set: the best 3 configs were verified again")),
+             qPrintable(banner->text()));
+
+    // The demo has no wrong result and no verdict: no banner.
+    QVERIFY(window.openRecording(kDemo));
+    QTRY_COMPARE_WITH_TIMEOUT(window.resultsView()->model()->rowCount(), kDemoResults, kTimeoutMs);
+    QTRY_VERIFY(!banner->isVisible());
+
+    // A failed session says why, computed from its results where it recorded no verdict.
+    SessionInfo failed;
+    failed.state = SessionState::Failed;
+    failed.message = "the device fell off the bus";
+    ResultRecord wrong;
+    wrong.config["P"] = 1;
+    wrong.measurement.status = ResultStatus::WrongResult;
+    wrong.measurement.message = "argument 'out': 2 elements are NaN or Inf where the reference config's are finite";
+    wrong.measurement.metrics = {{kVerifyNonFinite, 2}};
+    const QString text = sessionVerdict(failed, {wrong});
+    QVERIFY2(text.contains(QStringLiteral("The session failed: the device fell off the bus")), qPrintable(text));
+    QVERIFY2(text.contains(QStringLiteral("hold NaN or Inf")), qPrintable(text));
 }
 
 void TestMainWindow::opensShapeSets() {

@@ -1,6 +1,7 @@
 #include "session/resultsheadline.h"
 
 #include "analysis/clocks.h"
+#include "analysis/verificationsplit.h"
 #include "common/emptystate.h"
 #include "common/format.h"
 
@@ -89,7 +90,22 @@ ResultsHeadline describeResults(const SessionInfo& info, const std::vector<Resul
     if (const std::string from = provenanceSentence(info); !from.empty())
         out.tooltip += (out.tooltip.isEmpty() ? QString() : QStringLiteral("\n")) +
                        QObject::tr("Provenance: %1").arg(QString::fromStdString(from));
+    out.verdict = sessionVerdict(info, results);
     return out;
+}
+
+QString sessionVerdict(const SessionInfo& info, const std::vector<ResultRecord>& results) {
+    QStringList lines;
+    if (info.state == SessionState::Failed && !info.message.empty())
+        lines << QObject::tr("The session failed: %1").arg(QString::fromStdString(info.message));
+    std::string verification = recordedVerdict(info.provenanceJson, "verification");
+    if (verification.empty()) // a session recorded before sessions kept their verdict, or a recording
+        verification = describeVerification(results, verificationSplits(results));
+    if (!verification.empty())
+        lines << QObject::tr("Verification: %1").arg(QString::fromStdString(verification));
+    if (const std::string inputs = recordedVerdict(info.provenanceJson, "second_inputs"); !inputs.empty())
+        lines << QObject::tr("Second input set: %1").arg(QString::fromStdString(inputs));
+    return lines.join(QLatin1Char('\n'));
 }
 
 QString noResultsNote(bool loading, const QKeySequence& runShortcut) {

@@ -25,11 +25,16 @@ struct ResultsHeadline {
     QString header;  ///< rich text, one line where the window is wide enough
     QString tooltip; ///< the header's
     QString status;  ///< plain text for the status bar
+    /// Plain text for the banner above the heatmap: why the session failed, and its verdict on
+    /// wrong results and on the second input set; "" when there is nothing to say.
+    QString verdict;
 };
 
 /// The headline of `results` (not empty) of the session `info`.
 ResultsHeadline describeResults(const SessionInfo& info, const std::vector<ResultRecord>& results,
                                 const ResultsOrigin& origin);
+/// The banner's text for a session and its results (ResultsHeadline::verdict).
+QString sessionVerdict(const SessionInfo& info, const std::vector<ResultRecord>& results);
 /// The heatmap's note while there are no results: reading a recording, or how to get results
 /// (`runShortcut` starts a run).
 QString noResultsNote(bool loading, const QKeySequence& runShortcut);

@@ -1,6 +1,7 @@
 #include "measure/cuda/argumentdata.h"
 
 #include "base/error.h"
+#include "base/textformat.h"
 
 #include <algorithm>
 #include <atomic>
@@ -303,6 +304,7 @@ Verdict compareTyped(const ArgumentSpec& arg, const unsigned char* out, const un
         double worst = 0;
         std::int64_t worstAt = -1; ///< the first element of the chunk with its worst error
         double sum = 0;
+        std::int64_t mismatched = 0;
     };
     std::vector<Chunk> chunks(chunksOf(n));
     forEachChunk(n, [&](std::size_t c, std::int64_t begin, std::int64_t end) {
@@ -317,8 +319,10 @@ Verdict compareTyped(const ArgumentSpec& arg, const unsigned char* out, const un
             if (!std::isfinite(ov) || !std::isfinite(rv)) {
                 if ((std::isnan(ov) && std::isnan(rv)) || ov == rv)
                     continue;
-                k.nonFiniteAt = i;
-                return;
+                if (k.nonFiniteAt < 0)
+                    k.nonFiniteAt = i;
+                ++k.mismatched;
+                continue;
             }
             double diff = std::fabs(ov - rv);
             // Integers whose bits differ differ by 1 or more (a double may round a 64-bit difference away).
@@ -338,6 +342,8 @@ Verdict compareTyped(const ArgumentSpec& arg, const unsigned char* out, const un
             case Validation::SideBySide:
                 break;
             }
+            if (method == Validation::AbsoluteDifference ? diff > 0 : e > tolerance)
+                ++k.mismatched;
             if (e > k.worst) {
                 k.worst = e;
                 k.worstAt = i;
@@ -349,6 +355,11 @@ Verdict compareTyped(const ArgumentSpec& arg, const unsigned char* out, const un
     double worst = 0;
     std::int64_t worstAt = -1;
     double sum = 0;
+    for (const Chunk& k : chunks)
+        v.mismatched += k.mismatched;
+    const std::string share =
+        " (" + formatCount(static_cast<double>(v.mismatched)) + " of " + formatCount(static_cast<double>(n)) +
+        (method == Validation::AbsoluteDifference ? " values differ)" : " values beyond the tolerance)");
     for (const Chunk& k : chunks) {
         if (k.nonFiniteAt >= 0) {
             const std::int64_t i = k.nonFiniteAt;
@@ -361,6 +372,7 @@ Verdict compareTyped(const ArgumentSpec& arg, const unsigned char* out, const un
                             " was never written (still the NaN poison), expected " + value(r);
             else
                 v.message = arg.label() + ": " + describeElement(arg, i) + " is " + value(o) + ", expected " + value(r);
+            v.message += share;
             return v;
         }
         sum += k.sum;
@@ -399,6 +411,7 @@ Verdict compareTyped(const ArgumentSpec& arg, const unsigned char* out, const un
                     formatShort(tolerance) + " (the largest: " + at + poison + ")";
         break;
     }
+    v.message += share;
     return v;
 }
 
@@ -550,6 +563,42 @@ Verdict compareValues(const ArgumentSpec& arg, std::span<const unsigned char> ou
         return compareTyped<1, decodeFloat8E5M2>(arg, o, r, n, method, tolerance);
     }
     return {};
+}
+
+double decodeValue(ElementType type, const unsigned char* p) {
+    switch (type) {
+    case ElementType::Bool:
+        return decodeBool(p);
+    case ElementType::Int8:
+        return decodeNative<std::int8_t>(p);
+    case ElementType::UInt8:
+        return decodeNative<std::uint8_t>(p);
+    case ElementType::Int16:
+        return decodeNative<std::int16_t>(p);
+    case ElementType::UInt16:
+        return decodeNative<std::uint16_t>(p);
+    case ElementType::Int32:
+        return decodeNative<std::int32_t>(p);
+    case ElementType::UInt32:
+        return decodeNative<std::uint32_t>(p);
+    case ElementType::Int64:
+        return decodeNative<std::int64_t>(p);
+    case ElementType::UInt64:
+        return decodeNative<std::uint64_t>(p);
+    case ElementType::Half:
+        return decodeHalf(p);
+    case ElementType::BFloat16:
+        return decodeBfloat16(p);
+    case ElementType::Float:
+        return decodeNative<float>(p);
+    case ElementType::Double:
+        return decodeNative<double>(p);
+    case ElementType::Float8E4M3:
+        return decodeFloat8E4M3(p);
+    case ElementType::Float8E5M2:
+        return decodeFloat8E5M2(p);
+    }
+    return 0;
 }
 
 std::int64_t firstPoisoned(const ArgumentSpec& arg, std::span<const unsigned char> data) {

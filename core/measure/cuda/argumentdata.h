@@ -82,12 +82,18 @@ struct Verdict {
     /// finite (or the other way round).
     double error = 0;
     std::string message; ///< when !ok: the argument, the element, its value and the expected value
+    /// Values further from the reference than the tolerance allows on their own (the Normalized,
+    /// SideBySide and SideBySideRelative methods; AbsoluteDifference: values that differ at all).
+    std::int64_t mismatched = 0;
 };
 
 /// Compares `output` with `reference` (both arg.bytes() bytes of arg's layout). Values with equal
 /// bits always agree (NaN where the reference has the same NaN included).
 Verdict compareValues(const ArgumentSpec& arg, std::span<const unsigned char> output,
                       std::span<const unsigned char> reference, Validation method, double tolerance);
+
+/// One value of `type` at `p` (elementSize(type) bytes, host byte order) as a double.
+double decodeValue(ElementType type, const unsigned char* p);
 
 /// The index (in values of arg.element) of the first value of a floating-point buffer that
 /// still holds the worker's poison (all bits set, a NaN): a value the kernel never wrote. -1 if

@@ -23,6 +23,7 @@
 #include <deque>
 #include <fstream>
 #include <iterator>
+#include <map>
 #include <optional>
 #include <set>
 #include <thread>
@@ -108,15 +109,16 @@ struct CudaBackend::Impl {
         std::string errTail;
         worker::DeviceInfo info;
         bool alive = false;
-        bool hasReference = false;
-        bool referenceFailed = false; // re-running the reference failed here: this worker does not verify
-        bool checked = false;         // a config ran guarded here (GuardPolicy::Reference without verification)
-        bool ownGroup = false;        // started in a process group of its own (compute-sanitizer, ssh)
+        std::set<std::string> hasReference; // the reference groups whose reference it holds
+        bool referenceFailed = false;       // re-running a reference failed here: this worker does not verify
+        bool checked = false;               // a config ran guarded here (GuardPolicy::Reference without verification)
+        bool ownGroup = false;              // started in a process group of its own (compute-sanitizer, ssh)
         std::vector<worker::BufferExtent> buffers; // where its argument buffers are, from its answer to open
         // The job in flight.
         bool busy = false;
         std::uint64_t job = 0; // an item index, or kReferenceJob
         bool candidate = false;
+        std::string group; // the reference group of the job in flight
         Clock::time_point deadline;
     };
 
@@ -128,7 +130,8 @@ struct CudaBackend::Impl {
     int restarts = 0;
     std::set<std::string> notesSaid;
 
-    // The first config whose output was correct, as each arch's devices run it.
+    // A group's first config whose output was correct (the first whose outputs were whole, when
+    // not verifying), as each arch's devices run it.
     struct Reference {
         Config config;
         struct Code {
@@ -146,7 +149,23 @@ struct CudaBackend::Impl {
             return code.front();
         }
     };
-    std::optional<Reference> reference;
+    std::map<std::string, Reference> references; // by reference group ("" when there is one for all)
+    std::uint64_t seed = 0;                      // the Random fills' seed the workers' buffers hold now
+    std::vector<std::size_t> groupBy;            // the parameters a reference group is the values of
+    std::vector<std::size_t> problemGroupBy;     // those of the problem (Tilescope.VerifyWithin)
+
+    // The reference group of `config`: "" for one reference for all, else "P=4,Q=2".
+    std::string groupOf(const Config& config) const {
+        std::string key;
+        for (const std::size_t p : groupBy) {
+            if (p >= config.size() || p >= problem->parameters.size())
+                continue;
+            const expr::Value& v = problem->parameters[p].values.at(config[p]);
+            key += (key.empty() ? "" : ",") + problem->parameters[p].name + "=" +
+                   (v.kind == expr::Kind::Str ? *v.s : expr::repr(v));
+        }
+        return key;
+    }
     std::filesystem::path sanitizer; // compute-sanitizer, with options.sanitize
     bool sanitizeDone = false;       // the one run under compute-sanitizer is over (or was given up)
 
@@ -211,7 +230,7 @@ struct CudaBackend::Impl {
         w.pid = -1;
         w.alive = false;
         w.busy = false;
-        w.hasReference = false;
+        w.hasReference.clear();
         return how;
     }
 
@@ -314,7 +333,7 @@ struct CudaBackend::Impl {
         w.pid = pid;
         w.alive = true;
         w.busy = false;
-        w.hasReference = false;
+        w.hasReference.clear();
         w.referenceFailed = false;
         w.checked = false;
         w.ownGroup = ownGroup;
@@ -361,12 +380,17 @@ struct CudaBackend::Impl {
         if (!w.info.cuptiNote.empty() && !options.metrics.empty())
             note("device " + std::to_string(w.device) + ": " + w.info.cuptiNote);
 
+        return sendOpen(w, guard);
+    }
+
+    // Asks the worker to open the problem (its buffers filled for `seed`); "" or why not.
+    std::string sendOpen(Worker& w, bool guard) {
         worker::Open open;
         open.problemText = problem->toJson();
         open.problemName = problem->fileName;
         open.baseDir = problem->baseDir.string();
         open.shape = shape;
-        open.seed = options.seed;
+        open.seed = seed;
         open.guard = guard && options.guard != GuardPolicy::Off;
         if (!worker::writeFrame(w.in, worker::encode(open))) {
             const std::string how = reap(w, 2000);
@@ -560,14 +584,16 @@ struct CudaBackend::Impl {
     }
 
     bool send(Worker& w, std::uint64_t job, const Config& config, const std::vector<char>& cubin,
-              const std::string& entryName, bool makeReference, double watchdog,
+              const std::string& entryName, bool makeReference, const std::string& group, double watchdog,
               const MeasureControl* control = nullptr) {
         worker::Measure m;
         m.id = job;
         m.config = config;
         m.kernelName = entryName.empty() ? problem->kernelName : entryName;
         m.verify = options.verify && !w.referenceFailed;
+        m.checkWrites = !w.referenceFailed;
         m.makeReference = makeReference;
+        m.referenceGroup = group;
         m.guard = guardFor(w, makeReference);
         if (job == kReferenceJob) {
             // Only its output matters: one sample, no profiling.
@@ -598,6 +624,7 @@ struct CudaBackend::Impl {
         w.busy = true;
         w.job = job;
         w.candidate = makeReference && job != kReferenceJob;
+        w.group = group;
         w.deadline = Clock::now() + std::chrono::milliseconds(static_cast<std::int64_t>(watchdog * 1000));
         return worker::writeFrame(w.in, worker::encode(m, cubin));
     }
@@ -624,7 +651,13 @@ BackendInfo CudaBackend::open(const TuningProblem& problem, std::size_t shapeInd
     ignoreSigpipe();
     d.problem = &problem;
     d.shape = shapeIndex;
-    d.reference.reset();
+    d.references.clear();
+    d.seed = d.options.seed;
+    d.problemGroupBy.clear();
+    for (const std::string& name : problem.verifyWithin)
+        if (const int p = problem.parameterIndex(name); p >= 0)
+            d.problemGroupBy.push_back(static_cast<std::size_t>(p));
+    d.groupBy = d.problemGroupBy;
     d.outputArguments.clear();
     if (!d.options.outputsDir.empty()) {
         const auto& args = problem.arguments;
@@ -771,10 +804,13 @@ void CudaBackend::measure(std::span<const MeasureItem> items, const MeasureContr
         return static_cast<std::size_t>(std::count_if(d.workers.begin(), d.workers.end(),
                                                       [](const Impl::Worker& w) { return w.alive && !w.busy; }));
     };
-    auto candidateInFlight = [&] {
+    auto candidateInFlight = [&](const std::string& group) {
         return std::any_of(d.workers.begin(), d.workers.end(),
-                           [](const Impl::Worker& w) { return w.busy && w.candidate; });
+                           [&](const Impl::Worker& w) { return w.busy && w.candidate && w.group == group; });
     };
+    // The parameters a reference group is the values of: the call's (a verification within the
+    // groups of a parameter whose values split the outputs), else the problem's.
+    d.groupBy = control.verifyWithin.empty() ? d.problemGroupBy : control.verifyWithin;
 
     // A worker's job ended without a result: crashed or timed out.
     auto lost = [&](Impl::Worker& w, ResultStatus status, const std::string& why) {
@@ -811,17 +847,22 @@ void CudaBackend::measure(std::span<const MeasureItem> items, const MeasureContr
                 }
                 break;
             }
-            const bool verifying = d.options.verify && !w.referenceFailed;
-            if (verifying && d.reference && !w.hasReference) {
-                const Impl::Reference::Code& code = d.reference->codeFor(w.info.arch);
-                if (!d.send(w, kReferenceJob, d.reference->config, code.cubin, code.entryName, true, watchdog))
+            if (pending.empty())
+                continue;
+            // Verifying or checking which elements the outputs' writes reach, each config is compared
+            // with its group's reference, which a fresh worker first runs again.
+            const bool checking = !w.referenceFailed;
+            const std::string group = d.groupOf(all[pending.front()].config);
+            const auto reference = d.references.find(group);
+            if (checking && reference != d.references.end() && !w.hasReference.count(group)) {
+                const Impl::Reference::Code& code = reference->second.codeFor(w.info.arch);
+                if (!d.send(w, kReferenceJob, reference->second.config, code.cubin, code.entryName, true, group,
+                            watchdog))
                     lost(w, ResultStatus::Crashed, "the worker " + d.reap(w, 2000) + ": " + lastWords(w.errTail));
                 continue;
             }
-            if (pending.empty())
-                continue;
-            const bool makeReference = verifying && !d.reference;
-            if (makeReference && candidateInFlight())
+            const bool makeReference = checking && reference == d.references.end();
+            if (makeReference && candidateInFlight(group))
                 continue; // the first correct output decides the reference; wait for it
             const std::size_t index = pending.front();
             pending.pop_front();
@@ -839,7 +880,7 @@ void CudaBackend::measure(std::span<const MeasureItem> items, const MeasureContr
                     continue;
                 }
             }
-            if (!d.send(w, index, item.config, compiled->cubin, compiled->entryName, makeReference, watchdog,
+            if (!d.send(w, index, item.config, compiled->cubin, compiled->entryName, makeReference, group, watchdog,
                         &control)) {
                 lost(w, ResultStatus::Crashed,
                      "the worker " + d.reap(w, 2000) + " before the config was sent: " + lastWords(w.errTail));
@@ -919,8 +960,9 @@ void CudaBackend::measure(std::span<const MeasureItem> items, const MeasureContr
                 d.note("device " + std::to_string(w.device) + ": " + result.executedNote);
             const bool ok = result.measurement.status == ResultStatus::Ok;
             if (w.job == kReferenceJob) {
-                w.hasReference = ok;
-                if (!ok) {
+                if (ok)
+                    w.hasReference.insert(w.group);
+                else {
                     w.referenceFailed = true;
                     d.note("device " + std::to_string(w.device) + ": re-running the reference config failed (" +
                            result.measurement.message + "); its results are not verified");
@@ -933,8 +975,8 @@ void CudaBackend::measure(std::span<const MeasureItem> items, const MeasureContr
                         if (c.result)
                             reference.code.push_back({c.arch, c.result->cubin, c.result->entryName});
                     }
-                    d.reference = std::move(reference);
-                    w.hasReference = true;
+                    d.references[w.group] = std::move(reference);
+                    w.hasReference.insert(w.group);
                 }
                 if (result.function && !result.measurement.staticInfo) {
                     StaticInfo info;
@@ -971,6 +1013,32 @@ void CudaBackend::measure(std::span<const MeasureItem> items, const MeasureContr
             }
         }
     }
+}
+
+bool CudaBackend::reseed(std::uint64_t seed) {
+    Impl& d = *m_impl;
+    if (!d.problem || seed == d.seed)
+        return false;
+    const bool random = std::any_of(d.problem->arguments.begin(), d.problem->arguments.end(),
+                                    [](const KernelArgument& a) { return a.fillType == "Random"; });
+    if (!random)
+        return false;
+    d.seed = seed;
+    for (Impl::Worker& w : d.workers) {
+        if (!w.alive || w.busy)
+            continue;
+        std::string error = d.sendOpen(w, d.options.guard != GuardPolicy::Off);
+        if (error.empty())
+            error = d.opened(w);
+        if (!error.empty()) {
+            d.note("device " + std::to_string(w.device) + ": cannot fill the inputs again for seed " +
+                   std::to_string(seed) + ": " + error);
+            d.restart(w);
+        }
+        // Each reference is run again on the new inputs before the configs compared with it.
+        w.hasReference.clear();
+    }
+    return true;
 }
 
 void CudaBackend::close() {

@@ -83,6 +83,10 @@ public:
     BackendInfo open(const TuningProblem& problem, std::size_t shapeIndex, const ConfigSpace& space) override;
     void measure(std::span<const MeasureItem> items, const MeasureControl& control, const MeasureSink& sink) override;
     void close() override;
+    /// Fills the workers' Random inputs again from `seed`; each reference config is run again on
+    /// them before the configs compared with it. False when the problem has no Random fill (or
+    /// the seed is the one they hold).
+    bool reseed(std::uint64_t seed) override;
 
     /// What the workers reported at start, one per device in use (after open).
     std::vector<worker::DeviceInfo> devices() const;

@@ -294,17 +294,11 @@ std::filesystem::path findComputeSanitizer(std::string* error, const std::vector
 
 std::vector<std::string> sanitizerCommand(const std::filesystem::path& sanitizer,
                                           const std::filesystem::path& logFile) {
-    return {sanitizer.string(),
-            "--tool",
-            "memcheck",
-            "--log-file",
-            logFile.string(),
-            "--print-limit",
-            "10",
-            "--show-backtrace",
-            "no",
-            "--report-api-errors",
-            "no"};
+    return {sanitizer.string(), "--tool", "memcheck", "--log-file", logFile.string(), "--print-limit", "10",
+            "--show-backtrace", "no", "--report-api-errors", "no",
+            // A padding buffer after every allocation: a kernel that runs past one buffer's end
+            // would otherwise land in the next allocation, where memcheck sees a valid address.
+            "--padding", std::to_string(kSanitizerPadding)};
 }
 
 } // namespace tilescope

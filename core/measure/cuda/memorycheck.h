@@ -94,9 +94,13 @@ std::string sanitizerMessage(const SanitizerReport& report, const std::vector<wo
 std::filesystem::path findComputeSanitizer(std::string* error,
                                            const std::vector<std::filesystem::path>& cudaDirs = standardCudaDirs());
 
+/// Bytes of padding compute-sanitizer puts after every allocation under --sanitize: a run past a
+/// buffer's end by up to this much is an error even where another buffer follows it.
+inline constexpr std::size_t kSanitizerPadding = std::size_t{4} << 20;
+
 /// The command that runs a worker under memcheck, before the worker's own arguments: the report
 /// goes to `logFile`, a few errors at most, no host backtraces, no API errors (the worker's
-/// expected failures would crowd out the kernel's).
+/// expected failures would crowd out the kernel's), kSanitizerPadding after each allocation.
 std::vector<std::string> sanitizerCommand(const std::filesystem::path& sanitizer, const std::filesystem::path& logFile);
 
 } // namespace tilescope

@@ -442,6 +442,8 @@ Frame encode(const Measure& m, std::vector<char> cubin) {
                         {"timing", timingJson(m.timing)},
                         {"verify", m.verify},
                         {"make_reference", m.makeReference},
+                        {"check_writes", m.checkWrites},
+                        {"reference_group", m.referenceGroup},
                         {"metrics", m.metrics},
                         {"guard", guardName(m.guard)},
                         {"return_arguments", m.returnArguments},
@@ -558,6 +560,8 @@ Measure decodeMeasure(const Frame& frame) {
         m.timing = timingOf(j.at("timing"));
         m.verify = j.value("verify", true);
         m.makeReference = j.value("make_reference", false);
+        m.checkWrites = j.value("check_writes", true);
+        m.referenceGroup = j.value("reference_group", std::string());
         m.metrics = j.value("metrics", std::vector<std::string>());
         m.guard = guardOf(j.value("guard", std::string("off")));
         m.returnArguments = j.value("return_arguments", std::vector<std::size_t>());
@@ -576,8 +580,7 @@ Result decodeResult(const Frame& frame) {
         m.metricsNote = j.value("metrics_note", std::string());
         m.executedNote = j.value("executed_note", std::string());
         for (const json& pair : j.value("executed", json::array()))
-            m.measurement.executed.push_back(
-                {pair.at(0).get<std::uint32_t>(), pair.at(1).get<std::uint64_t>()});
+            m.measurement.executed.push_back({pair.at(0).get<std::uint32_t>(), pair.at(1).get<std::uint64_t>()});
         if (j.contains("function")) {
             const json& f = j.at("function");
             FunctionInfo info;

@@ -147,9 +147,17 @@ struct Measure {
     std::string kernelName; ///< the entry function in the cubin
     TimingRule timing;
     bool verify = true;
-    /// This config's output becomes the reference the others are compared with (verify must be
-    /// on; when the config itself fails, no reference is kept).
+    /// Which elements of the outputs the launch wrote is checked against the reference config's
+    /// (measure/cuda/outputcheck.h), and NaN or Inf where the reference is finite, also when
+    /// verify is off: one launch on canaried outputs, no comparison of values.
+    bool checkWrites = true;
+    /// This config's outputs become the reference of its group that the others are compared with:
+    /// the values when verifying, and which elements it wrote (when the config itself fails, no
+    /// reference is kept).
     bool makeReference = false;
+    /// The reference group the config belongs to ("" one for all): the values of the parameters
+    /// the outputs depend on (Tilescope.VerifyWithin), "temporal_tiling_factor=2".
+    std::string referenceGroup;
     std::vector<std::string> metrics; ///< CUPTI metric names; empty: no profiling pass
     Guard guard = Guard::Off;
     /// Vector arguments (indices into the problem's Arguments) whose contents come back with the
@@ -183,8 +191,8 @@ struct Result {
     std::uint64_t id = 0;
     Measurement measurement; ///< status, time, metrics, verification error, message
     std::optional<FunctionInfo> function;
-    bool fatal = false;      ///< the CUDA context is lost; the worker exits after this
-    std::string metricsNote; ///< once: why metrics could not be collected ("" = fine)
+    bool fatal = false;       ///< the CUDA context is lost; the worker exits after this
+    std::string metricsNote;  ///< once: why metrics could not be collected ("" = fine)
     std::string executedNote; ///< why Measure::executedCounts could not be counted ("" = fine or not asked)
     std::vector<ArgumentContents> outputs; ///< Measure::returnArguments that could be read (in the blob)
 };

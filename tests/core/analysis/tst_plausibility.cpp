@@ -317,19 +317,82 @@ private slots:
         for (const VerificationSplit& s : splits)
             names << QString::fromStdString(s.parameter);
         QCOMPARE(names.join(','), parameters);
-        const std::string sentence = describeVerificationSplits(splits);
+        const std::string sentence = describeVerification(results, splits);
+        const bool anyWrong = rows.contains(" w");
         if (splits.empty()) {
-            QCOMPARE(sentence, std::string());
+            // Wrong results no parameter explains: what is wrong with them, nothing else.
+            QCOMPARE(sentence.empty(), !anyWrong);
+            if (anyWrong)
+                QVERIFY2(sentence.find("differ from the reference config's outputs beyond the tolerance") !=
+                             std::string::npos,
+                         sentence.c_str());
             return;
         }
         const std::string p = splits.front().parameter;
         const std::string want =
             "every config with " + p + " = " + values.toStdString() + " matches, every other does not";
         QVERIFY2(sentence.find(want) != std::string::npos, sentence.c_str());
-        QVERIFY2(sentence.find("the kernel's outputs depend on " + p) != std::string::npos, sentence.c_str());
-        QVERIFY2(sentence.find("ReferenceArguments") != std::string::npos &&
-                     sentence.find("--no-verify") != std::string::npos,
-                 sentence.c_str());
+        // Not yet verified within the groups of P: how to, and never to turn verification off.
+        QVERIFY2(sentence.find("the outputs may depend on " + p) != std::string::npos, sentence.c_str());
+        QVERIFY2(sentence.find("\"VerifyWithin\": [\"" + p + "\"]") != std::string::npos, sentence.c_str());
+        QVERIFY2(sentence.find("--no-verify") == std::string::npos, sentence.c_str());
+    }
+
+    void splitExplanationOnlyWhereItCanHold_data() {
+        QTest::addColumn<QString>("metric"); // what the configs that differ show ("" nothing)
+        QTest::addColumn<int>("verified");   // configs verified again within the groups (-1: not done)
+        QTest::addColumn<int>("agree");
+        QTest::addColumn<QString>("want");
+        QTest::addColumn<QString>("never");
+        QTest::newRow("unwritten elements: wrong, not different")
+            << QString(kVerifyUnwritten) << -1 << 0 << "leave elements unwritten that the reference config writes"
+            << "depend on";
+        QTest::newRow("NaN where the reference is finite")
+            << QString(kVerifyNonFinite) << -1 << 0 << "hold NaN or Inf where the reference config's outputs are finite"
+            << "depend on";
+        QTest::newRow("agree within their groups: the outputs depend on P")
+            << "" << 5 << 5 << "all 5 agree: the kernel's outputs depend on P"
+            << "--no-verify";
+        QTest::newRow("some disagree within their groups")
+            << "" << 5 << 3 << "2 of 5 still differ (P=4, Q=b: argument 'out': element 3 is 1, expected 2)"
+            << "depend on P (";
+    }
+
+    void splitExplanationOnlyWhereItCanHold() {
+        QFETCH(QString, metric);
+        QFETCH(int, verified);
+        QFETCH(int, agree);
+        QFETCH(QString, want);
+        QFETCH(QString, never);
+        std::vector<ResultRecord> results;
+        for (const char* q : {"a", "b", "c"})
+            results.push_back(result(1, q, ResultStatus::Ok));
+        for (int p : {2, 4})
+            for (const char* q : {"a", "b", "c"}) {
+                ResultRecord r = result(p, q, ResultStatus::WrongResult);
+                r.measurement.message = "argument 'out': 16,384 of 65,536 elements never written, the first at 0";
+                if (!metric.isEmpty())
+                    r.measurement.metrics.push_back({metric.toStdString(), 16384});
+                results.push_back(r);
+            }
+        const std::vector<VerificationSplit> splits = tilescope::verificationSplits(results);
+        QCOMPARE(splits.size(), std::size_t(1)); // P: Q has configs on both sides
+        WithinGroupsCheck within;
+        within.parameter = "P";
+        within.verified = verified < 0 ? 0 : static_cast<std::size_t>(verified);
+        within.agree = static_cast<std::size_t>(agree);
+        within.firstDiffering = "P=4, Q=b: argument 'out': element 3 is 1, expected 2";
+        const std::string sentence = describeVerification(results, splits, verified < 0 ? nullptr : &within);
+        QVERIFY2(sentence.find(want.toStdString()) != std::string::npos, sentence.c_str());
+        QVERIFY2(sentence.find(never.toStdString()) == std::string::npos, sentence.c_str());
+        QVERIFY2(sentence.find("--no-verify") == std::string::npos, sentence.c_str());
+    }
+
+    void recordedVerdicts() {
+        QCOMPARE(recordedVerdict(R"({"verification": "3 configs computed wrong results", "x": 1})", "verification"),
+                 std::string("3 configs computed wrong results"));
+        QCOMPARE(recordedVerdict(R"({"verification": 3})", "verification"), std::string());
+        QCOMPARE(recordedVerdict("not json", "second_inputs"), std::string());
     }
 
     void messagesCarryNoControlBytes_data() {

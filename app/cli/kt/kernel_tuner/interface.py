@@ -333,6 +333,7 @@ class _Call:
         self.all_restrictions = self.restrictions + ([limit] if limit else [])
         self.valid = _space.enumerate_space(tune_params, self.all_restrictions)
         self.atol = atol
+        self.verify_in_python = verify is not None
         source.realize(self.names, self.valid)
 
         self.declarations = _problem.kernel_parameters(source.code, kernel_name)
@@ -431,8 +432,18 @@ class _Call:
             "ConfigurationSpace": space,
             "KernelSpecification": kernel,
         }
+        ours = {}
         if explicit_configs:
-            doc["Tilescope"] = {"Configs": [list(c) for c in configs]}
+            ours["Configs"] = [list(c) for c in configs]
+        if self.verify_in_python:
+            # The script's verify function judges the outputs, which may be written only in part
+            # by design (a partial result per block, as many as the config's blocks): Tilescope
+            # then checks only for NaN and Inf, not which elements a config wrote.
+            partial = [e["Name"] for e in entries if e.get("MemoryType") == "Vector" and e.get("AccessType") != "ReadOnly"]
+            if partial:
+                ours["Partial"] = partial
+        if ours:
+            doc["Tilescope"] = ours
         return doc, files
 
     def write(self, configs, reference=True, force_configs=False):

@@ -12,6 +12,7 @@
 #include "measure/cuda/device/cuptiprofiler.h"
 #include "measure/cuda/device/nvmlprobe.h"
 #include "measure/cuda/device/workerruntime.h"
+#include "measure/cuda/outputcheck.h"
 #include "spec/launchplan.h"
 #include "spec/tuningproblem.h"
 
@@ -20,6 +21,7 @@
 #include <climits>
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -35,10 +37,6 @@ struct CudaFailure {
     CUresult rc;
     std::string what;
 };
-
-/// The poison written into WriteOnly outputs before the verification launch: every byte 0xFF,
-/// a NaN in every floating-point type, so an element the kernel never writes cannot pass.
-constexpr unsigned char kPoison = 0xFF;
 
 /// "1.50 GiB", "12.0 MiB", "512 bytes".
 std::string bytesText(double bytes);
@@ -104,10 +102,18 @@ struct WorkerRuntime::Impl {
         double tolerance = 0;
         std::vector<unsigned char> data;
     };
-    std::vector<Reference> references;            // from the problem's ReferenceArguments
-    std::vector<bool> hasT1Reference;             // per argument
-    std::vector<std::vector<unsigned char>> kept; // per argument: the reference config's output
-    bool hasKept = false;
+    std::vector<Reference> references; // from the problem's ReferenceArguments
+    std::vector<bool> hasT1Reference;  // per argument
+    /// What a reference config left in the outputs, for the configs of its group to be checked against.
+    struct KeptReference {
+        std::vector<std::vector<unsigned char>> values; ///< per argument: its output (when verifying)
+        bool hasValues = false;
+        std::vector<ElementMask> written; ///< per checked argument: the elements it wrote
+        std::vector<ElementMask> finite;  ///< per checked argument: the elements it left finite
+    };
+    std::map<std::string, KeptReference> kept; ///< by reference group (worker::Measure::referenceGroup)
+    /// Per argument: the initial contents of a checked ReadWrite output, which show what a launch changed.
+    std::vector<std::vector<unsigned char>> initial;
     std::vector<std::vector<unsigned char>> host; // per argument: scratch for downloads
     std::vector<void*> pinned;                    // host scratch page-locked for fast downloads (cuMemHostRegister)
 
@@ -170,7 +176,7 @@ struct WorkerRuntime::Impl {
         references.clear();
         hasT1Reference.clear();
         kept.clear();
-        hasKept = false;
+        initial.clear();
         for (void* p : pinned)
             if (!lost)
                 cu->cuMemHostUnregister(p);
@@ -241,8 +247,14 @@ struct WorkerRuntime::Impl {
 
     // ---- verification.cpp ----
     void readReferences(const std::filesystem::path& baseDir, const std::string& problemFile);
-    /// Runs the config once on poisoned outputs and compares them with the reference.
+    /// Runs the config once on canaried outputs, checks which elements it wrote and whether they are
+    /// finite against its group's reference, and with m.verify compares the values too.
     void verify(const worker::Measure& m, worker::Result& r);
+    /// Launches the config once more on outputs filled with kSecondCanary and adds the elements it
+    /// wrote to `written` (per argument, those in `which`): an element that held kCanary after the
+    /// first launch and kSecondCanary after this one was never written.
+    void confirmUnwritten(const std::vector<std::size_t>& which, const worker::Result& r,
+                          std::vector<ElementMask>& written);
     /// Copies the Measure's returnArguments (Vector arguments) to the result, as the first launch left them.
     void returnContents(const worker::Measure& m, worker::Result& r);
 

@@ -3,6 +3,8 @@
 
 #include "measure/cuda/device/runtimeimpl.h"
 
+#include "base/textformat.h"
+
 #include <algorithm>
 #include <limits>
 
@@ -61,15 +63,15 @@ void WorkerRuntime::Impl::verify(const worker::Measure& m, worker::Result& r) {
     for (std::size_t i = 0; i < args.size(); ++i) {
         // A ReadWrite buffer is also an input: it keeps its initial contents.
         if (args[i].isVector() && args[i].access == Access::WriteOnly)
-            check(cu->cuMemsetD8Async(buffers[i], kPoison, static_cast<std::size_t>(args[i].bytes()), stream),
-                  "cannot poison " + args[i].label() + " (cuMemsetD8Async)");
+            check(cu->cuMemsetD8Async(buffers[i], kCanary, static_cast<std::size_t>(args[i].bytes()), stream),
+                  "cannot fill " + args[i].label() + " with the canary (cuMemsetD8Async)");
     }
     launchChecked(r, "the launch failed");
     check(cu->cuStreamSynchronize(stream), "the kernel failed");
 
     std::vector<bool> download(args.size(), false);
     for (std::size_t i = 0; i < args.size(); ++i)
-        download[i] = args[i].verify || hasT1Reference[i];
+        download[i] = args[i].verify || (m.verify && hasT1Reference[i]);
     for (std::size_t i = 0; i < args.size(); ++i) {
         if (!download[i])
             continue;
@@ -86,63 +88,173 @@ void WorkerRuntime::Impl::verify(const worker::Measure& m, worker::Result& r) {
               "cannot copy " + args[i].label() + " to the host (cuMemcpyDtoH)");
     }
 
+    // The reference of the config's group, unless this config is to become it.
+    const auto group = kept.find(m.referenceGroup);
+    const KeptReference* ref = m.makeReference || group == kept.end() ? nullptr : &group->second;
+    auto canaried = [&](std::size_t i) { return args[i].access == Access::WriteOnly; };
+
+    // Which elements each checked output holds as the launch wrote them. An element that still
+    // holds the canary is confirmed by a second launch before it counts as never written.
+    std::vector<ElementMask> written(args.size());
+    std::vector<std::size_t> toConfirm;
+    for (std::size_t i = 0; i < args.size(); ++i) {
+        if (!args[i].verify)
+            continue;
+        written[i] = canaried(i) ? writtenOver(args[i], host[i], kCanary) : changedFrom(args[i], host[i], initial[i]);
+        if (!canaried(i) || args[i].partial)
+            continue;
+        const bool gap = ref ? missingFrom(ref->written[i], written[i]).count > 0
+                             : m.makeReference && written[i].count() < args[i].values();
+        if (gap)
+            toConfirm.push_back(i);
+    }
+    if (!toConfirm.empty())
+        confirmUnwritten(toConfirm, r, written);
+
     bool failed = false;
     bool compared = false;
     bool unverified = false;
     double worst = 0;
     std::string message;
-    auto take = [&](const Verdict& v) {
-        compared = true;
-        worst = std::max(worst, v.error);
-        if (!v.ok && !failed) {
+    std::int64_t unwritten = 0, nonFinite = 0, mismatched = 0, extra = 0;
+    auto fail = [&](const std::string& why) {
+        if (!failed) {
             failed = true;
-            message = v.message;
+            message = why;
         }
     };
-    for (const Reference& ref : references)
-        take(compareValues(args[ref.argument], host[ref.argument], ref.data, ref.method, ref.tolerance));
     for (std::size_t i = 0; i < args.size(); ++i) {
-        if (!args[i].verify || hasT1Reference[i])
+        if (!args[i].verify)
             continue;
         if (m.makeReference) {
             // A reference with holes would fail every later config: the candidate must write everything.
-            if (const std::int64_t at = firstPoisoned(args[i], host[i]); at >= 0) {
-                Verdict v;
-                v.ok = false;
-                v.error = std::numeric_limits<double>::infinity();
-                v.message = args[i].label() + ": element " + std::to_string(at) +
-                            " was never written (still the NaN poison), so this output cannot be the reference";
-                take(v);
+            if (canaried(i) && !args[i].partial) {
+                if (const ElementGap gap = unsetIn(written[i]); gap.count > 0) {
+                    unwritten += gap.count;
+                    const std::string name = args[i].name.empty() ? "NAME" : args[i].name;
+                    fail(unwrittenMessage(args[i], gap, true) +
+                         ", so this output cannot be the reference; a kernel that writes only part of it by design "
+                         "says so in the problem: \"Tilescope\": {\"Partial\": [\"" +
+                         name + "\"]}");
+                }
             }
-        } else if (hasKept) {
-            take(compareValues(args[i], host[i], kept[i], Validation::Normalized, defaultTolerance(args[i].element)));
-        } else {
-            unverified = true;
+            continue;
+        }
+        if (!ref)
+            continue;
+        if (!args[i].partial) {
+            const ElementGap gap = missingFrom(ref->written[i], written[i]);
+            if (gap.count > 0) {
+                unwritten += gap.count;
+                fail(unwrittenMessage(args[i], gap, canaried(i)));
+            }
+        }
+        if (canaried(i))
+            extra += missingFrom(written[i], ref->written[i]).count;
+        ElementMask where = ref->finite[i];
+        where.intersect(written[i]);
+        if (const NonFinite found = nonFiniteValues(args[i], host[i], &where); found.count > 0) {
+            nonFinite += found.count;
+            fail(nonFiniteMessage(args[i], found, true));
         }
     }
 
+    auto take = [&](std::size_t i, const Verdict& v) {
+        compared = true;
+        worst = std::max(worst, v.error);
+        mismatched += v.mismatched;
+        if (v.ok)
+            return;
+        std::string why = v.message;
+        // Where a ReadWrite output differs, the elements this config changed that the reference
+        // config left as they were say which of the two may be wrong.
+        if (ref && !canaried(i) && args[i].verify && !initial[i].empty()) {
+            ElementMask changed = changedBeyond(args[i], host[i], initial[i], defaultTolerance(args[i].element));
+            const std::int64_t more = missingFrom(changed, ref->written[i]).count;
+            if (more > 0) {
+                extra += more;
+                why += "; it changes " + formatCount(static_cast<double>(more)) +
+                       " elements that the reference "
+                       "config left as they were: the reference config may be the one that is wrong";
+            }
+        }
+        fail(why);
+    };
+    if (m.verify) {
+        for (const Reference& t : references)
+            take(t.argument, compareValues(args[t.argument], host[t.argument], t.data, t.method, t.tolerance));
+        for (std::size_t i = 0; i < args.size(); ++i) {
+            if (!args[i].verify || hasT1Reference[i] || m.makeReference)
+                continue;
+            if (ref && ref->hasValues)
+                take(i, compareValues(args[i], host[i], ref->values[i], Validation::Normalized,
+                                      defaultTolerance(args[i].element)));
+            else
+                unverified = true;
+        }
+    }
+
+    for (const auto& [name, value] : {std::pair{kVerifyUnwritten, unwritten}, std::pair{kVerifyNonFinite, nonFinite},
+                                      std::pair{kVerifyMismatched, mismatched}, std::pair{kVerifyExtra, extra}}) {
+        if (value > 0)
+            out.metrics.push_back({name, static_cast<double>(value)});
+    }
     if (failed) {
         out.status = ResultStatus::WrongResult;
         out.message = message;
-        out.verificationError = worst;
+        out.verificationError = unwritten > 0 || nonFinite > 0 ? std::numeric_limits<double>::infinity() : worst;
         return;
     }
     if (m.makeReference) {
+        KeptReference k;
+        k.written.resize(args.size());
+        k.finite.resize(args.size());
+        k.values.resize(args.size());
         for (std::size_t i = 0; i < args.size(); ++i) {
-            if (args[i].verify && !hasT1Reference[i])
-                kept[i] = host[i]; // a copy: the scratch stays page-locked
+            if (!args[i].verify)
+                continue;
+            k.finite[i] = finiteValues(args[i], host[i]);
+            k.written[i] = std::move(written[i]);
+            if (m.verify && !hasT1Reference[i])
+                k.values[i] = host[i]; // a copy: the scratch stays page-locked
         }
-        hasKept = true;
-        out.verificationError = worst;
+        k.hasValues = m.verify;
+        kept[m.referenceGroup] = std::move(k);
+        if (compared)
+            out.verificationError = worst;
+        if (!m.verify)
+            out.message = "not verified: verification is off";
         return;
     }
     if (compared)
         out.verificationError = worst;
-    if (unverified)
+    if (!m.verify)
+        out.message = "not verified: verification is off";
+    else if (unverified)
         out.message = compared ? "partly verified: outputs without a ReferenceArguments entry have no reference yet"
                                : "not verified: no reference yet";
     else if (!compared)
         out.message = "not verified: the kernel has no output arguments";
+}
+
+void WorkerRuntime::Impl::confirmUnwritten(const std::vector<std::size_t>& which, const worker::Result& r,
+                                           std::vector<ElementMask>& written) {
+    const auto& args = arguments();
+    check(restoreReadWrite(), "cannot restore the ReadWrite arguments (cuMemcpyDtoDAsync)");
+    for (std::size_t i = 0; i < args.size(); ++i) {
+        if (args[i].isVector() && args[i].access == Access::WriteOnly)
+            check(cu->cuMemsetD8Async(buffers[i], kSecondCanary, static_cast<std::size_t>(args[i].bytes()), stream),
+                  "cannot fill " + args[i].label() + " with the canary (cuMemsetD8Async)");
+    }
+    launchChecked(r, "the launch failed");
+    check(cu->cuStreamSynchronize(stream), "the kernel failed");
+    std::vector<unsigned char> second;
+    for (const std::size_t i : which) {
+        second.resize(static_cast<std::size_t>(args[i].bytes()));
+        check(cu->cuMemcpyDtoH(second.data(), buffers[i], second.size()),
+              "cannot copy " + args[i].label() + " to the host (cuMemcpyDtoH)");
+        written[i].unite(writtenOver(args[i], second, kSecondCanary));
+    }
 }
 
 void WorkerRuntime::Impl::returnContents(const worker::Measure& m, worker::Result& r) {

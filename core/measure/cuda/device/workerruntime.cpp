@@ -122,7 +122,7 @@ void WorkerRuntime::Impl::run(const worker::Measure& m, const std::vector<char>&
     // unless every launch is to be guarded, the timed ones on ordinary buffers as users have them.
     if (m.guard != worker::Guard::Off)
         placeBuffers(true);
-    if (m.verify) {
+    if (m.verify || m.checkWrites) {
         verify(m, r);
     } else {
         out.message = "not verified: verification is off";
@@ -355,7 +355,8 @@ worker::Opened WorkerRuntime::open(const worker::Open& request) {
         d.pristine.assign(args.size(), 0);
         d.scalars.assign(args.size(), ScalarSlot{});
         d.params.assign(args.size(), nullptr);
-        d.kept.assign(args.size(), {});
+        d.kept.clear();
+        d.initial.assign(args.size(), {});
         d.host.assign(args.size(), {});
         d.tensorMaps.assign(args.size(), CUtensorMap{});
         for (std::size_t i = 0; i < args.size(); ++i) {
@@ -367,7 +368,7 @@ worker::Opened WorkerRuntime::open(const worker::Open& request) {
                 d.params[i] = d.scalars[i].bytes;
                 continue;
             }
-            const std::vector<unsigned char> contents = initialContents(a, request.seed, baseDir, problemFile);
+            std::vector<unsigned char> contents = initialContents(a, request.seed, baseDir, problemFile);
             if (request.guard)
                 d.buffers[i] = d.allocateGuarded(a.bytes(), d.reservations[i]);
             if (d.buffers[i] == 0)
@@ -382,6 +383,8 @@ worker::Opened WorkerRuntime::open(const worker::Open& request) {
                 opened.bufferBytes += a.bytes();
             }
             d.params[i] = &d.buffers[i];
+            if (a.verify && a.access == Access::ReadWrite)
+                d.initial[i] = std::move(contents); // what the checked launches changed
         }
         d.encodeTensorMaps();
         opened.buffers = d.extents();

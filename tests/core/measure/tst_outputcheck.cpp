@@ -1,0 +1,169 @@
+// Which elements of an output a launch wrote, on outputs recorded as the worker downloads them:
+// canaried WriteOnly buffers, ReadWrite buffers judged by their initial contents, elements the
+// reference writes and a config does not, NaN and Inf, and the messages people read.
+
+#include "measure/cuda/argumentdata.h"
+#include "measure/cuda/outputcheck.h"
+
+#include <QtTest>
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <vector>
+
+using namespace tilescope;
+
+namespace {
+
+ArgumentSpec output(ElementType type, std::int64_t count, const char* name = "out") {
+    ArgumentSpec a;
+    a.name = name;
+    a.typeName = std::string(elementTypeName(type));
+    a.element = type;
+    a.count = count;
+    a.access = Access::WriteOnly;
+    a.verify = true;
+    return a;
+}
+
+template <typename T>
+std::vector<unsigned char> bytesOf(const std::vector<T>& values) {
+    std::vector<unsigned char> out(values.size() * sizeof(T));
+    std::memcpy(out.data(), values.data(), out.size());
+    return out;
+}
+
+// `n` floats i + 1, with every element in `unwritten` left as the canary's bytes.
+std::vector<unsigned char> canaried(std::int64_t n, const std::vector<std::int64_t>& unwritten,
+                                    unsigned char canary = kCanary) {
+    std::vector<float> v(static_cast<std::size_t>(n));
+    for (std::int64_t i = 0; i < n; ++i)
+        v[static_cast<std::size_t>(i)] = static_cast<float>(i + 1);
+    std::vector<unsigned char> bytes = bytesOf(v);
+    for (const std::int64_t i : unwritten)
+        std::memset(bytes.data() + i * 4, canary, 4);
+    return bytes;
+}
+
+} // namespace
+
+class TestOutputCheck : public QObject {
+    Q_OBJECT
+
+private slots:
+    void masksCountAndCombine() {
+        ElementMask m(130);
+        QCOMPARE(m.count(), std::int64_t(0));
+        m.set(0);
+        m.set(64);
+        m.set(129);
+        QCOMPARE(m.count(), std::int64_t(3));
+        QVERIFY(m.test(129) && !m.test(128));
+        ElementMask other(130);
+        other.set(1);
+        other.set(64);
+        ElementMask both = m;
+        both.intersect(other);
+        QCOMPARE(both.count(), std::int64_t(1));
+        m.unite(other);
+        QCOMPARE(m.count(), std::int64_t(4));
+        const ElementGap gap = unsetIn(m);
+        QCOMPARE(gap.count, std::int64_t(126));
+        QCOMPARE(gap.first, std::int64_t(2));
+    }
+
+    void canaryShowsTheElementsNeverWritten() {
+        // A quarter of 4096 floats left as the canary: 1,024 never written, the first at 3,072.
+        const ArgumentSpec out = output(ElementType::Float, 4096);
+        std::vector<std::int64_t> skipped;
+        for (std::int64_t i = 3072; i < 4096; ++i)
+            skipped.push_back(i);
+        const ElementMask reference = writtenOver(out, canaried(4096, {}), kCanary);
+        QCOMPARE(reference.count(), std::int64_t(4096));
+        const ElementMask run = writtenOver(out, canaried(4096, skipped), kCanary);
+        QCOMPARE(run.count(), std::int64_t(3072));
+        const ElementGap gap = missingFrom(reference, run);
+        QCOMPARE(gap.count, std::int64_t(1024));
+        QCOMPARE(gap.first, std::int64_t(3072));
+        QCOMPARE(unwrittenMessage(out, gap, true),
+                 std::string("argument 'out': 1,024 of 4,096 elements never written, the first at 3,072"));
+        // Writing more than the reference is no gap.
+        QCOMPARE(missingFrom(run, reference).count, std::int64_t(0));
+    }
+
+    void secondCanaryConfirms() {
+        // An int32 output that really holds all ones at element 5 (-1, a legitimate value): the
+        // first canary cannot tell it from unwritten, the second can.
+        ArgumentSpec out = output(ElementType::Int32, 8);
+        std::vector<std::int32_t> values{1, 2, 3, 4, 5, -1, 7, 8};
+        std::vector<unsigned char> first = bytesOf(values);
+        std::memset(first.data() + 7 * 4, kCanary, 4); // element 7 never written
+        std::vector<unsigned char> second = bytesOf(values);
+        std::memset(second.data() + 7 * 4, kSecondCanary, 4);
+        ElementMask written = writtenOver(out, first, kCanary);
+        QCOMPARE(written.count(), std::int64_t(6)); // 5 and 7 look unwritten
+        written.unite(writtenOver(out, second, kSecondCanary));
+        QCOMPARE(written.count(), std::int64_t(7));
+        QCOMPARE(unsetIn(written).first, std::int64_t(7));
+    }
+
+    void readWriteOutputsJudgedByTheirInitialContents() {
+        // A ReadWrite output of zeros: elements a config left at zero where the reference config
+        // changed them beyond rounding are missing; a change below the rounding is not counted.
+        ArgumentSpec out = output(ElementType::Float, 8);
+        out.access = Access::ReadWrite;
+        const std::vector<unsigned char> initial = bytesOf(std::vector<float>(8, 0.0f));
+        const std::vector<unsigned char> ref = bytesOf(std::vector<float>{1, 2, 3, 4, 5, 6, 1e-9f, 0});
+        const ElementMask refChanged = changedBeyond(out, ref, initial, defaultTolerance(out.element));
+        QCOMPARE(refChanged.count(), std::int64_t(6)); // 1e-9 of a scale of 6 is rounding, 0 is unchanged
+        const std::vector<unsigned char> config = bytesOf(std::vector<float>{1, 2, 0, 0, 5, 6, 0, 0});
+        const ElementMask changed = changedFrom(out, config, initial);
+        QCOMPARE(changed.count(), std::int64_t(4));
+        const ElementGap gap = missingFrom(refChanged, changed);
+        QCOMPARE(gap.count, std::int64_t(2));
+        QCOMPARE(gap.first, std::int64_t(2));
+        QCOMPARE(unwrittenMessage(out, gap, false),
+                 std::string("argument 'out': 2 of 8 elements keep their initial contents where the reference config "
+                             "changed them, the first at 2 (never written?)"));
+    }
+
+    void nonFiniteValuesWhereTheReferenceIsFinite() {
+        const ArgumentSpec out = output(ElementType::Float, 6);
+        const float nan = std::numeric_limits<float>::quiet_NaN();
+        const float inf = std::numeric_limits<float>::infinity();
+        const std::vector<unsigned char> ref = bytesOf(std::vector<float>{1, nan, 3, 4, 5, 6});
+        const std::vector<unsigned char> run = bytesOf(std::vector<float>{1, nan, nan, 4, -inf, 6});
+        const ElementMask finite = finiteValues(out, ref);
+        QCOMPARE(finite.count(), std::int64_t(5));
+        const NonFinite found = nonFiniteValues(out, run, &finite);
+        QCOMPARE(found.count, std::int64_t(2)); // element 1 is NaN in the reference too
+        QCOMPARE(found.first, std::int64_t(2));
+        QVERIFY(std::isnan(found.firstValue));
+        QCOMPARE(nonFiniteMessage(out, found, true),
+                 std::string("argument 'out': 2 elements are NaN or Inf where the reference config's are finite, the "
+                             "first at 2 (nan)"));
+        QCOMPARE(nonFiniteValues(out, run).count, std::int64_t(3));
+        // Integers have no NaN.
+        const ArgumentSpec ints = output(ElementType::Int32, 2);
+        QCOMPARE(nonFiniteValues(ints, bytesOf(std::vector<std::int32_t>{-1, -1})).count, std::int64_t(0));
+    }
+
+    void verdictCountsTheValuesBeyondTheTolerance() {
+        // Three of 1,000 values off: the verdict says how many, not only the worst.
+        const ArgumentSpec out = output(ElementType::Float, 1000);
+        std::vector<float> ref(1000, 1.0f);
+        std::vector<float> run = ref;
+        run[10] = 2.0f;
+        run[500] = 1.5f;
+        run[999] = 0.0f;
+        const Verdict v =
+            compareValues(out, bytesOf(run), bytesOf(ref), Validation::Normalized, defaultTolerance(out.element));
+        QVERIFY(!v.ok);
+        QCOMPARE(v.mismatched, std::int64_t(3));
+        QVERIFY2(v.message.find("(3 of 1,000 values beyond the tolerance)") != std::string::npos, v.message.c_str());
+    }
+};
+
+QTEST_GUILESS_MAIN(TestOutputCheck)
+#include "tst_outputcheck.moc"

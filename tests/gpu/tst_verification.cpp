@@ -1,0 +1,527 @@
+// On a GPU: results that cannot be wrong without saying so.
+//
+// - A kernel whose SKIP = 1 makes every fourth block return without writing leaves a quarter of
+//   its output unwritten: every SKIP = 1 config is `wrong_result` with the unwritten count, with
+//   verification on, with it off (--no-verify: the canary alone), and under `tilescope-cli kt`
+//   from a Kernel Tuner script that gives no answer (a ReadWrite output: its initial contents
+//   show what a config never wrote). The summary never advises --no-verify.
+// - A per-block sum whose LAYOUT chooses which inputs each block adds: the outputs really depend
+//   on LAYOUT; the configs that differ are verified again within the groups of LAYOUT, agree, and
+//   are ok, and the summary says the outputs depend on LAYOUT.
+// - A kernel right only when its first input is positive passes the search on inputs where it
+//   is and is caught by the final round's second input set.
+// - A diffusion stencil whose TSTEPS computes that many time steps per launch: verified within
+//   the groups of TSTEPS, declared in the problem (Tilescope.VerifyWithin) or found by the session.
+// - With --sanitize, a read past the end of an input that lands in the next buffer is named by
+//   its line (compute-sanitizer's padding between allocations).
+
+#include "analysis/verificationsplit.h"
+#include "compile/compilecache.h"
+#include "compile/compileservice.h"
+#include "measure/cuda/argumentdata.h"
+#include "measure/cuda/cudabackend.h"
+#include "measure/cuda/device/cudadriver.h"
+#include "measure/cuda/memorycheck.h"
+#include "space/configspace.h"
+#include "spec/launchplan.h"
+#include "spec/tuningproblem.h"
+#include "store/resultstore.h"
+#include "tuner/tuningsession.h"
+
+#include "clirun.h"
+
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+
+using namespace tilescope;
+
+namespace {
+
+constexpr const char* kWorker = TILESCOPE_WORKER;
+
+bool contains(const std::string& text, const std::string& part) {
+    return text.find(part) != std::string::npos;
+}
+
+// out[i] = 2 in[i] + 1; with SKIP every fourth block returns first.
+constexpr const char* kSkipKernel = R"cuda(
+extern "C" __global__ void skipper(float* out, const float* in, int n) {
+    if (SKIP && blockIdx.x % 4 == 3)
+        return;
+    const int i = blockIdx.x * BLOCK + threadIdx.x;
+    if (i < n)
+        out[i] = 2.0f * in[i] + 1.0f;
+}
+)cuda";
+
+constexpr const char* kSkipProblem = R"json({
+    "General": {"FormatVersion": 1, "TimeUnit": "Milliseconds"},
+    "ConfigurationSpace": {
+        "TuningParameters": [
+            {"Name": "SKIP", "Type": "int", "Values": "[0, 1]"},
+            {"Name": "BLOCK", "Type": "int", "Values": "[128, 256, 512]"}
+        ]
+    },
+    "KernelSpecification": {
+        "Language": "CUDA", "KernelName": "skipper", "KernelFile": "skipper.cu",
+        "ProblemSize": ["N"], "GridDivX": ["BLOCK"], "LocalSize": {"X": "BLOCK"},
+        "Arguments": [
+            {"Name": "out", "Type": "float", "MemoryType": "Vector", "AccessType": "WriteOnly", "Size": "N",
+             "FillType": "Constant", "FillValue": 0},
+            {"Name": "in", "Type": "float", "MemoryType": "Vector", "AccessType": "ReadOnly", "Size": "N",
+             "FillType": "Random"},
+            {"Name": "n", "Type": "int32", "MemoryType": "Scalar", "Value": "N"}
+        ]
+    },
+    "Tilescope": {"Shapes": [{"N": 16777216}]}
+})json";
+
+// The same kernel as a Kernel Tuner script writes it, with no answer.
+constexpr const char* kSkipScript = R"py(
+import numpy as np
+from kernel_tuner import tune_kernel
+
+kernel = """
+extern "C" __global__ void skipper(float* out, const float* in, int n) {
+    if (SKIP && blockIdx.x % 4 == 3)
+        return;
+    const int i = blockIdx.x * block_size_x + threadIdx.x;
+    if (i < n)
+        out[i] = 2.0f * in[i] + 1.0f;
+}
+"""
+n = np.int32(4194304)
+x = np.random.rand(n).astype(np.float32)
+out = np.zeros(n, dtype=np.float32)
+params = {"SKIP": [0, 1], "block_size_x": [128, 256, 512]}
+results, env = tune_kernel("skipper", kernel, n, [out, x, n], params, verbose=False)
+)py";
+
+// Each of the GROUPS blocks sums a share of the input: LAYOUT 0 a contiguous chunk, LAYOUT 1
+// every GROUPS-th element from its own. Every element of `sums` is written, by design differently.
+constexpr const char* kLayoutKernel = R"cuda(
+extern "C" __global__ void blocksum(float* sums, const float* in, int n) {
+    __shared__ float part[BLOCK];
+    const int per = n / gridDim.x;
+    float acc = 0.0f;
+    for (int k = threadIdx.x; k < per; k += BLOCK)
+        acc += LAYOUT == 0 ? in[blockIdx.x * per + k] : in[k * gridDim.x + blockIdx.x];
+    part[threadIdx.x] = acc;
+    __syncthreads();
+    for (int s = BLOCK / 2; s > 0; s /= 2) {
+        if (threadIdx.x < s)
+            part[threadIdx.x] += part[threadIdx.x + s];
+        __syncthreads();
+    }
+    if (threadIdx.x == 0)
+        sums[blockIdx.x] = part[0];
+}
+)cuda";
+
+constexpr const char* kLayoutProblem = R"json({
+    "General": {"FormatVersion": 1, "TimeUnit": "Milliseconds"},
+    "ConfigurationSpace": {
+        "TuningParameters": [
+            {"Name": "LAYOUT", "Type": "int", "Values": "[0, 1]"},
+            {"Name": "BLOCK", "Type": "int", "Values": "[64, 128, 256, 512]"}
+        ]
+    },
+    "KernelSpecification": {
+        "Language": "CUDA", "KernelName": "blocksum", "KernelFile": "blocksum.cu",
+        "GlobalSizeType": "CUDA", "GlobalSize": {"X": "1024"}, "LocalSize": {"X": "BLOCK"},
+        "Arguments": [
+            {"Name": "sums", "Type": "float", "MemoryType": "Vector", "AccessType": "WriteOnly", "Size": 1024,
+             "FillType": "Constant", "FillValue": 0},
+            {"Name": "in", "Type": "float", "MemoryType": "Vector", "AccessType": "ReadOnly", "Size": "N",
+             "FillType": "Random"},
+            {"Name": "n", "Type": "int32", "MemoryType": "Scalar", "Value": "N"}
+        ]
+    },
+    "Tilescope": {"Shapes": [{"N": 4194304}]}
+})json";
+
+// out[i] = in[i] + in[0]; BUG = 1 adds |in[0]| instead: right whenever in[0] >= 0.
+constexpr const char* kLuckyKernel = R"cuda(
+extern "C" __global__ void lucky(float* out, const float* in, int n) {
+    const int i = blockIdx.x * BLOCK + threadIdx.x;
+    if (i < n)
+        out[i] = in[i] + (BUG ? fabsf(in[0]) : in[0]);
+}
+)cuda";
+
+constexpr const char* kLuckyProblem = R"json({
+    "General": {"FormatVersion": 1, "TimeUnit": "Milliseconds"},
+    "ConfigurationSpace": {
+        "TuningParameters": [
+            {"Name": "BUG", "Type": "int", "Values": "[0, 1]"},
+            {"Name": "BLOCK", "Type": "int", "Values": "[128, 256, 512]"}
+        ]
+    },
+    "KernelSpecification": {
+        "Language": "CUDA", "KernelName": "lucky", "KernelFile": "lucky.cu",
+        "ProblemSize": ["N"], "GridDivX": ["BLOCK"], "LocalSize": {"X": "BLOCK"},
+        "Arguments": [
+            {"Name": "out", "Type": "float", "MemoryType": "Vector", "AccessType": "WriteOnly", "Size": "N",
+             "FillType": "Constant", "FillValue": 0},
+            {"Name": "in", "Type": "float", "MemoryType": "Vector", "AccessType": "ReadOnly", "Size": "N",
+             "FillType": "Random"},
+            {"Name": "n", "Type": "int32", "MemoryType": "Scalar", "Value": "N"}
+        ]
+    },
+    "Tilescope": {"Shapes": [{"N": 1048576}]}
+})json";
+
+// TSTEPS steps of u <- (u[i-1] + u[i] + u[i+1]) / 3 (zero outside [0, n)) in one launch: each
+// block loads its tile with a halo of TSTEPS on either side, so its result does not depend on BLOCK.
+constexpr const char* kStencilKernel = R"cuda(
+extern "C" __global__ void diffuse(float* out, const float* in, int n) {
+    constexpr int W = BLOCK + 2 * TSTEPS;
+    __shared__ float a[W], b[W];
+    const int start = blockIdx.x * BLOCK - TSTEPS;
+    for (int k = threadIdx.x; k < W; k += BLOCK) {
+        const int g = start + k;
+        a[k] = g >= 0 && g < n ? in[g] : 0.0f;
+    }
+    __syncthreads();
+    float* from = a;
+    float* to = b;
+    for (int t = 0; t < TSTEPS; ++t) {
+        for (int k = threadIdx.x; k < W; k += BLOCK) {
+            const int g = start + k;
+            to[k] = k == 0 || k == W - 1 || g < 0 || g >= n ? 0.0f : (from[k - 1] + from[k] + from[k + 1]) / 3.0f;
+        }
+        __syncthreads();
+        float* swap = from;
+        from = to;
+        to = swap;
+    }
+    const int i = blockIdx.x * BLOCK + threadIdx.x;
+    if (i < n)
+        out[i] = from[TSTEPS + threadIdx.x];
+}
+)cuda";
+
+constexpr const char* kStencilProblem = R"json({
+    "General": {"FormatVersion": 1, "TimeUnit": "Milliseconds"},
+    "ConfigurationSpace": {
+        "TuningParameters": [
+            {"Name": "TSTEPS", "Type": "int", "Values": "[1, 2, 4]"},
+            {"Name": "BLOCK", "Type": "int", "Values": "[64, 128, 256, 512]"}
+        ]
+    },
+    "KernelSpecification": {
+        "Language": "CUDA", "KernelName": "diffuse", "KernelFile": "diffuse.cu",
+        "ProblemSize": ["N"], "GridDivX": ["BLOCK"], "LocalSize": {"X": "BLOCK"},
+        "Arguments": [
+            {"Name": "out", "Type": "float", "MemoryType": "Vector", "AccessType": "WriteOnly", "Size": "N",
+             "FillType": "Constant", "FillValue": 0},
+            {"Name": "in", "Type": "float", "MemoryType": "Vector", "AccessType": "ReadOnly", "Size": "N",
+             "FillType": "Random"},
+            {"Name": "n", "Type": "int32", "MemoryType": "Scalar", "Value": "N"}
+        ]
+    },
+    "Tilescope": {"Shapes": [{"N": 4194304}], "Objective": {"Name": "GCell/s", "Count": "N * TSTEPS", "Scale": 1e9}}
+})json";
+
+// out[i] = in[i + SHIFT]: `in` is declared with N elements, the kernel reads SHIFT past them;
+// `in` is allocated before `out`, so those reads land in `out`'s memory.
+constexpr const char* kShiftKernel = R"cuda(
+extern "C" __global__ void shifted(const float* in, float* out, int n) {
+    const int i = blockIdx.x * BLOCK + threadIdx.x;
+    if (i < n)
+        out[i] = in[i + SHIFT];
+}
+)cuda";
+
+constexpr const char* kShiftProblem = R"json({
+    "General": {"FormatVersion": 1, "TimeUnit": "Milliseconds"},
+    "ConfigurationSpace": {
+        "TuningParameters": [
+            {"Name": "SHIFT", "Type": "int", "Values": "[4096]"},
+            {"Name": "BLOCK", "Type": "int", "Values": "[128, 256]"}
+        ]
+    },
+    "KernelSpecification": {
+        "Language": "CUDA", "KernelName": "shifted", "KernelFile": "shifted.cu",
+        "ProblemSize": ["N"], "GridDivX": ["BLOCK"], "LocalSize": {"X": "BLOCK"},
+        "Arguments": [
+            {"Name": "in", "Type": "float", "MemoryType": "Vector", "AccessType": "ReadOnly", "Size": "N",
+             "FillType": "Random"},
+            {"Name": "out", "Type": "float", "MemoryType": "Vector", "AccessType": "WriteOnly", "Size": "N",
+             "FillType": "Constant", "FillValue": 0},
+            {"Name": "n", "Type": "int32", "MemoryType": "Scalar", "Value": "N"}
+        ]
+    },
+    "Tilescope": {"Shapes": [{"N": 1048576}]}
+})json";
+
+} // namespace
+
+class TestVerification : public QObject {
+    Q_OBJECT
+
+private slots:
+    void initTestCase();
+    void skippedBlocksAreUnwritten_data();
+    void skippedBlocksAreUnwritten();
+    void ktScriptWithoutAnswer();
+    void outputsThatDependOnAParameter();
+    void secondInputSet();
+    void timeStepsVerifiedWithinGroups_data();
+    void timeStepsVerifiedWithinGroups();
+    void sanitizeFindsAnOverrunIntoTheNextBuffer();
+
+private:
+    // Writes `kernel` and `problem` as NAME.cu and NAME.json, and loads the problem.
+    TuningProblem write(const std::string& name, const char* kernel, const std::string& problem);
+    // A session of `problem` on device 0; its summary, the results in `results`.
+    SessionSummary tune(const TuningProblem& problem, const CudaBackendOptions& options, const SessionOptions& session,
+                        const std::string& name, std::vector<ResultRecord>& results);
+
+    QString m_skip;
+    CudaBackendOptions m_options;
+    std::unique_ptr<CompileService> m_compiler;
+    QTemporaryDir m_dir;
+};
+
+void TestVerification::initTestCase() {
+    std::string error;
+    const cuda::Driver* cu = cuda::Driver::load(&error);
+    if (!cu) {
+        m_skip = QString::fromStdString(error);
+        QSKIP(qPrintable(m_skip));
+    }
+    int count = 0;
+    if (cu->cuInit(0) != CUDA_SUCCESS || cu->cuDeviceGetCount(&count) != CUDA_SUCCESS || count == 0) {
+        m_skip = QStringLiteral("no CUDA device");
+        QSKIP(qPrintable(m_skip));
+    }
+    QVERIFY(m_dir.isValid());
+    m_options.workerPath = kWorker;
+    m_options.note = [](const std::string& text) { qInfo("note: %s", text.c_str()); };
+    CompileCacheOptions cacheOptions;
+    cacheOptions.directory = (std::filesystem::path(m_dir.path().toStdString()) / "cache").string();
+    m_compiler =
+        std::make_unique<CompileService>(CompileServiceOptions{0, std::make_shared<CompileCache>(cacheOptions)});
+}
+
+TuningProblem TestVerification::write(const std::string& name, const char* kernel, const std::string& problem) {
+    const std::filesystem::path dir = m_dir.path().toStdString();
+    std::ofstream(dir / (name + ".cu")) << kernel;
+    std::ofstream(dir / (name + ".json")) << problem;
+    return TuningProblem::load(dir / (name + ".json"));
+}
+
+SessionSummary TestVerification::tune(const TuningProblem& problem, const CudaBackendOptions& options,
+                                      const SessionOptions& session, const std::string& name,
+                                      std::vector<ResultRecord>& results) {
+    const std::string db = (std::filesystem::path(m_dir.path().toStdString()) / (name + ".db")).string();
+    ResultStore store = ResultStore::open(db, StoreMode::ReadWrite);
+    CudaBackend backend(options);
+    SessionOptions s = session;
+    s.backendLabel = "cuda:0";
+    s.stopOnSystematicFailure = false;
+    TuningSession tuning(problem, backend, store, s, {}, m_compiler.get());
+    SessionSummary summary = tuning.run();
+    results = store.results(summary.session.id);
+    for (const ResultRecord& r : results)
+        qInfo("%s %s: %s %.4g ms %s", name.c_str(), describeConfig(r.config).c_str(),
+              std::string(statusName(r.status())).c_str(), r.timeMs(), r.measurement.message.c_str());
+    qInfo("%s verify: %s", name.c_str(), summary.verification.c_str());
+    if (!summary.secondInputs.empty())
+        qInfo("%s inputs: %s", name.c_str(), summary.secondInputs.c_str());
+    return summary;
+}
+
+void TestVerification::skippedBlocksAreUnwritten_data() {
+    QTest::addColumn<bool>("verify");
+    QTest::newRow("verified") << true;
+    QTest::newRow("--no-verify") << false;
+}
+
+void TestVerification::skippedBlocksAreUnwritten() {
+    if (!m_skip.isEmpty())
+        QSKIP(qPrintable(m_skip));
+    QFETCH(bool, verify);
+    const TuningProblem problem = write("skipper", kSkipKernel, kSkipProblem);
+    CudaBackendOptions options = m_options;
+    options.verify = verify;
+    SessionOptions session;
+    session.strategy = "random"; // SKIP = 1 may come first: it cannot be the reference
+    session.seed = 5;
+    std::vector<ResultRecord> results;
+    const SessionSummary summary =
+        tune(problem, options, session, verify ? "skipper-verified" : "skipper-unverified", results);
+    QCOMPARE(results.size(), std::size_t(6));
+    for (const ResultRecord& r : results) {
+        const std::string& m = r.measurement.message;
+        if (r.config.at("SKIP").asInt() == 0) {
+            QVERIFY2(r.status() == ResultStatus::Ok, m.c_str());
+            continue;
+        }
+        QVERIFY2(r.status() == ResultStatus::WrongResult, m.c_str());
+        // A quarter of the 16,777,216 elements: the blocks with blockIdx.x % 4 == 3.
+        QVERIFY2(contains(m, "argument 'out': 4,194,304 of 16,777,216 elements never written, the first at "),
+                 m.c_str());
+    }
+    QVERIFY(summary.progress.best);
+    QCOMPARE(summary.progress.best->config.at("SKIP").asInt(), 0);
+    QVERIFY2(contains(summary.verification, "leave elements unwritten"), summary.verification.c_str());
+    QVERIFY2(!contains(summary.verification, "--no-verify"), summary.verification.c_str());
+}
+
+void TestVerification::ktScriptWithoutAnswer() {
+    if (!m_skip.isEmpty())
+        QSKIP(qPrintable(m_skip));
+    const QString python = QStringLiteral("python3");
+    const CliRun numpy = runProgram(python, {"-c", "import numpy"});
+    if (numpy.status != 0)
+        QSKIP("no python3 with numpy for tilescope-cli kt");
+    const QString script = m_dir.filePath("skipper_kt.py");
+    std::ofstream(script.toStdString()) << kSkipScript;
+    const QString db = m_dir.filePath("skipper_kt.db");
+    const CliRun r = runProgram(QStringLiteral(TILESCOPE_CLI), {"kt", "--backend", "cuda:0", "--db", db, script},
+                                300000, m_dir.path());
+    qInfo("%s", qPrintable(describe(r)));
+    QVERIFY2(r.status == 0, qPrintable(describe(r)));
+    ResultStore store = ResultStore::open(db.toStdString(), StoreMode::ReadOnly);
+    const std::vector<SessionInfo> sessions = store.sessions();
+    QCOMPARE(sessions.size(), std::size_t(1));
+    int wrong = 0;
+    for (const ResultRecord& res : store.results(sessions.front().id)) {
+        const std::string& m = res.measurement.message;
+        qInfo("kt %s: %s %s", describeConfig(res.config).c_str(), std::string(statusName(res.status())).c_str(),
+              m.c_str());
+        if (res.config.at("SKIP").asInt() == 0) {
+            QVERIFY2(res.status() == ResultStatus::Ok, m.c_str());
+            continue;
+        }
+        ++wrong;
+        QVERIFY2(res.status() == ResultStatus::WrongResult, m.c_str());
+        // out is a ReadWrite numpy array of zeros: the skipped quarter keeps them.
+        QVERIFY2(contains(m, "1,048,576 of 4,194,304 elements keep their initial contents where the reference config "
+                             "changed them"),
+                 m.c_str());
+    }
+    QCOMPARE(wrong, 3);
+}
+
+void TestVerification::outputsThatDependOnAParameter() {
+    if (!m_skip.isEmpty())
+        QSKIP(qPrintable(m_skip));
+    const TuningProblem problem = write("blocksum", kLayoutKernel, kLayoutProblem);
+    std::vector<ResultRecord> results;
+    const SessionSummary summary = tune(problem, m_options, {}, "blocksum", results);
+    QCOMPARE(results.size(), std::size_t(8));
+    for (const ResultRecord& r : results)
+        QVERIFY2(r.status() == ResultStatus::Ok, r.measurement.message.c_str());
+    QVERIFY2(contains(summary.verification, "split by LAYOUT") &&
+                 contains(summary.verification, "all 4 agree: the kernel's outputs depend on LAYOUT"),
+             summary.verification.c_str());
+    QVERIFY2(!contains(summary.verification, "--no-verify"), summary.verification.c_str());
+}
+
+void TestVerification::secondInputSet() {
+    if (!m_skip.isEmpty())
+        QSKIP(qPrintable(m_skip));
+    const TuningProblem problem = write("lucky", kLuckyKernel, kLuckyProblem);
+    // A session seed whose inputs start with a positive value, and whose second input set does not.
+    const LaunchPlanner planner(problem, 0);
+    const ArgumentSpec& in = planner.arguments().at(1);
+    auto first = [&](std::uint64_t seed) {
+        const std::vector<unsigned char> data = initialContents(in, seed, {});
+        float v = 0;
+        std::memcpy(&v, data.data(), sizeof v);
+        return v;
+    };
+    std::uint64_t seed = 1;
+    while (!(first(seed) > 0 && first(seed + 0x9E3779B97F4A7C15ull) < 0))
+        ++seed;
+    qInfo("seed %llu: in[0] %g, then %g", static_cast<unsigned long long>(seed), first(seed),
+          first(seed + 0x9E3779B97F4A7C15ull));
+    CudaBackendOptions options = m_options;
+    options.seed = seed;
+    SessionOptions session;
+    session.seed = seed;
+    session.strategy = "exhaustive"; // BUG = 0 first: the reference is right on both input sets
+    session.confirmTop = 6;
+    session.confirmRounds = 1;
+    std::vector<ResultRecord> results;
+    const SessionSummary summary = tune(problem, options, session, "lucky", results);
+    QCOMPARE(results.size(), std::size_t(6));
+    for (const ResultRecord& r : results) {
+        const bool bug = r.config.at("BUG").asInt() == 1;
+        QVERIFY2(r.status() == (bug ? ResultStatus::WrongResult : ResultStatus::Ok), r.measurement.message.c_str());
+        if (bug)
+            QVERIFY2(contains(r.measurement.message, "on a second input set"), r.measurement.message.c_str());
+    }
+    QVERIFY2(contains(summary.secondInputs, "3 of the best 6 configs are wrong on a second input set"),
+             summary.secondInputs.c_str());
+    QVERIFY(summary.progress.best);
+    QCOMPARE(summary.progress.best->config.at("BUG").asInt(), 0);
+}
+
+void TestVerification::timeStepsVerifiedWithinGroups_data() {
+    QTest::addColumn<bool>("declared");
+    QTest::newRow("found by the session") << false;
+    QTest::newRow("Tilescope.VerifyWithin") << true;
+}
+
+void TestVerification::timeStepsVerifiedWithinGroups() {
+    if (!m_skip.isEmpty())
+        QSKIP(qPrintable(m_skip));
+    QFETCH(bool, declared);
+    std::string text = kStencilProblem;
+    if (declared)
+        text.replace(text.find("\"Tilescope\": {"), 14, "\"Tilescope\": {\"VerifyWithin\": [\"TSTEPS\"], ");
+    const TuningProblem problem = write(declared ? "diffuse-declared" : "diffuse", kStencilKernel, text);
+    QCOMPARE(problem.verifyWithin.size(), std::size_t(declared ? 1 : 0));
+    SessionOptions session;
+    session.strategy = "random";
+    session.seed = 2;
+    std::vector<ResultRecord> results;
+    const SessionSummary summary =
+        tune(problem, m_options, session, declared ? "diffuse-declared" : "diffuse", results);
+    QCOMPARE(results.size(), std::size_t(12));
+    for (const ResultRecord& r : results)
+        QVERIFY2(r.status() == ResultStatus::Ok, r.measurement.message.c_str());
+    if (declared)
+        QVERIFY2(summary.verification.empty(), summary.verification.c_str());
+    else
+        QVERIFY2(contains(summary.verification, "split by TSTEPS") &&
+                     contains(summary.verification, "agree: the kernel's outputs depend on TSTEPS") &&
+                     contains(summary.verification, "the objective must count the work TSTEPS changes"),
+                 summary.verification.c_str());
+}
+
+void TestVerification::sanitizeFindsAnOverrunIntoTheNextBuffer() {
+    if (!m_skip.isEmpty())
+        QSKIP(qPrintable(m_skip));
+    std::string why;
+    if (findComputeSanitizer(&why).empty())
+        QSKIP(qPrintable(QString::fromStdString(why)));
+    const TuningProblem problem = write("shifted", kShiftKernel, kShiftProblem);
+    CudaBackendOptions options = m_options;
+    options.sanitize = true;
+    options.guard = GuardPolicy::Off; // ordinary buffers, one after the other
+    std::vector<ResultRecord> results;
+    tune(problem, options, {}, "shifted", results);
+    int sanitized = 0;
+    for (const ResultRecord& r : results) {
+        const std::string& m = r.measurement.message;
+        if (m.rfind("compute-sanitizer (memcheck): ", 0) != 0)
+            continue;
+        ++sanitized;
+        QVERIFY2(r.status() == ResultStatus::Crashed, m.c_str());
+        QVERIFY2(contains(m, "Invalid __global__ read of size 4 bytes") && contains(m, "shifted.cu:5"), m.c_str());
+    }
+    QCOMPARE(sanitized, 1);
+}
+
+QTEST_GUILESS_MAIN(TestVerification)
+#include "tst_verification.moc"
