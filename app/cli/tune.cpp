@@ -327,21 +327,12 @@ int runTune(const TuneOptions& opt) {
                     where.c_str());
     }
 
-    // A database this run creates is removed again when the run stores nothing (a recording that
-    // does not match, no GPU): bad input leaves no empty file behind. Declared before the store,
-    // so the store is closed first.
-    struct RemoveIfUnused {
-        std::filesystem::path path;
-        bool armed = false;
-        ~RemoveIfUnused() {
-            if (!armed)
-                return;
-            std::error_code ec;
-            for (const char* suffix : {"", "-wal", "-shm", "-journal"})
-                std::filesystem::remove(path.string() + suffix, ec);
-        }
-    } cleanup{opt.db, !std::filesystem::exists(opt.db)};
-    ResultStore store = ResultStore::open(opt.db, StoreMode::ReadWrite);
+    // A new database is made when the run first stores something: a run that stops before (a
+    // recording that does not match, no GPU) leaves no empty file behind, and no run ever deletes
+    // a database, which another run may have opened meanwhile.
+    StoreOptions storeOptions;
+    storeOptions.createOnFirstWrite = true;
+    ResultStore store = ResultStore::open(opt.db, StoreMode::ReadWrite, storeOptions);
 
     std::unique_ptr<Progress> progress;
     std::uint64_t priorDone = 0;
@@ -391,15 +382,10 @@ int runTune(const TuneOptions& opt) {
         try {
             summary = session.run();
         } catch (const SystematicFailure& e) {
-            cleanup.armed = cleanup.armed && store.sessions().empty();
             progress.reset();
             throw InputError(e.file(), e.location(),
                              e.message() + "; the session is kept as failed (--keep-going tunes on regardless)");
-        } catch (...) {
-            cleanup.armed = cleanup.armed && store.sessions().empty();
-            throw;
         }
-        cleanup.armed = false;
         // The progress line's last state: complete only when the session got through its total (a
         // cancelled or timed-out run ends on its last update; the summary says where it stopped).
         const SessionProgress& p = summary.progress;

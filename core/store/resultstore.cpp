@@ -9,12 +9,18 @@
 #include <sqlite3.h>
 
 #include <algorithm>
+#include <atomic>
+#include <cerrno>
 #include <charconv>
 #include <cmath>
 #include <cstring>
 #include <fstream>
 #include <stdexcept>
+#include <system_error>
 #include <unordered_map>
+
+#include <fcntl.h>
+#include <unistd.h>
 
 namespace tilescope {
 
@@ -198,6 +204,9 @@ struct ResultStore::Impl : Connection {
     StoreOptions options;
     std::thread::id owner = std::this_thread::get_id();
     int schemaVersion = 0;
+    // createOnFirstWrite and the file still missing: an empty database in memory answers until the
+    // first write makes the file (materialize()).
+    bool pending = false;
 
     bool inTransaction = false;
     Clock::time_point lastCommit{}; // the epoch: the first append commits at once
@@ -206,27 +215,47 @@ struct ResultStore::Impl : Connection {
     // Per session: config key -> config id, for the configs this connection has seen.
     std::unordered_map<std::int64_t, std::unordered_map<std::string, std::int64_t>> configIds;
 
-    ~Impl() {
-        if (db) {
-            if (inTransaction)
-                sqlite3_exec(db, "COMMIT", nullptr, nullptr, nullptr);
-            // Statements must be finalised before the connection closes.
-            begin = Statement();
-            commit = Statement();
-            insertConfig = Statement();
-            insertResult = Statement();
-            deleteSkipped = Statement();
-            sqlite3_close_v2(db);
-        }
+    ~Impl() { closeConnection(); }
+
+    // Commits what is pending and closes the connection (the last one to a file in WAL mode folds
+    // the log into the file and removes the -wal and -shm files).
+    void closeConnection() {
+        if (!db)
+            return;
+        if (inTransaction)
+            sqlite3_exec(db, "COMMIT", nullptr, nullptr, nullptr);
+        inTransaction = false;
+        // Statements must be finalised before the connection closes.
+        begin = Statement();
+        commit = Statement();
+        insertConfig = Statement();
+        insertResult = Statement();
+        deleteSkipped = Statement();
+        sqlite3_close_v2(db);
+        db = nullptr;
+        configIds.clear();
     }
+
+    // Opens `file` (the database's path, or a name standing in for it) as this store's connection:
+    // a Tilescope database this build reads; to write, whole, in WAL mode, at this build's schema.
+    void connect(const std::string& file);
+    // The schema version the connection's file holds (0: none yet); refuses a foreign or newer one.
+    int readVersion();
+    void enterWal();
+    void migrate();
+    void checkWhole();
+    void materialize();
 
     void checkThread() const {
         if (std::this_thread::get_id() != owner)
             throw std::logic_error("ResultStore used from a thread other than the one that opened it");
     }
-    void checkWritable() const {
+    // Every write asks first: refused read-only; with the file still to be made, it is made now.
+    void checkWritable() {
         if (readOnly)
             throw InputError(path.string(), "", "the database was opened read-only");
+        if (pending)
+            materialize();
     }
 
     void exec(const char* sql) {
@@ -557,7 +586,238 @@ std::string truncation(const std::filesystem::path& path) {
     return {};
 }
 
+namespace fs = std::filesystem;
+
+std::string errnoText(int error) {
+    return std::generic_category().message(error);
+}
+
+// The name of a file of this process's own beside `path`: a database being made, or a probe.
+fs::path privateNameBeside(const fs::path& path, const char* what) {
+    static std::atomic<unsigned> counter{0};
+    const fs::path dir = path.has_parent_path() ? path.parent_path() : fs::path(".");
+    return dir / ("." + path.filename().string().substr(0, 200) + "." + what + "-" + std::to_string(::getpid()) + "-" +
+                  std::to_string(counter.fetch_add(1)));
+}
+
+// Makes the file `name` exclusively (0644 less the umask, as SQLite makes a database); an error
+// naming `path` and its folder when the folder does not take new files.
+void createExclusively(const fs::path& path, const fs::path& name) {
+    const int fd = ::open(name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    if (fd < 0) {
+        const int error = errno;
+        openError(path, "cannot create the database in " + name.parent_path().string() +
+                            " (a read-only folder?): " + errnoText(error));
+    }
+    ::close(fd);
+}
+
+void removeWithJournals(const fs::path& file) {
+    for (const char* suffix : {"", "-wal", "-shm", "-journal"})
+        ::unlink((file.string() + suffix).c_str());
+}
+
+// A new database appears whole: it is made under a name of this process's own beside `path` (its
+// schema, application id and WAL mode), then linked to `path` only where nothing is there yet
+// (link(2) is atomic and never replaces a file). Of processes that make one database at once, one
+// file wins and the others open it; none sees a half-made one, and none deletes a file another
+// holds (only its own, which no one else knows). Where the file system has no hard links, nothing
+// is linked: connect() then lets SQLite make the file and the schema in a write transaction.
+void createDatabaseFile(const fs::path& path, const StoreOptions& options) {
+    const fs::path made = privateNameBeside(path, "new");
+    createExclusively(path, made);
+    try {
+        ResultStore::Impl maker;
+        maker.path = path; // what its messages name
+        maker.busyTimeout = options.busyTimeout;
+        maker.options = options;
+        maker.connect(made.string());
+        maker.closeConnection();
+    } catch (...) {
+        removeWithJournals(made);
+        throw;
+    }
+    // The last connection closed removed the log files of `made`; had it not, they are its own.
+    for (const char* suffix : {"-wal", "-shm", "-journal"})
+        ::unlink((made.string() + suffix).c_str());
+    ::link(made.c_str(), path.c_str()); // EEXIST: another process made it first; else see above
+    ::unlink(made.c_str());
+}
+
 } // namespace
+
+int ResultStore::Impl::readVersion() {
+    // Reading the schema is the first access: a damaged or foreign file fails here.
+    const int tables = queryInt(*this, "SELECT count(*) FROM sqlite_master");
+    const int hasVersion =
+        queryInt(*this, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'schema_version'");
+    const int appId = queryInt(*this, "PRAGMA application_id");
+    if ((tables > 0 && !hasVersion) || (appId != 0 && appId != store::kApplicationId))
+        openError(path, "a SQLite database, but not a Tilescope results database");
+    const int version = hasVersion ? queryInt(*this, "SELECT max(version) FROM schema_version") : 0;
+    if (version > kSchemaVersion)
+        openError(path, "made by a newer Tilescope, schema " + std::to_string(version) + " > " +
+                            std::to_string(kSchemaVersion) + ": the database has schema version " +
+                            std::to_string(version) + ", newer than this Tilescope reads (up to " +
+                            std::to_string(kSchemaVersion) +
+                            "); open it with that version (its `export` writes T4 or CSV that this one reads)");
+    return version;
+}
+
+void ResultStore::Impl::checkWhole() {
+    // A page that no query has read yet can be damaged while the rest reads well: a tuner would add
+    // its results to a file that export then refuses (or damage it further), so a file opened to
+    // write is checked whole first. quick_check reads every page (not whether the indexes agree
+    // with their tables). A value that breaks a CHECK or NOT NULL constraint is no damage: the
+    // readers name its row.
+    sqlite3_stmt* stmt = nullptr;
+    int rc = sqlite3_prepare_v2(db, "PRAGMA quick_check(8)", -1, &stmt, nullptr);
+    std::vector<std::string> found;
+    while (rc == SQLITE_OK || rc == SQLITE_ROW) {
+        if ((rc = sqlite3_step(stmt)) != SQLITE_ROW)
+            break;
+        const auto* text = sqlite3_column_text(stmt, 0);
+        std::string line = text ? reinterpret_cast<const char*>(text) : "";
+        if (line == "ok" || line.rfind("CHECK constraint failed", 0) == 0 || line.rfind("NULL value in", 0) == 0)
+            continue;
+        // Lines as "*** in database main ***\nPage 225: btreeInitPage() returns error code 11".
+        if (line.rfind("*** in database main ***", 0) == 0)
+            line.erase(0, line.find('\n') == std::string::npos ? line.size() : line.find('\n') + 1);
+        if (!line.empty())
+            found.push_back(line);
+    }
+    const std::string why = rc == SQLITE_DONE ? std::string() : sqlite3_errmsg(db);
+    sqlite3_finalize(stmt);
+    if (rc != SQLITE_DONE && (rc & 0xff) != SQLITE_CORRUPT && (rc & 0xff) != SQLITE_NOTADB)
+        sqliteFailure(*this, rc, why); // locked, unreadable: not a verdict on the file
+    if (rc != SQLITE_DONE && found.empty())
+        found.push_back(why);
+    if (found.empty())
+        return;
+    std::string where;
+    for (std::size_t i = 0; i < found.size() && i < 3; ++i)
+        where += (i ? "; " : "") + found[i];
+    openError(path, "the database is damaged (" + where +
+                        "); Tilescope writes nothing to a damaged database (`sqlite3 FILE .recover` may save what "
+                        "is left, into a new file)");
+}
+
+void ResultStore::Impl::enterWal() {
+    // Once per file (the mode is kept in it). The switch takes the file's exclusive lock; SQLite
+    // answers a connection that would wait for it while holding a read lock with SQLITE_BUSY at
+    // once (waiting could deadlock), so processes that open a new file together take turns here.
+    std::string current;
+    {
+        Statement mode(*this, "PRAGMA journal_mode");
+        current = mode.step() ? mode.text(0) : std::string();
+    }
+    if (current == "wal" || current == "memory")
+        return;
+    const auto deadline = Clock::now() + options.busyTimeout;
+    for (;;) {
+        char* error = nullptr;
+        const int rc = sqlite3_exec(db, "PRAGMA journal_mode = WAL", nullptr, nullptr, &error);
+        const std::string message = error ? error : sqlite3_errmsg(db);
+        sqlite3_free(error);
+        if (rc == SQLITE_OK)
+            return;
+        if (((rc & 0xff) != SQLITE_BUSY && (rc & 0xff) != SQLITE_LOCKED) || Clock::now() >= deadline)
+            sqliteFailure(*this, rc, message);
+        std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    }
+}
+
+void ResultStore::Impl::migrate() {
+    // One writer at a time holds the IMMEDIATE transaction, and the version is read again inside it:
+    // of processes that found the file new (or old) together, the first makes (or migrates) the
+    // schema and the others find it done.
+    exec("BEGIN IMMEDIATE");
+    try {
+        const int version = readVersion();
+        for (const store::Migration& m : store::migrations()) {
+            if (m.version <= version)
+                continue;
+            exec(m.sql);
+            Statement mark(*this, "INSERT INTO schema_version (version, applied_at, tool_version) VALUES (?, ?, ?)");
+            mark.bind(1, std::int64_t(m.version)).bind(2, nowIso8601()).bind(3, std::string(TILESCOPE_VERSION));
+            mark.run();
+        }
+        if (version < kSchemaVersion)
+            exec(("PRAGMA application_id = " + std::to_string(store::kApplicationId)).c_str());
+        exec("COMMIT");
+    } catch (...) {
+        sqlite3_exec(db, "ROLLBACK", nullptr, nullptr, nullptr);
+        throw;
+    }
+}
+
+void ResultStore::Impl::connect(const std::string& file) {
+    const int flags =
+        (readOnly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE) | SQLITE_OPEN_NOMUTEX;
+    const int rc = sqlite3_open_v2(file.c_str(), &db, flags, nullptr);
+    if (rc != SQLITE_OK) {
+        const std::string why = db ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
+        sqlite3_close_v2(db);
+        db = nullptr;
+        openError(path, readOnly ? "cannot open the database: " + why
+                                 : "cannot open the database for writing (a read-only file or folder?): " + why);
+    }
+    sqlite3_extended_result_codes(db, 1);
+    sqlite3_busy_timeout(db, static_cast<int>(options.busyTimeout.count()));
+    if (!readOnly && sqlite3_db_readonly(db, "main") == 1)
+        openError(path, "the database is read-only (file permissions); tuning and importing need to write it");
+
+    try {
+        const int version = readVersion();
+        if (readOnly) {
+            if (version == 0)
+                openError(path, "an empty database: it holds no Tilescope schema yet");
+            // Later versions only add columns: an older file reads, those columns as absent.
+        } else {
+            if (file != kInMemory)
+                checkWhole();
+            enterWal();
+            exec("PRAGMA synchronous = NORMAL"); // WAL + NORMAL: durable across a killed process
+            // A bulk import's transaction spills to the WAL when the page cache fills: 64 MB keeps
+            // 100,000 results in memory until the commit.
+            exec("PRAGMA cache_size = -65536");
+            if (version < kSchemaVersion)
+                migrate();
+            prepareWriters();
+        }
+        // Foreign keys stay off (SQLite's default): see schema.cpp.
+        schemaVersion = readOnly ? version : kSchemaVersion;
+    } catch (const InputError&) {
+        throw;
+    } catch (const std::exception& e) {
+        const int code = sqlite3_errcode(db) & 0xff;
+        if (code == SQLITE_NOTADB || code == SQLITE_CORRUPT)
+            openError(path, "not a SQLite database, or a damaged one: " + std::string(sqlite3_errmsg(db)));
+        if (code == SQLITE_READONLY || code == SQLITE_CANTOPEN || code == SQLITE_PERM || code == SQLITE_AUTH)
+            openError(path, "cannot write the database or its journal (a read-only file or folder?): " +
+                                std::string(sqlite3_errmsg(db)));
+        if (code == SQLITE_BUSY)
+            openError(path, "the database is locked by another process");
+        openError(path, std::string("cannot open the database: ") + e.what());
+    }
+}
+
+void ResultStore::Impl::materialize() {
+    closeConnection(); // the empty stand-in: nothing was written to it
+    pending = false;
+    try {
+        std::error_code ec;
+        if (!fs::exists(path, ec))
+            createDatabaseFile(path, options);
+        connect(path.string());
+    } catch (...) {
+        // The store stays usable as it was: empty, the file still to be made.
+        closeConnection();
+        pending = true;
+        connect(kInMemory);
+        throw;
+    }
+}
 
 bool ResultStore::isDatabaseFile(const std::filesystem::path& path) {
     std::ifstream in(path, std::ios::binary);
@@ -571,7 +831,6 @@ ResultStore ResultStore::openInMemory() {
 }
 
 ResultStore ResultStore::open(const std::filesystem::path& path, StoreMode mode, const StoreOptions& options) {
-    namespace fs = std::filesystem;
     const bool readOnly = mode == StoreMode::ReadOnly;
     std::error_code ec;
     const bool inMemory = path == kInMemory;
@@ -602,76 +861,20 @@ ResultStore ResultStore::open(const std::filesystem::path& path, StoreMode mode,
     impl->busyTimeout = options.busyTimeout;
     impl->readOnly = readOnly;
     impl->options = options;
-    const int flags =
-        (readOnly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE) | SQLITE_OPEN_NOMUTEX;
-    const int rc = sqlite3_open_v2(path.c_str(), &impl->db, flags, nullptr);
-    if (rc != SQLITE_OK) {
-        const std::string why = impl->db ? sqlite3_errmsg(impl->db) : sqlite3_errstr(rc);
-        openError(path, readOnly ? "cannot open the database: " + why
-                                 : "cannot open the database for writing (a read-only file or folder?): " + why);
-    }
-    sqlite3* db = impl->db;
-    sqlite3_extended_result_codes(db, 1);
-    sqlite3_busy_timeout(db, static_cast<int>(options.busyTimeout.count()));
-    if (!readOnly && sqlite3_db_readonly(db, "main") == 1)
-        openError(path, "the database is read-only (file permissions); tuning and importing need to write it");
-
-    try {
-        // Reading the schema is the first access: a damaged or foreign file fails here.
-        const int tables = queryInt(*impl, "SELECT count(*) FROM sqlite_master");
-        const int hasVersion =
-            queryInt(*impl, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'schema_version'");
-        const int appId = queryInt(*impl, "PRAGMA application_id");
-        if ((tables > 0 && !hasVersion) || (appId != 0 && appId != store::kApplicationId))
-            openError(path, "a SQLite database, but not a Tilescope results database");
-        const int version = hasVersion ? queryInt(*impl, "SELECT max(version) FROM schema_version") : 0;
-        if (version > kSchemaVersion)
-            openError(path, "made by a newer Tilescope, schema " + std::to_string(version) + " > " +
-                                std::to_string(kSchemaVersion) + ": the database has schema version " +
-                                std::to_string(version) + ", newer than this Tilescope reads (up to " +
-                                std::to_string(kSchemaVersion) +
-                                "); open it with that version (its `export` writes T4 or CSV that this one reads)");
-        if (readOnly) {
-            if (version == 0)
-                openError(path, "an empty database: it holds no Tilescope schema yet");
-            // Later versions only add columns: an older file reads, those columns as absent.
-        } else {
-            impl->exec("PRAGMA journal_mode = WAL");
-            impl->exec("PRAGMA synchronous = NORMAL"); // WAL + NORMAL: durable across a killed process
-            // A bulk import's transaction spills to the WAL when the page cache fills: 64 MB keeps
-            // 100,000 results in memory until the commit.
-            impl->exec("PRAGMA cache_size = -65536");
-            if (version < kSchemaVersion) {
-                impl->exec("BEGIN IMMEDIATE");
-                for (const store::Migration& m : store::migrations()) {
-                    if (m.version <= version)
-                        continue;
-                    impl->exec(m.sql);
-                    Statement mark(*impl,
-                                   "INSERT INTO schema_version (version, applied_at, tool_version) VALUES (?, ?, ?)");
-                    mark.bind(1, std::int64_t(m.version)).bind(2, nowIso8601()).bind(3, std::string(TILESCOPE_VERSION));
-                    mark.run();
-                }
-                impl->exec(("PRAGMA application_id = " + std::to_string(store::kApplicationId)).c_str());
-                impl->exec("COMMIT");
-            }
-            impl->prepareWriters();
+    if (!inMemory && !exists && !readOnly) {
+        if (options.createOnFirstWrite) {
+            // Whether the folder takes the file is known now, before any work: a probe of this
+            // process's own, made and removed.
+            const fs::path probe = privateNameBeside(path, "probe");
+            createExclusively(path, probe);
+            ::unlink(probe.c_str());
+            impl->pending = true;
+            impl->connect(kInMemory);
+            return ResultStore(std::move(impl));
         }
-        // Foreign keys stay off (SQLite's default): see schema.cpp.
-        impl->schemaVersion = readOnly ? version : kSchemaVersion;
-    } catch (const InputError&) {
-        throw;
-    } catch (const std::exception& e) {
-        const int code = sqlite3_errcode(db) & 0xff;
-        if (code == SQLITE_NOTADB || code == SQLITE_CORRUPT)
-            openError(path, "not a SQLite database, or a damaged one: " + std::string(sqlite3_errmsg(db)));
-        if (code == SQLITE_READONLY || code == SQLITE_CANTOPEN || code == SQLITE_PERM || code == SQLITE_AUTH)
-            openError(path, "cannot write the database or its journal (a read-only file or folder?): " +
-                                std::string(sqlite3_errmsg(db)));
-        if (code == SQLITE_BUSY)
-            openError(path, "the database is locked by another process");
-        openError(path, std::string("cannot open the database: ") + e.what());
+        createDatabaseFile(path, options);
     }
+    impl->connect(path.string());
     return ResultStore(std::move(impl));
 }
 

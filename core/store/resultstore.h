@@ -35,6 +35,11 @@ struct StoreOptions {
     std::chrono::milliseconds commitInterval{100};
     /// How long a write waits for another process's write lock before failing.
     std::chrono::milliseconds busyTimeout{5000};
+    /// A missing file is made at the first write, not at open (which still checks that it can be
+    /// made there): a run that fails before it stores anything leaves no file behind, and nothing
+    /// has to be deleted that another process may have opened meanwhile. Until then the store
+    /// reads as a new, empty database.
+    bool createOnFirstWrite = false;
 };
 
 /// Results per status of one session (indexed by ResultStatus).
@@ -51,7 +56,10 @@ public:
 
     /// Opens (or, read-write, creates) the database at `path`. Throws InputError, naming the path:
     /// a missing file (read-only) or folder, a file or folder it may not write (read-write), a file
-    /// that is not SQLite, a SQLite file that is not a Tilescope database, a newer schema.
+    /// that is not SQLite, a SQLite file that is not a Tilescope database, a newer schema, and
+    /// (read-write) a damaged file, which is checked whole before anything is written to it.
+    /// Processes may open one database together, also one that none of them has made yet: a new
+    /// file appears with its schema whole, and a schema is made or migrated once.
     static ResultStore open(const std::filesystem::path& path, StoreMode mode = StoreMode::ReadWrite,
                             const StoreOptions& options = {});
     /// A new, empty database in memory (gone with the store), for reading recordings with the same

@@ -18,6 +18,8 @@
 #include <atomic>
 #include <cmath>
 #include <fstream>
+#include <random>
+#include <sys/wait.h>
 #include <thread>
 #include <unistd.h>
 
@@ -138,6 +140,54 @@ QString inputErrorOf(F&& f) {
         return QString::fromStdString(e.what());
     }
     return {};
+}
+
+// A database as Tilescope wrote it at schema 1, made by its own SQL (no ResultStore).
+void makeSchema1(const std::string& file) {
+    rawSql(file, store::migrations()[0].sql);
+    rawSql(file, "INSERT INTO schema_version (version, applied_at, tool_version) VALUES (1, 'then', '0.1')");
+    rawSql(file, ("PRAGMA application_id = " + std::to_string(store::kApplicationId)).c_str());
+}
+
+// The work of one process of concurrentOpensOfOneDatabase (in a child, so no test macros): opens the
+// database, adds a finished session of `results` results; 0 when all went in, else 1 with the error
+// written to `errorFd`.
+int addSessionInChild(const std::string& file, int results, int errorFd) {
+    try {
+        ResultStore store = ResultStore::open(file);
+        const std::int64_t id = store.createSession(sampleSession());
+        for (int i = 0; i < results; ++i)
+            store.append(id, sampleResult(i));
+        store.setSessionState(id, SessionState::Finished);
+        store.flush();
+        return 0;
+    } catch (const std::exception& e) {
+        const std::string line = std::string(e.what()) + "\n";
+        [[maybe_unused]] const ssize_t written = ::write(errorFd, line.data(), line.size());
+        return 1;
+    }
+}
+
+// SQLite's quick_check of a file: "ok", or what it found first (or the error that stopped it).
+std::string quickCheck(const std::string& file) {
+    sqlite3* db = nullptr;
+    sqlite3_open_v2(file.c_str(), &db, SQLITE_OPEN_READONLY, nullptr);
+    sqlite3_stmt* stmt = nullptr;
+    std::string out;
+    if (sqlite3_prepare_v2(db, "PRAGMA quick_check", -1, &stmt, nullptr) != SQLITE_OK)
+        out = sqlite3_errmsg(db);
+    else if (const int rc = sqlite3_step(stmt); rc == SQLITE_ROW)
+        out = reinterpret_cast<const char*>(sqlite3_column_text(stmt, 0));
+    else
+        out = sqlite3_errmsg(db);
+    sqlite3_finalize(stmt);
+    sqlite3_close(db);
+    return out;
+}
+
+std::string fileBytes(const std::string& file) {
+    std::ifstream in(file, std::ios::binary);
+    return {std::istreambuf_iterator<char>(in), {}};
 }
 
 } // namespace
@@ -594,6 +644,150 @@ private slots:
         other.join();
         QVERIFY(threw);
         QVERIFY(store.sessions().empty()); // still fine on its own thread
+    }
+
+    void concurrentOpensOfOneDatabase_data() {
+        QTest::addColumn<QString>("start");
+        QTest::newRow("no file yet") << "missing";
+        QTest::newRow("an empty file") << "empty";
+        QTest::newRow("schema 1, migrated by both") << "schema-1";
+    }
+
+    // Two processes open one database at the same moment, each to add a session with its results:
+    // however their opens interleave (making the file, its schema, a migration), neither fails and
+    // nothing of either is lost. Processes, not threads: what is tested is the locking between them.
+    void concurrentOpensOfOneDatabase() {
+        QFETCH(QString, start);
+        QTemporaryDir dir;
+        constexpr int kTrials = 50;
+        constexpr int kResults = 20;
+        QStringList failures;
+        for (int trial = 0; trial < kTrials; ++trial) {
+            const std::string file = path(dir, ("r" + std::to_string(trial) + ".db").c_str());
+            if (start == "empty")
+                std::ofstream{file};
+            else if (start == "schema-1")
+                makeSchema1(file);
+            int gate[2];
+            int errors[2];
+            QCOMPARE(::pipe(gate), 0);
+            QCOMPARE(::pipe(errors), 0);
+            pid_t children[2] = {};
+            for (pid_t& child : children) {
+                child = ::fork();
+                QVERIFY(child >= 0);
+                if (child == 0) {
+                    // Both wait at the gate, so that they open the file together.
+                    ::close(gate[1]);
+                    ::close(errors[0]);
+                    char go = 0;
+                    const bool opened = ::read(gate[0], &go, 1) == 1;
+                    ::_exit(opened ? addSessionInChild(file, kResults, errors[1]) : 3);
+                }
+            }
+            ::close(gate[0]);
+            ::close(errors[1]);
+            QCOMPARE(::write(gate[1], "go", 2), ssize_t(2));
+            ::close(gate[1]);
+            int exits[2] = {};
+            for (int i = 0; i < 2; ++i) {
+                int status = 0;
+                QCOMPARE(::waitpid(children[i], &status, 0), children[i]);
+                exits[i] = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+            }
+            std::string said;
+            char buf[512];
+            for (ssize_t n; (n = ::read(errors[0], buf, sizeof buf)) > 0;)
+                said.append(buf, static_cast<std::size_t>(n));
+            ::close(errors[0]);
+            const ResultStore store = ResultStore::open(file, StoreMode::ReadOnly);
+            std::string lost;
+            for (const SessionInfo& s : store.sessions())
+                if (s.state != SessionState::Finished || store.resultCount(s.id) != std::uint64_t(kResults))
+                    lost += " session " + std::to_string(s.id) + " has " + std::to_string(store.resultCount(s.id)) +
+                            " results, state " + std::string(sessionStateName(s.state)) + ";";
+            if (exits[0] != 0 || exits[1] != 0 || store.sessions().size() != 2 || !lost.empty())
+                failures << QStringLiteral("trial %1: exits %2 %3, %4 sessions;%5 %6")
+                                .arg(trial)
+                                .arg(exits[0])
+                                .arg(exits[1])
+                                .arg(store.sessions().size())
+                                .arg(QString::fromStdString(lost), QString::fromStdString(said).trimmed());
+        }
+        QVERIFY2(failures.isEmpty(), qPrintable(QString::number(failures.size()) + " of " + QString::number(kTrials) +
+                                                " trials failed:\n" + failures.join('\n')));
+    }
+
+    void createdOnFirstWrite() {
+        // With createOnFirstWrite, a missing database is made when the first write comes: an open
+        // that writes nothing leaves no file, and nothing is ever deleted that another process may
+        // have opened meanwhile.
+        QTemporaryDir dir;
+        const std::string file = path(dir, "r.db");
+        StoreOptions lazily;
+        lazily.createOnFirstWrite = true;
+        {
+            ResultStore store = ResultStore::open(file, StoreMode::ReadWrite, lazily);
+            QVERIFY(store.sessions().empty());
+            QVERIFY(!store.findResumable(sampleSession()));
+            QCOMPARE(store.schemaVersion(), ResultStore::kSchemaVersion);
+            store.flush();
+        }
+        QCOMPARE(QDir(dir.path()).entryList(QDir::AllEntries | QDir::Hidden | QDir::NoDotAndDotDot), QStringList());
+        {
+            ResultStore store = ResultStore::open(file, StoreMode::ReadWrite, lazily);
+            QVERIFY(!QFileInfo::exists(QString::fromStdString(file)));
+            const std::int64_t id = store.createSession(sampleSession());
+            QVERIFY(QFileInfo::exists(QString::fromStdString(file)));
+            store.append(id, sampleResult(0));
+            store.flush();
+            QCOMPARE(ResultStore::open(file, StoreMode::ReadOnly).resultCount(id), std::uint64_t(1));
+        }
+        QCOMPARE(rawQuery(file, "PRAGMA journal_mode"), std::string("wal"));
+        QCOMPARE(rawQuery(file, "PRAGMA application_id"), std::to_string(store::kApplicationId));
+        QCOMPARE(QDir(dir.path()).entryList(QDir::AllEntries | QDir::Hidden | QDir::NoDotAndDotDot),
+                 QStringList{"r.db"});
+        // A place it cannot make the file is still refused at the open, before any work.
+        const QString message =
+            inputErrorOf([&] { ResultStore::open("/proc/tilescope-test.db", StoreMode::ReadWrite, lazily); });
+        QVERIFY2(message.contains("/proc/tilescope-test.db") && message.contains("cannot"), qPrintable(message));
+        // Another process made the file meanwhile: the first write goes into it.
+        const std::string shared = path(dir, "shared.db");
+        ResultStore late = ResultStore::open(shared, StoreMode::ReadWrite, lazily);
+        { ResultStore::open(shared).createSession(sampleSession()); }
+        QCOMPARE(late.createSession(sampleSession()), std::int64_t(2));
+        QCOMPARE(late.sessions().size(), std::size_t(2));
+    }
+
+    void damagedDatabaseIsNotWritten() {
+        // A page in the middle overwritten: whatever reads it would fail, but a write elsewhere
+        // would go through. Opened to write, it is refused at once, the damage located, the file as
+        // it was; read-only it opens (readers say what they cannot read).
+        QTemporaryDir dir;
+        const std::string file = path(dir, "r.db");
+        {
+            ResultStore store = ResultStore::open(file);
+            const std::int64_t id = store.createSession(sampleSession());
+            std::vector<ResultRecord> records;
+            for (int i = 0; i < 2000; ++i)
+                records.push_back(sampleResult(i));
+            store.appendMany(id, records);
+        }
+        std::string bytes = fileBytes(file);
+        QVERIFY(bytes.size() > 64 * 4096);
+        const std::size_t half = bytes.size() / 2 / 4096 * 4096;
+        std::mt19937 rng(17);
+        for (std::size_t i = half; i < half + 4096; ++i)
+            bytes[i] = static_cast<char>(rng());
+        std::ofstream(file, std::ios::binary | std::ios::trunc) << bytes;
+        QVERIFY2(quickCheck(file) != "ok", "the damage was not found by SQLite: the test damages nothing");
+        const QString message = inputErrorOf([&] { ResultStore::open(file); });
+        QVERIFY2(message.contains("r.db") && message.contains("damaged") && message.contains("Page "),
+                 qPrintable(message));
+        QCOMPARE(fileBytes(file), bytes);
+        QCOMPARE(QDir(dir.path()).entryList(QDir::AllEntries | QDir::Hidden | QDir::NoDotAndDotDot),
+                 QStringList{"r.db"});
+        QCOMPARE(ResultStore::open(file, StoreMode::ReadOnly).sessions().size(), std::size_t(1));
     }
 
     void configHelpers() {
