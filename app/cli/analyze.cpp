@@ -801,7 +801,7 @@ void registerAnalyze(CLI::App& app) {
                   "Print a JSON list of records, one per (config, arch): config, arch, status, registers, "
                   "spill_stores, spill_loads, stack_frame, shared_bytes, occupancy (percent), limiter, ... "
                   "(the summary and rule then go to stderr)");
-    cmd->add_option("--csv", opt->csvPath, "Also write the records to FILE as CSV");
+    writesFile(cmd->add_option("--csv", opt->csvPath, "Also write the records to FILE as CSV"), "--csv");
     CLI::Option* cacheDir = cmd->add_option("--cache-dir", opt->cacheDir,
                                             "Folder of the compile cache (default: $TILESCOPE_CACHE_DIR/compile, else "
                                             "$XDG_CACHE_HOME/tilescope/compile, else ~/.cache/tilescope/compile)");

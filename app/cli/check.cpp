@@ -84,14 +84,16 @@ void registerCheck(CLI::App& app) {
         "check", "Whether exported tuned configs (a JSON cache, C++ header or Triton export) still hold: exit status 0 "
                  "when every "
                  "entry is fresh, 3 when some are stale or a shape is not covered (for CI), 2 for bad input");
-    cmd->add_option("cache", opt->cache,
-                    "The tuned configs: a JSON cache (export --format json), or a C++ header or Triton export "
-                    "(export --format cpp|triton), read through their metadata line")
+    readsFile(
+        cmd->add_option("cache", opt->cache,
+                        "The tuned configs: a JSON cache (export --format json), or a C++ header or Triton export "
+                        "(export --format cpp|triton), read through their metadata line"))
         ->required()
         ->check(CLI::ExistingFile);
-    cmd->add_option("--problem", opt->problems,
-                    "A problem file as it is now (repeat for several kernels): its kernel specification, source and "
-                    "shapes are checked against the entries of its kernel");
+    readsFile(cmd->add_option(
+        "--problem", opt->problems,
+        "A problem file as it is now (repeat for several kernels): its kernel specification, source and "
+        "shapes are checked against the entries of its kernel"));
     cmd->add_flag("--here", opt->here,
                   "Check against this machine's GPU (device 0, asked through tilescope-worker; needs --problem)");
     cmd->add_option("--device", opt->device, "Check against this GPU name (\"NVIDIA H200\")");

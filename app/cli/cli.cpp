@@ -2,6 +2,7 @@
 
 #include "analysis/launchcheck.h"
 #include "base/error.h"
+#include "base/filewrite.h"
 #include "space/configspace.h"
 #include "spec/tuningproblem.h"
 
@@ -12,6 +13,7 @@
 #include <limits>
 #include <optional>
 #include <string_view>
+#include <sys/stat.h>
 #include <unistd.h>
 
 namespace tilescope::cli {
@@ -210,8 +212,60 @@ void checkShape(const TuningProblem& problem, std::size_t shape) {
 }
 
 void addProblemArgument(CLI::App* command, std::string& path) {
-    command->add_option("problem", path, "A tuning problem in T1 JSON (for example kernels/sgemm/sgemm.json)")
+    readsFile(
+        command->add_option("problem", path, "A tuning problem in T1 JSON (for example kernels/sgemm/sgemm.json)"))
         ->required();
+}
+
+namespace {
+
+struct FileOption {
+    CLI::Option* option;
+    std::string location; // an output's, for messages
+    bool output;
+};
+
+std::vector<FileOption>& fileOptions() {
+    static std::vector<FileOption> all;
+    return all;
+}
+
+} // namespace
+
+CLI::Option* readsFile(CLI::Option* option) {
+    fileOptions().push_back({option, {}, false});
+    return option;
+}
+
+CLI::Option* writesFile(CLI::Option* option, std::string location) {
+    fileOptions().push_back({option, std::move(location), true});
+    return option;
+}
+
+void refuseOutputsThatAreInputs() {
+    // Only the options of the command that runs were given values.
+    std::vector<std::filesystem::path> inputs;
+    for (const FileOption& f : fileOptions())
+        if (!f.output)
+            for (const std::string& value : f.option->results())
+                inputs.emplace_back(value);
+    const std::string why = ", which this command reads: writing it would destroy what it reads";
+    for (const FileOption& f : fileOptions()) {
+        if (!f.output)
+            continue;
+        for (const std::string& value : f.option->results())
+            if (value != "-")
+                if (const auto input = inputThatIs(value, inputs))
+                    throw InputError(value, f.location,
+                                     "the same file as " + input->string() + why + " (give another file)");
+    }
+    // Standard output sent to a file by the shell (`>> FILE`; `>` has emptied it already).
+    struct stat out {};
+    if (::fstat(STDOUT_FILENO, &out) == 0 && S_ISREG(out.st_mode))
+        if (const auto input = inputThatIs("/dev/stdout", inputs))
+            throw InputError("", "",
+                             "standard output goes to " + input->string() + ", the same file as an input" + why +
+                                 " (send it elsewhere)");
 }
 
 void addShapeOption(CLI::App* command, std::size_t& shape) {

@@ -32,6 +32,17 @@ using Action = std::function<int()>;
 /// Registers a subcommand; `action` is run by main() when the subcommand is selected.
 void setAction(CLI::App* subcommand, Action action);
 
+/// Marks an option (or positional) whose values are files the command reads. Returns `option`.
+CLI::Option* readsFile(CLI::Option* option);
+/// Marks an option whose value is a file the command writes (`-` for standard output, where the
+/// command takes it); `location` names the option in messages, as the command's own writes do
+/// ("-o"). Returns `option`.
+CLI::Option* writesFile(CLI::Option* option, std::string location);
+/// Run by main() before the command: throws InputError when an output the command was given, or
+/// the file standard output goes to, is the same file as one of the inputs it was given (by device
+/// and inode, through any link): writing it would destroy what the command reads.
+void refuseOutputsThatAreInputs();
+
 /// `tilescope-cli space ...`
 void registerSpace(CLI::App& app);
 /// `tilescope-cli analyze ...`

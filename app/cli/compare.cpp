@@ -110,10 +110,11 @@ void registerCompare(CLI::App& app) {
     CLI::App* cmd = app.add_subcommand(
         "compare", "Compare one problem's results on two GPUs (or in two contexts): per config the time on each and "
                    "their ratio, the rank correlation, and how much each side's winner loses on the other");
-    cmd->add_option("A", opt->a, "Results from one GPU: a Tilescope database, a T4 file or a Kernel Tuner cache")
+    readsFile(
+        cmd->add_option("A", opt->a, "Results from one GPU: a Tilescope database, a T4 file or a Kernel Tuner cache"))
         ->required()
         ->check(CLI::ExistingFile);
-    cmd->add_option("B", opt->b, "Results from the other GPU, in any of those formats")
+    readsFile(cmd->add_option("B", opt->b, "Results from the other GPU, in any of those formats"))
         ->required()
         ->check(CLI::ExistingFile);
     opt->sessionAOption = cmd->add_option("--session-a", opt->sessionA,
@@ -122,7 +123,7 @@ void registerCompare(CLI::App& app) {
     cmd->add_option("--top", opt->top, "Configs listed, the fastest on A first")
         ->capture_default_str()
         ->check(wholeNumber(1, kAny));
-    cmd->add_option("--csv", opt->csv, "Also write every matched config to this CSV file");
+    writesFile(cmd->add_option("--csv", opt->csv, "Also write every matched config to this CSV file"), "--csv");
     cmd->footer("Configs are matched on the parameters both sides have; one only one side has is left out when it "
                 "takes one value there, else that side's best over it is taken. Only configs that ran correctly on "
                 "both count.\nExit status: 0 done, 2 bad input.");

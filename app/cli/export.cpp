@@ -80,8 +80,9 @@ void registerExport(CLI::App& app) {
     CLI::App* cmd = app.add_subcommand("export", "Export results: T4, a JSON cache of the best config per (kernel, "
                                                  "shape, device), triton.Config lists, a C++ header, CSV, a Kernel "
                                                  "Tuner cache");
-    cmd->add_option("db", opt->db,
-                    "Recorded results: a results database, a T4 file or a Kernel Tuner cache (gzip-compressed or not)")
+    readsFile(cmd->add_option(
+                  "db", opt->db,
+                  "Recorded results: a results database, a T4 file or a Kernel Tuner cache (gzip-compressed or not)"))
         ->required();
     cmd->add_option(
            "--format", opt->format,
@@ -90,7 +91,9 @@ void registerExport(CLI::App& app) {
            "by shape; csv: every result; kerneltuner: one session as a Kernel Tuner cache (for its simulation mode)")
         ->required()
         ->check(CLI::IsMember({"t4", "json", "triton", "cpp", "csv", "kerneltuner"}));
-    cmd->add_option("-o,--output", opt->output, "Write to FILE (default: standard output)");
+    writesFile(cmd->add_option("-o,--output", opt->output,
+                               "Write to FILE (default: standard output); never one of the inputs"),
+               "-o");
     opt->sessionOption =
         cmd->add_option("--session", opt->session,
                         "Export only this session (default: all; for t4 and kerneltuner the newest with results)")

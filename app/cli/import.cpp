@@ -102,11 +102,12 @@ void registerImport(CLI::App& app) {
     CLI::App* cmd = app.add_subcommand("import", "Import recorded results (T4 results files, Kernel Tuner caches, "
                                                  "other Tilescope databases) into a results database, each session "
                                                  "once, with its provenance");
-    cmd->add_option("files", opt->files,
-                    "The recordings (several merge into one database: the databases of a Slurm job array's tasks, "
-                    "say; the parts of a sweep split with tune --part become one session)")
+    readsFile(
+        cmd->add_option("files", opt->files,
+                        "The recordings (several merge into one database: the databases of a Slurm job array's tasks, "
+                        "say; the parts of a sweep split with tune --part become one session)"))
         ->required();
-    cmd->add_option("--db", opt->db, "The results database (created when missing)")->required();
+    writesFile(cmd->add_option("--db", opt->db, "The results database (created when missing)"), "--db")->required();
     cmd->add_flag("--keep-duplicates", opt->keepDuplicates,
                   "Import a session even when the database holds one that measured the same (by default it is "
                   "skipped: same kernel, shape, device, strategy, seed and results)");

@@ -261,9 +261,10 @@ void registerLab(CLI::App& app) {
     CLI::App* cmd = app.add_subcommand(
         "lab", "Compare search strategies by replaying them, many seeds each, on a recording of the whole space");
     addProblemArgument(cmd, opt->problemPath);
-    cmd->add_option("--replay", opt->replay,
-                    "The recording of the whole space: a T4 results file (gzip or not), a Kernel Tuner cache or a "
-                    "Tilescope database; configs it lacks count as failed")
+    readsFile(
+        cmd->add_option("--replay", opt->replay,
+                        "The recording of the whole space: a T4 results file (gzip or not), a Kernel Tuner cache or a "
+                        "Tilescope database; configs it lacks count as failed"))
         ->required();
     addShapeOption(cmd, opt->shape);
     cmd->add_option("--objective", opt->objective,
@@ -286,16 +287,19 @@ void registerLab(CLI::App& app) {
     cmd->add_option("--batch", opt->batch, "Configs a strategy proposes at a time")
         ->capture_default_str()
         ->check(wholeNumber(1, 1000000));
-    cmd->add_option("--traces", opt->traces,
-                    "Runs made by another tool to score the same way (repeatable): JSON {\"tool\": ..., \"runs\": "
-                    "[{\"strategy\": ..., \"seed\": ..., \"configs\": [{name: value, ...}, ...]}]}; each strategy "
-                    "becomes a row named TOOL:STRATEGY");
+    readsFile(
+        cmd->add_option("--traces", opt->traces,
+                        "Runs made by another tool to score the same way (repeatable): JSON {\"tool\": ..., \"runs\": "
+                        "[{\"strategy\": ..., \"seed\": ..., \"configs\": [{name: value, ...}, ...]}]}; each strategy "
+                        "becomes a row named TOOL:STRATEGY"));
     cmd->add_option("--score-over", opt->scoreOver,
                     "Window of the methodology score: methodology (where random search is expected to reach 1 % "
                     "to 96 % of the way from the median to the optimum, as the paper's package does) or budget "
                     "(the whole budget)")
         ->capture_default_str();
-    cmd->add_option("--json", opt->json, "Write the full report as JSON to FILE (- for stdout, instead of the table)");
+    writesFile(cmd->add_option("--json", opt->json,
+                               "Write the full report as JSON to FILE (- for stdout, instead of the table)"),
+               "--json");
     cmd->add_option("--curves", opt->curves,
                     "Write convergence curves to DIR/evaluations.csv and DIR/seconds.csv: the best-so-far fraction "
                     "of the optimum (mean, min, max over the runs) against evaluations and recorded seconds");

@@ -5,8 +5,11 @@
 
 #include "base/error.h"
 
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <exception>
+#include <iostream>
 #include <map>
 
 namespace tilescope::cli {
@@ -29,10 +32,25 @@ void registerTable(CLI::App& app);
 void registerCheck(CLI::App& app);
 void registerKt(CLI::App& app);
 
-} // namespace tilescope::cli
+namespace {
 
-int main(int argc, char** argv) {
-    using namespace tilescope::cli;
+// A write to standard output that fails (a full disk, a file past its size limit, a closed
+// descriptor) is only noted in the stream's error flag by printf and std::cout, and what is still
+// buffered fails at exit unseen: checked here once, for every command and its help, when it is
+// done. Its status stands when it failed already; else a lost output is bad input (exit 2).
+int checkStandardOutput(int status) {
+    errno = 0;
+    std::cout.flush();
+    const bool flushed = std::fflush(stdout) == 0;
+    const int error = errno;
+    if (flushed && !std::ferror(stdout) && !std::cout.bad())
+        return status;
+    std::fprintf(stderr, "error: cannot write to standard output%s%s: what the command printed is incomplete\n",
+                 error ? ": " : "", error ? std::strerror(error) : "");
+    return status == kOk ? kBadInput : status;
+}
+
+int run(int argc, char** argv) {
     CLI::App app{"Tilescope: a workbench for autotuning CUDA kernels.\n"
                  "Explore a tuning problem's config space, analyse register spilling and occupancy\n"
                  "offline, tune on the GPU and export the winners.",
@@ -71,6 +89,7 @@ int main(int argc, char** argv) {
         if (it == actions().end())
             continue;
         try {
+            refuseOutputsThatAreInputs();
             return it->second();
         } catch (const tilescope::InputError& e) {
             std::fprintf(stderr, "error: %s\n", e.what());
@@ -81,4 +100,12 @@ int main(int argc, char** argv) {
         }
     }
     return kInternalError;
+}
+
+} // namespace
+
+} // namespace tilescope::cli
+
+int main(int argc, char** argv) {
+    return tilescope::cli::checkStandardOutput(tilescope::cli::run(argc, argv));
 }

@@ -444,9 +444,9 @@ void registerShow(CLI::App& app) {
     auto opt = std::make_shared<ShowOptions>();
     CLI::App* cmd = app.add_subcommand("show", "Show a results database: its sessions and a session's results, best "
                                                "first (read-only; works while a tuner writes)");
-    cmd->add_option("db", opt->db,
-                    "Recorded results: a results database (tilescope-cli tune ... --db FILE, or import), a T4 file "
-                    "or a Kernel Tuner cache (gzip-compressed or not)")
+    readsFile(cmd->add_option("db", opt->db,
+                              "Recorded results: a results database (tilescope-cli tune ... --db FILE, or import), a "
+                              "T4 file or a Kernel Tuner cache (gzip-compressed or not)"))
         ->required();
     opt->sessionOption = cmd->add_option("--session", opt->session, "Which session (default: the newest)")
                              ->check(wholeNumber(1, std::numeric_limits<std::int64_t>::max()));

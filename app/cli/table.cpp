@@ -179,8 +179,8 @@ void registerTable(CLI::App& app) {
     auto opt = std::make_shared<TableArgs>();
     CLI::App* cmd = app.add_subcommand(
         "table", "A dispatch table over the tuned shapes of one kernel: the fewest configs within a regret bound");
-    cmd->add_option("recordings", opt->recordings,
-                    "Results of the kernel at several shapes: databases, T4 files or Kernel Tuner caches")
+    readsFile(cmd->add_option("recordings", opt->recordings,
+                              "Results of the kernel at several shapes: databases, T4 files or Kernel Tuner caches"))
         ->required()
         ->check(CLI::ExistingFile);
     cmd->add_option("--kernel", opt->kernel, "The kernel (needed when the recordings hold several)");
@@ -189,17 +189,21 @@ void registerTable(CLI::App& app) {
     opt->entriesOption =
         cmd->add_option("--entries", opt->entries, "Instead: the lowest worst regret with at most this many configs")
             ->check(CLI::Range(1, 1000000));
-    cmd->add_option("--distribution", opt->distribution,
-                    "A CSV of shapes seen in production (a header of dim names and count): propose buckets that "
-                    "cover it, padding counted")
+    readsFile(
+        cmd->add_option("--distribution", opt->distribution,
+                        "A CSV of shapes seen in production (a header of dim names and count): propose buckets that "
+                        "cover it, padding counted"))
         ->check(CLI::ExistingFile);
     cmd->add_option("--buckets", opt->buckets, "With --distribution: at most this many buckets")
         ->capture_default_str()
         ->check(CLI::Range(1, 10000));
-    cmd->add_option("--triton", opt->triton,
-                    "Also write Python for triton.autotune: configs(), KEY and a prune_configs_by hook that keeps "
-                    "the table's config for each call's shape");
-    cmd->add_option("--cpp", opt->cpp, "Also write a C++17 header that dispatches any shape (nearest tuned shape)");
+    writesFile(cmd->add_option("--triton", opt->triton,
+                               "Also write Python for triton.autotune: configs(), KEY and a prune_configs_by hook "
+                               "that keeps the table's config for each call's shape"),
+               "--triton");
+    writesFile(
+        cmd->add_option("--cpp", opt->cpp, "Also write a C++17 header that dispatches any shape (nearest tuned shape)"),
+        "--cpp");
     setAction(cmd, [opt] { return runTable(*opt); });
 }
 

@@ -40,7 +40,8 @@ void registerTune(CLI::App& app) {
     cmd->add_option("--seed", opt->seed, "Seed of the random strategy (the same seed gives the same run)")
         ->capture_default_str()
         ->check(wholeNumber(0, kAny));
-    cmd->add_option("--db", opt->db, "The results database (SQLite; created when missing)")->required();
+    writesFile(cmd->add_option("--db", opt->db, "The results database (SQLite; created when missing)"), "--db")
+        ->required();
     cmd->add_flag("--resume", opt->resume,
                   "Continue the newest session of the same problem, shape, backend, strategy and seed in the "
                   "database, skipping every config it has done");
@@ -60,10 +61,11 @@ void registerTune(CLI::App& app) {
                     "(where valid), filling the shape x config matrix a dispatch table is chosen from")
         ->check(wholeNumber(0, 1000))
         ->group("Shape sets");
-    cmd->add_option("--only-stale", opt->onlyStale,
-                    "A JSON cache (export --format json): tune only the problem's shapes whose entry for this machine "
-                    "is stale or missing (as `check` says), then rewrite the cache with their new winners; nothing "
-                    "when none is")
+    readsFile(cmd->add_option(
+                  "--only-stale", opt->onlyStale,
+                  "A JSON cache (export --format json): tune only the problem's shapes whose entry for this machine "
+                  "is stale or missing (as `check` says), then rewrite the cache with their new winners; nothing "
+                  "when none is"))
         ->check(CLI::ExistingFile)
         ->group("Shape sets");
     cmd->add_flag("--stop-early", opt->stopEarly,

@@ -126,4 +126,17 @@ void writeFileAtomically(const fs::path& path, std::string_view text, const std:
     }
 }
 
+std::optional<fs::path> inputThatIs(const fs::path& output, std::span<const fs::path> inputs) {
+    struct stat out {};
+    if (output.empty() || ::stat(output.c_str(), &out) != 0 || !S_ISREG(out.st_mode))
+        return std::nullopt;
+    for (const fs::path& input : inputs) {
+        struct stat in {};
+        if (!input.empty() && ::stat(input.c_str(), &in) == 0 && S_ISREG(in.st_mode) && in.st_dev == out.st_dev &&
+            in.st_ino == out.st_ino)
+            return input;
+    }
+    return std::nullopt;
+}
+
 } // namespace tilescope

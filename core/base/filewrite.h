@@ -3,6 +3,8 @@
 // Writing a file the user named (an export, a report, a CSV) whole or not at all.
 
 #include <filesystem>
+#include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -16,5 +18,12 @@ namespace tilescope {
 /// name, a folder where the file should be, a missing folder, a file where a folder should be, no
 /// permission, a full disk, a pipe nobody reads.
 void writeFileAtomically(const std::filesystem::path& path, std::string_view text, const std::string& location = {});
+
+/// The first of `inputs` that is the same regular file as `output`: the same device and inode, so
+/// also when one names the other through a symbolic or a hard link. None when `output` does not
+/// exist yet or is no regular file (a pipe, a device, standard output on a terminal). A command
+/// refuses such an output before it writes anything: writing it would destroy what it reads.
+std::optional<std::filesystem::path> inputThatIs(const std::filesystem::path& output,
+                                                 std::span<const std::filesystem::path> inputs);
 
 } // namespace tilescope

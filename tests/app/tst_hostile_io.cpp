@@ -36,6 +36,7 @@
 #include <fstream>
 #include <functional>
 #include <future>
+#include <map>
 #include <random>
 
 using namespace tilescope;
@@ -574,6 +575,120 @@ private slots:
         }
         QVERIFY2(failures.isEmpty(), qPrintable(QString::number(failures.size()) + " of " + QString::number(kTrials) +
                                                 " trials lost a session:\n" + failures.join('\n')));
+    }
+
+    // ---- outputs ---------------------------------------------------------------------------
+
+    void outputThatIsAnInput_data() {
+        // args: the command, with IN for the database (a copy of tiny's recording), PROBLEM for a
+        // problem file, T4 for a T4 file; out: the file that would be written, which is an input.
+        QTest::addColumn<QStringList>("args");
+        QTest::addColumn<QString>("out");
+        QTest::newRow("export -o the database")
+            << QStringList{"export", "r.db", "--format", "csv", "-o", "r.db"} << "r.db";
+        QTest::newRow("export --output the database, another spelling")
+            << QStringList{"export", "./r.db", "--format", "t4", "--output", "../d/r.db"} << "../d/r.db";
+        QTest::newRow("export -o a symbolic link to the database")
+            << QStringList{"export", "r.db", "--format", "csv", "-o", "link.db"} << "link.db";
+        QTest::newRow("export -o a hard link of the database")
+            << QStringList{"export", "r.db", "--format", "json", "-o", "hard.db"} << "hard.db";
+        QTest::newRow("export -o the T4 file it reads")
+            << QStringList{"export", "t4.json", "--format", "t4", "-o", "t4.json"} << "t4.json";
+        QTest::newRow("compare --csv one of the two")
+            << QStringList{"compare", "r.db", "t4.json", "--csv", "t4.json"} << "t4.json";
+        QTest::newRow("table --cpp the recording") << QStringList{"table", "r.db", "--cpp", "r.db"} << "r.db";
+        QTest::newRow("analyze --csv the problem")
+            << QStringList{"analyze", "problem.json", "--sample", "1", "--csv", "problem.json"} << "problem.json";
+        QTest::newRow("lab --json the recording")
+            << QStringList{"lab", "problem.json", "--replay", "r.db", "--json", "link.db"} << "link.db";
+        QTest::newRow("import into the database it reads")
+            << QStringList{"import", "r.db", "--db", "hard.db"} << "hard.db";
+        QTest::newRow("tune --db the problem")
+            << QStringList{"tune", "problem.json", "--backend", "replay:r.db", "--db", "problem.json"}
+            << "problem.json";
+    }
+
+    void outputThatIsAnInput() {
+        // Writing an output over one of the command's own inputs would destroy what it reads
+        // (export DB -o DB left an empty export where the results were). The same file, by device
+        // and inode, through any link: refused before anything is written, naming it.
+        QFETCH(QStringList, args);
+        QFETCH(QString, out);
+        QTemporaryDir dir;
+        QVERIFY(QDir(dir.path()).mkdir("d"));
+        const QString work = dir.filePath("d");
+        QCOMPARE(cli({"import", kTinyCache, "--db", work + "/r.db"}).status, 0);
+        QCOMPARE(cli({"export", work + "/r.db", "--format", "t4", "-o", work + "/t4.json"}).status, 0);
+        fs::copy_file(str(kTiny), str(work + "/problem.json"));
+        writeBytes(str(work + "/k.cu"), kTinyKernel);
+        fs::create_symlink("r.db", str(work + "/link.db"));
+        fs::create_hard_link(str(work + "/r.db"), str(work + "/hard.db"));
+        std::map<QString, std::string> before;
+        for (const QString& name : entries(work))
+            before[name] = readBytes(str(work + "/" + name));
+
+        const CliRun r = cli(args, 120000, work);
+        QVERIFY2(r.status == 2 && r.err.contains(out + ": ") && r.err.contains("same file") &&
+                     !r.err.contains("internal error"),
+                 qPrintable(describe(r)));
+        QStringList names;
+        for (const auto& [name, bytes] : before) {
+            names << name;
+            QVERIFY2(readBytes(str(work + "/" + name)) == bytes, qPrintable(name + " changed"));
+        }
+        QCOMPARE(entries(work), names);
+    }
+
+    void standardOutputThatIsAnInput() {
+        // The same through the shell: standard output appended to the database the command reads.
+        QTemporaryDir dir;
+        const QString db = dir.filePath("r.db");
+        QCOMPARE(cli({"import", kTinyCache, "--db", db}).status, 0);
+        const std::string bytes = readBytes(str(db));
+        const CliRun r = cliAfter("exec >>r.db", {"export", "r.db", "--format", "csv"}, dir.path());
+        QVERIFY2(r.status == 2 && r.err.contains("standard output") && r.err.contains("r.db") &&
+                     r.err.contains("same file"),
+                 qPrintable(describe(r)));
+        QVERIFY(readBytes(str(db)) == bytes);
+        // Appended to another file, it is written as ever.
+        const CliRun other = cliAfter("exec >>out.csv", {"export", "r.db", "--format", "csv"}, dir.path());
+        QVERIFY2(other.status == 0, qPrintable(describe(other)));
+        QVERIFY(readBytes(str(dir.filePath("out.csv"))).rfind("session,kernel,", 0) == 0);
+    }
+
+    void failedWriteToStandardOutput_data() {
+        QTest::addColumn<QStringList>("args");
+        QTest::newRow("export") << QStringList{"export", "r.db", "--format", "csv"};
+        QTest::newRow("export, a small one") << QStringList{"export", "r.db", "--format", "json"};
+        QTest::newRow("show") << QStringList{"show", "r.db"};
+        QTest::newRow("show --json") << QStringList{"show", "r.db", "--json"};
+        QTest::newRow("space") << QStringList{"space", kTiny};
+        QTest::newRow("space --count") << QStringList{"space", kTiny, "--count"};
+        QTest::newRow("compare") << QStringList{"compare", "r.db", kTinyCache};
+        QTest::newRow("import") << QStringList{"import", kTinyCache, "--db", "new.db"};
+        QTest::newRow("tune") << QStringList{"tune", kTiny, "--backend", "replay:" + kTinyCache, "--db", "new.db"};
+        QTest::newRow("--help") << QStringList{"--help"};
+        QTest::newRow("export --help") << QStringList{"export", "--help"};
+        QTest::newRow("--version") << QStringList{"--version"};
+    }
+
+    void failedWriteToStandardOutput() {
+        // A full disk under standard output (/dev/full) fails every write: the command must say so
+        // and fail, not exit 0 having written nothing.
+        QFETCH(QStringList, args);
+        if (!QFileInfo::exists(QStringLiteral("/dev/full")))
+            QSKIP("no /dev/full here");
+        QTemporaryDir dir;
+        QCOMPARE(cli({"import", kTinyCache, "--db", dir.filePath("r.db")}).status, 0);
+        const CliRun full = cliAfter("exec >/dev/full", args, dir.path());
+        QVERIFY2(full.status == 2 && full.err.contains("cannot write to standard output") &&
+                     !full.err.contains("internal error"),
+                 qPrintable(describe(full)));
+        // The same command to a file that takes it succeeds.
+        QFile::remove(dir.filePath("new.db"));
+        const CliRun fine = cliAfter("exec >out.txt", args, dir.path());
+        QVERIFY2(fine.status == 0, qPrintable(describe(fine)));
+        QVERIFY(!readBytes(str(dir.filePath("out.txt"))).empty());
     }
 
     // ---- CLI numbers -----------------------------------------------------------------------
