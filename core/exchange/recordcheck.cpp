@@ -58,7 +58,7 @@ double recordedTimeMs(const JsonNode& node, double toMs) {
         node.fail(std::string("expected a time (a number), got ") + describeJson(*node));
     const double ms = node->get<double>() * toMs;
     if (const std::string why = timeFault(ms); !why.empty())
-        node.fail("the recorded time " + showJson(*node) + " " + why +
+        node.fail("the recorded time " + showJson(*node) + " " + why + (toMs != 1 ? " in ms" : "") +
                   ": no kernel takes a negative or infinite time, and such a time would rank first");
     return ms;
 }

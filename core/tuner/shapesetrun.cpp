@@ -98,7 +98,7 @@ ShapeSetResult runShapeSet(const TuningProblem& problem, ResultStore& store, con
     auto topOf = [&](std::int64_t session) {
         std::vector<ConfigValues> configs;
         for (const ResultRecord& r : ranked(store.results(session))) {
-            if (!r.ok() || configs.size() >= keep)
+            if (!r.ranks() || configs.size() >= keep)
                 break;
             configs.push_back(r.config);
         }
