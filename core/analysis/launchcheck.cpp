@@ -4,9 +4,9 @@
 #include "base/error.h"
 #include "base/textformat.h"
 #include "compile/requestbuilder.h"
-#include "spec/launchplan.h"
 #include "space/configspace.h"
 #include "spec/launchgeometry.h"
+#include "spec/launchplan.h"
 #include "spec/tuningproblem.h"
 
 #include <algorithm>
@@ -14,6 +14,8 @@
 #include <cctype>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <map>
 #include <memory>
@@ -55,15 +57,22 @@ bool vectorPointee(const std::string& type) {
     return !type.empty() && std::isdigit(static_cast<unsigned char>(type.back()));
 }
 
-// An argument buffer smaller than what the kernel's bounds checks let it index, for the sampled
-// configs: the one warning that reads the kernel's source (analysis/boundsreach.h).
-std::optional<LaunchWarning> bufferEdge(const TuningProblem& problem, const LaunchPlanner& plan,
-                                        const ConfigSpace& space, const std::vector<Config>& configs) {
-    const RequestBuilder builder(problem); // reads the kernel file
+// What the buffer-edge check found for the sampled configs: a buffer smaller than what the kernel's
+// bounds checks let it index (the one warning that reads the kernel's source, analysis/boundsreach.h),
+// and the buffers whose indexes it could not decide.
+struct BufferEdges {
+    std::optional<LaunchWarning> warning;
+    std::vector<LaunchWarning> undecided;
+};
+
+BufferEdges bufferEdges(const TuningProblem& problem, std::size_t shapeIndex, const LaunchPlanner& plan,
+                        const GeometryPlanner& geometry, const ConfigSpace& space, const std::vector<Config>& configs) {
+    BufferEdges out;
+    const RequestBuilder builder(problem, shapeIndex); // reads the kernel file
     const KernelReach reach(builder.source(), problem.kernelName, headerSearch(problem));
     const std::vector<ArgumentSpec>& args = plan.arguments();
     if (reach.argumentNames().size() != args.size() || reach.indexes().empty())
-        return std::nullopt;
+        return out;
     std::map<std::string, std::string> scalars;
     for (std::size_t a = 0; a < args.size(); ++a) {
         const double v = args[a].scalarValue;
@@ -77,48 +86,101 @@ std::optional<LaunchWarning> bufferEdge(const TuningProblem& problem, const Laun
         std::string config;
     };
     std::map<std::size_t, Over> over; // by argument
+    struct Unknown {
+        std::string why; // the first config's reason
+        bool decided = false;
+    };
+    std::map<const BoundedIndex*, Unknown> unknown; // indexes not decided for some config
     for (const Config& config : configs) {
         std::map<std::string, std::string> values = scalars;
         for (auto& [name, value] : builder.defines(config))
             values[name] = value;
+        // The launch bounds threadIdx and blockIdx.
+        const LaunchGeometry g = geometry.plan(config);
+        for (std::size_t d = 0; d < 3 && g.ok(); ++d) {
+            values[std::string("blockDim.") + "xyz"[d]] = std::to_string(g.block[d]);
+            values[std::string("gridDim.") + "xyz"[d]] = std::to_string(g.grid[d]);
+        }
         std::set<std::size_t> counted;
         for (const BoundedIndex& index : reach.indexes()) {
             if (index.argument >= args.size() || !args[index.argument].isVector())
                 continue;
             const ArgumentSpec& a = args[index.argument];
             const std::int64_t elements = vectorPointee(reach.pointee(index.argument)) ? a.count : a.values();
-            const std::optional<std::int64_t> largest = reach.largest(index, values);
-            if (!largest || *largest < elements)
+            const IndexReach r = reach.reach(index, values);
+            if (!r.compiled)
+                continue;
+            if (!r.largest) {
+                unknown.try_emplace(&index, Unknown{r.unknown, false});
+                continue;
+            }
+            unknown[&index].decided = true;
+            if (*r.largest < elements)
                 continue;
             Over& o = over[index.argument];
             if (counted.insert(index.argument).second)
                 ++o.configs;
-            if (*largest + 1 > o.reach) {
-                o.reach = *largest + 1;
+            if (*r.largest + 1 > o.reach) {
+                o.reach = *r.largest + 1;
                 o.elements = elements;
                 o.index = &index;
                 o.config = space.describe(config);
             }
         }
     }
+    const std::string file = std::filesystem::path(problem.kernelFile).filename().string();
+    const auto where = [&](const BoundedIndex& index) {
+        return file + ":" + std::to_string(index.line) + ", " + index.access +
+               (index.through.empty() ? std::string() : " (" + index.through + ")");
+    };
+    const auto sizeAt = [&](std::size_t argument) {
+        return "/KernelSpecification/Arguments/" + std::to_string(args[argument].index) + "/Size";
+    };
+
+    // A buffer with an index decided for no sampled config: its silence says nothing.
+    std::map<std::size_t, std::vector<const BoundedIndex*>> undecided;
+    std::map<std::size_t, std::size_t> indexesOf;
+    for (const auto& [index, u] : unknown) {
+        ++indexesOf[index->argument];
+        if (!u.decided)
+            undecided[index->argument].push_back(index);
+    }
+    for (auto& [argument, indexes] : undecided) {
+        std::sort(indexes.begin(), indexes.end(),
+                  [](const BoundedIndex* a, const BoundedIndex* b) { return a->at < b->at; });
+        const BoundedIndex& first = *indexes.front();
+        const std::size_t all = indexesOf[argument];
+        out.undecided.push_back({"buffer-edge", sizeAt(argument),
+                                 "could not decide how far the kernel indexes " + args[argument].label() + ": " +
+                                     std::to_string(indexes.size()) + " of its " + std::to_string(all) +
+                                     (all == 1 ? " index" : " indexes") + " not followed for any of " +
+                                     std::to_string(configs.size()) + " sampled valid configs, the first at " +
+                                     where(first) + " (" + unknown[&first].why + "); its Size is not checked against " +
+                                     (indexes.size() == all ? "them" : "those")});
+    }
+
     if (over.empty())
-        return std::nullopt;
+        return out;
     const auto& [argument, o] = *over.begin();
     const ArgumentSpec& a = args[argument];
     const std::string& size = problem.arguments[a.index].size;
-    return LaunchWarning{
-        "buffer-edge", "/KernelSpecification/Arguments/" + std::to_string(a.index) + "/Size",
+    std::string others;
+    for (auto it = std::next(over.begin()); it != over.end(); ++it)
+        others += "; " + args[it->first].label() + " too, at " + file + ":" + std::to_string(it->second.index->line);
+    out.warning = LaunchWarning{
+        "buffer-edge", sizeAt(argument),
         a.label() + " holds " + formatCount(static_cast<double>(o.elements)) +
             (o.elements == 1 ? " element" : " elements") + " (Size \"" + size +
             "\"), but the kernel's bounds checks let it reach " + formatCount(static_cast<double>(o.reach)) +
-            " elements: at " + std::filesystem::path(problem.kernelFile).filename().string() + ":" +
-            std::to_string(o.index->line) + ", " + o.index->access +
+            " elements: at " + where(*o.index) +
             (o.index->checks.empty() ? std::string() : " under " + o.index->checks) +
-            ", with each bounded name at its bound less one, for " + std::to_string(o.configs) + " of " +
-            std::to_string(configs.size()) + " sampled valid configs (for " + o.config +
-            "): the threads at the launch's edge reach past its end. Size it for the largest index (max() of a "
-            "tuning parameter stands for its largest value), check the kernel's bounds, or " +
+            ", with each name at the largest value its checks, loops, declaration and the launch allow, for " +
+            std::to_string(o.configs) + " of " + std::to_string(configs.size()) + " sampled valid configs (for " +
+            o.config + "): the threads at the launch's edge reach past its end" + others +
+            ". Size it for the largest index (max() of a tuning parameter stands for its largest value), check the "
+            "kernel's bounds, or " +
             silenceHint("buffer-edge")};
+    return out;
 }
 
 // Tuning parameters that the kernel's own source redefines (or undefines) for every config, so
@@ -330,7 +392,8 @@ std::vector<LaunchWarning> checkLaunch(const TuningProblem& problem, std::size_t
         }
         if (arguments && !planned.empty() && !silenced("buffer-edge")) {
             try {
-                if (std::optional<LaunchWarning> w = bufferEdge(problem, *arguments, space, planned))
+                if (std::optional<LaunchWarning> w =
+                        bufferEdges(problem, shapeIndex, *arguments, planner, space, planned).warning)
                     out.push_back(std::move(*w));
             } catch (const std::exception&) {
                 // The kernel file cannot be read: compiling it will say so.
@@ -350,6 +413,28 @@ std::vector<LaunchWarning> checkLaunch(const TuningProblem& problem, std::size_t
         }
     }
     return out;
+}
+
+std::vector<LaunchWarning> bufferEdgeNotes(const TuningProblem& problem, std::size_t shapeIndex,
+                                           const ConfigSpace& space, std::size_t sampleSize) {
+    if (std::find(problem.silencedWarnings.begin(), problem.silencedWarnings.end(), "buffer-edge") !=
+        problem.silencedWarnings.end())
+        return {};
+    try {
+        const GeometryPlanner planner(problem, shapeIndex);
+        const LaunchPlanner arguments(problem, shapeIndex);
+        std::vector<Config> planned;
+        for (const std::uint64_t index : space.sample(std::min<std::uint64_t>(sampleSize, space.size()), 0)) {
+            Config config = space.at(index);
+            if (planner.plan(config).ok())
+                planned.push_back(std::move(config));
+        }
+        if (!planned.empty() && problem.isCuda())
+            return bufferEdges(problem, shapeIndex, arguments, planner, space, planned).undecided;
+    } catch (const std::exception&) {
+        // A launch that cannot be planned, or a kernel that cannot be read: said elsewhere.
+    }
+    return {};
 }
 
 } // namespace tilescope
