@@ -36,8 +36,8 @@ std::vector<LaunchWarning> checkLaunch(const TuningProblem& problem, std::size_t
 /// (named "buffer-edge", at the argument's Size) per buffer argument with an index that no sampled
 /// config let it follow, naming the first such index (file:line) and why ("a call it does not
 /// follow: clamp_index ( y0 + i - 1 , grid_rows - 1 )"), so that the warning's absence is not read
-/// as "in bounds" for that buffer. Notes, not warnings: a kernel that gathers through another buffer (`x[idx[i]]`) always
-/// has them. Never throws.
+/// as "in bounds" for that buffer. Notes, not warnings: a kernel that gathers through another buffer (`x[idx[i]]`)
+/// always has them. Never throws.
 std::vector<LaunchWarning> bufferEdgeNotes(const TuningProblem& problem, std::size_t shapeIndex,
                                            const ConfigSpace& space, std::size_t sampleSize = 64);
 
