@@ -57,6 +57,13 @@ int runSpace(const SpaceOptions& opt) {
             std::fprintf(stderr, "note: %s (counting needs no kernel; analyze and tune --backend cuda stop here)\n",
                          b.what());
         printLaunchWarnings(problem, opt.shape, space, opt.problemPath);
+        // What the buffer-edge warning could not decide, so that its silence is not read as "in
+        // bounds"; at a glance only, not with --count.
+        if (!opt.countOnly) {
+            for (const LaunchWarning& n : bufferEdgeNotes(problem, opt.shape, space))
+                std::fprintf(stderr, "note: %s: %s: buffer-edge %s\n", opt.problemPath.c_str(), n.location.c_str(),
+                             n.message.c_str());
+        }
     }
     const std::vector<std::uint64_t> samples =
         opt.countOnly ? std::vector<std::uint64_t>{} : space.sample(opt.sample, opt.seed);

@@ -150,13 +150,16 @@ BufferEdges bufferEdges(const TuningProblem& problem, std::size_t shapeIndex, co
                   [](const BoundedIndex* a, const BoundedIndex* b) { return a->at < b->at; });
         const BoundedIndex& first = *indexes.front();
         const std::size_t all = indexesOf[argument];
+        const std::size_t n = indexes.size();
+        const std::string counted = all == 1   ? std::string("its one index")
+                                    : n == all ? "all " + std::to_string(all) + " of its indexes"
+                                               : std::to_string(n) + " of its " + std::to_string(all) + " indexes";
         out.undecided.push_back({"buffer-edge", sizeAt(argument),
-                                 "could not decide how far the kernel indexes " + args[argument].label() + ": " +
-                                     std::to_string(indexes.size()) + " of its " + std::to_string(all) +
-                                     (all == 1 ? " index" : " indexes") + " not followed for any of " +
-                                     std::to_string(configs.size()) + " sampled valid configs, the first at " +
-                                     where(first) + " (" + unknown[&first].why + "); its Size is not checked against " +
-                                     (indexes.size() == all ? "them" : "those")});
+                                 "could not decide how far the kernel indexes " + args[argument].label() + " (" +
+                                     counted + ", for none of " + std::to_string(configs.size()) +
+                                     " sampled valid configs): " + (n == 1 ? "at " : "the first at ") + where(first) +
+                                     ", " + unknown[&first].why + "; its Size is not checked against " +
+                                     (n == 1 ? "it" : "them")});
     }
 
     if (over.empty())

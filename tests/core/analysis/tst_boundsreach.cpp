@@ -5,13 +5,14 @@
 // the grid alone and not with the halo; its reach equal, config by config, to a walk of the
 // kernel's load loops; what the check follows in smaller kernels (scoped declarations, else
 // branches, x != n, a loop's stride, the launch, #if branches) and what it leaves undecided, and
-// the notes that say so.
+// the notes that say so, as `tilescope-cli space` prints them.
 
 #include "analysis/boundsreach.h"
 #include "analysis/launchcheck.h"
 #include "space/configspace.h"
 #include "spec/tuningproblem.h"
 
+#include <QProcess>
 #include <QTemporaryDir>
 #include <QtTest>
 
@@ -137,6 +138,7 @@ private slots:
     void follows_data();
     void follows();
     void notesSayWhatIsNotDecided();
+    void spaceSaysBoth();
 };
 
 // Inputs sized as the grid alone: the warning names the buffer, its Size, the line and the
@@ -389,6 +391,37 @@ void TestBoundsReach::notesSayWhatIsNotDecided() {
     TuningProblem silenced = problem;
     silenced.silencedWarnings = {"buffer-edge"};
     QVERIFY(bufferEdgeNotes(silenced, 0, space).empty());
+}
+
+// `tilescope-cli space`: the warning for inputs without their halo, nothing for inputs with it,
+// and at a glance (not with --count) the note for a buffer it could not decide.
+void TestBoundsReach::spaceSaysBoth() {
+    const auto space = [](const std::filesystem::path& problem, const QStringList& options) {
+        QProcess cli;
+        cli.start(QStringLiteral(TILESCOPE_CLI),
+                  QStringList{QStringLiteral("space"), QString::fromStdString(problem.string())} + options);
+        if (!cli.waitForFinished(120000) || cli.exitCode() != 0)
+            return QStringLiteral("failed: ") + QString::fromUtf8(cli.readAllStandardError());
+        return QString::fromUtf8(cli.readAllStandardError());
+    };
+    const QString small = space(kCuda / "hotspot_halo_small.json", {QStringLiteral("--count")});
+    QVERIFY2(small.startsWith(QStringLiteral("warning: ")) &&
+                 small.contains(QStringLiteral("/KernelSpecification/Arguments/0/Size: argument 'power' holds")) &&
+                 small.contains(QStringLiteral("hotspot_halo.cu:")),
+             qPrintable(small));
+    const QString right = space(kCuda / "hotspot_halo.json", {QStringLiteral("--sample"), QStringLiteral("1")});
+    QVERIFY2(right.isEmpty(), qPrintable(right));
+
+    const std::filesystem::path clamped = TILESCOPE_TEST_DATA "/t1corpus/hotspot.json";
+    const QString glance = space(clamped, {QStringLiteral("--sample"), QStringLiteral("1")});
+    QVERIFY2(glance.startsWith(QStringLiteral("note: ")) &&
+                 glance.contains(QStringLiteral(
+                     "/KernelSpecification/Arguments/1/Size: buffer-edge could not decide how far the kernel indexes "
+                     "argument 'temp_src'")) &&
+                 !glance.contains(QStringLiteral("warning")),
+             qPrintable(glance));
+    const QString count = space(clamped, {QStringLiteral("--count")});
+    QVERIFY2(count.isEmpty(), qPrintable(count));
 }
 
 QTEST_GUILESS_MAIN(TestBoundsReach)
