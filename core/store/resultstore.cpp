@@ -557,11 +557,14 @@ int queryInt(const Connection& c, const char* sql) {
 
 constexpr char kInMemory[] = ":memory:";
 
-bool readsNothing(const std::filesystem::path& path) {
+// A file that is neither empty (nor unreadable: SQLite says why) nor begins with SQLite's header.
+// One read: another process may be making the empty file a database meanwhile, and two reads
+// could see it empty and then not empty.
+bool foreignFile(const std::filesystem::path& path) {
     std::ifstream in(path, std::ios::binary);
-    char c = 0;
-    in.read(&c, 1);
-    return in.gcount() == 0;
+    char header[16] = {};
+    in.read(header, sizeof header);
+    return in.gcount() > 0 && (in.gcount() < 16 || std::memcmp(header, "SQLite format 3", 16) != 0);
 }
 
 // SQLite writes whole pages, so a file with its header but shorter than one page was cut short.
@@ -849,7 +852,7 @@ ResultStore ResultStore::open(const std::filesystem::path& path, StoreMode mode,
             openError(path, "cannot create the database: " + parent.string() + " is a file, not a folder");
         if (!fs::is_directory(parent, ec))
             openError(path, "cannot create the database: the folder " + parent.string() + " does not exist");
-    } else if (!isDatabaseFile(path) && !readsNothing(path)) {
+    } else if (foreignFile(path)) {
         // (an empty file becomes a database; one it cannot read, SQLite reports below)
         openError(path, "not a SQLite database (a Tilescope results database is a SQLite file)");
     } else if (const std::string cut = truncation(path); !cut.empty()) {
