@@ -502,10 +502,12 @@ struct Declaration {
     std::string offset;           // and how far into it, C text
 };
 
-// A range of whole numbers; a bound beyond 2^53 (where doubles stop counting every integer) is
-// not trusted, infinity stands for no bound.
-// `mod`: every value is a multiple of it (0 for the value 0 alone), so that `k < K` of a loop that
-// steps k by 256 from a multiple of 256 leaves k at most the multiple of 256 below K.
+constexpr double kExact = 9007199254740992.0; // 2^53: beyond it, doubles stop counting every integer
+constexpr double kInfinity = std::numeric_limits<double>::infinity();
+
+// A range of whole numbers, in doubles (infinity stands for no bound; a bound beyond kExact is
+// not trusted). Every value is a multiple of `mod` (0: the value 0 alone), so that `k < K` of a
+// loop that steps k by 256 from a multiple of 256 leaves k at the multiple of 256 below K.
 struct Interval {
     double lo = 0, hi = 0;
     double mod = 1;
@@ -530,9 +532,8 @@ void align(double& lo, double& hi, double mod) {
             lo = std::ceil(lo / mod) * mod;
     }
 }
-constexpr double kExact = 9007199254740992.0;
-constexpr double kInfinity = std::numeric_limits<double>::infinity();
 
+// a * b, where 0 times no bound is 0.
 double product(double a, double b) {
     return a == 0 || b == 0 ? 0 : a * b;
 }
@@ -607,13 +608,13 @@ public:
         std::vector<std::string> words;
         for (const Token& t : tokenize(c))
             words.push_back(t.text);
-        return evaluate(std::move(words), position);
+        return evaluate(words, position);
     }
     std::optional<Interval> tokens(std::size_t from, std::size_t to, std::size_t position) {
         std::vector<std::string> words;
         for (std::size_t i = from; i < to; ++i)
             words.push_back(m_body.tokens[i].text);
-        return evaluate(std::move(words), position);
+        return evaluate(words, position);
     }
 
     const std::string& why() const { return m_why; }
@@ -626,10 +627,13 @@ private:
     const std::size_t m_access;
     std::vector<const Bound*> m_bounds;               // the checks around the access
     std::multimap<std::string, std::string> m_unread; // names in checks around it that were not read
-    std::set<std::string> m_resolving;                // against a name bounded through itself
-    std::map<int, bool> m_compiled;                   // lines -> whether their #if branches are compiled
-    std::string m_why;                                // the first thing not followed
-    int m_budget = 20000;                             // steps, against runaway expansion
+    // The conditions of the ?: being evaluated, for its branches: each with where it is written.
+    std::vector<std::pair<Bound, std::size_t>> m_branch;
+    std::vector<std::pair<std::string, std::string>> m_branchUnread;
+    std::set<std::string> m_resolving; // against a name bounded through itself
+    std::map<int, bool> m_compiled;    // lines -> whether their #if branches are compiled
+    std::string m_why;                 // the first thing not followed
+    int m_budget = 20000;              // steps, against runaway expansion
 
     std::nullopt_t fail(const std::string& why) {
         if (m_why.empty())
@@ -675,7 +679,7 @@ private:
         return true;
     }
 
-    std::optional<Interval> evaluate(std::vector<std::string> words, std::size_t position) {
+    std::optional<Interval> evaluate(const std::vector<std::string>& words, std::size_t position) {
         std::vector<std::string> expanded;
         std::set<std::string> active;
         if (!expand(words, expanded, active, 0))
@@ -775,8 +779,24 @@ private:
                 }
                 if (colon >= to)
                     return fail("a ?: it cannot read");
-                const std::optional<Interval> a = range(w, q + 1, colon, position);
-                const std::optional<Interval> b = a ? range(w, colon + 1, to, position) : std::nullopt;
+                // Each branch under its side of the condition: `i < n ? i : n - 1` is below n.
+                std::vector<Token> condition;
+                for (std::size_t k = from; k < q; ++k)
+                    condition.push_back({w[k], 0});
+                const auto branch = [&](std::size_t a, std::size_t b, bool negated) {
+                    Region region;
+                    readCondition(condition, 0, condition.size(), negated, region);
+                    const std::size_t bounds = m_branch.size(), unread = m_branchUnread.size();
+                    for (Bound& bound : region.bounds)
+                        m_branch.emplace_back(std::move(bound), position);
+                    m_branchUnread.insert(m_branchUnread.end(), region.unread.begin(), region.unread.end());
+                    const std::optional<Interval> v = range(w, a, b, position);
+                    m_branch.resize(bounds);
+                    m_branchUnread.resize(unread);
+                    return v;
+                };
+                const std::optional<Interval> a = branch(q + 1, colon, false);
+                const std::optional<Interval> b = a ? branch(colon + 1, to, true) : std::nullopt;
                 if (!b)
                     return std::nullopt;
                 return Interval{std::min(a->lo, b->lo), std::max(a->hi, b->hi), gcdOf(a->mod, b->mod)};
@@ -1021,12 +1041,20 @@ private:
 
     // The checks around the access about `name` (a variable, or threadIdx.x and the like):
     // [lo, hi] narrowed by them; `checked` when one bounds it from above.
-    void narrow(const std::string& name, double& lo, double& hi, bool& checked, std::vector<double>& excluded) {
-        for (const Bound* b : m_bounds) {
+    void narrow(const std::string& name, double& lo, double& hi, bool& checked, std::vector<double>& excluded,
+                bool aroundAccess) {
+        std::vector<std::pair<const Bound*, std::size_t>> checks;
+        if (aroundAccess) {
+            for (const Bound* b : m_bounds)
+                checks.emplace_back(b, m_access);
+        }
+        for (const auto& [b, at] : m_branch)
+            checks.emplace_back(&b, at);
+        for (const auto& [b, at] : checks) {
             if (b->name != name)
                 continue;
             const std::string saved = m_why;
-            const std::optional<Interval> v = text(b->bound, m_access);
+            const std::optional<Interval> v = text(b->bound, at);
             m_why = saved;
             if (!v)
                 continue;
@@ -1039,6 +1067,20 @@ private:
                 excluded.push_back(v->lo);
             }
         }
+    }
+
+    // A check around the access (with `aroundAccess`) or on a ?: branch that names `name` and was
+    // not read; nullptr for none.
+    const std::string* unreadCheck(const std::string& name, bool aroundAccess) const {
+        if (aroundAccess) {
+            if (const auto u = m_unread.find(name); u != m_unread.end())
+                return &u->second;
+        }
+        for (const auto& [n, check] : m_branchUnread) {
+            if (n == name)
+                return &check;
+        }
+        return nullptr;
     }
 
     // `x != n` takes n off either end of x's range.
@@ -1073,11 +1115,9 @@ private:
         double lo = 0, hi = n->hi - 1;
         bool checked = false;
         std::vector<double> excluded;
-        narrow(name, lo, hi, checked, excluded);
-        if (!checked) {
-            if (const auto u = m_unread.find(name); u != m_unread.end())
-                return fail(name + ", whose check " + u->second + " it does not read");
-        }
+        narrow(name, lo, hi, checked, excluded, true);
+        if (const std::string* u = checked ? nullptr : unreadCheck(name, true))
+            return fail(name + ", whose check " + *u + " it does not read");
         exclude(lo, hi, excluded);
         if (lo > hi)
             return fail(name + ", which no thread reaches for these values");
@@ -1110,13 +1150,10 @@ private:
         bool checked = false; // bounded from above by a check
         std::vector<double> excluded;
         // The checks around the access are about this declaration when the access sees it too.
-        if (declaration(name, m_access) == d) {
-            narrow(name, lo, hi, checked, excluded);
-            if (!checked) {
-                if (const auto u = m_unread.find(name); u != m_unread.end())
-                    return fail(name + ", whose check " + u->second + " it does not read");
-            }
-        }
+        const bool aroundAccess = declaration(name, m_access) == d;
+        narrow(name, lo, hi, checked, excluded, aroundAccess);
+        if (const std::string* u = checked ? nullptr : unreadCheck(name, aroundAccess))
+            return fail(name + ", whose check " + *u + " it does not read");
         double mod = 1;
         if (d && !twice && d->initTo > d->initFrom) {
             const std::string saved = m_why;
@@ -1599,6 +1636,10 @@ KernelReach::KernelReach(std::string_view source, std::string_view kernelName, c
                 }
             }
             last = to - 1;
+            // `p < in + n`: a pointer compared, not read.
+            static const std::set<std::string> compares = {"<", ">", "<=", ">=", "==", "!="};
+            if ((i > 0 && compares.count(t[i - 1].text)) || (to < n && compares.count(t[to].text)))
+                continue;
         } else {
             continue;
         }

@@ -255,10 +255,10 @@ void TestBoundsReach::hotspotTilesThatDoNotDivideTheGrid() {
 
 void TestBoundsReach::follows_data() {
     QTest::addColumn<QString>("kernel");
-    QTest::addColumn<QString>("values"); // name=value, space-separated
-    QTest::addColumn<QString>("access"); // the index checked, as BoundedIndex::access spells it
-    QTest::addColumn<qlonglong>("largest");
-    QTest::addColumn<QString>("unknown"); // when not decided: part of the reason
+    QTest::addColumn<QString>("values");    // name=value, space-separated
+    QTest::addColumn<QString>("access");    // the index checked, as BoundedIndex::access spells it
+    QTest::addColumn<qlonglong>("largest"); // -1: not decided; -2: no such index
+    QTest::addColumn<QString>("unknown");   // when not decided: part of the reason
 
     const QString launch = QStringLiteral("blockDim.x=128 gridDim.x=8 ");
     QTest::newRow("a name declared in two blocks, each its own")
@@ -305,6 +305,19 @@ void TestBoundsReach::follows_data() {
            "  out[min(i, (long long)n - 1)] = 0;\n}"
         << launch + "n=500"
         << "out [ min ( i , ( long long ) n - 1 ) ]" << 499LL << "";
+    QTest::newRow("?: branches under their side of the check")
+        << "__global__ void k(float* out, int n) {\n"
+           "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n  int last = i < n ? i : n - 1;\n"
+           "  out[last] = 0;\n}"
+        << launch + "n=500"
+        << "out [ last ]" << 499LL << "";
+    QTest::newRow("a pointer compared is not read")
+        << "__global__ void k(float* out, const float* in, int n) {\n"
+           "  float s = 0.0f;\n"
+           "  for (const float* p = in + threadIdx.x; p < in + n; p += blockDim.x) s += *p;\n"
+           "  out[threadIdx.x] = s;\n}"
+        << launch + "n=100"
+        << "in + n" << -2LL << "";
     QTest::newRow("an #if these values compile")
         << "#define OFF 4\n__global__ void k(float* out) {\n  int i = threadIdx.x;\n"
            "#if MODE == 1\n  out[i + OFF] = 0;\n#endif\n}"
@@ -357,6 +370,10 @@ void TestBoundsReach::follows() {
         accesses << QString::fromStdString(i.access);
         if (i.access == access.toStdString())
             index = &i;
+    }
+    if (largest == -2) {
+        QVERIFY2(!index, qPrintable(accesses.join(QStringLiteral(" | "))));
+        return;
     }
     QVERIFY2(index, qPrintable(accesses.join(QStringLiteral(" | "))));
     const IndexReach r = reach.reach(*index, given);
