@@ -70,6 +70,38 @@ std::string withoutTimings(const std::string& log) {
     return kept;
 }
 
+// What of a log is kept with a result (the results store it, and exports copy it): the first
+// 64 KiB, each line cut at 1 KiB. NVRTC quotes the source line of each diagnostic; a very long
+// line or thousands of diagnostics add nothing that the first ones do not say.
+std::string boundedLog(std::string log) {
+    constexpr std::size_t kMaxBytes = 64 << 10;
+    constexpr std::size_t kMaxLine = 1 << 10;
+    if (log.size() <= kMaxLine && log.find('\n') == std::string::npos)
+        return log;
+    std::string kept;
+    std::size_t start = 0;
+    while (start < log.size()) {
+        std::size_t end = log.find('\n', start);
+        end = end == std::string::npos ? log.size() : end;
+        std::string_view line(log.data() + start, end - start);
+        std::string cut;
+        if (line.size() > kMaxLine) {
+            cut = " ... (" + std::to_string(line.size() - kMaxLine) + " more bytes of this line not kept)";
+            line = line.substr(0, kMaxLine);
+        }
+        if (kept.size() + line.size() + cut.size() + 1 > kMaxBytes) {
+            kept += "... (the log goes on for " + std::to_string(log.size() - start) + " more bytes, not kept)";
+            return kept;
+        }
+        kept.append(line);
+        kept += cut;
+        if (end < log.size())
+            kept += '\n';
+        start = end + 1;
+    }
+    return kept;
+}
+
 std::string programLog(nvrtcProgram program) {
     std::size_t size = 0;
     if (nvrtcGetProgramLogSize(program, &size) != NVRTC_SUCCESS || size <= 1)
@@ -162,7 +194,7 @@ CompileResult failure(CompileStatus status, std::string message, std::string log
     CompileResult result;
     result.status = status;
     result.message = std::move(message);
-    result.log = std::move(log);
+    result.log = boundedLog(std::move(log));
     result.nvrtcVersion = nvrtcVersionString();
     return result;
 }
@@ -281,16 +313,17 @@ CompileResult compileKernel(const CompileRequest& request) {
         result.entryName = request.kernelName;
     // One arch per program, so the first entry of that name is the one.
     result.info = parsePtxasLog(log, result.entryName);
-    result.log = std::move(log);
-    if (result.info.registers < 0 && result.log.find("Compiling entry function") == std::string::npos) {
+    const bool reported = log.find("Compiling entry function") != std::string::npos;
+    result.log = boundedLog(std::move(log));
+    if (result.info.registers < 0 && !reported) {
         // A cubin without any ptxas report: something served it from a cache of its own.
         result.status = CompileStatus::NoKernel;
         result.message = "ptxas printed no report for " + name + ", so registers and spills are unknown";
         result.transient = true;
     } else if (result.info.registers < 0) {
         result.status = CompileStatus::NoKernel;
-        result.message = "ptxas reported no entry function '" + result.entryName + "' for '" + request.kernelName +
-                         "' in " + name;
+        result.message =
+            "ptxas reported no entry function '" + result.entryName + "' for '" + request.kernelName + "' in " + name;
     } else {
         result.status = CompileStatus::Ok;
     }
@@ -322,7 +355,7 @@ PtxResult generatePtx(const CompileRequest& request) {
     for (const std::string& option : options)
         argv.push_back(option.c_str());
     const nvrtcResult rc = nvrtcCompileProgram(program.get(), static_cast<int>(argv.size()), argv.data());
-    result.log = programLog(program.get());
+    result.log = boundedLog(programLog(program.get()));
     if (rc != NVRTC_SUCCESS)
         return result;
     std::size_t size = 0;

@@ -97,6 +97,57 @@ void includeOptions(const std::vector<std::string>& options, std::vector<fs::pat
     }
 }
 
+// Why `text` is not source text, or "": a NUL byte (a binary file: an executable, an image, a
+// database) or bytes that are not UTF-8 (NVRTC would quote them back in its log, and the log is
+// stored with the results). Where: the byte's line and column.
+std::string sourceTextProblem(std::string_view text) {
+    std::size_t line = 1, lineStart = 0;
+    const auto where = [&](std::size_t at) {
+        return "line " + std::to_string(line) + ", column " + std::to_string(at - lineStart + 1);
+    };
+    for (std::size_t i = 0; i < text.size();) {
+        const auto c = static_cast<unsigned char>(text[i]);
+        if (c == 0)
+            return "holds a NUL byte (" + where(i) + "): a binary file, not CUDA source";
+        if (c == '\n') {
+            ++line;
+            lineStart = ++i;
+            continue;
+        }
+        if (c < 0x80) {
+            ++i;
+            continue;
+        }
+        // A multi-byte sequence: its length from the lead byte; no overlong forms, surrogates or
+        // code points past U+10FFFF (RFC 3629).
+        std::size_t length = 0;
+        unsigned char low = 0x80, high = 0xBF; // the range of the second byte
+        if (c >= 0xC2 && c <= 0xDF) {
+            length = 2;
+        } else if (c >= 0xE0 && c <= 0xEF) {
+            length = 3;
+            low = c == 0xE0 ? 0xA0 : 0x80;
+            high = c == 0xED ? 0x9F : 0xBF;
+        } else if (c >= 0xF0 && c <= 0xF4) {
+            length = 4;
+            low = c == 0xF0 ? 0x90 : 0x80;
+            high = c == 0xF4 ? 0x8F : 0xBF;
+        }
+        bool ok = length > 0 && i + length <= text.size();
+        for (std::size_t k = 1; ok && k < length; ++k) {
+            const auto b = static_cast<unsigned char>(text[i + k]);
+            ok = k == 1 ? (b >= low && b <= high) : (b >= 0x80 && b <= 0xBF);
+        }
+        if (!ok) {
+            char hex[8];
+            std::snprintf(hex, sizeof hex, "0x%02X", c);
+            return std::string("is not UTF-8 text (the byte ") + hex + " at " + where(i) + "), so not CUDA source";
+        }
+        i += length;
+    }
+    return {};
+}
+
 // The file named by a line `#include "name"` or `#include <name>`: {name, quoted}.
 std::optional<std::pair<std::string, bool>> includedName(std::string_view line) {
     auto skipSpace = [&] {
@@ -126,14 +177,18 @@ std::optional<std::pair<std::string, bool>> includedName(std::string_view line) 
 // first, as NVRTC looks for them (a quoted name beside the including file, then in the include
 // folders), each once: a header that is no source file is an error naming the file and line that
 // include it. Lines inside comments or #if are followed too, which can only refuse more; a name
-// that no folder has, and one given through a macro, are left to NVRTC's own message.
-void checkIncludes(const std::string& problemFile, const fs::path& kernel, const std::string& source,
-                   const std::vector<fs::path>& dirs, const std::vector<std::string>& preIncludes) {
+// that no folder has, and one given through a macro, are left to NVRTC's own message. A header
+// that is not source text (a binary, not UTF-8) is refused as the kernel file is. Returns the
+// texts read: the kernel's and its headers'.
+std::vector<std::string> checkIncludes(const std::string& problemFile, const fs::path& kernel,
+                                       const std::string& source, const std::vector<fs::path>& dirs,
+                                       const std::vector<std::string>& preIncludes) {
     struct Pending {
         fs::path file;
         std::string text;
     };
     std::vector<Pending> pending{{kernel, source}};
+    std::vector<std::string> texts;
     std::set<fs::path> seen;
     std::error_code ec;
     seen.insert(fs::weakly_canonical(kernel, ec));
@@ -159,8 +214,12 @@ void checkIncludes(const std::string& problemFile, const fs::path& kernel, const
                                  where + " includes \"" + name + "\", and " + candidate.string() + " " + why);
             if (seen.insert(fs::weakly_canonical(candidate, ignored)).second && seen.size() <= kMaxHeaders) {
                 std::string unreadable; // left to NVRTC's message
-                if (std::optional<std::string> text = readSource(candidate, unreadable))
+                if (std::optional<std::string> text = readSource(candidate, unreadable)) {
+                    if (const std::string why = sourceTextProblem(*text); !why.empty())
+                        throw InputError(problemFile, kKernelField,
+                                         where + " includes \"" + name + "\", and " + candidate.string() + " " + why);
                     pending.push_back({candidate, std::move(*text)});
+                }
             }
             return;
         }
@@ -168,7 +227,7 @@ void checkIncludes(const std::string& problemFile, const fs::path& kernel, const
     for (const std::string& header : preIncludes)
         follow(header, true, kernel, "the compiler option --pre-include");
     while (!pending.empty()) {
-        const Pending current = std::move(pending.back());
+        Pending current = std::move(pending.back());
         pending.pop_back();
         std::size_t lineNumber = 0;
         std::string_view rest = current.text;
@@ -183,7 +242,22 @@ void checkIncludes(const std::string& problemFile, const fs::path& kernel, const
                 follow(included->first, included->second, current.file,
                        current.file.filename().string() + " line " + std::to_string(lineNumber));
         }
+        texts.push_back(std::move(current.text));
     }
+    return texts;
+}
+
+// The name a kernel is defined by: KernelName without template arguments or namespaces
+// ("ns::scale<block_size_x>" -> "scale").
+std::string_view definedName(std::string_view kernelName) {
+    kernelName = kernelName.substr(0, kernelName.find('<'));
+    if (const std::size_t colon = kernelName.rfind(':'); colon != std::string_view::npos)
+        kernelName.remove_prefix(colon + 1);
+    while (!kernelName.empty() && std::isspace(static_cast<unsigned char>(kernelName.back())))
+        kernelName.remove_suffix(1);
+    while (!kernelName.empty() && std::isspace(static_cast<unsigned char>(kernelName.front())))
+        kernelName.remove_prefix(1);
+    return kernelName;
 }
 
 } // namespace
@@ -203,6 +277,11 @@ RequestBuilder::RequestBuilder(const TuningProblem& problem, std::size_t shapeIn
     std::optional<std::string> text = readSource(path, why);
     if (!text)
         throw InputError(problem.fileName, kKernelField, "cannot read the kernel file '" + path.string() + "': " + why);
+    // What NVRTC would get is checked first: a file that is no CUDA source (KernelFile naming a
+    // log, a binary, /etc/passwd) is refused here, so its contents never reach NVRTC's log, which
+    // the results keep.
+    if (const std::string bad = sourceTextProblem(*text); !bad.empty())
+        throw InputError(problem.fileName, kKernelField, "the kernel file '" + path.string() + "' " + bad);
 
     m_base.source = std::move(*text);
     // The file name alone: diagnostics read "sgemm.cu(12): error ...", and the cache key (which
@@ -222,7 +301,28 @@ RequestBuilder::RequestBuilder(const TuningProblem& problem, std::size_t shapeIn
     std::vector<fs::path> includeDirs(m_base.includeDirs.begin(), m_base.includeDirs.end());
     std::vector<std::string> preIncludes;
     includeOptions(m_base.options, includeDirs, preIncludes);
-    checkIncludes(problem.fileName, path, m_base.source, includeDirs, preIncludes);
+    const std::vector<std::string> sources =
+        checkIncludes(problem.fileName, path, m_base.source, includeDirs, preIncludes);
+    // A kernel is a __global__ function named KernelName, in the file or a header it includes.
+    // A macro may spell the name (pasted with ##): only a source that shows neither the name nor
+    // a way to make it is refused for it.
+    const auto anyHolds = [&](std::string_view word, bool asWord) {
+        return std::any_of(sources.begin(), sources.end(), [&](const std::string& t) {
+            return asWord ? RequestBuilder::mentions(t, word) : t.find(word) != std::string::npos;
+        });
+    };
+    if (!anyHolds("__global__", true))
+        throw InputError(problem.fileName, kKernelField,
+                         "the kernel file '" + path.string() +
+                             "' has no __global__ function, so it is not CUDA kernel source (KernelFile names the "
+                             "file that defines the kernel KernelName '" +
+                             problem.kernelName + "')");
+    const std::string_view kernel = definedName(problem.kernelName);
+    if (!kernel.empty() && !anyHolds(kernel, true) && !anyHolds("##", false))
+        throw InputError(problem.fileName, "/KernelSpecification/KernelName",
+                         "the kernel file '" + path.string() + "' never names the kernel '" + std::string(kernel) +
+                             "' (KernelName): no __global__ function of that name is in it or the headers it "
+                             "includes");
 
     static constexpr std::array<const char*, 3> kBlockNames{"block_size_x", "block_size_y", "block_size_z"};
     for (const TuningParameter& parameter : problem.parameters) {

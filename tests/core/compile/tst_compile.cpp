@@ -118,6 +118,7 @@ private slots:
     void compileError_data();
     void compileError();
     void ptxasErrorHasNoNul();
+    void compileLogIsBounded();
     void noKernel();
     void cppKernelNames_data();
     void cppKernelNames();
@@ -392,6 +393,39 @@ void TestCompile::ptxasErrorHasNoNul() {
     QVERIFY(result.log.find('\0') == std::string::npos);
     QVERIFY2(!result.message.empty() && std::isprint(static_cast<unsigned char>(result.message.front())),
              result.message.c_str());
+}
+
+// NVRTC quotes the source line of each diagnostic, and the log is stored with the results: a
+// source of one very long line, or thousands of errors, is kept in part, saying what was left out.
+void TestCompile::compileLogIsBounded() {
+    CompileRequest request;
+    request.sourceName = "long.cu";
+    request.kernelName = "k";
+    request.arch = "sm_90";
+    request.source = "extern \"C\" __global__ void k(float* p) { p[0] = 1; }\nint a = " + std::string(20000, '1') +
+                     " + undefined_one;\n";
+    CompileResult result = compileKernel(request);
+    QCOMPARE(result.status, CompileStatus::CompileError);
+    QVERIFY2(result.log.find("undefined_one") != std::string::npos || result.log.find("not kept") != std::string::npos,
+             result.log.c_str());
+    QVERIFY2(result.log.find("more bytes of this line not kept") != std::string::npos, result.log.c_str());
+    std::size_t longest = 0;
+    for (std::size_t start = 0; start < result.log.size();) {
+        const std::size_t end = std::min(result.log.find('\n', start), result.log.size());
+        longest = std::max(longest, end - start);
+        start = end + 1;
+    }
+    QVERIFY2(longest < 1200, qPrintable(QString::number(longest))); // 1 KiB and what says it was cut
+    std::string many = "extern \"C\" __global__ void k(float* p) { p[0] = 1; }\n";
+    for (int i = 0; i < 300; ++i)
+        many += "__device__ int v" + std::to_string(i) + " = undefined_" + std::to_string(i) + " + " +
+                std::string(800, '2') + ";\n";
+    request.source = many;
+    result = compileKernel(request);
+    QCOMPARE(result.status, CompileStatus::CompileError);
+    QVERIFY2(result.log.size() <= (64 << 10) + 100, qPrintable(QString::number(result.log.size())));
+    QVERIFY2(result.log.find("more bytes, not kept") != std::string::npos, result.log.substr(0, 300).c_str());
+    QVERIFY(result.log.find("undefined_0") != std::string::npos); // the first errors are kept
 }
 
 void TestCompile::noKernel() {

@@ -18,6 +18,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <fstream>
+#include <optional>
 #include <thread>
 
 using namespace tilescope;
@@ -120,6 +121,8 @@ private slots:
     void serviceOrderIndependent();
     void serviceCancel();
     void requestBuilder();
+    void requestBuilderRefusesNonSource_data();
+    void requestBuilderRefusesNonSource();
 };
 
 void TestCompileCache::sha256_data() {
@@ -630,6 +633,84 @@ void TestCompileCache::requestBuilder() {
     TuningProblem missing = problem;
     missing.kernelFile = "no-such-kernel.cu";
     QVERIFY_THROWS_EXCEPTION(InputError, RequestBuilder{missing});
+}
+
+// A KernelFile that is no CUDA source (a system file, a binary, text in another encoding, a
+// file without the kernel) is refused before NVRTC reads it, naming the file and why: its
+// contents would otherwise come back in NVRTC's log, which the results keep. What a macro or a
+// header may supply is not held against a real kernel.
+void TestCompileCache::requestBuilderRefusesNonSource_data() {
+    QTest::addColumn<QByteArray>("kernel");  // the kernel file's bytes
+    QTest::addColumn<QByteArray>("header");  // "k.h" beside it, where the kernel includes it
+    QTest::addColumn<QString>("kernelName"); // KernelName
+    QTest::addColumn<QString>("location");   // "" = accepted
+    QTest::addColumn<QString>("message");
+    const QString file = "/KernelSpecification/KernelFile";
+    const QByteArray good = "extern \"C\" __global__ void k(float* p) { p[0] = 1; }\n";
+    QTest::newRow("a password file") << QByteArray("root:x:0:0:root:/root:/bin/bash\ndaemon:x:1:1::/:/bin/sh\n")
+                                     << QByteArray() << "k" << file
+                                     << "has no __global__ function, so it is not CUDA kernel source";
+    QTest::newRow("a binary") << QByteArray("\x7f"
+                                            "ELF\x02\x01\x01\x00\x00",
+                                            9) +
+                                     good
+                              << QByteArray() << "k" << file << "holds a NUL byte (line 1, column 8): a binary file";
+    QTest::newRow("Latin-1 text") << QByteArray("// caf\xe9\n") + good << QByteArray() << "k" << file
+                                  << "is not UTF-8 text (the byte 0xE9 at line 1, column 7)";
+    QTest::newRow("an overlong UTF-8 form")
+        << QByteArray("// \xc0\xaf\n") + good << QByteArray() << "k" << file << "the byte 0xC0 at line 1, column 4";
+    QTest::newRow("a cut UTF-8 sequence")
+        << good + QByteArray("// \xe2\x9c") << QByteArray() << "k" << file << "the byte 0xE2 at line 2, column 4";
+    QTest::newRow("no kernel of that name") << good << QByteArray() << "gemm"
+                                            << "/KernelSpecification/KernelName"
+                                            << "never names the kernel 'gemm' (KernelName)";
+    QTest::newRow("a header that is not text")
+        << QByteArray("#include \"k.h\"\n") + good << QByteArray("int x;\n\xff\xfe\n") << "k" << file
+        << "line 1 includes \"k.h\", and";
+    QTest::newRow("UTF-8 comments") << QByteArray("// caf\xc3\xa9 \xe2\x9c\x93 \xf0\x9f\x9a\x80\n") + good
+                                    << QByteArray() << "k" << QString() << QString();
+    QTest::newRow("the kernel in a header")
+        << QByteArray("#include \"k.h\"\n") << good << "k" << QString() << QString();
+    QTest::newRow("a templated, namespaced name")
+        << QByteArray("namespace ns { template <int B> __global__ void scale(float* p) { p[0] = B; } }\n")
+        << QByteArray() << "ns::scale<block_size_x>" << QString() << QString();
+    QTest::newRow("a name a macro pastes")
+        << QByteArray("#define KERNEL(T) extern \"C\" __global__ void scale_##T(T* p) { p[0] = 1; }\nKERNEL(float)\n")
+        << QByteArray() << "scale_float" << QString() << QString();
+}
+
+void TestCompileCache::requestBuilderRefusesNonSource() {
+    QFETCH(QByteArray, kernel);
+    QFETCH(QByteArray, header);
+    QFETCH(QString, kernelName);
+    QFETCH(QString, location);
+    QFETCH(QString, message);
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    const fs::path root(dir.path().toStdString());
+    writeAll(root / "k.cu", kernel.toStdString());
+    if (!header.isEmpty())
+        writeAll(root / "k.h", header.toStdString());
+    TuningProblem problem = TuningProblem::load(kBrokenProblem);
+    problem.kernelFile = (root / "k.cu").string();
+    problem.kernelName = kernelName.toStdString();
+    std::optional<InputError> error;
+    try {
+        const RequestBuilder builder(problem);
+    } catch (const InputError& e) {
+        error = e;
+    }
+    if (location.isEmpty()) {
+        QVERIFY2(!error, error ? error->what() : "");
+        return;
+    }
+    QVERIFY2(error, "accepted");
+    QCOMPARE(QString::fromStdString(error->location()), location);
+    QCOMPARE(error->file(), problem.fileName);
+    QVERIFY2(QString::fromStdString(error->message()).contains(message), error->what());
+    QVERIFY2(QString::fromStdString(error->message()).contains("k.cu"), error->what());
+    // None of the file's contents is in the message.
+    QVERIFY2(!QString::fromStdString(error->message()).contains("root:x"), error->what());
 }
 
 int main(int argc, char** argv) {
