@@ -156,6 +156,18 @@ GeometryPlanner::globalSizeGrid(const Config& config, const std::array<std::int6
     return grid;
 }
 
+std::string sharedMemoryOutOfRange(double bytes) {
+    const std::string shown = std::trunc(bytes) == bytes && std::fabs(bytes) < 9.0e18
+                                  ? std::to_string(static_cast<std::int64_t>(bytes))
+                                  : spec::exactNumber(bytes);
+    if (bytes < 0)
+        return "SharedMemory must not be negative, got " + shown;
+    if (!(bytes <= static_cast<double>(kMax32)))
+        return "SharedMemory must be at most " + std::to_string(kMax32) + " bytes (more than any device has), got " +
+               shown;
+    return {};
+}
+
 LaunchGeometry GeometryPlanner::plan(const Config& config) const {
     const Expressions& x = *m_expressions;
     LaunchGeometry p;

@@ -48,6 +48,11 @@ enum class GridRule : std::uint8_t {
 std::string_view launchWarningNames();
 bool isLaunchWarningName(std::string_view name);
 
+/// The range of SharedMemory, one rule for a number in the file and an expression's value: ""
+/// when `bytes` of dynamic shared memory can be asked for, else why not ("SharedMemory must not
+/// be negative, got -5"; past 2^31 - 1 bytes, more than any device has).
+std::string sharedMemoryOutOfRange(double bytes);
+
 /// "GlobalSize in blocks (GlobalSizeType CUDA)", ...: for messages and reports.
 std::string_view gridRuleName(GridRule rule);
 

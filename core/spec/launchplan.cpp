@@ -1,6 +1,7 @@
 #include "spec/launchplan.h"
 
 #include "base/error.h"
+#include "base/textformat.h"
 #include "spec/t1common.h"
 #include "spec/tuningproblem.h"
 
@@ -274,7 +275,27 @@ void store(std::array<unsigned char, 8>& bytes, T value) {
     std::memcpy(bytes.data(), &value, sizeof(T));
 }
 
+// 2^50 bytes is far beyond any device's memory: a buffer past it is a mistake in the file.
+constexpr std::int64_t kMaxBufferBytes = std::int64_t{1} << 50;
+
 } // namespace
+
+std::string sizeOutOfRange(double count, std::string_view type) {
+    // A whole number as the integer it is (2^60 as 1152921504606846976, not 1.15e+18).
+    const std::string shown = std::trunc(count) == count && std::fabs(count) < 9.0e18
+                                  ? std::to_string(static_cast<std::int64_t>(count))
+                                  : spec::exactNumber(count);
+    if (count < 0)
+        return "Size must not be negative, got " + shown;
+    const TypeInfo* info = findType(type);
+    const std::size_t bytes = info ? elementSize(info->element) * static_cast<std::size_t>(info->lanes) : 1;
+    const std::int64_t most = kMaxBufferBytes / static_cast<std::int64_t>(bytes);
+    if (!(count <= static_cast<double>(most)))
+        return "Size must be at most " + formatCount(static_cast<double>(most)) + " elements of " +
+               std::to_string(bytes) + (bytes == 1 ? " byte" : " bytes") +
+               " (2^50 bytes, more than any device holds), got " + shown;
+    return {};
+}
 
 std::string_view elementTypeName(ElementType type) {
     switch (type) {
@@ -481,8 +502,7 @@ private:
         if (count <= 0)
             fail(ptr + "/Size", who + ": Size '" + a.size + "' is " + std::to_string(count) +
                                     " (a buffer needs at least one element)" + atShape());
-        // 2^50 bytes is far beyond any device's memory: a size past it is a mistake in the file.
-        if (count > (std::int64_t{1} << 50) / static_cast<std::int64_t>(s.elementBytes()))
+        if (count > kMaxBufferBytes / static_cast<std::int64_t>(s.elementBytes()))
             fail(ptr + "/Size", who + ": Size '" + a.size + "' is " + std::to_string(count) + " elements of " +
                                     std::to_string(s.elementBytes()) + " bytes, more than any device holds" +
                                     atShape());

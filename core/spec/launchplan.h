@@ -68,6 +68,12 @@ float floatFromFloat8E5M2(std::uint8_t bits);
 /// ("out of the range of int8", "not a whole number (int32 is an integer type)").
 std::string valueFits(ElementType type, double value);
 
+/// The range of an argument's Size, one rule for a number in the file and an expression's value:
+/// "" when `count` elements of T1 type `type` can be a buffer, else why not ("Size must not be
+/// negative, got -1"; past 2^50 bytes, far beyond any device's memory, a mistake in the file).
+/// A type the worker cannot build counts one byte an element.
+std::string sizeOutOfRange(double count, std::string_view type);
+
 /// Scalar: a value; Vector: a buffer; TensorMap: a TMA tensor map of a Vector argument's buffer
 /// (a Tilescope addition: a Scalar with "TensorMap"), 128 bytes the worker builds.
 enum class MemoryKind : std::uint8_t { Scalar, Vector, TensorMap };

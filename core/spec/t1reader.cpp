@@ -4,6 +4,7 @@
 #include "base/error.h"
 #include "base/jsonreader.h"
 #include "spec/launchgeometry.h"
+#include "spec/launchplan.h"
 #include "spec/t1common.h"
 #include "spec/tuningproblem.h"
 
@@ -135,6 +136,7 @@ public:
             m_p.shapes.emplace_back();
         checkNameClashes();
         compileExpressions();
+        checkSizes();
         checkKernelFile();
         return std::move(m_p);
     }
@@ -217,6 +219,86 @@ private:
         for (std::size_t s = 0; s < m_p.shapes.size(); ++s) {
             expr::ValueList storage;
             m_p.shapeSlots(s, storage);
+        }
+    }
+
+    // Sizes written as expressions (an argument's Size, SharedMemory) are range-checked as a
+    // number in the file is, for every shape, with the message a number gets and where the value
+    // came from. A Size that reads a parameter directly (not through min() or max()) is checked
+    // for each combination of the values it reads, up to a few thousand, naming the values: a
+    // buffer is allocated once for every config. SharedMemory that reads one is checked for each
+    // config as it is launched (conditions may keep the values out). An expression that fails
+    // otherwise is left to the launch's checks, which name it; counting a space needs no buffer.
+    void checkSizes() {
+        for (std::size_t i = 0; i < m_p.arguments.size(); ++i) {
+            const KernelArgument& a = m_p.arguments[i];
+            if (!a.sizeIsNumber && !a.size.empty())
+                checkRange(a.size, "/KernelSpecification/Arguments/" + std::to_string(i) + "/Size", true,
+                           [&](double count) { return sizeOutOfRange(count, a.type); });
+        }
+        if (!m_p.sharedMemory.empty() && !spec::parseIntegerLiteral(m_p.sharedMemory))
+            checkRange(m_p.sharedMemory, "/KernelSpecification/SharedMemory", false, sharedMemoryOutOfRange);
+    }
+
+    template <typename Rule>
+    void checkRange(const std::string& source, const std::string& pointer, bool perParameterValue, const Rule& rule) {
+        constexpr std::uint64_t kMaxCombinations = 4096;
+        const int parameters = static_cast<int>(m_p.parameters.size());
+        expr::Expression e;
+        try {
+            e = expr::Expression::compile(source, m_p.scope());
+        } catch (const expr::ExprError&) {
+            return; // a launch blocker already
+        }
+        std::vector<int> read; // the parameters it reads directly
+        std::uint64_t combinations = 1;
+        for (int slot : e.usedSlots()) {
+            if (slot >= parameters)
+                continue;
+            if (!perParameterValue)
+                return;
+            read.push_back(slot);
+            combinations *= m_p.parameters[static_cast<std::size_t>(slot)].values.size();
+            if (combinations > kMaxCombinations)
+                return;
+        }
+        for (std::size_t shape = 0; shape < m_p.shapes.size(); ++shape) {
+            expr::ValueList storage;
+            std::vector<expr::Value> slots = m_p.shapeSlots(shape, storage);
+            std::vector<std::size_t> at(read.size(), 0); // the value of each parameter read
+            for (std::uint64_t c = 0; c < combinations; ++c) {
+                std::string config;
+                for (std::size_t k = 0; k < read.size(); ++k) {
+                    const TuningParameter& p = m_p.parameters[static_cast<std::size_t>(read[k])];
+                    slots[static_cast<std::size_t>(read[k])] = p.values[at[k]];
+                    config += (config.empty() ? "" : " ") + p.name + "=" + expr::repr(p.values[at[k]]);
+                }
+                expr::Value v;
+                expr::EvalStatus status;
+                std::string why;
+                if (!e.tryEvaluate(slots.data(), v, status)) {
+                    if (status.kind == expr::ErrorKind::Overflow) { // past 64 bits (10**20): past every limit
+                        why = rule(std::numeric_limits<double>::max());
+                        why = why.substr(0, why.rfind(", got ")) + ", got a number past 64 bits";
+                    }
+                } else if (v.isNumber()) {
+                    why = rule(v.kind == expr::Kind::Float ? v.f : static_cast<double>(v.i));
+                }
+                if (!why.empty()) {
+                    const Shape& s = m_p.shapes[shape];
+                    std::string context = "from '" + source + "'";
+                    if (!s.dims.empty())
+                        context += " for shape " + s.label();
+                    if (!config.empty())
+                        context += (s.dims.empty() ? " for " : " and ") + config;
+                    fail(pointer, why + " (" + context + ")");
+                }
+                for (std::size_t k = 0; k < read.size(); ++k) { // the next combination
+                    if (++at[k] < m_p.parameters[static_cast<std::size_t>(read[k])].values.size())
+                        break;
+                    at[k] = 0;
+                }
+            }
         }
     }
 
@@ -407,10 +489,17 @@ private:
             }
         }
         if (auto n = ks.member("SharedMemory")) {
+            // A number out of range gets the message an expression's value gets (checkSizes).
+            if ((*n)->is_number() && !(*n)->is_number_integer() &&
+                std::trunc((*n)->get<double>()) == (*n)->get<double>())
+                if (const std::string why = sharedMemoryOutOfRange((*n)->get<double>()); !why.empty())
+                    n->fail(why);
+            if ((*n)->is_number_unsigned() && (*n)->get<std::uint64_t>() > std::uint64_t(INT64_MAX))
+                n->fail(sharedMemoryOutOfRange(static_cast<double>((*n)->get<std::uint64_t>())));
             if ((*n)->is_number_integer()) {
                 const std::int64_t bytes = n->asInt();
-                if (bytes < 0)
-                    n->fail("SharedMemory must not be negative, got " + std::to_string(bytes));
+                if (const std::string why = sharedMemoryOutOfRange(static_cast<double>(bytes)); !why.empty())
+                    n->fail(why);
                 m_p.sharedMemory = std::to_string(bytes);
             } else if ((*n)->is_string()) {
                 m_p.sharedMemory = (*n)->get<std::string>();
@@ -507,10 +596,17 @@ private:
             if (auto n = an.member("AccessType"))
                 a.accessType = n->asEnum("AccessType", kAccessTypes);
             if (auto n = an.member("Size")) {
+                // A number out of range gets the message an expression's value gets (checkSizes).
+                if ((*n)->is_number() && !(*n)->is_number_integer() &&
+                    std::trunc((*n)->get<double>()) == (*n)->get<double>())
+                    if (const std::string why = sizeOutOfRange((*n)->get<double>(), a.type); !why.empty())
+                        n->fail(why);
+                if ((*n)->is_number_unsigned() && (*n)->get<std::uint64_t>() > std::uint64_t(INT64_MAX))
+                    n->fail(sizeOutOfRange(static_cast<double>((*n)->get<std::uint64_t>()), a.type));
                 if ((*n)->is_number_integer()) {
                     const std::int64_t size = n->asInt();
-                    if (size < 0)
-                        n->fail("Size must not be negative, got " + std::to_string(size));
+                    if (const std::string why = sizeOutOfRange(static_cast<double>(size), a.type); !why.empty())
+                        n->fail(why);
                     a.size = std::to_string(size);
                     a.sizeIsNumber = true;
                 } else if ((*n)->is_string()) {

@@ -19,6 +19,7 @@
 
 #include "clirun.h"
 
+#include <QElapsedTimer>
 #include <QProcessEnvironment>
 #include <QTemporaryDir>
 #include <QtTest>
@@ -336,7 +337,34 @@ private slots:
         row("shape dimension 2^64", t1Problem({{"M", "18446744073709551616"}}), "/Tilescope/Shapes/0/M",
             "expected an integer");
         row("size 1e30", t1Problem({{"SIZE", "1e30"}}), "/KernelSpecification/Arguments/0/Size",
+            "Size must be at most 281,474,976,710,656 elements of 4 bytes (2^50 bytes, more than any device holds), "
+            "got 1e+30");
+        row("size 2^64", t1Problem({{"SIZE", "18446744073709551615"}}), "/KernelSpecification/Arguments/0/Size",
+            "Size must be at most 281,474,976,710,656 elements");
+        row("size 2.5", t1Problem({{"SIZE", "2.5"}}), "/KernelSpecification/Arguments/0/Size",
             "expected an integer or a string, got a number");
+        // Sizes as expressions: the range of a number in the file, for the shape (and the values
+        // of a parameter the size reads).
+        row("size -1 as a number", t1Problem({{"SIZE", "-1"}}), "/KernelSpecification/Arguments/0/Size",
+            "Size must not be negative, got -1");
+        row("size -1 as an expression", t1Problem({{"SIZE", quotedJson("-1")}}),
+            "/KernelSpecification/Arguments/0/Size", "Size must not be negative, got -1 (from '-1' for shape M=64)");
+        row("size of the shape negative", t1Problem({{"SIZE", quotedJson("1000 - 16 * M")}}),
+            "/KernelSpecification/Arguments/0/Size",
+            "Size must not be negative, got -24 (from '1000 - 16 * M' for shape M=64)");
+        row("size 10**20 as an expression", t1Problem({{"SIZE", quotedJson("10**20")}}),
+            "/KernelSpecification/Arguments/0/Size",
+            "Size must be at most 281,474,976,710,656 elements of 4 bytes (2^50 bytes, more than any device holds), "
+            "got a number past 64 bits (from '10**20' for shape M=64)");
+        row("size 2**60 as an expression", t1Problem({{"SIZE", quotedJson("2**60")}}),
+            "/KernelSpecification/Arguments/0/Size", "got 1152921504606846976 (from '2**60' for shape M=64)");
+        row("size 1e30 as an expression", t1Problem({{"SIZE", quotedJson("1e30")}}),
+            "/KernelSpecification/Arguments/0/Size", "got 1e+30 (from '1e30' for shape M=64)");
+        row("size of a parameter negative", t1Problem({{"SIZE", quotedJson("1024 * (x - 2)")}}),
+            "/KernelSpecification/Arguments/0/Size",
+            "Size must not be negative, got -1024 (from '1024 * (x - 2)' for shape M=64 and x=1)");
+        row("size of max(parameter) too large", t1Problem({{"SIZE", quotedJson("max(x) * 2**50")}}),
+            "/KernelSpecification/Arguments/0/Size", "got 4503599627370496 (from 'max(x) * 2**50' for shape M=64)");
         row("fill value 1e400", t1Problem({{"FILL", "1e400"}}), "line 5, column 31", "the number 1e400 is too large");
         row("configuration count 1e300", t1Problem({{"BUDGET", "1e300"}}), "/Budget/0/BudgetValue",
             "ConfigurationCount is too large");
@@ -379,6 +407,68 @@ private slots:
         writeFile(file, text.toStdString());
         expectCliRefuses({"space", "--count", QString::fromStdString(file)}, file, location.toStdString());
     }
+
+    // The sizes, as `space` and `tune --backend analysis` meet them: refused, as the same
+    // sizes written as JSON numbers are (exit 2, the field named, nothing written).
+    void sizeExpressionsOutOfRange() {
+        const std::map<std::string, std::string> sizes = {
+            {"minus-one", quotedJson("-1")}, {"ten-to-the-20", quotedJson("10**20")}, {"number", "-1"}};
+        for (const auto& [name, size] : sizes) {
+            const std::string file = path("size-" + name + ".json");
+            writeFile(file, t1Problem({{"SIZE", size}}));
+            expectCliRefuses({"space", "--count", QString::fromStdString(file)}, file,
+                             "/KernelSpecification/Arguments/0/Size");
+            const std::string db = path("size-" + name + ".db");
+            expectCliRefuses({"tune", QString::fromStdString(file), "--backend", "analysis:sm_80", "--db",
+                              QString::fromStdString(db)},
+                             file, "/KernelSpecification/Arguments/0/Size");
+            QVERIFY2(!std::filesystem::exists(db), "tune created a database for a problem it refused");
+        }
+    }
+
+    // The hard count: five parameters of range(1000), one condition over all of them. It
+    // ends in seconds with the exact count (bounds on the partial sums cut every prefix past 17).
+    void countOverManyParametersEnds() {
+        nlohmann::json parameters = nlohmann::json::array();
+        for (int p = 0; p < 5; ++p)
+            parameters.push_back({{"Name", "P" + std::to_string(p)}, {"Type", "int"}, {"Values", "list(range(1000))"}});
+        const std::string file = path("hard-count.json");
+        writeFile(file,
+                  t1Problem({{"PARAMETERS", parameters.dump()}, {"CONDITION", quotedJson("P0+P1+P2+P3+P4 == 17")}}));
+        QProcess p;
+        QElapsedTimer timer;
+        timer.start();
+        p.start(QStringLiteral(TILESCOPE_CLI), {"space", "--count", QString::fromStdString(file)});
+        QVERIFY2(p.waitForFinished(60000), "the count did not end");
+        const QString out = QString::fromUtf8(p.readAllStandardOutput());
+        QCOMPARE(p.exitCode(), 0);
+        QVERIFY2(out.startsWith("5,985 valid of 1,000,000,000,000,000 raw configs"), qPrintable(out));
+        QVERIFY2(timer.elapsed() < 30000, qPrintable(QString::number(timer.elapsed()) + " ms"));
+    }
+
+    // A KernelFile that is no CUDA source never reaches NVRTC (whose log the results keep): the
+    // compiling commands refuse it, naming the file and why, and write nothing.
+    void kernelFileThatIsNoSource() {
+    const std::string dir = path("kernel-file");
+    std::filesystem::create_directories(dir);
+    std::filesystem::copy_file(TILESCOPE_TEST_DATA "/t1corpus/pnpoly.json", dir + "/problem.json",
+                               std::filesystem::copy_options::overwrite_existing);
+    writeFile(dir + "/pnpoly.cu", "root:x:0:0:root:/root:/bin/bash\ndaemon:x:1:1:daemon:/usr/sbin:/bin/sh\n");
+    const std::string file = dir + "/problem.json";
+    const std::string db = dir + "/results.db";
+    expectCliRefuses({"tune", QString::fromStdString(file), "--backend", "analysis:sm_80", "--db",
+                      QString::fromStdString(db), "--budget", "2"},
+                     file, "/KernelSpecification/KernelFile");
+    QVERIFY(!std::filesystem::exists(db));
+    expectCliRefuses({"analyze", QString::fromStdString(file), "--arch", "sm_80"}, file,
+                     "/KernelSpecification/KernelFile");
+    QProcess p;
+    p.start(QStringLiteral(TILESCOPE_CLI), {"analyze", QString::fromStdString(file), "--arch", "sm_80"});
+    QVERIFY(p.waitForFinished(60000));
+    const QString err = QString::fromUtf8(p.readAllStandardError());
+    QVERIFY2(err.contains("has no __global__ function"), qPrintable(err));
+    QVERIFY2(!err.contains("root:x"), qPrintable(err));
+}
 
     // ---- T4 ----
 

@@ -777,6 +777,31 @@ void TestSpec::malformed_data() {
     QTest::newRow("ProblemSize: fails for a shape")
         << patch({replaceOp(ks + "/ProblemSize/0", "\"M // (N - 128)\"")})
         << QString::fromStdString(ks + "/ProblemSize/0") << QStringList{"ZeroDivisionError", "shape M=256 N=128"};
+    // Sizes out of range: a number in the file and an expression's value get one message; the
+    // expression's says for which shape (and parameter value) it is out of range.
+    const QString size = QString::fromStdString(ks + "/Arguments/0/Size");
+    QTest::newRow("Size: negative number") << patch({replaceOp(ks + "/Arguments/0/Size", "-1")}) << size
+                                           << QStringList{"Size must not be negative, got -1"};
+    QTest::newRow("Size: negative for a shape")
+        << patch({replaceOp(ks + "/Arguments/0/Size", "\"M - 512\"")}) << size
+        << QStringList{"Size must not be negative, got -256 (from 'M - 512' for shape M=256 N=128)"};
+    QTest::newRow("Size: past 64 bits")
+        << patch({replaceOp(ks + "/Arguments/0/Size", "\"10**20\"")}) << size
+        << QStringList{"Size must be at most 281,474,976,710,656 elements of 4 bytes (2^50 bytes, more than any "
+                       "device holds), got a number past 64 bits (from '10**20' for shape M=1024 N=512)"};
+    QTest::newRow("Size: number past 2^50 bytes")
+        << patch({replaceOp(ks + "/Arguments/0/Size", "281474976710657")}) << size
+        << QStringList{"Size must be at most 281,474,976,710,656 elements of 4 bytes", "got 281474976710657"};
+    QTest::newRow("Size: for a parameter's value")
+        << patch({replaceOp(ks + "/Arguments/0/Size", "\"M * (BLOCK_M - 32)\"")}) << size
+        << QStringList{"Size must not be negative, got -16384 (from 'M * (BLOCK_M - 32)' for shape M=1024 N=512 "
+                       "and BLOCK_M=16)"};
+    QTest::newRow("SharedMemory: negative for a shape")
+        << patch({addOp(ks + "/SharedMemory", "\"M - 2048\"")}) << QString::fromStdString(ks + "/SharedMemory")
+        << QStringList{"SharedMemory must not be negative, got -1024 (from 'M - 2048' for shape M=1024 N=512)"};
+    QTest::newRow("SharedMemory: number past 2^31")
+        << patch({addOp(ks + "/SharedMemory", "4294967296")}) << QString::fromStdString(ks + "/SharedMemory")
+        << QStringList{"SharedMemory must be at most 2147483647 bytes (more than any device has), got 4294967296"};
     QTest::newRow("Value on a Vector") << patch({addOp(ks + "/Arguments/0/Value", "\"M\"")})
                                        << QString::fromStdString(ks + "/Arguments/0/Value")
                                        << QStringList{"Value is for Scalar arguments only"};
