@@ -12,6 +12,10 @@
 // whose inputs are sized as the grid alone, reads past them. Where a tile does not divide the
 // grid, the last blocks' halo reads run past even the right size by up to max_tfactor -
 // temporal_tiling_factor rows (the check is on the moved pointer's coordinates).
+//
+// A launch computes temporal_tiling_factor time steps, so configs of different factors have
+// different outputs: verification against one reference splits by it (run with --no-verify, or
+// compare within a factor).
 
 #ifndef kernel_tuner
 #define grid_width 1024
