@@ -26,6 +26,7 @@
 #include <QAbstractItemModelTester>
 #include <QAbstractItemView>
 #include <QComboBox>
+#include <QElapsedTimer>
 #include <QGuiApplication>
 #include <QMimeData>
 #include <QScreen>
@@ -107,6 +108,8 @@ private slots:
     void controllerDropsStaleResults();
     void controllerResamples();
     void controllerReportsBuildErrors();
+    void controllerCountsAConditionOverManyParameters();
+    void controllerCancelsACountThatCannotEnd();
 
     void documentKeepsProblemOnError_data();
     void documentKeepsProblemOnError();
@@ -399,6 +402,61 @@ void TestViews::controllerReportsBuildErrors() {
     QTRY_VERIFY_WITH_TIMEOUT(shownSettled.count() >= 1, kTimeoutMs);
     QVERIFY(!panel.errorBanner()->isHidden());
     QVERIFY(panel.errorBanner()->details().contains("/ConfigurationSpace/Conditions/0/Expression"));
+}
+
+namespace {
+
+// Five parameters of range(1000) and one condition over all five (issue 52's hard count).
+std::shared_ptr<TuningProblem> fiveParameterProblem(const std::string& condition) {
+    auto problem = std::make_shared<TuningProblem>();
+    problem->fileName = "hard.json";
+    for (int i = 0; i < 5; ++i) {
+        TuningParameter p;
+        p.name = "P" + std::to_string(i);
+        p.type = "int";
+        for (int v = 0; v < 1000; ++v)
+            p.values.push_back(expr::Value::ofInt(v));
+        p.valuesText = "list(range(1000))";
+        problem->parameters.push_back(p);
+    }
+    problem->conditions.push_back(Condition{{}, condition});
+    problem->shapes = {Shape{}};
+    return problem;
+}
+
+} // namespace
+
+// The workbench counts what the CLI counts, as fast: the count, the samples and the condition's
+// impact arrive (it hung on this space).
+void TestViews::controllerCountsAConditionOverManyParameters() {
+    SpaceController controller;
+    QSignalSpy settled(&controller, &SpaceController::settled);
+    QSignalSpy impact(&controller, &SpaceController::impactReady);
+    controller.setProblem(fiveParameterProblem("P0+P1+P2+P3+P4 == 17"), 0);
+    QTRY_VERIFY_WITH_TIMEOUT(settled.count() >= 1 && impact.count() == 1, kTimeoutMs);
+    const auto result = controller.currentSpace();
+    QVERIFY(result && result->ok());
+    QCOMPARE(result->stats.validSize, std::uint64_t(5985));
+    QCOMPARE(controller.currentSamples()->indices.size(), std::size_t(20));
+}
+
+// A count that no bound can shorten runs into its work limit; before that, a new problem stops
+// it at once, and the new one is counted.
+void TestViews::controllerCancelsACountThatCannotEnd() {
+    SpaceController controller;
+    QSignalSpy ready(&controller, &SpaceController::spaceReady);
+    QSignalSpy settled(&controller, &SpaceController::settled);
+    controller.setProblem(fiveParameterProblem("(7*P0 + 13*P1 + 17*P2 + 3*P3 + P4) % 1000 == 17"), 0);
+    QTest::qWait(200); // counting by now
+    QElapsedTimer timer;
+    timer.start();
+    const auto problem = loadSgemm();
+    controller.setProblem(problem, 0);
+    QTRY_VERIFY_WITH_TIMEOUT(settled.count() >= 1, kTimeoutMs);
+    QVERIFY2(timer.elapsed() < 3000, qPrintable(QString::number(timer.elapsed()) + " ms"));
+    QCOMPARE(ready.count(), 1); // the first count delivers nothing
+    QCOMPARE(controller.currentSpace()->problem, problem);
+    QVERIFY(controller.currentSpace()->ok());
 }
 
 // ------------------------------------------------------------------------------ document
