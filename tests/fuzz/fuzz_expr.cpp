@@ -1,8 +1,11 @@
 // Fuzzes the expression language: compiling a condition (and evaluating it over a few values
-// of its names), colouring it (lexemes), and parsing a parameter's value list.
+// of its names, where bounds on partial configs must not rule out a value that holds),
+// colouring it (lexemes), and parsing a parameter's value list.
 
 #include "fuzzing.h"
 
+#include <array>
+#include <cstdlib>
 #include <memory>
 #include <string_view>
 #include <vector>
@@ -23,8 +26,23 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
             const expr::Value slots[] = {expr::Value::ofInt(v), expr::Value::ofInt(v / 2)};
             expr::Value out;
             expr::EvalStatus status;
-            if (!e.tryEvaluate(slots, out, status))
+            if (!e.tryEvaluate(slots, out, status)) {
                 (void)e.errorFor(status).what();
+                continue;
+            }
+            // Bounds on partial configs never rule out a true case: bound, or unbound within any
+            // range around the values it holds.
+            if (!expr::truthy(out))
+                continue;
+            const auto d = static_cast<double>(v);
+            const expr::SlotRange bound;
+            const expr::SlotRange around{false, true, true, d - 3, d + 5};
+            const expr::SlotRange half{false, true, true, static_cast<double>(v / 2) - 1, static_cast<double>(v / 2)};
+            const expr::SlotRange anything{false, false, false, 0, 0};
+            for (const auto& ranges : {std::array{bound, bound}, std::array{around, bound}, std::array{bound, half},
+                                       std::array{around, half}, std::array{anything, anything}})
+                if (!e.mayHold(slots, ranges.data()))
+                    std::abort(); // a bound ruled out a value that holds
         }
     });
     const auto lexemes = expr::lexemes(text);
