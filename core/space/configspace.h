@@ -35,8 +35,8 @@ struct SpaceStats {
     double rawSize = 0; ///< product of the value counts (may exceed 2^64)
     std::uint64_t validSize = 0;
     double enumerationSeconds = 0;
-    std::uint64_t conditionEvaluations = 0;
-    bool materialized = false; ///< the valid configs are held in memory
+    std::uint64_t conditionEvaluations = 0; ///< exact ones and bounds on partial configs
+    bool materialized = false;              ///< the valid configs are held in memory
     std::vector<ConditionFailure> failures;
     std::vector<int> searchOrder; ///< parameter indices in the order they were bound
 };
