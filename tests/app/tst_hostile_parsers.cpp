@@ -449,26 +449,26 @@ private slots:
     // A KernelFile that is no CUDA source never reaches NVRTC (whose log the results keep): the
     // compiling commands refuse it, naming the file and why, and write nothing.
     void kernelFileThatIsNoSource() {
-    const std::string dir = path("kernel-file");
-    std::filesystem::create_directories(dir);
-    std::filesystem::copy_file(TILESCOPE_TEST_DATA "/t1corpus/pnpoly.json", dir + "/problem.json",
-                               std::filesystem::copy_options::overwrite_existing);
-    writeFile(dir + "/pnpoly.cu", "root:x:0:0:root:/root:/bin/bash\ndaemon:x:1:1:daemon:/usr/sbin:/bin/sh\n");
-    const std::string file = dir + "/problem.json";
-    const std::string db = dir + "/results.db";
-    expectCliRefuses({"tune", QString::fromStdString(file), "--backend", "analysis:sm_80", "--db",
-                      QString::fromStdString(db), "--budget", "2"},
-                     file, "/KernelSpecification/KernelFile");
-    QVERIFY(!std::filesystem::exists(db));
-    expectCliRefuses({"analyze", QString::fromStdString(file), "--arch", "sm_80"}, file,
-                     "/KernelSpecification/KernelFile");
-    QProcess p;
-    p.start(QStringLiteral(TILESCOPE_CLI), {"analyze", QString::fromStdString(file), "--arch", "sm_80"});
-    QVERIFY(p.waitForFinished(60000));
-    const QString err = QString::fromUtf8(p.readAllStandardError());
-    QVERIFY2(err.contains("has no __global__ function"), qPrintable(err));
-    QVERIFY2(!err.contains("root:x"), qPrintable(err));
-}
+        const std::string dir = path("kernel-file");
+        std::filesystem::create_directories(dir);
+        std::filesystem::copy_file(TILESCOPE_TEST_DATA "/t1corpus/pnpoly.json", dir + "/problem.json",
+                                   std::filesystem::copy_options::overwrite_existing);
+        writeFile(dir + "/pnpoly.cu", "root:x:0:0:root:/root:/bin/bash\ndaemon:x:1:1:daemon:/usr/sbin:/bin/sh\n");
+        const std::string file = dir + "/problem.json";
+        const std::string db = dir + "/results.db";
+        expectCliRefuses({"tune", QString::fromStdString(file), "--backend", "analysis:sm_80", "--db",
+                          QString::fromStdString(db), "--budget", "2"},
+                         file, "/KernelSpecification/KernelFile");
+        QVERIFY(!std::filesystem::exists(db));
+        expectCliRefuses({"analyze", QString::fromStdString(file), "--arch", "sm_80"}, file,
+                         "/KernelSpecification/KernelFile");
+        QProcess p;
+        p.start(QStringLiteral(TILESCOPE_CLI), {"analyze", QString::fromStdString(file), "--arch", "sm_80"});
+        QVERIFY(p.waitForFinished(60000));
+        const QString err = QString::fromUtf8(p.readAllStandardError());
+        QVERIFY2(err.contains("has no __global__ function"), qPrintable(err));
+        QVERIFY2(!err.contains("root:x"), qPrintable(err));
+    }
 
     // ---- T4 ----
 
