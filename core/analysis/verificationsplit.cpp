@@ -174,12 +174,13 @@ std::string describeVerification(const std::vector<ResultRecord>& results, const
                s.parameter;
     return out + "; verified again within the groups of " + s.parameter +
            " (each against the first config with its value), all " + std::to_string(within->verified) +
-           " agree: the kernel's outputs depend on " + s.parameter +
-           " (a partial result per block, a layout, time steps per launch), so they are ok now. Configs of "
-           "different " +
-           s.parameter + " compute different things: the objective must count the work " + s.parameter +
-           " changes (work per time, not time) for them to rank against each other; " + declare +
-           " in the problem verifies them so from the start";
+           " agree with their group: either the kernel's outputs depend on " + s.parameter +
+           " (a partial result per block, a layout, time steps per launch), or it is wrong for the other values of " +
+           s.parameter + " the same way every time. They stay wrong_result until the problem says which: " +
+           declare + " where the outputs depend on " + s.parameter +
+           " (configs of different values then compute different things: the objective must count the work " +
+           s.parameter + " changes, work per time, not time, for them to rank against each other), or the expected "
+           "outputs as ReferenceArguments";
 }
 
 std::string recordedVerdict(const std::string& provenanceJson, const char* key) {

@@ -5,8 +5,10 @@
 // partial result per block, a layout chosen by P, time steps per launch), but only when the
 // configs that differ write every element the reference writes, leave no NaN or Inf, and agree
 // with each other where P agrees: a session then verifies them again within the groups of P (each
-// against the first config of its group) before it says so. Otherwise the verdict says what is
-// wrong: elements never written, NaN or Inf, values beyond the tolerance.
+// against the first config of its group). Even then a kernel wrong for some values of P, the same
+// way each time, looks alike, so they stay wrong_result until the problem declares the groups
+// (Tilescope.VerifyWithin). Otherwise the verdict says what is wrong: elements never written, NaN
+// or Inf, values beyond the tolerance.
 
 #include "model/records.h"
 
@@ -46,11 +48,12 @@ struct WithinGroupsCheck {
 };
 
 /// The session's verdict on its wrong results, for people; "" when there are none. With a split
-/// whose explanation can hold and a within-groups check that every config passed: the outputs
-/// depend on P, how the configs were verified, and that the objective must count the work P
-/// changes; a check that some failed or an obstacle: what is wrong; no check: how to verify
-/// within the groups. Without a split: how many configs are wrong and in which way. Never advises
-/// turning verification off.
+/// whose explanation can hold and a within-groups check that every config passed: that the
+/// outputs may depend on P or the kernel be wrong for the other values the same way each time
+/// (agreeing with its group proves neither), and how the problem says which (VerifyWithin, with
+/// an objective that counts the work P changes, or ReferenceArguments); a check that some failed
+/// or an obstacle: what is wrong; no check: how to verify within the groups. Without a split: how
+/// many configs are wrong and in which way. Never advises turning verification off.
 std::string describeVerification(const std::vector<ResultRecord>& results, const std::vector<VerificationSplit>& splits,
                                  const WithinGroupsCheck* within = nullptr);
 

@@ -110,6 +110,7 @@ struct TuningSession::Run {
     std::size_t nextItem = 0;
     bool proposing = true;
     std::size_t resultsSeen = 0; // results when the run last looked between results
+    bool firstHandedOn = false;  // the first proposal went to the backend first (measureReady)
     std::exception_ptr failure;  // found while the backend measured; thrown once it returns
     // The check for parameters whose values never reach the code, run beside the sweep's first
     // compiles (last, so that it ends before what it reads is destroyed).
@@ -476,6 +477,15 @@ struct TuningSession::Run {
     // idle device the next config ready, so that no device waits for the others' slowest config.
     void measureReady(std::size_t batch, const std::optional<Clock::time_point>& deadline, std::size_t ahead) {
         std::vector<PendingConfig> taken;
+        if (!firstHandedOn && !queue.empty()) {
+            // The first config measured becomes the reference the others are compared with: the
+            // strategy's first proposal (an exhaustive sweep's first config), whichever compile
+            // finishes first, so that a run does not verify against a different config each time.
+            queue.front().collect();
+            taken.push_back(std::move(queue.front()));
+            queue.pop_front();
+            firstHandedOn = true;
+        }
         takeReady(taken, batch);
         while (taken.empty()) {
             PendingConfig& oldest = queue.front();
@@ -652,7 +662,8 @@ struct TuningSession::Run {
     // that splits them (analysis/verificationsplit.h) where nothing speaks against it.
     void judgeWrongResults();
     // Verifies the wrong results again, each against the first config of its group of `split`'s
-    // parameter; those that agree are stored as measured now.
+    // parameter; those that agree say so in their message and stay wrong_result (a kernel wrong
+    // for one value of the parameter agrees with itself: only the problem can say which it is).
     WithinGroupsCheck verifyWithin(const std::vector<ResultRecord>& before, const VerificationSplit& split,
                                    std::size_t parameter);
 
@@ -762,21 +773,13 @@ WithinGroupsCheck TuningSession::Run::verifyWithin(const std::vector<ResultRecor
                 check.firstDiffering = describeConfig(r.config) + ": " + m.message;
             return;
         }
+        // It agrees with its group, which is no proof that it is right (a kernel wrong for one
+        // value of the parameter agrees with itself): it stays wrong_result, and says so.
         ++check.agree;
-        const std::optional<StaticInfo> staticInfo = r.measurement.staticInfo;
-        const double compileSeconds = r.measurement.compileSeconds;
-        const double added = m.benchmarkSeconds;
-        r.measurement = std::move(m);
-        r.measurement.staticInfo = staticInfo;
-        r.measurement.compileSeconds = compileSeconds;
-        r.measurement.message = "verified within the group of " + split.parameter + " = " +
-                                r.config.find(split.parameter)->plain() +
-                                (r.measurement.message.empty() ? "" : "; " + r.measurement.message);
-        judgeTime(r);
-        if (r.ok())
-            r.objective = objective->value(space, taken[i].config, r.timeMs(), energyOf(r.measurement.metrics));
-        self.m_store.updateVerdict(r.id, r.measurement, r.objective, added);
-        tally.restatus(ResultStatus::WrongResult, r.status());
+        r.measurement.message += "; it agrees with the first config with " + split.parameter + " = " +
+                                 r.config.find(split.parameter)->plain() + " (verified again within the groups of " +
+                                 split.parameter + ")";
+        self.m_store.updateVerdict(r.id, r.measurement, r.objective, m.benchmarkSeconds);
         if (self.m_events.updated)
             self.m_events.updated(r);
     });

@@ -6,12 +6,13 @@
 //   from a Kernel Tuner script that gives no answer (a ReadWrite output: its initial contents
 //   show what a config never wrote). The summary never advises --no-verify.
 // - A per-block sum whose LAYOUT chooses which inputs each block adds: the outputs really depend
-//   on LAYOUT; the configs that differ are verified again within the groups of LAYOUT, agree, and
-//   are ok, and the summary says the outputs depend on LAYOUT.
+//   on LAYOUT; the configs that differ are verified again within the groups of LAYOUT and agree,
+//   which the summary and their messages say (they stay wrong_result: agreeing with one's group
+//   proves nothing); declared in the problem (Tilescope.VerifyWithin), every config is ok.
 // - A kernel right only when its first input is positive passes the search on inputs where it
 //   is and is caught by the final round's second input set.
 // - A diffusion stencil whose TSTEPS computes that many time steps per launch: verified within
-//   the groups of TSTEPS, declared in the problem (Tilescope.VerifyWithin) or found by the session.
+//   the groups of TSTEPS, found by the session (and said) or declared in the problem (all ok).
 // - With --sanitize, a read past the end of an input that lands in the next buffer is named by
 //   its line (compute-sanitizer's padding between allocations).
 
@@ -270,6 +271,7 @@ private slots:
     void skippedBlocksAreUnwritten_data();
     void skippedBlocksAreUnwritten();
     void ktScriptWithoutAnswer();
+    void outputsThatDependOnAParameter_data();
     void outputsThatDependOnAParameter();
     void secondInputSet();
     void timeStepsVerifiedWithinGroups_data();
@@ -388,7 +390,10 @@ void TestVerification::ktScriptWithoutAnswer() {
     const CliRun r = runProgram(QStringLiteral(TILESCOPE_CLI), {"kt", "--backend", "cuda:0", "--db", db, script},
                                 300000, m_dir.path());
     qInfo("%s", qPrintable(describe(r)));
-    QVERIFY2(r.status == 0, qPrintable(describe(r)));
+    // As Kernel Tuner does when a config fails verification, the script stops with the reason.
+    QVERIFY2(r.status == 1 && r.err.contains(QStringLiteral("Kernel result verification failed for: SKIP=1")) &&
+                 r.err.contains(QStringLiteral("keep their initial contents where the reference config changed them")),
+             qPrintable(describe(r)));
     ResultStore store = ResultStore::open(db.toStdString(), StoreMode::ReadOnly);
     const std::vector<SessionInfo> sessions = store.sessions();
     QCOMPARE(sessions.size(), std::size_t(1));
@@ -411,17 +416,42 @@ void TestVerification::ktScriptWithoutAnswer() {
     QCOMPARE(wrong, 3);
 }
 
+void TestVerification::outputsThatDependOnAParameter_data() {
+    QTest::addColumn<bool>("declared");
+    QTest::newRow("found by the session") << false;
+    QTest::newRow("Tilescope.VerifyWithin") << true;
+}
+
 void TestVerification::outputsThatDependOnAParameter() {
     if (!m_skip.isEmpty())
         QSKIP(qPrintable(m_skip));
-    const TuningProblem problem = write("blocksum", kLayoutKernel, kLayoutProblem);
+    QFETCH(bool, declared);
+    std::string text = kLayoutProblem;
+    if (declared)
+        text.replace(text.find("\"Tilescope\": {"), 14, "\"Tilescope\": {\"VerifyWithin\": [\"LAYOUT\"], ");
+    const TuningProblem problem = write(declared ? "blocksum-declared" : "blocksum", kLayoutKernel, text);
     std::vector<ResultRecord> results;
-    const SessionSummary summary = tune(problem, m_options, {}, "blocksum", results);
+    const SessionSummary summary = tune(problem, m_options, {}, declared ? "blocksum-declared" : "blocksum", results);
     QCOMPARE(results.size(), std::size_t(8));
-    for (const ResultRecord& r : results)
-        QVERIFY2(r.status() == ResultStatus::Ok, r.measurement.message.c_str());
+    if (declared) {
+        for (const ResultRecord& r : results)
+            QVERIFY2(r.status() == ResultStatus::Ok, r.measurement.message.c_str());
+        QVERIFY2(summary.verification.empty(), summary.verification.c_str());
+        return;
+    }
+    int wrong = 0;
+    for (const ResultRecord& r : results) {
+        if (r.status() == ResultStatus::Ok)
+            continue;
+        ++wrong;
+        QVERIFY2(r.status() == ResultStatus::WrongResult &&
+                     contains(r.measurement.message, "it agrees with the first config with LAYOUT = "),
+                 r.measurement.message.c_str());
+    }
+    QCOMPARE(wrong, 4);
     QVERIFY2(contains(summary.verification, "split by LAYOUT") &&
-                 contains(summary.verification, "all 4 agree: the kernel's outputs depend on LAYOUT"),
+                 contains(summary.verification, "all 4 agree with their group") &&
+                 contains(summary.verification, "\"VerifyWithin\": [\"LAYOUT\"]"),
              summary.verification.c_str());
     QVERIFY2(!contains(summary.verification, "--no-verify"), summary.verification.c_str());
 }
@@ -488,13 +518,20 @@ void TestVerification::timeStepsVerifiedWithinGroups() {
     const SessionSummary summary =
         tune(problem, m_options, session, declared ? "diffuse-declared" : "diffuse", results);
     QCOMPARE(results.size(), std::size_t(12));
-    for (const ResultRecord& r : results)
-        QVERIFY2(r.status() == ResultStatus::Ok, r.measurement.message.c_str());
+    int ok = 0;
+    for (const ResultRecord& r : results) {
+        ok += r.status() == ResultStatus::Ok;
+        if (!declared && r.status() != ResultStatus::Ok)
+            QVERIFY2(r.status() == ResultStatus::WrongResult &&
+                         contains(r.measurement.message, "it agrees with the first config with TSTEPS = "),
+                     r.measurement.message.c_str());
+    }
+    QCOMPARE(ok, declared ? 12 : 4);
     if (declared)
         QVERIFY2(summary.verification.empty(), summary.verification.c_str());
     else
         QVERIFY2(contains(summary.verification, "split by TSTEPS") &&
-                     contains(summary.verification, "agree: the kernel's outputs depend on TSTEPS") &&
+                     contains(summary.verification, "all 8 agree with their group") &&
                      contains(summary.verification, "the objective must count the work TSTEPS changes"),
                  summary.verification.c_str());
 }

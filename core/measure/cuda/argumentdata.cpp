@@ -2,6 +2,7 @@
 
 #include "base/error.h"
 #include "base/textformat.h"
+#include "measure/cuda/chunks.h"
 
 #include <algorithm>
 #include <atomic>
@@ -237,37 +238,10 @@ std::string describeElement(const ArgumentSpec& arg, std::int64_t i) {
     return text;
 }
 
-// Runs fn(chunk, begin, end) over [0, n) in chunks of kCompareChunk values, on up to 16 threads
-// when there are several chunks. The chunks are fixed by n alone, so results merged in chunk order
-// do not depend on the number of threads.
-constexpr std::int64_t kCompareChunk = std::int64_t{1} << 20;
+using chunks::forEach;
 
 std::size_t chunksOf(std::int64_t n) {
-    return static_cast<std::size_t>((n + kCompareChunk - 1) / kCompareChunk);
-}
-
-template <typename Fn>
-void forEachChunk(std::int64_t n, const Fn& fn) {
-    const std::size_t chunks = chunksOf(n);
-    auto run = [&](std::size_t c) {
-        const std::int64_t begin = static_cast<std::int64_t>(c) * kCompareChunk;
-        fn(c, begin, std::min(n, begin + kCompareChunk));
-    };
-    const std::size_t threads = std::min<std::size_t>({chunks, 16, std::max(1u, std::thread::hardware_concurrency())});
-    if (threads <= 1) {
-        for (std::size_t c = 0; c < chunks; ++c)
-            run(c);
-        return;
-    }
-    std::atomic<std::size_t> next{0};
-    std::vector<std::thread> pool;
-    for (std::size_t t = 0; t < threads; ++t)
-        pool.emplace_back([&]() {
-            for (std::size_t c = next++; c < chunks; c = next++)
-                run(c);
-        });
-    for (std::thread& t : pool)
-        t.join();
+    return chunks::count(n);
 }
 
 template <std::size_t Size, double (*Decode)(const unsigned char*)>
@@ -283,7 +257,7 @@ Verdict compareTyped(const ArgumentSpec& arg, const unsigned char* out, const un
     // Large outputs (a softmax of 8192 x 8192) are compared in chunks on several threads.
     std::vector<double> scales(chunksOf(n), 0.0);
     if (method == Validation::Normalized) {
-        forEachChunk(n, [&](std::size_t c, std::int64_t begin, std::int64_t end) {
+        forEach(n, [&](std::size_t c, std::int64_t begin, std::int64_t end) {
             double m = 0;
             for (std::int64_t i = begin; i < end; ++i) {
                 const double r = Decode(ref + static_cast<std::size_t>(i) * Size);
@@ -307,7 +281,7 @@ Verdict compareTyped(const ArgumentSpec& arg, const unsigned char* out, const un
         std::int64_t mismatched = 0;
     };
     std::vector<Chunk> chunks(chunksOf(n));
-    forEachChunk(n, [&](std::size_t c, std::int64_t begin, std::int64_t end) {
+    forEach(n, [&](std::size_t c, std::int64_t begin, std::int64_t end) {
         Chunk& k = chunks[c];
         for (std::int64_t i = begin; i < end; ++i) {
             const unsigned char* o = out + static_cast<std::size_t>(i) * Size;

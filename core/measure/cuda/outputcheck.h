@@ -41,6 +41,11 @@ public:
     void intersect(const ElementMask& other);
     bool operator==(const ElementMask&) const = default;
 
+    /// The bits, 64 elements a word, element i in bit i % 64 of word i / 64; bits past size() are 0.
+    std::uint64_t* words() { return m_bits.data(); }
+    const std::uint64_t* words() const { return m_bits.data(); }
+    std::size_t wordCount() const { return m_bits.size(); }
+
 private:
     std::vector<std::uint64_t> m_bits;
     std::int64_t m_values = 0;
@@ -80,6 +85,19 @@ struct NonFinite {
 /// none for integer types.
 NonFinite nonFiniteValues(const ArgumentSpec& arg, std::span<const unsigned char> output,
                           const ElementMask* where = nullptr);
+
+/// What one launch left in an output, beside its reference config's.
+struct OutputScan {
+    ElementGap unwritten;   ///< elements the reference config wrote and this launch did not
+    std::int64_t extra = 0; ///< elements this launch wrote and the reference config did not
+    NonFinite nonFinite;    ///< NaN or Inf where this launch wrote and the reference's values are finite
+};
+/// One pass over `output` (what a config checks every time, at the speed of memory): which
+/// elements the launch wrote, over the canary `canary` when `initial` is empty, else those whose
+/// bits differ from `initial`; compared with the reference config's `refWritten` and `refFinite`.
+OutputScan scanOutput(const ArgumentSpec& arg, std::span<const unsigned char> output, unsigned char canary,
+                      std::span<const unsigned char> initial, const ElementMask& refWritten,
+                      const ElementMask& refFinite);
 
 /// "argument 'out': 16,777,216 of 67,108,864 elements never written, the first at 196,608" (a
 /// canaried output), or for a ReadWrite one "... elements keep their initial contents where the

@@ -1544,25 +1544,27 @@ void TestLaunchPlan::compare_data() {
         << normalized << 1e-4 << QList<float>{2e-5f, 3e-5f} << QList<float>{1e-5f, 3e-5f} << false << 1.0 / 3
         << "argument 'out': element 0 is 1.99999995e-05, expected "
            "9.99999975e-06 (error 0.333 of the output's scale 3e-05, "
-           "tolerance 0.0001 for float)";
+           "tolerance 0.0001 for float) (1 of 2 values beyond the tolerance)";
     QTest::newRow("all-zero reference: absolute")
         << normalized << 1e-4 << QList<float>{0.00001f, 0} << QList<float>{0, 0} << true << 0.00001 << QString();
     QTest::newRow("wrong") << normalized << 1e-4 << QList<float>{1, 2, 3.5f, 4} << QList<float>{1, 2, 3, 4} << false
                            << 0.5 / 4
                            << "argument 'out': element 2 is 3.5, expected 3 (error 0.125 of the output's scale 4, "
-                              "tolerance 0.0001 for float)";
+                              "tolerance 0.0001 for float) (1 of 4 values beyond the tolerance)";
     QTest::newRow("never written") << normalized << 1e-4 << QList<float>{1, std::bit_cast<float>(0xFFFFFFFFu), 3}
                                    << QList<float>{1, 2, 3} << false << infinite
-                                   << "argument 'out': element 1 was never written (still the NaN poison), expected 2";
+                                   << "argument 'out': element 1 was never written (still the NaN poison), expected 2 "
+                                      "(1 of 3 values beyond the tolerance)";
     QTest::newRow("NaN") << normalized << 1e-4 << QList<float>{nan, 2} << QList<float>{1, 2} << false << infinite
-                         << "argument 'out': element 0 is nan, expected 1";
+                         << "argument 'out': element 0 is nan, expected 1 (1 of 2 values beyond the tolerance)";
     QTest::newRow("inf") << normalized << 1e-4 << QList<float>{1, -inf} << QList<float>{1, 2} << false << infinite
-                         << "argument 'out': element 1 is -inf, expected 2";
+                         << "argument 'out': element 1 is -inf, expected 2 (1 of 2 values beyond the tolerance)";
     QTest::newRow("NaN in both") << normalized << 1e-4 << QList<float>{nan, 2} << QList<float>{nan, 2} << true << 0.0
                                  << QString();
     QTest::newRow("side by side") << static_cast<int>(Validation::SideBySide) << 0.1 << QList<float>{1, 2.25f}
                                   << QList<float>{1, 2} << false << 0.25
-                                  << "argument 'out': element 1 is 2.25, expected 2 (difference 0.25, threshold 0.1)";
+                                  << "argument 'out': element 1 is 2.25, expected 2 (difference 0.25, threshold 0.1) "
+                                     "(1 of 2 values beyond the tolerance)";
     QTest::newRow("side by side relative")
         << static_cast<int>(Validation::SideBySideRelative) << 0.1 << QList<float>{1000, 0.5f}
         << QList<float>{1050, 0.5f} << true << 50.0 / 1050 << QString();
@@ -1570,11 +1572,12 @@ void TestLaunchPlan::compare_data() {
         << static_cast<int>(Validation::SideBySideRelative) << 0.1 << QList<float>{1000, 0.75f}
         << QList<float>{1050, 0.5f} << false << 0.5
         << "argument 'out': element 1 is 0.75, expected 0.5 (relative "
-           "difference 0.5, threshold 0.1)";
+           "difference 0.5, threshold 0.1) (1 of 2 values beyond the tolerance)";
     QTest::newRow("absolute difference") << static_cast<int>(Validation::AbsoluteDifference) << 1.0
                                          << QList<float>{1.5f, 2.25f, 3} << QList<float>{1, 2, 4} << false << 1.75
                                          << "argument 'out': the absolute differences add up to 1.75, over the "
-                                            "threshold 1 (the largest: element 2 is 3, expected 4)";
+                                            "threshold 1 (the largest: element 2 is 3, expected 4) (3 of 3 values "
+                                            "differ)";
 }
 
 void TestLaunchPlan::compare() {
@@ -1649,7 +1652,7 @@ void TestLaunchPlan::poison() {
     QVERIFY(!v.ok);
     QCOMPARE(v.message, std::string("argument 'out': element 1 is -1, expected 0 (error 1 of the output's scale 1, "
                                     "tolerance 0 for int32; all its bits are set, as the worker's poison before the "
-                                    "launch: never written?)"));
+                                    "launch: never written?) (1 of 3 values beyond the tolerance)"));
     QCOMPARE(firstPoisoned(a, out), std::int64_t{-1}); // cannot tell for integers
 
     // int64 values a double cannot tell apart still differ.
@@ -1670,7 +1673,7 @@ void TestLaunchPlan::poison() {
     QCOMPARE(firstPoisoned(h, hout), std::int64_t{6});
     const Verdict hv = compareValues(h, hout, href, Validation::Normalized, defaultTolerance(h.element));
     QCOMPARE(hv.message, std::string("argument 'out': element 6 (component 2 of half4 1) was never written (still the "
-                                     "NaN poison), expected 1"));
+                                     "NaN poison), expected 1 (1 of 8 values beyond the tolerance)"));
     QCOMPARE(firstPoisoned(h, href), std::int64_t{-1});
 
     QCOMPARE(defaultTolerance(ElementType::Float), 1e-4);
@@ -1700,7 +1703,7 @@ void TestLaunchPlan::compareFloat8() {
     v = compareValues(a, out, ref, Validation::Normalized, defaultTolerance(a.element));
     QVERIFY(!v.ok);
     QCOMPARE(v.message, std::string("argument 'out': element 0 is 5, expected 4 (error 0.25 of the output's scale 4, "
-                                    "tolerance 0.125 for float8_e4m3)"));
+                                    "tolerance 0.125 for float8_e4m3) (1 of 4 values beyond the tolerance)"));
     // A sign flip is a real error at any scale.
     out = ref;
     out[2] = 0x38;
@@ -1713,7 +1716,8 @@ void TestLaunchPlan::compareFloat8() {
     v = compareValues(a, out, ref, Validation::Normalized, defaultTolerance(a.element));
     QVERIFY(std::isinf(v.error));
     QCOMPARE(v.message,
-             std::string("argument 'out': element 3 was never written (still the NaN poison), expected 0.5"));
+             std::string("argument 'out': element 3 was never written (still the NaN poison), expected 0.5 (1 of 4 "
+                         "values beyond the tolerance)"));
 
     // e5m2: infinities compare as values; NaNs with other bits still agree.
     ArgumentSpec b = vectorOf(ElementType::Float8E5M2, 3);
@@ -1724,10 +1728,12 @@ void TestLaunchPlan::compareFloat8() {
     QCOMPARE(v.error, 0.25);
     bout[0] = 0xFC;
     v = compareValues(b, bout, bref, Validation::Normalized, defaultTolerance(b.element));
-    QCOMPARE(v.message, std::string("argument 'out': element 0 is -inf, expected inf"));
+    QCOMPARE(v.message,
+             std::string("argument 'out': element 0 is -inf, expected inf (1 of 3 values beyond the tolerance)"));
     bout = {0x7C, 0x7E, 0x3E}; // 1.5
     v = compareValues(b, bout, bref, Validation::SideBySide, 0.25);
-    QCOMPARE(v.message, std::string("argument 'out': element 2 is 1.5, expected 1 (difference 0.5, threshold 0.25)"));
+    QCOMPARE(v.message, std::string("argument 'out': element 2 is 1.5, expected 1 (difference 0.5, threshold 0.25) (1 "
+                                    "of 3 values beyond the tolerance)"));
 }
 
 QTEST_GUILESS_MAIN(TestLaunchPlan)

@@ -93,23 +93,37 @@ void WorkerRuntime::Impl::verify(const worker::Measure& m, worker::Result& r) {
     const KeptReference* ref = m.makeReference || group == kept.end() ? nullptr : &group->second;
     auto canaried = [&](std::size_t i) { return args[i].access == Access::WriteOnly; };
 
-    // Which elements each checked output holds as the launch wrote them. An element that still
-    // holds the canary is confirmed by a second launch before it counts as never written.
+    // Which elements each checked output holds as the launch wrote them: against the reference,
+    // one pass over the output; an element that still holds the canary is confirmed by a second
+    // launch before it counts as never written. A reference keeps whole masks.
     std::vector<ElementMask> written(args.size());
+    std::vector<OutputScan> scans(args.size());
     std::vector<std::size_t> toConfirm;
     for (std::size_t i = 0; i < args.size(); ++i) {
         if (!args[i].verify)
             continue;
-        written[i] = canaried(i) ? writtenOver(args[i], host[i], kCanary) : changedFrom(args[i], host[i], initial[i]);
-        if (!canaried(i) || args[i].partial)
+        const bool confirmable = canaried(i) && !args[i].partial;
+        if (m.makeReference) {
+            written[i] =
+                canaried(i) ? writtenOver(args[i], host[i], kCanary) : changedFrom(args[i], host[i], initial[i]);
+            if (confirmable && written[i].count() < args[i].values())
+                toConfirm.push_back(i);
             continue;
-        const bool gap = ref ? missingFrom(ref->written[i], written[i]).count > 0
-                             : m.makeReference && written[i].count() < args[i].values();
-        if (gap)
+        }
+        if (!ref)
+            continue;
+        scans[i] = scanOutput(args[i], host[i], kCanary, canaried(i) ? std::span<const unsigned char>() : initial[i],
+                              ref->written[i], ref->finite[i]);
+        if (confirmable && scans[i].unwritten.count > 0) {
+            written[i] = writtenOver(args[i], host[i], kCanary);
             toConfirm.push_back(i);
+        }
     }
     if (!toConfirm.empty())
         confirmUnwritten(toConfirm, r, written);
+    for (const std::size_t i : toConfirm)
+        if (ref)
+            scans[i].unwritten = missingFrom(ref->written[i], written[i]);
 
     bool failed = false;
     bool compared = false;
@@ -142,20 +156,16 @@ void WorkerRuntime::Impl::verify(const worker::Measure& m, worker::Result& r) {
         }
         if (!ref)
             continue;
-        if (!args[i].partial) {
-            const ElementGap gap = missingFrom(ref->written[i], written[i]);
-            if (gap.count > 0) {
-                unwritten += gap.count;
-                fail(unwrittenMessage(args[i], gap, canaried(i)));
-            }
+        const OutputScan& scan = scans[i];
+        if (!args[i].partial && scan.unwritten.count > 0) {
+            unwritten += scan.unwritten.count;
+            fail(unwrittenMessage(args[i], scan.unwritten, canaried(i)));
         }
         if (canaried(i))
-            extra += missingFrom(written[i], ref->written[i]).count;
-        ElementMask where = ref->finite[i];
-        where.intersect(written[i]);
-        if (const NonFinite found = nonFiniteValues(args[i], host[i], &where); found.count > 0) {
-            nonFinite += found.count;
-            fail(nonFiniteMessage(args[i], found, true));
+            extra += scan.extra;
+        if (scan.nonFinite.count > 0) {
+            nonFinite += scan.nonFinite.count;
+            fail(nonFiniteMessage(args[i], scan.nonFinite, true));
         }
     }
 
@@ -220,7 +230,7 @@ void WorkerRuntime::Impl::verify(const worker::Measure& m, worker::Result& r) {
         }
         k.hasValues = m.verify;
         kept[m.referenceGroup] = std::move(k);
-        if (compared)
+        if (m.verify)
             out.verificationError = worst;
         if (!m.verify)
             out.message = "not verified: verification is off";
