@@ -176,10 +176,11 @@ std::string describeVerification(const std::vector<ResultRecord>& results, const
            " (each against the first config with its value), all " + std::to_string(within->verified) +
            " agree with their group: either the kernel's outputs depend on " + s.parameter +
            " (a partial result per block, a layout, time steps per launch), or it is wrong for the other values of " +
-           s.parameter + " the same way every time. They stay wrong_result until the problem says which: " +
-           declare + " where the outputs depend on " + s.parameter +
+           s.parameter + " the same way every time. They stay wrong_result until the problem says which: " + declare +
+           " where the outputs depend on " + s.parameter +
            " (configs of different values then compute different things: the objective must count the work " +
-           s.parameter + " changes, work per time, not time, for them to rank against each other), or the expected "
+           s.parameter +
+           " changes, work per time, not time, for them to rank against each other), or the expected "
            "outputs as ReferenceArguments";
 }
 

@@ -1,9 +1,9 @@
 // Benchmark of the check of which output elements a config wrote (measure/cuda/outputcheck.h):
-// the host's share of it, per config, beside the comparison with the reference that verification
-// already does, on float outputs of the sizes the shipped problems write. With the benchmark time
-// a config takes (`show DB --json`, benchmark_s) this gives the check's cost per config for the
-// performance reports (resources/docs/performance.md). The device's share, filling the outputs
-// with the canary, is one memset of the output before the checked launch.
+// the host's share of it, per config: verifying, what it adds to the comparison with the
+// reference it runs inside; with --no-verify, its own pass over the output; on float outputs of the sizes the shipped
+// problems write. With the benchmark time a config takes (`show DB --json`, benchmark_s) this gives the check's cost
+// per config for the performance reports (resources/docs/performance.md). The device's share, filling the outputs with
+// the canary, is one memset of the output before the checked launch.
 //
 //   bench_outputcheck [TYPE:VALUES ...]   (default: float:4194304 float:16777216 float:67108864;
 //                                          TYPE float or bfloat16)
@@ -51,7 +51,8 @@ int main(int argc, char** argv) {
         outputs = {
             {"float", std::int64_t{1} << 22}, {"float", std::int64_t{1} << 24}, {"float", std::int64_t{1} << 26}};
     std::printf("hardware threads %u\n", std::thread::hardware_concurrency());
-    std::printf("%10s %12s %10s %14s %16s %14s\n", "type", "values", "MiB", "check ms", "compare ms", "ReadWrite ms");
+    std::printf("%10s %12s %10s %12s %14s %10s %10s %14s\n", "type", "values", "MiB", "compare ms", "+ check ms",
+                "added", "scan ms", "ReadWrite ms");
     for (const auto& [type, n] : outputs) {
         ArgumentSpec out;
         out.name = "out";
@@ -79,15 +80,21 @@ int main(int argc, char** argv) {
         const ElementMask refWritten = writtenOver(out, refBytes, kCanary);
         const ElementMask refFinite = finiteValues(out, refBytes);
 
-        // What the worker does per config besides the comparison: one pass that finds the elements
-        // the reference writes that it did not (and the other way), NaN or Inf where it wrote.
+        // Verifying, the check runs inside the comparison: its cost is the difference.
         std::int64_t sink = 0;
-        const double check = medianMs(7, [&] {
-            const OutputScan scan = scanOutput(out, runBytes, kCanary, {}, refWritten, refFinite);
-            sink += scan.unwritten.count + scan.extra + scan.nonFinite.count;
-        });
         const double compare = medianMs(7, [&] {
             sink += compareValues(out, runBytes, refBytes, Validation::Normalized, defaultTolerance(out.element)).ok;
+        });
+        const WriteCheck check{true, kCanary, {}};
+        const double checked = medianMs(7, [&] {
+            const Verdict v =
+                compareValues(out, runBytes, refBytes, Validation::Normalized, defaultTolerance(out.element), &check);
+            sink += v.ok + v.unwritten.count + v.extra + v.nonFinite.count;
+        });
+        // Not verifying (--no-verify): one pass over the output alone.
+        const double scan = medianMs(7, [&] {
+            const OutputScan found = scanOutput(out, runBytes, kCanary, {}, refWritten, refFinite);
+            sink += found.unwritten.count + found.extra + found.nonFinite.count;
         });
         // A ReadWrite output: changed from its initial contents instead of the canary.
         ArgumentSpec rw = out;
@@ -95,8 +102,9 @@ int main(int argc, char** argv) {
         const std::vector<unsigned char> initial(refBytes.size(), 0);
         const double readWrite = medianMs(
             7, [&] { sink += scanOutput(rw, runBytes, kCanary, initial, refWritten, refFinite).unwritten.count; });
-        std::printf("%10s %12lld %10.0f %14.2f %16.2f %14.2f\n", type.c_str(), static_cast<long long>(n),
-                    static_cast<double>(refBytes.size()) / (1 << 20), check, compare, readWrite);
+        std::printf("%10s %12lld %10.0f %12.2f %14.2f %10.2f %10.2f %14.2f\n", type.c_str(), static_cast<long long>(n),
+                    static_cast<double>(refBytes.size()) / (1 << 20), compare, checked, checked - compare, scan,
+                    readWrite);
         if (sink < 0)
             std::printf("unreachable\n");
     }

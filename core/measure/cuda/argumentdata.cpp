@@ -222,6 +222,14 @@ double decodeFloat8E5M2(const unsigned char* p) {
     return floatFromFloat8E5M2(*p);
 }
 
+bool allBytesAre(const unsigned char* p, std::size_t size, unsigned char byte) {
+    for (std::size_t k = 0; k < size; ++k) {
+        if (p[k] != byte)
+            return false;
+    }
+    return true;
+}
+
 bool allOnes(const unsigned char* p, std::size_t size) {
     for (std::size_t k = 0; k < size; ++k) {
         if (p[k] != 0xFF)
@@ -246,7 +254,7 @@ std::size_t chunksOf(std::int64_t n) {
 
 template <std::size_t Size, double (*Decode)(const unsigned char*)>
 Verdict compareTyped(const ArgumentSpec& arg, const unsigned char* out, const unsigned char* ref, std::int64_t n,
-                     Validation method, double tolerance) {
+                     Validation method, double tolerance, const WriteCheck* check) {
     const bool floating = isFloatingPoint(arg.element);
     const bool precise = arg.element == ElementType::Double || !floating;
     auto value = [&](const unsigned char* p) { return formatNumber(Decode(p), precise); };
@@ -279,6 +287,19 @@ Verdict compareTyped(const ArgumentSpec& arg, const unsigned char* out, const un
         std::int64_t worstAt = -1; ///< the first element of the chunk with its worst error
         double sum = 0;
         std::int64_t mismatched = 0;
+        ElementGap unwritten;
+        std::int64_t extra = 0;
+        ElementGap nonFinite;
+    };
+    // With a write check, an element the reference changed beyond rounding (from the initial
+    // contents of a ReadWrite output): one this config left as it was counts as never written.
+    const unsigned char* initial =
+        check && !check->canaried && !check->initial.empty() ? check->initial.data() : nullptr;
+    const double changeLimit = isFloatingPoint(arg.element) ? tolerance * scale : 0;
+    auto note = [](ElementGap& gap, std::int64_t i) {
+        if (gap.first < 0)
+            gap.first = i;
+        ++gap.count;
     };
     std::vector<Chunk> chunks(chunksOf(n));
     forEach(n, [&](std::size_t c, std::int64_t begin, std::int64_t end) {
@@ -288,11 +309,38 @@ Verdict compareTyped(const ArgumentSpec& arg, const unsigned char* out, const un
             const unsigned char* r = ref + static_cast<std::size_t>(i) * Size;
             if (std::memcmp(o, r, Size) == 0)
                 continue;
+            if (check && check->canaried) {
+                // Over the canary: an element still holding it was never written; one the reference
+                // left holding it (a Partial output) has nothing to be compared with.
+                if (allBytesAre(o, Size, check->canary)) {
+                    note(k.unwritten, i);
+                    continue;
+                }
+                if (allBytesAre(r, Size, check->canary)) {
+                    ++k.extra;
+                    continue;
+                }
+            }
             const double ov = Decode(o);
             const double rv = Decode(r);
+            if (initial) {
+                const unsigned char* b = initial + static_cast<std::size_t>(i) * Size;
+                if (std::memcmp(o, b, Size) == 0) {
+                    const double bv = Decode(b);
+                    const bool changed = !std::isfinite(rv) || !std::isfinite(bv)
+                                             ? !(std::isnan(rv) && std::isnan(bv)) && rv != bv
+                                             : std::fabs(rv - bv) > changeLimit || (changeLimit == 0 && rv != bv);
+                    if (changed) {
+                        note(k.unwritten, i);
+                        continue;
+                    }
+                }
+            }
             if (!std::isfinite(ov) || !std::isfinite(rv)) {
                 if ((std::isnan(ov) && std::isnan(rv)) || ov == rv)
                     continue;
+                if (!std::isfinite(ov) && std::isfinite(rv))
+                    note(k.nonFinite, i);
                 if (k.nonFiniteAt < 0)
                     k.nonFiniteAt = i;
                 ++k.mismatched;
@@ -329,8 +377,15 @@ Verdict compareTyped(const ArgumentSpec& arg, const unsigned char* out, const un
     double worst = 0;
     std::int64_t worstAt = -1;
     double sum = 0;
-    for (const Chunk& k : chunks)
+    for (const Chunk& k : chunks) {
         v.mismatched += k.mismatched;
+        v.extra += k.extra;
+        for (auto [into, from] : {std::pair{&v.unwritten, &k.unwritten}, std::pair{&v.nonFinite, &k.nonFinite}}) {
+            if (into->first < 0)
+                into->first = from->first;
+            into->count += from->count;
+        }
+    }
     const std::string share =
         " (" + formatCount(static_cast<double>(v.mismatched)) + " of " + formatCount(static_cast<double>(n)) +
         (method == Validation::AbsoluteDifference ? " values differ)" : " values beyond the tolerance)");
@@ -489,7 +544,8 @@ double defaultTolerance(ElementType type) {
 }
 
 Verdict compareValues(const ArgumentSpec& arg, std::span<const unsigned char> output,
-                      std::span<const unsigned char> reference, Validation method, double tolerance) {
+                      std::span<const unsigned char> reference, Validation method, double tolerance,
+                      const WriteCheck* check) {
     const auto bytes = static_cast<std::size_t>(arg.bytes());
     if (output.size() < bytes || reference.size() < bytes) {
         Verdict v;
@@ -506,35 +562,35 @@ Verdict compareValues(const ArgumentSpec& arg, std::span<const unsigned char> ou
     const std::int64_t n = arg.values();
     switch (arg.element) {
     case ElementType::Bool:
-        return compareTyped<1, decodeBool>(arg, o, r, n, method, tolerance);
+        return compareTyped<1, decodeBool>(arg, o, r, n, method, tolerance, check);
     case ElementType::Int8:
-        return compareTyped<1, decodeNative<std::int8_t>>(arg, o, r, n, method, tolerance);
+        return compareTyped<1, decodeNative<std::int8_t>>(arg, o, r, n, method, tolerance, check);
     case ElementType::UInt8:
-        return compareTyped<1, decodeNative<std::uint8_t>>(arg, o, r, n, method, tolerance);
+        return compareTyped<1, decodeNative<std::uint8_t>>(arg, o, r, n, method, tolerance, check);
     case ElementType::Int16:
-        return compareTyped<2, decodeNative<std::int16_t>>(arg, o, r, n, method, tolerance);
+        return compareTyped<2, decodeNative<std::int16_t>>(arg, o, r, n, method, tolerance, check);
     case ElementType::UInt16:
-        return compareTyped<2, decodeNative<std::uint16_t>>(arg, o, r, n, method, tolerance);
+        return compareTyped<2, decodeNative<std::uint16_t>>(arg, o, r, n, method, tolerance, check);
     case ElementType::Int32:
-        return compareTyped<4, decodeNative<std::int32_t>>(arg, o, r, n, method, tolerance);
+        return compareTyped<4, decodeNative<std::int32_t>>(arg, o, r, n, method, tolerance, check);
     case ElementType::UInt32:
-        return compareTyped<4, decodeNative<std::uint32_t>>(arg, o, r, n, method, tolerance);
+        return compareTyped<4, decodeNative<std::uint32_t>>(arg, o, r, n, method, tolerance, check);
     case ElementType::Int64:
-        return compareTyped<8, decodeNative<std::int64_t>>(arg, o, r, n, method, tolerance);
+        return compareTyped<8, decodeNative<std::int64_t>>(arg, o, r, n, method, tolerance, check);
     case ElementType::UInt64:
-        return compareTyped<8, decodeNative<std::uint64_t>>(arg, o, r, n, method, tolerance);
+        return compareTyped<8, decodeNative<std::uint64_t>>(arg, o, r, n, method, tolerance, check);
     case ElementType::Half:
-        return compareTyped<2, decodeHalf>(arg, o, r, n, method, tolerance);
+        return compareTyped<2, decodeHalf>(arg, o, r, n, method, tolerance, check);
     case ElementType::BFloat16:
-        return compareTyped<2, decodeBfloat16>(arg, o, r, n, method, tolerance);
+        return compareTyped<2, decodeBfloat16>(arg, o, r, n, method, tolerance, check);
     case ElementType::Float:
-        return compareTyped<4, decodeNative<float>>(arg, o, r, n, method, tolerance);
+        return compareTyped<4, decodeNative<float>>(arg, o, r, n, method, tolerance, check);
     case ElementType::Double:
-        return compareTyped<8, decodeNative<double>>(arg, o, r, n, method, tolerance);
+        return compareTyped<8, decodeNative<double>>(arg, o, r, n, method, tolerance, check);
     case ElementType::Float8E4M3:
-        return compareTyped<1, decodeFloat8E4M3>(arg, o, r, n, method, tolerance);
+        return compareTyped<1, decodeFloat8E4M3>(arg, o, r, n, method, tolerance, check);
     case ElementType::Float8E5M2:
-        return compareTyped<1, decodeFloat8E5M2>(arg, o, r, n, method, tolerance);
+        return compareTyped<1, decodeFloat8E5M2>(arg, o, r, n, method, tolerance, check);
     }
     return {};
 }

@@ -75,6 +75,21 @@ std::optional<Validation> parseValidation(std::string_view t1Name);
 ///   (3 mantissa bits), float8_e5m2 2^-2 (2 bits).
 double defaultTolerance(ElementType type);
 
+/// Elements of an output, counted: how many and the lowest.
+struct ElementGap {
+    std::int64_t count = 0;
+    std::int64_t first = -1; ///< the lowest such element; -1 when there is none
+};
+
+/// Which elements a launch wrote, judged beside the comparison (measure/cuda/outputcheck.h): a
+/// WriteOnly output filled with `canary` before the launch, or a ReadWrite one whose `initial`
+/// contents the reference config changed.
+struct WriteCheck {
+    bool canaried = false;
+    unsigned char canary = 0xFF;
+    std::span<const unsigned char> initial; ///< a ReadWrite output's initial contents (empty: none)
+};
+
 /// The outcome of comparing one output with its reference.
 struct Verdict {
     bool ok = true;
@@ -85,12 +100,20 @@ struct Verdict {
     /// Values further from the reference than the tolerance allows on their own (the Normalized,
     /// SideBySide and SideBySideRelative methods; AbsoluteDifference: values that differ at all).
     std::int64_t mismatched = 0;
+    /// With a WriteCheck: elements the reference config wrote and this launch did not (left as
+    /// the canary, or as their initial contents where the reference changed them beyond rounding).
+    ElementGap unwritten;
+    std::int64_t extra = 0; ///< with a canaried WriteCheck: elements written that the reference left unwritten
+    ElementGap nonFinite;   ///< NaN or Inf values where the reference's are finite
 };
 
 /// Compares `output` with `reference` (both arg.bytes() bytes of arg's layout). Values with equal
-/// bits always agree (NaN where the reference has the same NaN included).
+/// bits always agree (NaN where the reference has the same NaN included). With `check`, the
+/// same pass counts the elements never written (Verdict::unwritten, extra): an output equal to
+/// its reference bit for bit costs no more than before.
 Verdict compareValues(const ArgumentSpec& arg, std::span<const unsigned char> output,
-                      std::span<const unsigned char> reference, Validation method, double tolerance);
+                      std::span<const unsigned char> reference, Validation method, double tolerance,
+                      const WriteCheck* check = nullptr);
 
 /// One value of `type` at `p` (elementSize(type) bytes, host byte order) as a double.
 double decodeValue(ElementType type, const unsigned char* p);

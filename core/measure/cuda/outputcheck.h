@@ -7,6 +7,7 @@
 // contents (the kernel may read them), so there an element is judged by whether the launch changed
 // it. No CUDA here: the worker downloads the buffers, and all of it is tested without a GPU.
 
+#include "measure/cuda/argumentdata.h"
 #include "spec/launchplan.h"
 
 #include <cstdint>
@@ -65,11 +66,7 @@ ElementMask changedBeyond(const ArgumentSpec& arg, std::span<const unsigned char
 /// The elements whose value is finite (every one, for integer types).
 ElementMask finiteValues(const ArgumentSpec& arg, std::span<const unsigned char> output);
 
-/// Elements one mask has and another has not.
-struct ElementGap {
-    std::int64_t count = 0;
-    std::int64_t first = -1; ///< the lowest such element; -1 when there is none
-};
+// ElementGap (elements counted: how many and the lowest) is argumentdata.h's.
 /// The elements set in `wanted` and not in `have`.
 ElementGap missingFrom(const ElementMask& wanted, const ElementMask& have);
 /// The elements not set in `mask`.

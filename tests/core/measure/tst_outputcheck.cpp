@@ -149,6 +149,47 @@ private slots:
         QCOMPARE(nonFiniteValues(ints, bytesOf(std::vector<std::int32_t>{-1, -1})).count, std::int64_t(0));
     }
 
+    void comparisonChecksTheWritesInTheSamePass() {
+        // Verifying, the comparison with the reference's values finds what the scan finds.
+        const ArgumentSpec out = output(ElementType::Float, 4096);
+        std::vector<std::int64_t> skipped{5, 100, 4095};
+        const std::vector<unsigned char> ref = canaried(4096, {});
+        std::vector<unsigned char> run = canaried(4096, skipped);
+        const float nan = std::numeric_limits<float>::quiet_NaN();
+        std::memcpy(run.data() + 7 * 4, &nan, 4);
+        const WriteCheck check{true, kCanary, {}};
+        const Verdict v = compareValues(out, run, ref, Validation::Normalized, defaultTolerance(out.element), &check);
+        QCOMPARE(v.unwritten.count, std::int64_t(3));
+        QCOMPARE(v.unwritten.first, std::int64_t(5));
+        QCOMPARE(v.nonFinite.count, std::int64_t(1));
+        QCOMPARE(v.nonFinite.first, std::int64_t(7));
+        const OutputScan scan =
+            scanOutput(out, run, kCanary, {}, writtenOver(out, ref, kCanary), finiteValues(out, ref));
+        QCOMPARE(scan.unwritten.count, v.unwritten.count);
+        QCOMPARE(scan.unwritten.first, v.unwritten.first);
+        QCOMPARE(scan.nonFinite.count, v.nonFinite.count);
+        // The other way round: the reference left them (a Partial output), this config wrote them.
+        const Verdict back =
+            compareValues(out, ref, run, Validation::Normalized, defaultTolerance(out.element), &check);
+        QCOMPARE(back.unwritten.count, std::int64_t(0));
+        QCOMPARE(back.extra, std::int64_t(3));
+        // Equal bit for bit: nothing to find, and nothing done.
+        const Verdict same =
+            compareValues(out, ref, ref, Validation::Normalized, defaultTolerance(out.element), &check);
+        QVERIFY(same.ok && same.unwritten.count == 0 && same.extra == 0 && same.nonFinite.count == 0);
+
+        // A ReadWrite output of zeros: left at zero where the reference changed it beyond rounding.
+        ArgumentSpec rw = output(ElementType::Float, 4);
+        rw.access = Access::ReadWrite;
+        const std::vector<unsigned char> zeros = bytesOf(std::vector<float>(4, 0.0f));
+        const WriteCheck fromZeros{false, kCanary, zeros};
+        const Verdict kept =
+            compareValues(rw, bytesOf(std::vector<float>{1, 0, 3, 0}), bytesOf(std::vector<float>{1, 2, 3, 1e-9f}),
+                          Validation::Normalized, defaultTolerance(rw.element), &fromZeros);
+        QCOMPARE(kept.unwritten.count, std::int64_t(1)); // element 3's 1e-9 is rounding, not a write
+        QCOMPARE(kept.unwritten.first, std::int64_t(1));
+    }
+
     void verdictCountsTheValuesBeyondTheTolerance() {
         // Three of 1,000 values off: the verdict says how many, not only the worst.
         const ArgumentSpec out = output(ElementType::Float, 1000);

@@ -361,7 +361,8 @@ private slots:
         QCOMPARE(store.statusCounts(summary.session.id).of(ResultStatus::WrongResult), wrong);
         for (const ResultRecord& r : store.results(summary.session.id))
             if (r.status() == ResultStatus::WrongResult)
-                QVERIFY2(r.measurement.message.find("it agrees with the first config with BLOCK = ") != std::string::npos,
+                QVERIFY2(r.measurement.message.find("it agrees with the first config with BLOCK = ") !=
+                             std::string::npos,
                          r.measurement.message.c_str());
         QVERIFY(recordedVerdict(summary.session.provenanceJson, "verification") == summary.verification);
 

@@ -26,6 +26,11 @@ def make_filenamepath(filenamepath):
 def get_configuration_validity(result):
     """"correct", or why the config gave no result: "compile", "runtime", "constraints"."""
     if "__error__" not in result:
+        time = result.get("time")
+        if isinstance(time, float) and not math.isfinite(time):
+            # Not measured (the analysis backend compiles, it runs nothing): no result to call
+            # correct, and Tilescope reads a correct result without a time as a broken file.
+            return "constraints"
         return "correct"
     error = result["__error__"]
     if isinstance(error, util.CompilationFailedConfig):

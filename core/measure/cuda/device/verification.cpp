@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <optional>
 
 namespace tilescope::cuda {
 
@@ -98,6 +99,7 @@ void WorkerRuntime::Impl::verify(const worker::Measure& m, worker::Result& r) {
     // launch before it counts as never written. A reference keeps whole masks.
     std::vector<ElementMask> written(args.size());
     std::vector<OutputScan> scans(args.size());
+    std::vector<std::optional<Verdict>> compares(args.size()); // the comparison that did the check too
     std::vector<std::size_t> toConfirm;
     for (std::size_t i = 0; i < args.size(); ++i) {
         if (!args[i].verify)
@@ -112,8 +114,25 @@ void WorkerRuntime::Impl::verify(const worker::Measure& m, worker::Result& r) {
         }
         if (!ref)
             continue;
-        scans[i] = scanOutput(args[i], host[i], kCanary, canaried(i) ? std::span<const unsigned char>() : initial[i],
-                              ref->written[i], ref->finite[i]);
+        const std::span<const unsigned char> before =
+            canaried(i) ? std::span<const unsigned char>() : std::span<const unsigned char>(initial[i]);
+        if (m.verify && ref->hasValues && !hasT1Reference[i]) {
+            // Verifying: the comparison with the reference's values finds the elements never
+            // written in the same pass (an output equal to the reference's costs nothing more).
+            const WriteCheck check{canaried(i), kCanary, before};
+            const Verdict& v = compares[i].emplace(compareValues(
+                args[i], host[i], ref->values[i], Validation::Normalized, defaultTolerance(args[i].element), &check));
+            scans[i].unwritten = v.unwritten;
+            scans[i].extra = v.extra;
+            scans[i].nonFinite.count = v.nonFinite.count;
+            scans[i].nonFinite.first = v.nonFinite.first;
+            if (v.nonFinite.first >= 0)
+                scans[i].nonFinite.firstValue =
+                    decodeValue(args[i].element, host[i].data() + static_cast<std::size_t>(v.nonFinite.first) *
+                                                                      elementSize(args[i].element));
+        } else {
+            scans[i] = scanOutput(args[i], host[i], kCanary, before, ref->written[i], ref->finite[i]);
+        }
         if (confirmable && scans[i].unwritten.count > 0) {
             written[i] = writtenOver(args[i], host[i], kCanary);
             toConfirm.push_back(i);
@@ -196,7 +215,9 @@ void WorkerRuntime::Impl::verify(const worker::Measure& m, worker::Result& r) {
         for (std::size_t i = 0; i < args.size(); ++i) {
             if (!args[i].verify || hasT1Reference[i] || m.makeReference)
                 continue;
-            if (ref && ref->hasValues)
+            if (compares[i])
+                take(i, *compares[i]);
+            else if (ref && ref->hasValues)
                 take(i, compareValues(args[i], host[i], ref->values[i], Validation::Normalized,
                                       defaultTolerance(args[i].element)));
             else
