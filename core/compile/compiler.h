@@ -11,6 +11,7 @@
 #include "model/staticinfo.h"
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -63,6 +64,26 @@ enum class CompileStatus {
 /// "Ok", "CompileError", "NoKernel", "Cancelled". (Not toString: Qt Test finds toString by ADL for QCOMPARE.)
 std::string_view compileStatusName(CompileStatus status);
 
+/// How a binary whose compiler decides its own launch is launched (a Triton kernel: its warps,
+/// its shared memory, the scratch buffers it takes after the problem's arguments). Absent for
+/// CUDA C++, whose launch the problem's expressions decide.
+struct LaunchMetadata {
+    int threadsPerBlock = 0;             ///< num_warps x 32; 0: the problem's LocalSize decides
+    std::int64_t sharedBytes = 0;        ///< dynamic shared memory per block (opted in past 48 KiB)
+    int clusterSize = 1;                 ///< blocks per cluster along x (Triton's num_ctas); 1: no cluster
+    /// Pointer parameters after the problem's Arguments, in order: each gets a buffer of
+    /// bytesPerBlock x blocks of the grid x clusterSize bytes (aligned to `align`), or null when
+    /// bytesPerBlock is 0. Triton 3: the global scratch, then the profile scratch.
+    struct Scratch {
+        std::int64_t bytesPerBlock = 0;
+        std::int64_t align = 1;
+        bool operator==(const Scratch&) const = default;
+    };
+    std::vector<Scratch> scratch;
+
+    bool operator==(const LaunchMetadata&) const = default;
+};
+
 struct CompileResult {
     CompileStatus status = CompileStatus::CompileError;
     std::string message;      ///< one line for the user; empty when Ok
@@ -79,6 +100,8 @@ struct CompileResult {
     /// compileCacheKey of the request it answers, set by CompileService ("" when compiled without
     /// one): results with one key are one binary, whatever configs asked for it.
     std::string key;
+    /// Set by compilers that decide the launch themselves (Triton); nullopt for CUDA C++.
+    std::optional<LaunchMetadata> launch;
 
     bool ok() const { return status == CompileStatus::Ok; }
 };
