@@ -138,6 +138,7 @@ struct CudaBackend::Impl {
             std::string arch;
             std::vector<char> cubin;
             std::string entryName;
+            std::optional<LaunchMetadata> launch;
         };
         std::vector<Code> code; // one per arch the session compiled for, its first arch first
 
@@ -517,6 +518,7 @@ struct CudaBackend::Impl {
             m.id = kSanitizeJob;
             m.config = item.config;
             m.kernelName = compiled.entryName.empty() ? problem->kernelName : compiled.entryName;
+            m.launch = compiled.launch;
             m.verify = false; // one launch is what memcheck needs
             m.timing.minSamples = m.timing.maxSamples = 1;
             m.timing.warmupSeconds = 0;
@@ -584,12 +586,13 @@ struct CudaBackend::Impl {
     }
 
     bool send(Worker& w, std::uint64_t job, const Config& config, const std::vector<char>& cubin,
-              const std::string& entryName, bool makeReference, const std::string& group, double watchdog,
-              const MeasureControl* control = nullptr) {
+              const std::string& entryName, const std::optional<LaunchMetadata>& launch, bool makeReference,
+              const std::string& group, double watchdog, const MeasureControl* control = nullptr) {
         worker::Measure m;
         m.id = job;
         m.config = config;
         m.kernelName = entryName.empty() ? problem->kernelName : entryName;
+        m.launch = launch;
         m.verify = options.verify && !w.referenceFailed;
         m.checkWrites = !w.referenceFailed;
         m.makeReference = makeReference;
@@ -856,8 +859,8 @@ void CudaBackend::measure(std::span<const MeasureItem> items, const MeasureContr
             const auto reference = d.references.find(group);
             if (checking && reference != d.references.end() && !w.hasReference.count(group)) {
                 const Impl::Reference::Code& code = reference->second.codeFor(w.info.arch);
-                if (!d.send(w, kReferenceJob, reference->second.config, code.cubin, code.entryName, true, group,
-                            watchdog))
+                if (!d.send(w, kReferenceJob, reference->second.config, code.cubin, code.entryName, code.launch, true,
+                            group, watchdog))
                     lost(w, ResultStatus::Crashed, "the worker " + d.reap(w, 2000) + ": " + lastWords(w.errTail));
                 continue;
             }
@@ -880,8 +883,8 @@ void CudaBackend::measure(std::span<const MeasureItem> items, const MeasureContr
                     continue;
                 }
             }
-            if (!d.send(w, index, item.config, compiled->cubin, compiled->entryName, makeReference, group, watchdog,
-                        &control)) {
+            if (!d.send(w, index, item.config, compiled->cubin, compiled->entryName, compiled->launch, makeReference,
+                        group, watchdog, &control)) {
                 lost(w, ResultStatus::Crashed,
                      "the worker " + d.reap(w, 2000) + " before the config was sent: " + lastWords(w.errTail));
             }
@@ -973,7 +976,7 @@ void CudaBackend::measure(std::span<const MeasureItem> items, const MeasureContr
                     Impl::Reference reference{all[index].config, {}};
                     for (const ArchCompile& c : all[index].compiles) {
                         if (c.result)
-                            reference.code.push_back({c.arch, c.result->cubin, c.result->entryName});
+                            reference.code.push_back({c.arch, c.result->cubin, c.result->entryName, c.result->launch});
                     }
                     d.references[w.group] = std::move(reference);
                     w.hasReference.insert(w.group);

@@ -20,6 +20,29 @@ namespace {
 
 using nlohmann::json;
 
+// A compiler's launch as JSON (null when the problem's expressions decide it), and back.
+json launchJson(const std::optional<LaunchMetadata>& launch) {
+    if (!launch)
+        return nullptr;
+    json scratch = json::array();
+    for (const LaunchMetadata::Scratch& s : launch->scratch)
+        scratch.push_back(json{{"bytes_per_block", s.bytesPerBlock}, {"align", s.align}});
+    return json{{"threads", launch->threadsPerBlock},
+                {"shared", launch->sharedBytes},
+                {"cluster", launch->clusterSize},
+                {"scratch", std::move(scratch)}};
+}
+
+LaunchMetadata launchOf(const json& j) {
+    LaunchMetadata launch;
+    launch.threadsPerBlock = j.value("threads", 0);
+    launch.sharedBytes = j.value("shared", std::int64_t{0});
+    launch.clusterSize = j.value("cluster", 1);
+    for (const json& s : j.value("scratch", json::array()))
+        launch.scratch.push_back({s.value("bytes_per_block", std::int64_t{0}), s.value("align", std::int64_t{1})});
+    return launch;
+}
+
 constexpr std::uint32_t kMaxPart = 1u << 30;
 
 void putU32(char* out, std::uint32_t v) {
@@ -447,7 +470,8 @@ Frame encode(const Measure& m, std::vector<char> cubin) {
                         {"metrics", m.metrics},
                         {"guard", guardName(m.guard)},
                         {"return_arguments", m.returnArguments},
-                        {"executed_counts", m.executedCounts}},
+                        {"executed_counts", m.executedCounts},
+                        {"launch", launchJson(m.launch)}},
                    std::move(cubin));
 }
 
@@ -566,6 +590,8 @@ Measure decodeMeasure(const Frame& frame) {
         m.guard = guardOf(j.value("guard", std::string("off")));
         m.returnArguments = j.value("return_arguments", std::vector<std::size_t>());
         m.executedCounts = j.value("executed_counts", false);
+        if (const auto it = j.find("launch"); it != j.end() && it->is_object())
+            m.launch = launchOf(*it);
         return m;
     });
 }

@@ -18,6 +18,7 @@
 //
 // No CUDA here: both sides include this header.
 
+#include "compile/compiler.h"
 #include "model/measurement.h"
 
 #include <cstdint>
@@ -167,6 +168,9 @@ struct Measure {
     /// After everything else, one more launch with CUPTI's SASS metrics: how often each machine
     /// instruction of the kernel ran (Result::measurement.executed).
     bool executedCounts = false;
+    /// The launch the kernel's compiler decided (a Triton kernel: its threads, shared memory,
+    /// cluster and trailing scratch buffers), over the problem's LocalSize and SharedMemory.
+    std::optional<LaunchMetadata> launch;
 };
 
 /// One argument's contents after a launch (Measure::returnArguments).

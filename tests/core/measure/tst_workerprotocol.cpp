@@ -333,6 +333,27 @@ void TestWorkerProtocol::measureCarriesTheCubin() {
     QCOMPARE(back.metrics, m.metrics);
     QVERIFY(f.blob == cubin);
     QVERIFY(back.guard == Guard::Off);
+    QVERIFY(!back.launch);
+    QVERIFY(back.checkWrites);
+    QCOMPARE(back.referenceGroup, std::string());
+
+    // A compiler's launch (a Triton kernel's), the write check and the reference group travel.
+    LaunchMetadata launch;
+    launch.threadsPerBlock = 256;
+    launch.sharedBytes = 98304;
+    launch.clusterSize = 2;
+    launch.scratch = {{128, 8}, {0, 1}};
+    m.launch = launch;
+    m.checkWrites = false;
+    m.referenceGroup = "TSTEPS=4";
+    const Measure triton = decodeMeasure(roundTrip(encode(m, {})));
+    QVERIFY(triton.launch.has_value());
+    QVERIFY(*triton.launch == launch);
+    QVERIFY(!triton.checkWrites);
+    QCOMPARE(triton.referenceGroup, std::string("TSTEPS=4"));
+    m.launch.reset();
+    m.checkWrites = true;
+    m.referenceGroup.clear();
 
     // Which launches run on guarded buffers; an engine that does not say means none.
     for (const Guard g : {Guard::Off, Guard::Check, Guard::Always}) {

@@ -38,6 +38,7 @@ namespace tilescope::cuda {
     X(cuFuncSetAttribute)                                                                                              \
     X(cuOccupancyMaxActiveBlocksPerMultiprocessor)                                                                     \
     X(cuLaunchKernel)                                                                                                  \
+    X(cuLaunchKernelEx)                                                                                                \
     X(cuTensorMapEncodeTiled)                                                                                          \
     X(cuMemAlloc)                                                                                                      \
     X(cuMemFree)                                                                                                       \

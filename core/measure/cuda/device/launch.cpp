@@ -50,9 +50,20 @@ void WorkerRuntime::Impl::fillConstantMemory() {
 
 std::string WorkerRuntime::Impl::prepare(const worker::Measure& m, worker::Result& r) {
     worker::FunctionInfo& info = *r.function;
-    const LaunchGeometry plan = planner->plan(m.config);
+    LaunchGeometry plan = planner->plan(m.config);
     if (!plan.ok())
         return plan.error;
+    // A compiler that decides the launch (Triton) gives the block and the shared memory.
+    clusterSize = 1;
+    if (m.launch) {
+        if (m.launch->threadsPerBlock > 0)
+            plan.block = {std::int64_t{m.launch->threadsPerBlock}, 1, 1};
+        plan.sharedDynamic = m.launch->sharedBytes;
+        clusterSize = static_cast<unsigned>(std::max(1, m.launch->clusterSize));
+        if (plan.grid[0] % clusterSize != 0)
+            return "the grid's X size " + std::to_string(plan.grid[0]) + " is not a multiple of the cluster of " +
+                   std::to_string(clusterSize) + " blocks (num_ctas) the kernel was compiled for";
+    }
     for (std::size_t i = 0; i < 3; ++i) {
         info.grid[i] = plan.grid[i];
         info.block[i] = plan.block[i];
@@ -92,12 +103,43 @@ std::string WorkerRuntime::Impl::prepare(const worker::Measure& m, worker::Resul
         block[i] = static_cast<unsigned>(plan.block[i]);
     }
     sharedDynamic = static_cast<unsigned>(plan.sharedDynamic);
+    placeTrailing(m, plan);
     int blocks = -1;
     if (cu->cuOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, function, static_cast<int>(threads),
                                                         static_cast<std::size_t>(plan.sharedDynamic)) != CUDA_SUCCESS)
         blocks = -1;
     info.blocksPerSm = blocks;
     return {};
+}
+
+void WorkerRuntime::Impl::placeTrailing(const worker::Measure& m, const LaunchGeometry& plan) {
+    launchParams.clear();
+    trailing.clear();
+    if (!m.launch || m.launch->scratch.empty())
+        return;
+    const std::size_t count = m.launch->scratch.size();
+    scratch.resize(count, 0);
+    scratchBytes.resize(count, 0);
+    trailing.assign(count, 0);
+    const std::int64_t blocksInGrid = plan.grid[0] * plan.grid[1] * plan.grid[2];
+    for (std::size_t k = 0; k < count; ++k) {
+        const LaunchMetadata::Scratch& s = m.launch->scratch[k];
+        if (s.bytesPerBlock <= 0)
+            continue; // a null pointer, as Triton passes for a buffer it does not need
+        // cuMemAlloc aligns to 256 bytes at least, more than Triton asks of its scratch.
+        const auto bytes =
+            static_cast<std::size_t>(s.bytesPerBlock * blocksInGrid * std::max(1, m.launch->clusterSize));
+        if (bytes > scratchBytes[k]) {
+            freeBuffer(scratch[k]);
+            scratchBytes[k] = 0;
+            scratch[k] = allocate(static_cast<std::int64_t>(bytes), "the kernel's scratch buffer " + std::to_string(k));
+            scratchBytes[k] = bytes;
+        }
+        trailing[k] = scratch[k];
+    }
+    launchParams = params;
+    for (CUdeviceptr& value : trailing)
+        launchParams.push_back(&value);
 }
 
 void WorkerRuntime::Impl::launchChecked(const worker::Result& r, const std::string& what) {

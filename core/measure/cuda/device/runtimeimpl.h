@@ -123,6 +123,14 @@ struct WorkerRuntime::Impl {
     std::array<unsigned, 3> grid{1, 1, 1};
     std::array<unsigned, 3> block{1, 1, 1};
     unsigned sharedDynamic = 0;
+    unsigned clusterSize = 1; ///< blocks per cluster along x (a compiler's launch, LaunchMetadata)
+    // A compiler's trailing pointer parameters (Triton's scratch buffers): their buffers, kept and
+    // grown across configs, the values this config passes, and what a launch reads: params, then
+    // the addresses of those values.
+    std::vector<CUdeviceptr> scratch;
+    std::vector<std::size_t> scratchBytes;
+    std::vector<CUdeviceptr> trailing;
+    std::vector<void*> launchParams;
 
     // ---- helpers ----
 
@@ -139,8 +147,27 @@ struct WorkerRuntime::Impl {
     const std::vector<ArgumentSpec>& arguments() const { return planner->arguments(); }
 
     CUresult launch() {
-        return cu->cuLaunchKernel(function, grid[0], grid[1], grid[2], block[0], block[1], block[2], sharedDynamic,
-                                  stream, params.data(), nullptr);
+        void** args = launchParams.empty() ? params.data() : launchParams.data();
+        if (clusterSize <= 1)
+            return cu->cuLaunchKernel(function, grid[0], grid[1], grid[2], block[0], block[1], block[2], sharedDynamic,
+                                      stream, args, nullptr);
+        CUlaunchAttribute cluster{};
+        cluster.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+        cluster.value.clusterDim.x = clusterSize;
+        cluster.value.clusterDim.y = 1;
+        cluster.value.clusterDim.z = 1;
+        CUlaunchConfig config{};
+        config.gridDimX = grid[0];
+        config.gridDimY = grid[1];
+        config.gridDimZ = grid[2];
+        config.blockDimX = block[0];
+        config.blockDimY = block[1];
+        config.blockDimZ = block[2];
+        config.sharedMemBytes = sharedDynamic;
+        config.hStream = stream;
+        config.attrs = &cluster;
+        config.numAttrs = 1;
+        return cu->cuLaunchKernelEx(&config, function, args, nullptr);
     }
 
     /// Queues the copies that give every ReadWrite buffer its initial contents again.
@@ -169,6 +196,12 @@ struct WorkerRuntime::Impl {
         reservations.clear();
         for (CUdeviceptr& p : pristine)
             freeBuffer(p);
+        for (CUdeviceptr& p : scratch)
+            freeBuffer(p);
+        scratch.clear();
+        scratchBytes.clear();
+        trailing.clear();
+        launchParams.clear();
         buffers.clear();
         pristine.clear();
         scalars.clear();
@@ -241,6 +274,9 @@ struct WorkerRuntime::Impl {
     /// The geometry of the config, checked against the function's and the device's limits.
     /// "" when it can be launched; otherwise why not.
     std::string prepare(const worker::Measure& m, worker::Result& r);
+    /// The trailing pointer parameters of a compiler's launch (Triton's scratch buffers) for this
+    /// config's grid: allocated or grown, and appended to what a launch passes.
+    void placeTrailing(const worker::Measure& m, const LaunchGeometry& plan);
     /// Launches once and checks the launch; the message of a launch that does not start says
     /// whether a block fits on an SM at all.
     void launchChecked(const worker::Result& r, const std::string& what);
