@@ -393,7 +393,8 @@ std::vector<LaunchWarning> checkLaunch(const TuningProblem& problem, std::size_t
                 }
             }
         }
-        if (arguments && !planned.empty() && !silenced("buffer-edge")) {
+        // The buffer-edge check reads CUDA C++: a Triton kernel's Python is not for it.
+        if (arguments && !planned.empty() && !silenced("buffer-edge") && problem.isCuda()) {
             try {
                 if (std::optional<LaunchWarning> w =
                         bufferEdges(problem, shapeIndex, *arguments, planner, space, planned).warning)

@@ -6,12 +6,15 @@
 #include "spec/launchgeometry.h"
 #include "spec/launchplan.h"
 #include "spec/t1common.h"
+#include "spec/tritonscan.h"
 #include "spec/tuningproblem.h"
 
 #include <algorithm>
 #include <array>
 #include <cctype>
 #include <cmath>
+#include <fstream>
+#include <iterator>
 #include <limits>
 #include <map>
 #include <new>
@@ -31,6 +34,8 @@ using spec::Json;
 constexpr std::int64_t kMaxDurationSeconds = 3'200'000'000;
 // A Config stores the index of each parameter's value in 16 bits.
 constexpr std::size_t kMaxValues = 65535;
+// Larger than any kernel; a file past it is not source (compiling says so).
+constexpr std::uintmax_t kMaxKernelBytes = 16u << 20;
 
 constexpr std::array kParameterTypes = {"int", "uint", "float", "bool", "string"};
 constexpr std::array kLanguages = {"CUDA", "OpenCL", "Vulkan"};
@@ -452,12 +457,12 @@ private:
 
     void readKernelSpecification(const JsonNode& ks) {
         ks.expectObject();
-        // Any language reads (counting needs no kernel); Tilescope compiles CUDA only.
+        // Any language reads (counting needs no kernel); Tilescope compiles CUDA and Triton.
         const JsonNode languageNode = ks.required("Language");
         m_p.language = asNonEmptyString(languageNode, "Language");
-        if (!m_p.isCuda())
+        if (!m_p.isCuda() && !m_p.isTriton())
             block(languageNode.pointer(),
-                  "the kernel is " + m_p.language + ", and Tilescope compiles and runs CUDA kernels only");
+                  "the kernel is " + m_p.language + ", and Tilescope compiles and runs CUDA and Triton kernels only");
         if (auto n = ks.member("CompilerOptions"))
             m_p.compilerOptions = n->asStringArray();
         m_p.kernelName = asNonEmptyString(ks.required("KernelName"), "KernelName");
@@ -1087,6 +1092,26 @@ private:
                                        (file.is_absolute() ? std::string() : " (looked in " + dir.string() + ")"));
         } else if (!std::filesystem::is_regular_file(status)) {
             block(m_kernelFilePtr, "kernel file '" + m_p.kernelFile + "' is not a regular file");
+        } else if (m_p.isTriton()) {
+            checkTritonKernelFile(resolved);
+        }
+    }
+
+    // A Triton kernel's signature decides what the problem may say (its tuning parameters, its
+    // Arguments): a mismatch stops compiling, as a kernel file that is missing does. A file that
+    // cannot be read is left to the compile, which says why.
+    void checkTritonKernelFile(const std::filesystem::path& path) {
+        std::error_code ec;
+        if (std::filesystem::file_size(path, ec) > kMaxKernelBytes || ec)
+            return;
+        std::ifstream in(path, std::ios::binary);
+        const std::string source{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+        if (!in && !in.eof())
+            return;
+        try {
+            checkTritonKernel(m_p, source);
+        } catch (const InputError& e) {
+            block(e.location(), e.message());
         }
     }
 

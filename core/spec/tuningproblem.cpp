@@ -3,6 +3,7 @@
 #include "base/error.h"
 #include "base/sha256.h"
 #include "spec/t1common.h"
+#include "spec/tritonscan.h"
 
 #include <nlohmann/json.hpp>
 
@@ -137,14 +138,27 @@ std::vector<std::pair<std::string, std::int64_t>> TuningProblem::implicitBlockSi
 ThreeD TuningProblem::blockExpressions() const {
     if (!localSize.x.empty())
         return localSize;
+    if (isTriton())
+        return ThreeD{parameterIndex("num_warps") >= 0 ? "num_warps * 32" : std::to_string(kTritonDefaultWarps * 32),
+                      "1", "1"};
     return ThreeD{"block_size_x", "block_size_y", "block_size_z"};
 }
 
-bool TuningProblem::isCuda() const {
+namespace {
+bool languageIs(const std::string& language, std::string_view upperName) {
     std::string upper = language;
     for (char& c : upper)
         c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-    return upper == "CUDA";
+    return upper == upperName;
+}
+} // namespace
+
+bool TuningProblem::isCuda() const {
+    return languageIs(language, "CUDA");
+}
+
+bool TuningProblem::isTriton() const {
+    return languageIs(language, "TRITON");
 }
 
 void TuningProblem::requireLaunchable() const {

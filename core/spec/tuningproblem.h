@@ -168,7 +168,7 @@ public:
     std::map<std::string, std::string> general; ///< General: FormatVersion, TimeUnit, ... (values as JSON text)
     std::vector<TuningParameter> parameters;
     std::vector<Condition> conditions;
-    std::string language = "CUDA"; ///< as written; see isCuda()
+    std::string language = "CUDA"; ///< as written; see isCuda() and isTriton()
     std::string kernelName;
     std::string kernelFile; ///< as written (relative to the problem file)
     std::vector<std::string> compilerOptions;
@@ -232,7 +232,8 @@ public:
     std::map<std::string, std::string> unknownFields;
 
     /// What stops the kernel from being compiled or launched, found when the problem was read: a
-    /// kernel file that is not there, a language other than CUDA, a launch expression (GlobalSize,
+    /// kernel file that is not there, a language other than CUDA and Triton, a Triton kernel that
+    /// does not fit the problem (checkTritonKernel), a launch expression (GlobalSize,
     /// LocalSize, GridDiv, SharedMemory, an argument's Size or Value) that does not compile.
     /// Counting, enumerating, sampling and replaying need none of these, so they load anyway.
     std::vector<InputError> launchBlockers;
@@ -245,8 +246,13 @@ public:
     std::vector<std::pair<std::string, std::int64_t>> implicitBlockSizes() const;
     /// The language is CUDA (in any case, as Kernel Tuner compares it).
     bool isCuda() const;
+    /// The language is Triton (in any case): KernelFile is a Python file, KernelName a
+    /// @triton.jit function of it (spec/tritonscan.h).
+    bool isTriton() const;
     /// The thread block's expressions: LocalSize, or where the file gives none Kernel Tuner's
-    /// block_size_x, block_size_y, block_size_z (the parameters of those names, or 256, 1, 1).
+    /// block_size_x, block_size_y, block_size_z (the parameters of those names, or 256, 1, 1);
+    /// for a Triton kernel without LocalSize, num_warps * 32 threads (num_warps the tuning
+    /// parameter, else Triton's default of 4 warps).
     ThreeD blockExpressions() const;
 
     // Derived

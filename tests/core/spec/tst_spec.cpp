@@ -810,7 +810,7 @@ void TestSpec::malformed_data() {
     QTest::newRow("Language: not CUDA") << patch({replaceOp(ks + "/Language", "\"OpenCL\"")})
                                         << QString::fromStdString(ks + "/Language")
                                         << QStringList{"the kernel is OpenCL, and Tilescope compiles and runs CUDA "
-                                                       "kernels only",
+                                                       "and Triton kernels only",
                                                        "'space' still counts"};
     QTest::newRow("enum: parameter Type")
         << patch({replaceOp(tp + "/0/Type", "\"integer\"")}) << QString::fromStdString(tp + "/0/Type")
