@@ -154,6 +154,13 @@ bool FileOpening::saveProblem() {
 }
 
 bool FileOpening::newProblemFromKernel(const QString& kernelPath) {
+    if (m_parts.session->isRunning()) {
+        // The run's results would stay on screen beside a problem they are not of.
+        m_parts.banner->showMessage(
+            ErrorBanner::Level::Warning, tr("A run is in progress"),
+            tr("Cancel it (%1) before starting a new problem.").arg(shortcutText(m_parts.cancelAction->shortcut())));
+        return false;
+    }
     if (!keepChangesSafe())
         return false;
     const QFileInfo kernel(kernelPath);
@@ -173,14 +180,15 @@ bool FileOpening::newProblemFromKernel(const QString& kernelPath) {
         target =
             kernel.absolutePath() + QLatin1Char('/') + kernel.completeBaseName() + QStringLiteral("-%1.json").arg(n);
     m_parts.banner->hide();
+    // The results on screen are another problem's: the new one has none yet.
+    m_parts.session->clear();
     m_parts.document->openProposal(proposal, target);
+    const auto found = static_cast<int>(proposal->parameters.size());
     m_parts.banner->showMessage(
         ErrorBanner::Level::Warning,
-        (proposal->parameters.size() == 1 ? tr("A first problem for %1: 1 parameter found, with one value")
-                                          : tr("A first problem for %1: %2 parameters found, each with one value")
-                                                .arg(QStringLiteral("%1"))
-                                                .arg(proposal->parameters.size()))
-            .arg(kernel.fileName()),
+        found == 1
+            ? tr("A first problem for %1: 1 parameter found, with one value").arg(kernel.fileName())
+            : tr("A first problem for %1: %2 parameters found, each with one value").arg(kernel.fileName()).arg(found),
         tr("Give each parameter the values to tune (select it and type), add conditions, check the arguments' "
            "sizes, then save (Ctrl+S writes %1).")
             .arg(QDir::toNativeSeparators(target)));
@@ -420,6 +428,14 @@ void FileOpening::recordingLoaded() {
     m_demoPending = false;
     if (!m_demo && !m_recordingPath.isEmpty())
         addRecentFile(m_recordingPath);
+}
+
+void FileOpening::resultsCleared() {
+    m_recordingPath.clear();
+    m_pendingRecording.clear();
+    m_demo = false;
+    m_demoPending = false;
+    updateTitle();
 }
 
 void FileOpening::runStarted() {

@@ -86,6 +86,8 @@ public:
 
     /// The controller showed a recording: the one being opened (if any) becomes the one on screen.
     void recordingLoaded();
+    /// The results were put away (SessionController::cleared): no recording is on screen.
+    void resultsCleared();
     /// A run started: its results are no file's.
     void runStarted();
     /// The controller failed: shows why in the banner, as an opening or a run that stopped.

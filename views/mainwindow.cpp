@@ -165,6 +165,12 @@ MainWindow::MainWindow(Options options, QWidget* parent)
                 QTimer::singleShot(0, this, [this, id]() { m_session->showSession(id); });
             });
     connect(m_shapes, &ShapesView::shapeChosen, this, [this](std::int64_t id) { m_session->showSession(id); });
+    connect(m_session, &SessionController::cleared, this, [this]() {
+        m_files->resultsCleared();
+        selectConfig(QString()); // the config picked was of the results put away
+        m_busyBar->setVisible(m_controller->isBusy());
+        m_shown->updateHeader();
+    });
     connect(m_session, &SessionController::started, this, &MainWindow::onSessionStarted);
     connect(m_session, &SessionController::failed, this, &MainWindow::onSessionFailed);
     connect(m_session, &SessionController::runningChanged, this, &MainWindow::onRunningChanged);

@@ -3,6 +3,7 @@
 // edited problem (tests/data/t1corpus/python_counts.py --count), undo against the exact earlier
 // problem, save against the file read back.
 
+#include "common/errorbanner.h"
 #include "compile/sass.h"
 #include "mainwindow.h"
 #include "plots/heatmapwidget.h"
@@ -494,6 +495,11 @@ void TestEditor::newProblemFromAKernel() {
     const auto proposal = m_window->document()->problem();
     QCOMPARE(proposal->kernelName, std::string("vector_scale<BLOCK, TILE>"));
     QCOMPARE(m_panel->parameterModel()->rowCount(), 2);
+    // The banner names the file and the count, each in its place.
+    QCOMPARE(m_window->errorBanner()->title(),
+             QStringLiteral("A first problem for kt_templated.cu: 2 parameters found, each with one value"));
+    QVERIFY2(m_window->errorBanner()->details().contains(m_dir->filePath(QStringLiteral("kt_templated.json"))),
+             qPrintable(m_window->errorBanner()->details()));
     QVERIFY(m_window->document()->isModified());
     QVERIFY(m_panel->countLabel()->text().startsWith(QStringLiteral("1 valid of 1 raw")));
 

@@ -58,6 +58,7 @@
 #include <QTextBrowser>
 #include <QtTest>
 
+#include <chrono>
 #include <cmath>
 #include <map>
 #include <memory>
@@ -124,6 +125,7 @@ private slots:
 
     void defaultStartShowsDemo();
     void selectionFollowsEveryView();
+    void newProblemPutsTheResultsAway();
     void plotsFollowThePalette();
     void runReplaysDemoAndPlotsExport();
     void opensDroppedRecordings();
@@ -238,6 +240,74 @@ void TestMainWindow::defaultStartShowsDemo() {
         Q_UNUSED(tester);
     }
     saveShot(window, QStringLiteral("tst_mainwindow_demo.png"));
+}
+
+void TestMainWindow::newProblemPutsTheResultsAway() {
+    // The demo on screen, its best config picked; then File > New Problem from Kernel on a 1D
+    // stencil of three parameters: the new problem has no results yet, so none of the demo's
+    // stay (table, heatmap, scatter, Details, the picked config, the title's recording).
+    QTemporaryDir folder;
+    const QString kernel = folder.filePath(QStringLiteral("stencil1d.cu"));
+    {
+        QFile file(kernel);
+        QVERIFY(file.open(QIODevice::WriteOnly));
+        file.write("#ifndef block_size_x\n#define block_size_x 128\n#endif\n"
+                   "#ifndef TILE\n#define TILE 1\n#endif\n"
+                   "#ifndef RADIUS\n#define RADIUS 1\n#endif\n"
+                   "extern \"C\" __global__ void stencil1d(float* out, const float* in, int n) {\n"
+                   "    int i = (blockIdx.x * block_size_x + threadIdx.x) * TILE;\n"
+                   "    for (int t = 0; t < TILE; ++t, ++i)\n"
+                   "        if (i >= RADIUS && i < n - RADIUS) {\n"
+                   "            float sum = 0.0f;\n"
+                   "            for (int r = -RADIUS; r <= RADIUS; ++r) sum += in[i + r];\n"
+                   "            out[i] = sum / (2 * RADIUS + 1);\n"
+                   "        }\n"
+                   "}\n");
+    }
+    MainWindow window(transient());
+    window.resize(1600, 1000);
+    window.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&window));
+    QVERIFY(window.openDemo(folder.path()));
+    QTRY_VERIFY_WITH_TIMEOUT(window.hasResultsShown(), kTimeoutMs);
+    QTRY_VERIFY(!window.selectedConfig().isEmpty()); // the best, picked as the recording opened
+    QVERIFY(window.detailsPanel()->shownRecord());
+
+    // While a run goes, its results stay: the new problem waits until it is cancelled.
+    SessionController::Request request;
+    request.problem = window.document()->problem();
+    request.backend = QStringLiteral("replay:") + kDemo;
+    request.options.shapeIndex = kDemoShapeIndex;
+    request.databasePath = folder.filePath(QStringLiteral("run.db"));
+    request.replayDelay = std::chrono::milliseconds(20);
+    window.sessionController()->start(request);
+    QTRY_VERIFY_WITH_TIMEOUT(window.sessionController()->isRunning(), kTimeoutMs);
+    QVERIFY(!window.newProblemFromKernel(kernel));
+    QCOMPARE(window.errorBanner()->title(), QStringLiteral("A run is in progress"));
+    QVERIFY(window.document()->displayName().startsWith(QStringLiteral("sgemm.json")));
+    window.sessionController()->cancel();
+    QTRY_VERIFY_WITH_TIMEOUT(!window.sessionController()->isRunning(), kTimeoutMs);
+    QTRY_VERIFY_WITH_TIMEOUT(window.hasResultsShown(), kTimeoutMs);
+
+    QVERIFY(window.newProblemFromKernel(kernel));
+    QCOMPARE(window.errorBanner()->title(),
+             QStringLiteral("A first problem for stencil1d.cu: 3 parameters found, each with one value"));
+    QCOMPARE(window.document()->problem()->parameters.size(), std::size_t(3));
+    QCOMPARE(window.results()->size(), std::size_t(0));
+    QCOMPARE(window.resultsView()->model()->rowCount(), 0);
+    QVERIFY(!window.hasResultsLoaded());
+    QVERIFY(!window.scatter()->data() || window.scatter()->data()->points.empty());
+    QVERIFY(window.selectedConfig().isEmpty());
+    QVERIFY(!window.detailsPanel()->shownRecord());
+    QVERIFY2(window.detailsPanel()->plainText().startsWith(QStringLiteral("Select a config")),
+             qPrintable(window.detailsPanel()->plainText()));
+    QVERIFY(!window.isDemo());
+    QVERIFY2(!window.windowTitle().contains(QStringLiteral("demo")), qPrintable(window.windowTitle()));
+    QVERIFY2(window.windowTitle().startsWith(QStringLiteral("stencil1d.json")), qPrintable(window.windowTitle()));
+    QVERIFY(window.sessionController()->session().kernel.empty());
+    auto* verdict = window.findChild<QLabel*>(QStringLiteral("verdictBanner"));
+    QVERIFY(verdict && verdict->isHidden());
+    QTRY_VERIFY_WITH_TIMEOUT(!window.isBusy(), kTimeoutMs);
 }
 
 void TestMainWindow::selectionFollowsEveryView() {

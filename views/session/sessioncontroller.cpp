@@ -630,6 +630,27 @@ void SessionController::openRecording(const QString& path) {
         });
 }
 
+bool SessionController::clear() {
+    if (m_running)
+        return false;
+    if (m_loading) {
+        m_loads.supersede(); // its delivery is dropped
+        m_loading = false;
+    }
+    m_recording.reset();
+    m_recordingPath.clear();
+    m_recordingFormat = RecordingFormat::Unknown;
+    m_session = {};
+    m_progress = {};
+    ResultsSnapshot previous = std::exchange(m_results, std::make_shared<const std::vector<ResultRecord>>());
+    emit recordingSessions(nullptr);
+    emit snapshot(m_results);
+    emit cleared();
+    if (previous && previous->size() > 256)
+        m_releases.start([previous = std::move(previous)]() mutable { previous.reset(); });
+    return true;
+}
+
 bool SessionController::showSession(std::int64_t sessionId) {
     if (m_running || m_loading || !m_recording)
         return false;

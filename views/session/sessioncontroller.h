@@ -90,6 +90,12 @@ public:
     /// such session, or while a run or a load is in progress.
     bool showSession(std::int64_t sessionId);
 
+    /// Puts the results away (a problem that has none yet, such as one proposed for a new
+    /// kernel): the recording is forgotten, a recording being read is dropped, and recordingSessions()
+    /// (null), snapshot() (empty) and cleared() are emitted. False, and nothing changes, while a run
+    /// is in progress.
+    bool clear();
+
     /// The latest snapshot (never null; empty before any results).
     ResultsSnapshot results() const { return m_results; }
     /// The session's parameter names in order.
@@ -123,6 +129,8 @@ signals:
     void failed(const QString& message);
     /// openRecording() is done (after its snapshot): "rec.t4.json.gz: T4, kernel sgemm, 2,761 results".
     void loaded(const QString& description);
+    /// clear() put the results away.
+    void cleared();
     /// isRunning() changed.
     void runningChanged(bool running);
     /// openRecording() read these sessions (all of the recording, before its snapshot): a shape
