@@ -184,14 +184,19 @@ bool FileOpening::newProblemFromKernel(const QString& kernelPath) {
     m_parts.session->clear();
     m_parts.document->openProposal(proposal, target);
     const auto found = static_cast<int>(proposal->parameters.size());
-    m_parts.banner->showMessage(
-        ErrorBanner::Level::Warning,
-        found == 1
-            ? tr("A first problem for %1: 1 parameter found, with one value").arg(kernel.fileName())
-            : tr("A first problem for %1: %2 parameters found, each with one value").arg(kernel.fileName()).arg(found),
-        tr("Give each parameter the values to tune (select it and type), add conditions, check the arguments' "
-           "sizes, then save (Ctrl+S writes %1).")
-            .arg(QDir::toNativeSeparators(target)));
+    QString title;
+    if (found == 0)
+        title = tr("A first problem for %1: no tuning parameters found").arg(kernel.fileName());
+    else if (found == 1)
+        title = tr("A first problem for %1: 1 parameter found, with one value").arg(kernel.fileName());
+    else
+        title = tr("A first problem for %1: %2 parameters found, each with one value")
+                    .arg(kernel.fileName(), QString::number(found)); // one pass: a '%2' in the name stays
+    const QString first = found == 0 ? tr("Add the parameters to tune (a name and its values, then +)")
+                                     : tr("Give each parameter the values to tune (select it and type)");
+    m_parts.banner->showMessage(ErrorBanner::Level::Warning, title,
+                                tr("%1, add conditions, check the arguments' sizes, then save (Ctrl+S writes %2).")
+                                    .arg(first, QDir::toNativeSeparators(target)));
     return true;
 }
 

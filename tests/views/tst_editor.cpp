@@ -528,6 +528,18 @@ void TestEditor::newProblemFromAKernel() {
     notKernel.close();
     QVERIFY(!m_window->newProblemFromKernel(notKernel.fileName()));
     QCOMPARE(m_window->document()->path(), saved);
+
+    // A kernel that leaves nothing open: the banner says so, and how to add parameters.
+    writeFile(QStringLiteral("copy 100%2.cu"),
+              "extern \"C\" __global__ void copy(float* out, const float* in, int n) {\n"
+              "    int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+              "    if (i < n) out[i] = in[i];\n"
+              "}\n");
+    QVERIFY(m_window->newProblemFromKernel(m_dir->filePath(QStringLiteral("copy 100%2.cu"))));
+    QCOMPARE(m_window->errorBanner()->title(),
+             QStringLiteral("A first problem for copy 100%2.cu: no tuning parameters found"));
+    QVERIFY2(m_window->errorBanner()->details().startsWith(QStringLiteral("Add the parameters to tune")),
+             qPrintable(m_window->errorBanner()->details()));
 }
 
 void TestEditor::compileCheck() {
