@@ -31,6 +31,7 @@ void registerLab(CLI::App& app);
 void registerTable(CLI::App& app);
 void registerCheck(CLI::App& app);
 void registerKt(CLI::App& app);
+void registerTriton(CLI::App& app);
 
 namespace {
 
@@ -70,6 +71,7 @@ int run(int argc, char** argv) {
     registerCheck(app);
     registerCompare(app);
     registerKt(app);
+    registerTriton(app);
 
     try {
         app.parse(argc, argv);
