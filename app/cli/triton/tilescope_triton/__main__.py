@@ -2,6 +2,7 @@
 would, with Tilescope's autotuner in place of Triton's. Exit status: the script's; 2 when Python
 has no triton module or Tilescope refuses what the script asks (the message says what)."""
 
+import importlib.util
 import os
 import runpy
 import sys
@@ -54,11 +55,9 @@ def main(argv):
     if not os.path.isfile(script):
         return _error(f"{argv[0]}: no such script", 2)
     _hide_shim()
-    try:
-        import triton  # noqa: F401
-    except ImportError as e:
+    if importlib.util.find_spec("triton") is None:
         return _error(
-            f"the Python that runs the script ({sys.executable}) has no triton module ({e}): install Triton into it "
+            f"the Python that runs the script ({sys.executable}) has no triton module: install Triton into it "
             "(`python -m pip install triton`, with PyTorch for scripts that use it: `python -m pip install torch`), "
             "or name a Python that has it with tilescope-cli triton --python",
             2,
@@ -68,7 +67,11 @@ def main(argv):
 
     _autotuner.install()
     sys.argv = [argv[0]] + list(argv[1:])
-    sys.path.insert(0, os.path.dirname(script))
+    # The script's folder first on the path, where `python -m` put the current folder.
+    if sys.path and os.path.abspath(sys.path[0] or os.curdir) == os.getcwd():
+        sys.path[0] = os.path.dirname(script)
+    else:
+        sys.path.insert(0, os.path.dirname(script))
     try:
         runpy.run_path(script, run_name="__main__")
     except Refusal as e:

@@ -5,6 +5,8 @@ subclass whose run() does what Triton's does, except that the first call for a n
 the call as a T1 problem and tunes it with `tilescope-cli tune` instead of timing each config
 in this process; the winner goes into the autotuner's cache, so the script goes on with it."""
 
+import importlib.abc
+import importlib.util
 import math
 import os
 import sys
@@ -24,11 +26,9 @@ def settings():
     return _settings
 
 
-def install():
-    """Puts the stand-in in place of Triton's Autotuner; returns its class."""
-    import triton.runtime
-    from triton.runtime import autotuner as module
-
+def patch(module):
+    """Replaces the Autotuner class of triton.runtime.autotuner (`module`) with the stand-in;
+    returns the stand-in's class."""
     real = module.Autotuner
     if getattr(real, "_tilescope", False):
         return real
@@ -43,9 +43,48 @@ def install():
     Autotuner.__qualname__ = real.__qualname__
     Autotuner.__doc__ = real.__doc__
     module.Autotuner = Autotuner
-    if getattr(triton.runtime, "Autotuner", None) is real:
-        triton.runtime.Autotuner = Autotuner
+    runtime = sys.modules.get("triton.runtime")
+    if runtime is not None and getattr(runtime, "Autotuner", None) is real:
+        runtime.Autotuner = Autotuner
     return Autotuner
+
+
+class _Hook(importlib.abc.MetaPathFinder):
+    """Patches triton.runtime.autotuner as it is imported, so that the script imports Triton when
+    and as it does (its environment set first, say) and triton.autotune builds the stand-in."""
+
+    NAME = "triton.runtime.autotuner"
+
+    def find_spec(self, name, path, target=None):
+        if name != self.NAME:
+            return None
+        sys.meta_path.remove(self)
+        try:
+            spec = importlib.util.find_spec(name)
+        finally:
+            sys.meta_path.insert(0, self)
+        if spec is None or spec.loader is None or not hasattr(spec.loader, "exec_module"):
+            return spec
+        loader = spec.loader
+        run_module = loader.exec_module
+
+        def exec_module(module):
+            run_module(module)
+            patch(module)
+
+        loader.exec_module = exec_module
+        return spec
+
+
+def install():
+    """Puts the stand-in in place of Triton's Autotuner: at once where Triton is imported, else
+    when the script imports it."""
+    module = sys.modules.get(_Hook.NAME)
+    if module is not None:
+        return patch(module)
+    if not any(isinstance(f, _Hook) for f in sys.meta_path):
+        sys.meta_path.insert(0, _Hook())
+    return None
 
 
 def triton_key(tuner, args, kwargs):
@@ -121,6 +160,22 @@ def _refuse_hooks(tuner, kernel, configs):
             )
 
 
+def _device_backend(s):
+    """`--backend cuda` measures on the GPU the script launches on: cuda:N when that is not the
+    first (torch.cuda.set_device, CUDA_VISIBLE_DEVICES aside)."""
+    if s.backend != "cuda":
+        return
+    try:
+        from triton.runtime import driver
+
+        device = int(driver.active.get_current_device())
+    except Exception:
+        return
+    if device > 0:
+        s.backend = f"cuda:{device}"
+        note(f"the script launches on GPU {device}: its configs are measured there (--backend {s.backend})")
+
+
 def _target():
     """The GPU Triton compiles for here (its arch), for the winners' identity."""
     try:
@@ -164,6 +219,7 @@ def choose(tuner, key, args, kwargs, s):
         tuner.cache[key] = space.configs[0]
         return
 
+    _device_backend(s)
     target = _target() if s.kind == "cuda" else ""
     identity = _cli.Winners.digest(
         [kernel.source_hash(), repr(key), space.names, [list(map(repr, r)) for r in space.rows], s.backend, target,

@@ -106,7 +106,11 @@ class Settings:
         sys.stdout.flush()
         sys.stderr.flush()
         command = [self.exe, "tune"] + self.tune_command(problem)
-        p = subprocess.Popen(command, stdout=sys.stderr.fileno(), stderr=subprocess.PIPE, env=self._environment())
+        try:
+            report = sys.stderr.fileno()
+        except (AttributeError, OSError, ValueError):
+            report = 2  # the script replaced sys.stderr with an object of its own: the process's stderr
+        p = subprocess.Popen(command, stdout=report, stderr=subprocess.PIPE, env=self._environment())
         chunks = []
 
         def pump():
