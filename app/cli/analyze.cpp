@@ -15,6 +15,7 @@
 #include "base/textformat.h"
 #include "compile/compilecache.h"
 #include "compile/compileservice.h"
+#include "compile/requestbuilder.h"
 #include "compile/sass.h"
 #include "exchange/configcodec.h"
 #include "measure/cuda/cudabackend.h"
@@ -711,8 +712,8 @@ int runAnalyze(AnalyzeOptions opt) {
     std::string archList;
     for (const std::string& arch : archs)
         archList += (archList.empty() ? "" : ", ") + arch;
-    std::fprintf(stderr, "Analysing %s on %s: NVRTC %s, %u threads, %s\n", selection.c_str(), archList.c_str(),
-                 nvrtcVersionString().c_str(), service.threadCount(),
+    std::fprintf(stderr, "Analysing %s on %s: %s, %u threads, %s\n", selection.c_str(), archList.c_str(),
+                 compilerLabel(problem).c_str(), service.threadCount(),
                  cache ? ("cache " + cache->directory().string()).c_str() : "no cache");
 
     const std::size_t total = indices.size() * archs.size();

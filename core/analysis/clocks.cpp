@@ -182,6 +182,8 @@ std::string provenanceSentence(const SessionInfo& info) {
         }
         if (const auto n = p.find("nvrtc_version"); n != p.end() && n->is_string())
             add(versions, "NVRTC " + n->get<std::string>());
+        if (const auto t = p.find("triton_version"); t != p.end() && t->is_string())
+            add(versions, "Triton " + t->get<std::string>());
         if (const auto t = p.find("tool_version"); t != p.end() && t->is_string())
             add(versions, "Tilescope " + t->get<std::string>());
     }

@@ -81,6 +81,13 @@ ConfigAnalysis StaticAnalyzer::analyze(std::uint64_t index, const Config& config
     a.compileSeconds = result.seconds;
     a.cached = result.cached;
     a.geometry = geometry(config);
+    if (result.ok() && result.launch && a.geometry.ok()) {
+        // A binary whose compiler decides its launch (Triton's) runs with its threads (unless
+        // the problem gives LocalSize) and the shared memory it asks for.
+        if (m_problem.localSize.x.empty() && result.launch->threadsPerBlock > 0)
+            a.geometry.block = {result.launch->threadsPerBlock, 1, 1};
+        a.geometry.sharedDynamic = result.launch->sharedBytes;
+    }
     if (!result.ok()) {
         a.log = result.log;
         return a;

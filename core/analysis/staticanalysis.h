@@ -50,6 +50,8 @@ struct ConfigAnalysis {
     std::string message; ///< the compile error's first line, or a geometry error; "" when fine
     std::string log;     ///< NVRTC's full log when the compile failed ("" when it succeeded)
     StaticInfo info;
+    /// The launch: GeometryPlanner's, with the threads and dynamic shared memory of a binary
+    /// that decides them itself (CompileResult::launch, a Triton kernel's).
     LaunchGeometry geometry;
     Occupancy occupancy; ///< computed when the compile and the geometry succeeded
     SpillClass spill = SpillClass::None;

@@ -1,6 +1,7 @@
 #include "compile/compilecache.h"
 
 #include "base/sha256.h"
+#include "compile/triton.h"
 
 #include <unistd.h>
 
@@ -264,6 +265,23 @@ std::string encodeEntry(const std::string& key, const CompileResult& result) {
     payload.i64(info.constantBytes);
     payload.text(result.entryName);
     payload.bytes(result.cubin.data(), result.cubin.size());
+    // After the cubin, so that entries written before it read as before: how a binary whose
+    // compiler decides its launch (Triton's) is launched.
+    if (result.launch) {
+        const LaunchMetadata& launch = *result.launch;
+        payload.u32(1);
+        payload.i64(launch.threadsPerBlock);
+        payload.i64(launch.sharedBytes);
+        payload.i64(launch.clusterSize);
+        payload.u64(launch.scratch.size());
+        for (const LaunchMetadata::Scratch& scratch : launch.scratch) {
+            payload.i64(scratch.bytesPerBlock);
+            payload.i64(scratch.align);
+        }
+        payload.u64(launch.argumentTypes.size());
+        for (const std::string& type : launch.argumentTypes)
+            payload.text(type);
+    }
 
     Writer file;
     file.data().append(kMagic, sizeof kMagic);
@@ -272,6 +290,36 @@ std::string encodeEntry(const std::string& key, const CompileResult& result) {
     const Sha256::Digest digest = Sha256::hash(payload.data());
     file.data().append(reinterpret_cast<const char*>(digest.data()), digest.size());
     return std::move(file.data());
+}
+
+// The launch section an entry of a Triton binary ends with.
+bool readLaunch(Reader& in, CompileResult& result) {
+    std::uint32_t present = 0;
+    std::int64_t threads = 0, shared = 0, cluster = 0;
+    std::uint64_t scratches = 0, types = 0;
+    if (!in.u32(&present) || present != 1 || !in.i64(&threads) || !in.i64(&shared) || !in.i64(&cluster) ||
+        !in.u64(&scratches) || scratches > 16)
+        return false;
+    LaunchMetadata launch;
+    launch.threadsPerBlock = static_cast<int>(threads);
+    launch.sharedBytes = shared;
+    launch.clusterSize = static_cast<int>(cluster);
+    for (std::uint64_t i = 0; i < scratches; ++i) {
+        LaunchMetadata::Scratch scratch;
+        if (!in.i64(&scratch.bytesPerBlock) || !in.i64(&scratch.align))
+            return false;
+        launch.scratch.push_back(scratch);
+    }
+    if (!in.u64(&types) || types > 4096)
+        return false;
+    for (std::uint64_t i = 0; i < types; ++i) {
+        std::string type;
+        if (!in.text(&type))
+            return false;
+        launch.argumentTypes.push_back(std::move(type));
+    }
+    result.launch = std::move(launch);
+    return true;
 }
 
 std::optional<CompileResult> decodeEntry(std::string_view data, const std::string& key) {
@@ -296,8 +344,8 @@ std::optional<CompileResult> decodeEntry(std::string_view data, const std::strin
                     in.text(&result.nvrtcVersion) && in.f64(&result.seconds) && in.i64(&registers) &&
                     in.i64(&barriers) && in.i64(&info.stackFrame) && in.i64(&info.spillStores) &&
                     in.i64(&info.spillLoads) && in.i64(&info.sharedStatic) && in.i64(&info.constantBytes) &&
-                    in.text(&result.entryName) && in.bytes(&result.cubin) && in.atEnd();
-    if (!ok || storedKey != key || status > static_cast<std::uint32_t>(CompileStatus::NoKernel))
+                    in.text(&result.entryName) && in.bytes(&result.cubin) && (in.atEnd() || readLaunch(in, result));
+    if (!ok || !in.atEnd() || storedKey != key || status > static_cast<std::uint32_t>(CompileStatus::NoKernel))
         return std::nullopt;
     result.status = static_cast<CompileStatus>(status);
     info.registers = static_cast<int>(registers);
@@ -365,7 +413,40 @@ fs::path defaultCompileCacheDirectory() {
     return tilescopeCacheRoot() / "compile";
 }
 
+namespace {
+
+// A Triton kernel's binary depends on the whole request (its keywords are compile options and
+// values Python reads, whether the source names them or not) and on the Triton that compiles it;
+// its imports are Python's business, and the kernel's own file is the source.
+std::string tritonCacheKey(const CompileRequest& request) {
+    Sha256 sha;
+    sha.updateField(kKeyVersion);
+    sha.updateField("triton");
+    const TritonSetup& setup = tritonSetup();
+    sha.updateField(setup.ok ? setup.identity : "no triton: " + setup.error);
+    sha.updateField(request.arch);
+    sha.updateField(request.sourceName);
+    sha.updateField(request.kernelName);
+    sha.updateField(request.source);
+    sha.updateU64(request.arguments.size());
+    for (const std::string& argument : request.arguments)
+        sha.updateField(argument);
+    sha.updateU64(request.defines.size());
+    for (const auto& [name, value] : request.defines) {
+        sha.updateField(name);
+        sha.updateField(value);
+    }
+    sha.updateU64(request.options.size());
+    for (const std::string& option : request.options)
+        sha.updateField(option);
+    return Sha256::hex(sha.finish());
+}
+
+} // namespace
+
 std::string compileCacheKey(const CompileRequest& request) {
+    if (request.language == SourceLanguage::Triton)
+        return tritonCacheKey(request);
     Sha256 sha;
     sha.updateField(kKeyVersion);
     sha.updateField(nvrtcVersionString());

@@ -2,9 +2,9 @@
 
 // A content-addressed on-disk cache of compile results, shared by every Tilescope process of
 // the user. An entry is one file named by the SHA-256 of everything the result depends on
-// (compileCacheKey); it holds the cubin, the static info and the full log, and ends with a
-// checksum. Writers write a temporary file and rename it into place (atomic on POSIX), so a
-// reader sees a whole entry or none; a truncated, corrupt or foreign file reads as a miss.
+// (compileCacheKey); it holds the cubin, the static info, the full log and, for a Triton
+// binary, its launch metadata, and ends with a checksum. Writers write a temporary file and rename it into place
+// (atomic on POSIX), so a reader sees a whole entry or none; a truncated, corrupt or foreign file reads as a miss.
 // Least recently used entries are evicted when the folder grows past a size cap (reads
 // refresh an entry's modification time, which serves as its last-use time).
 
@@ -31,7 +31,9 @@ std::filesystem::path defaultCompileCacheDirectory();
 /// include dirs; a name found in none, such as a header NVRTC has built in, is keyed by its
 /// name), and the defines whose names that code mentions (all of them when an #include's name
 /// comes from a macro or the code pastes tokens with ##). The include dirs' paths are not part of
-/// the key: a moved checkout keeps its cache.
+/// the key: a moved checkout keeps its cache. A Triton request's key covers the Triton that
+/// compiles it (its version and the environment variables Triton keys its own cache on), the
+/// kernel file's text, and every argument and keyword of the request.
 std::string compileCacheKey(const CompileRequest& request);
 
 struct CompileCacheOptions {

@@ -1,5 +1,7 @@
 #include "compile/compiler.h"
 
+#include "compile/triton.h"
+
 #include <nvrtc.h>
 
 #include <algorithm>
@@ -67,38 +69,6 @@ std::string withoutTimings(const std::string& log) {
     }
     while (!kept.empty() && kept.back() == '\n')
         kept.pop_back();
-    return kept;
-}
-
-// What of a log is kept with a result (the results store it, and exports copy it): the first
-// 64 KiB, each line cut at 1 KiB. NVRTC quotes the source line of each diagnostic; a very long
-// line or thousands of diagnostics add nothing that the first ones do not say.
-std::string boundedLog(std::string log) {
-    constexpr std::size_t kMaxBytes = 64 << 10;
-    constexpr std::size_t kMaxLine = 1 << 10;
-    if (log.size() <= kMaxLine && log.find('\n') == std::string::npos)
-        return log;
-    std::string kept;
-    std::size_t start = 0;
-    while (start < log.size()) {
-        std::size_t end = log.find('\n', start);
-        end = end == std::string::npos ? log.size() : end;
-        std::string_view line(log.data() + start, end - start);
-        std::string cut;
-        if (line.size() > kMaxLine) {
-            cut = " ... (" + std::to_string(line.size() - kMaxLine) + " more bytes of this line not kept)";
-            line = line.substr(0, kMaxLine);
-        }
-        if (kept.size() + line.size() + cut.size() + 1 > kMaxBytes) {
-            kept += "... (the log goes on for " + std::to_string(log.size() - start) + " more bytes, not kept)";
-            return kept;
-        }
-        kept.append(line);
-        kept += cut;
-        if (end < log.size())
-            kept += '\n';
-        start = end + 1;
-    }
     return kept;
 }
 
@@ -201,6 +171,35 @@ CompileResult failure(CompileStatus status, std::string message, std::string log
 
 } // namespace
 
+std::string boundedLog(std::string log) {
+    constexpr std::size_t kMaxBytes = 64 << 10;
+    constexpr std::size_t kMaxLine = 1 << 10;
+    if (log.size() <= kMaxLine && log.find('\n') == std::string::npos)
+        return log;
+    std::string kept;
+    std::size_t start = 0;
+    while (start < log.size()) {
+        std::size_t end = log.find('\n', start);
+        end = end == std::string::npos ? log.size() : end;
+        std::string_view line(log.data() + start, end - start);
+        std::string cut;
+        if (line.size() > kMaxLine) {
+            cut = " ... (" + std::to_string(line.size() - kMaxLine) + " more bytes of this line not kept)";
+            line = line.substr(0, kMaxLine);
+        }
+        if (kept.size() + line.size() + cut.size() + 1 > kMaxBytes) {
+            kept += "... (the log goes on for " + std::to_string(log.size() - start) + " more bytes, not kept)";
+            return kept;
+        }
+        kept.append(line);
+        kept += cut;
+        if (end < log.size())
+            kept += '\n';
+        start = end + 1;
+    }
+    return kept;
+}
+
 std::string_view compileStatusName(CompileStatus status) {
     switch (status) {
     case CompileStatus::Ok:
@@ -227,6 +226,8 @@ std::vector<std::string> compileOptions(const CompileRequest& request) {
 }
 
 CompileResult compileKernel(const CompileRequest& request) {
+    if (request.language == SourceLanguage::Triton)
+        return compileTriton(request);
     if (std::string problem = validate(request); !problem.empty())
         return failure(CompileStatus::CompileError, problem, problem);
 
@@ -332,6 +333,10 @@ CompileResult compileKernel(const CompileRequest& request) {
 
 PtxResult generatePtx(const CompileRequest& request) {
     PtxResult result;
+    if (request.language == SourceLanguage::Triton) {
+        result.log = "the PTX of a Triton kernel is Triton's, not NVRTC's";
+        return result;
+    }
     if (std::string problem = validate(request); !problem.empty()) {
         result.log = problem;
         return result;

@@ -36,9 +36,22 @@ std::vector<PtxasEntry> parsePtxasEntries(std::string_view log);
 /// one compiled for `arch` when given. registers == -1 when the log has no such entry.
 StaticInfo parsePtxasLog(std::string_view log, std::string_view kernelName, std::string_view arch = {});
 
+/// What a request's source is, and so what compiles it.
+enum class SourceLanguage : std::uint8_t {
+    Cuda,   ///< CUDA C++, compiled by NVRTC in this process
+    Triton, ///< a Python module with a @triton.jit kernel, compiled by Triton in a helper process (compile/triton.h)
+};
+
 /// One kernel variant to compile.
+///
+/// For Triton (language Triton) the fields mean: `source` the module's text, `sourceName` its
+/// file name (the line information names it), `kernelName` the @triton.jit function, `defines`
+/// the call's keyword arguments (tl.constexpr values and compile options such as num_warps),
+/// each a name and its value as JSON ("128", "true", "\"leaky_relu\""), `arguments` the call's
+/// other arguments, `includeDirs` the kernel's folder first (Python imports from it), `arch` the
+/// target; `options` are not used.
 struct CompileRequest {
-    std::string source;     ///< CUDA C++ text
+    std::string source;     ///< CUDA C++ text (a Python module for Triton)
     std::string sourceName; ///< shown in diagnostics, e.g. "sgemm.cu"
     /// The entry function as C++ names it: "sgemm", "ns::kernel", "scale<block_size_x, 4>". Found
     /// through NVRTC's name expressions, so it need not be extern "C"; template arguments may
@@ -50,6 +63,12 @@ struct CompileRequest {
     std::vector<std::string> options;                         ///< more NVRTC options (T1 CompilerOptions)
     std::string arch;                                         ///< a real arch: "sm_90"
     std::vector<std::string> includeDirs;                     ///< -I, in this order
+    SourceLanguage language = SourceLanguage::Cuda;
+    /// Triton: the call's arguments for the kernel's parameters that are not tl.constexpr, in
+    /// order, each as JSON: {"pointer": "fp16"} for a buffer (aligned to 16 bytes, as the
+    /// worker's are), a number or a boolean for a value (what Triton specialises on: an integer
+    /// divisible by 16, or equal to 1). Empty for CUDA.
+    std::vector<std::string> arguments;
 
     bool operator==(const CompileRequest&) const = default;
 };
@@ -80,6 +99,11 @@ struct LaunchMetadata {
         bool operator==(const Scratch&) const = default;
     };
     std::vector<Scratch> scratch;
+    /// Per Argument of the problem, in order, the type the kernel takes it as, in Triton's words
+    /// ("*fp16" a pointer, "i32", "i64", "u1", "fp32"), or "constexpr" for a value compiled into
+    /// the binary (Triton specialises an integer equal to 1 so), which the kernel does not take:
+    /// the launch passes the others only. Empty: every Argument, as the problem declares it.
+    std::vector<std::string> argumentTypes;
 
     bool operator==(const LaunchMetadata&) const = default;
 };
@@ -106,6 +130,11 @@ struct CompileResult {
     bool ok() const { return status == CompileStatus::Ok; }
 };
 
+/// What of a compiler's log is kept with a result (the results store it, and exports copy it):
+/// the first 64 KiB, each line cut at 1 KiB, saying what was left out. A very long line or
+/// thousands of diagnostics add nothing that the first ones do not say.
+std::string boundedLog(std::string log);
+
 /// The exact NVRTC option list compileKernel() uses for `request`: the arch, the ptxas report,
 /// the include dirs, then the request's options. Deterministic, for cache keys and for showing
 /// the user what ran.
@@ -117,7 +146,8 @@ inline std::string preparedSource(const CompileRequest& request) {
     return prepareKernelSource(request.source, request.defines);
 }
 
-/// Compiles `request` with NVRTC to a cubin for request.arch and parses the ptxas report.
+/// Compiles `request` with NVRTC to a cubin for request.arch and parses the ptxas report (a
+/// Triton request: with Triton, compileTriton in compile/triton.h).
 /// Synchronous and thread-safe: no shared state but read-only statics, one nvrtcProgram per call
 /// (seen: 15 threads compiling 2761 variants concurrently). Never
 /// throws for anything the source, defines or options can cause: that is a CompileError result.

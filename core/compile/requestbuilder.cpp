@@ -1,13 +1,20 @@
 #include "compile/requestbuilder.h"
 
 #include "base/error.h"
+
 #include "compile/sass.h"
+#include "compile/triton.h"
 #include "spec/launchgeometry.h"
+#include "spec/launchplan.h"
+#include "spec/tritonscan.h"
 #include "spec/tuningproblem.h"
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
+#include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <optional>
@@ -16,6 +23,13 @@
 #include <system_error>
 
 namespace tilescope {
+
+std::string compilerLabel(const TuningProblem& problem) {
+    if (!problem.isTriton())
+        return "NVRTC " + nvrtcVersionString();
+    const TritonSetup& setup = tritonSetup();
+    return setup.ok ? "Triton " + setup.version : "Triton";
+}
 
 std::string defineValue(const expr::Value& value) {
     switch (value.kind) {
@@ -100,7 +114,7 @@ void includeOptions(const std::vector<std::string>& options, std::vector<fs::pat
 // Why `text` is not source text, or "": a NUL byte (a binary file: an executable, an image, a
 // database) or bytes that are not UTF-8 (NVRTC would quote them back in its log, and the log is
 // stored with the results). Where: the byte's line and column.
-std::string sourceTextProblem(std::string_view text) {
+std::string sourceTextProblem(std::string_view text, const char* what = "CUDA source") {
     std::size_t line = 1, lineStart = 0;
     const auto where = [&](std::size_t at) {
         return "line " + std::to_string(line) + ", column " + std::to_string(at - lineStart + 1);
@@ -108,7 +122,7 @@ std::string sourceTextProblem(std::string_view text) {
     for (std::size_t i = 0; i < text.size();) {
         const auto c = static_cast<unsigned char>(text[i]);
         if (c == 0)
-            return "holds a NUL byte (" + where(i) + "): a binary file, not CUDA source";
+            return "holds a NUL byte (" + where(i) + "): a binary file, not " + std::string(what);
         if (c == '\n') {
             ++line;
             lineStart = ++i;
@@ -141,7 +155,7 @@ std::string sourceTextProblem(std::string_view text) {
         if (!ok) {
             char hex[8];
             std::snprintf(hex, sizeof hex, "0x%02X", c);
-            return std::string("is not UTF-8 text (the byte ") + hex + " at " + where(i) + "), so not CUDA source";
+            return std::string("is not UTF-8 text (the byte ") + hex + " at " + where(i) + "), so not " + what;
         }
         i += length;
     }
@@ -249,7 +263,131 @@ std::vector<std::string> checkIncludes(const std::string& problemFile, const fs:
 
 } // namespace
 
+namespace {
+
+// The kernel file's text, checked as a compiler's input: a source file of sane size, readable,
+// UTF-8 text without NUL bytes (`what` names what it should be).
+std::string kernelText(const TuningProblem& problem, const char* what) {
+    const std::filesystem::path path = problem.kernelPath();
+    if (const std::string why = sourceFileProblem(path); !why.empty())
+        throw InputError(problem.fileName, kKernelField, "the kernel file '" + path.string() + "' " + why);
+    std::string why;
+    std::optional<std::string> text = readSource(path, why);
+    if (!text)
+        throw InputError(problem.fileName, kKernelField, "cannot read the kernel file '" + path.string() + "': " + why);
+    if (const std::string bad = sourceTextProblem(*text, what); !bad.empty())
+        throw InputError(problem.fileName, kKernelField, "the kernel file '" + path.string() + "' " + bad);
+    return std::move(*text);
+}
+
+// A value as a Triton call passes it, as JSON: an integer, a float, a boolean or a string.
+std::string jsonValue(const expr::Value& value) {
+    switch (value.kind) {
+    case expr::Kind::Int:
+        return nlohmann::json(value.i).dump();
+    case expr::Kind::Bool:
+        return value.i ? "true" : "false";
+    case expr::Kind::Float:
+        return nlohmann::json(value.f).dump();
+    case expr::Kind::Str:
+        return nlohmann::json(*value.s).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    case expr::Kind::List:
+        break;
+    }
+    return nlohmann::json(expr::repr(value)).dump();
+}
+
+// A scalar argument's value as the call passes it: a Python int for the integer types (exact,
+// from the bytes the worker passes), a float for the floating ones, a bool for bool.
+std::string scalarJson(const ArgumentSpec& a) {
+    auto bytesAs = [&](auto zero) {
+        decltype(zero) v{};
+        std::memcpy(&v, a.scalarBytes.data(), sizeof v);
+        return v;
+    };
+    switch (a.element) {
+    case ElementType::Bool:
+        return a.scalarValue != 0 ? "true" : "false";
+    case ElementType::Int8:
+        return std::to_string(bytesAs(std::int8_t{}));
+    case ElementType::UInt8:
+        return std::to_string(bytesAs(std::uint8_t{}));
+    case ElementType::Int16:
+        return std::to_string(bytesAs(std::int16_t{}));
+    case ElementType::UInt16:
+        return std::to_string(bytesAs(std::uint16_t{}));
+    case ElementType::Int32:
+        return std::to_string(bytesAs(std::int32_t{}));
+    case ElementType::UInt32:
+        return std::to_string(bytesAs(std::uint32_t{}));
+    case ElementType::Int64:
+        return std::to_string(bytesAs(std::int64_t{}));
+    case ElementType::UInt64:
+        return std::to_string(bytesAs(std::uint64_t{}));
+    default:
+        break;
+    }
+    const double v = a.scalarValue;
+    // A float stays a float in JSON ("2.0"), so that Python sees a float as a call would pass it.
+    return std::isfinite(v) ? nlohmann::json(v).dump() : nlohmann::json(std::to_string(v)).dump();
+}
+
+} // namespace
+
+void RequestBuilder::buildTriton(const TuningProblem& problem, std::size_t shapeIndex) {
+    std::string source = kernelText(problem, "Python source");
+    const TritonFunction kernel = checkTritonKernel(problem, source);
+    const TritonSetup& setup = tritonSetup();
+    if (!setup.ok)
+        throw InputError(problem.fileName, "/KernelSpecification/Language",
+                         "the kernel is a Triton kernel, and " + setup.error);
+    const std::filesystem::path path = problem.kernelPath();
+    m_triton = true;
+    m_base.language = SourceLanguage::Triton;
+    m_base.source = std::move(source);
+    m_base.sourceName = path.filename().string();
+    m_base.kernelName = problem.kernelName;
+    std::error_code ec;
+    const std::filesystem::path dir = std::filesystem::absolute(path, ec).parent_path();
+    if (!ec && !dir.empty())
+        m_base.includeDirs.push_back(dir.string());
+
+    // The call's arguments at the shape: what Triton's JIT specialises on.
+    const LaunchPlanner plan(problem, shapeIndex);
+    for (const ArgumentSpec& a : plan.arguments()) {
+        if (a.isTensorMap())
+            throw InputError(problem.fileName, "/KernelSpecification/Arguments/" + std::to_string(a.index),
+                             a.label() + " is a TMA tensor map, which a Triton kernel does not take (Triton builds "
+                                         "its own descriptors)");
+        if (a.isVector())
+            m_base.arguments.push_back(nlohmann::json{{"pointer", std::string(tritonTypeName(a.element))}}.dump());
+        else
+            m_base.arguments.push_back(scalarJson(a));
+    }
+    // tl.constexpr parameters valued by a shape dim of their name.
+    const Shape* shape = problem.shapes.empty() ? nullptr : &problem.shapes.at(shapeIndex);
+    for (const TritonParameter& p : kernel.parameters) {
+        if (!p.isConstexpr || problem.parameterIndex(p.name) >= 0 || !shape)
+            continue;
+        for (const auto& [name, value] : shape->dims)
+            if (name == p.name)
+                m_shapeKeywords.emplace_back(name, nlohmann::json(value).dump());
+    }
+    for (const TuningParameter& parameter : problem.parameters) {
+        m_names.push_back(parameter.name);
+        std::vector<std::string> texts;
+        for (const expr::Value& value : parameter.values)
+            texts.push_back(jsonValue(value));
+        m_texts.push_back(std::move(texts));
+        m_isText.emplace_back(parameter.values.size(), false);
+    }
+}
+
 RequestBuilder::RequestBuilder(const TuningProblem& problem, std::size_t shapeIndex) {
+    if (problem.isTriton()) {
+        buildTriton(problem, shapeIndex);
+        return;
+    }
     // NVRTC compiles CUDA C++ only: OpenCL or HIP source would come back as a pile of compile errors
     // about the source, or compile as something it is not.
     if (!problem.isCuda())
@@ -358,6 +496,13 @@ Defines RequestBuilder::parameterValues(const Config& config) const {
 }
 
 Defines RequestBuilder::defines(const Config& config) const {
+    if (m_triton) {
+        // A Triton call's keywords: the tuning parameters' values, then the tl.constexpr values
+        // the shape gives.
+        Defines keywords = parameterValues(config);
+        keywords.insert(keywords.end(), m_shapeKeywords.begin(), m_shapeKeywords.end());
+        return keywords;
+    }
     static constexpr std::array<const char*, 3> kGridNames{"grid_size_x", "grid_size_y", "grid_size_z"};
     static constexpr std::array<const char*, 3> kBlockNames{"block_size_x", "block_size_y", "block_size_z"};
     const Defines parameters = parameterValues(config);
@@ -394,10 +539,14 @@ Defines RequestBuilder::defines(const Config& config) const {
 }
 
 std::string RequestBuilder::kernelName(const Config& config) const {
+    if (m_triton)
+        return m_base.kernelName;
     return replaceParameterNames(m_base.kernelName, parameterValues(config));
 }
 
 std::string RequestBuilder::preparedSource(const Config& config) const {
+    if (m_triton)
+        return m_base.source; // a Triton kernel gets its values as a call's, not in its text
     return prepareKernelSource(m_base.source, defines(config));
 }
 

@@ -25,6 +25,10 @@ namespace tilescope {
 class GeometryPlanner;
 class TuningProblem;
 
+/// What compiles the problem's kernel, with its version: "NVRTC 13.0", or for a Triton kernel
+/// "Triton 3.6.0" (or "Triton" where it is not installed).
+std::string compilerLabel(const TuningProblem& problem);
+
 /// The text of a parameter value in a -D option: ints in decimal, floats as Python's repr
 /// (0.5, 1e-05), bools as 1 and 0 (C has no True), strings as they are.
 std::string defineValue(const expr::Value& value);
@@ -33,6 +37,8 @@ class RequestBuilder {
 public:
     /// Reads the problem's kernel file; grid_size_x/y/z are those of shape `shapeIndex`. Throws
     /// InputError naming KernelFile when it cannot read the kernel. `problem` must outlive it.
+    /// A Triton problem's kernel is checked against it (checkTritonKernel), its scalar arguments
+    /// taken at the shape; without Triton here it is refused (InputError saying how to install it).
     explicit RequestBuilder(const TuningProblem& problem, std::size_t shapeIndex = 0);
     ~RequestBuilder();
     RequestBuilder(RequestBuilder&&) noexcept;
@@ -43,9 +49,12 @@ public:
     /// The request for `config` (value indices in the problem's parameter order) and `arch`.
     CompileRequest request(const Config& config, const std::string& arch) const;
     /// The defines of `config` in Kernel Tuner's order (above). Where the config's launch cannot
-    /// be planned, the grid is left out and the block is block_size_x/y/z or 256, 1, 1.
+    /// be planned, the grid is left out and the block is block_size_x/y/z or 256, 1, 1. For a
+    /// Triton kernel: the call's keywords (the tuning parameters' values as JSON, then the
+    /// tl.constexpr values a shape dim gives).
     Defines defines(const Config& config) const;
-    /// The tuning parameters' texts for `config`, in parameter order (their -D values).
+    /// The tuning parameters' texts for `config`, in parameter order (their -D values; JSON for
+    /// a Triton kernel).
     Defines parameterValues(const Config& config) const;
     /// The source Kernel Tuner would compile for `config`: prepareKernelSource of the kernel
     /// file with defines(config).
@@ -58,6 +67,11 @@ public:
     const std::string& source() const { return m_base.source; }
 
 private:
+    // A Triton kernel's requests: the call's arguments at the shape, its keywords per config.
+    void buildTriton(const TuningProblem& problem, std::size_t shapeIndex);
+
+    bool m_triton = false;
+    Defines m_shapeKeywords;                       // Triton: tl.constexpr values from the shape
     CompileRequest m_base;                         // everything but defines and arch
     std::vector<std::string> m_names;              // parameter names
     std::vector<std::vector<std::string>> m_texts; // [parameter][value index] -> define text

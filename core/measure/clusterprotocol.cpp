@@ -22,6 +22,16 @@ json compileJson(const CompileResult& r, bool withLog) {
            {"key", r.key},
            {"static", json::parse(worker::staticInfoJson(r.info))},
            {"cubin_bytes", r.cubin.size()}};
+    if (r.launch) {
+        json scratch = json::array();
+        for (const LaunchMetadata::Scratch& s : r.launch->scratch)
+            scratch.push_back(json::array({s.bytesPerBlock, s.align}));
+        j["launch"] = json{{"threads", r.launch->threadsPerBlock},
+                           {"shared", r.launch->sharedBytes},
+                           {"cluster", r.launch->clusterSize},
+                           {"scratch", std::move(scratch)},
+                           {"argument_types", r.launch->argumentTypes}};
+    }
     if (withLog) {
         j["log"] = r.log;
         j["transient"] = r.transient;
@@ -42,6 +52,16 @@ CompileResult compileOf(const json& c, const std::vector<char>& blob, std::size_
     r.log = c.value("log", std::string());
     r.transient = c.value("transient", false);
     r.info = worker::staticInfoOf(c.at("static").dump());
+    if (const auto launch = c.find("launch"); launch != c.end()) {
+        LaunchMetadata m;
+        m.threadsPerBlock = launch->at("threads").get<int>();
+        m.sharedBytes = launch->at("shared").get<std::int64_t>();
+        m.clusterSize = launch->value("cluster", 1);
+        for (const json& s : launch->value("scratch", json::array()))
+            m.scratch.push_back({s.at(0).get<std::int64_t>(), s.at(1).get<std::int64_t>()});
+        m.argumentTypes = launch->value("argument_types", std::vector<std::string>());
+        r.launch = std::move(m);
+    }
     const std::size_t bytes = c.at("cubin_bytes").get<std::size_t>();
     if (offset + bytes > blob.size())
         throw std::runtime_error("a cubin is shorter than its size says");
@@ -146,7 +166,9 @@ worker::Frame encodeCompile(std::uint64_t id, const CompileRequest& request) {
                               {"defines", std::move(defines)},
                               {"options", request.options},
                               {"arch", request.arch},
-                              {"include_dirs", request.includeDirs}}
+                              {"include_dirs", request.includeDirs},
+                              {"language", request.language == SourceLanguage::Triton ? "triton" : "cuda"},
+                              {"arguments", request.arguments}}
                              .dump(-1, ' ', false, json::error_handler_t::replace),
                          std::vector<char>(request.source.begin(), request.source.end())};
 }
@@ -166,6 +188,8 @@ CompileJob decodeCompile(const worker::Frame& frame) try {
     r.options = j.value("options", std::vector<std::string>());
     r.arch = j.at("arch").get<std::string>();
     r.includeDirs = j.value("include_dirs", std::vector<std::string>());
+    r.language = j.value("language", std::string("cuda")) == "triton" ? SourceLanguage::Triton : SourceLanguage::Cuda;
+    r.arguments = j.value("arguments", std::vector<std::string>());
     return job;
 } catch (const json::exception& e) {
     throw std::runtime_error(std::string("a compile sent to a rank cannot be read: ") + e.what());

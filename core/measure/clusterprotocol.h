@@ -20,8 +20,9 @@
 namespace tilescope::cluster {
 
 /// The version of what travels, said in rank 0's "hello": a rank that speaks another (a node with
-/// another build of Tilescope) says so and leaves. 2: ranks compile ("compile", "compiled").
-inline constexpr int kProtocolVersion = 2;
+/// another build of Tilescope) says so and leaves. 2: ranks compile ("compile", "compiled"); 3:
+/// Triton compiles and their launch.
+inline constexpr int kProtocolVersion = 3;
 
 /// A frame as one message: u32 header length (little-endian), the header, the blob.
 std::vector<char> pack(const worker::Frame& frame);

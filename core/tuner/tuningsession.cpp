@@ -8,6 +8,7 @@
 #include "base/error.h"
 #include "base/sha256.h"
 #include "base/textformat.h"
+#include "compile/triton.h"
 #include "exchange/configcodec.h"
 #include "spec/tuningproblem.h"
 #include "tuner/compileahead.h"
@@ -273,7 +274,9 @@ struct TuningSession::Run {
         nlohmann::ordered_json ours = nlohmann::ordered_json::object();
         ours["tool_version"] = TILESCOPE_VERSION;
         ours["backend"] = backend.description;
-        if (compiling)
+        if (compiling && problem.isTriton())
+            ours["triton_version"] = tritonSetup().version;
+        else if (compiling)
             ours["nvrtc_version"] = nvrtcVersionString();
         if (options.partCount > 1)
             ours["part"] = {{"index", options.partIndex + 1}, {"count", options.partCount}};

@@ -2,9 +2,11 @@
 // compile for some configs, and bad input refused with a message and status 2.
 
 #include "clirun.h"
+#include "tritontest.h"
 
 #include <QFile>
 #include <QProcess>
+#include <QProcessEnvironment>
 #include <QStringList>
 #include <QTemporaryDir>
 #include <QtTest>
@@ -23,6 +25,43 @@ CliRun runAnalyze(const QStringList& args) {
     return runCli(args, kCli, 300000);
 }
 
+const QString kTritonData = QStringLiteral(TILESCOPE_SOURCE_DIR "/tests/data/triton");
+
+// The CLI with `env` added to this process's environment.
+CliRun runWithEnv(const QStringList& args, const QList<QPair<QString, QString>>& env, int timeoutMs = 300000) {
+    QProcess p;
+    QProcessEnvironment environment = QProcessEnvironment::systemEnvironment();
+    for (const auto& [k, v] : env)
+        environment.insert(k, v);
+    p.setProcessEnvironment(environment);
+    p.start(kCli, args);
+    if (!p.waitForFinished(timeoutMs)) {
+        p.kill();
+        p.waitForFinished();
+        return {};
+    }
+    CliRun r;
+    r.status = p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1;
+    r.out = QString::fromUtf8(p.readAllStandardOutput());
+    r.err = QString::fromUtf8(p.readAllStandardError());
+    return r;
+}
+
+// A copy of tests/data/triton/add.json in `dir` (beside a copy of add.py), changed by `edit`.
+template <typename Edit>
+QString tritonProblemIn(const QTemporaryDir& dir, Edit edit) {
+    QFile::copy(kTritonData + "/add.py", dir.filePath(QStringLiteral("add.py")));
+    QFile in(kTritonData + "/add.json");
+    in.open(QIODevice::ReadOnly);
+    nlohmann::json problem = nlohmann::json::parse(in.readAll().toStdString());
+    edit(problem);
+    const QString path = dir.filePath(QStringLiteral("problem.json"));
+    QFile out(path);
+    out.open(QIODevice::WriteOnly);
+    out.write(QByteArray::fromStdString(problem.dump(2)));
+    return path;
+}
+
 } // namespace
 
 class TestCliAnalyze : public QObject {
@@ -35,7 +74,157 @@ private slots:
     void linesWithoutNvdisasm();
     void linesBySourceLine();
     void executedNeedsLinesAndAGpu();
+    void tritonWithoutTriton();
+    void tritonBadInput_data();
+    void tritonBadInput();
+    void tritonRefusedConfigIsACompileError();
 };
+
+// Without Triton (no such Python, or a Python without the triton module), a Triton problem is
+// refused by every command that compiles, saying how to install it; counting needs no Triton, and
+// CUDA problems compile as before.
+void TestCliAnalyze::tritonWithoutTriton() {
+    QTemporaryDir dir;
+    const QString problem = kTritonData + "/add.json";
+    const QString db = dir.filePath(QStringLiteral("r.db"));
+    QList<QPair<QString, QString>> pythons{
+        {QStringLiteral("TILESCOPE_PYTHON"), QStringLiteral("/nonexistent/python3")}};
+    if (haveProgram("python3")) {
+        // python3 without its site packages: no triton, wherever one is installed.
+        const QString wrapper = dir.filePath(QStringLiteral("bare-python"));
+        QFile script(wrapper);
+        QVERIFY(script.open(QIODevice::WriteOnly));
+        script.write("#!/bin/sh\nexec python3 -S \"$@\"\n");
+        script.close();
+        script.setPermissions(script.permissions() | QFileDevice::ExeOwner);
+        pythons.append({QStringLiteral("TILESCOPE_PYTHON"), wrapper});
+    }
+    for (const auto& python : pythons) {
+        const QList<QPair<QString, QString>> env{python};
+        const CliRun space = runWithEnv({QStringLiteral("space"), problem, QStringLiteral("--count")}, env);
+        QVERIFY2(space.status == 0, qPrintable(describe(space)));
+        for (const QStringList& args : {QStringList{QStringLiteral("analyze"), problem, QStringLiteral("--no-cache")},
+                                        QStringList{QStringLiteral("tune"), problem, QStringLiteral("--backend"),
+                                                    QStringLiteral("analysis:sm_90"), QStringLiteral("--db"), db}}) {
+            const CliRun r = runWithEnv(args, env);
+            QVERIFY2(r.status == 2, qPrintable(describe(r)));
+            QVERIFY2(r.err.contains(QStringLiteral("pip install triton")) &&
+                         r.err.contains(QStringLiteral("TILESCOPE_PYTHON")),
+                     qPrintable(describe(r)));
+            QVERIFY2(r.err.contains(python.second == QStringLiteral("/nonexistent/python3")
+                                        ? QStringLiteral("cannot start /nonexistent/python3")
+                                        : QStringLiteral("cannot import triton")),
+                     qPrintable(describe(r)));
+        }
+        QVERIFY(!QFile::exists(db));
+        const CliRun cuda = runWithEnv({QStringLiteral("analyze"), QString::fromLatin1(kBrokenProblem),
+                                        QStringLiteral("--sample"), QStringLiteral("1"), QStringLiteral("--no-cache")},
+                                       env);
+        QVERIFY2(cuda.status == 0, qPrintable(describe(cuda)));
+    }
+}
+
+// A Triton problem that does not fit its kernel: status 2, the field, the name and why, before
+// anything compiles (so without Triton too).
+void TestCliAnalyze::tritonBadInput_data() {
+    QTest::addColumn<QString>("field");
+    QTest::addColumn<QString>("value");
+    QTest::addColumn<QString>("message");
+    QTest::newRow("missing function") << "KernelName"
+                                      << "add"
+                                      << "/KernelSpecification/KernelName: no function 'add' at the top level of the "
+                                         "kernel file add.py (its @triton.jit functions: add_kernel)";
+    QTest::newRow("non-constexpr parameter")
+        << "Parameter"
+        << "n"
+        << "/ConfigurationSpace/TuningParameters/2/Name: tuning parameter 'n' is a parameter of add_kernel that is not "
+           "tl.constexpr (add.py line 9)";
+    QTest::newRow("neither parameter nor option")
+        << "Parameter"
+        << "BLOCK_SIZE"
+        << "tuning parameter 'BLOCK_SIZE' is neither a tl.constexpr parameter of add_kernel (add.py line 7) nor one of "
+           "Triton's compile options";
+    QTest::newRow("an argument missing") << "Arguments"
+                                         << "4"
+                                         << "/KernelSpecification/Arguments: the Triton kernel add_kernel (add.py line "
+                                            "7) takes 5 arguments that are not tl.constexpr (x_ptr, y_ptr, out_ptr, n, "
+                                            "scale), and Arguments has 4";
+}
+
+void TestCliAnalyze::tritonBadInput() {
+    QFETCH(QString, field);
+    QFETCH(QString, value);
+    QFETCH(QString, message);
+    QTemporaryDir dir;
+    const QString problem = tritonProblemIn(dir, [&](nlohmann::json& p) {
+        if (field == QStringLiteral("KernelName"))
+            p["KernelSpecification"]["KernelName"] = value.toStdString();
+        else if (field == QStringLiteral("Parameter"))
+            p["ConfigurationSpace"]["TuningParameters"].push_back(
+                {{"Name", value.toStdString()}, {"Type", "int"}, {"Values", "[16, 32]"}});
+        else
+            p["KernelSpecification"]["Arguments"].erase(value.toInt());
+        p["ConfigurationSpace"]["Conditions"] = nlohmann::json::array();
+    });
+    for (const QStringList& args :
+         {QStringList{QStringLiteral("analyze"), problem, QStringLiteral("--no-cache")},
+          QStringList{QStringLiteral("tune"), problem, QStringLiteral("--backend"), QStringLiteral("analysis:sm_90"),
+                      QStringLiteral("--db"), dir.filePath(QStringLiteral("r.db"))}}) {
+        const CliRun r = runAnalyze(args);
+        QVERIFY2(r.status == 2 && r.err.contains(message), qPrintable(message + "\n" + describe(r)));
+        QVERIFY(r.out.isEmpty());
+    }
+    QVERIFY(!QFile::exists(dir.filePath(QStringLiteral("r.db"))));
+    // Counting needs no kernel: space counts, and says why the kernel cannot be compiled.
+    const CliRun space = runAnalyze({QStringLiteral("space"), problem});
+    QVERIFY2(space.status == 0 && space.err.contains(message), qPrintable(describe(space)));
+}
+
+// A config Triton refuses is that config's compile_error, with Triton's message, and the others
+// compile: in analyze and in a session.
+void TestCliAnalyze::tritonRefusedConfigIsACompileError() {
+    TILESCOPE_NEED_TRITON();
+    QTemporaryDir dir;
+    const QString problem = tritonProblemIn(dir, [](nlohmann::json& p) {
+        p["ConfigurationSpace"]["TuningParameters"][0]["Values"] = "[256, 300]";
+        p["ConfigurationSpace"]["TuningParameters"][1]["Values"] = "[4]";
+        p["ConfigurationSpace"]["Conditions"] = nlohmann::json::array();
+    });
+    const QString cache = dir.filePath(QStringLiteral("cache"));
+    const CliRun analyzed = runAnalyze(
+        {QStringLiteral("analyze"), problem, QStringLiteral("--cache-dir"), cache, QStringLiteral("--json")});
+    QVERIFY2(analyzed.status == 0, qPrintable(describe(analyzed)));
+    const auto records = nlohmann::json::parse(analyzed.out.toStdString());
+    QCOMPARE(records.size(), std::size_t(2));
+    for (const auto& r : records) {
+        const bool refused = r["config"]["BLOCK"].get<int>() == 300;
+        QCOMPARE(QString::fromStdString(r["status"].get<std::string>()),
+                 refused ? QStringLiteral("compile_error") : QStringLiteral("ok"));
+        if (refused)
+            QVERIFY2(r["message"].get<std::string>().find("add.py:14:29: arange's range must be a power of 2") !=
+                         std::string::npos,
+                     r.dump().c_str());
+        else
+            QCOMPARE(r["block_size"].get<int>(), 128);
+    }
+    const QString db = dir.filePath(QStringLiteral("r.db"));
+    const CliRun tuned =
+        runAnalyze({QStringLiteral("tune"), problem, QStringLiteral("--backend"), QStringLiteral("analysis:sm_90"),
+                    QStringLiteral("--db"), db, QStringLiteral("--cache-dir"), cache});
+    QVERIFY2(tuned.status == 0, qPrintable(describe(tuned)));
+    const CliRun shown = runAnalyze({QStringLiteral("show"), db, QStringLiteral("--json")});
+    QVERIFY2(shown.status == 0, qPrintable(describe(shown)));
+    const auto results = nlohmann::json::parse(shown.out.toStdString());
+    bool sawError = false;
+    for (const auto& r : results) {
+        if (r["config"]["BLOCK"].get<int>() != 300)
+            continue;
+        sawError = true;
+        QCOMPARE(r["status"].get<std::string>(), std::string("compile_error"));
+        QVERIFY2(r.dump().find("arange's range must be a power of 2") != std::string::npos, r.dump().c_str());
+    }
+    QVERIFY(sawError);
+}
 
 // --executed runs the configs on this machine's GPU: it needs --lines, and without a GPU it is a
 // clear exit 2 (the counts themselves are checked on the GPU, tests/gpu/tst_cudabackend).

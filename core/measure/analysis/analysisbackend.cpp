@@ -11,11 +11,11 @@ std::string AnalysisBackend::notMeasuredMessage(const std::string& arch) {
 AnalysisBackend::AnalysisBackend(std::string arch)
     : m_arch(std::move(arch)) {}
 
-BackendInfo AnalysisBackend::open(const TuningProblem&, std::size_t, const ConfigSpace&) {
+BackendInfo AnalysisBackend::open(const TuningProblem& problem, std::size_t, const ConfigSpace&) {
     StaticAnalyzer::checkArch(m_arch);
     BackendInfo info;
     info.kind = "analysis";
-    info.description = "static analysis for " + m_arch + " (NVRTC " + nvrtcVersionString() + ", nothing measured)";
+    info.description = "static analysis for " + m_arch + " (" + compilerLabel(problem) + ", nothing measured)";
     info.arch = m_arch;
     if (const ArchLimits* limits = findArch(m_arch))
         info.limits = *limits; // configs that cannot launch on the arch are pruned as on its GPUs

@@ -110,6 +110,7 @@ private slots:
     void keyFollowsIncludes();
     void cacheRoot();
     void roundTrip();
+    void launchRoundTrips();
     void notStored();
     void corruptEntries_data();
     void corruptEntries();
@@ -283,6 +284,40 @@ void TestCompileCache::cacheRoot() {
     hadDir ? qputenv("TILESCOPE_CACHE_DIR", savedDir) : qunsetenv("TILESCOPE_CACHE_DIR");
     hadXdg ? qputenv("XDG_CACHE_HOME", savedXdg) : qunsetenv("XDG_CACHE_HOME");
     qputenv("HOME", savedHome);
+}
+
+// A binary whose compiler decides its launch (Triton's) keeps it through the cache: threads,
+// shared memory, cluster, scratch buffers, argument types; one without reads back without.
+void TestCompileCache::launchRoundTrips() {
+    QTemporaryDir dir;
+    CompileCache cache({fs::path(dir.path().toStdString()), 1 << 30});
+    CompileResult triton = fakeResult(9);
+    triton.nvrtcVersion = "Triton 3.6.0";
+    LaunchMetadata launch;
+    launch.threadsPerBlock = 256;
+    launch.sharedBytes = 98304;
+    launch.clusterSize = 2;
+    launch.scratch = {{512, 128}, {0, 1}};
+    launch.argumentTypes = {"*fp16", "*fp16", "i32", "constexpr", "fp32"};
+    triton.launch = launch;
+    QVERIFY(cache.store(fakeKey(11), triton));
+    const std::optional<CompileResult> back = cache.load(fakeKey(11));
+    QVERIFY(back && sameResult(*back, triton));
+    QVERIFY(back->launch.has_value());
+    QVERIFY(*back->launch == launch);
+    QVERIFY(cache.store(fakeKey(12), fakeResult(10)));
+    const std::optional<CompileResult> plain = cache.load(fakeKey(12));
+    QVERIFY(plain && !plain->launch);
+    // An entry cut inside its launch section is corrupt, not a binary without a launch.
+    const fs::path entry = cache.entryPath(fakeKey(11));
+    std::string bytes;
+    {
+        std::ifstream in(entry, std::ios::binary);
+        bytes.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+    }
+    std::ofstream(entry, std::ios::binary | std::ios::trunc).write(bytes.data(), std::streamsize(bytes.size() - 40));
+    QVERIFY(!cache.load(fakeKey(11)));
+    QCOMPARE(cache.stats().corrupt, std::uint64_t(1));
 }
 
 void TestCompileCache::roundTrip() {
