@@ -4,6 +4,8 @@
 #include "clirun.h"
 #include "tritontest.h"
 
+#include "compile/sass.h"
+
 #include <QFile>
 #include <QProcess>
 #include <QProcessEnvironment>
@@ -78,7 +80,53 @@ private slots:
     void tritonBadInput_data();
     void tritonBadInput();
     void tritonRefusedConfigIsACompileError();
+    void tritonLinesBySourceLine();
 };
+
+// --lines on a Triton config that spills (tests/data/triton/spill.py, squeezed by maxnreg 32)
+// names the lines of the .py file, with their text, read with the toolkit's nvdisasm or the one
+// Triton's wheel ships; the config that does not spill has none.
+void TestCliAnalyze::tritonLinesBySourceLine() {
+    TILESCOPE_NEED_TRITON();
+    std::string why;
+    if (tilescope::findNvdisasm(&why).empty())
+        QSKIP(why.c_str());
+    const QString problem = kTritonData + "/spill.json";
+    const CliRun text =
+        runAnalyze({QStringLiteral("analyze"), problem, QStringLiteral("--lines"), QStringLiteral("--no-cache")});
+    QVERIFY2(text.status == 0, qPrintable(describe(text)));
+    QVERIFY2(text.err.contains(QStringLiteral("Triton ")), qPrintable(text.err));
+    const QString lines = text.out.mid(text.out.indexOf(QStringLiteral("Local memory by source line")));
+    QVERIFY2(lines.contains(QStringLiteral("spill.py:19")), qPrintable(lines));
+    QVERIFY2(lines.contains(QStringLiteral("acc = acc * tile + tl.sin(acc + step)")), qPrintable(lines));
+    QVERIFY2(lines.contains(QStringLiteral("maxnreg=128\n    no spills and no local memory")), qPrintable(lines));
+
+    const CliRun json =
+        runAnalyze({QStringLiteral("analyze"), problem, QStringLiteral("--lines"), QStringLiteral("--json")});
+    QVERIFY2(json.status == 0, qPrintable(describe(json)));
+    const auto records = nlohmann::json::parse(json.out.toStdString());
+    QCOMPARE(records.size(), std::size_t(2));
+    for (const auto& r : records) {
+        const auto& l = r["lines"];
+        QVERIFY2(!l.contains("error"), l.dump().c_str());
+        if (r["config"]["maxnreg"].get<int>() == 128) {
+            QVERIFY(l["local_lines"].empty());
+            continue;
+        }
+        QVERIFY(r["spill_stores"].get<int>() > 0);
+        QVERIFY(!l["local_lines"].empty());
+        int local = 0;
+        for (const auto& line : l["local_lines"]) {
+            QCOMPARE(line["file"].get<std::string>(), std::string("spill.py"));
+            QVERIFY(line["line"].get<int>() >= 7 && line["line"].get<int>() <= 21);
+            local += line["spill_stores"].get<int>() + line["local_stores"].get<int>();
+        }
+        QVERIFY(local > 0);
+        // The loop's line holds the most.
+        QCOMPARE(l["local_lines"][0]["line"].get<int>(), 19);
+        QCOMPARE(l["local_lines"][0]["text"].get<std::string>(), std::string("acc = acc * tile + tl.sin(acc + step)"));
+    }
+}
 
 // Without Triton (no such Python, or a Python without the triton module), a Triton problem is
 // refused by every command that compiles, saying how to install it; counting needs no Triton, and
