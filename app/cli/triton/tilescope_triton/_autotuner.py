@@ -237,6 +237,9 @@ def choose(tuner, key, args, kwargs, s):
             return
 
     s.require_cli()
+    if s.expand and s.strategy == "exhaustive" and s.budget == 0 and len(space.rows) > 1000:
+        note(f"the widened space of {kernel.name} has {len(space.rows):,} configs, and exhaustive measures every one "
+             "(--strategy bayes --budget N searches it)")
     started = time.time()
     doc, files, grids = _problem.build(kernel, space, params, _problem.key_dims(tuner.keys, params),
                                        list(getattr(tuner, "reset_to_zero", []) or []),
