@@ -181,6 +181,10 @@ MainWindow::MainWindow(Options options, QWidget* parent)
     m_selection->addView(m_resultsView, &ResultsView::configSelected, &ResultsView::selectConfig);
     m_selection->addView(m_crossGpu, &CrossGpuView::configSelected, &CrossGpuView::setSelectedConfig);
     m_selection->addSource(m_compare, &CompareView::configSelected);
+    // A Compile Check row is a config too: Details shows what compiling told when no result has it.
+    m_selection->addView(m_compileCheck, &CompileCheckPanel::configSelected, &CompileCheckPanel::selectConfig);
+    connect(m_compileCheck, &CompileCheckPanel::sampleChanged, this,
+            [this]() { m_details->setCompiledSample(m_compileCheck->sample(), m_compileCheck->sampleArch()); });
     m_selection->addFollower(m_details, &ConfigDetailsPanel::showConfig);
     m_selection->addFollower(m_sourcePanel, &KernelSourcePanel::showConfig);
     // Heatmap by a line: the configs of the results shown, counted by the Kernel Source panel.

@@ -16,6 +16,7 @@
 #include "problem/problempanel.h"
 #include "problem/sourceview.h"
 #include "problem/spacecontroller.h"
+#include "session/configdetails.h"
 #include "session/runpanel.h"
 #include "space/configspace.h"
 #include "spec/tuningproblem.h"
@@ -579,6 +580,58 @@ void TestEditor::compileCheck() {
     QCOMPARE(first->data(Qt::UserRole).toInt(), 5);
     emit check->errorList()->itemDoubleClicked(first);
     QCOMPARE(m_window->findChild<SourceView*>()->textCursor().blockNumber(), 4);
+
+    // A row picked is the config picked: Details shows what compiling told (no result holds it)
+    // and Kernel Source reads its lines for the check's arch.
+    auto* compileDock = m_window->findChild<QDockWidget*>(QStringLiteral("compileDock"));
+    QVERIFY(compileDock);
+    compileDock->raise();
+    QTRY_VERIFY(check->table()->isVisible());
+    int compiledRow = -1;
+    int failedRow = -1;
+    for (int row = 0; row < 4; ++row)
+        (check->table()->item(row, 1)->text() == QStringLiteral("compile error") ? failedRow : compiledRow) = row;
+    QVERIFY(compiledRow >= 0 && failedRow >= 0);
+    ConfigDetailsPanel* details = m_window->detailsPanel();
+    KernelSourcePanel* source = m_window->findChild<KernelSourcePanel*>();
+    QVERIFY(source);
+    clickRow(check->table(), compiledRow);
+    const QString picked = check->configAt(compiledRow);
+    QVERIFY(picked.contains(QStringLiteral("\"MODE\":1")));
+    QCOMPARE(m_window->selectedConfig(), picked);
+    QVERIFY(details->showsCompiledSample());
+    QCOMPARE(details->shownConfig(), picked);
+    const QString text = details->plainText();
+    QVERIFY2(text.contains(QStringLiteral("compiled, not run")), qPrintable(text));
+    QVERIFY2(text.contains(QStringLiteral("Compile Check's sample for sm_90")), qPrintable(text));
+    QVERIFY2(text.contains(QStringLiteral("Compiled for sm_90")), qPrintable(text));
+    QVERIFY2(text.contains(QStringLiteral("registers / thread\t") + check->table()->item(compiledRow, 2)->text()) ||
+                 text.contains(QStringLiteral("registers / thread\n") + check->table()->item(compiledRow, 2)->text()),
+             qPrintable(text));
+    QVERIFY2(text.contains(QStringLiteral("theoretical occupancy")), qPrintable(text));
+    QCOMPARE(source->shownConfig(), picked);
+    QTRY_VERIFY_WITH_TIMEOUT(!source->isBusy(), 120'000);
+    const QString label = check->table()->item(compiledRow, 0)->text(); // "MODE=1 UNROLL=4"
+    QVERIFY2(source->linesLabel()->text().contains(label), qPrintable(source->linesLabel()->text()));
+
+    // A config that did not compile: its error and NVRTC's log.
+    clickRow(check->table(), failedRow);
+    QCOMPARE(m_window->selectedConfig(), check->configAt(failedRow));
+    QVERIFY(details->showsCompiledSample());
+    QVERIFY2(details->plainText().contains(QStringLiteral("compile_error")), qPrintable(details->plainText()));
+    QVERIFY2(details->plainText().contains(QStringLiteral("Compile log")), qPrintable(details->plainText()));
+
+    // Picked elsewhere (nothing here): the row lets go; another problem empties the check.
+    m_window->selectConfig(QString());
+    QVERIFY(check->table()->selectionModel()->selectedRows().isEmpty());
+    QVERIFY(!details->shownRecord());
+    m_window->selectConfig(picked);
+    QCOMPARE(check->table()->currentRow(), compiledRow);
+    QVERIFY(details->showsCompiledSample());
+    QVERIFY(m_window->openProblem(QStringLiteral(TILESCOPE_TEST_DATA "/tuning/tiny.json")));
+    QCOMPARE(check->table()->rowCount(), 0);
+    QVERIFY(!check->sample() || check->sample()->empty());
+    QVERIFY(!details->showsCompiledSample());
 }
 
 void TestEditor::writeRegsKernel() {

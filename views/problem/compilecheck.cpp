@@ -6,32 +6,70 @@
 #include "base/error.h"
 #include "common/format.h"
 #include "compile/compilecache.h"
+#include "exchange/configcodec.h"
 #include "problem/problemdocument.h"
 #include "problem/spacecontroller.h"
 #include "spec/problemedit.h"
 #include "spec/tuningproblem.h"
 
 #include <QComboBox>
+#include <QEvent>
 #include <QHBoxLayout>
 #include <QHeaderView>
+#include <QItemSelectionModel>
 #include <QLabel>
 #include <QListWidget>
 #include <QPushButton>
 #include <QRegularExpression>
 #include <QSpinBox>
 #include <QTableWidget>
+#include <QTimer>
 #include <QVBoxLayout>
 
 namespace tilescope::views {
 
 struct CompileCheckPanel::Outcome {
     std::shared_ptr<const TuningProblem> problem;
+    std::string arch;
     std::vector<ConfigAnalysis> analyses;
-    std::vector<QString> configs; // "BLOCK_M=64 ..."
+    std::vector<QString> configs;       // "BLOCK_M=64 ..."
+    std::vector<ResultRecord> compiled; // the analyses as results compiled and not run
     RuleSuggestion rule;
     QString inert; // parameters that do not change the compiled kernel ("" = none found)
     QString error; // why the check could not run
 };
+
+namespace {
+
+// What compiling told of a config, as a result that was never run.
+ResultRecord compiledRecord(const ConfigAnalysis& a, ConfigValues values) {
+    ResultRecord r;
+    r.spaceIndex = a.index;
+    r.config = std::move(values);
+    Measurement& m = r.measurement;
+    m.compileSeconds = a.compileSeconds;
+    if (!a.compiled()) {
+        m.status = ResultStatus::CompileError;
+        m.message = a.message;
+        r.log = a.log;
+        return r;
+    }
+    m.staticInfo = a.info;
+    if (a.geometry.error.empty()) {
+        r.blockSize = a.geometry.threadsPerBlock();
+        r.sharedDynamic = a.geometry.sharedDynamic;
+        if (a.occupancy.maxWarps > 0)
+            r.occupancy = a.occupancy.percent();
+        m.status = ResultStatus::Skipped;
+        m.message = "compiled for " + a.arch + ", not run";
+    } else {
+        m.status = ResultStatus::LaunchError;
+        m.message = a.geometry.error;
+    }
+    return r;
+}
+
+} // namespace
 
 CompileCheckPanel::CompileCheckPanel(ProblemDocument* document, SpaceController* space, QWidget* parent)
     : QWidget(parent)
@@ -50,6 +88,7 @@ CompileCheckPanel::CompileCheckPanel(ProblemDocument* document, SpaceController*
     m_compile = new QPushButton(tr("Compile a Sample"), this);
     m_compile->setObjectName(QStringLiteral("compileSample"));
     m_status = new QLabel(this);
+    m_status->setWordWrap(true); // a long status wraps rather than widening the panel
     auto* top = new QHBoxLayout;
     top->addWidget(new QLabel(tr("Arch:"), this));
     top->addWidget(m_arch);
@@ -100,6 +139,84 @@ CompileCheckPanel::CompileCheckPanel(ProblemDocument* document, SpaceController*
         if (const int line = item->data(Qt::UserRole).toInt(); line > 0)
             emit showSourceLine(line);
     });
+    connect(m_table->selectionModel(), &QItemSelectionModel::currentRowChanged, this,
+            [this](const QModelIndex& current) {
+                if (m_selecting)
+                    return;
+                if (const QString config = configAt(current.row()); !config.isEmpty())
+                    emit configSelected(config);
+            });
+    connect(m_document, &ProblemDocument::problemChanged, this, &CompileCheckPanel::clear);
+    m_table->viewport()->installEventFilter(this);
+}
+
+void CompileCheckPanel::fitConfigColumn() {
+    // The configs wrap between their parameters, never inside one ("block_size_x=1024"): the
+    // column takes the room left, but no less than its longest parameter; the table scrolls then.
+    QHeaderView* header = m_table->horizontalHeader();
+    int widest = 0;
+    const QFontMetrics metrics(m_table->font());
+    for (int row = 0; row < m_table->rowCount(); ++row)
+        if (const QTableWidgetItem* item = m_table->item(row, 0))
+            for (const QString& word : item->text().split(QLatin1Char(' '), Qt::SkipEmptyParts))
+                widest = std::max(widest, metrics.horizontalAdvance(word));
+    widest += metrics.averageCharWidth() * 2; // the cell's margins
+    int others = 0;
+    for (int c = 1; c < m_table->columnCount(); ++c)
+        others += header->sectionSize(c);
+    const bool room = m_table->viewport()->width() - others >= widest;
+    const auto mode = room ? QHeaderView::Stretch : QHeaderView::Interactive;
+    if (header->sectionResizeMode(0) != mode)
+        header->setSectionResizeMode(0, mode);
+    if (!room)
+        header->resizeSection(0, widest);
+}
+
+bool CompileCheckPanel::eventFilter(QObject* watched, QEvent* event) {
+    if (watched == m_table->viewport() && event->type() == QEvent::Resize && m_table->rowCount() > 0)
+        QTimer::singleShot(0, this, &CompileCheckPanel::fitConfigColumn);
+    return QWidget::eventFilter(watched, event);
+}
+
+QString CompileCheckPanel::configAt(int row) const {
+    const QTableWidgetItem* item = row >= 0 && row < m_table->rowCount() ? m_table->item(row, 0) : nullptr;
+    return item ? item->data(Qt::UserRole).toString() : QString();
+}
+
+void CompileCheckPanel::selectConfig(const QString& configJson) {
+    int found = -1;
+    for (int row = 0; row < m_table->rowCount() && !configJson.isEmpty() && found < 0; ++row)
+        if (configAt(row) == configJson)
+            found = row;
+    m_selecting = true;
+    if (found >= 0) {
+        m_table->selectRow(found);
+        m_table->scrollToItem(m_table->item(found, 0));
+    } else {
+        m_table->clearSelection();
+        m_table->selectionModel()->setCurrentIndex({}, QItemSelectionModel::NoUpdate);
+    }
+    m_selecting = false;
+}
+
+void CompileCheckPanel::clear() {
+    m_task.supersede(); // a check of the problem before delivers nothing
+    m_busy = false;
+    m_compile->setEnabled(true);
+    m_status->clear();
+    m_table->setRowCount(0);
+    m_errors->clear();
+    m_errors->hide();
+    m_inert->clear();
+    m_inert->hide();
+    m_rule->clear();
+    m_addRule->hide();
+    m_suggested.clear();
+    const bool had = m_sample != nullptr;
+    m_sample.reset();
+    m_sampleArch.clear();
+    if (had)
+        emit sampleChanged();
 }
 
 CompileCheckPanel::~CompileCheckPanel() {
@@ -123,14 +240,17 @@ void CompileCheckPanel::compileSample() {
         [problem, space = spaceResult->space, shape = spaceResult->shapeIndex, arch, count](const BackgroundJob& job) {
             auto out = std::make_shared<Outcome>();
             out->problem = problem;
+            out->arch = arch;
             try {
                 const StaticAnalyzer analyzer(*problem, shape);
                 const std::vector<std::uint64_t> indices = space->sample(count, 1);
                 CompileService service({0, std::make_shared<CompileCache>(CompileCacheOptions{})});
                 out->analyses = analyzer.run(*space, indices, {arch}, service, {}, job.cancelFlag());
+                const ConfigCodec codec(*space);
                 std::vector<RuleSample> samples;
                 for (const ConfigAnalysis& a : out->analyses) {
                     out->configs.push_back(QString::fromStdString(space->describe(a.config)));
+                    out->compiled.push_back(compiledRecord(a, codec.toValues(a.config)));
                     if (a.compiled())
                         samples.push_back({a.config, a.spills()});
                 }
@@ -152,7 +272,11 @@ void CompileCheckPanel::compileSample() {
 void CompileCheckPanel::show(const std::shared_ptr<const Outcome>& outcome) {
     m_busy = false;
     m_compile->setEnabled(true);
+    m_selecting = true; // the rows go: no config is picked by that
     m_table->setRowCount(0);
+    m_selecting = false;
+    m_sample = std::make_shared<const std::vector<ResultRecord>>(outcome->compiled);
+    m_sampleArch = outcome->arch;
     m_errors->clear();
     m_errors->hide();
     m_rule->clear();
@@ -161,6 +285,7 @@ void CompileCheckPanel::show(const std::shared_ptr<const Outcome>& outcome) {
     m_inert->setVisible(!outcome->inert.isEmpty());
     if (!outcome->error.isEmpty()) {
         m_status->setText(outcome->error);
+        emit sampleChanged();
         emit finished();
         return;
     }
@@ -179,6 +304,9 @@ void CompileCheckPanel::show(const std::shared_ptr<const Outcome>& outcome) {
             m_table->setItem(row, column, item);
         };
         put(0, outcome->configs[i]);
+        if (i < outcome->compiled.size())
+            m_table->item(row, 0)->setData(Qt::UserRole,
+                                           QString::fromStdString(configJson(outcome->compiled[i].config)));
         if (!a.compiled()) {
             ++failed;
             put(1, tr("compile error"));
@@ -209,7 +337,7 @@ void CompileCheckPanel::show(const std::shared_ptr<const Outcome>& outcome) {
                 m_table->item(row, c)->setForeground(QColor(0xc6, 0x28, 0x28));
     }
     m_table->resizeColumnsToContents();
-    m_table->horizontalHeader()->setSectionResizeMode(0, QHeaderView::Stretch);
+    fitConfigColumn();
     m_errors->setVisible(m_errors->count() > 0);
     m_status->setText(tr("%1 compiled for %2: %3 failed, %4 spill")
                           .arg(outcome->analyses.size())
@@ -229,6 +357,7 @@ void CompileCheckPanel::show(const std::shared_ptr<const Outcome>& outcome) {
     } else if (spilling == 0 && failed < static_cast<int>(outcome->analyses.size())) {
         m_rule->setText(tr("No config of the sample spills."));
     }
+    emit sampleChanged();
     emit finished();
 }
 

@@ -300,8 +300,12 @@ void KernelSourcePanel::render() {
         return;
     }
     if (!m_shown->error.isEmpty()) {
+        // Which config it is about, where the config was read.
         m_sourceView->setLineMarks({});
-        m_lines->setText(m_shown->error.toHtmlEscaped());
+        m_lines->setText(m_shown->label.isEmpty() ? m_shown->error.toHtmlEscaped()
+                                                  : tr("<b>%1</b> on %2: %3")
+                                                        .arg(m_shown->label.toHtmlEscaped(), m_arch.toHtmlEscaped(),
+                                                             m_shown->error.toHtmlEscaped()));
         return;
     }
     // Only the kernel file's lines can be marked here; other files' are counted in the text.

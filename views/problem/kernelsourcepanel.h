@@ -39,6 +39,8 @@ public:
 
     /// Marks the lines of `configJson` (compact JSON, as the selection passes it); "" clears.
     void showConfig(const QString& configJson);
+    /// The config whose lines are shown or being read ("" none).
+    QString shownConfig() const { return m_config; }
     /// The architecture the lines are read for (default sm_90).
     void setArch(const QString& arch);
     /// Counts the spill instructions at kernel line `line` of each config (compact JSON), off the

@@ -321,6 +321,14 @@ void ConfigDetailsPanel::setObjectiveName(std::string name) {
     render();
 }
 
+void ConfigDetailsPanel::setCompiledSample(ResultsSnapshot sample, std::string arch) {
+    if (sample == m_sample && arch == m_sampleArch)
+        return;
+    m_sample = std::move(sample);
+    m_sampleArch = std::move(arch);
+    showConfig(m_configJson);
+}
+
 void ConfigDetailsPanel::setContext(ResultsSnapshot results, std::vector<std::string> parameterNames,
                                     std::shared_ptr<const TuningProblem> problem, std::string arch,
                                     std::size_t shapeIndex) {
@@ -361,6 +369,7 @@ const ResultRecord* ConfigDetailsPanel::shownRecord() const {
 void ConfigDetailsPanel::showConfig(const QString& configJsonText) {
     m_configJson = configJsonText;
     m_record = nullptr;
+    m_fromSample = false;
     if (!configJsonText.isEmpty() && m_results) {
         const std::vector<ResultRecord>& rs = *m_results;
         const std::string wanted = configJsonText.toStdString();
@@ -377,13 +386,24 @@ void ConfigDetailsPanel::showConfig(const QString& configJsonText) {
             }
         }
     }
-    if (m_record && m_record->measurement.staticInfo && m_record->measurement.staticInfo->spills())
+    if (!m_record && !configJsonText.isEmpty() && m_sample) {
+        // Not among the results: what compiling it told, when it was compiled.
+        const std::string wanted = configJsonText.toStdString();
+        for (const ResultRecord& r : *m_sample)
+            if (configJson(r.config) == wanted) {
+                m_record = &r;
+                m_fromSample = true;
+                break;
+            }
+    }
+    if (m_record && !m_fromSample && m_record->measurement.staticInfo && m_record->measurement.staticInfo->spills())
         requestRule();
     render();
 }
 
 std::optional<Occupancy> ConfigDetailsPanel::occupancyOf(const ResultRecord& r, std::int64_t* blockSizeOut) const {
-    const ArchLimits* limits = m_arch.empty() ? nullptr : findArch(m_arch);
+    const std::string& arch = shownArch();
+    const ArchLimits* limits = arch.empty() ? nullptr : findArch(arch);
     const auto& info = r.measurement.staticInfo;
     if (!limits || !info || info->registers < 0)
         return std::nullopt;
@@ -453,18 +473,20 @@ void ConfigDetailsPanel::render() {
                   m_configJson,
                   m_rule.get(),
                   ruleBusy,
-                  m_arch,
+                  shownArch(),
                   m_objectiveName,
-                  m_problem.get()};
+                  m_problem.get(),
+                  m_fromSample};
     if (m_record && m_record->id != 0 && key == m_rendered)
         return;
     m_rendered = std::move(key);
     if (!m_record) {
         m_diagnosis.clear();
-        m_browser->setHtml(m_configJson.isEmpty()
-                               ? tr("<p>Select a config in the results table or a plot to see everything known about "
-                                    "it.</p>")
-                               : tr("<p>No result for this config yet.</p>"));
+        m_browser->setHtml(
+            m_configJson.isEmpty()
+                ? tr("<p>Select a config in the results table, a plot or the Compile Check to see everything "
+                     "known about it.</p>")
+                : tr("<p>No result for this config yet.</p>"));
         return;
     }
     const ResultRecord& r = *m_record;
@@ -477,10 +499,22 @@ void ConfigDetailsPanel::render() {
             QStringLiteral("<tr><td style='padding-right:12px; white-space:nowrap'>%1</td><td><b>%2</b></td></tr>")
                 .arg(esc(qs(name)), esc(qs(value.plain())));
     html += QStringLiteral("<h4>Config</h4><table>%1</table>").arg(configRows);
-    html += QStringLiteral("<p><b>%1</b>%2</p>")
+    if (m_fromSample) {
+        // Never run: what it is, and where it comes from, in place of a result's status.
+        const QString what = r.status() == ResultStatus::Skipped ? tr("compiled, not run")
+                                                                 : esc(qs(std::string(statusName(r.status()))));
+        const QString why = r.status() == ResultStatus::Skipped || m.message.empty()
+                                ? QString()
+                                : QStringLiteral(" — ") + esc(qs(m.message).section(QLatin1Char('\n'), 0, 0));
+        html += tr("<p><b>%1</b>%2</p><p>From the Compile Check's sample for %3: not among the results.</p>")
+                    .arg(what, why, esc(qs(m_sampleArch)));
+    } else {
+        html +=
+            QStringLiteral("<p><b>%1</b>%2</p>")
                 .arg(esc(qs(std::string(statusName(r.status())))),
                      m.message.empty() ? QString()
                                        : QStringLiteral(" — ") + esc(qs(m.message).section(QLatin1Char('\n'), 0, 0)));
+    }
 
     // Timing and outcome
     QString table;
@@ -501,7 +535,7 @@ void ConfigDetailsPanel::render() {
         table += row(m_objectiveName.empty() ? tr("objective") : qs(m_objectiveName), formatNumber(*r.objective));
     if (m.verificationError)
         table += row(tr("verification error"), QString::number(*m.verificationError, 'g', 4));
-    if (m.compileSeconds > 0 || m.benchmarkSeconds > 0)
+    if (!m_fromSample && (m.compileSeconds > 0 || m.benchmarkSeconds > 0))
         table += row(tr("compile / benchmark"), QStringLiteral("%1 / %2").arg(formatDuration(m.compileSeconds),
                                                                               formatDuration(m.benchmarkSeconds)));
     if (m.device >= 0)
@@ -512,7 +546,8 @@ void ConfigDetailsPanel::render() {
     // What the compiler reported
     std::int64_t blockSize = r.blockSize.value_or(0);
     const std::optional<Occupancy> occ = occupancyOf(r, &blockSize);
-    const ArchLimits* limits = m_arch.empty() ? nullptr : findArch(m_arch);
+    const std::string& arch = shownArch();
+    const ArchLimits* limits = arch.empty() ? nullptr : findArch(arch);
     table.clear();
     if (m.staticInfo && m.staticInfo->registers >= 0) {
         const StaticInfo& s = *m.staticInfo;
@@ -529,6 +564,8 @@ void ConfigDetailsPanel::render() {
         if (s.constantBytes > 0)
             table += row(tr("constant memory"), bytes(s.constantBytes));
     }
+    if (m_fromSample && m.compileSeconds > 0) // it never ran: how long compiling took is all there is of a run
+        table += row(tr("compile time"), formatDuration(m.compileSeconds));
     if (blockSize > 0)
         table += row(tr("block size"), formatCount(static_cast<double>(blockSize)) + tr(" threads"));
     if (occ && occ->launchable) {
@@ -537,7 +574,7 @@ void ConfigDetailsPanel::render() {
                                                       .arg(occ->activeWarps)
                                                       .arg(occ->maxWarps)
                                                       .arg(occ->activeBlocks)
-                                                      .arg(esc(qs(m_arch))));
+                                                      .arg(esc(qs(arch))));
         table += row(tr("limited by"), esc(limiterText(occ->limiter)));
         table += row(tr("blocks per SM allowed by"),
                      esc(QStringLiteral("registers %1, shared memory %2, warps %3, blocks %4, barriers %5")
@@ -551,7 +588,7 @@ void ConfigDetailsPanel::render() {
     }
     if (!table.isEmpty())
         html += QStringLiteral("<h4>Compiled%1</h4><table>%2</table>")
-                    .arg(m_arch.empty() ? QString() : QStringLiteral(" for ") + esc(qs(m_arch)), table);
+                    .arg(arch.empty() ? QString() : QStringLiteral(" for ") + esc(qs(arch)), table);
 
     // Hardware counters
     if (!m.metrics.empty()) {

@@ -80,12 +80,17 @@ public:
                     std::shared_ptr<const TuningProblem> problem, std::string arch, std::size_t shapeIndex = 0);
     /// The session's objective ("TFLOP/s"), to name the objective's value; "" = "objective".
     void setObjectiveName(std::string name);
+    /// Configs compiled for `arch` and not run (the Compile Check's sample): a config the results
+    /// do not hold is shown from these, as compiled for that arch. Null or empty: none.
+    void setCompiledSample(ResultsSnapshot sample, std::string arch);
     /// Shows the config (compact JSON, as the results view and the plots give it); "" clears.
     void showConfig(const QString& configJson);
 
     QString shownConfig() const { return m_configJson; }
     /// The result shown (null when none).
     const ResultRecord* shownRecord() const;
+    /// The result shown is one of the compiled sample's (setCompiledSample), not of the results.
+    bool showsCompiledSample() const { return m_record && m_fromSample; }
     /// The panel's text without markup (for tests and copying).
     QString plainText() const;
     /// The spill diagnosis of the shown config, without markup ("" when none is shown).
@@ -105,6 +110,8 @@ private:
     void requestRule();
     void startRule();
     std::optional<Occupancy> occupancyOf(const ResultRecord& record, std::int64_t* blockSize = nullptr) const;
+    // The arch the shown record was compiled for: the sample's, or the session's.
+    const std::string& shownArch() const { return m_fromSample ? m_sampleArch : m_arch; }
 
     ResultsSnapshot m_results;
     std::vector<std::string> m_parameterNames;
@@ -114,10 +121,14 @@ private:
     std::size_t m_shapeIndex = 0;
     std::unique_ptr<StaticAnalyzer> m_analyzer; // launch geometry of configs (null without a problem)
 
+    ResultsSnapshot m_sample; // compiled, not run (the Compile Check's)
+    std::string m_sampleArch;
+
     QString m_configJson;
     std::size_t m_row = 0; // where the shown config was found: checked first in the next snapshot
     const ResultRecord* m_record = nullptr;
-    QString m_diagnosis; // HTML
+    bool m_fromSample = false; // m_record is one of m_sample's
+    QString m_diagnosis;       // HTML
 
     // What is on screen, to skip redrawing the same
     struct RenderKey {
@@ -129,6 +140,7 @@ private:
         std::string arch;
         std::string objectiveName;
         const TuningProblem* problem = nullptr;
+        bool fromSample = false;
         bool operator==(const RenderKey&) const = default;
     };
     RenderKey m_rendered;
