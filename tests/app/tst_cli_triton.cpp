@@ -245,6 +245,31 @@ private slots:
         QCOMPARE(sessionCount(db), 3);
     }
 
+    // --space expand: the configs' values and their neighbours, every combination, written as value
+    // lists; the recording answers for the three it holds (the rest are skipped), so its best wins.
+    void expandedSpace() {
+        REQUIRE_TRITON();
+        const CliRun r = triton({"--backend", "replay:add.t4.json", "--space", "expand", "autotuned.py"},
+                                QStringLiteral("expand.db"));
+        QVERIFY2(r.status == 0, qPrintable(describe(r)));
+        QCOMPARE(summary(r)["best"]["BLOCK"], Json(128));
+        QVERIFY2(r.err.contains("(60 configs, session 1 of"), qPrintable(describe(r)));
+        const QStringList problems = QDir(m_dir.filePath("expand.triton")).entryList({"add_kernel-*"}, QDir::Dirs);
+        QCOMPARE(problems.size(), 1);
+        QFile f(m_dir.filePath("expand.triton/" + problems.front() + "/problem.json"));
+        QVERIFY(f.open(QIODevice::ReadOnly));
+        const Json doc = Json::parse(f.readAll().toStdString());
+        QVERIFY2(!doc["Tilescope"].contains("Configs"), doc.dump().c_str());
+        const Json& parameters = doc["ConfigurationSpace"]["TuningParameters"];
+        QCOMPARE(parameters[0]["Name"], Json("BLOCK"));
+        QCOMPARE(parameters[0]["Values"], Json({32, 64, 128, 256, 512}));
+        QCOMPARE(parameters[1]["Name"], Json("num_warps"));
+        QCOMPARE(parameters[1]["Values"], Json({1, 2, 4, 8}));
+        QCOMPARE(parameters[2]["Name"], Json("num_stages"));
+        QCOMPARE(parameters[2]["Values"], Json({2, 3, 4}));
+        QCOMPARE(doc["KernelSpecification"]["GlobalSize"]["X"], Json("(1000 + (BLOCK - 1)) // BLOCK"));
+    }
+
     // On the analysis backend each config is compiled for sm_90 by Triton, nothing is timed, and
     // the first config that compiled wins; the script goes on with it.
     void analysisBackend() {

@@ -279,6 +279,10 @@ def _check(s, problem, kernel, space, grids):
     info, err = s.space(problem)
     if info is None:
         raise Refusal(f"Tilescope cannot read the problem written for {kernel.where} ({problem}): {err}")
+    blockers = [b for b in info.get("launch_blockers") or [] if isinstance(b, dict)]
+    if blockers and s.kind != "replay":
+        said = "; ".join(f"{b.get('location', '')}: {b.get('message', '')}" for b in blockers)
+        raise Refusal(f"Tilescope cannot compile the problem written for {kernel.where} ({problem}): {said}")
     valid = info.get("valid_size")
     if isinstance(valid, (int, float)) and valid != len(space.rows):
         message = (f"`tilescope-cli space {problem}` counts {int(valid)} valid configs of the {len(space.rows)} "
