@@ -30,7 +30,8 @@ json launchJson(const std::optional<LaunchMetadata>& launch) {
     return json{{"threads", launch->threadsPerBlock},
                 {"shared", launch->sharedBytes},
                 {"cluster", launch->clusterSize},
-                {"scratch", std::move(scratch)}};
+                {"scratch", std::move(scratch)},
+                {"argument_types", launch->argumentTypes}};
 }
 
 LaunchMetadata launchOf(const json& j) {
@@ -40,6 +41,7 @@ LaunchMetadata launchOf(const json& j) {
     launch.clusterSize = j.value("cluster", 1);
     for (const json& s : j.value("scratch", json::array()))
         launch.scratch.push_back({s.value("bytes_per_block", std::int64_t{0}), s.value("align", std::int64_t{1})});
+    launch.argumentTypes = j.value("argument_types", std::vector<std::string>());
     return launch;
 }
 

@@ -343,6 +343,7 @@ void TestWorkerProtocol::measureCarriesTheCubin() {
     launch.sharedBytes = 98304;
     launch.clusterSize = 2;
     launch.scratch = {{128, 8}, {0, 1}};
+    launch.argumentTypes = {"*fp16", "i32", "constexpr"};
     m.launch = launch;
     m.checkWrites = false;
     m.referenceGroup = "TSTEPS=4";

@@ -115,11 +115,13 @@ std::string WorkerRuntime::Impl::prepare(const worker::Measure& m, worker::Resul
 void WorkerRuntime::Impl::placeTrailing(const worker::Measure& m, const LaunchGeometry& plan) {
     launchParams.clear();
     trailing.clear();
-    if (!m.launch || m.launch->scratch.empty())
+    if (!m.launch || (m.launch->scratch.empty() && m.launch->argumentTypes.empty()))
         return;
     const std::size_t count = m.launch->scratch.size();
-    scratch.resize(count, 0);
-    scratchBytes.resize(count, 0);
+    if (scratch.size() < count) { // grown only: buffers are kept for the next config
+        scratch.resize(count, 0);
+        scratchBytes.resize(count, 0);
+    }
     trailing.assign(count, 0);
     const std::int64_t blocksInGrid = plan.grid[0] * plan.grid[1] * plan.grid[2];
     for (std::size_t k = 0; k < count; ++k) {
@@ -137,7 +139,12 @@ void WorkerRuntime::Impl::placeTrailing(const worker::Measure& m, const LaunchGe
         }
         trailing[k] = scratch[k];
     }
-    launchParams = params;
+    // The problem's arguments, less those the compiler made constants of the binary (Triton
+    // specialises an integer equal to 1 away), then the trailing ones.
+    const std::vector<std::string>& types = m.launch->argumentTypes;
+    for (std::size_t i = 0; i < params.size(); ++i)
+        if (i >= types.size() || types[i] != "constexpr")
+            launchParams.push_back(params[i]);
     for (CUdeviceptr& value : trailing)
         launchParams.push_back(&value);
 }
