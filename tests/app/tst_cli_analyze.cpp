@@ -81,7 +81,67 @@ private slots:
     void tritonBadInput();
     void tritonRefusedConfigIsACompileError();
     void tritonLinesBySourceLine();
+    void tritonMatmulOffline();
 };
+
+// Triton's matmul tutorial kernel (kernels/triton) without a GPU, as CI runs it: its space, the
+// registers, spills and occupancy of 20 sampled configs of the widened space for sm_90 (each
+// block Triton's num_warps x 32 threads, its tiles in dynamic shared memory), and a session of
+// the tutorial's configs with the analysis backend.
+void TestCliAnalyze::tritonMatmulOffline() {
+    const QString kernels = QStringLiteral(TILESCOPE_SOURCE_DIR "/kernels/triton");
+    const CliRun space = runAnalyze({QStringLiteral("space"), kernels + "/matmul.json"});
+    QVERIFY2(space.status == 0, qPrintable(describe(space)));
+    QVERIFY2(space.out.contains(QStringLiteral("valid size    8")), qPrintable(space.out));
+    QVERIFY2(space.out.contains(QStringLiteral("BLOCK_SIZE_M")) && space.out.contains(QStringLiteral("num_warps")),
+             qPrintable(space.out));
+    TILESCOPE_NEED_TRITON();
+
+    QTemporaryDir dir;
+    const QString cache = dir.filePath(QStringLiteral("cache"));
+    const CliRun analyzed =
+        runAnalyze({QStringLiteral("analyze"), kernels + "/matmul_wide.json", QStringLiteral("--arch"),
+                    QStringLiteral("sm_90"), QStringLiteral("--sample"), QStringLiteral("20"), QStringLiteral("--json"),
+                    QStringLiteral("--cache-dir"), cache});
+    QVERIFY2(analyzed.status == 0, qPrintable(describe(analyzed)));
+    QVERIFY2(analyzed.err.contains(QStringLiteral("20 of 108 valid configs")), qPrintable(analyzed.err));
+    const auto records = nlohmann::json::parse(analyzed.out.toStdString());
+    QCOMPARE(records.size(), std::size_t(20));
+    int launchable = 0;
+    for (const auto& r : records) {
+        QVERIFY2(r["status"] == "ok", r.dump().c_str());
+        QVERIFY(r["registers"].get<int>() > 0 && r["registers"].get<int>() <= 255);
+        QVERIFY(r["spill_stores"].get<int>() >= 0 && r["spill_loads"].get<int>() >= 0);
+        QCOMPARE(r["block_size"].get<int>(), 32 * r["config"]["num_warps"].get<int>());
+        // The A and B tiles of each stage, in shared memory Triton allocates.
+        const int tiles = (r["config"]["BLOCK_SIZE_M"].get<int>() + r["config"]["BLOCK_SIZE_N"].get<int>()) *
+                          r["config"]["BLOCK_SIZE_K"].get<int>() * 2;
+        QVERIFY2(r["shared_dynamic"].get<int>() >= tiles, r.dump().c_str());
+        if (!r["occupancy"].is_null() && r["occupancy"].get<double>() > 0) {
+            ++launchable;
+            QVERIFY(!r["limiter"].is_null());
+        }
+    }
+    QVERIFY(launchable >= 10);
+    QVERIFY2(analyzed.err.contains(QStringLiteral("Summary")), qPrintable(analyzed.err));
+
+    const QString db = dir.filePath(QStringLiteral("matmul.db"));
+    const CliRun tuned = runAnalyze({QStringLiteral("tune"), kernels + "/matmul.json", QStringLiteral("--backend"),
+                                     QStringLiteral("analysis:sm_90"), QStringLiteral("--db"), db,
+                                     QStringLiteral("--cache-dir"), cache});
+    QVERIFY2(tuned.status == 0, qPrintable(describe(tuned)));
+    QVERIFY2(tuned.out.contains(QStringLiteral("8 of 8 configs")), qPrintable(describe(tuned)));
+    const CliRun shown = runAnalyze({QStringLiteral("show"), db, QStringLiteral("--json")});
+    QVERIFY2(shown.status == 0, qPrintable(describe(shown)));
+    const auto results = nlohmann::json::parse(shown.out.toStdString());
+    QCOMPARE(results.size(), std::size_t(8));
+    for (const auto& r : results) {
+        QVERIFY2(r.dump().find("not measured: static analysis for sm_90") != std::string::npos, r.dump().c_str());
+        QVERIFY2(r.dump().find("\"registers\"") != std::string::npos, r.dump().c_str());
+    }
+    const CliRun sessions = runAnalyze({QStringLiteral("show"), db});
+    QVERIFY2(sessions.out.contains(QStringLiteral("Triton ")), qPrintable(sessions.out));
+}
 
 // --lines on a Triton config that spills (tests/data/triton/spill.py, squeezed by maxnreg 32)
 // names the lines of the .py file, with their text, read with the toolkit's nvdisasm or the one

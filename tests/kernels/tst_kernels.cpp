@@ -1,13 +1,15 @@
 // The kernels Tilescope ships (kernels/*/, all but kernels/broken, which is broken on purpose) and
 // the GPU test suite's problems (tests/data/cuda/): each loads, has valid configs for every one
 // of its shapes, and compiles for sm_90 with the real NVRTC (no GPU needed) for a few configs
-// that between them use every value of every parameter.
+// that between them use every value of every parameter; the Triton kernels (kernels/triton/)
+// with Triton, where it is installed (tests/support/tritontest.h).
 
 #include "base/error.h"
 #include "compile/compileservice.h"
 #include "compile/requestbuilder.h"
 #include "space/configspace.h"
 #include "spec/tuningproblem.h"
+#include "tritontest.h"
 
 #include <QtTest>
 
@@ -83,7 +85,7 @@ private slots:
 void TestKernels::found() {
     // The glob must not come up empty or lose a folder unnoticed.
     const std::vector<fs::path> files = problemFiles();
-    for (const char* name : {"sgemm.json", "copy.json", "softmax.json", "faults.json"})
+    for (const char* name : {"sgemm.json", "copy.json", "softmax.json", "faults.json", "matmul.json"})
         QVERIFY2(std::any_of(files.begin(), files.end(), [&](const fs::path& f) { return f.filename() == name; }),
                  name);
     QVERIFY(std::none_of(files.begin(), files.end(), [](const fs::path& f) { return f.filename() == "broken.json"; }));
@@ -118,6 +120,10 @@ void TestKernels::compiles() {
     QFETCH(QString, path);
     try {
         const TuningProblem problem = TuningProblem::load(path.toStdString());
+        if (problem.isTriton())
+            TILESCOPE_NEED_TRITON();
+        QVERIFY2(problem.launchBlockers.empty(),
+                 problem.launchBlockers.empty() ? "" : problem.launchBlockers[0].what());
         const std::vector<Config> configs = coveringConfigs(problem);
         QVERIFY(!configs.empty());
         const ConfigSpace names = ConfigSpace::build(problem, 0); // for describing configs of any shape
