@@ -777,9 +777,9 @@ int runAnalyze(AnalyzeOptions opt) {
 void registerAnalyze(CLI::App& app) {
     auto opt = std::make_shared<AnalyzeOptions>();
     CLI::App* cmd = app.add_subcommand(
-        "analyze", "Compile a problem's configs offline (NVRTC, no GPU) for one or more archs and report registers, "
-                   "spills, stack, shared memory, theoretical occupancy and its limiter per config, a summary per "
-                   "arch and a suggested register-pressure rule");
+        "analyze", "Compile a problem's configs offline (NVRTC, or Triton for a Triton kernel; no GPU) for one or more "
+                   "archs and report registers, spills, stack, shared memory, theoretical occupancy and its limiter "
+                   "per config, a summary per arch and a suggested register-pressure rule");
     addProblemArgument(cmd, opt->problemPath);
     std::string archHelp = "A real GPU arch to compile for; repeat or separate with commas (default sm_90). "
                            "Analysable:";

@@ -88,6 +88,11 @@ public:
         posix_spawn_file_actions_adddup2(&actions, fds[1], 0);
         posix_spawn_file_actions_adddup2(&actions, fds[1], 1);
         posix_spawn_file_actions_addopen(&actions, 2, helper->m_errFile.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 34))
+        // Nothing else of this process (a worker's pipe, a database): a helper that outlives a
+        // worker must not keep its pipe open.
+        posix_spawn_file_actions_addclosefrom_np(&actions, 3);
+#endif
         posix_spawnattr_t attributes;
         posix_spawnattr_init(&attributes);
         // Its own process group (Ctrl-C in a terminal stops the program, which ends its helpers
