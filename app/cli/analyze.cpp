@@ -645,7 +645,7 @@ int runAnalyze(AnalyzeOptions opt) {
     std::filesystem::path nvdisasm;
     if (opt.lines) {
         std::string why;
-        nvdisasm = findNvdisasm(&why);
+        nvdisasm = findNvdisasm(&why, problem.isTriton());
         if (nvdisasm.empty())
             throw InputError("", "--lines", why);
     }

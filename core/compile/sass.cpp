@@ -74,24 +74,24 @@ std::vector<SassFunction> parseNvdisasm(std::string_view text) {
     return functions;
 }
 
-fs::path findNvdisasm(std::string* error) {
+fs::path findNvdisasm(std::string* error, bool triton) {
     std::string searched;
     fs::path found = findCudaTool("nvdisasm", "TILESCOPE_NVDISASM", &searched);
     const bool named = std::getenv("TILESCOPE_NVDISASM") && *std::getenv("TILESCOPE_NVDISASM");
-    // Triton's wheel ships one (triton/backends/nvidia/bin): where Triton is installed, no
-    // toolkit is needed to read a binary by source line.
-    if (found.empty() && !named) {
-        if (const TritonSetup& triton = tritonSetup(); triton.ok && !triton.nvdisasm.empty())
-            found = triton.nvdisasm;
+    // Triton's wheel ships one (triton/backends/nvidia/bin): where Triton compiles a kernel, no
+    // toolkit is needed to read its binaries by source line. (Only for those: it does not mark
+    // spills, which a CUDA kernel's report is read for where the toolkit's does.)
+    if (found.empty() && !named && triton) {
+        if (const TritonSetup& setup = tritonSetup(); setup.ok && !setup.nvdisasm.empty())
+            found = setup.nvdisasm;
     }
     if (found.empty() && error)
         *error = named ? searched
                        : "reading the machine code by source line needs the CUDA toolkit's nvdisasm: " + searched +
-                             ", and no Triton with one of its own. Install the toolkit's (cuda-nvdisasm-13-0 from "
-                             "NVIDIA's package repository), NVIDIA's packaged one (python3 -m pip install "
-                             "nvidia-cuda-nvdisasm; it lands in site-packages/nvidia/cu13/bin) or Triton (python3 -m "
-                             "pip install triton, which ships one), and put it on PATH or set TILESCOPE_NVDISASM to "
-                             "its path";
+                             (triton ? ", and no Triton with one of its own" : "") +
+                             ". Install the toolkit's (cuda-nvdisasm-13-0 from NVIDIA's package repository) or "
+                             "NVIDIA's packaged one (python3 -m pip install nvidia-cuda-nvdisasm; it lands in "
+                             "site-packages/nvidia/cu13/bin), and put it on PATH or set TILESCOPE_NVDISASM to its path";
     return found;
 }
 

@@ -40,9 +40,10 @@ struct SassFunction {
 std::vector<SassFunction> parseNvdisasm(std::string_view text);
 
 /// nvdisasm's path: $TILESCOPE_NVDISASM, else on PATH, beside nvcc, in $CUDA_HOME/bin or the usual
-/// toolkit folders, else the one Triton's wheel ships (where Triton is installed: tritonSetup()).
-/// Empty, with `error` saying where it looked and how to get it, when missing.
-std::filesystem::path findNvdisasm(std::string* error);
+/// toolkit folders; with `triton`, for a Triton kernel's binaries, else the one Triton's wheel
+/// ships (where Triton is installed: tritonSetup()), which does not mark spills. Empty, with
+/// `error` saying where it looked and how to get it, when missing.
+std::filesystem::path findNvdisasm(std::string* error, bool triton = false);
 
 struct Disassembly {
     bool ok = false;

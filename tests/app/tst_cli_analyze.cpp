@@ -149,7 +149,7 @@ void TestCliAnalyze::tritonMatmulOffline() {
 void TestCliAnalyze::tritonLinesBySourceLine() {
     TILESCOPE_NEED_TRITON();
     std::string why;
-    if (tilescope::findNvdisasm(&why).empty())
+    if (tilescope::findNvdisasm(&why, true).empty())
         QSKIP(why.c_str());
     const QString problem = kTritonData + "/spill.json";
     const CliRun text =
