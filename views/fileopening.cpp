@@ -376,11 +376,13 @@ void FileOpening::problemOpened() {
         m_parts.banner->showMessage(ErrorBanner::Level::Warning,
                                     tr("The space opens, but its kernel cannot be compiled here"), blockers);
     }
-    showStatus(tr("Opened %1: %2 parameters, %3 conditions, %4 shapes")
-                   .arg(document->displayName())
-                   .arg(problem->parameters.size())
-                   .arg(problem->conditions.size())
-                   .arg(problem->shapes.size()));
+    const auto counted = [](std::size_t n, const QString& one, const QString& many) {
+        return QStringLiteral("%1 %2").arg(n).arg(n == 1 ? one : many);
+    };
+    showStatus(tr("Opened %1: %2, %3, %4")
+                   .arg(document->displayName(), counted(problem->parameters.size(), tr("parameter"), tr("parameters")),
+                        counted(problem->conditions.size(), tr("condition"), tr("conditions")),
+                        counted(problem->shapes.size(), tr("shape"), tr("shapes"))));
 }
 
 void FileOpening::problemFailed(const ProblemError& error) {
@@ -450,6 +452,13 @@ void FileOpening::runStarted() {
 
 void FileOpening::sessionFailed(const QString& message) {
     if (m_pendingRecording.isEmpty()) {
+        // A session that failed with results on screen says so in the verdict above them (and the
+        // Run panel): the same words again across the window would take the plot's room.
+        const SessionController* session = m_parts.session;
+        if (session->session().state == SessionState::Failed && !session->results()->empty()) {
+            showStatus(tr("The run stopped: the banner above the heatmap says why"));
+            return;
+        }
         m_parts.banner->showMessage(ErrorBanner::Level::Error, tr("The run stopped"), message);
         return;
     }

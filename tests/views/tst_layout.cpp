@@ -6,13 +6,18 @@
 // on a Kernel Tuner cache of ten parameters opened without its problem, whose Problem panel then
 // shows what the recording knows.
 
+#include "common/errorbanner.h"
 #include "mainwindow.h"
 #include "plots/heatmapwidget.h"
+#include "problem/compilecheck.h"
 #include "problem/conditionmodel.h"
+#include "problem/parametermodel.h"
 #include "problem/problempanel.h"
 #include "session/configdetails.h"
 #include "session/resultsmodel.h"
 #include "session/resultsview.h"
+#include "session/runpanel.h"
+#include "session/sessioncontroller.h"
 
 #include <qcustomplot.h>
 
@@ -23,9 +28,12 @@
 #include <QFile>
 #include <QHeaderView>
 #include <QLabel>
+#include <QLineEdit>
 #include <QPushButton>
 #include <QScreen>
 #include <QSettings>
+#include <QSignalSpy>
+#include <QSpinBox>
 #include <QStandardPaths>
 #include <QTableView>
 #include <QTableWidget>
@@ -86,6 +94,89 @@ QStringList brokenWords(const QTextDocument& document) {
     return broken;
 }
 
+// The results table's column names that are cut ("ve: time (µs)" for "objective: time (µs)");
+// empty when every name fits its column.
+QStringList cutHeaders(const MainWindow& window) {
+    QStringList cut;
+    const QTableView* table = window.resultsView()->findChild<QTableView*>();
+    const QHeaderView* header = table->horizontalHeader();
+    for (int c = 0; c < header->count(); ++c) {
+        const QString name = table->model()->headerData(c, Qt::Horizontal).toString();
+        if (header->sectionSize(c) < QFontMetrics(header->font()).horizontalAdvance(name))
+            cut << name;
+    }
+    return cut;
+}
+
+// The Problem panel's value lists that do not show whole in their cells ("32, 64, 128, 256…"),
+// or whose row is out of sight; empty when every list reads whole.
+QStringList cutValueLists(const ProblemPanel& panel) {
+    QStringList cut;
+    const QTableView* view = panel.parameterView();
+    const QFontMetrics metrics(view->font());
+    const int margins = 2 * (view->style()->pixelMetric(QStyle::PM_FocusFrameHMargin, nullptr, view) + 1);
+    for (int row = 0; row < view->model()->rowCount(); ++row) {
+        const QModelIndex index = view->model()->index(row, ParameterModel::ValuesColumn);
+        const QString text = index.data().toString();
+        const QRect cell = view->visualRect(index);
+        const QRect needed = metrics.boundingRect(QRect(0, 0, cell.width() - margins, 1 << 20), Qt::TextWordWrap, text);
+        if (needed.width() > cell.width() - margins || needed.height() > cell.height() ||
+            !view->viewport()->rect().contains(cell))
+            cut << text;
+    }
+    return cut;
+}
+
+// A widget's part that its window does not show (a dock too short for it): "" when all shows.
+QString hiddenPart(const QWidget* widget, const QWidget* dock) {
+    const QRect place(widget->mapTo(dock, QPoint(0, 0)), widget->size());
+    if (dock->rect().contains(place))
+        return {};
+    return QStringLiteral("%1 at %2,%3 %4x%5 in a %6x%7 dock")
+        .arg(widget->objectName())
+        .arg(place.x())
+        .arg(place.y())
+        .arg(place.width())
+        .arg(place.height())
+        .arg(dock->width())
+        .arg(dock->height());
+}
+
+// A 1D stencil of three parameters, as a user's first kernel: block_size_x, TILE and RADIUS left
+// open with #ifndef guards. `typo` adds an error on every config's line 13 (a name never declared).
+QByteArray stencilKernel(bool typo = false) {
+    return QByteArray("// A 1D stencil: each output the mean of the 2 * RADIUS + 1 inputs around it.\n"
+                      "#ifndef block_size_x\n#define block_size_x 128\n#endif\n"
+                      "#ifndef TILE\n#define TILE 1\n#endif\n"
+                      "#ifndef RADIUS\n#define RADIUS 1\n#endif\n\n"
+                      "extern \"C\" __global__ void stencil1d(float* out, const float* in, int n) {\n"
+                      "    int i = (blockIdx.x * block_size_x + threadIdx.x) * TILE;\n") +
+           (typo ? "    float scale = weight[0];\n" : "    float scale = 1.0f;\n") +
+           "    for (int t = 0; t < TILE; ++t, ++i)\n"
+           "        if (i >= RADIUS && i < n - RADIUS) {\n"
+           "            float sum = 0.0f;\n"
+           "            for (int r = -RADIUS; r <= RADIUS; ++r)\n"
+           "                sum += in[i + r];\n"
+           "            out[i] = scale * sum / (2 * RADIUS + 1);\n"
+           "        }\n"
+           "}\n";
+}
+
+bool writeFile(const QString& path, const QByteArray& text) {
+    QFile file(path);
+    return file.open(QIODevice::WriteOnly) && file.write(text) == text.size();
+}
+
+// Gives parameter `row` of the Problem panel `values`, typed as a user types them.
+void typeValues(ProblemPanel& panel, int row, const QString& values) {
+    panel.selectParameter(row);
+    QLineEdit* edit = panel.parameterValuesEditor();
+    edit->setFocus();
+    edit->selectAll();
+    QTest::keyClicks(edit, values);
+    QTest::keyClick(edit, Qt::Key_Return);
+}
+
 } // namespace
 
 class TestLayout : public QObject {
@@ -97,6 +188,8 @@ private slots:
     void fitsTheScreen_data();
     void fitsTheScreen();
     void recordingWithoutItsProblem();
+    void newProblemFromKernel();
+    void failedSessionSaysWhy();
     void layoutKeptPerScreenSize();
 
 private:
@@ -216,12 +309,12 @@ void TestLayout::fitsTheScreen() {
              qPrintable(QStringLiteral("%1 labels in %2 px").arg(labels).arg(heatmap->plot()->axisRect()->height())));
 
     // The results table's column names are not cut ("block_size_x", "objective: time (µs)").
-    const QTableView* table = window.resultsView()->findChild<QTableView*>();
-    QVERIFY(table);
-    const QHeaderView* header = table->horizontalHeader();
-    for (int c = 0; c < header->count(); ++c) {
-        const QString name = table->model()->headerData(c, Qt::Horizontal).toString();
-        QVERIFY2(header->sectionSize(c) >= QFontMetrics(header->font()).horizontalAdvance(name), qPrintable(name));
+    const QStringList cut = cutHeaders(window);
+    QVERIFY2(cut.isEmpty(), qPrintable(cut.join(QStringLiteral(" | "))));
+    // Nor are the Problem panel's value lists.
+    if (window.document()->hasProblem()) {
+        const QStringList lists = cutValueLists(*window.problemPanel());
+        QVERIFY2(lists.isEmpty(), qPrintable(lists.join(QStringLiteral(" | "))));
     }
 
     // Details shows the best config as a form, no word broken across lines.
@@ -284,6 +377,131 @@ void TestLayout::recordingWithoutItsProblem() {
     QVERIFY(!panel->showsRecording());
     QVERIFY(panel->conditionModel()->rowCount() > 0);
     QTRY_VERIFY_WITH_TIMEOUT(!window.isBusy(), kTimeoutMs);
+}
+
+void TestLayout::newProblemFromKernel() {
+    // The user's first kernel, as the manual shows it: the demo open, then File > New Problem from
+    // Kernel on a 1D stencil, its values typed, a sample compiled and a row of it picked.
+    QTemporaryDir folder(QDir::tempPath() + QStringLiteral("/stencil1d-XXXXXX"));
+    const QString kernel = folder.filePath(QStringLiteral("stencil1d.cu"));
+    QVERIFY(writeFile(kernel, stencilKernel()));
+    MainWindow window(transient());
+    QVERIFY(open(window, QStringLiteral("demo"), folder));
+    QVERIFY(window.newProblemFromKernel(kernel));
+    QCOMPARE(window.errorBanner()->title(),
+             QStringLiteral("A first problem for stencil1d.cu: 3 parameters found, each with one value"));
+    QTRY_VERIFY_WITH_TIMEOUT(!window.isBusy(), kTimeoutMs);
+    // Nothing of the demo stays; the empty results table's column names read whole.
+    QCOMPARE(window.resultsView()->model()->rowCount(), 0);
+    QVERIFY(!window.detailsPanel()->shownRecord());
+    QStringList cut = cutHeaders(window);
+    QVERIFY2(cut.isEmpty(), qPrintable(cut.join(QStringLiteral(" | "))));
+    QTest::qWait(200);
+    const QSize screen = requestedScreen();
+    const QString size = QStringLiteral("%1x%2").arg(screen.width()).arg(screen.height());
+    saveShot(window, QStringLiteral("new-problem-%1.png").arg(size));
+
+    // Values typed: every list reads whole, the longest wrapping in its cell.
+    ProblemPanel* panel = window.problemPanel();
+    typeValues(*panel, 0, QStringLiteral("32, 64, 128, 256, 512, 1024"));
+    typeValues(*panel, 1, QStringLiteral("1, 2, 4, 8"));
+    typeValues(*panel, 2, QStringLiteral("1, 2, 3"));
+    QTRY_VERIFY_WITH_TIMEOUT(panel->countLabel()->text().startsWith(QStringLiteral("72 valid of 72 raw")), kTimeoutMs);
+    QTest::qWait(200); // the rows settle, the split follows them
+    const QStringList lists = cutValueLists(*panel);
+    QVERIFY2(lists.isEmpty(), qPrintable(lists.join(QStringLiteral(" | "))));
+
+    // A sample compiled for sm_90, a row picked: Details says what compiling told of it.
+    auto* compileDock = window.findChild<QDockWidget*>(QStringLiteral("compileDock"));
+    QVERIFY(compileDock);
+    compileDock->raise();
+    CompileCheckPanel* check = window.compileCheck();
+    check->countBox()->setValue(8);
+    QTest::mouseClick(check->compileButton(), Qt::LeftButton);
+    QTRY_VERIFY_WITH_TIMEOUT(!check->isBusy(), kTimeoutMs);
+    QCOMPARE(check->table()->rowCount(), 8);
+    QTableWidget* table = check->table();
+    QTest::mouseClick(table->viewport(), Qt::LeftButton, {}, table->visualItemRect(table->item(1, 1)).center());
+    QCOMPARE(window.selectedConfig(), check->configAt(1));
+    QVERIFY(window.detailsPanel()->showsCompiledSample());
+    const QStringList broken = brokenWords(*window.detailsPanel()->browser()->document());
+    QVERIFY2(broken.isEmpty(), qPrintable(broken.join(QStringLiteral(" | "))));
+    QTest::qWait(200);
+    saveShot(window, QStringLiteral("new-problem-compiled-%1.png").arg(size));
+    const QRect available = window.screen()->availableGeometry();
+    QVERIFY(window.frameGeometry().width() <= available.width() &&
+            window.frameGeometry().height() <= available.height());
+}
+
+void TestLayout::failedSessionSaysWhy() {
+    // A run that stops: the stencil with a typo on every config's line, analysed for sm_90. The
+    // banner above the heatmap says why, once (not again across the window), and the heatmap, its
+    // controls and legend stay whole under it.
+    QTemporaryDir folder(QDir::tempPath() + QStringLiteral("/stencil1d-XXXXXX"));
+    QVERIFY(writeFile(folder.filePath(QStringLiteral("stencil1d.cu")), stencilKernel(true)));
+    QVERIFY(writeFile(folder.filePath(QStringLiteral("stencil1d.json")), R"({
+  "General": {"FormatVersion": 1},
+  "ConfigurationSpace": {
+    "TuningParameters": [
+      {"Name": "block_size_x", "Type": "int", "Values": "[32, 64, 128, 256, 512, 1024]"},
+      {"Name": "TILE", "Type": "int", "Values": "[1, 2, 4, 8]"},
+      {"Name": "RADIUS", "Type": "int", "Values": "[1, 2, 3]"}
+    ],
+    "Conditions": []
+  },
+  "KernelSpecification": {
+    "Language": "CUDA", "KernelName": "stencil1d", "KernelFile": "stencil1d.cu", "ProblemSize": [4096],
+    "Arguments": [
+      {"Name": "out", "Type": "float", "MemoryType": "Vector", "AccessType": "ReadWrite",
+       "Size": "ProblemSize[0]", "FillType": "Constant", "FillValue": 0},
+      {"Name": "in", "Type": "float", "MemoryType": "Vector", "AccessType": "ReadOnly",
+       "Size": "ProblemSize[0]", "FillType": "Random"},
+      {"Name": "n", "Type": "int32", "MemoryType": "Scalar", "Value": "ProblemSize[0]"}
+    ]
+  }
+}
+)"));
+    MainWindow window(transient());
+    window.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&window));
+    QVERIFY(window.openProblem(folder.filePath(QStringLiteral("stencil1d.json"))));
+    QTRY_VERIFY_WITH_TIMEOUT(!window.isBusy(), kTimeoutMs);
+    RunPanel* run = window.runPanel();
+    QVERIFY(run->setAnalysisArch(QStringLiteral("sm_90")));
+    run->setDatabasePath(folder.filePath(QStringLiteral("results.db")));
+    QSignalSpy failed(window.sessionController(), &SessionController::failed);
+    QTest::mouseClick(run->startButton(), Qt::LeftButton);
+    QTRY_VERIFY_WITH_TIMEOUT(failed.count() == 1, kTimeoutMs);
+    QTRY_VERIFY_WITH_TIMEOUT(window.hasResultsLoaded(), kTimeoutMs);
+
+    auto* verdict = window.findChild<QLabel*>(QStringLiteral("verdictBanner"));
+    QVERIFY(verdict);
+    QTRY_VERIFY(verdict->isVisible());
+    QVERIFY2(verdict->text().startsWith(QStringLiteral("The session failed: ")), qPrintable(verdict->text()));
+    QVERIFY2(verdict->text().contains(QStringLiteral("identifier \"weight\" is undefined")),
+             qPrintable(verdict->text()));
+    QVERIFY(window.errorBanner()->isHidden()); // said once, where the results are
+    QTest::qWait(200);
+    auto* heatmapDock = window.findChild<QDockWidget*>(QStringLiteral("heatmapDock"));
+    QVERIFY(heatmapDock);
+    for (const QWidget* part : {static_cast<const QWidget*>(verdict), static_cast<const QWidget*>(window.heatmap())}) {
+        const QString hidden = hiddenPart(part, heatmapDock);
+        QVERIFY2(hidden.isEmpty(), qPrintable(hidden));
+    }
+    const QStringList cut = cutHeaders(window);
+    QVERIFY2(cut.isEmpty(), qPrintable(cut.join(QStringLiteral(" | "))));
+    // "compile_error" whole in its column.
+    const QTableView* results = window.resultsView()->findChild<QTableView*>();
+    const int status = window.resultsView()->model()->columnOf(ResultsModel::ColumnKind::Status);
+    QVERIFY(results->horizontalHeader()->sectionSize(status) >
+            QFontMetrics(results->font()).horizontalAdvance(QStringLiteral("compile_error")));
+    // A failed config picked: Details gives NVRTC's words.
+    window.selectConfig(QString::fromStdString(configJson(window.results()->front().config)));
+    QVERIFY2(window.detailsPanel()->plainText().contains(QStringLiteral("compile_error — ")),
+             qPrintable(window.detailsPanel()->plainText()));
+    QTest::qWait(200);
+    const QSize screen = requestedScreen();
+    saveShot(window, QStringLiteral("failed-session-%1x%2.png").arg(screen.width()).arg(screen.height()));
 }
 
 void TestLayout::layoutKeptPerScreenSize() {

@@ -126,6 +126,7 @@ private slots:
     void defaultStartShowsDemo();
     void selectionFollowsEveryView();
     void newProblemPutsTheResultsAway();
+    void resultsFolderNamedOnce();
     void plotsFollowThePalette();
     void runReplaysDemoAndPlotsExport();
     void opensDroppedRecordings();
@@ -308,6 +309,24 @@ void TestMainWindow::newProblemPutsTheResultsAway() {
     auto* verdict = window.findChild<QLabel*>(QStringLiteral("verdictBanner"));
     QVERIFY(verdict && verdict->isHidden());
     QTRY_VERIFY_WITH_TIMEOUT(!window.isBusy(), kTimeoutMs);
+}
+
+void TestMainWindow::resultsFolderNamedOnce() {
+    // The program's organisation and application are both "Tilescope": its runs write to
+    // Tilescope/results.db in the data folder, not Tilescope/Tilescope/.
+    const QString organisation = QCoreApplication::organizationName();
+    const QString application = QCoreApplication::applicationName();
+    QCoreApplication::setOrganizationName(QStringLiteral("Tilescope"));
+    QCoreApplication::setApplicationName(QStringLiteral("Tilescope"));
+    const QString path = [] {
+        MainWindow window(transient());
+        return window.runPanel()->databasePath();
+    }();
+    QCoreApplication::setOrganizationName(organisation);
+    QCoreApplication::setApplicationName(application);
+    const QString data = QStandardPaths::writableLocation(QStandardPaths::GenericDataLocation);
+    QCOMPARE(path, data + QStringLiteral("/Tilescope/results.db"));
+    QVERIFY2(!path.contains(QStringLiteral("Tilescope/Tilescope")), qPrintable(path));
 }
 
 void TestMainWindow::selectionFollowsEveryView() {

@@ -1,6 +1,10 @@
 #include "common/format.h"
 
+#include "spec/tuningproblem.h"
+
 #include <QLocale>
+#include <QObject>
+#include <QStringList>
 
 #include <algorithm>
 #include <cmath>
@@ -66,6 +70,19 @@ QString formatPercent(double fraction) {
     const double v = 100 * fraction;
     const bool whole = std::fabs(v - std::round(v)) < 0.05;
     return QStringLiteral("%1 %").arg(v, 0, 'f', whole || std::fabs(v) >= 10 ? 0 : 1);
+}
+
+QString shapeText(const TuningProblem& problem, std::size_t index) {
+    if (index < problem.shapes.size())
+        if (const std::string label = problem.shapes[index].label(); !label.empty())
+            return qs(label);
+    if (!problem.problemSize.empty()) {
+        QStringList sizes;
+        for (const std::string& size : problem.problemSize)
+            sizes << qs(size);
+        return QObject::tr("ProblemSize %1").arg(sizes.join(QStringLiteral(" × ")));
+    }
+    return QObject::tr("(no shape)");
 }
 
 QString formatValue(const expr::Value& value) {

@@ -13,6 +13,10 @@
 #include <cstdint>
 #include <string>
 
+namespace tilescope {
+class TuningProblem;
+}
+
 namespace tilescope::views {
 
 /// The locale numbers are written in: the user's, with digit grouping; English when it is "C".
@@ -33,6 +37,9 @@ QString formatPercent(double fraction);
 QString formatValue(const expr::Value& value);
 /// The engine's text (UTF-8) as a QString.
 QString qs(const std::string& text);
+/// Shape `index` of `problem` for people: its dims ("M=4096 N=4096 K=4096"); a problem whose
+/// sizes are written in its ProblemSize ("ProblemSize 4096"); "(no shape)" without either.
+QString shapeText(const TuningProblem& problem, std::size_t index);
 
 /// Qt::TextAlignmentRole for numbers in tables.
 QVariant numberAlignment();

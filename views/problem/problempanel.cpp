@@ -128,6 +128,7 @@ ProblemPanel::ProblemPanel(ProblemDocument* document, SpaceController* controlle
     m_parameterView = makeTable(m_parameters, ParameterModel::SortRole, this);
     m_parameterView->setObjectName(QStringLiteral("parameterView"));
     m_parameterView->setItemDelegateForColumn(ParameterModel::KeptColumn, new ValueBarsDelegate(m_parameterView));
+    m_parameterView->setWordWrap(true); // a long value list wraps between values, never hides its last ones
     m_conditionView = makeTable(m_conditions, ConditionModel::SortRole, this);
     m_conditionView->setObjectName(QStringLiteral("conditionView"));
     m_conditionView->setWordWrap(true); // long conditions wrap rather than hide behind an ellipsis
@@ -208,6 +209,14 @@ ProblemPanel::ProblemPanel(ProblemDocument* document, SpaceController* controlle
     m_splitter->addWidget(conditionBox);
     m_splitter->setStretchFactor(0, 0);
     m_splitter->setStretchFactor(1, 1);
+    // The parameters get the height of their rows, as the rows change (a value list typed longer
+    // wraps onto another line, a narrower panel wraps more), until the user moves the split.
+    m_fitTimer = new QTimer(this);
+    m_fitTimer->setSingleShot(true);
+    m_fitTimer->setInterval(0);
+    connect(m_fitTimer, &QTimer::timeout, this, [this]() { fitSplitter(m_splitMoved); });
+    connect(m_splitter, &QSplitter::splitterMoved, this, [this]() { m_splitMoved = true; });
+    connect(m_parameterView->verticalHeader(), &QHeaderView::sectionResized, m_fitTimer, qOverload<>(&QTimer::start));
 
     auto* problemPage = new QWidget(this);
     auto* layout = new QVBoxLayout(problemPage);
@@ -429,7 +438,8 @@ void ProblemPanel::onProblemChanged() {
     refreshHeader();
     fitColumns();
     // Once the tables have laid out their rows, give the parameters the height they need.
-    QTimer::singleShot(0, this, &ProblemPanel::fitSplitter);
+    m_splitMoved = false;
+    m_fitTimer->start();
 }
 
 QSize ProblemPanel::sizeHint() const {
@@ -438,7 +448,7 @@ QSize ProblemPanel::sizeHint() const {
     return {em * 88, em * 100};
 }
 
-void ProblemPanel::fitSplitter() {
+void ProblemPanel::fitSplitter(bool growOnly) {
     if (m_parameters->rowCount() == 0)
         return;
     const int frame = 2 * m_parameterView->frameWidth();
@@ -451,6 +461,10 @@ void ProblemPanel::fitSplitter() {
     const int total = m_splitter->height();
     // The parameters get what they need, up to half the panel; the conditions the rest.
     const int wanted = std::min(rows + title, total / 2);
+    if (growOnly && m_splitter->sizes().value(0) >= wanted)
+        return; // the user's split stays while it holds the rows
+    if (m_splitter->sizes().value(0) == wanted)
+        return;
     m_splitter->setSizes({wanted, std::max(0, total - wanted - m_splitter->handleWidth())});
 }
 
@@ -488,10 +502,8 @@ void ProblemPanel::refreshHeader() {
         const QSignalBlocker block(m_shapeBox);
         m_shapeBox->clear();
         if (problem) {
-            for (const Shape& shape : problem->shapes) {
-                const QString label = QString::fromStdString(shape.label());
-                m_shapeBox->addItem(label.isEmpty() ? tr("(no shape)") : label);
-            }
+            for (std::size_t i = 0; i < problem->shapes.size(); ++i)
+                m_shapeBox->addItem(shapeText(*problem, i));
             m_shapeBox->setCurrentIndex(m_document->shapeIndex());
         }
         m_shapeBox->setEnabled(m_shapeBox->count() > 1);
@@ -759,7 +771,7 @@ void ProblemPanel::updateCountLabel() {
     if (problem && m_validPerShape.size() == problem->shapes.size()) {
         for (int i = 0; i < m_shapeBox->count() && i < static_cast<int>(m_validPerShape.size()); ++i) {
             const auto& n = m_validPerShape[static_cast<std::size_t>(i)];
-            const QString label = QString::fromStdString(problem->shapes[static_cast<std::size_t>(i)].label());
+            const QString label = shapeText(*problem, static_cast<std::size_t>(i));
             m_shapeBox->setItemText(i, n ? tr("%1  (%2 valid)").arg(label, formatCount(static_cast<double>(*n)))
                                          : tr("%1  (not counted)").arg(label));
         }

@@ -113,7 +113,7 @@ private:
     void onSpaceReady(const std::shared_ptr<const SpaceResult>& result);
     void onImpactReady(const std::shared_ptr<const ConditionImpactSet>& impact);
     void fitColumns();
-    void fitSplitter();
+    void fitSplitter(bool growOnly = false);
 
     void updatePage();
 
@@ -148,7 +148,9 @@ private:
     QString m_launchConfig;
     QTimer* m_conditionTimer = nullptr; // typing settles before the edit is checked
     QTimer* m_parameterTimer = nullptr;
-    int m_conditionRow = -1; // in file order
+    QTimer* m_fitTimer = nullptr; // the split fitted to the parameters' rows once they settle
+    bool m_splitMoved = false;    // the user moved the split: it only grows to show every row
+    int m_conditionRow = -1;      // in file order
     int m_parameterRow = -1;
     QString m_error;                                // the refused edit's reason
     std::shared_ptr<const SpaceResult> m_lastSpace; // the last count that arrived

@@ -535,9 +535,11 @@ void ConfigDetailsPanel::render() {
         table += row(m_objectiveName.empty() ? tr("objective") : qs(m_objectiveName), formatNumber(*r.objective));
     if (m.verificationError)
         table += row(tr("verification error"), QString::number(*m.verificationError, 'g', 4));
-    if (!m_fromSample && (m.compileSeconds > 0 || m.benchmarkSeconds > 0))
+    if (!m_fromSample && m.benchmarkSeconds > 0)
         table += row(tr("compile / benchmark"), QStringLiteral("%1 / %2").arg(formatDuration(m.compileSeconds),
                                                                               formatDuration(m.benchmarkSeconds)));
+    else if (!m_fromSample && m.compileSeconds > 0) // never benchmarked (a compile error, a pruned config)
+        table += row(tr("compile"), formatDuration(m.compileSeconds));
     if (m.device >= 0)
         table += row(tr("device"), QString::number(m.device));
     if (!table.isEmpty())

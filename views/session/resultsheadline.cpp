@@ -49,7 +49,7 @@ ResultsHeadline describeResults(const SessionInfo& info, const std::vector<Resul
         // One line where the window is wide enough: the time of the best is in the tooltip and Details.
         out.header = QObject::tr("<b>Recorded demo session</b>%5%1, %2%5<b>%3</b>%5%4")
                          .arg(what.toHtmlEscaped(), shape.toHtmlEscaped(), device.toHtmlEscaped(), counts, dot) +
-                     dot + shortBest;
+                     (shortBest.isEmpty() ? QString() : dot + shortBest);
         out.tooltip =
             QObject::tr("The example's whole config space, measured on an %1 with Tilescope's CUDA backend and shipped "
                         "with the program (resources/demo). It is replayed here: no GPU is needed to browse it.\n"
@@ -59,7 +59,7 @@ ResultsHeadline describeResults(const SessionInfo& info, const std::vector<Resul
     } else if (origin.running) {
         out.header = QObject::tr("<b>Tuning</b> %1 at %2 on %3%5%4 so far")
                          .arg(what.toHtmlEscaped(), shape.toHtmlEscaped(), device.toHtmlEscaped(), counts, dot) +
-                     dot + best;
+                     (best.isEmpty() ? QString() : dot + best);
         out.status = QObject::tr("Tuning on %1").arg(device);
     } else {
         const QString& path = origin.recordingPath;
@@ -68,7 +68,7 @@ ResultsHeadline describeResults(const SessionInfo& info, const std::vector<Resul
         out.header =
             QObject::tr("<b>%1</b>%6%2 at %3 on %4%6%5")
                 .arg(source, what.toHtmlEscaped(), shape.toHtmlEscaped(), device.toHtmlEscaped(), counts, dot) +
-            dot + best;
+            (best.isEmpty() ? QString() : dot + best); // no best: no dangling dot
         out.tooltip = path.isEmpty() ? QString() : QDir::toNativeSeparators(path);
         if (!bestConfig.isEmpty())
             out.tooltip +=

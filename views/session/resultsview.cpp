@@ -7,6 +7,7 @@
 #include <QAction>
 #include <QApplication>
 #include <QClipboard>
+#include <QEvent>
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QItemSelectionModel>
@@ -107,9 +108,17 @@ ResultsView::ResultsView(QWidget* parent)
     layout->addLayout(top);
     layout->addWidget(m_table, 1);
     updateCount();
+    fitHeaders(); // the columns a table without results shows too
 }
 
 ResultsView::~ResultsView() = default;
+
+void ResultsView::changeEvent(QEvent* event) {
+    QWidget::changeEvent(event);
+    // Another font or style: the names take another width.
+    if (event->type() == QEvent::FontChange || event->type() == QEvent::StyleChange)
+        fitHeaders();
+}
 
 void ResultsView::fitHeaders() {
     // Each column at least as wide as its name ("block_size_x", "objective: time (µs)"), so that a
@@ -117,9 +126,19 @@ void ResultsView::fitHeaders() {
     QHeaderView* header = m_table->horizontalHeader();
     const QFontMetrics metrics(header->font());
     const int padding = metrics.averageCharWidth() * 3; // the sort arrow and the margins
+    // The status column as wide as its longest word too ("compile_error"): a status is never cut.
+    int statusWidth = 0;
+    const QFontMetrics cellMetrics(m_table->font());
+    for (const ResultStatus status : kAllStatuses)
+        statusWidth =
+            std::max(statusWidth, cellMetrics.horizontalAdvance(QString::fromUtf8(std::string(statusName(status)))));
+    const int statusColumn = m_model->columnOf(ResultsModel::ColumnKind::Status);
     for (int c = 0; c < m_proxy->columnCount(); ++c) {
         const QString name = m_proxy->headerData(c, Qt::Horizontal).toString();
-        header->resizeSection(c, std::max(header->sectionSize(c), metrics.horizontalAdvance(name) + padding));
+        int wanted = metrics.horizontalAdvance(name) + padding;
+        if (c == statusColumn)
+            wanted = std::max(wanted, statusWidth + padding);
+        header->resizeSection(c, std::max(header->sectionSize(c), wanted));
     }
 }
 

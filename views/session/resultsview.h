@@ -64,6 +64,9 @@ signals:
     /// The user selected a row: its config as compact JSON.
     void configSelected(const QString& configJson);
 
+protected:
+    void changeEvent(QEvent* event) override;
+
 private:
     void fitHeaders();
     QString csvOf(const std::vector<int>& proxyRows) const;

@@ -7,12 +7,13 @@
 #include "base/error.h"
 #include "base/textformat.h"
 #include "measure/metricnames.h"
-#include "tuner/objective.h"
 #include "search/strategy.h"
+#include "tuner/objective.h"
 #include "tuner/shapesetrun.h"
 
 #include <QCheckBox>
 #include <QComboBox>
+#include <QCoreApplication>
 #include <QDialog>
 #include <QDialogButtonBox>
 #include <QDir>
@@ -356,10 +357,8 @@ void RunPanel::setEditedProblem(std::shared_ptr<const TuningProblem> problem) {
 
 void RunPanel::fillShapes() {
     m_shapeCombo->clear();
-    for (std::size_t i = 0; i < m_problem->shapes.size(); ++i) {
-        const std::string label = m_problem->shapes[i].label();
-        m_shapeCombo->addItem(QStringLiteral("%1: %2").arg(i).arg(label.empty() ? tr("(no shape)") : qs(label)));
-    }
+    for (std::size_t i = 0; i < m_problem->shapes.size(); ++i)
+        m_shapeCombo->addItem(QStringLiteral("%1: %2").arg(QString::number(i), shapeText(*m_problem, i)));
 }
 
 void RunPanel::setProblem(std::shared_ptr<const TuningProblem> problem, QString problemPath) {
@@ -402,8 +401,13 @@ void RunPanel::setProblem(std::shared_ptr<const TuningProblem> problem, QString 
 
 void RunPanel::setDatabasePath(QString path) {
     if (path.isEmpty()) {
-        const QString folder = QStandardPaths::writableLocation(QStandardPaths::AppDataLocation);
-        path = QDir(folder.isEmpty() ? QDir::homePath() : folder).filePath(QStringLiteral("results.db"));
+        // The data folder named once: AppDataLocation names the organisation and the application,
+        // both "Tilescope" (Tilescope/Tilescope/).
+        const QString dataFolder = QStandardPaths::writableLocation(QStandardPaths::GenericDataLocation);
+        const QString name = QCoreApplication::applicationName().isEmpty() ? QStringLiteral("Tilescope")
+                                                                           : QCoreApplication::applicationName();
+        path = QDir(dataFolder.isEmpty() ? QDir::homePath() : dataFolder + QLatin1Char('/') + name)
+                   .filePath(QStringLiteral("results.db"));
     }
     m_databasePath = path;
     m_databaseLabel->setText(QDir::toNativeSeparators(path));

@@ -58,7 +58,7 @@ public:
     /// The same problem, edited: the next run takes this snapshot; the panel's choices stay.
     void setEditedProblem(std::shared_ptr<const TuningProblem> problem);
     /// The results database runs write to (created when missing). Default: results.db in the
-    /// application's data folder.
+    /// application's data folder (~/.local/share/Tilescope on Linux).
     void setDatabasePath(QString path);
     QString databasePath() const;
 

@@ -268,6 +268,7 @@ void SessionController::start(Request request) {
     m_lastProgressSerial = 0;
     m_logTaken = 0;
     m_progress = {};
+    m_runStarted = false;
     m_recording.reset(); // the run's results replace the recording's: showSession() has nothing to show
     emit recordingSessions(m_recording);
     setRunning(true);
@@ -447,6 +448,7 @@ void SessionController::pullState(bool publish) {
     for (const Shared::Start& start : starts) {
         emitUpTo(static_cast<std::size_t>(start.logMark - m_logTaken));
         m_session = start.info;
+        m_runStarted = true;
         m_appliedSequence = std::max(m_appliedSequence, start.serial); // a copy of the session before is stale
         m_results = std::make_shared<const std::vector<ResultRecord>>();
         const QString description = describeStart(start.info, start.progress);
@@ -541,6 +543,11 @@ void SessionController::onRunEnded(std::shared_ptr<RunEnd> end) {
             emit recordingSessions(m_recording);
         }
     } else {
+        if (m_runStarted) {
+            // The session on screen failed, as its database now says: its verdict says so too.
+            m_session.state = SessionState::Failed;
+            m_session.message = end->error.toStdString();
+        }
         emitLog({RunLogEntry::Kind::Error, end->error, {}, {}});
         setRunning(false);
         emit failed(end->error);

@@ -155,6 +155,7 @@ private:
     QTimer* m_timer = nullptr;
     bool m_running = false;
     bool m_loading = false;
+    bool m_runStarted = false;                        // the run in hand started a session (m_session is its)
     bool m_publishing = false;                        // a snapshot copy is in flight
     std::chrono::steady_clock::time_point m_nextCopy; // no copy starts before (3 x the last copy's cost after it)
     std::uint64_t m_appliedSequence = 0;
