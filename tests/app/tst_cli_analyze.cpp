@@ -145,7 +145,7 @@ void TestCliAnalyze::tritonMatmulOffline() {
 
 // --lines on a Triton config that spills (tests/data/triton/spill.py, squeezed by maxnreg 32)
 // names the lines of the .py file, with their text, read with the toolkit's nvdisasm or the one
-// Triton's wheel ships; the config that does not spill has none.
+// Triton's wheel ships; the config that does not spill has less local memory, and no spills.
 void TestCliAnalyze::tritonLinesBySourceLine() {
     TILESCOPE_NEED_TRITON();
     std::string why;
@@ -159,20 +159,26 @@ void TestCliAnalyze::tritonLinesBySourceLine() {
     const QString lines = text.out.mid(text.out.indexOf(QStringLiteral("Local memory by source line")));
     QVERIFY2(lines.contains(QStringLiteral("spill.py:19")), qPrintable(lines));
     QVERIFY2(lines.contains(QStringLiteral("acc = acc * tile + tl.sin(acc + step)")), qPrintable(lines));
-    QVERIFY2(lines.contains(QStringLiteral("maxnreg=128\n    no spills and no local memory")), qPrintable(lines));
 
     const CliRun json =
         runAnalyze({QStringLiteral("analyze"), problem, QStringLiteral("--lines"), QStringLiteral("--json")});
     QVERIFY2(json.status == 0, qPrintable(describe(json)));
     const auto records = nlohmann::json::parse(json.out.toStdString());
     QCOMPARE(records.size(), std::size_t(2));
+    // Local stores and loads by line: the spilling config's, and the other's (Triton 3.6 gives it
+    // a small stack frame of its own, not spills).
+    int squeezed = 0, roomy = 0;
     for (const auto& r : records) {
         const auto& l = r["lines"];
         QVERIFY2(!l.contains("error"), l.dump().c_str());
         if (r["config"]["maxnreg"].get<int>() == 128) {
-            QVERIFY(l["local_lines"].empty());
+            QCOMPARE(r["spill_stores"].get<int>(), 0);
+            roomy = l["local_stores"].get<int>() + l["local_loads"].get<int>() + l["spill_stores"].get<int>() +
+                    l["spill_loads"].get<int>();
             continue;
         }
+        squeezed = l["local_stores"].get<int>() + l["local_loads"].get<int>() + l["spill_stores"].get<int>() +
+                   l["spill_loads"].get<int>();
         QVERIFY(r["spill_stores"].get<int>() > 0);
         QVERIFY(!l["local_lines"].empty());
         int local = 0;
@@ -186,6 +192,7 @@ void TestCliAnalyze::tritonLinesBySourceLine() {
         QCOMPARE(l["local_lines"][0]["line"].get<int>(), 19);
         QCOMPARE(l["local_lines"][0]["text"].get<std::string>(), std::string("acc = acc * tile + tl.sin(acc + step)"));
     }
+    QVERIFY2(squeezed > roomy, qPrintable(QStringLiteral("%1 against %2").arg(squeezed).arg(roomy)));
 }
 
 // Without Triton (no such Python, or a Python without the triton module), a Triton problem is
