@@ -82,10 +82,16 @@ ConfigAnalysis StaticAnalyzer::analyze(std::uint64_t index, const Config& config
     a.cached = result.cached;
     a.geometry = geometry(config);
     if (result.ok() && result.launch && a.geometry.ok()) {
-        // A binary whose compiler decides its launch (Triton's) runs with its threads (unless
-        // the problem gives LocalSize) and the shared memory it asks for.
-        if (m_problem.localSize.x.empty() && result.launch->threadsPerBlock > 0)
-            a.geometry.block = {result.launch->threadsPerBlock, 1, 1};
+        // A binary whose compiler decides its launch (Triton's) runs with its threads and the
+        // shared memory it asks for. It is compiled for exactly its threads (.reqntid): a
+        // LocalSize that says otherwise cannot launch it.
+        const std::int64_t threads = result.launch->threadsPerBlock;
+        if (threads > 0 && !m_problem.localSize.x.empty() && a.geometry.threadsPerBlock() != threads)
+            a.geometry.error = "LocalSize gives " + std::to_string(a.geometry.threadsPerBlock()) +
+                               " threads a block, and the kernel was compiled for " + std::to_string(threads) +
+                               " (num_warps x 32)";
+        else if (threads > 0)
+            a.geometry.block = {threads, 1, 1};
         a.geometry.sharedDynamic = result.launch->sharedBytes;
     }
     if (!result.ok()) {

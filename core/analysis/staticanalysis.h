@@ -51,7 +51,8 @@ struct ConfigAnalysis {
     std::string log;     ///< NVRTC's full log when the compile failed ("" when it succeeded)
     StaticInfo info;
     /// The launch: GeometryPlanner's, with the threads and dynamic shared memory of a binary
-    /// that decides them itself (CompileResult::launch, a Triton kernel's).
+    /// that decides them itself (CompileResult::launch, a Triton kernel's; a LocalSize that
+    /// disagrees with its threads is a geometry error).
     LaunchGeometry geometry;
     Occupancy occupancy; ///< computed when the compile and the geometry succeeded
     SpillClass spill = SpillClass::None;

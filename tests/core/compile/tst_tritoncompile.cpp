@@ -262,6 +262,18 @@ void TestTritonCompile::analysisUsesTheBinarysLaunch() {
     // 5 blocks, 40 of 64 warps.
     QCOMPARE(a.occupancy.activeBlocks, 5);
     QCOMPARE(a.occupancy.limiter, Limiter::SharedMemory);
+
+    // A LocalSize other than the threads the binary was compiled for cannot launch it.
+    TuningProblem sized = problem;
+    sized.localSize.x = "128";
+    const StaticAnalyzer other(sized, 0);
+    const ConfigAnalysis refused = other.analyze(0, config, "sm_90", result);
+    QVERIFY2(refused.geometry.error.find("LocalSize gives 128 threads a block, and the kernel was compiled for 256") !=
+                 std::string::npos,
+             refused.geometry.error.c_str());
+    QVERIFY(!refused.occupancy.launchable);
+    sized.localSize.x = "256";
+    QVERIFY(StaticAnalyzer(sized, 0).analyze(0, config, "sm_90", result).geometry.ok());
 }
 
 // A config that spills: ptxas' report counts it (maxnreg 32 squeezes the kernel's tile), the
