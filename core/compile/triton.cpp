@@ -123,6 +123,7 @@ public:
         bool timedOut = false;
         const std::optional<std::string> line = helper->readLine(kHelloTimeoutMs, timedOut);
         if (!line) {
+            helper->markBroken();
             const std::string err = tailOf(helper->m_errFile);
             why = python + " " +
                   (timedOut ? "said nothing within " + std::to_string(kHelloTimeoutMs / 1000) + " s" : "ended") +
@@ -132,6 +133,7 @@ public:
         }
         hello = json::parse(*line, nullptr, false);
         if (!hello.is_object() || !hello.contains("hello")) {
+            helper->markBroken();
             why = python + " is not Python running Tilescope's Triton helper (its first line: " + line->substr(0, 200) +
                   "). " + kInstallHint;
             return nullptr;
@@ -308,6 +310,7 @@ const TritonSetup& tritonSetup() {
             return s;
         const std::string executable = hello.value("executable", s.python);
         if (hello.contains("error")) {
+            helper->markBroken(); // it leaves by itself; reaped here
             s.error = s.python + " (" + executable + ", Python " + hello.value("python", std::string("?")) +
                       ") cannot import triton (" + hello.value("error", std::string()) + "). " + kInstallHint;
             return s;
@@ -373,14 +376,18 @@ CompileResult compileTriton(const CompileRequest& request) {
     if (request.arch.rfind("sm_", 0) != 0 || digits == 3)
         return finish(failure("arch '" + request.arch + "' is not a real GPU architecture such as sm_90", {}, false));
 
-    std::unique_ptr<Helper> helper = helperPool().take();
-    if (!helper) {
-        std::string why;
+    // A helper kept from an earlier compile, else a new one.
+    auto startHelper = [&](std::string& why) -> std::unique_ptr<Helper> {
         const fs::path script = helperScript(&why);
         json hello;
-        if (!script.empty())
-            helper = Helper::start(setup.python, script, hello, why);
-        if (!helper)
+        return script.empty() ? nullptr : Helper::start(setup.python, script, hello, why);
+    };
+    bool pooled = true;
+    std::unique_ptr<Helper> helper = helperPool().take();
+    if (!helper) {
+        pooled = false;
+        std::string why;
+        if (!(helper = startHelper(why)))
             return finish(failure(why, {}, true));
     }
 
@@ -400,9 +407,20 @@ CompileResult compileTriton(const CompileRequest& request) {
                        {"keywords", std::move(keywords)},
                        {"arch", request.arch},
                        {"cubin", cubinFile.string()}};
+    const std::string text = message.dump(-1, ' ', false, json::error_handler_t::replace) + "\n";
+    bool sent = helper->send(text);
+    if (!sent && pooled) {
+        // A kept helper that ended while it waited (killed from outside): this request never
+        // reached it, so a new one takes it.
+        helper->markBroken();
+        std::string why;
+        if (!(helper = startHelper(why)))
+            return finish(failure(why, {}, true));
+        sent = helper->send(text);
+    }
     bool timedOut = false;
     std::optional<std::string> line;
-    if (helper->send(message.dump(-1, ' ', false, json::error_handler_t::replace) + "\n"))
+    if (sent)
         line = helper->readLine(kCompileTimeoutMs, timedOut);
     if (!line) {
         // The helper died compiling this config (Triton's compiler crashed, or ran out of

@@ -19,7 +19,11 @@
 
 #include <nlohmann/json.hpp>
 
+#include <signal.h>
+#include <unistd.h>
+
 #include <fstream>
+#include <sstream>
 
 using namespace tilescope;
 
@@ -58,6 +62,7 @@ private slots:
     void poolCompilesInParallel();
     void analysisUsesTheBinarysLaunch();
     void spillsFromPtxas();
+    void helperThatDies();
 };
 
 // The request a config makes: the module's text and name, the call's arguments at the shape (the
@@ -295,6 +300,62 @@ void TestTritonCompile::spillsFromPtxas() {
     const RuleSuggestion rule = suggestSpillRule(problem, 0, results, "sm_90");
     QVERIFY(rule.found);
     QVERIFY2(rule.best.condition.find("maxnreg") != std::string::npos, rule.best.condition.c_str());
+}
+
+namespace {
+
+// The helpers of this process, by their command line.
+std::vector<pid_t> helperProcesses() {
+    std::vector<pid_t> found;
+    for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
+        const std::string name = entry.path().filename().string();
+        if (name.find_first_not_of("0123456789") != std::string::npos)
+            continue;
+        std::ifstream stat(entry.path() / "stat");
+        std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+        const std::size_t close = text.rfind(')');
+        if (close == std::string::npos)
+            continue;
+        std::istringstream rest(text.substr(close + 2));
+        std::string state;
+        pid_t parent = 0;
+        rest >> state >> parent;
+        std::ifstream cmdline(entry.path() / "cmdline");
+        const std::string command((std::istreambuf_iterator<char>(cmdline)), std::istreambuf_iterator<char>());
+        if (parent == ::getpid() && command.find("tilescope_triton_compile.py") != std::string::npos && state != "Z")
+            found.push_back(static_cast<pid_t>(std::stoi(name)));
+    }
+    return found;
+}
+
+} // namespace
+
+// A helper that dies is replaced: one killed while it waits (the next compile gets a new one,
+// and the config compiles), one that dies compiling (a kernel module that ends the process) is
+// that config's compile error, saying how it ended, and the next compile gets a new one.
+void TestTritonCompile::helperThatDies() {
+    TILESCOPE_NEED_TRITON();
+    const TuningProblem problem = TuningProblem::load(kData + "add.json");
+    const CompileRequest request =
+        RequestBuilder(problem, 0).request(configOf(problem, {{"BLOCK", 256}, {"num_warps", 4}}), "sm_90");
+    QVERIFY(compileKernel(request).ok());
+    const std::vector<pid_t> helpers = helperProcesses();
+    QVERIFY(!helpers.empty());
+    for (const pid_t pid : helpers)
+        ::kill(pid, SIGKILL);
+    QTest::qWait(200);
+    const CompileResult again = compileKernel(request);
+    QVERIFY2(again.ok(), again.message.c_str());
+
+    CompileRequest dying = request;
+    dying.source = "import os\nos._exit(3)\n" + dying.source;
+    const CompileResult died = compileKernel(dying);
+    QCOMPARE(died.status, CompileStatus::CompileError);
+    QVERIFY2(died.message.find("Triton's compiler process exited with status 3") != std::string::npos,
+             died.message.c_str());
+    QVERIFY(!died.transient);
+    const CompileResult after = compileKernel(request);
+    QVERIFY2(after.ok(), after.message.c_str());
 }
 
 QTEST_GUILESS_MAIN(TestTritonCompile)
