@@ -65,8 +65,8 @@ constexpr std::size_t kLinesShown = 8; // lines per config in the text output (-
 struct LineReport {
     LineCounts counts;
     std::string error;
-    SassFunction function;   ///< the entry function's machine code (for a run's counts)
-    CompileResult compile;   ///< the binary those lines are of (what --executed runs)
+    SassFunction function;     ///< the entry function's machine code (for a run's counts)
+    CompileResult compile;     ///< the binary those lines are of (what --executed runs)
     std::string executedError; ///< why --executed has no counts for this config ("" when it has, or was not asked)
 };
 
@@ -671,7 +671,22 @@ int runAnalyze(AnalyzeOptions opt) {
         o.timing.maxSeconds = 0;
         o.note = [](const std::string& text) { std::fprintf(stderr, "note: %s\n", text.c_str()); };
         gpu = std::make_unique<CudaBackend>(o);
-        const BackendInfo info = gpu->open(problem, opt.shape, space);
+        const BackendInfo info = [&] {
+            try {
+                return gpu->open(problem, opt.shape, space);
+            } catch (const InputError& e) {
+                // The backend's advice without a GPU (replay, or analyse offline) is tune's: here the
+                // analysis is offline already, and only --executed needs the GPU.
+                const std::size_t advice = e.message().find(". Without a GPU,");
+                if (advice == std::string::npos)
+                    throw;
+                throw InputError(e.file(), "--executed",
+                                 e.message().substr(0, advice) +
+                                     ". --executed runs each config on this machine's GPU; without one, leave it "
+                                     "out: --lines alone counts the spill and local-memory instructions by source "
+                                     "line offline");
+            }
+        }();
         gpuArch = info.arch;
         if (opt.archs.empty())
             archs = {gpuArch};

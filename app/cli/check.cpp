@@ -38,7 +38,19 @@ int runCheck(const CheckOptions& opt) {
     if (opt.here) {
         if (problems.empty())
             throw InputError("", "--here", "--here needs a --problem (a worker opens it to meet the GPU)");
-        target = thisMachine(*problems.front(), stderrNotes());
+        try {
+            target = thisMachine(*problems.front(), stderrNotes());
+        } catch (const InputError& e) {
+            // The backend's advice without a GPU (replay, or analyse offline) is tune's: a check
+            // needs only the GPU's name, arch and driver, which can be given instead.
+            const std::size_t advice = e.message().find(". Without a GPU,");
+            if (advice == std::string::npos)
+                throw;
+            throw InputError(e.file(), "--here",
+                             e.message().substr(0, advice) +
+                                 ". --here asks this machine's GPU; without one, name the GPU to check against: "
+                                 "--device \"NVIDIA H200\", --arch sm_90, --driver 13000");
+        }
     }
     if (!opt.device.empty())
         target.deviceName = opt.device;

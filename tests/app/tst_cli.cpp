@@ -4,6 +4,7 @@
 #include "spec/tuningproblem.h"
 
 #include "clirun.h"
+#include <QFileInfo>
 #include <QProcess>
 #include <QTemporaryDir>
 
@@ -221,6 +222,18 @@ private slots:
         QVERIFY(machineOnly.out.contains("entries of kernel gemv: no problem given for it"));
         writeFile(dir.filePath("bad.json"), "{\"format\": \"something else\"}");
         QCOMPARE(cli({"check", dir.filePath("bad.json")}).status, 2);
+
+        // --here without a GPU: what to give instead (the machine's name, arch and driver), not
+        // tune's advice to replay or analyse offline.
+        if (!QFileInfo::exists(QStringLiteral("/proc/driver/nvidia/version"))) {
+            const Run here = cli({"check", cache, "--problem", problem, "--here"});
+            QCOMPARE(here.status, 2);
+            QVERIFY2(here.err.contains("no NVIDIA driver"), qPrintable(describe(here)));
+            QVERIFY2(here.err.contains("--here asks this machine's GPU; without one, name the GPU to check against: "
+                                       "--device \"NVIDIA H200\", --arch sm_90, --driver 13000"),
+                     qPrintable(describe(here)));
+            QVERIFY2(!here.err.contains("analyse offline") && !here.err.contains("replay"), qPrintable(describe(here)));
+        }
     }
 
     void dispatchTable() {

@@ -361,6 +361,12 @@ void TestCliAnalyze::executedNeedsLinesAndAGpu() {
         QSKIP("a GPU is here: tests/gpu/tst_cudabackend checks the executed counts");
     QCOMPARE(p.exitCode(), 2);
     QVERIFY2(err.contains(QStringLiteral("NVIDIA driver")), qPrintable(err));
+    // What fits without a GPU: the same analysis without --executed (it is offline already).
+    QVERIFY2(err.contains(QStringLiteral("--executed runs each config on this machine's GPU; without one, leave it "
+                                         "out: --lines alone counts")),
+             qPrintable(err));
+    QVERIFY2(!err.contains(QStringLiteral("analyse offline")) && !err.contains(QStringLiteral("replay")),
+             qPrintable(err));
     QVERIFY(p.readAllStandardOutput().isEmpty());
 }
 
