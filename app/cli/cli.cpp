@@ -69,10 +69,100 @@ void Progress::draw(std::uint64_t done, const std::string& extra, bool final) {
     std::fflush(stderr);
 }
 
+std::size_t displayWidth(std::string_view text) {
+    std::size_t width = 0;
+    for (const char c : text)
+        width += (static_cast<unsigned char>(c) & 0xC0) != 0x80; // continuation bytes take no column
+    return width;
+}
+
+namespace {
+
+// The byte offset after the first `points` code points of `text`.
+std::size_t bytesOfPoints(std::string_view text, std::size_t points) {
+    std::size_t i = 0;
+    for (std::size_t seen = 0; i < text.size(); ++i) {
+        if ((static_cast<unsigned char>(text[i]) & 0xC0) == 0x80)
+            continue;
+        if (seen++ == points)
+            return i;
+    }
+    return text.size();
+}
+
+} // namespace
+
+std::string elideMiddle(std::string_view text, std::size_t width) {
+    const std::size_t have = displayWidth(text);
+    if (have <= width)
+        return std::string(text);
+    if (width <= kElision.size())
+        return std::string(kElision.substr(0, width));
+    if (text.find('/') != std::string_view::npos) {
+        // A path ("replay:/home/ana/runs/sgemm.t4.json.gz"): its scheme, then as much of its end as
+        // fits, from a '/' where one fits ("replay:.../runs/sgemm.t4.json.gz"): the file names it.
+        const std::size_t colon = text.find(':');
+        const std::string_view scheme =
+            colon != std::string_view::npos && colon < text.find('/') ? text.substr(0, colon + 1) : std::string_view();
+        if (displayWidth(scheme) + kElision.size() < width) {
+            const std::size_t room = width - displayWidth(scheme) - kElision.size();
+            std::string_view tail = text.substr(bytesOfPoints(text, have - room));
+            if (const std::size_t slash = tail.find('/'); slash != std::string_view::npos && slash + 1 < tail.size())
+                tail = tail.substr(slash);
+            return std::string(scheme) + std::string(kElision) + std::string(tail);
+        }
+    }
+    // The end keeps a little more: a config's last parameters, a message's last words.
+    const std::size_t room = width - kElision.size();
+    const std::size_t head = room / 2;
+    const std::size_t tail = room - head;
+    return std::string(text.substr(0, bytesOfPoints(text, head))) + std::string(kElision) +
+           std::string(text.substr(bytesOfPoints(text, have - tail)));
+}
+
+std::string fitLines(std::string_view lead, std::string_view text, std::size_t width, bool* elided) {
+    const std::size_t indent = displayWidth(lead);
+    const std::size_t room = width > indent + 8 ? width - indent : 8;
+    std::string out(lead);
+    std::size_t used = 0; // columns of the current line after the indent
+    std::size_t pos = 0;
+    bool space = false; // a space is owed before the next word (runs of spaces are kept within a line)
+    while (pos < text.size()) {
+        const std::size_t next = text.find(' ', pos);
+        const std::string_view word = text.substr(pos, next == std::string_view::npos ? text.size() - pos : next - pos);
+        pos = next == std::string_view::npos ? text.size() : next + 1;
+        if (word.empty()) { // a second space in a row
+            if (used > 0 && used < room) {
+                out += ' ';
+                ++used;
+            }
+            continue;
+        }
+        const std::string piece = elideMiddle(word, room);
+        if (elided && piece.size() != word.size())
+            *elided = true;
+        const std::size_t w = displayWidth(piece);
+        if (used > 0 && used + (space ? 1 : 0) + w > room) {
+            while (!out.empty() && out.back() == ' ')
+                out.pop_back();
+            out += "\n" + std::string(indent, ' ');
+            used = 0;
+        } else if (used > 0 && space) {
+            out += ' ';
+            ++used;
+        }
+        out += piece;
+        used += w;
+        space = true;
+    }
+    return out + "\n";
+}
+
 TextTable::TextTable(std::vector<std::string> headers, std::vector<bool> rightAligned)
     : m_headers(std::move(headers))
     , m_right(std::move(rightAligned)) {
     m_right.resize(m_headers.size(), false);
+    m_minWidth.resize(m_headers.size(), 0);
 }
 
 void TextTable::addRow(std::vector<std::string> cells) {
@@ -80,22 +170,25 @@ void TextTable::addRow(std::vector<std::string> cells) {
     m_rows.push_back(std::move(cells));
 }
 
-std::string TextTable::render(int indent) const {
-    std::vector<std::size_t> width(m_headers.size(), 0);
-    auto measure = [&](const std::vector<std::string>& row) {
-        for (std::size_t c = 0; c < row.size(); ++c)
-            width[c] = std::max(width[c], row[c].size());
-    };
-    measure(m_headers);
-    for (const auto& row : m_rows)
-        measure(row);
+void TextTable::setElidable(std::size_t column, std::size_t minWidth) {
+    if (column < m_minWidth.size())
+        m_minWidth[column] = std::max<std::size_t>(minWidth, 1);
+}
+
+std::string TextTable::renderColumns(const std::vector<std::size_t>& columns, const std::vector<std::size_t>& widths,
+                                     int indent, bool* elided) const {
     std::string out;
     auto emitRow = [&](const std::vector<std::string>& row) {
         std::string line(static_cast<std::size_t>(indent), ' ');
-        for (std::size_t c = 0; c < row.size(); ++c) {
-            const std::string pad(width[c] - row[c].size(), ' ');
-            line += m_right[c] ? pad + row[c] : row[c] + (c + 1 < row.size() ? pad : "");
-            if (c + 1 < row.size())
+        for (std::size_t k = 0; k < columns.size(); ++k) {
+            const std::size_t c = columns[k];
+            const std::string cell = elideMiddle(row[c], widths[c]);
+            if (elided && cell.size() != row[c].size())
+                *elided = true;
+            const std::string pad(widths[c] - displayWidth(cell), ' ');
+            const bool last = k + 1 == columns.size();
+            line += m_right[c] ? pad + cell : cell + (last ? "" : pad);
+            if (!last)
                 line += "  ";
         }
         while (!line.empty() && line.back() == ' ')
@@ -105,6 +198,74 @@ std::string TextTable::render(int indent) const {
     emitRow(m_headers);
     for (const auto& row : m_rows)
         emitRow(row);
+    return out;
+}
+
+namespace {
+
+std::vector<std::size_t> naturalWidths(const std::vector<std::string>& headers,
+                                       const std::vector<std::vector<std::string>>& rows) {
+    std::vector<std::size_t> width(headers.size(), 0);
+    auto measure = [&](const std::vector<std::string>& row) {
+        for (std::size_t c = 0; c < row.size(); ++c)
+            width[c] = std::max(width[c], displayWidth(row[c]));
+    };
+    measure(headers);
+    for (const auto& row : rows)
+        measure(row);
+    return width;
+}
+
+} // namespace
+
+std::string TextTable::render(int indent) const {
+    std::vector<std::size_t> all(m_headers.size());
+    for (std::size_t c = 0; c < all.size(); ++c)
+        all[c] = c;
+    return renderColumns(all, naturalWidths(m_headers, m_rows), indent, nullptr);
+}
+
+std::string TextTable::renderFitting(std::size_t width, int indent, std::size_t keyColumns, bool* elided) const {
+    std::vector<std::size_t> widths = naturalWidths(m_headers, m_rows);
+    const std::size_t n = m_headers.size();
+    keyColumns = std::min(keyColumns, n);
+    const auto lineWidth = [&](const std::vector<std::size_t>& columns) {
+        std::size_t w = static_cast<std::size_t>(indent);
+        for (std::size_t k = 0; k < columns.size(); ++k)
+            w += widths[columns[k]] + (k > 0 ? 2 : 0);
+        return w;
+    };
+    std::vector<std::size_t> all(n);
+    for (std::size_t c = 0; c < n; ++c)
+        all[c] = c;
+    // Shorten the widest elidable column a column at a time until the line fits or none can give.
+    for (std::size_t total = lineWidth(all); total > width; --total) {
+        std::size_t widest = n;
+        for (std::size_t c = 0; c < n; ++c) {
+            const std::size_t floor = std::max(m_minWidth[c], displayWidth(m_headers[c]));
+            if (m_minWidth[c] > 0 && widths[c] > floor && (widest == n || widths[c] > widths[widest]))
+                widest = c;
+        }
+        if (widest == n)
+            break;
+        --widths[widest];
+    }
+    // The columns that still do not fit go on in blocks below, each led by the key columns.
+    std::vector<std::size_t> keys(all.begin(), all.begin() + static_cast<std::ptrdiff_t>(keyColumns));
+    std::string out;
+    std::size_t next = keyColumns;
+    do {
+        std::vector<std::size_t> block = keys;
+        while (next < n) {
+            block.push_back(next);
+            if (lineWidth(block) > width && block.size() > keys.size() + 1) {
+                block.pop_back();
+                break;
+            }
+            ++next;
+        }
+        out += (out.empty() ? "" : "\n") + renderColumns(block, widths, indent, elided);
+    } while (next < n);
     return out;
 }
 

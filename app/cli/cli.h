@@ -14,6 +14,7 @@
 #include <functional>
 #include <limits>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace tilescope {
@@ -79,6 +80,18 @@ private:
     bool m_finished = false;
 };
 
+/// How many columns `text` takes on a terminal: its UTF-8 code points.
+std::size_t displayWidth(std::string_view text);
+/// The marker of a value shortened in the middle.
+inline constexpr std::string_view kElision = "...";
+/// `text` in at most `width` columns: itself when it fits, else its start and its end with
+/// kElision between them ("replay:/home/ana/...mo/sgemm-h200-2048.t4.json.gz").
+std::string elideMiddle(std::string_view text, std::size_t width);
+/// `text` after `lead` (e.g. "  backend     "), in lines of at most `width` columns broken at
+/// spaces, the lines after the first indented as deep as `lead`; a word longer than a line (a
+/// path) is elided in the middle, and `elided` (when given) set. Ends with a newline.
+std::string fitLines(std::string_view lead, std::string_view text, std::size_t width, bool* elided = nullptr);
+
 /// A plain-text table: a header row, columns padded to their widest cell; numeric columns
 /// (those marked) right-aligned.
 class TextTable {
@@ -88,9 +101,23 @@ public:
     std::size_t rows() const { return m_rows.size(); }
     std::string render(int indent = 2) const;
 
+    /// Lets renderFitting() shorten `column`'s cells in the middle, to no fewer than `minWidth`
+    /// columns (nor fewer than its header's).
+    void setElidable(std::size_t column, std::size_t minWidth);
+    /// render() in at most `width` columns: the elidable columns shortened first (the widest
+    /// first), then the columns that still do not fit continue in further blocks below the first,
+    /// a blank line between, each block starting with the first `keyColumns` columns again.
+    /// `elided` (when given) says whether a cell was shortened.
+    std::string renderFitting(std::size_t width, int indent = 2, std::size_t keyColumns = 1,
+                              bool* elided = nullptr) const;
+
 private:
+    std::string renderColumns(const std::vector<std::size_t>& columns, const std::vector<std::size_t>& widths,
+                              int indent, bool* elided) const;
+
     std::vector<std::string> m_headers;
     std::vector<bool> m_right;
+    std::vector<std::size_t> m_minWidth; // 0: not elidable
     std::vector<std::vector<std::string>> m_rows;
 };
 

@@ -36,11 +36,31 @@ struct ShowOptions {
     std::size_t top = 0;
     bool json = false;
     std::string pareto; ///< "A,B": list the session's Pareto front of two quantities
+    bool sessionsOnly = false;
     CLI::Option* sessionOption = nullptr;
     CLI::Option* topOption = nullptr;
 };
 
 using Json = nlohmann::ordered_json;
+
+// Text output fits a terminal of this many columns: longer values are shortened in the middle
+// (whole in --json), sentences wrap, and a table too wide goes on in blocks below.
+constexpr std::size_t kWidth = 120;
+
+// "2026-11-30T03:29:58.365Z" to the minute ("2026-11-30 03:29"), for a table that needs the room
+// for paths; other text as it is (--sessions --json has the whole time).
+std::string toTheMinute(const std::string& iso) {
+    if (iso.size() >= 16 && iso[4] == '-' && iso[7] == '-' && iso[10] == 'T' && iso[13] == ':')
+        return iso.substr(0, 10) + " " + iso.substr(11, 5);
+    return iso;
+}
+
+// "  backend     " and the value after it, wrapped or shortened to kWidth.
+std::string field(const char* label, const std::string& value, bool* elided) {
+    char lead[32];
+    std::snprintf(lead, sizeof lead, "  %-12s", label);
+    return fitLines(lead, value, kWidth, elided);
+}
 
 // JSON has no NaN or infinity: those become null.
 Json number(double v) {
@@ -91,6 +111,30 @@ Json resultJson(const ResultRecord& r, std::size_t rank, const SessionInfo& sess
     if (!m.message.empty())
         out["message"] = m.message;
     out["recorded_at"] = r.recordedAt;
+    return out;
+}
+
+Json sessionJson(const SessionInfo& s, std::size_t results) {
+    Json out = Json::object();
+    out["id"] = s.id;
+    out["kernel"] = s.kernel;
+    out["shape"] = s.shapeLabel();
+    out["parameters"] = s.parameters;
+    out["backend"] = s.backend;
+    out["strategy"] = s.strategy;
+    out["seed"] = s.seed;
+    out["budget"] = s.budget;
+    out["device"] = s.deviceName;
+    out["arch"] = s.arch;
+    out["objective"] = s.objectiveName;
+    out["state"] = std::string(sessionStateName(s.state));
+    out["message"] = s.message;
+    out["results"] = results;
+    out["started_at"] = s.startedAt;
+    out["ended_at"] = s.endedAt;
+    out["provenance"] = Json::parse(s.provenanceJson.empty() ? std::string("{}") : s.provenanceJson, nullptr, false);
+    if (out["provenance"].is_discarded())
+        out["provenance"] = s.provenanceJson;
     return out;
 }
 
@@ -204,6 +248,8 @@ int showPareto(const ShowOptions& opt, const ResultStore& store, const SessionIn
     headers.push_back(b.name + (b.higherIsBetter ? " (max)" : " (min)"));
     right.insert(right.end(), {true, true});
     TextTable table(headers, right);
+    for (std::size_t c = 1; c <= parameters.size(); ++c)
+        table.setElidable(c, 8);
     for (std::size_t k = 0; k < front.size(); ++k) {
         const ResultRecord& r = ok[front[k]];
         std::vector<std::string> row{std::to_string(k + 1)};
@@ -215,10 +261,17 @@ int showPareto(const ShowOptions& opt, const ResultStore& store, const SessionIn
         row.push_back(formatDouble("%.4g", points[front[k]][1]));
         table.addRow(row);
     }
-    std::printf("Session %lld: the Pareto front of %s and %s, %zu of %zu measured configs (no other config is as "
-                "good on both and better on one)\n%s",
-                static_cast<long long>(session.id), a.name.c_str(), b.name.c_str(), front.size(), ok.size(),
-                table.render().c_str());
+    bool elided = false;
+    std::printf("%s", fitLines("",
+                               "Session " + std::to_string(session.id) + ": the Pareto front of " + a.name + " and " +
+                                   b.name + ", " + std::to_string(front.size()) + " of " + std::to_string(ok.size()) +
+                                   " measured configs (no other config is as good on both and better on one)",
+                               kWidth, &elided)
+                          .c_str());
+    std::printf("%s", table.renderFitting(kWidth, 2, 1, &elided).c_str());
+    if (elided)
+        std::printf("\nnote: %s marks values shortened to fit %zu columns; --json prints them whole\n",
+                    std::string(kElision).c_str(), kWidth);
     return kOk;
 }
 
@@ -229,7 +282,39 @@ int runShow(const ShowOptions& opt) {
         if (opt.json)
             std::cout << "[]\n";
         else
-            std::printf("%s holds no sessions yet\n", opt.db.c_str());
+            std::printf("%s", fitLines("", opt.db + " holds no sessions yet", kWidth).c_str());
+        return kOk;
+    }
+    bool elided = false;
+    // The sessions as a table, the lines too wide shortened or wrapped.
+    const auto sessionsTable = [&]() {
+        TextTable table({"id", "kernel", "shape", "backend", "strategy", "seed", "state", "results", "started (UTC)"},
+                        {true, false, false, false, false, true, false, true, false});
+        table.setElidable(1, 12); // kernel
+        table.setElidable(2, 16); // shape
+        table.setElidable(3, 16); // backend: a recording's absolute path
+        for (const SessionInfo& s : sessions)
+            table.addRow({std::to_string(s.id), s.kernel, s.shapeLabel(), s.backend, s.strategy,
+                          s.strategy.empty() ? "" : std::to_string(s.seed), std::string(sessionStateName(s.state)),
+                          formatCount(double(store.resultCount(s.id))), toTheMinute(s.startedAt)});
+        return "Sessions (" + std::to_string(sessions.size()) + ")\n" + table.renderFitting(kWidth, 2, 1, &elided);
+    };
+    const auto noteElided = [&]() {
+        if (elided)
+            std::printf("\nnote: %s marks values shortened to fit %zu columns; --json prints them whole (with "
+                        "--sessions, the sessions')\n",
+                        std::string(kElision).c_str(), kWidth);
+    };
+    if (opt.sessionsOnly) {
+        if (opt.json) {
+            Json list = Json::array();
+            for (const SessionInfo& s : sessions)
+                list.push_back(sessionJson(s, store.resultCount(s.id)));
+            std::cout << list.dump(2) << "\n";
+            return kOk;
+        }
+        std::printf("%s", sessionsTable().c_str());
+        noteElided();
         return kOk;
     }
     const SessionInfo* chosen = &sessions.back();
@@ -259,37 +344,43 @@ int runShow(const ShowOptions& opt) {
         return kOk;
     }
 
-    if (sessions.size() > 1 || opt.sessionOption->count() == 0) {
-        TextTable table({"id", "kernel", "shape", "backend", "strategy", "seed", "state", "results", "started"},
-                        {true, false, false, false, false, true, false, true, false});
-        for (const SessionInfo& s : sessions)
-            table.addRow({std::to_string(s.id), s.kernel, s.shapeLabel(), s.backend, s.strategy,
-                          s.strategy.empty() ? "" : std::to_string(s.seed), std::string(sessionStateName(s.state)),
-                          formatCount(double(store.resultCount(s.id))), s.startedAt});
-        std::printf("Sessions (%zu)\n%s\n", sessions.size(), table.render().c_str());
-    }
+    if (sessions.size() > 1 || opt.sessionOption->count() == 0)
+        std::printf("%s\n", sessionsTable().c_str());
 
     const SessionInfo& s = *chosen;
-    std::printf("Session %lld  %s  %s\n", static_cast<long long>(s.id),
-                s.kernel.empty() ? "(kernel unknown)" : s.kernel.c_str(), s.shapeLabel().c_str());
-    std::printf("  backend     %s\n", s.backend.c_str());
+    std::printf("%s",
+                fitLines("",
+                         "Session " + std::to_string(s.id) + "  " +
+                             (s.kernel.empty() ? std::string("(kernel unknown)") : s.kernel) + "  " + s.shapeLabel(),
+                         kWidth, &elided)
+                    .c_str());
+    std::printf("%s", field("backend", s.backend, &elided).c_str());
     if (!s.strategy.empty())
-        std::printf("  strategy    %s, seed %llu, budget: %s\n", s.strategy.c_str(),
-                    static_cast<unsigned long long>(s.seed), s.budget.empty() ? "the whole space" : s.budget.c_str());
+        std::printf("%s", field("strategy",
+                                s.strategy + ", seed " + std::to_string(s.seed) +
+                                    ", budget: " + (s.budget.empty() ? std::string("the whole space") : s.budget),
+                                &elided)
+                              .c_str());
     if (!s.deviceName.empty() || !s.arch.empty())
-        std::printf("  device      %s%s\n", s.deviceName.empty() ? "unknown" : s.deviceName.c_str(),
-                    s.arch.empty() ? "" : (" (" + s.arch + ")").c_str());
-    std::printf("  state       %s%s%s\n", std::string(sessionStateName(s.state)).c_str(), s.message.empty() ? "" : ": ",
-                s.message.c_str());
+        std::printf("%s", field("device",
+                                (s.deviceName.empty() ? std::string("unknown") : s.deviceName) +
+                                    (s.arch.empty() ? "" : " (" + s.arch + ")"),
+                                &elided)
+                              .c_str());
+    std::printf(
+        "%s",
+        field("state", std::string(sessionStateName(s.state)) + (s.message.empty() ? "" : ": " + s.message), &elided)
+            .c_str());
     if (const std::string state = measuredStateSentence(s.provenanceJson); !state.empty())
-        std::printf("  gpu state   %s\n", state.c_str());
+        std::printf("%s", field("gpu state", state, &elided).c_str());
     if (const std::string context = measurementContext(s.provenanceJson); !context.empty())
-        std::printf("  context     %s\n", context.c_str());
+        std::printf("%s", field("context", context, &elided).c_str());
     if (const std::string from = provenanceSentence(s); !from.empty())
-        std::printf("  provenance  %s\n", from.c_str());
+        std::printf("%s", field("provenance", from, &elided).c_str());
     const StatusCounts counts = store.statusCounts(s.id);
-    std::printf("  results     %s: %s\n", formatCount(double(store.resultCount(s.id))).c_str(),
-                statusSummary(counts).c_str());
+    std::printf(
+        "%s",
+        field("results", formatCount(double(store.resultCount(s.id))) + ": " + statusSummary(counts), &elided).c_str());
     if (counts.of(ResultStatus::Implausible) > 0 || counts.of(ResultStatus::WrongResult) > 0) {
         // Why configs that ran are not ranked: times that cannot be right, outputs that differ.
         std::vector<ResultRecord> all = store.results(s.id);
@@ -300,26 +391,34 @@ int runShow(const ShowOptions& opt) {
         std::stable_sort(implausible.begin(), implausible.end(),
                          [](const ResultRecord* a, const ResultRecord* b) { return a->timeMs() < b->timeMs(); });
         if (!implausible.empty())
-            std::printf(
-                "  implausible %s never rank: their times cannot be right%s\n",
-                (formatCount(double(implausible.size())) + (implausible.size() == 1 ? " config" : " configs")).c_str(),
-                implausible.size() > 3 ? " (the fastest 3)" : "");
+            std::printf("%s", field("implausible",
+                                    formatCount(double(implausible.size())) +
+                                        (implausible.size() == 1 ? " config" : " configs") +
+                                        " never rank: their times cannot be right" +
+                                        (implausible.size() > 3 ? " (the fastest 3)" : ""),
+                                    &elided)
+                                  .c_str());
         for (std::size_t i = 0; i < implausible.size() && i < 3; ++i)
-            std::printf("    %s: %s\n", describeConfig(implausible[i]->config).c_str(),
-                        implausible[i]->measurement.message.c_str());
+            std::printf("%s",
+                        fitLines("    ",
+                                 describeConfig(implausible[i]->config) + ": " + implausible[i]->measurement.message,
+                                 kWidth, &elided)
+                            .c_str());
         // Older sessions recorded no verdict of their own: one from their results.
         if (recordedVerdict(s.provenanceJson, "verification").empty())
             if (const std::string verdict = describeVerification(all, verificationSplits(all)); !verdict.empty())
-                std::printf("  verify      %s\n", verdict.c_str());
+                std::printf("%s", field("verify", verdict, &elided).c_str());
     }
     // The session's own verdict (it may have verified configs again within groups, and so left none wrong).
     if (const std::string verdict = recordedVerdict(s.provenanceJson, "verification"); !verdict.empty())
-        std::printf("  verify      %s\n", verdict.c_str());
+        std::printf("%s", field("verify", verdict, &elided).c_str());
     if (const std::string inputs = recordedVerdict(s.provenanceJson, "second_inputs"); !inputs.empty())
-        std::printf("  inputs      %s\n", inputs.c_str());
+        std::printf("%s", field("inputs", inputs, &elided).c_str());
 
-    if (results.empty())
+    if (results.empty()) {
+        noteElided();
         return kOk;
+    }
     std::vector<std::string> headers{"rank"};
     std::vector<bool> right{true};
     for (const std::string& p : s.parameters) {
@@ -380,6 +479,8 @@ int runShow(const ShowOptions& opt) {
         right.push_back(true);
     }
     TextTable table(headers, right);
+    for (std::size_t c = 1; c <= s.parameters.size(); ++c)
+        table.setElidable(c, 8); // a long value (a list, a string) of a parameter
     for (std::size_t i = 0; i < results.size(); ++i) {
         const ResultRecord& r = results[i];
         const Measurement& m = r.measurement;
@@ -425,16 +526,19 @@ int runShow(const ShowOptions& opt) {
         table.addRow(row);
     }
     std::printf("\nTop %zu of %s, best first\n%s", results.size(), formatCount(double(store.resultCount(s.id))).c_str(),
-                table.render().c_str());
+                table.renderFitting(kWidth, 2, 1, &elided).c_str());
     if (withIntervals) {
         const std::size_t others = static_cast<std::size_t>(std::count(tied.begin(), tied.end(), true)) - 1;
-        std::printf("\n%s\n", others == 0 ? "No other listed config overlaps the best's 95 % interval: the winner is "
-                                            "told apart from them"
-                                          : (std::to_string(others) + (others == 1 ? " config" : " configs") +
-                                             " listed cannot be told apart from the best (~best: their 95 % "
-                                             "intervals overlap its interval)")
-                                                .c_str());
+        std::printf("\n%s", fitLines("",
+                                     others == 0 ? "No other listed config overlaps the best's 95 % interval: the "
+                                                   "winner is told apart from them"
+                                                 : std::to_string(others) + (others == 1 ? " config" : " configs") +
+                                                       " listed cannot be told apart from the best (~best: their 95 "
+                                                       "% intervals overlap its interval)",
+                                     kWidth)
+                                .c_str());
     }
+    noteElided();
     return kOk;
 }
 
@@ -454,12 +558,18 @@ void registerShow(CLI::App& app) {
                          ->check(wholeNumber(1, kAny));
     cmd->add_flag("--json", opt->json,
                   "Print a JSON list of results, best first, each with config (name -> value), status, time_ms "
-                  "and more");
-    cmd->add_option("--pareto", opt->pareto,
-                    "A,B: the configs no other measured config beats on both quantities, e.g. time,energy or "
-                    "time,TFLOP/s: time (ms), the session's objective (its name, or objective), registers, "
-                    "occupancy, or a metric by name; NAME:max or NAME:min sets a direction (default: lower is "
-                    "better, higher for the objective and occupancy)");
+                  "and more (the text output fits 120 columns, shortening long values in the middle; here they "
+                  "are whole)");
+    CLI::Option* sessions = cmd->add_flag("--sessions", opt->sessionsOnly,
+                                          "List the sessions only; with --json, each with its whole backend, state "
+                                          "and message, provenance and more");
+    sessions->excludes(opt->sessionOption)->excludes(opt->topOption);
+    sessions->excludes(
+        cmd->add_option("--pareto", opt->pareto,
+                        "A,B: the configs no other measured config beats on both quantities, e.g. time,energy or "
+                        "time,TFLOP/s: time (ms), the session's objective (its name, or objective), registers, "
+                        "occupancy, or a metric by name; NAME:max or NAME:min sets a direction (default: lower is "
+                        "better, higher for the objective and occupancy)"));
     setAction(cmd, [opt] { return runShow(*opt); });
 }
 

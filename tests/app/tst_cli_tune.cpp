@@ -281,6 +281,125 @@ private slots:
         QVERIFY(exp.out.contains("t4") && exp.out.contains("triton") && exp.out.contains("cpp"));
     }
 
+    void showFitsOneHundredTwentyColumns() {
+        // Long values as users meet them: a recording's absolute path as the backend, parameter
+        // values of 60 characters, a failed session's message. show's text keeps every line within
+        // 120 columns (shortening in the middle, wrapping sentences, tables continued below), and
+        // --json has each value whole.
+        QTemporaryDir dir;
+        const QString folder = dir.filePath(QStringLiteral("recordings-of-the-h200-runs/from-the-laboratory-machine"));
+        QVERIFY(QDir().mkpath(folder));
+        const QString recording = folder + QStringLiteral("/sgemm-h200-2048.t4.json.gz");
+        QVERIFY(
+            QFile::copy(QStringLiteral(TILESCOPE_SOURCE_DIR "/resources/demo/sgemm-h200-2048.t4.json.gz"), recording));
+        const QString db = dir.filePath(QStringLiteral("wide.db"));
+        const Run tuned = cli({"tune", kSgemm, "--shape", "1", "--backend", "replay:" + recording, "--strategy",
+                               "random", "--seed", "7", "--budget", "20", "--db", db});
+        QVERIFY2(tuned.status == 0, qPrintable(describe(tuned)));
+
+        // A Kernel Tuner cache whose second parameter names a variant in 60 characters.
+        const std::string variant = "row_major_tiles_padded_by_one_element_with_double_buffering";
+        Json cache = Json::parse(readFile(kTinyCache));
+        Json longer = Json::object();
+        for (auto& [key, entry] : cache["cache"].items()) {
+            Json e = Json::object();
+            e["BLOCK"] = entry["BLOCK"];
+            e["LAYOUT"] =
+                variant + (entry["ITEMS"].get<int>() == 1 ? "" : "_v" + std::to_string(entry["ITEMS"].get<int>()));
+            for (const char* field : {"time", "times", "compile_time", "verification_time", "benchmark_time",
+                                      "strategy_time", "framework_time", "timestamp"})
+                if (entry.contains(field))
+                    e[field] = entry[field];
+            longer[e["BLOCK"].dump() + "," + e["LAYOUT"].get<std::string>()] = e;
+        }
+        cache["tune_params_keys"] = {"BLOCK", "LAYOUT"};
+        Json layouts = Json::array();
+        for (const int items : {1, 2, 4, 8})
+            layouts.push_back(variant + (items == 1 ? "" : "_v" + std::to_string(items)));
+        cache["tune_params"] = Json{{"BLOCK", cache["tune_params"]["BLOCK"]}, {"LAYOUT", layouts}};
+        cache["cache"] = longer;
+        const QString longCache = dir.filePath(QStringLiteral("layouts_ktcache.json"));
+        writeFile(longCache, cache.dump());
+        const Run imported = cli({"import", longCache, "--db", db});
+        QVERIFY2(imported.status == 0, qPrintable(describe(imported)));
+
+        // A failed session: a kernel that never compiles, analysed for sm_90, stops with its reason.
+        writeFile(dir.filePath(QStringLiteral("typo.cu")), "extern \"C\" __global__ void typo(float* out) {\n"
+                                                           "    out[threadIdx.x] = weight[BLOCK % 3];\n"
+                                                           "}\n");
+        writeFile(dir.filePath(QStringLiteral("typo.json")),
+                  R"({"ConfigurationSpace": {"TuningParameters": [
+                        {"Name": "BLOCK", "Type": "int", "Values": "[32, 64, 128, 256]"},
+                        {"Name": "UNROLL", "Type": "int", "Values": "[1, 2, 4]"}]},
+                      "KernelSpecification": {"Language": "CUDA", "KernelName": "typo", "KernelFile": "typo.cu",
+                        "GlobalSize": {"X": "1"}, "LocalSize": {"X": "BLOCK"}}})");
+        const Run failed =
+            cli({"tune", dir.filePath(QStringLiteral("typo.json")), "--backend", "analysis:sm_90", "--db", db});
+        QCOMPARE(failed.status, 2);
+
+        const auto checkWidth = [](const Run& r) {
+            QVERIFY2(r.status == 0, qPrintable(describe(r)));
+            for (const QString& line : r.out.split(QLatin1Char('\n')))
+                QVERIFY2(line.size() <= 120, qPrintable(QStringLiteral("%1 columns: %2").arg(line.size()).arg(line)));
+        };
+        // The replay (session 1): the path shortened in the table and, past a line, in its own
+        // header line from the front (the folders nearest the file and its name stay), the
+        // metrics in a block of their own below the first, led by the rank again.
+        const Run replay = cli({"show", db, "--session", "1"});
+        checkWidth(replay);
+        QVERIFY2(replay.out.contains(QStringLiteral("replay:...")), qPrintable(replay.out));
+        QVERIFY2(replay.out.contains(QStringLiteral("  backend     replay:.../recordings-of-the-h200-runs/"
+                                                    "from-the-laboratory-machine/sgemm-h200-2048.t4.json.gz\n")),
+                 qPrintable(replay.out));
+        QVERIFY2(replay.out.contains(QStringLiteral("\n  rank  ")), qPrintable(replay.out));
+        QVERIFY2(replay.out.count(QStringLiteral("  rank  ")) >= 2, qPrintable(replay.out));
+        QVERIFY2(replay.out.contains(QStringLiteral("DRAM bytes read")), qPrintable(replay.out));
+        QVERIFY2(replay.out.contains(QStringLiteral("note: ... marks values shortened to fit 120 columns")),
+                 qPrintable(replay.out));
+
+        // The layouts (session 2): the values shortened in their column, whole in --json.
+        const Run layoutsText = cli({"show", db, "--session", "2"});
+        checkWidth(layoutsText);
+        QVERIFY2(layoutsText.out.contains(QRegularExpression(QStringLiteral("row_major_\\S+\\.\\.\\.\\S+_v4  ok"))),
+                 qPrintable(layoutsText.out));
+        const Run layoutsJson = cli({"show", db, "--session", "2", "--json"});
+        QCOMPARE(layoutsJson.status, 0);
+        std::set<std::string> values;
+        for (const Json& r : Json::parse(layoutsJson.out.toStdString()))
+            values.insert(r["config"]["LAYOUT"].get<std::string>());
+        QVERIFY(values.count(variant) == 1 && values.count(variant + "_v8") == 1);
+
+        // The failed session (the newest): its message wrapped, every word of it there.
+        const Run failedText = cli({"show", db});
+        checkWidth(failedText);
+        QVERIFY2(failedText.out.contains(QStringLiteral("  state       failed: ")), qPrintable(failedText.out));
+        QString flowing = failedText.out;
+        flowing.replace(QRegularExpression(QStringLiteral("\n {14}")), QStringLiteral(" "));
+        QVERIFY2(flowing.contains(QStringLiteral("every config failed the same way, whatever its parameters, so the "
+                                                 "problem or its kernel is at fault")),
+                 qPrintable(failedText.out));
+        QVERIFY2(flowing.contains(QStringLiteral("identifier \"weight\" is undefined")), qPrintable(failedText.out));
+
+        // The sessions alone, and in JSON with the whole backend, state and message.
+        const Run sessions = cli({"show", db, "--sessions"});
+        checkWidth(sessions);
+        QVERIFY2(sessions.out.startsWith(QStringLiteral("Sessions (3)\n")), qPrintable(sessions.out));
+        QVERIFY(!sessions.out.contains(QStringLiteral("Top ")));
+        const Run sessionsJson = cli({"show", db, "--sessions", "--json"});
+        QCOMPARE(sessionsJson.status, 0);
+        const Json list = Json::parse(sessionsJson.out.toStdString());
+        QCOMPARE(list.size(), std::size_t(3));
+        QCOMPARE(list[0]["backend"].get<std::string>(), "replay:" + recording.toStdString());
+        QCOMPARE(list[0]["results"].get<int>(), 20);
+        QCOMPARE(list[2]["state"].get<std::string>(), std::string("failed"));
+        QVERIFY(list[2]["message"].get<std::string>().find("every config failed the same way") != std::string::npos);
+        QCOMPARE(list[0]["provenance"]["devices"][0]["arch"].get<std::string>(), std::string("sm_90"));
+
+        // The Pareto front's table fits too.
+        const Run front = cli({"show", db, "--session", "1", "--pareto", "time,registers"});
+        checkWidth(front);
+    }
+
     void cudaBackendWithoutADriver() {
         // This machine (and CI) has no NVIDIA driver: the CUDA backend says so and points at what
         // works without one; nothing is stored. With a driver, the worker would measure instead.
@@ -401,8 +520,8 @@ private slots:
         // many binaries were compiled; a second session on the same cache compiles none.
         QTemporaryDir dir;
         const QString cache = dir.filePath("cache");
-        const Run cold = cli({"tune", kTiny, "--backend", "analysis:sm_90", "--shape", "1", "--cache-dir", cache, "--db",
-                              dir.filePath("cold.db")});
+        const Run cold = cli({"tune", kTiny, "--backend", "analysis:sm_90", "--shape", "1", "--cache-dir", cache,
+                              "--db", dir.filePath("cold.db")});
         QVERIFY2(cold.status == 0, qPrintable(describe(cold)));
         const QRegularExpression line("compiled (\\d+) binar(?:y|ies) for (\\d+) configs");
         const QRegularExpressionMatch m = line.match(cold.out);
@@ -426,8 +545,8 @@ private slots:
         for (const auto& e : std::filesystem::recursive_directory_iterator(cache.toStdString()))
             entries += e.is_regular_file() ? 1 : 0;
         QCOMPARE(entries, binaries.size());
-        const Run warm = cli({"tune", kTiny, "--backend", "analysis:sm_90", "--shape", "1", "--cache-dir", cache, "--db",
-                              dir.filePath("warm.db")});
+        const Run warm = cli({"tune", kTiny, "--backend", "analysis:sm_90", "--shape", "1", "--cache-dir", cache,
+                              "--db", dir.filePath("warm.db")});
         QVERIFY2(warm.out.contains("compiled 0 binaries for " + m.captured(2) + " configs"), qPrintable(warm.out));
 
         // Parts of a sweep on the analysis backend (CPU nodes of a job array) warm a shared cache:
@@ -476,7 +595,8 @@ private slots:
         nlohmann::json cache = nlohmann::json::parse(readFile(kTinyCache));
         for (auto& [key, entry] : cache["cache"].items())
             if (entry["time"].is_number())
-                entry["nvml_energy"] = entry["time"].get<double>() * 1e-3 * (100.0 + 150.0 * entry["NUM_WARPS"].get<int>());
+                entry["nvml_energy"] =
+                    entry["time"].get<double>() * 1e-3 * (100.0 + 150.0 * entry["NUM_WARPS"].get<int>());
         const QString recording = dir.filePath("energy.json");
         writeFile(recording, cache.dump());
         const QString db = dir.filePath("e.db");
@@ -519,8 +639,8 @@ private slots:
                               dir.filePath("none.db")});
         QCOMPARE(none.status, 2);
         QVERIFY2(none.err.contains("--objective") && none.err.contains("has none"), qPrintable(none.err));
-        const Run analysis = cli({"tune", kTiny, "--backend", "analysis:sm_90", "--objective", "edp", "--db",
-                                  dir.filePath("analysis.db")});
+        const Run analysis = cli(
+            {"tune", kTiny, "--backend", "analysis:sm_90", "--objective", "edp", "--db", dir.filePath("analysis.db")});
         QCOMPARE(analysis.status, 2);
         QVERIFY2(analysis.err.contains("only compiles"), qPrintable(analysis.err));
         QVERIFY(!QFile::exists(dir.filePath("analysis.db")));
@@ -756,7 +876,10 @@ private slots:
                      verify.out.contains(R"("Tilescope": {"VerifyWithin": ["BLOCK"]})") &&
                      !verify.out.contains("--no-verify"),
                  qPrintable(verify.out));
-        QVERIFY2(cli({"show", splitDb}).out.contains(says), "show says it too");
+        // show says it too, wrapped under its label within 120 columns.
+        QString shown = cli({"show", splitDb}).out;
+        shown.replace(QRegularExpression(QStringLiteral("\n {14}")), QStringLiteral(" "));
+        QVERIFY2(shown.contains(says), qPrintable(shown));
     }
 
     void stopsEarlyWhenFlat() {
@@ -1055,9 +1178,9 @@ private slots:
         auto runJob = [&](int ranks, const QStringList& extra, const QString& cache, const QString& db) {
             QProcess job;
             allowRootRanks(job);
-            job.start(mpirun, QStringList{"--oversubscribe", "-n", QString::number(ranks), QStringLiteral(TILESCOPE_CLI),
-                                          "tune", kTiny, "--backend", "analysis:sm_90", "--shape", "1", "--mpi",
-                                          "--cache-dir", cache, "--db", db} +
+            job.start(mpirun, QStringList{"--oversubscribe", "-n", QString::number(ranks),
+                                          QStringLiteral(TILESCOPE_CLI), "tune", kTiny, "--backend", "analysis:sm_90",
+                                          "--shape", "1", "--mpi", "--cache-dir", cache, "--db", db} +
                                   extra);
             const bool finished = job.waitForFinished(180000);
             const QString out = QString::fromUtf8(job.readAllStandardOutput());
