@@ -112,6 +112,36 @@ std::string WorkerRuntime::Impl::prepare(const worker::Measure& m, worker::Resul
     return {};
 }
 
+namespace {
+
+// `arg`'s value as a scalar of Triton type `type` ("i32", "i64", "u1", "fp32", "fp64", ...), in
+// `slot`: true when the type is one of those and differs from the argument's own.
+bool asTritonScalar(const std::string& type, const ArgumentSpec& arg, ScalarSlot& slot) {
+    static const std::pair<const char*, ElementType> kTypes[] = {
+        {"i8", ElementType::Int8},    {"i16", ElementType::Int16},   {"i32", ElementType::Int32},
+        {"i64", ElementType::Int64},  {"u8", ElementType::UInt8},    {"u16", ElementType::UInt16},
+        {"u32", ElementType::UInt32}, {"u64", ElementType::UInt64},  {"u1", ElementType::Bool},
+        {"i1", ElementType::Bool},    {"fp16", ElementType::Half},   {"bf16", ElementType::BFloat16},
+        {"fp32", ElementType::Float}, {"fp64", ElementType::Double},
+    };
+    for (const auto& [name, element] : kTypes) {
+        if (type != name)
+            continue;
+        if (element == arg.element)
+            return false;
+        ArgumentSpec as = arg;
+        as.element = element;
+        as.lanes = 1;
+        as.count = 1;
+        const std::vector<unsigned char> bytes = constantContents(as, arg.scalarValue);
+        std::copy(bytes.begin(), bytes.end(), slot.bytes);
+        return true;
+    }
+    return false;
+}
+
+} // namespace
+
 void WorkerRuntime::Impl::placeTrailing(const worker::Measure& m, const LaunchGeometry& plan) {
     launchParams.clear();
     trailing.clear();
@@ -140,11 +170,21 @@ void WorkerRuntime::Impl::placeTrailing(const worker::Measure& m, const LaunchGe
         trailing[k] = scratch[k];
     }
     // The problem's arguments, less those the compiler made constants of the binary (Triton
-    // specialises an integer equal to 1 away), then the trailing ones.
+    // specialises an integer equal to 1 away), a value in the width and kind the kernel takes it
+    // (Triton types a Python number: i32 or i64, fp32), then the trailing ones.
     const std::vector<std::string>& types = m.launch->argumentTypes;
-    for (std::size_t i = 0; i < params.size(); ++i)
-        if (i >= types.size() || types[i] != "constexpr")
-            launchParams.push_back(params[i]);
+    const auto& args = arguments();
+    converted.assign(params.size(), ScalarSlot{});
+    for (std::size_t i = 0; i < params.size(); ++i) {
+        if (i < types.size() && types[i] == "constexpr")
+            continue;
+        if (i < types.size() && i < args.size() && !args[i].isVector() && !args[i].isTensorMap() &&
+            asTritonScalar(types[i], args[i], converted[i])) {
+            launchParams.push_back(converted[i].bytes);
+            continue;
+        }
+        launchParams.push_back(params[i]);
+    }
     for (CUdeviceptr& value : trailing)
         launchParams.push_back(&value);
 }

@@ -130,6 +130,7 @@ struct WorkerRuntime::Impl {
     std::vector<CUdeviceptr> scratch;
     std::vector<std::size_t> scratchBytes;
     std::vector<CUdeviceptr> trailing;
+    std::vector<ScalarSlot> converted; ///< per argument: a value in the width the compiler typed it
     std::vector<void*> launchParams;
 
     // ---- helpers ----
