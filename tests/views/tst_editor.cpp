@@ -519,8 +519,6 @@ void TestEditor::newProblemFromAKernel() {
     const TuningProblem reread = TuningProblem::load(saved.toStdString());
     QCOMPARE(reread.toJson(), m_window->document()->problem()->toJson());
     QCOMPARE(ConfigSpace::build(reread).size(), std::uint64_t(12));
-    if (const QByteArray dir = qgetenv("TILESCOPE_SCREENSHOT_DIR"); !dir.isEmpty())
-        m_window->grab().save(QString::fromLocal8Bit(dir) + QStringLiteral("/editor-new-from-kernel.png"));
 
     // A file without a kernel is refused with a banner, the open problem kept.
     QFile notKernel(m_dir->filePath(QStringLiteral("notes.cu")));

@@ -4,7 +4,8 @@
 // as its readable minimum, the heatmap's controls stay inside their panel however many parameters
 // there are, Details never breaks a word, and the layout is kept per screen size. On the demo and
 // on a Kernel Tuner cache of ten parameters opened without its problem, whose Problem panel then
-// shows what the recording knows.
+// shows what the recording knows; on a first problem made from a kernel (the empty results
+// table's names and the value lists whole); and on a run that failed, its banner above the heatmap.
 
 #include "common/errorbanner.h"
 #include "mainwindow.h"
