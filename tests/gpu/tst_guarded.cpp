@@ -18,12 +18,13 @@
 #include "compile/compilecache.h"
 #include "compile/compileservice.h"
 #include "measure/cuda/cudabackend.h"
-#include "measure/cuda/device/cudadriver.h"
 #include "measure/cuda/memorycheck.h"
 #include "space/configspace.h"
 #include "spec/tuningproblem.h"
 #include "store/resultstore.h"
 #include "tuner/tuningsession.h"
+
+#include "gpudevice.h"
 
 #include <QTemporaryDir>
 #include <QtTest>
@@ -86,17 +87,9 @@ private:
 };
 
 void TestGuarded::initTestCase() {
-    std::string error;
-    const cuda::Driver* cu = cuda::Driver::load(&error);
-    if (!cu) {
-        m_skip = QString::fromStdString(error);
+    m_skip = whyNoCudaDevice();
+    if (!m_skip.isEmpty())
         QSKIP(qPrintable(m_skip));
-    }
-    int count = 0;
-    if (cu->cuInit(0) != CUDA_SUCCESS || cu->cuDeviceGetCount(&count) != CUDA_SUCCESS || count == 0) {
-        m_skip = QStringLiteral("no CUDA device");
-        QSKIP(qPrintable(m_skip));
-    }
     QVERIFY(m_dir.isValid());
     m_options.workerPath = kWorker;
     m_options.note = [](const std::string& text) { qInfo("note: %s", text.c_str()); };

@@ -12,13 +12,14 @@
 #include "compile/compilecache.h"
 #include "compile/compileservice.h"
 #include "measure/cuda/cudabackend.h"
-#include "measure/cuda/device/cudadriver.h"
 #include "space/configspace.h"
 #include "spec/tuningproblem.h"
 #include "store/resultstore.h"
 #include "tuner/tuningsession.h"
 
 #include "clirun.h"
+
+#include "gpudevice.h"
 
 #include <QTemporaryDir>
 #include <QtTest>
@@ -99,17 +100,9 @@ private:
 };
 
 void TestTriton::initTestCase() {
-    std::string error;
-    const cuda::Driver* cu = cuda::Driver::load(&error);
-    if (!cu) {
-        m_skip = QString::fromStdString(error);
+    m_skip = whyNoCudaDevice();
+    if (!m_skip.isEmpty())
         QSKIP(qPrintable(m_skip));
-    }
-    int count = 0;
-    if (cu->cuInit(0) != CUDA_SUCCESS || cu->cuDeviceGetCount(&count) != CUDA_SUCCESS || count == 0) {
-        m_skip = QStringLiteral("no CUDA device");
-        QSKIP(qPrintable(m_skip));
-    }
     if (!haveTriton(&m_skip))
         QSKIP(qPrintable(m_skip));
     QVERIFY(m_dir.isValid());

@@ -21,7 +21,6 @@
 #include "compile/compileservice.h"
 #include "measure/cuda/argumentdata.h"
 #include "measure/cuda/cudabackend.h"
-#include "measure/cuda/device/cudadriver.h"
 #include "measure/cuda/memorycheck.h"
 #include "space/configspace.h"
 #include "spec/launchplan.h"
@@ -30,6 +29,8 @@
 #include "tuner/tuningsession.h"
 
 #include "clirun.h"
+
+#include "gpudevice.h"
 
 #include <QTemporaryDir>
 #include <QtTest>
@@ -292,17 +293,9 @@ private:
 };
 
 void TestVerification::initTestCase() {
-    std::string error;
-    const cuda::Driver* cu = cuda::Driver::load(&error);
-    if (!cu) {
-        m_skip = QString::fromStdString(error);
+    m_skip = whyNoCudaDevice();
+    if (!m_skip.isEmpty())
         QSKIP(qPrintable(m_skip));
-    }
-    int count = 0;
-    if (cu->cuInit(0) != CUDA_SUCCESS || cu->cuDeviceGetCount(&count) != CUDA_SUCCESS || count == 0) {
-        m_skip = QStringLiteral("no CUDA device");
-        QSKIP(qPrintable(m_skip));
-    }
     QVERIFY(m_dir.isValid());
     m_options.workerPath = kWorker;
     m_options.note = [](const std::string& text) { qInfo("note: %s", text.c_str()); };
