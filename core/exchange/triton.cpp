@@ -56,6 +56,11 @@ bool isStagesName(const std::string& name) {
     return l == "num_stages" || l == "stages" || l == "nstages" || l == "n_stages";
 }
 
+// Triton's other compile options, keyword arguments of triton.Config by these names.
+bool isConfigOption(const std::string& name) {
+    return name == "num_ctas" || name == "maxnreg";
+}
+
 } // namespace
 
 std::string tritonConfigExpression(const ConfigValues& config) {
@@ -65,6 +70,8 @@ std::string tritonConfigExpression(const ConfigValues& config) {
             extra += ", num_warps=" + pythonLiteral(toJson(value));
         else if (isStagesName(name))
             extra += ", num_stages=" + pythonLiteral(toJson(value));
+        else if (isConfigOption(name))
+            extra += ", " + name + "=" + pythonLiteral(toJson(value));
         else
             kwargs += (kwargs.empty() ? "" : ", ") + jsonString(name) + ": " + pythonLiteral(toJson(value));
     }
@@ -79,7 +86,12 @@ std::string writeTritonConfigs(const std::vector<SessionData>& sessions, std::si
     // kernel -> (shape, device) -> results of every session of that key
     std::map<std::string, std::map<std::pair<std::string, std::string>, std::vector<const ResultRecord*>>> groups;
     std::map<std::string, std::string> objectiveOf;
+    std::map<std::string, std::vector<std::string>> keyOf; // kernel -> its shapes' dim names, first seen first
     for (const SessionData& s : sessions) {
+        std::vector<std::string>& key = keyOf[s.info.kernel];
+        for (const auto& [dim, value] : s.info.shape)
+            if (std::find(key.begin(), key.end(), dim) == key.end())
+                key.push_back(dim);
         auto& group = groups[s.info.kernel][{s.info.shapeLabel(), s.info.deviceName}];
         for (const ResultRecord& r : s.results)
             if (r.ranks())
@@ -134,6 +146,15 @@ std::string writeTritonConfigs(const std::vector<SessionData>& sessions, std::si
             }
         }
         out += "]\n";
+        // The decorator the lists are for, keyed as they were tuned: by the shape's dims, which
+        // the kernel's arguments of those names carry.
+        if (const std::vector<std::string>& key = keyOf[kernel]; !key.empty()) {
+            std::string keys;
+            for (const std::string& dim : key)
+                keys += (keys.empty() ? "" : ", ") + pythonLiteral(Json(dim));
+            out += cppIdentifier(kernel, "kernel") + "_autotune = triton.autotune(configs=" + var + ", key=[" + keys +
+                   "])\n";
+        }
     }
     if (names.size() == 1)
         out += "\nconfigs = " + names.front() + "\n";

@@ -14,7 +14,9 @@ namespace tilescope {
 /// Python source defining, per kernel, a list of triton.Config: the `topK` best configs of
 /// every (shape, device), best first, without repeats. Parameters named like warps
 /// (num_warps, NUM_WARPS, WARPS, warps) and stages (num_stages, NUM_STAGES, STAGES, stages)
-/// become the num_warps= and num_stages= arguments; the rest go in the kwargs dict.
+/// become the num_warps= and num_stages= arguments, num_ctas and maxnreg theirs; the rest go in
+/// the kwargs dict. Where the sessions name their shapes' dims, the decorator follows each list:
+/// `<kernel>_autotune = triton.autotune(configs=<kernel>_configs, key=['M', 'N', 'K'])`.
 std::string writeTritonConfigs(const std::vector<SessionData>& sessions, std::size_t topK);
 
 /// `config` as Python: `triton.Config({...}, num_warps=..., num_stages=...)`, parameters named

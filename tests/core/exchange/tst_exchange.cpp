@@ -636,14 +636,30 @@ private slots:
                               "class Config:\n"
                               "    def __init__(self, kwargs, num_warps=4, num_stages=2):\n"
                               "        self.kwargs, self.num_warps, self.num_stages = kwargs, num_warps, num_stages\n"
-                              "sys.modules['triton'] = types.SimpleNamespace(Config=Config)\n"
+                              "def autotune(configs, key):\n"
+                              "    return (len(configs), key)\n"
+                              "sys.modules['triton'] = types.SimpleNamespace(Config=Config, autotune=autotune)\n"
                               "ns = {}\n"
                               "exec(src, ns)\n"
-                              "print(len(ns['configs']), ns['configs'][0].num_warps, ns['configs'][0].kwargs)\n";
+                              "print(len(ns['configs']), ns['configs'][0].num_warps, ns['configs'][0].kwargs,\n"
+                              "      ns.get('matmul_autotune'))\n";
         QString output;
         QCOMPARE(runProcess("python3", {"-c", check}, &output, QByteArray::fromStdString(text)), 0);
         // Both shapes rank the same configs first: the second shape's repeat them, as comments.
         QVERIFY2(output.startsWith("3 "), qPrintable(output));
+        // The decorator, keyed on the dims the sessions were tuned at.
+        QVERIFY2(output.contains("(3, ['M', 'N'])"), qPrintable(output));
+        // Triton's other options are triton.Config's keyword arguments, not kwargs.
+        ConfigValues options;
+        options["BLOCK_SIZE_M"] = 128;
+        options["num_warps"] = 8;
+        options["num_ctas"] = 2;
+        options["maxnreg"] = 128;
+        const std::string expression = tritonConfigExpression(options);
+        QVERIFY2(expression.find("num_ctas=2") != std::string::npos &&
+                     expression.find("maxnreg=128") != std::string::npos &&
+                     expression.find("\"num_ctas\"") == std::string::npos,
+                 expression.c_str());
 
         // Two sessions of the same (shape, device) measured the same configs: each config is
         // listed once and the top 3 are 3 different configs.
