@@ -417,7 +417,7 @@ bool MainWindow::hasResultsLoaded() const {
 
 bool MainWindow::hasResultsShown() const {
     const auto grid = m_heatmap->grid();
-    return grid && !grid->empty() && grid->okCount > 0 && !m_heatmap->isBusy();
+    return grid && !grid->empty() && grid->okCount + grid->analysedCount > 0 && !m_heatmap->isBusy();
 }
 
 ExportDialog* MainWindow::showExportDialog() {

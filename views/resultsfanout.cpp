@@ -18,6 +18,7 @@
 #include <QStackedWidget>
 #include <QVBoxLayout>
 
+#include <algorithm>
 #include <utility>
 
 namespace tilescope::views {
@@ -81,12 +82,24 @@ void ResultsFanOut::show(ResultsSnapshot results) {
     m_parameters = names;
 
     m_views.heatmap->setResults(m_results, names, objective);
-    if (newKind && names.size() >= 2)
+    // Results analysed, never timed (the analysis backend's), show what compiling told: occupancy
+    // colours the heatmap and orders the table. A run's first results arrive after its views were
+    // set up for a new session, so this is looked at again as they do.
+    bool turnedUntimed = false;
+    if (newKind && names.size() >= 2) {
         m_views.heatmap->setSpec(sessionHeatmapSpec(m_views.heatmap->spec(), names, objective, *m_results));
+    } else if (const HeatmapSpec untimed = untimedHeatmapSpec(m_views.heatmap->spec(), *m_results);
+               !(untimed == m_views.heatmap->spec())) {
+        m_views.heatmap->setSpec(untimed);
+        turnedUntimed = true;
+    }
     m_views.scatter->setResults(m_results, names, objective);
     m_views.table->setResults(m_results, names, objective);
-    if (newKind)
-        m_views.table->sortWinnersFirst(objective);
+    const bool untimed =
+        std::none_of(m_results->begin(), m_results->end(), [](const ResultRecord& r) { return r.ok(); }) &&
+        std::any_of(m_results->begin(), m_results->end(), [](const ResultRecord& r) { return r.ranksStatically(); });
+    if (newKind || turnedUntimed)
+        m_views.table->sortWinnersFirst(objective, untimed);
     m_views.crossGpu->setResults(m_results);
     m_views.compare->setCurrent(m_session->session(), m_results, compareLabel());
     updateDetailsContext();

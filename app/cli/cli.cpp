@@ -11,6 +11,7 @@
 #include <cmath>
 #include <cstdio>
 #include <limits>
+#include <map>
 #include <optional>
 #include <string_view>
 #include <sys/stat.h>
@@ -433,6 +434,24 @@ void addShapeOption(CLI::App* command, std::size_t& shape) {
     command->add_option("--shape", shape, "Which of the problem's shapes (Tilescope.Shapes), numbered from 0")
         ->capture_default_str()
         ->check(wholeNumber(0, kAny));
+}
+
+void addRankByOption(CLI::App* command, StaticRank& rank, const std::string& what) {
+    std::map<std::string, StaticRank> names;
+    std::string list;
+    for (const StaticRank r : kAllStaticRanks) {
+        names.emplace(std::string(staticRankName(r)), r);
+        list += (list.empty() ? "" : ", ") + std::string(staticRankName(r));
+    }
+    command
+        ->add_option("--rank-by", rank,
+                     "How configs analysed but not timed (--backend analysis:ARCH) rank, and so " + what +
+                         ": occupancy (the highest theoretical occupancy, then the fewest spilled bytes, then the "
+                         "fewest registers), registers (the fewest registers, then spills, then occupancy) or spills "
+                         "(the fewest spilled bytes, then occupancy, then registers); timed configs rank by their "
+                         "time, before them")
+        ->transform(CLI::CheckedTransformer(names, CLI::ignore_case).description("{" + list + "}"))
+        ->default_str("occupancy");
 }
 
 std::size_t printLaunchWarnings(const TuningProblem& problem, std::size_t shape, const ConfigSpace& space,

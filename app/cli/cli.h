@@ -153,5 +153,8 @@ void checkShape(const TuningProblem& problem, std::size_t shape);
 void addProblemArgument(CLI::App* command, std::string& path);
 /// --shape I, with checkShape() to check it once the problem is read.
 void addShapeOption(CLI::App* command, std::size_t& shape);
+/// --rank-by occupancy|registers|spills: how results analysed, not timed (the analysis backend's),
+/// rank; `what` ends the help's first sentence ("the summary's best", "the results shown").
+void addRankByOption(CLI::App* command, StaticRank& rank, const std::string& what);
 
 } // namespace tilescope::cli

@@ -24,6 +24,7 @@ struct ExportArgs {
     std::string output;
     std::int64_t session = 0;
     std::size_t top = 8;
+    StaticRank rankBy = StaticRank::Occupancy;
     CLI::Option* sessionOption = nullptr;
 };
 
@@ -60,7 +61,7 @@ int runExport(const ExportArgs& opt) {
     if (!format)
         throw InputError("", "--format",
                          "unknown format '" + opt.format + "' (known: t4, json, triton, cpp, csv, kerneltuner)");
-    const std::string text = exportResults(data, ExportOptions{*format, opt.top}, opt.db);
+    const std::string text = exportResults(data, ExportOptions{*format, opt.top, opt.rankBy}, opt.db);
 
     if (opt.output.empty() || opt.output == "-") {
         std::cout << text;
@@ -101,6 +102,7 @@ void registerExport(CLI::App& app) {
     cmd->add_option("--top", opt->top, "triton: configs per (shape, device)")
         ->check(wholeNumber(1, kAny))
         ->capture_default_str();
+    addRankByOption(cmd, opt->rankBy, "which config json, cpp and triton take as the best");
     setAction(cmd, [opt] { return runExport(*opt); });
 }
 

@@ -37,6 +37,7 @@ struct ShowOptions {
     bool json = false;
     std::string pareto; ///< "A,B": list the session's Pareto front of two quantities
     bool sessionsOnly = false;
+    StaticRank rankBy = StaticRank::Occupancy;
     CLI::Option* sessionOption = nullptr;
     CLI::Option* topOption = nullptr;
 };
@@ -334,7 +335,7 @@ int runShow(const ShowOptions& opt) {
     if (!opt.pareto.empty())
         return showPareto(opt, store, *chosen);
     const std::size_t top = opt.topOption->count() > 0 ? opt.top : (opt.json ? 0 : 10);
-    const std::vector<ResultRecord> results = store.results(chosen->id, true, top);
+    const std::vector<ResultRecord> results = store.results(chosen->id, true, top, opt.rankBy);
 
     if (opt.json) {
         nlohmann::ordered_json list = nlohmann::ordered_json::array();
@@ -425,10 +426,18 @@ int runShow(const ShowOptions& opt) {
         headers.push_back(p);
         right.push_back(true);
     }
-    for (const char* h : {"status", "time_ms", "stdev_ms"}) {
-        headers.push_back(h);
-        right.push_back(std::string(h) != "status");
-    }
+    // Results analysed, never timed (the analysis backend's), have no time or objective: a listing
+    // of them alone leaves those columns out, for what compiling told.
+    const bool anyTimed = std::any_of(results.begin(), results.end(), [](const ResultRecord& r) {
+        return r.measurement.time.samples > 0 || r.measurement.time.medianMs > 0 || r.objective;
+    });
+    headers.push_back("status");
+    right.push_back(false);
+    if (anyTimed)
+        for (const char* h : {"time_ms", "stdev_ms"}) {
+            headers.push_back(h);
+            right.push_back(true);
+        }
     // The median's 95 % interval where the results have one, and which configs it cannot tell
     // from the best (their intervals overlap the best's).
     std::vector<MedianInterval> intervals;
@@ -450,7 +459,7 @@ int runShow(const ShowOptions& opt) {
             right.push_back(true);
         }
     }
-    if (!s.objectiveName.empty()) {
+    if (!s.objectiveName.empty() && anyTimed) {
         headers.push_back(s.objectiveName);
         right.push_back(true);
     }
@@ -491,15 +500,17 @@ int runShow(const ShowOptions& opt) {
             row.push_back(!it ? "" : it->plain());
         }
         row.push_back(std::string(statusName(m.status)));
-        row.push_back(timed ? formatDouble("%.4g", m.time.medianMs) : "");
-        row.push_back(timed && m.time.samples > 1 ? formatDouble("%.2g", m.time.stdevMs) : "");
+        if (anyTimed) {
+            row.push_back(timed ? formatDouble("%.4g", m.time.medianMs) : "");
+            row.push_back(timed && m.time.samples > 1 ? formatDouble("%.2g", m.time.stdevMs) : "");
+        }
         if (withIntervals) {
             const bool has = intervalOf[i] != SIZE_MAX;
             row.push_back(has ? formatDouble("%.4g", m.time.ciLowMs) + "-" + formatDouble("%.4g", m.time.ciHighMs)
                               : "");
             row.push_back(has && i > 0 && tied[intervalOf[i]] ? "yes" : "");
         }
-        if (!s.objectiveName.empty())
+        if (!s.objectiveName.empty() && anyTimed)
             row.push_back(r.objective ? formatDouble("%.2f", *r.objective) : "");
         row.push_back(m.staticInfo && m.staticInfo->registers >= 0 ? std::to_string(m.staticInfo->registers) : "");
         row.push_back(m.staticInfo && m.staticInfo->spills()
@@ -525,7 +536,11 @@ int runShow(const ShowOptions& opt) {
         }
         table.addRow(row);
     }
-    std::printf("\nTop %zu of %s, best first\n%s", results.size(), formatCount(double(store.resultCount(s.id))).c_str(),
+    const bool analysed =
+        std::any_of(results.begin(), results.end(), [](const ResultRecord& r) { return r.ranksStatically(); });
+    std::printf("\nTop %zu of %s, best first%s\n%s", results.size(),
+                formatCount(double(store.resultCount(s.id))).c_str(),
+                analysed ? (" (analysed, not timed: by " + std::string(staticRankName(opt.rankBy)) + ")").c_str() : "",
                 table.renderFitting(kWidth, 2, 1, &elided).c_str());
     if (withIntervals) {
         const std::size_t others = static_cast<std::size_t>(std::count(tied.begin(), tied.end(), true)) - 1;
@@ -564,6 +579,7 @@ void registerShow(CLI::App& app) {
                                           "List the sessions only; with --json, each with its whole backend, state "
                                           "and message, provenance and more");
     sessions->excludes(opt->sessionOption)->excludes(opt->topOption);
+    addRankByOption(cmd, opt->rankBy, "their order");
     sessions->excludes(
         cmd->add_option("--pareto", opt->pareto,
                         "A,B: the configs no other measured config beats on both quantities, e.g. time,energy or "

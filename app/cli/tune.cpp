@@ -227,6 +227,7 @@ SessionOptions sessionOptions(const TuneOptions& opt, const BackendSpec& spec, c
     if (opt.stopEarly)
         options.earlyStop = EarlyStop{};
     options.stopOnSystematicFailure = !opt.keepGoing;
+    options.rankBy = opt.rankBy;
     return options;
 }
 
@@ -338,7 +339,7 @@ int runTune(const TuneOptions& opt) {
     std::uint64_t priorDone = 0;
     std::string objectiveName;
     auto bestNote = [&](const SessionProgress& p) {
-        return p.best ? "best " + bestResultText(*p.best, objectiveName) : std::string();
+        return p.best ? "best " + bestResultText(*p.best, objectiveName, opt.rankBy) : std::string();
     };
     SessionEvents events;
     events.started = [&](const SessionInfo& info, const SessionProgress& p) {
@@ -391,8 +392,8 @@ int runTune(const TuneOptions& opt) {
         const SessionProgress& p = summary.progress;
         if (progress && p.done + p.counts.of(ResultStatus::Skipped) >= p.total)
             progress->finish(bestNote(p));
-        const SessionReport report =
-            sessionReport(summary, {opt.problemPath, opt.db, run.shapeIndex, objectiveName, spec, backend.get()});
+        const SessionReport report = sessionReport(
+            summary, {opt.problemPath, opt.db, run.shapeIndex, objectiveName, spec, backend.get(), run.rankBy});
         std::fputs(report.text.c_str(), stdout);
         if (problem.objectives.size() == 2)
             std::fputs(frontLine(store, summary, problem, opt.db).c_str(), stdout);

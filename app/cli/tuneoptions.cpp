@@ -68,6 +68,7 @@ void registerTune(CLI::App& app) {
                   "when none is"))
         ->check(CLI::ExistingFile)
         ->group("Shape sets");
+    addRankByOption(cmd, opt->rankBy, "the summary's best");
     cmd->add_flag("--stop-early", opt->stopEarly,
                   "Stop the search when the regime says more cannot pay: the best runs at 95 % of the roofline or "
                   "more (Tilescope.Roofline, the device's measured copy), or 24 configs or more are measured and a "

@@ -53,10 +53,11 @@ struct TuneOptions {
     std::string launcher;                          ///< a command that starts the worker elsewhere
     std::string remoteWorker = "tilescope-worker"; ///< the worker's path there
     // shape sets
-    ShapeSetOptions shapeSet; ///< --seed-top, --cross-eval; the shapes from --shapes
-    std::string shapes;       ///< "all" or "0,2,5"; "" = --shape alone
-    bool stopEarly = false;   ///< stop a search when the regime says more cannot pay
-    std::string onlyStale;    ///< a JSON cache: tune only its stale or missing shapes, then rewrite it
+    ShapeSetOptions shapeSet;                  ///< --seed-top, --cross-eval; the shapes from --shapes
+    std::string shapes;                        ///< "all" or "0,2,5"; "" = --shape alone
+    bool stopEarly = false;                    ///< stop a search when the regime says more cannot pay
+    std::string onlyStale;                     ///< a JSON cache: tune only its stale or missing shapes, then rewrite it
+    StaticRank rankBy = StaticRank::Occupancy; ///< how analysed, untimed results rank (the analysis backend)
     CLI::Option* shapeOption = nullptr;
     CLI::Option* metricsOption = nullptr;
     CLI::Option* strategyOption = nullptr;

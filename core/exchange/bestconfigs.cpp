@@ -17,7 +17,7 @@ namespace tilescope {
 using Json = nlohmann::ordered_json;
 using exchange::jsonNumber;
 
-BestConfig bestConfigOf(const SessionInfo& session, const ResultRecord& result) {
+BestConfig bestConfigOf(const SessionInfo& session, const ResultRecord& result, StaticRank by) {
     const SessionInfo* info = &session;
     const ResultRecord* r = &result;
     BestConfig b;
@@ -39,6 +39,21 @@ BestConfig bestConfigOf(const SessionInfo& session, const ResultRecord& result) 
     for (const Metric& m : r->measurement.metrics)
         if (m.name == kEnergyMetric)
             b.energyJ = m.value;
+    if (r->ranksStatically()) {
+        BestConfig::Analysed a;
+        a.rankedBy = std::string(staticRankName(by));
+        a.occupancy = r->occupancy;
+        if (const std::optional<StaticInfo>& i = r->measurement.staticInfo) {
+            a.registers = i->registers;
+            a.spillStores = i->spillStores;
+            a.spillLoads = i->spillLoads;
+        }
+        b.analysed = a;
+        b.timeMs = 0;
+        b.ciLowMs = b.ciHighMs = 0;
+        b.objectiveName.clear();
+        b.objective.reset();
+    }
     b.sessionId = info->id;
     b.sourceHash = info->sourceHash;
     if (!info->problemJson.empty()) {
@@ -56,25 +71,46 @@ BestConfig bestConfigOf(const SessionInfo& session, const ResultRecord& result) 
     return b;
 }
 
-std::vector<BestConfig> bestConfigs(const std::vector<SessionData>& sessions) {
-    using Key = std::tuple<std::string, std::string, std::string>; // kernel, device, shape
+std::vector<BestConfig> bestConfigs(const std::vector<SessionData>& sessions, StaticRank by) {
+    // kernel, device, arch (which tells apart sessions of no device, analysed for several), shape
+    using Key = std::tuple<std::string, std::string, std::string, std::string>;
     std::map<Key, std::pair<const SessionInfo*, const ResultRecord*>> best;
     for (const SessionData& s : sessions) {
         for (const ResultRecord& r : s.results) {
-            if (!r.ranks())
+            if (!r.mayWin())
                 continue;
-            const Key key{s.info.kernel, s.info.deviceName, s.info.shapeLabel()};
+            const Key key{s.info.kernel, s.info.deviceName, s.info.deviceName.empty() ? s.info.arch : std::string(),
+                          s.info.shapeLabel()};
             auto it = best.find(key);
             if (it == best.end())
                 best.emplace(key, std::make_pair(&s.info, &r));
-            else if (ranksBefore(r, *it->second.second))
+            else if (ranksBefore(r, *it->second.second, by))
                 it->second = {&s.info, &r};
         }
     }
     std::vector<BestConfig> out;
     for (const auto& [key, value] : best)
-        out.push_back(bestConfigOf(*value.first, *value.second));
+        out.push_back(bestConfigOf(*value.first, *value.second, by));
     return out;
+}
+
+std::string describeAnalysed(const BestConfig& best) {
+    if (!best.analysed)
+        return {};
+    const BestConfig::Analysed& a = *best.analysed;
+    ResultRecord r;
+    r.measurement.status = ResultStatus::Analysed;
+    r.occupancy = a.occupancy;
+    if (a.registers >= 0 || a.spillStores > 0 || a.spillLoads > 0) {
+        StaticInfo info;
+        info.registers = a.registers;
+        info.spillStores = a.spillStores;
+        info.spillLoads = a.spillLoads;
+        r.measurement.staticInfo = info;
+    }
+    const std::string quantities = describeStatic(r, parseStaticRank(a.rankedBy).value_or(StaticRank::Occupancy));
+    return "analysed" + (best.arch.empty() ? std::string() : " for " + best.arch) + ", not timed" +
+           (quantities.empty() ? std::string() : ": " + quantities);
 }
 
 std::string writeBestConfigsJson(const std::vector<BestConfig>& best) {
@@ -103,13 +139,23 @@ std::string writeBestConfigsJson(const std::vector<BestConfig>& best) {
         e["device"] = b.device;
         e["arch"] = b.arch;
         e["config"] = toJson(b.config);
-        e["time_ms"] = jsonNumber(b.timeMs);
+        e["time_ms"] = b.analysed ? Json() : jsonNumber(b.timeMs); // null: not timed
         if (b.ciHighMs > 0)
             e["time_ci95_ms"] = Json::array({jsonNumber(b.ciLowMs), jsonNumber(b.ciHighMs)});
         if (b.objective)
             e["objective"] = Json{{"name", b.objectiveName}, {"value", jsonNumber(*b.objective)}};
         if (b.energyJ)
             e["energy_j"] = jsonNumber(*b.energyJ);
+        if (b.analysed) {
+            const BestConfig::Analysed& a = *b.analysed;
+            Json analysed = Json::object();
+            analysed["ranked_by"] = a.rankedBy;
+            analysed["occupancy"] = a.occupancy ? jsonNumber(*a.occupancy) : Json();
+            analysed["registers"] = a.registers >= 0 ? Json(a.registers) : Json();
+            analysed["spill_stores"] = a.spillStores;
+            analysed["spill_loads"] = a.spillLoads;
+            e["analysed"] = analysed;
+        }
         e["session"] = b.sessionId;
         if (b.driverVersion > 0)
             e["driver_version"] = b.driverVersion;
@@ -172,6 +218,19 @@ std::vector<BestConfig> parseBestConfigsJson(const std::string& text, const std:
             b.objectiveName = str(*o, "name");
             if (const auto v = o->find("value"); v != o->end() && v->is_number())
                 b.objective = v->get<double>();
+        }
+        if (const auto a = e.find("analysed"); a != e.end() && a->is_object()) {
+            BestConfig::Analysed analysed;
+            analysed.rankedBy = str(*a, "ranked_by");
+            if (const auto v = a->find("occupancy"); v != a->end() && v->is_number())
+                analysed.occupancy = v->get<double>();
+            if (const auto v = a->find("registers"); v != a->end() && v->is_number_integer())
+                analysed.registers = v->get<int>();
+            if (const auto v = a->find("spill_stores"); v != a->end() && v->is_number_integer())
+                analysed.spillStores = v->get<std::int64_t>();
+            if (const auto v = a->find("spill_loads"); v != a->end() && v->is_number_integer())
+                analysed.spillLoads = v->get<std::int64_t>();
+            b.analysed = analysed;
         }
         if (const auto id = e.find("session"); id != e.end() && id->is_number_integer())
             b.sessionId = id->get<std::int64_t>();

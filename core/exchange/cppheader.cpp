@@ -192,6 +192,8 @@ std::string writeCppHeader(const std::vector<BestConfig>& best, const std::strin
                          formatDouble("%.4f", b->ciHighMs) + " ms";
             if (b->energyJ)
                 label += (label.empty() ? "" : "; ") + formatDouble("%.4g", *b->energyJ) + " J a launch";
+            if (b->analysed) // time_ms is 0: nothing was timed
+                label += (label.empty() ? "" : "; ") + describeAnalysed(*b);
             out += row + (label.empty() ? "" : "  // " + label) + "\n";
         }
         out += "};\n\n";

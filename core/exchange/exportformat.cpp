@@ -70,13 +70,14 @@ std::string exportResults(const std::vector<SessionData>& sessions, const Export
                                  " were given: pick one");
         return writeKernelTunerCache(sessions.front());
     case ExportFormat::BestConfigsJson:
-        return writeBestConfigsJson(bestConfigs(sessions));
+        return writeBestConfigsJson(bestConfigs(sessions, options.rankBy));
     case ExportFormat::Triton:
-        return writeTritonConfigs(sessions, std::max<std::size_t>(options.topK, 1));
+        return writeTritonConfigs(sessions, std::max<std::size_t>(options.topK, 1), options.rankBy);
     case ExportFormat::CppHeader: {
-        const std::vector<BestConfig> best = bestConfigs(sessions);
+        const std::vector<BestConfig> best = bestConfigs(sessions, options.rankBy);
         if (best.empty())
-            throw InputError(source, "", "no config ran correctly: there is nothing to put in a header");
+            throw InputError(source, "",
+                             "no config ran correctly or was analysed: there is nothing to put in a header");
         return writeCppHeader(best);
     }
     case ExportFormat::Csv:

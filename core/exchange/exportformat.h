@@ -35,14 +35,18 @@ std::optional<ExportFormat> parseExportFormat(std::string_view name);
 struct ExportOptions {
     ExportFormat format = ExportFormat::T4;
     std::size_t topK = 8; ///< Triton: configs per (shape, device)
+    /// How results analysed, not timed, rank (the analysis backend's; json, triton, cpp): the
+    /// best of a session that timed nothing is the best by this.
+    StaticRank rankBy = StaticRank::Occupancy;
 };
 
 /// `sessions` in `options.format`, as the CLI and the workbench write them. T4 and kerneltuner
 /// hold exactly one session; json and cpp the best config per (kernel, shape, device) over all of
 /// them; triton the top-k of each; csv every result. Throws InputError naming `source` (the
 /// database or recording they came from) when there is nothing to write: no sessions, several
-/// sessions for T4 or kerneltuner, no config that ran correctly for a C++ header; and for a result
-/// that no recording may hold (checkRecordedSession: an ok result with a time of 0 or below, ...).
+/// sessions for T4 or kerneltuner, no config that ran correctly or was analysed for a C++ header;
+/// and for a result that no recording may hold (checkRecordedSession: an ok result with a time of 0
+/// or below, ...).
 std::string exportResults(const std::vector<SessionData>& sessions, const ExportOptions& options,
                           const std::string& source = {});
 

@@ -78,6 +78,9 @@ const char* kernelTunerError(ResultStatus s) {
         return "RuntimeFailedConfig";
     case ResultStatus::Pruned:
     case ResultStatus::Skipped:
+    // Never run: InvalidConfig is the marker Kernel Tuner gives a config it did not run (its
+    // simulation mode, too); the "tilescope" object keeps the status for our readers.
+    case ResultStatus::Analysed:
         break;
     }
     return "InvalidConfig";

@@ -82,7 +82,7 @@ std::string pythonValue(const ConfigValue& value) {
     return pythonLiteral(toJson(value));
 }
 
-std::string writeTritonConfigs(const std::vector<SessionData>& sessions, std::size_t topK) {
+std::string writeTritonConfigs(const std::vector<SessionData>& sessions, std::size_t topK, StaticRank by) {
     // kernel -> (shape, device) -> results of every session of that key
     std::map<std::string, std::map<std::pair<std::string, std::string>, std::vector<const ResultRecord*>>> groups;
     std::map<std::string, std::string> objectiveOf;
@@ -92,9 +92,11 @@ std::string writeTritonConfigs(const std::vector<SessionData>& sessions, std::si
         for (const auto& [dim, value] : s.info.shape)
             if (std::find(key.begin(), key.end(), dim) == key.end())
                 key.push_back(dim);
-        auto& group = groups[s.info.kernel][{s.info.shapeLabel(), s.info.deviceName}];
+        // A session of no device (the analysis backend's) is told apart by its arch.
+        auto& group =
+            groups[s.info.kernel][{s.info.shapeLabel(), s.info.deviceName.empty() ? s.info.arch : s.info.deviceName}];
         for (const ResultRecord& r : s.results)
-            if (r.ranks())
+            if (r.mayWin())
                 group.push_back(&r);
         if (!s.info.objectiveName.empty())
             objectiveOf[s.info.kernel] = s.info.objectiveName;
@@ -104,7 +106,7 @@ std::string writeTritonConfigs(const std::vector<SessionData>& sessions, std::si
     out += "# Per kernel: the " + std::to_string(topK) +
            " best configs of every (shape, device), best first, without repeats.\n";
     out += "# The line below is for `tilescope-cli check`: where and from what each best config was tuned.\n";
-    out += bestConfigsMetadataLine(bestConfigs(sessions), "#");
+    out += bestConfigsMetadataLine(bestConfigs(sessions, by), "#");
     out += "import triton\n";
     std::vector<std::string> names;
     for (auto& [kernel, byKey] : groups) {
@@ -114,7 +116,7 @@ std::string writeTritonConfigs(const std::vector<SessionData>& sessions, std::si
         std::set<std::string> seen;
         for (auto& [key, results] : byKey) {
             std::stable_sort(results.begin(), results.end(),
-                             [](const ResultRecord* a, const ResultRecord* b) { return ranksBefore(*a, *b); });
+                             [by](const ResultRecord* a, const ResultRecord* b) { return ranksBefore(*a, *b, by); });
             const std::string where = (key.first.empty() ? std::string("one shape") : key.first) +
                                       (key.second.empty() ? "" : " on " + key.second);
             out += "    # " + where + "\n";
@@ -129,7 +131,8 @@ std::string writeTritonConfigs(const std::vector<SessionData>& sessions, std::si
                 if (!inKey.insert(id).second)
                     continue;
                 ++taken;
-                std::string note = formatDouble("%.4f", r->timeMs()) + " ms";
+                std::string note = r->ranksStatically() ? "analysed, not timed: " + describeStatic(*r, by)
+                                                        : formatDouble("%.4f", r->timeMs()) + " ms";
                 if (r->measurement.time.hasInterval())
                     note += " (95 %: " + formatDouble("%.4f", r->measurement.time.ciLowMs) + "-" +
                             formatDouble("%.4f", r->measurement.time.ciHighMs) + ")";

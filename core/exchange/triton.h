@@ -17,7 +17,10 @@ namespace tilescope {
 /// become the num_warps= and num_stages= arguments, num_ctas and maxnreg theirs; the rest go in
 /// the kwargs dict. Where the sessions name their shapes' dims, the decorator follows each list:
 /// `<kernel>_autotune = triton.autotune(configs=<kernel>_configs, key=['M', 'N', 'K'])`.
-std::string writeTritonConfigs(const std::vector<SessionData>& sessions, std::size_t topK);
+/// Configs analysed, not timed (the analysis backend's) rank by `by` after the timed ones, and
+/// their comment says what compiling told.
+std::string writeTritonConfigs(const std::vector<SessionData>& sessions, std::size_t topK,
+                               StaticRank by = StaticRank::Occupancy);
 
 /// `config` as Python: `triton.Config({...}, num_warps=..., num_stages=...)`, parameters named
 /// like warps and stages (see writeTritonConfigs) as those arguments, the rest in the dict.

@@ -7,7 +7,8 @@ namespace tilescope {
 namespace {
 // Indexed by the enum; the names are stable: the store, T4's extension object, CSV and JSON use them.
 constexpr std::array<std::string_view, kStatusCount> kStatusNames = {
-    "ok", "compile_error", "launch_error", "wrong_result", "crashed", "timeout", "pruned", "skipped", "implausible",
+    "ok",      "compile_error", "launch_error", "wrong_result", "crashed",
+    "timeout", "pruned",        "skipped",      "implausible",  "analysed",
 };
 } // namespace
 

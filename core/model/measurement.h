@@ -14,8 +14,9 @@
 
 namespace tilescope {
 
-/// The outcome of evaluating one config. Only Ok results rank; every status is a result that is
-/// stored, so a run never loses a config.
+/// The outcome of evaluating one config. Ok results rank by their time; Analysed ones (nothing
+/// timed) by what compiling told, after them; every status is a result that is stored, so a run
+/// never loses a config.
 enum class ResultStatus : std::uint8_t {
     Ok,           ///< compiled, ran, verified; timing is valid
     CompileError, ///< NVRTC rejected it; the log is kept
@@ -29,10 +30,14 @@ enum class ResultStatus : std::uint8_t {
     /// take to write (or the problem's roofline), or its launch could not have run (more registers
     /// than a block holds); a kernel that returns early or writes nothing looks like this
     Implausible,
+    /// compiled for an arch and analysed, never run (the analysis backend): its registers, spills,
+    /// shared memory and theoretical occupancy are known, its time is not; it ranks by those
+    /// (StaticRank) after every timed result
+    Analysed,
 };
 
 /// "ok", "compile_error", "launch_error", "wrong_result", "crashed", "timeout", "pruned", "skipped",
-/// "implausible".
+/// "implausible", "analysed".
 std::string_view statusName(ResultStatus status);
 /// The inverse of statusName; nullopt for an unknown name.
 std::optional<ResultStatus> parseStatus(std::string_view name);
@@ -42,9 +47,9 @@ inline bool isMeasured(ResultStatus s) {
 }
 /// Every status, in enum order (for tables and counts).
 inline constexpr ResultStatus kAllStatuses[] = {
-    ResultStatus::Ok,          ResultStatus::CompileError, ResultStatus::LaunchError,
-    ResultStatus::WrongResult, ResultStatus::Crashed,      ResultStatus::Timeout,
-    ResultStatus::Pruned,      ResultStatus::Skipped,      ResultStatus::Implausible,
+    ResultStatus::Ok,          ResultStatus::CompileError, ResultStatus::LaunchError, ResultStatus::WrongResult,
+    ResultStatus::Crashed,     ResultStatus::Timeout,      ResultStatus::Pruned,      ResultStatus::Skipped,
+    ResultStatus::Implausible, ResultStatus::Analysed,
 };
 inline constexpr std::size_t kStatusCount = std::size(kAllStatuses);
 

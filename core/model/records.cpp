@@ -11,7 +11,51 @@ namespace tilescope {
 
 namespace {
 constexpr std::array<std::string_view, 5> kStateNames = {"running", "finished", "cancelled", "failed", "imported"};
+constexpr std::array<std::string_view, std::size(kAllStaticRanks)> kStaticRankNames = {"occupancy", "registers",
+                                                                                       "spills"};
+
+// The quantities of an analysed result, each as "lower is better" so that one comparison orders
+// them; a quantity it lacks is the worst value.
+struct StaticKey {
+    double occupancy;  // minus the percentage
+    double spillBytes; // stores + loads per thread
+    double registers;
+};
+
+StaticKey staticKeyOf(const ResultRecord& r) {
+    constexpr double kWorst = 1e300;
+    const std::optional<StaticInfo>& info = r.measurement.staticInfo;
+    return {r.occupancy ? -*r.occupancy : kWorst,
+            info ? static_cast<double>(info->spillStores + info->spillLoads) : kWorst,
+            info && info->registers >= 0 ? static_cast<double>(info->registers) : kWorst};
+}
+
+// The keys of `r` in the order `by` compares them.
+std::array<double, 3> orderedKey(const ResultRecord& r, StaticRank by) {
+    const StaticKey k = staticKeyOf(r);
+    switch (by) {
+    case StaticRank::Registers:
+        return {k.registers, k.spillBytes, k.occupancy};
+    case StaticRank::Spills:
+        return {k.spillBytes, k.occupancy, k.registers};
+    case StaticRank::Occupancy:
+        break;
+    }
+    return {k.occupancy, k.spillBytes, k.registers};
+}
 } // namespace
+
+std::string_view staticRankName(StaticRank rank) {
+    const auto i = static_cast<std::size_t>(rank);
+    return i < kStaticRankNames.size() ? kStaticRankNames[i] : std::string_view("unknown");
+}
+
+std::optional<StaticRank> parseStaticRank(std::string_view name) {
+    for (std::size_t i = 0; i < kStaticRankNames.size(); ++i)
+        if (kStaticRankNames[i] == name)
+            return static_cast<StaticRank>(i);
+    return std::nullopt;
+}
 
 std::string_view sessionStateName(SessionState state) {
     const auto i = static_cast<std::size_t>(state);
@@ -40,7 +84,7 @@ std::string SessionInfo::shapeLabel() const {
     return text;
 }
 
-bool ranksBefore(const ResultRecord& a, const ResultRecord& b) {
+bool ranksBefore(const ResultRecord& a, const ResultRecord& b, StaticRank by) {
     if (a.ranks() != b.ranks())
         return a.ranks();
     if (a.ranks()) {
@@ -50,22 +94,59 @@ bool ranksBefore(const ResultRecord& a, const ResultRecord& b) {
             return a.timeMs() < b.timeMs();
         return a.id < b.id;
     }
+    if (a.ranksStatically() != b.ranksStatically())
+        return a.ranksStatically();
+    if (a.ranksStatically()) {
+        const std::array<double, 3> ka = orderedKey(a, by);
+        const std::array<double, 3> kb = orderedKey(b, by);
+        if (ka != kb)
+            return ka < kb;
+        return a.id < b.id;
+    }
     return false;
 }
 
-std::vector<ResultRecord> ranked(std::vector<ResultRecord> results) {
-    std::stable_sort(results.begin(), results.end(), ranksBefore);
+std::vector<ResultRecord> ranked(std::vector<ResultRecord> results, StaticRank by) {
+    std::stable_sort(results.begin(), results.end(),
+                     [by](const ResultRecord& a, const ResultRecord& b) { return ranksBefore(a, b, by); });
     return results;
 }
 
-std::optional<ResultRecord> bestOf(const std::vector<ResultRecord>& results) {
+std::optional<ResultRecord> bestOf(const std::vector<ResultRecord>& results, StaticRank by) {
     const ResultRecord* best = nullptr;
     for (const ResultRecord& r : results)
-        if (r.ranks() && (!best || ranksBefore(r, *best)))
+        if (r.mayWin() && (!best || ranksBefore(r, *best, by)))
             best = &r;
     if (!best)
         return std::nullopt;
     return *best;
+}
+
+std::string describeStatic(const ResultRecord& r, StaticRank by) {
+    const std::optional<StaticInfo>& info = r.measurement.staticInfo;
+    std::string occupancy, spills, registers;
+    if (r.occupancy) {
+        char buf[48];
+        std::snprintf(buf, sizeof buf, "occupancy %.0f %%", *r.occupancy);
+        occupancy = buf;
+    }
+    if (info) {
+        spills = info->spills()
+                     ? "spills " + std::to_string(info->spillStores) + "/" + std::to_string(info->spillLoads) + " B"
+                     : std::string("no spills");
+        if (info->registers >= 0)
+            registers = std::to_string(info->registers) + " registers";
+    }
+    std::array<const std::string*, 3> order = {&occupancy, &spills, &registers};
+    if (by == StaticRank::Registers)
+        order = {&registers, &spills, &occupancy};
+    else if (by == StaticRank::Spills)
+        order = {&spills, &occupancy, &registers};
+    std::string text;
+    for (const std::string* part : order)
+        if (!part->empty())
+            text += (text.empty() ? "" : ", ") + *part;
+    return text;
 }
 
 std::string nowIso8601() {

@@ -61,6 +61,21 @@ struct SessionInfo {
     std::string shapeLabel() const;
 };
 
+/// How results that were analysed, not timed (ResultStatus::Analysed), rank among themselves: by
+/// one quantity compiling tells, then the others. Timed results rank before them whatever it is.
+enum class StaticRank : std::uint8_t {
+    Occupancy, ///< the highest theoretical occupancy, then the fewest spilled bytes, then the fewest registers
+    Registers, ///< the fewest registers per thread, then the fewest spilled bytes, then the highest occupancy
+    Spills,    ///< the fewest spilled bytes (stores + loads), then the highest occupancy, then the fewest registers
+};
+
+/// "occupancy", "registers", "spills".
+std::string_view staticRankName(StaticRank rank);
+/// The inverse of staticRankName; nullopt for an unknown name.
+std::optional<StaticRank> parseStaticRank(std::string_view name);
+/// Every StaticRank, in enum order (for help texts and menus).
+inline constexpr StaticRank kAllStaticRanks[] = {StaticRank::Occupancy, StaticRank::Registers, StaticRank::Spills};
+
 /// Whether `ms` is a time a kernel can take: finite and above zero. The one rule for recorded
 /// times: what ranks (ResultRecord::ranks) and what the readers of recordings accept as the time of
 /// an Ok result.
@@ -89,6 +104,11 @@ struct ResultRecord {
     /// result with a time of 0 or below (a hand-edited or damaged recording) would otherwise rank
     /// first, however many real results there are.
     bool ranks() const { return ok() && isMeasurableTime(timeMs()); }
+    /// Whether it ranks by what compiling told (StaticRank), after every result that ranks by time:
+    /// compiled and analysed, never run.
+    bool ranksStatically() const { return measurement.status == ResultStatus::Analysed; }
+    /// Whether it may be a session's best: it ranks by its time, or (nothing timed) statically.
+    bool mayWin() const { return ranks() || ranksStatically(); }
 };
 
 /// A session with its results: what import writes into a store, export reads, replay answers from.
@@ -97,14 +117,22 @@ struct SessionData {
     std::vector<ResultRecord> results;
 };
 
-/// Whether `a` ranks before `b`: results that rank (ResultRecord::ranks) first; among them the
-/// higher objective when both have one, else the lower median time; ties by lower id. The others
-/// (failed results, and Ok ones without a time a kernel can take) keep their order.
-bool ranksBefore(const ResultRecord& a, const ResultRecord& b);
+/// Whether `a` ranks before `b`: results that rank by time (ResultRecord::ranks) first; among them
+/// the higher objective when both have one, else the lower median time; ties by lower id. Then
+/// the analysed ones (ResultRecord::ranksStatically) by `by`, ties by lower id (a quantity a
+/// result lacks ranks last). The others (failed results, and Ok ones without a time a kernel can
+/// take) keep their order.
+bool ranksBefore(const ResultRecord& a, const ResultRecord& b, StaticRank by = StaticRank::Occupancy);
 /// The results sorted by rank, best first (stable).
-std::vector<ResultRecord> ranked(std::vector<ResultRecord> results);
-/// The best result that ranks, or nullopt.
-std::optional<ResultRecord> bestOf(const std::vector<ResultRecord>& results);
+std::vector<ResultRecord> ranked(std::vector<ResultRecord> results, StaticRank by = StaticRank::Occupancy);
+/// The best result that may win (ResultRecord::mayWin), or nullopt: a timed one when there is one,
+/// else the best analysed one by `by`.
+std::optional<ResultRecord> bestOf(const std::vector<ResultRecord>& results, StaticRank by = StaticRank::Occupancy);
+
+/// What compiling told of a result, its quantities in the order `by` ranks them: "occupancy 50 %,
+/// no spills, 64 registers", "64 registers, spills 24/24 B, occupancy 50 %" (stores/loads per
+/// thread). A quantity the result lacks is left out; "" when it has none.
+std::string describeStatic(const ResultRecord& r, StaticRank by = StaticRank::Occupancy);
 
 /// The current time as ISO 8601 UTC with milliseconds.
 std::string nowIso8601();

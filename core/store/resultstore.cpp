@@ -420,6 +420,14 @@ struct ResultStore::Impl : Connection {
             known += (known.empty() ? "" : ", ") + std::string(sessionStateName(static_cast<SessionState>(i)));
         return known;
     }
+    // Versions before 4 stored the analysis backend's results as pruned with this message: read
+    // from such a file opened read-only (which is not migrated), they are what version 4 makes them.
+    static constexpr std::string_view kOlderAnalysedMessage = "not measured: static analysis for ";
+    bool isOlderAnalysed(ResultStatus status, std::string_view message) const {
+        return schemaVersion < 4 && status == ResultStatus::Pruned &&
+               message.substr(0, kOlderAnalysedMessage.size()) == kOlderAnalysedMessage;
+    }
+
     ResultStatus readStatus(std::int64_t resultId, const std::string& text) const {
         const std::optional<ResultStatus> status = parseStatus(text);
         if (!status)
@@ -527,6 +535,8 @@ struct ResultStore::Impl : Connection {
             r.occupancy = s.optReal(22);
             m.device = static_cast<int>(s.optInteger(23).value_or(-1));
             m.message = cleanMessage(s.text(24)); // a file written before messages were cleaned
+            if (isOlderAnalysed(m.status, m.message))
+                m.status = ResultStatus::Analysed;
             r.log = cleanMessage(s.text(25));
             r.recordedAt = s.text(26);
             m.time.ciLowMs = s.optReal(28).value_or(0);
@@ -1073,11 +1083,12 @@ bool ResultStore::commitIfDue() {
     return true;
 }
 
-std::vector<ResultRecord> ResultStore::results(std::int64_t sessionId, bool rankedOrder, std::size_t limit) const {
+std::vector<ResultRecord> ResultStore::results(std::int64_t sessionId, bool rankedOrder, std::size_t limit,
+                                               StaticRank by) const {
     m_impl->checkThread();
     std::vector<ResultRecord> out = m_impl->readResults(sessionId);
     if (rankedOrder)
-        out = ranked(std::move(out));
+        out = ranked(std::move(out), by);
     if (limit > 0 && out.size() > limit)
         out.resize(limit);
     return out;
@@ -1092,7 +1103,12 @@ std::uint64_t ResultStore::resultCount(std::int64_t sessionId) const {
 
 StatusCounts ResultStore::statusCounts(std::int64_t sessionId) const {
     m_impl->checkThread();
-    Statement s(*m_impl, "SELECT status, count(*), min(id) FROM results WHERE session_id = ? GROUP BY status");
+    // An older file read-only: its analysed results counted as version 4 counts them (readResults).
+    Statement s(*m_impl, m_impl->schemaVersion < 4
+                             ? "SELECT CASE WHEN status = 'pruned' AND substr(message, 1, 34) = 'not measured: static "
+                               "analysis for ' THEN 'analysed' ELSE status END AS s, count(*), min(id) FROM results "
+                               "WHERE session_id = ? GROUP BY s"
+                             : "SELECT status, count(*), min(id) FROM results WHERE session_id = ? GROUP BY status");
     s.bind(1, sessionId);
     StatusCounts counts;
     while (s.step()) {
@@ -1104,8 +1120,8 @@ StatusCounts ResultStore::statusCounts(std::int64_t sessionId) const {
     return counts;
 }
 
-std::optional<ResultRecord> ResultStore::best(std::int64_t sessionId) const {
-    return bestOf(results(sessionId));
+std::optional<ResultRecord> ResultStore::best(std::int64_t sessionId, StaticRank by) const {
+    return bestOf(results(sessionId), by);
 }
 
 SessionData ResultStore::load(std::int64_t sessionId) const {

@@ -52,7 +52,7 @@ struct StatusCounts {
 class ResultStore {
 public:
     /// The schema version this build writes.
-    static constexpr int kSchemaVersion = 3;
+    static constexpr int kSchemaVersion = 4;
 
     /// Opens (or, read-write, creates) the database at `path`. Throws InputError, naming the path:
     /// a missing file (read-only) or folder, a file or folder it may not write (read-write), a file
@@ -122,12 +122,14 @@ public:
     /// Commits pending results if the oldest is older than commitInterval; whether it committed.
     bool commitIfDue();
 
-    /// The session's results: in insertion order, or ranked (best first; see ranksBefore).
-    /// `limit` 0 = all.
-    std::vector<ResultRecord> results(std::int64_t sessionId, bool rankedOrder = false, std::size_t limit = 0) const;
+    /// The session's results: in insertion order, or ranked (best first; see ranksBefore, its
+    /// analysed results by `by`). `limit` 0 = all.
+    std::vector<ResultRecord> results(std::int64_t sessionId, bool rankedOrder = false, std::size_t limit = 0,
+                                      StaticRank by = StaticRank::Occupancy) const;
     std::uint64_t resultCount(std::int64_t sessionId) const;
     StatusCounts statusCounts(std::int64_t sessionId) const;
-    std::optional<ResultRecord> best(std::int64_t sessionId) const;
+    /// The session's best result (bestOf): a timed one, else the best analysed one by `by`.
+    std::optional<ResultRecord> best(std::int64_t sessionId, StaticRank by = StaticRank::Occupancy) const;
     /// Everything of a session, for export.
     SessionData load(std::int64_t sessionId) const;
 

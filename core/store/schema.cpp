@@ -162,10 +162,71 @@ CREATE VIEW result_view AS
     FROM results r JOIN configs c ON c.id = r.config_id JOIN sessions s ON s.id = r.session_id;
 )sql";
 
-constexpr std::array<Migration, 3> kMigrations = {{
+// Version 4: the status `analysed` (compiled and analysed for an arch, never run: the analysis
+// backend's results, which earlier versions stored as `pruned` with the message "not measured:
+// static analysis for ARCH"; those become `analysed`). The table is made again as for version 3.
+constexpr const char* kVersion4 = R"sql(
+DROP VIEW metrics;
+DROP VIEW result_view;
+CREATE TABLE results_v4 (
+    id                 INTEGER PRIMARY KEY,
+    session_id         INTEGER NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
+    config_id          INTEGER NOT NULL REFERENCES configs (id) ON DELETE CASCADE,
+    status             TEXT NOT NULL CHECK (status = 'ok' OR status = 'compile_error' OR status = 'launch_error' OR
+                                            status = 'wrong_result' OR status = 'crashed' OR status = 'timeout' OR
+                                            status = 'pruned' OR status = 'skipped' OR status = 'implausible' OR
+                                            status = 'analysed'),
+    time_ms            REAL,
+    time_min_ms        REAL,
+    time_max_ms        REAL,
+    time_stdev_ms      REAL,
+    samples            INTEGER NOT NULL DEFAULT 0,
+    objective          REAL,
+    compile_s          REAL NOT NULL DEFAULT 0,
+    benchmark_s        REAL NOT NULL DEFAULT 0,
+    verification_error REAL,
+    registers          INTEGER,
+    barriers           INTEGER,
+    stack_frame        INTEGER,
+    spill_stores       INTEGER,
+    spill_loads        INTEGER,
+    shared_static      INTEGER,
+    constant_bytes     INTEGER,
+    block_size         INTEGER,
+    shared_dynamic     INTEGER,
+    occupancy          REAL,
+    device             INTEGER,
+    metrics            TEXT NOT NULL DEFAULT '{}',
+    message            TEXT NOT NULL DEFAULT '',
+    log                TEXT NOT NULL DEFAULT '',
+    recorded_at        TEXT NOT NULL,
+    time_ci_low_ms     REAL,
+    time_ci_high_ms    REAL
+);
+INSERT INTO results_v4 SELECT * FROM results;
+DROP TABLE results;
+ALTER TABLE results_v4 RENAME TO results;
+CREATE INDEX results_by_session ON results (session_id, status);
+
+-- What the analysis backend stored as pruned with this message was compiled and analysed, not
+-- pruned: it becomes what it was.
+UPDATE results SET status = 'analysed'
+    WHERE status = 'pruned' AND substr(message, 1, 34) = 'not measured: static analysis for ';
+
+CREATE VIEW metrics AS
+    SELECT r.id AS result_id, r.session_id, m.key AS name, m.value AS value
+    FROM results r, json_each(r.metrics) m;
+
+CREATE VIEW result_view AS
+    SELECT r.*, c.space_index, c.key, c.config, s.kernel, s.shape, s.device_name, s.arch
+    FROM results r JOIN configs c ON c.id = r.config_id JOIN sessions s ON s.id = r.session_id;
+)sql";
+
+constexpr std::array<Migration, 4> kMigrations = {{
     {1, kVersion1},
     {2, kVersion2},
     {3, kVersion3},
+    {4, kVersion4},
 }};
 
 } // namespace

@@ -20,7 +20,7 @@ bool SessionTally::addPrior(const ResultRecord& r, std::optional<std::uint64_t> 
     count(r.status(), +1);
     noteImplausible(r);
     m_progress.recordedSeconds += r.measurement.compileSeconds + r.measurement.benchmarkSeconds;
-    if (r.ranks() && (!m_progress.best || ranksBefore(r, *m_progress.best)))
+    if (r.mayWin() && (!m_progress.best || ranksBefore(r, *m_progress.best, m_rankBy)))
         m_progress.best = r;
     if (index && r.status() == ResultStatus::Skipped)
         m_placeholders.insert(*index);
@@ -41,7 +41,7 @@ bool SessionTally::add(const ResultRecord& r, std::uint64_t index) {
     m_progress.recordedSeconds += r.measurement.compileSeconds + r.measurement.benchmarkSeconds;
     if (isMeasured(r.status()) && m_done.insert(index).second)
         ++m_progress.done;
-    const bool better = r.ranks() && (!m_progress.best || ranksBefore(r, *m_progress.best));
+    const bool better = r.mayWin() && (!m_progress.best || ranksBefore(r, *m_progress.best, m_rankBy));
     if (better)
         m_progress.best = r;
     return better;

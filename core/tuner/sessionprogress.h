@@ -18,15 +18,15 @@ namespace tilescope {
 
 /// Where a session stands.
 struct SessionProgress {
-    std::uint64_t done = 0;    ///< configs with a final result (prior runs included)
-    std::uint64_t total = 0;   ///< configs the session evaluates at most: the budget's count or the space
-    std::uint64_t thisRun = 0; ///< results stored by this run
-    StatusCounts counts;       ///< the session's results per status (prior runs included)
-    std::optional<ResultRecord> best;
-    double elapsedSeconds = 0;  ///< wall time of this run
-    double recordedSeconds = 0; ///< compile + benchmark time of the session's results: what the device spent
-    double rate = 0;            ///< results per second of wall time, this run
-    double etaSeconds = -1;     ///< wall time left at that rate (-1: unknown)
+    std::uint64_t done = 0;           ///< configs with a final result (prior runs included)
+    std::uint64_t total = 0;          ///< configs the session evaluates at most: the budget's count or the space
+    std::uint64_t thisRun = 0;        ///< results stored by this run
+    StatusCounts counts;              ///< the session's results per status (prior runs included)
+    std::optional<ResultRecord> best; ///< the best timed result, else the best analysed one (bestOf)
+    double elapsedSeconds = 0;        ///< wall time of this run
+    double recordedSeconds = 0;       ///< compile + benchmark time of the session's results: what the device spent
+    double rate = 0;                  ///< results per second of wall time, this run
+    double etaSeconds = -1;           ///< wall time left at that rate (-1: unknown)
 };
 
 /// The tally of a session's results into its progress.
@@ -53,6 +53,8 @@ public:
     }
     /// The best as stored now (after the final round measured the leaders again).
     void setBest(std::optional<ResultRecord> best) { m_progress.best = std::move(best); }
+    /// How results analysed, not timed, rank for the best (before any is added).
+    void setRankBy(StaticRank by) { m_rankBy = by; }
     void setTotal(std::uint64_t total) { m_progress.total = total; }
     /// The rate and the time left after `elapsedSeconds` of this run.
     void updateRates(double elapsedSeconds);
@@ -66,6 +68,7 @@ private:
     void noteImplausible(const ResultRecord& r);
 
     SessionProgress m_progress;
+    StaticRank m_rankBy = StaticRank::Occupancy;
     std::unordered_set<std::uint64_t> m_done;
     std::unordered_set<std::uint64_t> m_placeholders;
     std::optional<ResultRecord> m_fastestImplausible; // prior runs included

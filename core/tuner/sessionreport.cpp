@@ -16,7 +16,12 @@ std::string statusSummary(const StatusCounts& counts) {
     return text.empty() ? "none" : text;
 }
 
-std::string bestResultText(const ResultRecord& best, const std::string& objectiveName) {
+std::string bestResultText(const ResultRecord& best, const std::string& objectiveName, StaticRank by) {
+    if (best.ranksStatically()) {
+        const std::string quantities = describeStatic(best, by);
+        return (quantities.empty() ? std::string("nothing known") : quantities) + " (by " +
+               std::string(staticRankName(by)) + "; not timed)";
+    }
     std::string text = formatDouble("%.4g ms", best.timeMs());
     if (best.measurement.time.hasInterval())
         text += " (95 %: " + formatDouble("%.4g", best.measurement.time.ciLowMs) + "-" +
@@ -49,8 +54,11 @@ SessionReport sessionReport(const SessionSummary& summary, const SessionReportCo
     line("results", formatCount(double(p.done)) + " of " + formatCount(double(p.total)) + " configs" +
                         (summary.resumed ? " (resumed; this run " + formatCount(double(p.thisRun)) + ")" : "") + ": " +
                         statusSummary(p.counts));
-    line("best", p.best ? bestResultText(*p.best, context.objectiveName) + "  " + describeConfig(p.best->config)
-                        : "none (no config ran correctly)");
+    const bool analysis = context.spec.kind == BackendSpec::Kind::Analysis;
+    line("best",
+         p.best ? bestResultText(*p.best, context.objectiveName, context.rankBy) + "  " + describeConfig(p.best->config)
+         : analysis ? "none (no config compiled within the arch's limits)"
+                    : "none (no config ran correctly)");
     if (!summary.implausible.empty())
         line("implausible", summary.implausible);
     if (!summary.verification.empty())
@@ -100,6 +108,15 @@ SessionReport sessionReport(const SessionSummary& summary, const SessionReportCo
                      (replayed ? " (what the recorded session spent on these configs)" : ""));
     line("database",
          context.database + "  (tilescope-cli show " + context.database + " --session " + std::to_string(s.id) + ")");
+    if (p.best && p.best->ranksStatically()) {
+        std::string others;
+        for (const StaticRank r : kAllStaticRanks)
+            if (r != context.rankBy)
+                others += (others.empty() ? "" : " or ") + std::string(staticRankName(r));
+        report.notes.push_back("nothing was timed: the analysed configs rank by " +
+                               std::string(staticRankName(context.rankBy)) + " (--rank-by " + others +
+                               " for another order; a GPU backend times them)");
+    }
     if (p.counts.of(ResultStatus::Skipped) > 0)
         report.notes.push_back(formatCount(double(p.counts.of(ResultStatus::Skipped))) + " config(s) were skipped" +
                                (replayed ? ": absent from the recording" : " (tilescope-cli show lists why)"));

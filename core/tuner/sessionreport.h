@@ -16,17 +16,21 @@ namespace tilescope {
 std::string statusSummary(const StatusCounts& counts);
 
 /// "0.3956 ms (95 %: 0.39-0.4)  33.1 TFLOP/s": a best result's time, its interval when it was
-/// measured again, and its objective named `objectiveName`.
-std::string bestResultText(const ResultRecord& best, const std::string& objectiveName);
+/// measured again, and its objective named `objectiveName`; of a result analysed, not timed, what
+/// compiling told in the order `by` ranks it: "occupancy 100 %, no spills, 32 registers (by
+/// occupancy; not timed)".
+std::string bestResultText(const ResultRecord& best, const std::string& objectiveName,
+                           StaticRank by = StaticRank::Occupancy);
 
 /// What the summary says beside the session itself.
 struct SessionReportContext {
-    std::string problemPath;          ///< the problem file as given
-    std::string database;             ///< the results database as given
-    std::size_t shapeIndex = 0;       ///< the shape the session ran
-    std::string objectiveName;        ///< "TFLOP/s"; "" time only
-    BackendSpec spec;                 ///< where the measurements came from
-    const Backend* backend = nullptr; ///< a replay says how many recorded configs it matched
+    std::string problemPath;                   ///< the problem file as given
+    std::string database;                      ///< the results database as given
+    std::size_t shapeIndex = 0;                ///< the shape the session ran
+    std::string objectiveName;                 ///< "TFLOP/s"; "" time only
+    BackendSpec spec;                          ///< where the measurements came from
+    const Backend* backend = nullptr;          ///< a replay says how many recorded configs it matched
+    StaticRank rankBy = StaticRank::Occupancy; ///< how the analysed results ranked (SessionOptions::rankBy)
 };
 
 /// The summary of a finished (or cancelled) session.

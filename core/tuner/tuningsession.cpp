@@ -122,7 +122,9 @@ struct TuningSession::Run {
         , problem(s.m_problem)
         , options(s.m_options)
         , space(std::move(builtSpace))
-        , watch(s.m_problem, space, s.m_options.stopOnSystematicFailure) {}
+        , watch(s.m_problem, space, s.m_options.stopOnSystematicFailure) {
+        tally.setRankBy(s.m_options.rankBy);
+    }
     // A run that ends early (an error in its set-up or its loop) gives up its compiles, the
     // inert-parameter check's among them, rather than wait for them.
     ~Run() { abandonCompiles->store(true); }
@@ -599,8 +601,8 @@ struct TuningSession::Run {
 
     // Whether the regime says further search cannot pay (SessionOptions::earlyStop).
     std::string earlyStopped() {
-        if (!options.earlyStop || !progress().best)
-            return {};
+        if (!options.earlyStop || !progress().best || !progress().best->ranks())
+            return {}; // nothing timed: no regime to read
         if (!roofline)
             roofline = rooflineOf(problem, options.shapeIndex, progress().best->config, info.provenanceJson, info.arch);
         return earlyStopReason(*options.earlyStop, spreadOf(okTimes), *roofline);
@@ -786,7 +788,7 @@ WithinGroupsCheck TuningSession::Run::verifyWithin(const std::vector<ResultRecor
         if (self.m_events.updated)
             self.m_events.updated(r);
     });
-    tally.setBest(self.m_store.best(sessionId));
+    tally.setBest(self.m_store.best(sessionId, options.rankBy));
     return check;
 }
 
@@ -873,7 +875,7 @@ void TuningSession::Run::confirmBest() {
                                    : std::to_string(caught) + " of the best " + std::to_string(remeasured.size()) +
                                          " configs are wrong on a second input set (seed " + std::to_string(inputSeed) +
                                          "), right only by accident of the first inputs (" + caughtExample + ")";
-    tally.setBest(self.m_store.best(sessionId));
+    tally.setBest(self.m_store.best(sessionId, options.rankBy));
     confirmation = concludeFinalRound(remeasured, configKey(top.front().config));
 }
 

@@ -101,6 +101,8 @@ struct SessionOptions {
     /// roofline, or the measured configs flat against their noise; analysis/regime.h). Off
     /// when unset.
     std::optional<EarlyStop> earlyStop;
+    /// How results analysed, not timed (the analysis backend's) rank: which is the session's best.
+    StaticRank rankBy = StaticRank::Occupancy;
 };
 
 /// How busy a session kept its compile pool and its GPUs (from its start to the end of its

@@ -155,6 +155,14 @@ private slots:
         QVERIFY(s["gbs"].get<bool>());
         QCOMPARE(s["device_name"].get<std::string>(), std::string("analysis:sm_90"));
         QVERIFY2(r.out.contains("BEST PERFORMING CONFIGURATION FOR OBJECTIVE time:"), qPrintable(r.out));
+        // Nothing is timed on the analysis backend: each time is Kernel Tuner's marker of a config it
+        // did not run, the metrics of the time cannot be computed (those of the parameters can), and
+        // the best is the config that ranks first by occupancy (64 threads fill an SM; 32 do not).
+        QVERIFY2(r.out.contains("block_size_x=32, tile=1, time=InvalidConfig, GB/s=nan, bytes_per_thread=12"),
+                 qPrintable(r.out));
+        QVERIFY2(!r.out.contains("nanms"), qPrintable(r.out));
+        QCOMPARE(s["best"]["block_size_x"].get<int>(), 64);
+        QVERIFY2(r.err.contains("best_config is the config that ranks first by occupancy"), qPrintable(r.err));
 
         // The problem beside the database opens and counts the same without the script.
         const QString problem = QString::fromStdString(s["problem"].get<std::string>());
@@ -181,10 +189,15 @@ private slots:
         KT_COMPARE_JSON(t1["KernelSpecification"]["ProblemSize"], Json::array({100000}));
         KT_COMPARE_JSON(t1["KernelSpecification"]["GridDivX"], Json::array({"block_size_x"}));
 
-        // The T4 files the script stored with kernel_tuner.file_utils: Tilescope reads the results.
+        // The T4 files the script stored with kernel_tuner.file_utils: Tilescope reads the results. A
+        // config not run is "constraints" there, as Kernel Tuner writes its InvalidConfig, and has no time.
         const CliRun t4 = runCli({"show", m_dir.filePath("vector_add_results.json"), "--json"});
         QVERIFY2(t4.status == 0, qPrintable(describe(t4)));
         QCOMPARE(Json::parse(t4.out.toStdString()).size(), std::size_t(vectorAddCount()));
+        const Json t4Results = Json::parse(readFile(m_dir.filePath("vector_add_results.json")))["results"];
+        QCOMPARE(t4Results[0]["invalidity"].get<std::string>(), std::string("constraints"));
+        for (const Json& m : t4Results[0]["measurements"])
+            QVERIFY2(m["name"] != "time" && m["name"] != "__error__", m.dump().c_str());
         const Json metadata = Json::parse(readFile(m_dir.filePath("vector_add_metadata.json")), nullptr, false);
         QVERIFY(!metadata.is_discarded());
         QCOMPARE(metadata["schema_version"].get<std::string>(), std::string("1.0.0"));

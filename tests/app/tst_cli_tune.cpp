@@ -732,6 +732,71 @@ private slots:
         QVERIFY2(unknown.err.contains("analysis:ARCH"), qPrintable(describe(unknown)));
     }
 
+    // A session on the analysis backend is a session of data: its configs are analysed, never
+    // pruned; the summary names the best by occupancy (or the quantity asked for), show ranks them
+    // so, and export writes them.
+    void analysisSessionIsData() {
+        QTemporaryDir dir;
+        const QString db = dir.filePath("static.db");
+        const Run run = cli({"tune", kSgemm, "--backend", "analysis:sm_90", "--budget", "12", "--strategy", "random",
+                             "--db", db, "--shape", "1"});
+        QVERIFY2(run.status == 0, qPrintable(describe(run)));
+        QVERIFY2(run.out.contains("results     12 of 12 configs: analysed 12"), qPrintable(run.out));
+        QVERIFY2(!run.out.contains("no config ran correctly"), qPrintable(run.out));
+        QVERIFY2(run.err.contains("nothing was timed: the analysed configs rank by occupancy"), qPrintable(run.err));
+        const Json results = showJson(db);
+        QCOMPARE(results.size(), std::size_t(12));
+        for (const auto& r : results) {
+            QCOMPARE(r["status"].get<std::string>(), std::string("analysed"));
+            QVERIFY2(r["time_ms"].is_null(), r.dump().c_str());
+        }
+        // show --json lists the best first: the highest occupancy, then the fewest spilled bytes.
+        for (std::size_t i = 1; i < results.size(); ++i) {
+            const double a = results[i - 1]["occupancy"].get<double>(), b = results[i]["occupancy"].get<double>();
+            const auto spills = [](const Json& r) {
+                return r["spill_stores"].get<long long>() + r["spill_loads"].get<long long>();
+            };
+            QVERIFY2(a > b || (a == b && spills(results[i - 1]) <= spills(results[i])), results.dump().c_str());
+        }
+        const QRegularExpression best(
+            QStringLiteral("best        occupancy (\\d+) %.*\\(by occupancy; not timed\\)  BLOCK_M="));
+        const QRegularExpressionMatch found = best.match(run.out);
+        QVERIFY2(found.hasMatch(), qPrintable(run.out));
+        QCOMPARE(found.captured(1).toDouble(), results[0]["occupancy"].get<double>());
+
+        // Another order for show, and for the summary of another session.
+        const Json byRegisters = showJson(db, {"--rank-by", "registers"});
+        for (std::size_t i = 1; i < byRegisters.size(); ++i)
+            QVERIFY(byRegisters[i - 1]["registers"].get<int>() <= byRegisters[i]["registers"].get<int>());
+        const Run shown = cli({"show", db, "--top", "3", "--rank-by", "spills"});
+        QVERIFY2(shown.status == 0 && shown.out.contains("Top 3 of 12, best first (analysed, not timed: by spills)"),
+                 qPrintable(describe(shown)));
+        const Run again = cli({"tune", kSgemm, "--backend", "analysis:sm_90", "--budget", "12", "--strategy", "random",
+                               "--db", db, "--shape", "1", "--rank-by", "registers", "--seed", "1"});
+        QVERIFY2(again.status == 0 && again.out.contains("registers, ") &&
+                     again.out.contains("(by registers; not timed)"),
+                 qPrintable(describe(again)));
+        const Run badRank = cli({"show", db, "--rank-by", "time"});
+        QCOMPARE(badRank.status, 2);
+        QVERIFY2(badRank.err.contains("--rank-by"), qPrintable(describe(badRank)));
+
+        // The exports write them: the JSON cache its best, by occupancy (or as asked), without a time.
+        const Run json = cli({"export", db, "--session", "1", "--format", "json"});
+        QVERIFY2(json.status == 0, qPrintable(describe(json)));
+        const Json entries = Json::parse(json.out.toStdString())["entries"];
+        QCOMPARE(entries.size(), std::size_t(1));
+        QCOMPARE(entries[0]["config"], results[0]["config"]);
+        QVERIFY(entries[0]["time_ms"].is_null());
+        QCOMPARE(entries[0]["analysed"]["ranked_by"].get<std::string>(), std::string("occupancy"));
+        const Run jsonByRegisters = cli({"export", db, "--session", "1", "--format", "json", "--rank-by", "registers"});
+        QCOMPARE(Json::parse(jsonByRegisters.out.toStdString())["entries"][0]["config"], byRegisters[0]["config"]);
+        const Run csv = cli({"export", db, "--session", "1", "--format", "csv"});
+        QVERIFY2(csv.status == 0 && csv.out.count(QStringLiteral(",analysed,")) == 12, qPrintable(describe(csv)));
+        const Run header = cli({"export", db, "--session", "1", "--format", "cpp"});
+        QVERIFY2(header.status == 0 && header.out.contains("analysed for sm_90, not timed"),
+                 qPrintable(describe(header)));
+    }
+
     // Every command that reads results reads every results format: show and export take a T4 file
     // or a Kernel Tuner cache as they take a database; a problem file is refused with a reason.
     void resultsInEveryFormat() {

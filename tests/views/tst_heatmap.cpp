@@ -28,8 +28,8 @@
 #include <cmath>
 #include <cstdint>
 #include <map>
-#include <set>
 #include <memory>
+#include <set>
 
 using namespace tilescope;
 using namespace tilescope::views;
@@ -288,6 +288,7 @@ private slots:
     void cellAtMapsCoordinates();
     void tooltipDescribesCell();
     void aggregatesManyResults();
+    void analysedResultsColourTheMap();
 
     void widgetColourMapEqualsGrid();
     void widgetHoverMapsPixelsToCells();
@@ -633,6 +634,92 @@ void TestHeatmap::aggregatesManyResults() {
 
 // ------------------------------------------------------------------------------ heatmap widget
 
+// A session on the analysis backend: every config compiled and analysed, none timed. Its heatmap
+// is coloured by the theoretical occupancy (registers where none has one), a cell's value the
+// best of its configs, and the cell of the highest occupancy the best; latency leaves it blank.
+void TestHeatmap::analysedResultsColourTheMap() {
+    const auto analysed = [](std::int64_t a, std::int64_t b, std::int64_t c, double occupancy, int registers,
+                             std::int64_t spills) {
+        ResultRecord r = makeResult(a, b, c, ResultStatus::Analysed, 0, spills, registers);
+        if (occupancy > 0)
+            r.occupancy = occupancy;
+        return r;
+    };
+    std::vector<ResultRecord> rs;
+    rs.push_back(analysed(8, 1, 0, 50, 64, 0));
+    rs.push_back(analysed(8, 1, 1, 25, 128, 0));
+    rs.push_back(analysed(8, 2, 0, 100, 32, 0));
+    rs.push_back(analysed(16, 1, 0, 75, 40, 16)); // spills
+    rs.push_back(makeResult(16, 2, 0, ResultStatus::CompileError));
+    rs.push_back(makeResult(16, 2, 1, ResultStatus::Pruned));
+
+    // The spec a new session's heatmap takes, and the one a view takes as a run's results arrive.
+    const HeatmapSpec spec = sessionHeatmapSpec({}, kNames, "", rs);
+    QCOMPARE(spec.quantity.kind, QuantityKind::TheoreticalOccupancy);
+    QCOMPARE(untimedHeatmapSpec(specOf(kLatency, Reduction::Best), rs).quantity.kind,
+             QuantityKind::TheoreticalOccupancy);
+    QCOMPARE(untimedHeatmapSpec(specOf(kObjective, Reduction::Best), rs).quantity.kind,
+             QuantityKind::TheoreticalOccupancy);
+    const Quantity registers{QuantityKind::Registers, {}, false};
+    QCOMPARE(untimedHeatmapSpec(specOf(registers, Reduction::Best), rs).quantity.kind, QuantityKind::Registers);
+    std::vector<ResultRecord> withOk = rs;
+    withOk.push_back(makeResult(8, 2, 1, ResultStatus::Ok, 1.0));
+    QCOMPARE(untimedHeatmapSpec(specOf(kLatency, Reduction::Best), withOk).quantity.kind, QuantityKind::LatencyUs);
+    std::vector<ResultRecord> noOccupancy = rs;
+    for (ResultRecord& r : noOccupancy)
+        r.occupancy.reset();
+    QCOMPARE(untimedHeatmapSpec(specOf(kLatency, Reduction::Best), noOccupancy).quantity.kind, QuantityKind::Registers);
+    QCOMPARE(untimedHeatmapSpec(specOf(kLatency, Reduction::Best), {}).quantity.kind, QuantityKind::LatencyUs);
+
+    const Quantity occupancy{QuantityKind::TheoreticalOccupancy, {}, false};
+    const HeatmapGrid grid = views::aggregate(rs, kNames, specOf(occupancy, Reduction::Best));
+    QCOMPARE(grid.okCount, std::size_t(0));
+    QCOMPARE(grid.analysedCount, std::size_t(4));
+    QCOMPARE(grid.failedCount, std::size_t(1));
+    QVERIFY(same(grid.cell(0, 0).value, 50)); // (8, 1): the higher of 50 and 25
+    QVERIFY(same(grid.cell(0, 1).value, 100));
+    QVERIFY(same(grid.cell(1, 0).value, 75));
+    QVERIFY(std::isnan(grid.cell(1, 1).value));
+    QCOMPARE(grid.cell(0, 0).marker, CellMarker::Fine);
+    QCOMPARE(grid.cell(1, 0).marker, CellMarker::Spilling);
+    QCOMPARE(grid.cell(1, 1).marker, CellMarker::FailedOnly);
+    QCOMPARE(grid.cell(0, 0).analysedCount, 2u);
+    QCOMPARE(grid.best, (CellIndex{0, 1}));
+    const QString tip = tooltip(grid, {0, 0});
+    QVERIFY2(tip.contains(QStringLiteral("over 2 analysed configs")), qPrintable(tip));
+    QVERIFY2(tip.contains(QStringLiteral("Results: 2 analysed")), qPrintable(tip));
+
+    // Registers and spills: fewer is better.
+    const HeatmapGrid regs = views::aggregate(rs, kNames, specOf(registers, Reduction::Best));
+    QVERIFY(same(regs.cell(0, 0).value, 64));
+    QCOMPARE(regs.best, (CellIndex{0, 1}));
+    const HeatmapGrid spills =
+        views::aggregate(rs, kNames, specOf({QuantityKind::SpillStores, {}, false}, Reduction::Median));
+    QVERIFY(same(spills.cell(1, 0).value, 16));
+    // No time: latency leaves every cell blank, and the tooltip says why.
+    const HeatmapGrid latency = views::aggregate(rs, kNames, specOf(kLatency, Reduction::Best));
+    QVERIFY(!latency.best.valid());
+    QCOMPARE(latency.cell(0, 0).marker, CellMarker::Fine);
+    QVERIFY2(tooltip(latency, {0, 0}).contains(QStringLiteral("analysed, never run")),
+             qPrintable(tooltip(latency, {0, 0})));
+
+    // The widget offers what the results have and colours the cells.
+    HeatmapWidget widget;
+    widget.setResults(std::make_shared<const std::vector<ResultRecord>>(rs), kNames, "");
+    widget.setSpec(spec);
+    QCOMPARE(widget.quantityCombo()->currentText(), quantityLabel(occupancy, ""));
+    QStringList offered;
+    for (int i = 0; i < widget.quantityCombo()->count(); ++i)
+        offered << widget.quantityCombo()->itemText(i);
+    QVERIFY2(offered.contains(quantityLabel(registers, "")), qPrintable(offered.join(", ")));
+    QVERIFY2(offered.contains(quantityLabel({QuantityKind::SpillStores, {}, false}, "")),
+             qPrintable(offered.join(", ")));
+    QVERIFY(widget.grid());
+    QCOMPARE(widget.spec().yParameter, std::string("A")); // a session's first parameter down the side
+    QVERIFY(same(widget.grid()->cell(widget.grid()->best).value, 100));
+    QVERIFY(same(widget.colorMap()->data()->cell(1, 0), 100)); // B = 2 along, A = 8 down
+}
+
 void TestHeatmap::widgetColourMapEqualsGrid() {
     HeatmapWidget widget;
     QSignalSpy changed(&widget, &HeatmapWidget::gridChanged);
@@ -967,7 +1054,8 @@ void TestHeatmap::scatterDrawsTheTimeEnergyFront() {
     const QString header = temporary.filePath(QStringLiteral("chosen.h"));
     QCOMPARE(ResultsExport::writeSelectedConfig(session.info, *results, chosenJson, header), QString());
     QVERIFY(readText(header).find("J a launch") != std::string::npos);
-    QVERIFY(!ResultsExport::writeSelectedConfig(session.info, *results, QStringLiteral(R"({"TPR":3})"), json).isEmpty());
+    QVERIFY(
+        !ResultsExport::writeSelectedConfig(session.info, *results, QStringLiteral(R"({"TPR":3})"), json).isEmpty());
 
     // Unticked, no front.
     ScatterSpec spec = widget.spec();

@@ -863,13 +863,18 @@ void TestSession::analysisSession() {
     const auto summary = finished.first().at(0).value<SessionSummary>();
     QCOMPARE(QString::fromStdString(summary.session.backend), QStringLiteral("analysis:sm_90"));
     QCOMPARE(summary.session.arch, std::string("sm_90"));
-    QCOMPARE(summary.progress.counts.of(ResultStatus::Pruned), std::uint64_t(1));
+    QCOMPARE(summary.progress.counts.of(ResultStatus::Analysed), std::uint64_t(1));
     QCOMPARE(summary.progress.counts.of(ResultStatus::CompileError), std::uint64_t(1));
-    QVERIFY(!summary.progress.best); // nothing ranks: nothing was measured
+    QCOMPARE(summary.progress.counts.of(ResultStatus::Pruned), std::uint64_t(0));
+    // Nothing was timed: the best is the config analysed, by what compiling told, and the panel says so.
+    QVERIFY(summary.progress.best);
+    QCOMPARE(summary.progress.best->config.at("BLOCK").asInt(), 128);
+    QTRY_VERIFY2(panel.progressLabel()->text().contains(QStringLiteral("(not timed)")),
+                 qPrintable(panel.progressLabel()->text()));
     const ResultsSnapshot results = controller.results();
     QCOMPARE(results->size(), std::size_t(2));
     for (const ResultRecord& r : *results) {
-        if (r.status() == ResultStatus::Pruned) {
+        if (r.status() == ResultStatus::Analysed) {
             QCOMPARE(r.config.at("BLOCK").asInt(), 128);
             QCOMPARE(r.measurement.message, AnalysisBackend::notMeasuredMessage("sm_90"));
             QVERIFY(r.measurement.staticInfo && r.measurement.staticInfo->registers > 0);

@@ -336,7 +336,7 @@ void CrossGpuView::start() {
             case Source::BestResults:
                 if (job.results) {
                     for (const ResultRecord& r : ranked(*job.results)) {
-                        if (!r.ok() || indices.size() >= job.count)
+                        if (!r.mayWin() || indices.size() >= job.count)
                             break;
                         if (const auto index = codec.indexOf(r.config);
                             index && std::find(indices.begin(), indices.end(), *index) == indices.end())

@@ -22,7 +22,11 @@ void SessionListModel::setSessions(std::shared_ptr<const std::vector<SessionData
             Row row;
             row.okCount = static_cast<int>(
                 std::count_if(session.results.begin(), session.results.end(), [](const auto& r) { return r.ok(); }));
-            if (const auto best = bestOf(session.results)) {
+            row.analysed = static_cast<int>(std::count_if(session.results.begin(), session.results.end(),
+                                                          [](const auto& r) { return r.ranksStatically(); }));
+            if (const auto best = bestOf(session.results); best && best->ranksStatically()) {
+                row.best = tr("%1 (not timed)").arg(QString::fromStdString(describeStatic(*best)));
+            } else if (best) {
                 row.best = QStringLiteral("%1 ms").arg(QLocale().toString(best->timeMs(), 'g', 4));
                 if (best->objective && !session.info.objectiveName.empty())
                     row.best += QStringLiteral(" · %1 %2")
@@ -37,7 +41,7 @@ void SessionListModel::setSessions(std::shared_ptr<const std::vector<SessionData
         m_beforeExclusive.assign(m_rows.size(), true);
         if (m_exclusive && !m_rows.empty()) {
             const auto withResults =
-                std::find_if(m_rows.begin(), m_rows.end(), [](const Row& r) { return r.okCount > 0; });
+                std::find_if(m_rows.begin(), m_rows.end(), [](const Row& r) { return r.okCount + r.analysed > 0; });
             m_checked[withResults == m_rows.end() ? 0 : static_cast<std::size_t>(withResults - m_rows.begin())] = true;
         }
     }
@@ -141,6 +145,12 @@ QVariant SessionListModel::data(const QModelIndex& index, int role) const {
     case ResultsColumn: {
         const auto total = (*m_sessions)[row].results.size();
         const int ok = m_rows[row].okCount;
+        const int analysed = m_rows[row].analysed;
+        if (analysed > 0 && ok == 0)
+            return static_cast<std::size_t>(analysed) == total
+                       ? tr("%1 analysed").arg(formatCount(std::uint64_t(total)))
+                       : tr("%1 (%2 analysed)")
+                             .arg(formatCount(std::uint64_t(total)), formatCount(std::uint64_t(analysed)));
         return static_cast<std::size_t>(ok) == total
                    ? formatCount(std::uint64_t(total))
                    : tr("%1 (%2 ok)").arg(formatCount(std::uint64_t(total)), formatCount(std::uint64_t(ok)));

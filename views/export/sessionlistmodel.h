@@ -49,6 +49,7 @@ private:
     struct Row {
         QString best; ///< "0.3956 ms · 43.43 TFLOP/s", or "—"
         int okCount = 0;
+        int analysed = 0; ///< compiled and analysed, never run
     };
 
     void emitCheckColumn();

@@ -33,6 +33,7 @@ struct Accumulator {
     std::vector<std::pair<double, std::size_t>> values; // Median only
     std::array<std::uint32_t, kStatusCount> statusCounts{};
     std::uint32_t ok = 0;
+    std::uint32_t analysed = 0;
     std::uint32_t failed = 0;
 };
 
@@ -77,6 +78,24 @@ HeatmapSpec sessionHeatmapSpec(HeatmapSpec spec, const std::vector<std::string>&
     spec.fixedValues.clear();
     spec.reduction = Reduction::Best;
     spec.quantity = Quantity{objectiveName.empty() ? QuantityKind::LatencyUs : QuantityKind::Objective, {}, false};
+    return untimedHeatmapSpec(std::move(spec), results);
+}
+
+HeatmapSpec untimedHeatmapSpec(HeatmapSpec spec, const std::vector<ResultRecord>& results) {
+    if (spec.quantity.kind != QuantityKind::LatencyUs && spec.quantity.kind != QuantityKind::Objective)
+        return spec;
+    bool analysed = false;
+    bool occupancy = false;
+    for (const ResultRecord& r : results) {
+        if (r.ok())
+            return spec; // a time to show
+        if (r.ranksStatically()) {
+            analysed = true;
+            occupancy = occupancy || r.occupancy.has_value();
+        }
+    }
+    if (analysed)
+        spec.quantity = Quantity{occupancy ? QuantityKind::TheoreticalOccupancy : QuantityKind::Registers, {}, false};
     return spec;
 }
 
@@ -92,6 +111,7 @@ bool isFailure(ResultStatus status) {
     case ResultStatus::Ok:
     case ResultStatus::Pruned:
     case ResultStatus::Skipped:
+    case ResultStatus::Analysed:
         return false;
     }
     return false;
@@ -157,9 +177,16 @@ HeatmapGrid aggregate(const std::vector<ResultRecord>& results, const std::vecto
         Accumulator& acc = cells[slot->second];
         const ResultStatus status = result.status();
         ++acc.statusCounts[static_cast<std::size_t>(status)];
-        if (status == ResultStatus::Ok) {
-            ++acc.ok;
-            ++grid.okCount;
+        // An analysed result (compiled, never run) has what compiling told: registers, spills,
+        // occupancy colour its cell as an ok result's do.
+        if (status == ResultStatus::Ok || status == ResultStatus::Analysed) {
+            if (status == ResultStatus::Ok) {
+                ++acc.ok;
+                ++grid.okCount;
+            } else {
+                ++acc.analysed;
+                ++grid.analysedCount;
+            }
             if (!acc.firstOk)
                 acc.firstOk = r;
             const std::optional<double> value = quantityValue(result, spec.quantity);
@@ -187,6 +214,7 @@ HeatmapGrid aggregate(const std::vector<ResultRecord>& results, const std::vecto
         const int y = yPosition[static_cast<std::size_t>(acc.y)];
         HeatmapCell& cell = grid.cells[static_cast<std::size_t>(x * grid.rows() + y)];
         cell.okCount = acc.ok;
+        cell.analysedCount = acc.analysed;
         cell.failedCount = acc.failed;
         cell.statusCounts = acc.statusCounts;
         if (median && !acc.values.empty()) {
@@ -209,7 +237,7 @@ HeatmapGrid aggregate(const std::vector<ResultRecord>& results, const std::vecto
         }
         if (cell.representative)
             cell.record = results[*cell.representative];
-        if (acc.ok == 0)
+        if (acc.ok == 0 && acc.analysed == 0)
             cell.marker = acc.failed > 0 ? CellMarker::FailedOnly : CellMarker::Untested;
         else if (cell.record && cell.record->measurement.staticInfo &&
                  cell.record->measurement.staticInfo->spillStores > 0)
@@ -275,7 +303,12 @@ QString tooltip(const HeatmapGrid& grid, CellIndex index) {
                       QString::fromStdString(grid.spec.yParameter), grid.yValues[index.y]);
 
     const std::uint32_t pruned = cell.statusCounts[static_cast<std::size_t>(ResultStatus::Pruned)];
-    if (cell.okCount == 0 && cell.failedCount == 0) {
+    const std::uint32_t withData = cell.okCount + cell.analysedCount;
+    // "ok configs", "analysed configs" (compiled, never run) or both.
+    const QString dataKind = cell.analysedCount == 0 ? QStringLiteral("ok")
+                             : cell.okCount == 0     ? QStringLiteral("analysed")
+                                                     : QStringLiteral("ok or analysed");
+    if (withData == 0 && cell.failedCount == 0) {
         lines << (pruned > 0 ? QStringLiteral("untested: %1 pruned").arg(pruned) : QStringLiteral("untested"));
         return lines.join(QLatin1Char('\n'));
     }
@@ -285,16 +318,19 @@ QString tooltip(const HeatmapGrid& grid, CellIndex index) {
         const QString what = median                ? QStringLiteral("median")
                              : grid.higherIsBetter ? QStringLiteral("max")
                                                    : QStringLiteral("min");
-        lines << QStringLiteral("%1 %2: %3 over %4 ok configs")
+        lines << QStringLiteral("%1 %2: %3 over %4 %5 configs")
                      .arg(what, grid.quantityLabel,
                           formatQuantityValue(cell.value, grid.spec.quantity, grid.objectiveName))
-                     .arg(cell.okCount);
+                     .arg(withData)
+                     .arg(dataKind);
         lines << QString();
         lines << (median ? QStringLiteral("Median config:") : QStringLiteral("Best config:"));
-    } else if (cell.okCount > 0) {
-        lines << QStringLiteral("no %1 in its %2 ok results").arg(grid.quantityLabel).arg(cell.okCount);
+    } else if (withData > 0) {
+        lines << QStringLiteral("no %1 in its %2 %3 results").arg(grid.quantityLabel).arg(withData).arg(dataKind);
+        if (cell.okCount == 0)
+            lines << QStringLiteral("(analysed, never run: nothing timed; colour by registers, spills or occupancy)");
         lines << QString();
-        lines << QStringLiteral("First ok config:");
+        lines << QStringLiteral("First %1 config:").arg(dataKind);
     } else {
         lines << QStringLiteral("only failed results");
         lines << QString();
@@ -306,7 +342,8 @@ QString tooltip(const HeatmapGrid& grid, CellIndex index) {
         lines << QStringLiteral("≈ cannot be told from the best cell's config: their 95 % intervals overlap");
 
     QStringList counts;
-    counts << QStringLiteral("%1 ok").arg(cell.okCount);
+    if (cell.okCount > 0 || cell.analysedCount == 0)
+        counts << QStringLiteral("%1 ok").arg(cell.okCount);
     for (ResultStatus status : kAllStatuses) {
         const std::uint32_t n = cell.statusCounts[static_cast<std::size_t>(status)];
         if (status != ResultStatus::Ok && n > 0)

@@ -46,7 +46,9 @@ struct HeatmapSpec {
 enum class CellMarker : std::uint8_t {
     Untested,   ///< no result (pruned and skipped ones count as none)
     FailedOnly, ///< results, but all failed (compile error, launch error, crashed, timeout, wrong result)
-    Spilling,   ///< the representative config spills registers (spill stores > 0)
+    /// (Spilling and Fine: the cell has an ok result, or one analysed, never run, whose static
+    /// quantities colour it.)
+    Spilling, ///< the representative config spills registers (spill stores > 0)
     Fine,
 };
 
@@ -60,13 +62,14 @@ struct CellIndex {
 };
 
 struct HeatmapCell {
-    double value = std::numeric_limits<double>::quiet_NaN(); ///< NaN: no Ok result with a value
+    double value = std::numeric_limits<double>::quiet_NaN(); ///< NaN: no Ok or Analysed result with a value
     CellMarker marker = CellMarker::Untested;
     std::uint32_t okCount = 0;
+    std::uint32_t analysedCount = 0; ///< compiled and analysed, never run: registers, spills, occupancy
     std::uint32_t failedCount = 0;
     std::array<std::uint32_t, kStatusCount> statusCounts{}; ///< every status, by ResultStatus
-    /// The config that stands for the cell: the best Ok result for Best, the median one for
-    /// Median; for a FailedOnly cell its first failure. Index into the aggregated results.
+    /// The config that stands for the cell: the best Ok (or Analysed) result for Best, the median
+    /// one for Median; for a FailedOnly cell its first failure. Index into the aggregated results.
     std::optional<std::size_t> representative;
     std::optional<ResultRecord> record; ///< a copy of results[representative], so the grid stands alone
     /// Not the best cell, but its config cannot be told from the best cell's: both have a 95 %
@@ -90,9 +93,10 @@ struct HeatmapGrid {
     double maxValue = std::numeric_limits<double>::quiet_NaN();
     double minPositive = std::numeric_limits<double>::quiet_NaN(); ///< for a log scale
     std::size_t resultCount = 0;                                   ///< results given
-    std::size_t matchedCount = 0; ///< of them, passing the fixed values and having both parameters
-    std::size_t okCount = 0;      ///< of the matched
-    std::size_t failedCount = 0;  ///< of the matched
+    std::size_t matchedCount = 0;  ///< of them, passing the fixed values and having both parameters
+    std::size_t okCount = 0;       ///< of the matched
+    std::size_t analysedCount = 0; ///< of the matched: compiled and analysed, never run
+    std::size_t failedCount = 0;   ///< of the matched
 
     int columns() const { return static_cast<int>(xValues.size()); }
     int rows() const { return static_cast<int>(yValues.size()); }
@@ -109,6 +113,13 @@ struct HeatmapGrid {
 /// than two parameters.
 HeatmapSpec sessionHeatmapSpec(HeatmapSpec spec, const std::vector<std::string>& parameterNames,
                                const std::string& objectiveName, const std::vector<ResultRecord>& results = {});
+
+/// What a heatmap of results that were analysed, never timed (the analysis backend's), shows in
+/// place of a time: `spec` coloured by the theoretical occupancy (registers where no result has
+/// one) when it shows the latency or the objective, no result has a time and some were analysed;
+/// else `spec` as it is. sessionHeatmapSpec() applies it; a view applies it again as results
+/// arrive, since a session's first results come after its heatmap was set up.
+HeatmapSpec untimedHeatmapSpec(HeatmapSpec spec, const std::vector<ResultRecord>& results);
 
 /// Whether a status counts as a failure for the FailedOnly marker.
 bool isFailure(ResultStatus status);

@@ -39,13 +39,19 @@ QString shortMessage(const std::string& message) {
 } // namespace
 
 std::optional<double> quantityValue(const ResultRecord& result, const Quantity& quantity) {
-    if (!result.ok())
+    // An analysed result (compiled, never run) has what compiling told, and no time or metrics.
+    const bool analysed = result.ranksStatically();
+    if (!result.ok() && !analysed)
         return std::nullopt;
     const auto& info = result.measurement.staticInfo;
     switch (quantity.kind) {
     case QuantityKind::LatencyUs:
+        if (analysed)
+            return std::nullopt;
         return result.measurement.time.medianMs * 1000.0;
     case QuantityKind::Objective:
+        if (analysed)
+            return std::nullopt;
         return result.objective;
     case QuantityKind::Registers:
         if (info && info->registers >= 0)
@@ -251,9 +257,12 @@ ResultSummary summarize(const std::vector<ResultRecord>& results, const std::vec
             if (const ConfigValue* value = lookups[p].find(result.config))
                 values[p].indexOf(*value);
         }
-        if (!result.ok())
+        if (!result.ok() && !result.ranksStatically())
             continue;
-        ++summary.okCount;
+        if (result.ok())
+            ++summary.okCount;
+        else
+            ++summary.analysedCount;
         summary.hasStaticInfo = summary.hasStaticInfo || result.measurement.staticInfo.has_value();
         summary.hasOccupancy = summary.hasOccupancy || result.occupancy.has_value();
         summary.hasObjective = summary.hasObjective || result.objective.has_value();

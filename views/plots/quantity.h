@@ -55,8 +55,10 @@ inline constexpr const char* kAchievedOccupancyMetric = "sm__warps_active.avg.pc
 inline constexpr const char* kLocalLoadSectorsMetric = "l1tex__t_sectors_pipe_lsu_mem_local_op_ld.sum";
 inline constexpr const char* kLocalStoreSectorsMetric = "l1tex__t_sectors_pipe_lsu_mem_local_op_st.sum";
 
-/// The value of `quantity` for an Ok result; nullopt for other results and when the result does
-/// not carry it (no objective, no static info, metric not collected).
+/// The value of `quantity` for an Ok result, and the static ones (registers, spills, theoretical
+/// occupancy, spills at a line) for an Analysed one (compiled, never run); nullopt for other
+/// results and when the result does not carry it (no objective, no static info, metric not
+/// collected).
 std::optional<double> quantityValue(const ResultRecord& result, const Quantity& quantity);
 /// Whether larger values are better (throughput, occupancy) or smaller ones (time, spills).
 bool higherIsBetter(const Quantity& quantity);
@@ -77,6 +79,7 @@ struct ResultSummary {
     bool hasObjective = false;
     std::vector<std::string> metricNames; ///< every metric seen, in first-seen order
     std::size_t okCount = 0;
+    std::size_t analysedCount = 0; ///< compiled and analysed, never run (their static info counts above)
     std::size_t resultCount = 0;
 };
 

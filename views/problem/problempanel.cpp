@@ -367,7 +367,10 @@ void ProblemPanel::showRecording(const SessionInfo& session, const std::vector<R
         line(tr("Objective:"), session.objectiveName.empty()
                                    ? tr("time  (lower is better)")
                                    : tr("%1  (higher is better)").arg(QString::fromStdString(session.objectiveName)));
-    rows += line(tr("Results:"), tr("%1, %2 ok").arg(summary.resultCount).arg(summary.okCount));
+    rows +=
+        line(tr("Results:"), summary.analysedCount > 0 && summary.okCount == 0
+                                 ? tr("%1, %2 analysed (not timed)").arg(summary.resultCount).arg(summary.analysedCount)
+                                 : tr("%1, %2 ok").arg(summary.resultCount).arg(summary.okCount));
     m_recordingHeader->setText(tr("<p>From the recording <b>%1</b>; no problem is open.</p><table>%2</table>")
                                    .arg(fileName.toHtmlEscaped(), rows));
     updatePage();

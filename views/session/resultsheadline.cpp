@@ -18,15 +18,25 @@ namespace tilescope::views {
 ResultsHeadline describeResults(const SessionInfo& info, const std::vector<ResultRecord>& results,
                                 const ResultsOrigin& origin) {
     std::size_t ok = 0;
-    for (const ResultRecord& r : results)
+    std::size_t analysed = 0;
+    for (const ResultRecord& r : results) {
         ok += r.ok() ? 1 : 0;
-    const QString device =
-        info.deviceName.empty() ? QObject::tr("an unknown device") : QString::fromStdString(info.deviceName);
+        analysed += r.ranksStatically() ? 1 : 0;
+    }
+    // A session of no device (the analysis backend's) is of an arch.
+    const QString device = !info.deviceName.empty() ? QString::fromStdString(info.deviceName)
+                           : !info.arch.empty()     ? QString::fromStdString(info.arch)
+                                                    : QObject::tr("an unknown device");
     const QString shape = QString::fromStdString(info.shapeLabel());
     QString best;
     QString shortBest;
     QString bestConfig;
-    if (const auto b = bestOf(results)) {
+    if (const auto b = bestOf(results); b && b->ranksStatically()) {
+        // Analysed, never run: the best by what compiling told.
+        best = QObject::tr("best %1 (not timed)").arg(QString::fromStdString(describeStatic(*b)).toHtmlEscaped());
+        shortBest = best;
+        bestConfig = QString::fromStdString(describeConfig(b->config));
+    } else if (b) {
         const QString time = QObject::tr("%1 ms").arg(QLocale().toString(b->timeMs(), 'g', 4));
         best = b->objective && !info.objectiveName.empty() ? QObject::tr("best %1 %2 (%3)")
                                                                  .arg(QLocale().toString(*b->objective, 'f', 2),
@@ -39,10 +49,15 @@ ResultsHeadline describeResults(const SessionInfo& info, const std::vector<Resul
                                                                 : best;
     }
     const QString what = QString::fromStdString(info.kernel.empty() ? std::string("results") : info.kernel);
-    const QString counts = ok == results.size()
-                               ? QObject::tr("%1 configs").arg(formatCount(std::uint64_t(ok)))
-                               : QObject::tr("%1 results, %2 ok")
-                                     .arg(formatCount(std::uint64_t(results.size())), formatCount(std::uint64_t(ok)));
+    const QString counts =
+        ok == results.size() ? QObject::tr("%1 configs").arg(formatCount(std::uint64_t(ok)))
+        : analysed > 0 && ok == 0
+            ? (analysed == results.size()
+                   ? QObject::tr("%1 configs analysed").arg(formatCount(std::uint64_t(analysed)))
+                   : QObject::tr("%1 results, %2 analysed")
+                         .arg(formatCount(std::uint64_t(results.size())), formatCount(std::uint64_t(analysed))))
+            : QObject::tr("%1 results, %2 ok")
+                  .arg(formatCount(std::uint64_t(results.size())), formatCount(std::uint64_t(ok)));
     const QString dot = QStringLiteral(" &nbsp;·&nbsp; ");
     ResultsHeadline out;
     if (origin.demo) {

@@ -372,7 +372,8 @@ QVariant ResultsModel::data(const QModelIndex& index, int role) const {
     case Qt::ForegroundRole:
         if (col.kind == ColumnKind::Status) {
             const ResultStatus s = recordAt(row)->status();
-            if (s != ResultStatus::Ok && s != ResultStatus::Pruned && s != ResultStatus::Skipped)
+            if (s != ResultStatus::Ok && s != ResultStatus::Pruned && s != ResultStatus::Skipped &&
+                s != ResultStatus::Analysed)
                 return QBrush(QColor(0xd3, 0x2f, 0x2f));
         }
         return {};

@@ -147,7 +147,14 @@ void ResultsView::setResults(ResultsSnapshot results, std::vector<std::string> p
     m_model->setResults(std::move(results), std::move(parameterNames), std::move(objectiveName));
 }
 
-void ResultsView::sortWinnersFirst(const std::string& objectiveName) {
+void ResultsView::sortWinnersFirst(const std::string& objectiveName, bool untimed) {
+    if (untimed) {
+        // Analysed, never run: the highest occupancy first, as they rank by default.
+        if (const int column = m_model->columnOf(ResultsModel::ColumnKind::TheoreticalOccupancy); column >= 0) {
+            m_table->sortByColumn(column, Qt::DescendingOrder);
+            return;
+        }
+    }
     const bool time = objectiveName.empty();
     const int column = m_model->columnOf(time ? ResultsModel::ColumnKind::Time : ResultsModel::ColumnKind::Objective);
     if (column >= 0)

@@ -39,8 +39,9 @@ public:
     /// Shorthand for model()->setResults().
     void setResults(ResultsSnapshot results, std::vector<std::string> parameterNames, std::string objectiveName);
 
-    /// Sorts the winners to the top: by the objective (higher first), or by time without one.
-    void sortWinnersFirst(const std::string& objectiveName);
+    /// Sorts the winners to the top: by the objective (higher first), or by time without one; results
+    /// analysed, never timed (`untimed`), by their theoretical occupancy (higher first).
+    void sortWinnersFirst(const std::string& objectiveName, bool untimed = false);
     /// Sets the filter box's text and applies it at once (typing applies it after a pause).
     void setFilterText(const QString& text);
     /// The rows shown (after filtering).

@@ -51,6 +51,8 @@ enum BudgetKind { WholeSpace, Configs, Fraction, Seconds };
 enum ShapeSetKind { OneShape, AllShapes, ListedShapes };
 
 QString bestText(const ResultRecord& best, const std::string& objectiveName) {
+    if (best.ranksStatically()) // analysed, never run: the best by what compiling told
+        return QObject::tr("%1 (not timed)").arg(qs(describeStatic(best)));
     QString text = formatNumber(best.timeMs() * 1000) + QStringLiteral(" µs");
     if (best.objective)
         text += QStringLiteral("  %1 %2").arg(formatNumber(*best.objective), qs(objectiveName));
@@ -141,7 +143,8 @@ RunPanel::RunPanel(SessionController* controller, QWidget* parent)
     analysisLayout->setContentsMargins(0, 0, 0, 0);
     analysisLayout->addWidget(m_archCombo, 1);
     m_archCombo->setToolTip(tr("Compile every config for this arch with NVRTC and record registers, spills and "
-                               "occupancy; nothing is measured (the results are stored as pruned, not measured)"));
+                               "occupancy; nothing is timed (the results are stored as analysed, the best by "
+                               "occupancy, then spills and registers; the heatmap colours them by occupancy)"));
 
     // How to search
     for (const std::string& name : strategyNames())

@@ -342,7 +342,7 @@ std::shared_ptr<SessionController::RunEnd> SessionController::runWorker(const st
                                      .arg(qs(describeConfig(r.config)), qs(r.measurement.message)),
                                  qs(configJson(r.config)), qs(r.log.empty() ? r.measurement.message : r.log)});
             } else if (status != ResultStatus::Ok && status != ResultStatus::Pruned &&
-                       status != ResultStatus::Skipped) {
+                       status != ResultStatus::Skipped && status != ResultStatus::Analysed) {
                 shared->pushLog({RunLogEntry::Kind::ConfigFailure,
                                  QStringLiteral("%1: %2: %3")
                                      .arg(qs(std::string(statusName(status))), qs(describeConfig(r.config)),

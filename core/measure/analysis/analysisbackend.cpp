@@ -33,7 +33,7 @@ void AnalysisBackend::measure(std::span<const MeasureItem> items, const MeasureC
             m.status = ResultStatus::Skipped;
             m.message = "cancelled";
         } else {
-            m.status = ResultStatus::Pruned;
+            m.status = ResultStatus::Analysed;
             m.message = notMeasuredMessage(m_arch);
             if (const CompileResult* compiled = items[i].compiled())
                 m.staticInfo = compiled->info;

@@ -6,11 +6,11 @@
 // (open() asks for cubins), so compile errors and configs over the arch's limits come out as
 // they do on a GPU: CompileError with the NVRTC log, Pruned with the reason.
 //
-// A config that compiles and fits is stored as Pruned with the message "not measured: static
-// analysis for sm_90", never as Ok: an Ok result without a time would rank as the fastest.
-// Pruned (not Skipped) because it is a final outcome for this session: it counts against the
-// budget, and a resume does not compile it again. Ranking, heatmaps of time and exports of
-// winners ignore these results; the static columns of a results table show them.
+// A config that compiles and fits is stored as Analysed, with the message "not measured: static
+// analysis for sm_90": a final outcome for this session (it counts against the budget, and a
+// resume does not compile it again) that has no time. Such results rank after any timed one, by
+// what compiling told (StaticRank: occupancy, registers or spills), so a session of them has a
+// best, exports and heatmaps of registers, spills and occupancy.
 
 #include "measure/backend.h"
 
@@ -29,7 +29,8 @@ public:
     /// Throws InputError when the arch is not one NVRTC and the occupancy table both know (the
     /// message lists those that are).
     BackendInfo open(const TuningProblem& problem, std::size_t shapeIndex, const ConfigSpace& space) override;
-    /// Every item comes back Pruned with notMeasuredMessage(); nothing runs.
+    /// Every item comes back Analysed with notMeasuredMessage() and its compile's static info;
+    /// nothing runs.
     void measure(std::span<const MeasureItem> items, const MeasureControl& control, const MeasureSink& sink) override;
 
     const std::string& arch() const { return m_arch; }

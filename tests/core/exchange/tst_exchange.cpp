@@ -904,6 +904,122 @@ private slots:
                  why.c_str());
     }
 
+    // A session of the analysis backend: configs compiled and analysed, never run. Every format
+    // carries them as data: T4 and a Kernel Tuner cache as configs not run (what their readers take)
+    // that import back as analysed, CSV with their static columns, and the JSON cache, the C++
+    // header and the Triton lists with the best by what compiling told (occupancy, or as asked).
+    void analysedResultsTravel() {
+        SessionData d = syntheticSession(5, 4096, "", 1.0);
+        d.info.backend = "analysis:sm_90";
+        d.info.objectiveName.clear();
+        const auto analyse = [](ResultRecord& r, double occupancy, int registers, std::int64_t spills) {
+            r.measurement = Measurement{};
+            r.measurement.status = ResultStatus::Analysed;
+            r.measurement.message = "not measured: static analysis for sm_90";
+            r.measurement.compileSeconds = 0.2;
+            StaticInfo info;
+            info.registers = registers;
+            info.barriers = 1;
+            info.spillStores = spills;
+            info.spillLoads = spills;
+            info.stackFrame = spills;
+            r.measurement.staticInfo = info;
+            r.occupancy = occupancy;
+            r.objective.reset();
+            r.blockSize = 128;
+            r.sharedDynamic = 0;
+        };
+        d.results.resize(5);
+        analyse(d.results[0], 50, 96, 0);
+        analyse(d.results[1], 100, 64, 48); // the highest occupancy, spilling
+        analyse(d.results[2], 75, 40, 0);   // the fewest registers, no spills
+        analyse(d.results[3], 25, 128, 0);
+        d.results[4].measurement.status = ResultStatus::Pruned; // over the arch's limits
+        const auto regsOf = [](const ConfigValues& c, const SessionData& s) {
+            for (const ResultRecord& r : s.results)
+                if (configJson(r.config) == configJson(c))
+                    return r.measurement.staticInfo->registers;
+            return -1;
+        };
+
+        // T4: "constraints", no time; our own readers get the status back from the "tilescope" object.
+        const std::string t4 = exportResults({d}, {ExportFormat::T4, 8});
+        const Json t4Doc = Json::parse(t4);
+        const Json& first = t4Doc["results"][0];
+        QCOMPARE(first["invalidity"].get<std::string>(), std::string("constraints"));
+        QCOMPARE(first["correctness"].get<int>(), 0);
+        for (const Json& m : first["measurements"])
+            QVERIFY2(m["name"] != "time", first.dump().c_str());
+        QCOMPARE(first["tilescope"]["status"].get<std::string>(), std::string("analysed"));
+        compareResults(parseT4(t4, "a.t4.json").results, d.results);
+        Json bare = t4Doc;
+        for (Json& r : bare["results"])
+            r.erase("tilescope");
+        QCOMPARE(parseT4(bare.dump(), "bare.t4.json").results[0].status(), ResultStatus::Pruned);
+
+        // A Kernel Tuner cache: Kernel Tuner's marker of a config not run, and back.
+        const std::string kt = exportResults({d}, {ExportFormat::KernelTunerCache, 8});
+        const Json ktDoc = Json::parse(kt);
+        const Json& ktEntry = ktDoc["cache"].begin().value();
+        QCOMPARE(ktEntry["time"].get<std::string>(), std::string("InvalidConfig"));
+        QCOMPARE(ktEntry["__error__"].get<std::string>(), std::string("InvalidConfig"));
+        compareResults(parseKernelTunerCache(kt, "a.json").results, d.results);
+
+        // CSV: the status and what compiling told, no time.
+        const std::string csv = exportResults({d}, {ExportFormat::Csv, 8});
+        const std::string row = csv.substr(csv.find('\n') + 1, csv.find('\n', csv.find('\n') + 1) - csv.find('\n') - 1);
+        QVERIFY2(row.find(",analysed,,,,,0,,") != std::string::npos, row.c_str());
+        QVERIFY2(row.find(",96,0,0,0,") != std::string::npos, row.c_str());
+
+        // The JSON cache: the best by occupancy, or by registers or spills as asked, no time.
+        const std::string json = exportResults({d}, {ExportFormat::BestConfigsJson, 8});
+        const Json entry = Json::parse(json)["entries"][0];
+        QVERIFY(entry["time_ms"].is_null());
+        QCOMPARE(entry["analysed"]["ranked_by"].get<std::string>(), std::string("occupancy"));
+        QCOMPARE(entry["analysed"]["occupancy"].get<double>(), 100.0);
+        QCOMPARE(entry["analysed"]["registers"].get<int>(), 64);
+        QCOMPARE(entry["analysed"]["spill_stores"].get<int>(), 48);
+        QCOMPARE(entry["arch"].get<std::string>(), std::string("sm_90"));
+        const std::vector<BestConfig> back = parseBestConfigsJson(json, "best.json");
+        QCOMPARE(back, bestConfigs({d}));
+        QVERIFY(back[0].analysed);
+        QCOMPARE(describeAnalysed(back[0]),
+                 std::string("analysed for sm_90, not timed: occupancy 100 %, spills 48/48 B, 64 registers"));
+        const std::vector<BestConfig> byRegisters = bestConfigs({d}, StaticRank::Registers);
+        QCOMPARE(regsOf(byRegisters[0].config, d), 40);
+        QCOMPARE(byRegisters[0].analysed->rankedBy, std::string("registers"));
+        QCOMPARE(regsOf(bestConfigs({d}, StaticRank::Spills)[0].config, d), 40); // no spills, then occupancy 75
+        QCOMPARE(Json::parse(exportResults({d}, {ExportFormat::BestConfigsJson, 8,
+                                                 StaticRank::Registers}))["entries"][0]["analysed"]["registers"]
+                     .get<int>(),
+                 40);
+        // Timed results of the same kernel and shape on a GPU are an entry of their own; two archs
+        // analysed, one each.
+        SessionData sm80 = d;
+        sm80.info.id = 6;
+        sm80.info.arch = "sm_80";
+        const std::vector<BestConfig> several = bestConfigs({d, sm80, syntheticSession(1, 4096, "NVIDIA H200", 1.0)});
+        QCOMPARE(several.size(), std::size_t(3));
+        QCOMPARE(std::count_if(several.begin(), several.end(), [](const BestConfig& b) { return !b.analysed; }), 1);
+
+        // The C++ header: the entry with a time of 0 and a comment that says why; check reads it.
+        const std::string header = exportResults({d}, {ExportFormat::CppHeader, 8});
+        QVERIFY2(header.find("// M=4096 N=1024; analysed for sm_90, not timed: occupancy 100 %") != std::string::npos,
+                 header.c_str());
+        QCOMPARE(parseTunedConfigs(header, "tuned.h"), back);
+
+        // Triton: the top configs in that order, each saying what compiling told.
+        const std::string triton = exportResults({d}, {ExportFormat::Triton, 2});
+        const std::size_t best = triton.find("analysed, not timed: occupancy 100 %");
+        const std::size_t second = triton.find("analysed, not timed: occupancy 75 %");
+        QVERIFY2(best != std::string::npos && second != std::string::npos && best < second, triton.c_str());
+        QVERIFY2(triton.find("occupancy 50 %") == std::string::npos, triton.c_str()); // the top 2 only
+        QVERIFY2(triton.find("# M=4096 N=1024 on sm_90") != std::string::npos, triton.c_str());
+        const std::string bySpills = exportResults({d}, {ExportFormat::Triton, 1, StaticRank::Spills});
+        QVERIFY2(bySpills.find("analysed, not timed: no spills, occupancy 75 %, 40 registers") != std::string::npos,
+                 bySpills.c_str());
+    }
+
     void recordedTimesOfZeroOrBelowNeverWin() {
         // Results held in memory (a database's, kept from before imports were checked) with an ok
         // time of -5 or 0: never the best, and refused by what exports or replays them, at the

@@ -197,7 +197,7 @@ class TestStore : public QObject {
 
 private slots:
     void statusNamesRoundTrip() {
-        QCOMPARE(kStatusCount, std::size_t(9));
+        QCOMPARE(kStatusCount, std::size_t(10));
         for (const ResultStatus s : kAllStatuses)
             QCOMPARE(parseStatus(statusName(s)), std::optional<ResultStatus>(s));
         QCOMPARE(statusName(ResultStatus::CompileError), std::string_view("compile_error"));
@@ -208,6 +208,82 @@ private slots:
         QVERIFY(!parseStatus(""));
         QVERIFY(isMeasured(ResultStatus::Pruned));
         QVERIFY(!isMeasured(ResultStatus::Skipped));
+        QCOMPARE(statusName(ResultStatus::Analysed), std::string_view("analysed"));
+        QVERIFY(isMeasured(ResultStatus::Analysed)); // final for its session: a resume does not compile it again
+        for (const StaticRank r : kAllStaticRanks)
+            QCOMPARE(parseStaticRank(staticRankName(r)), std::optional<StaticRank>(r));
+        QVERIFY(!parseStaticRank("time"));
+    }
+
+    // Results compiled and analysed, never run, rank by what compiling told (occupancy, then spills,
+    // then registers by default; or by the quantity asked for), after every timed result, and
+    // before failures and pruned configs; the store ranks and picks the best the same way.
+    void analysedResultsRankByWhatCompilingTold() {
+        const auto analysed = [](int i, double occupancy, int registers, std::int64_t spills) {
+            ResultRecord r;
+            r.id = i;
+            r.config = ConfigValues{};
+            r.config["B"] = i;
+            r.measurement.status = ResultStatus::Analysed;
+            StaticInfo info;
+            info.registers = registers;
+            info.spillStores = spills;
+            info.spillLoads = spills;
+            r.measurement.staticInfo = info;
+            r.occupancy = occupancy;
+            return r;
+        };
+        const ResultRecord a = analysed(1, 50, 64, 0);  // half occupancy, no spills
+        const ResultRecord b = analysed(2, 100, 32, 8); // full occupancy, spills
+        const ResultRecord c = analysed(3, 50, 40, 0);  // half occupancy, fewer registers than a
+        ResultRecord noInfo = analysed(4, 0, -1, 0);    // knows nothing: last among them
+        noInfo.measurement.staticInfo.reset();
+        noInfo.occupancy.reset();
+        ResultRecord pruned = analysed(5, 100, 16, 0);
+        pruned.measurement.status = ResultStatus::Pruned;
+        ResultRecord timed = sampleResult(7);
+        timed.id = 7;
+        QVERIFY(a.ranksStatically() && a.mayWin() && !a.ranks());
+        QVERIFY(!pruned.mayWin());
+        QVERIFY(timed.mayWin() && !timed.ranksStatically());
+
+        const auto order = [](const std::vector<ResultRecord>& results, StaticRank by) {
+            std::vector<std::int64_t> ids;
+            for (const ResultRecord& r : ranked(results, by))
+                ids.push_back(r.id);
+            return ids;
+        };
+        const std::vector<ResultRecord> all = {pruned, noInfo, a, b, c};
+        QCOMPARE(order(all, StaticRank::Occupancy), (std::vector<std::int64_t>{2, 3, 1, 4, 5}));
+        QCOMPARE(order(all, StaticRank::Registers), (std::vector<std::int64_t>{2, 3, 1, 4, 5}));
+        QCOMPARE(order(all, StaticRank::Spills), (std::vector<std::int64_t>{3, 1, 2, 4, 5}));
+        QCOMPARE(order({a, b, analysed(6, 100, 20, 8)}, StaticRank::Registers), (std::vector<std::int64_t>{6, 2, 1}));
+        // A timed result ranks first whatever its time.
+        QCOMPARE(order({a, b, timed}, StaticRank::Occupancy).front(), std::int64_t(7));
+        QCOMPARE(bestOf({a, b, timed})->id, std::int64_t(7));
+        QCOMPARE(bestOf({a, b, c, pruned})->id, std::int64_t(2));
+        QCOMPARE(bestOf({a, b, c, pruned}, StaticRank::Spills)->id, std::int64_t(3));
+        QVERIFY(!bestOf({pruned}));
+
+        QCOMPARE(describeStatic(b), std::string("occupancy 100 %, spills 8/8 B, 32 registers"));
+        QCOMPARE(describeStatic(b, StaticRank::Registers), std::string("32 registers, spills 8/8 B, occupancy 100 %"));
+        QCOMPARE(describeStatic(a, StaticRank::Spills), std::string("no spills, occupancy 50 %, 64 registers"));
+        QCOMPARE(describeStatic(noInfo), std::string());
+
+        // Stored and read back, in a session of their own.
+        QTemporaryDir dir;
+        ResultStore store = ResultStore::open(path(dir, "r.db"));
+        const std::int64_t id = store.createSession(sampleSession());
+        for (ResultRecord r : all) {
+            r.id = 0;
+            store.append(id, r);
+        }
+        QCOMPARE(store.statusCounts(id).of(ResultStatus::Analysed), std::uint64_t(4));
+        QCOMPARE(store.best(id)->config.find("B")->plain(), std::string("2"));
+        QCOMPARE(store.best(id, StaticRank::Spills)->config.find("B")->plain(), std::string("3"));
+        const std::vector<ResultRecord> top = store.results(id, true, 2, StaticRank::Spills);
+        QCOMPARE(top.size(), std::size_t(2));
+        QCOMPARE(top[1].config.find("B")->plain(), std::string("1"));
     }
 
     void whatGoesInComesOut() {
@@ -467,6 +543,77 @@ private slots:
                  std::to_string(ResultStore::kSchemaVersion));
         QCOMPARE(rawQuery(file, "SELECT count(*) FROM result_view WHERE status = 'implausible'"), std::string("1"));
         QCOMPARE(rawQuery(file, "SELECT count(*) FROM metrics WHERE result_id = 3"), std::string("0"));
+        QCOMPARE(rawQuery(file, "SELECT count(*) FROM sqlite_master WHERE name = 'results_by_session'"),
+                 std::string("1"));
+    }
+
+    void schema3DatabaseOpensAndUpgrades() {
+        // A database as Tilescope wrote it before `analysed` (schema 3, made by its own SQL): the
+        // analysis backend's results were pruned, with its message; a config over the device's
+        // limits was pruned too, and stays so.
+        QTemporaryDir dir;
+        const std::string file = path(dir, "v3.db");
+        for (std::size_t i = 0; i < 3; ++i)
+            rawSql(file, store::migrations()[i].sql);
+        rawSql(file, ("INSERT INTO schema_version VALUES (1, 'a', '0.9'), (2, 'b', '0.9'), (3, 'c', '0.9');"
+                      "PRAGMA application_id = " +
+                      std::to_string(store::kApplicationId))
+                         .c_str());
+        rawSql(file,
+               "INSERT INTO sessions (id, kernel, parameters, backend, started_at, state) "
+               "VALUES (1, 'k', '[\"B\"]', 'analysis:sm_90', '2026-01-01T00:00:00.000Z', 'finished');"
+               "INSERT INTO configs VALUES (1, 1, 0, '32', '{\"B\":32}'), (2, 1, 1, '64', '{\"B\":64}'),"
+               "(3, 1, 2, '2048', '{\"B\":2048}');"
+               "INSERT INTO results (session_id, config_id, status, samples, registers, barriers, stack_frame, "
+               "spill_stores, spill_loads, shared_static, constant_bytes, occupancy, message, recorded_at) VALUES "
+               "(1, 1, 'pruned', 0, 40, 0, 0, 0, 0, 0, 0, 50.0, 'not measured: static analysis for sm_90', 'x'),"
+               "(1, 2, 'pruned', 0, 32, 0, 0, 0, 0, 0, 0, 100.0, 'not measured: static analysis for sm_90', 'y'),"
+               "(1, 3, 'pruned', 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, "
+               "'over the device''s limits: 2048 threads per block > 1024', 'z');");
+        {
+            // Schema 3 refuses the new status.
+            sqlite3* db = nullptr;
+            QCOMPARE(sqlite3_open(file.c_str(), &db), SQLITE_OK);
+            const int rc = sqlite3_exec(db,
+                                        "INSERT INTO results (session_id, config_id, status, recorded_at) "
+                                        "VALUES (1, 1, 'analysed', 'x')",
+                                        nullptr, nullptr, nullptr);
+            sqlite3_close(db);
+            QCOMPARE(rc & 0xff, SQLITE_CONSTRAINT);
+        }
+        const auto check = [](const ResultStore& store) {
+            const std::vector<ResultRecord> results = store.results(1);
+            QCOMPARE(results.size(), std::size_t(3));
+            QCOMPARE(results[0].status(), ResultStatus::Analysed);
+            QCOMPARE(results[1].status(), ResultStatus::Analysed);
+            QCOMPARE(results[2].status(), ResultStatus::Pruned);
+            const StatusCounts counts = store.statusCounts(1);
+            QCOMPARE(counts.of(ResultStatus::Analysed), std::uint64_t(2));
+            QCOMPARE(counts.of(ResultStatus::Pruned), std::uint64_t(1));
+            QCOMPARE(store.best(1)->config.find("B")->plain(), std::string("64")); // the higher occupancy
+        };
+        {
+            // Read-only (not migrated), its analysed results read as such.
+            const ResultStore old = ResultStore::open(file, StoreMode::ReadOnly);
+            QCOMPARE(old.schemaVersion(), 3);
+            check(old);
+        }
+        QCOMPARE(rawQuery(file, "SELECT count(*) FROM results WHERE status = 'pruned'"), std::string("3"));
+        {
+            // Read-write it is migrated: the rows become analysed, and the new status is stored.
+            ResultStore store = ResultStore::open(file);
+            QCOMPARE(store.schemaVersion(), ResultStore::kSchemaVersion);
+            check(store);
+            ResultRecord r = sampleResult(4, ResultStatus::Analysed);
+            r.config = {{"B", 128}};
+            store.append(1, r);
+            store.flush();
+            QCOMPARE(store.statusCounts(1).of(ResultStatus::Analysed), std::uint64_t(3));
+        }
+        QCOMPARE(rawQuery(file, "SELECT count(*) FROM results WHERE status = 'analysed'"), std::string("3"));
+        QCOMPARE(rawQuery(file, "SELECT message FROM results WHERE status = 'pruned'"),
+                 std::string("over the device's limits: 2048 threads per block > 1024"));
+        QCOMPARE(rawQuery(file, "SELECT count(*) FROM result_view WHERE status = 'analysed'"), std::string("3"));
         QCOMPARE(rawQuery(file, "SELECT count(*) FROM sqlite_master WHERE name = 'results_by_session'"),
                  std::string("1"));
     }

@@ -103,9 +103,22 @@ class Cli:
             message = "\n".join(errors or lines[-5:]) or f"exit status {rc}"
             raise TuneFailed(f"tilescope-cli tune failed (exit status {rc}): {message}")
 
+    def rank_by(self):
+        """The --rank-by the tunes were given (how configs analysed, not timed, rank), or None."""
+        value = None
+        for i, a in enumerate(self.tune_args):
+            if a == "--rank-by" and i + 1 < len(self.tune_args):
+                value = self.tune_args[i + 1]
+            elif a.startswith("--rank-by="):
+                value = a[len("--rank-by="):]
+        return value
+
     def results(self, session):
-        """`show --json` of one session: every result."""
+        """`show --json` of one session: every result, best first (configs analysed, not timed,
+        ranked as the tunes were asked to rank them)."""
         args = ["show", self.db, "--json"] + ([] if session is None else ["--session", str(session)])
+        if self.rank_by():
+            args += ["--rank-by", self.rank_by()]
         rc, out, err = self.capture(args)
         if rc != 0:
             raise TuneFailed(f"tilescope-cli show failed (exit status {rc}): {err.strip()}")

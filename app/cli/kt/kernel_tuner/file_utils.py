@@ -26,18 +26,13 @@ def make_filenamepath(filenamepath):
 def get_configuration_validity(result):
     """"correct", or why the config gave no result: "compile", "runtime", "constraints"."""
     if "__error__" not in result:
-        time = result.get("time")
-        if isinstance(time, float) and not math.isfinite(time):
-            # Not measured (the analysis backend compiles, it runs nothing): no result to call
-            # correct, and Tilescope reads a correct result without a time as a broken file.
-            return "constraints"
         return "correct"
     error = result["__error__"]
     if isinstance(error, util.CompilationFailedConfig):
         return "compile"
     if isinstance(error, util.RuntimeFailedConfig):
         return "runtime"
-    if isinstance(error, util.InvalidConfig):
+    if isinstance(error, util.InvalidConfig):  # also a config not measured (the analysis backend)
         return "constraints"
     raise ValueError(f"Unkown error type {type(error)}, value {error}")
 
@@ -49,7 +44,7 @@ def get_t4_results(results, tune_params, objective="time"):
             raise ValueError("The T4 format does not support multiple objectives.")
         objective = objective[0]
     timing_keys = ["compile_time", "benchmark_time", "framework_time", "strategy_time", "verification_time"]
-    not_measurements = list(tune_params.keys()) + timing_keys + ["timestamp", "times"]
+    not_measurements = list(tune_params.keys()) + timing_keys + ["timestamp", "times", "__error__"]
     out = []
     for result in results:
         entry = {}
@@ -67,10 +62,12 @@ def get_t4_results(results, tune_params, objective="time"):
         entry["invalidity"] = get_configuration_validity(result)
         # Configs that fail verification are not among the results, as in Kernel Tuner.
         entry["correctness"] = 1
+        # A marker in place of a value (the time of a config that gave none) is no measurement: the
+        # invalidity says why there is none.
         entry["measurements"] = [
             dict(name=k, value=v, unit="ms" if k.startswith("time") else "")
             for k, v in result.items()
-            if k not in not_measurements
+            if k not in not_measurements and not isinstance(v, util.ErrorConfig)
         ]
         entry["objectives"] = [objective]
         out.append(entry)

@@ -69,6 +69,9 @@ _ERRORS = {
     "timeout": util.RuntimeFailedConfig,
     "implausible": util.RuntimeFailedConfig,
     "pruned": util.InvalidConfig,
+    # Compiled and analysed, never run (the analysis backend): InvalidConfig is the marker Kernel
+    # Tuner gives a config it did not run, and what its T4 writer calls "constraints".
+    "analysed": util.InvalidConfig,
 }
 
 _UNITS = {"time": "ms"}
@@ -719,6 +722,7 @@ def tune_kernel(
     try:
         results, failures, fresh = _collect(call, raw, cached, kind, simulation_mode, ts_strategy, metrics,
                                            register_observers, wall, verify, outputs, answer, atol)
+        analysed = _analysed_order(raw, tune_params)
     finally:
         if outputs:
             shutil.rmtree(outputs, ignore_errors=True)
@@ -753,7 +757,8 @@ def tune_kernel(
 
     if results:
         if len(objective) == 1:
-            best = _best(results, objective[0], higher[0], kind)
+            best = _best(results, objective[0], higher[0], kind, analysed, names=list(tune_params),
+                         rank_by=cli.rank_by() or "occupancy")
             env["best_config"] = best
             if not quiet and best is not None:
                 keys = list(tune_params.keys()) + [objective[0]] + (list(metrics.keys()) if metrics else [])
@@ -775,9 +780,28 @@ def tune_kernel(
     return results, env
 
 
-def _best(results, objective, higher, kind):
+def _analysed_order(raw, tune_params):
+    """Each config analysed, not timed, by its place in Tilescope's ranking of them (`show --json`
+    lists the best first)."""
+    order = {}
+    for r in raw:
+        if r.get("status") == "analysed":
+            config = _match_config(tune_params, r.get("config", {}))
+            if config is not None:
+                order.setdefault(config, len(order))
+    return order
+
+
+def _best(results, objective, higher, kind, analysed=None, names=(), rank_by="occupancy"):
     usable = [r for r in results if "__error__" not in r]
     if not usable:
+        if kind == "analysis" and analysed:
+            # Nothing timed: the config Tilescope ranks first by what compiling told.
+            ranked = [r for r in results if tuple(r.get(n) for n in names) in analysed]
+            if ranked:
+                _note(f"the analysis backend times nothing: best_config is the config that ranks first by "
+                      f"{rank_by} (tilescope-cli tune --rank-by)")
+                return min(ranked, key=lambda r: analysed[tuple(r.get(n) for n in names)])
         return util.get_best_config(results, objective, higher)
     if not any(objective in r for r in usable):
         raise KeyError(objective)  # as Kernel Tuner: the objective is neither a result nor a metric
@@ -883,9 +907,14 @@ def _collect(call, raw, cached, kind, simulation_mode, ts_strategy, metrics, reg
             continue
         status = r.get("status")
         result = dict(params)
-        analysed = kind == "analysis" and status == "pruned" and str(r.get("message", "")).startswith("not measured")
-        if status == "ok" or analysed:
+        analysed = status == "analysed"
+        if status == "ok":
             result["time"] = _result_time(r, kind)
+        elif analysed:
+            # Not measured: Kernel Tuner's marker in place of the time, as it reports a config it
+            # did not run (printed "time=InvalidConfig"; never a best by time).
+            result["time"] = util.InvalidConfig()
+            result["__error__"] = util.InvalidConfig()
         elif status == "wrong_result":
             failures.append((params, r.get("message", "")))
             continue
@@ -903,8 +932,8 @@ def _collect(call, raw, cached, kind, simulation_mode, ts_strategy, metrics, reg
             if not ok:
                 failures.append((params, message))
                 continue
-        if metrics and "__error__" not in result:
-            _metrics(result, metrics, kind)
+        if metrics and ("__error__" not in result or analysed):
+            _metrics(result, metrics, kind)  # analysed: those that need no time
         result["timestamp"] = kt_timestamp(r.get("recorded_at"))
         results.append(result)
         fresh.add(id(result))
@@ -933,7 +962,8 @@ def _metrics(result, metrics, kind):
     if kind != "analysis":
         util.process_metrics(result, metrics)
         return
-    # Without times (static analysis), a metric that cannot be computed is NaN.
+    # Without times (static analysis), a metric that cannot be computed (of the time, which is
+    # Kernel Tuner's marker) is NaN.
     for k, v in metrics.items():
         try:
             util.process_metrics(result, {k: v})

@@ -300,6 +300,7 @@ def _winner(results, space, kind, kernel, session):
     in ms (inf for a config without a time)."""
     timings, statuses = {}, {}
     best = None
+    analysed = None  # the first config analysed, not timed: the best by what compiling told
     for r in results:
         row = space.index(r.get("config") or {})
         if row is None or row in timings:
@@ -307,6 +308,8 @@ def _winner(results, space, kind, kernel, session):
         t = r.get("time_ms")
         ok = r.get("status") == "ok" and isinstance(t, (int, float)) and math.isfinite(t) and t > 0
         statuses[row] = r.get("status", "?")
+        if analysed is None and statuses[row] == "analysed":
+            analysed = row
         if ok:
             timings[row] = [t, r.get("time_min_ms", t), r.get("time_max_ms", t)]
             if best is None:
@@ -315,6 +318,10 @@ def _winner(results, space, kind, kernel, session):
             timings[row] = [math.inf] * 3
     if best is not None:
         return best, timings
+    if analysed is not None:
+        note(f"the {kind} backend measured no time for {kernel.name}: the winner is the config that ranks first "
+             "by occupancy, then spills and registers")
+        return analysed, timings
     usable = [i for i in range(len(space.rows)) if i in statuses and statuses[i] not in _ERRORS]
     if kind != "cuda" and usable:
         note(f"the {kind} backend measured no time for {kernel.name}: the first config that compiled is the winner")
