@@ -270,18 +270,12 @@ bool isStatusEcho(const QString& command) {
 
 /// How a line the page shows is looked for in the output: the numbers that vary from run to run
 /// or machine to machine match any number, an absolute path any path to the same file, runs of
-/// spaces any run of spaces; a line that ends with "..." is the start of a line. nullopt for a
-/// line that stands for lines left out ("..." alone) or an empty one.
+/// spaces any run of spaces, and "..." any text (a line that ends with it is the start of a line).
+/// nullopt for a line that stands for lines left out ("..." alone) or an empty one.
 std::optional<QRegularExpression> shownLinePattern(const QString& shown) {
     QString line = shown.trimmed();
     if (line.isEmpty() || line == QLatin1String("..."))
         return std::nullopt;
-    bool prefix = false;
-    if (line.endsWith(QLatin1String("..."))) {
-        line.chop(3);
-        line = line.trimmed();
-        prefix = true;
-    }
     // The numbers that vary: a date, a time of day, a duration, a rate, a tool's version, a count
     // of threads or of bytes; and an absolute path.
     const QString num = QStringLiteral(R"(\d[\d,]*(?:\.\d+)?(?:e[+-]?\d+)?)");
@@ -298,11 +292,22 @@ std::optional<QRegularExpression> shownLinePattern(const QString& shown) {
             R"(/s\b)|(?<version>(?<=NVRTC |CUDA |Triton |driver |Tilescope |nvdisasm |Python )\d+(?:\.\d+)*))") +
         QStringLiteral(R"(|(?<count>)") + num + QStringLiteral(R"((?= (?:threads?|bytes)\b)))") +
         QStringLiteral("|(?<path>(?:(?<=[\\s:\"'(=])|^)/") + pathChars + QStringLiteral("+)"));
+    // Text as it is, but for runs of spaces and "..." (any text, the spaces beside it too).
     const auto literal = [](const QString& text) {
-        QStringList parts;
-        for (const QString& part : text.split(QRegularExpression(QStringLiteral(R"(\s+)"))))
-            parts << QRegularExpression::escape(part);
-        return parts.join(QStringLiteral(R"(\s+)"));
+        QStringList pieces;
+        const QStringList split = text.split(QLatin1String("..."));
+        for (qsizetype i = 0; i < split.size(); ++i) {
+            QString piece = split[i];
+            if (i > 0) // the spaces beside "..." go with it
+                piece.remove(QRegularExpression(QStringLiteral(R"(^\s+)")));
+            if (i + 1 < split.size())
+                piece.remove(QRegularExpression(QStringLiteral(R"(\s+$)")));
+            QStringList words;
+            for (const QString& word : piece.split(QRegularExpression(QStringLiteral(R"(\s+)"))))
+                words << QRegularExpression::escape(word);
+            pieces << words.join(QStringLiteral(R"(\s+)"));
+        }
+        return pieces.join(QStringLiteral(R"(\s*.*?\s*)"));
     };
     QString pattern = QStringLiteral(R"(^\s*)");
     qsizetype at = 0;
@@ -326,9 +331,7 @@ std::optional<QRegularExpression> shownLinePattern(const QString& shown) {
                        QRegularExpression::escape(m.captured(QStringLiteral("path")).section(QLatin1Char('/'), -1));
         at = m.capturedEnd();
     }
-    pattern += literal(line.mid(at));
-    if (!prefix)
-        pattern += QStringLiteral(R"(\s*$)");
+    pattern += literal(line.mid(at)) + QStringLiteral(R"(\s*$)");
     return QRegularExpression(pattern);
 }
 
@@ -801,6 +804,13 @@ void TestDocExamples::comparingOutput() {
         matches(QStringLiteral("Analysing 40 of 2,761 valid configs: NVRTC 13.0, 2 threads, cache ..."),
                 QStringLiteral("Analysing 40 of 2,761 valid configs: NVRTC 13.0, 16 threads, cache /x/y (3 hits)")));
     QVERIFY(!matches(QStringLiteral("  1   256  64"), QStringLiteral("  1   256  64  8")));
+    QVERIFY(matches(QStringLiteral("wrote offline.json (json, ... bytes)"),
+                    QStringLiteral("wrote offline.json (json, 914 bytes)")));
+    QVERIFY(matches(QStringLiteral("  backend  replay:...200-2048.t4.json.gz  exhaustive"),
+                    QStringLiteral("  backend  replay:...200-2048.t4.json.gz  exhaustive")));
+    QVERIFY(matches(QStringLiteral("cache ..."), QStringLiteral("cache")));
+    QVERIFY(
+        !matches(QStringLiteral("wrote a.json (json, ... bytes)"), QStringLiteral("wrote b.json (json, 914 bytes)")));
     QVERIFY(!shownLinePattern(QStringLiteral("  ...")));
     QVERIFY(!shownLinePattern(QString()));
 
