@@ -56,13 +56,17 @@ struct AnalyzeOptions {
     bool noCache = false;
     bool lines = false;
     bool executed = false;
+    std::vector<std::uint64_t> index; ///< --index: these configs (space indices) rather than a sample
+    bool spilling = false;            ///< --spilling: --lines for the configs with spills or local memory only
 };
 
 constexpr std::size_t kLinesShown = 8; // lines per config in the text output (--json has them all)
+constexpr std::size_t kLinesHint = 16; // configs whose lines --lines reads before it says how to read fewer
 
 /// Where each analysed config's local memory is, by source line (`--lines`): per record, the
 /// counts of its entry function ("" error when the lines could not be read).
 struct LineReport {
+    bool read = false; ///< its lines were asked for (--spilling leaves out the configs without local memory)
     LineCounts counts;
     std::string error;
     SassFunction function;     ///< the entry function's machine code (for a run's counts)
@@ -111,14 +115,20 @@ private:
     std::map<std::string, std::vector<std::string>> m_files;
 };
 
+/// Whether a compiled record has local memory: spills, or a stack frame (a local array's).
+bool usesLocalMemory(const ConfigAnalysis& r) {
+    return r.compiled() && (r.info.spills() || r.info.stackFrame > 0);
+}
+
 /// Every compiled record's cubin again (from the cache: the compiles carry line information)
-/// disassembled, its entry function's instructions counted by source line.
+/// disassembled, its entry function's instructions counted by source line; with `spillingOnly`,
+/// only the records with local memory (nvdisasm is most of --lines' time: it reads no other).
 std::vector<LineReport> readLines(const StaticAnalyzer& analyzer, const std::vector<ConfigAnalysis>& results,
-                                  CompileService& service, const std::filesystem::path& nvdisasm) {
+                                  CompileService& service, const std::filesystem::path& nvdisasm, bool spillingOnly) {
     std::vector<CompileRequest> requests;
     std::vector<std::size_t> which;
     for (std::size_t i = 0; i < results.size(); ++i) {
-        if (!results[i].compiled())
+        if (!results[i].compiled() || (spillingOnly && !usesLocalMemory(results[i])))
             continue;
         // The same request as the analysis (every compile has line information): from the cache.
         requests.push_back(analyzer.requests().request(results[i].config, results[i].arch));
@@ -129,6 +139,7 @@ std::vector<LineReport> readLines(const StaticAnalyzer& analyzer, const std::vec
     const std::vector<CompileResult> compiled = service.compileAll(requests);
     for (std::size_t k = 0; k < compiled.size(); ++k) {
         LineReport& report = reports[which[k]];
+        report.read = true;
         progress.update(k);
         if (!compiled[k].ok()) {
             report.error = "the compile with line information failed: " + compiled[k].message;
@@ -161,7 +172,7 @@ void countExecuted(CudaBackend& backend, const std::string& gpuArch, const std::
     std::vector<MeasureItem> items;
     std::vector<std::size_t> which;
     for (std::size_t i = 0; i < results.size(); ++i) {
-        if (results[i].arch != gpuArch || !reports[i].error.empty() || !results[i].compiled())
+        if (results[i].arch != gpuArch || !reports[i].read || !reports[i].error.empty() || !results[i].compiled())
             continue;
         MeasureItem item;
         item.index = results[i].index;
@@ -204,11 +215,16 @@ std::string linesText(const std::vector<ConfigAnalysis>& results, const std::vec
     std::string text = "\nLocal memory by source line (spill stores/loads are registers spilled and refilled; "
                        "local stores/loads a local array's)\n";
     bool unmarked = false;
+    std::size_t notRead = 0;
     for (std::size_t i = 0; i < results.size(); ++i) {
         const ConfigAnalysis& r = results[i];
         if (!r.compiled())
             continue;
         const LineReport& report = reports[i];
+        if (!report.read) {
+            ++notRead;
+            continue;
+        }
         text += "  index " + std::to_string(r.index) + " on " + r.arch + "  " + space.describe(r.config) + "\n";
         if (!report.error.empty()) {
             text += "    " + report.error + "\n";
@@ -248,6 +264,9 @@ std::string linesText(const std::vector<ConfigAnalysis>& results, const std::vec
         if (local.size() > kLinesShown)
             text += "    ... " + std::to_string(local.size() - kLinesShown) + " more (--json has every line)\n";
     }
+    if (notRead > 0)
+        text += "  " + std::to_string(notRead) + (notRead == 1 ? " config" : " configs") +
+                " without spills or local memory not read (--spilling)\n";
     if (std::any_of(reports.begin(), reports.end(), [](const LineReport& r) { return r.counts.hasExecuted; }))
         text += "  ran: local stores (st) and loads (ld) executed by warps in one launch of the config on the GPU, "
                 "counted per instruction by CUPTI's SASS metrics\n";
@@ -524,7 +543,8 @@ std::string describeCounts(const RuleCounts& c) {
 }
 
 std::string ruleText(const TuningProblem& problem, const ConfigSpace& space, std::size_t shape,
-                     const std::vector<ConfigAnalysis>& results, const std::vector<std::string>& archs, bool sampled) {
+                     const std::vector<ConfigAnalysis>& results, const std::vector<std::string>& archs,
+                     const std::string& partOf) {
     std::string text;
     auto describe = [&](const SuggestedRule& rule, const std::string& label) {
         text += "  " + label + rule.condition + "\n";
@@ -562,8 +582,8 @@ std::string ruleText(const TuningProblem& problem, const ConfigSpace& space, std
         condition["Parameters"] = conditionParameters(problem, any.best.condition);
         condition["Expression"] = any.best.condition;
         text += "  as a T1 condition (ConfigurationSpace.Conditions): " + condition.dump() + "\n";
-        if (sampled)
-            text += "  (learnt from a sample; --all learns from every config)\n";
+        if (!partOf.empty())
+            text += "  (learnt from " + partOf + "; --all learns from every config)\n";
     }
     return text;
 }
@@ -698,9 +718,25 @@ int runAnalyze(AnalyzeOptions opt) {
     }
 
     std::vector<std::uint64_t> indices;
-    bool sampled = false;
+    std::string partOf; // what the configs analysed are, when not the whole space ("a sample")
     std::string selection;
-    if (opt.all || (opt.sample == 0 && space.size() <= kDefaultSample)) {
+    if (!opt.index.empty()) {
+        // Configs asked for by their index in the space (as `space` and this report print them).
+        for (const std::uint64_t i : opt.index)
+            if (i >= space.size())
+                throw InputError("", "--index",
+                                 "no config " + std::to_string(i) + ": the space has " +
+                                     formatCount(static_cast<double>(space.size())) + " valid configs (index 0 to " +
+                                     std::to_string(space.size() - 1) + ")");
+        indices = opt.index;
+        std::sort(indices.begin(), indices.end());
+        indices.erase(std::unique(indices.begin(), indices.end()), indices.end());
+        if (indices.size() < space.size())
+            partOf = "the configs given";
+        selection = (indices.size() == 1 ? "config " : formatCount(static_cast<double>(indices.size())) + " configs ") +
+                    joinIndices(indices, 12) + " of " + formatCount(static_cast<double>(space.size())) +
+                    " valid configs";
+    } else if (opt.all || (opt.sample == 0 && space.size() <= kDefaultSample)) {
         indices.resize(space.size());
         std::iota(indices.begin(), indices.end(), std::uint64_t(0));
         selection = "all " + formatCount(static_cast<double>(space.size())) + " valid configs";
@@ -708,7 +744,8 @@ int runAnalyze(AnalyzeOptions opt) {
         const std::uint64_t n = opt.sample > 0 ? opt.sample : kDefaultSample;
         indices = space.sample(n, opt.seed);
         std::sort(indices.begin(), indices.end());
-        sampled = indices.size() < space.size();
+        if (indices.size() < space.size())
+            partOf = "a sample";
         selection = formatCount(static_cast<double>(indices.size())) + " of " +
                     formatCount(static_cast<double>(space.size())) + " valid configs, sampled with seed " +
                     std::to_string(opt.seed);
@@ -753,20 +790,27 @@ int runAnalyze(AnalyzeOptions opt) {
         writeCsv(opt.csvPath, results, space);
     std::vector<LineReport> lineReports;
     SourceText source(problem.kernelPath());
-    if (opt.lines)
-        lineReports = readLines(analyzer, results, service, nvdisasm);
+    if (opt.lines) {
+        const std::size_t compiled = results.size() - errors;
+        if (!opt.spilling && opt.index.empty() && compiled > kLinesHint)
+            std::fprintf(stderr,
+                         "note: --lines reads the binaries of all %zu compiled configs with nvdisasm; --spilling reads "
+                         "only those with spills or local memory, --index I,J only those configs\n",
+                         compiled);
+        lineReports = readLines(analyzer, results, service, nvdisasm, opt.spilling);
+    }
     if (gpu) {
         countExecuted(*gpu, gpuArch, results, lineReports);
         gpu->close();
     }
 
     const std::string summary =
-        "\nSummary\n" + summaryText(results, archs) + ruleText(problem, space, opt.shape, results, archs, sampled);
+        "\nSummary\n" + summaryText(results, archs) + ruleText(problem, space, opt.shape, results, archs, partOf);
     if (opt.json) {
         nlohmann::ordered_json list = nlohmann::ordered_json::array();
         for (std::size_t i = 0; i < results.size(); ++i) {
             nlohmann::ordered_json record = recordJson(results[i], space);
-            if (opt.lines && results[i].compiled())
+            if (opt.lines && results[i].compiled() && lineReports[i].read)
                 record["lines"] = linesJson(lineReports[i], source);
             list.push_back(std::move(record));
         }
@@ -806,7 +850,13 @@ void registerAnalyze(CLI::App& app) {
                                           "Analyse N valid configs drawn at random without replacement (default: " +
                                               std::to_string(kDefaultSample) + ", or all when the space is that small)")
                               ->check(wholeNumber(1, kAny));
-    all->excludes(sample);
+    CLI::Option* index = cmd->add_option("--index", opt->index,
+                                         "Analyse these configs: I[,J...], their indices in the space (as space and "
+                                         "this report print them)")
+                             ->delimiter(',')
+                             ->check(wholeNumber(0, kAny));
+    all->excludes(sample)->excludes(index);
+    sample->excludes(index);
     cmd->add_option("--seed", opt->seed, "Seed of the sample (the same seed gives the same configs)")
         ->capture_default_str()
         ->check(wholeNumber(0, kAny));
@@ -834,6 +884,10 @@ void registerAnalyze(CLI::App& app) {
                   "metrics, and give beside the static counts how many local stores and loads (spills and local "
                   "arrays) and instructions each line executed (warp instructions, one launch; needs the GPU and "
                   "its driver; the arch defaults to the GPU's)")
+        ->needs("--lines");
+    cmd->add_flag("--spilling", opt->spilling,
+                  "With --lines: only the configs with spills or local memory (a stack frame), the others neither "
+                  "read with nvdisasm nor listed")
         ->needs("--lines");
     setAction(cmd, [opt] { return runAnalyze(*opt); });
 }

@@ -9,6 +9,7 @@
 #include <QFile>
 #include <QProcess>
 #include <QProcessEnvironment>
+#include <QRegularExpression>
 #include <QStringList>
 #include <QTemporaryDir>
 #include <QtTest>
@@ -75,6 +76,8 @@ private slots:
     void cliBadInput();
     void linesWithoutNvdisasm();
     void linesBySourceLine();
+    void indexAnalysesThoseConfigs();
+    void linesOfTheSpillingOnly();
     void executedNeedsLinesAndAGpu();
     void tritonWithoutTriton();
     void tritonBadInput_data();
@@ -422,6 +425,140 @@ void TestCliAnalyze::linesBySourceLine() {
         QCOMPARE(l["local_lines"][0]["line"].get<int>(), 15);
         QCOMPARE(l["local_lines"][0]["file"].get<std::string>(), std::string("spill.cu"));
     }
+}
+
+// A problem in `dir` of two configs of one kernel: WIDE=0 a copy without local memory, WIDE=1 the
+// spilling fixture's body (tests/data/sass/spill.cu: 48 accumulators under --maxrregcount=32).
+static QString mixedSpillProblem(const QTemporaryDir& dir) {
+    QFile source(QStringLiteral(TILESCOPE_SOURCE_DIR "/tests/data/sass/spill.cu"));
+    source.open(QIODevice::ReadOnly);
+    QString body = QString::fromUtf8(source.readAll());
+    body.replace(QStringLiteral("extern \"C\" __global__ void spill(float *out, const float *in, int n, int k) {"),
+                 QStringLiteral("extern \"C\" __global__ void spill(float *out, const float *in, int n, int k) {\n"
+                                "#if !WIDE\n    out[blockIdx.x * blockDim.x + threadIdx.x] = 2.0f * in[threadIdx.x];\n"
+                                "    return;\n#else"));
+    body.replace(QStringLiteral("    out[i] = s;\n}"), QStringLiteral("    out[i] = s;\n#endif\n}"));
+    QFile kernel(dir.filePath(QStringLiteral("mixed.cu")));
+    kernel.open(QIODevice::WriteOnly);
+    kernel.write(body.toUtf8());
+    QFile in(QStringLiteral(TILESCOPE_SOURCE_DIR "/tests/data/sass/spill.json"));
+    in.open(QIODevice::ReadOnly);
+    nlohmann::json problem = nlohmann::json::parse(in.readAll().toStdString());
+    problem["KernelSpecification"]["KernelFile"] = "mixed.cu";
+    problem["ConfigurationSpace"]["TuningParameters"] =
+        nlohmann::json::array({{{"Name", "WIDE"}, {"Type", "int"}, {"Values", "[0, 1]"}},
+                               {{"Name", "block_size_x"}, {"Type", "int"}, {"Values", "[64]"}}});
+    const QString path = dir.filePath(QStringLiteral("mixed.json"));
+    QFile out(path);
+    out.open(QIODevice::WriteOnly);
+    out.write(QByteArray::fromStdString(problem.dump(2)));
+    return path;
+}
+
+// --index I,J analyses those configs of the space, in index order, once each; an index past the
+// space is bad input naming the space's size, and --index goes with neither --all nor --sample.
+void TestCliAnalyze::indexAnalysesThoseConfigs() {
+    QTemporaryDir dir;
+    const QString problem = QStringLiteral(TILESCOPE_SOURCE_DIR "/kernels/sgemm/sgemm.json");
+    const QString cache = dir.filePath(QStringLiteral("cache"));
+    const CliRun json =
+        runAnalyze({QStringLiteral("analyze"), problem, QStringLiteral("--index"), QStringLiteral("1217,54,54"),
+                    QStringLiteral("--json"), QStringLiteral("--cache-dir"), cache});
+    QVERIFY2(json.status == 0, qPrintable(describe(json)));
+    const auto records = nlohmann::json::parse(json.out.toStdString());
+    QCOMPARE(records.size(), std::size_t(2));
+    QCOMPARE(records[0]["index"].get<int>(), 54);
+    QCOMPARE(records[1]["index"].get<int>(), 1217);
+    QCOMPARE(records[1]["config"]["BLOCK_M"].get<int>(), 64);
+    QVERIFY2(json.err.contains(QStringLiteral("Analysing 2 configs 54, 1217 of 2,761 valid configs")),
+             qPrintable(json.err));
+    const CliRun text = runAnalyze({QStringLiteral("analyze"), problem, QStringLiteral("--index"), QStringLiteral("54"),
+                                    QStringLiteral("--cache-dir"), cache});
+    QVERIFY2(text.status == 0 && text.err.contains(QStringLiteral("Analysing config 54 of 2,761 valid configs")),
+             qPrintable(describe(text)));
+    QVERIFY2(text.out.contains(QRegularExpression(QStringLiteral("\n +54 +32 +64 +32 "))), qPrintable(text.out));
+    const CliRun past =
+        runAnalyze({QStringLiteral("analyze"), problem, QStringLiteral("--index"), QStringLiteral("2761")});
+    QCOMPARE(past.status, 2);
+    QVERIFY2(past.err.contains(
+                 QStringLiteral("--index: no config 2761: the space has 2,761 valid configs (index 0 to 2760)")),
+             qPrintable(describe(past)));
+    for (const QString& other : {QStringLiteral("--all"), QStringLiteral("--sample=3")}) {
+        const CliRun both =
+            runAnalyze({QStringLiteral("analyze"), problem, QStringLiteral("--index"), QStringLiteral("1"), other});
+        QCOMPARE(both.status, 2);
+        QVERIFY2(both.err.contains(QStringLiteral("excludes")), qPrintable(describe(both)));
+    }
+    const CliRun negative =
+        runAnalyze({QStringLiteral("analyze"), problem, QStringLiteral("--index"), QStringLiteral("1,-2")});
+    QCOMPARE(negative.status, 2);
+}
+
+// --lines --spilling reads with nvdisasm only the configs with spills or local memory, and lists
+// only those: nvdisasm runs once per config shown (counted through a wrapper), the others are
+// counted in a line. --spilling needs --lines.
+void TestCliAnalyze::linesOfTheSpillingOnly() {
+    QTemporaryDir dir;
+    const QString problem = mixedSpillProblem(dir);
+    const CliRun alone = runAnalyze({QStringLiteral("analyze"), problem, QStringLiteral("--spilling")});
+    QCOMPARE(alone.status, 2);
+    QVERIFY2(alone.err.contains(QStringLiteral("--spilling requires --lines")), qPrintable(describe(alone)));
+
+    const CliRun probe =
+        runProgram(QStringLiteral("/bin/sh"),
+                   {QStringLiteral("-c"), QStringLiteral("test -x \"$TILESCOPE_NVDISASM\" && echo "
+                                                         "\"$TILESCOPE_NVDISASM\" || command -v nvdisasm")});
+    if (probe.status != 0)
+        QSKIP("nvdisasm is not installed (on PATH or as $TILESCOPE_NVDISASM)");
+    const QString nvdisasm = probe.out.trimmed();
+    const QString calls = dir.filePath(QStringLiteral("calls"));
+    const QString wrapper = dir.filePath(QStringLiteral("nvdisasm"));
+    QFile script(wrapper);
+    QVERIFY(script.open(QIODevice::WriteOnly));
+    script.write(QStringLiteral("#!/bin/sh\necho run >> '%1'\nexec '%2' \"$@\"\n").arg(calls, nvdisasm).toUtf8());
+    script.close();
+    script.setPermissions(QFile::ReadOwner | QFile::WriteOwner | QFile::ExeOwner);
+    const QList<QPair<QString, QString>> env = {{QStringLiteral("TILESCOPE_NVDISASM"), wrapper}};
+    const auto callCount = [&] {
+        QFile f(calls);
+        const int n = f.open(QIODevice::ReadOnly) ? static_cast<int>(f.readAll().count('\n')) : 0;
+        QFile::remove(calls);
+        return n;
+    };
+
+    const CliRun text = runWithEnv({QStringLiteral("analyze"), problem, QStringLiteral("--lines"),
+                                    QStringLiteral("--spilling"), QStringLiteral("--no-cache")},
+                                   env);
+    QVERIFY2(text.status == 0, qPrintable(describe(text)));
+    QCOMPARE(callCount(), 1);
+    const QString lines = text.out.mid(text.out.indexOf(QStringLiteral("Local memory by source line")));
+    QVERIFY2(!lines.contains(QStringLiteral("index 0 on sm_90")) &&
+                 lines.contains(QStringLiteral("index 1 on sm_90  WIDE=1")),
+             qPrintable(lines));
+    QVERIFY2(lines.contains(QStringLiteral("1 config without spills or local memory not read (--spilling)")),
+             qPrintable(lines));
+    QVERIFY2(lines.contains(QStringLiteral("mixed.cu:")), qPrintable(lines));
+
+    const CliRun json = runWithEnv({QStringLiteral("analyze"), problem, QStringLiteral("--lines"),
+                                    QStringLiteral("--spilling"), QStringLiteral("--json")},
+                                   env);
+    QVERIFY2(json.status == 0, qPrintable(describe(json)));
+    QCOMPARE(callCount(), 1);
+    const auto records = nlohmann::json::parse(json.out.toStdString());
+    QCOMPARE(records.size(), std::size_t(2));
+    QVERIFY2(!records[0].contains("lines"), records[0].dump().c_str());
+    QVERIFY2(records[1]["lines"]["local_stores"].get<int>() + records[1]["lines"]["spill_stores"].get<int>() > 0,
+             records[1].dump().c_str());
+
+    // Without --spilling every compiled config is read; with --index only those asked for.
+    QVERIFY(runWithEnv({QStringLiteral("analyze"), problem, QStringLiteral("--lines")}, env).status == 0);
+    QCOMPARE(callCount(), 2);
+    const CliRun one = runWithEnv(
+        {QStringLiteral("analyze"), problem, QStringLiteral("--lines"), QStringLiteral("--index"), QStringLiteral("0")},
+        env);
+    QVERIFY2(one.status == 0 && one.out.contains(QStringLiteral("no spills and no local memory")),
+             qPrintable(describe(one)));
+    QCOMPARE(callCount(), 1);
 }
 
 void TestCliAnalyze::cliAnalyze() {
