@@ -350,6 +350,7 @@ int runTune(const TuneOptions& opt) {
             verb = "tuned (resumed; " + formatCount(double(priorDone)) + " done before)";
         progress = std::make_unique<Progress>(verb, p.total > priorDone ? p.total - priorDone : 0);
     };
+    events.note = [](const std::string& text) { std::fprintf(stderr, "note: --resume: %s\n", text.c_str()); };
     events.warning = [&](const LaunchWarning& w) {
         std::fprintf(stderr, "warning: %s: %s: %s\n", opt.problemPath.c_str(), w.location.c_str(), w.message.c_str());
     };

@@ -28,6 +28,12 @@ struct ResumedSession {
 /// its results; nullopt when there is none.
 std::optional<ResumedSession> resumeSession(ResultStore& store, const SessionInfo& like);
 
+/// What to tell a run asked to resume that found no session to continue: that `store` holds none
+/// of this tuning ("results.db holds no session of this tuning to continue ..."), and how the
+/// newest session of the same problem and shape differs from `like` (its backend, strategy or
+/// seed), when there is one. The run then starts a new session.
+std::string noSessionToResume(const ResultStore& store, const SessionInfo& like);
+
 /// Where a stored result's config is in `space`: its recorded index while that still holds the
 /// same values, else found by its values; nullopt when the space no longer has it.
 std::optional<std::uint64_t> spaceIndexOf(const ResultRecord& r, const ConfigSpace& space, const ConfigCodec& codec);

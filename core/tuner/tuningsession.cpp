@@ -317,17 +317,24 @@ struct TuningSession::Run {
                                                            info.deviceName, info.arch);
 
         std::vector<ResultRecord> prior;
+        std::string nothingToResume;
         if (options.resume) {
             if (std::optional<ResumedSession> found = resumeSession(self.m_store, info)) {
                 sessionId = found->id;
                 resumed = true;
                 prior = std::move(found->prior);
                 info.startedAt = found->startedAt;
+            } else {
+                nothingToResume = noSessionToResume(self.m_store, info);
             }
         }
         if (!resumed)
             sessionId = self.m_store.createSession(info);
         info.id = sessionId;
+        // A run asked to resume goes on in a new session (a job script may always pass --resume),
+        // and says so before any work.
+        if (!nothingToResume.empty() && self.m_events.note)
+            self.m_events.note(nothingToResume + "; this run starts session " + std::to_string(sessionId));
         priorResults = prior.size();
 
         StrategyContext context;

@@ -82,7 +82,8 @@ struct SessionOptions {
     bool checkInertParameters = true;
 
     /// Continue the newest session of the same problem, shape, backend, strategy and seed in the
-    /// store (a new one when there is none): configs already done are skipped.
+    /// store (a new one when there is none, told to SessionEvents::note): configs already done are
+    /// skipped.
     bool resume = false;
     /// The session's backend as recorded ("replay:/path/rec.json", "cuda"); resume matches on it.
     std::string backendLabel;
@@ -175,6 +176,9 @@ struct SessionEvents {
     /// Something about the problem found before any GPU time that the user should know (a
     /// tuning parameter that does not change the compiled kernel); the session goes on.
     std::function<void(const LaunchWarning&)> warning;
+    /// Something about the run the user should know before its results: a run asked to resume
+    /// that found no session to continue, and starts a new one (noSessionToResume); it goes on.
+    std::function<void(const std::string&)> note;
 };
 
 class TuningSession {

@@ -1409,6 +1409,34 @@ private slots:
         QVERIFY2(bad.err.contains("--part: '0/4' is not I/N"), qPrintable(bad.err));
     }
 
+    void resumeWithNothingToContinueSaysSo() {
+        // --resume where the database holds no session of the same tuning: the run starts a new
+        // session (a job script may pass --resume every time) and says so before any work, naming
+        // how the newest session of the problem and shape differs; exit status 0.
+        QTemporaryDir dir;
+        const QString db = dir.filePath("r.db");
+        const QStringList tune = {"tune",     kTiny,  "--backend", "replay:" + kTinyCache, "--strategy", "random",
+                                  "--resume", "--db", db};
+        const Run first = cli(tune + QStringList{"--seed", "3", "--budget", "5"});
+        QVERIFY2(first.status == 0, qPrintable(describe(first)));
+        QVERIFY2(first.err.startsWith("note: --resume: " + db +
+                                      " holds no session of this tuning to continue (the same problem, shape, backend, "
+                                      "strategy and seed); this run starts session 1\n"),
+                 qPrintable(first.err));
+        const Run other = cli(tune + QStringList{"--seed", "4", "--budget", "5"});
+        QVERIFY2(other.status == 0, qPrintable(describe(other)));
+        QVERIFY2(other.err.contains("; session 1, the newest of this problem and shape, differs in its seed (3, not "
+                                    "4); this run starts session 2\n"),
+                 qPrintable(other.err));
+        // The same tuning again continues its session, and says nothing of the kind.
+        const Run again = cli(tune + QStringList{"--seed", "4", "--budget", "10"});
+        QVERIFY2(again.status == 0, qPrintable(describe(again)));
+        QVERIFY2(!again.err.contains("--resume:"), qPrintable(again.err));
+        QVERIFY2(again.out.contains("Session 2 ") && again.out.contains("(resumed; this run 5)"),
+                 qPrintable(again.out));
+        QCOMPARE(ResultStore::open(db.toStdString(), StoreMode::ReadOnly).sessions().size(), std::size_t(2));
+    }
+
     void killedMidRunThenResumed() {
         QTemporaryDir dir;
         const QString db = dir.filePath("k.db");

@@ -201,6 +201,7 @@ private slots:
 
     void controllerRunsReplay();
     void controllerCancelsAndResumes();
+    void controllerSaysWhenNothingResumes();
     void controllerOpensRecording();
     void controllerReportsErrors();
     void controllerSaysWhyConfigsDoNotRank();
@@ -567,6 +568,28 @@ void TestSession::controllerRunsReplay() {
     const ResultStore store = ResultStore::open(db.toStdString(), StoreMode::ReadOnly);
     QCOMPARE(store.resultCount(summary.session.id), std::uint64_t(kDemoResults));
     QCOMPARE(store.session(summary.session.id)->state, SessionState::Finished);
+}
+
+// "Resume the matching session" with none in the database: the run starts a new session, and its
+// log says so and why.
+void TestSession::controllerSaysWhenNothingResumes() {
+    SessionController controller;
+    QSignalSpy finished(&controller, &SessionController::finished);
+    QSignalSpy log(&controller, &SessionController::logEntry);
+    SessionController::Request request = replayRequest(m_dir.filePath(QStringLiteral("nothing-to-resume.db")));
+    request.options.resume = true;
+    controller.start(request);
+    QVERIFY(finished.wait(kTimeoutMs));
+    QVERIFY(!finished.first().at(0).value<SessionSummary>().resumed);
+    QString note;
+    for (const QList<QVariant>& entry : log) {
+        const auto e = entry.at(0).value<RunLogEntry>();
+        if (e.kind == RunLogEntry::Kind::Note && e.text.startsWith(QStringLiteral("Resume: ")))
+            note = e.text;
+    }
+    QVERIFY2(note.contains(QStringLiteral("holds no session of this tuning to continue")) &&
+                 note.endsWith(QStringLiteral("this run starts session 1")),
+             qPrintable(note));
 }
 
 void TestSession::controllerCancelsAndResumes() {

@@ -365,6 +365,9 @@ std::shared_ptr<SessionController::RunEnd> SessionController::runWorker(const st
             shared->pushLog({RunLogEntry::Kind::Note, QStringLiteral("warning: %1").arg(qs(w.message)), QString(),
                              qs(w.location + ": " + w.message)});
         };
+        events.note = [shared](const std::string& text) { // "Resume" found no session to continue
+            shared->pushLog({RunLogEntry::Kind::Note, QStringLiteral("Resume: %1").arg(qs(text)), {}, {}});
+        };
         // events.error: run() rethrows the error, and the run's end reports it once.
 
         // One session, or one per shape of a shape set (the Shapes panel shows those at the end).
