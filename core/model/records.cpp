@@ -101,6 +101,10 @@ bool ranksBefore(const ResultRecord& a, const ResultRecord& b, StaticRank by) {
         const std::array<double, 3> kb = orderedKey(b, by);
         if (ka != kb)
             return ka < kb;
+        // Ties are common (configs that compile alike): the earlier config of the space, not the
+        // earlier stored, which is the one whose compile finished first.
+        if (a.spaceIndex && b.spaceIndex && *a.spaceIndex != *b.spaceIndex)
+            return *a.spaceIndex < *b.spaceIndex;
         return a.id < b.id;
     }
     return false;

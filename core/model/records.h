@@ -119,8 +119,8 @@ struct SessionData {
 
 /// Whether `a` ranks before `b`: results that rank by time (ResultRecord::ranks) first; among them
 /// the higher objective when both have one, else the lower median time; ties by lower id. Then
-/// the analysed ones (ResultRecord::ranksStatically) by `by`, ties by lower id (a quantity a
-/// result lacks ranks last). The others (failed results, and Ok ones without a time a kernel can
+/// the analysed ones (ResultRecord::ranksStatically) by `by` (a quantity a result lacks ranks
+/// last), ties by lower space index, then lower id. The others (failed results, and Ok ones without a time a kernel can
 /// take) keep their order.
 bool ranksBefore(const ResultRecord& a, const ResultRecord& b, StaticRank by = StaticRank::Occupancy);
 /// The results sorted by rank, best first (stable).

@@ -264,6 +264,14 @@ private slots:
         QCOMPARE(bestOf({a, b, c, pruned})->id, std::int64_t(2));
         QCOMPARE(bestOf({a, b, c, pruned}, StaticRank::Spills)->id, std::int64_t(3));
         QVERIFY(!bestOf({pruned}));
+        // Alike: the earlier config of the space first, whichever was stored first (compiles finish
+        // in any order); without space indices, the earlier stored.
+        ResultRecord later = analysed(8, 50, 64, 0), earlier = analysed(9, 50, 64, 0);
+        later.spaceIndex = 20;
+        earlier.spaceIndex = 3;
+        QCOMPARE(order({later, earlier}, StaticRank::Occupancy), (std::vector<std::int64_t>{9, 8}));
+        later.spaceIndex.reset();
+        QCOMPARE(order({later, earlier}, StaticRank::Occupancy), (std::vector<std::int64_t>{8, 9}));
 
         QCOMPARE(describeStatic(b), std::string("occupancy 100 %, spills 8/8 B, 32 registers"));
         QCOMPARE(describeStatic(b, StaticRank::Registers), std::string("32 registers, spills 8/8 B, occupancy 100 %"));
