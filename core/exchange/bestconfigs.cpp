@@ -132,7 +132,9 @@ std::string writeBestConfigsJson(const std::vector<BestConfig>& best) {
             for (std::size_t i = 0; i < b.problemSize.size(); ++i)
                 shape += (i ? "," : "") + std::to_string(b.problemSize[i]);
         }
-        e["key"] = b.kernel + " | " + shape + " | " + b.device;
+        // An entry of no device (analysed offline) is keyed by its arch: entries for sm_80 and
+        // sm_90 of one kernel and shape are two keys, as they are two entries.
+        e["key"] = b.kernel + " | " + shape + " | " + (b.device.empty() ? b.arch : b.device);
         e["kernel"] = b.kernel;
         e["shape"] = shapeJson;
         e["problem_size"] = b.problemSize;

@@ -1001,6 +1001,13 @@ private slots:
         const std::vector<BestConfig> several = bestConfigs({d, sm80, syntheticSession(1, 4096, "NVIDIA H200", 1.0)});
         QCOMPARE(several.size(), std::size_t(3));
         QCOMPARE(std::count_if(several.begin(), several.end(), [](const BestConfig& b) { return !b.analysed; }), 1);
+        // Each entry its own key: a session of no device is keyed by its arch.
+        std::set<std::string> keys;
+        const Json severalDoc = Json::parse(writeBestConfigsJson(several));
+        for (const Json& e : severalDoc["entries"])
+            keys.insert(e["key"].get<std::string>());
+        QCOMPARE(keys.size(), std::size_t(3));
+        QVERIFY(keys.count(entry["kernel"].get<std::string>() + " | M=4096 N=1024 | sm_90"));
 
         // The C++ header: the entry with a time of 0 and a comment that says why; check reads it.
         const std::string header = exportResults({d}, {ExportFormat::CppHeader, 8});
