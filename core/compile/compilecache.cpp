@@ -1,6 +1,7 @@
 #include "compile/compilecache.h"
 
 #include "base/sha256.h"
+#include "compile/nvcc.h"
 #include "compile/triton.h"
 
 #include <unistd.h>
@@ -449,7 +450,15 @@ std::string compileCacheKey(const CompileRequest& request) {
         return tritonCacheKey(request);
     Sha256 sha;
     sha.updateField(kKeyVersion);
-    sha.updateField(nvrtcVersionString());
+    if (request.compiler == CudaCompiler::Nvcc) {
+        // nvcc's binary depends on nvcc (the whole of its --version) and on what it is told: the
+        // request's arch, options, source, included files and defines, as NVRTC's does.
+        const NvccSetup& setup = nvccSetup();
+        sha.updateField("nvcc");
+        sha.updateField(setup.ok ? setup.identity : "no nvcc: " + setup.error);
+    } else {
+        sha.updateField(nvrtcVersionString());
+    }
     sha.updateField(request.arch);
     sha.updateU64(request.options.size());
     for (const std::string& option : request.options)

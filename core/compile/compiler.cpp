@@ -1,5 +1,6 @@
 #include "compile/compiler.h"
 
+#include "compile/nvcc.h"
 #include "compile/triton.h"
 
 #include <nvrtc.h>
@@ -228,6 +229,8 @@ std::vector<std::string> compileOptions(const CompileRequest& request) {
 CompileResult compileKernel(const CompileRequest& request) {
     if (request.language == SourceLanguage::Triton)
         return compileTriton(request);
+    if (request.compiler == CudaCompiler::Nvcc)
+        return compileNvcc(request);
     if (std::string problem = validate(request); !problem.empty())
         return failure(CompileStatus::CompileError, problem, problem);
 
@@ -337,6 +340,8 @@ PtxResult generatePtx(const CompileRequest& request) {
         result.log = "the PTX of a Triton kernel is Triton's, not NVRTC's";
         return result;
     }
+    if (request.compiler == CudaCompiler::Nvcc)
+        return generateNvccPtx(request);
     if (std::string problem = validate(request); !problem.empty()) {
         result.log = problem;
         return result;

@@ -42,6 +42,12 @@ enum class SourceLanguage : std::uint8_t {
     Triton, ///< a Python module with a @triton.jit kernel, compiled by Triton in a helper process (compile/triton.h)
 };
 
+/// What compiles a CUDA C++ request.
+enum class CudaCompiler : std::uint8_t {
+    Nvrtc, ///< NVRTC in this process
+    Nvcc,  ///< the toolkit's nvcc in a process of its own (compile/nvcc.h), for a problem that asks for it
+};
+
 /// One kernel variant to compile.
 ///
 /// For Triton (language Triton) the fields mean: `source` the module's text, `sourceName` its
@@ -64,6 +70,9 @@ struct CompileRequest {
     std::string arch;                                         ///< a real arch: "sm_90"
     std::vector<std::string> includeDirs;                     ///< -I, in this order
     SourceLanguage language = SourceLanguage::Cuda;
+    /// For CUDA: NVRTC, or nvcc where the problem asks for it (Tilescope.Compiler); the same
+    /// source, defines, options and include dirs either way.
+    CudaCompiler compiler = CudaCompiler::Nvrtc;
     /// Triton: the call's arguments for the kernel's parameters that are not tl.constexpr, in
     /// order, each as JSON: {"pointer": "fp16"} for a buffer (aligned to 16 bytes, as the
     /// worker's are), a number or a boolean for a value (what Triton specialises on: an integer
@@ -147,7 +156,8 @@ inline std::string preparedSource(const CompileRequest& request) {
 }
 
 /// Compiles `request` with NVRTC to a cubin for request.arch and parses the ptxas report (a
-/// Triton request: with Triton, compileTriton in compile/triton.h).
+/// Triton request: with Triton, compileTriton in compile/triton.h; an nvcc request with nvcc,
+/// compileNvcc in compile/nvcc.h).
 /// Synchronous and thread-safe: no shared state but read-only statics, one nvrtcProgram per call
 /// (seen: 15 threads compiling 2761 variants concurrently). Never
 /// throws for anything the source, defines or options can cause: that is a CompileError result.

@@ -2,6 +2,7 @@
 
 #include "base/error.h"
 
+#include "compile/nvcc.h"
 #include "compile/sass.h"
 #include "compile/triton.h"
 #include "spec/launchgeometry.h"
@@ -25,6 +26,10 @@
 namespace tilescope {
 
 std::string compilerLabel(const TuningProblem& problem) {
+    if (problem.usesNvcc() && !problem.isTriton()) {
+        const NvccSetup& setup = nvccSetup();
+        return setup.ok ? "nvcc " + setup.release : "nvcc";
+    }
     if (!problem.isTriton())
         return "NVRTC " + nvrtcVersionString();
     const TritonSetup& setup = tritonSetup();
@@ -414,6 +419,8 @@ RequestBuilder::RequestBuilder(const TuningProblem& problem, std::size_t shapeIn
     m_base.sourceName = path.filename().string();
     m_base.kernelName = problem.kernelName;
     m_base.options = problem.compilerOptions;
+    if (problem.usesNvcc())
+        useNvcc(problem, path);
     // Every compile carries line information: line tables only, the same code (so a config's
     // machine code can be read by source line, and memcheck names lines), in the cache key.
     if (std::find(m_base.options.begin(), m_base.options.end(), kLineInfoOption) == m_base.options.end() &&
@@ -428,6 +435,10 @@ RequestBuilder::RequestBuilder(const TuningProblem& problem, std::size_t shapeIn
     includeOptions(m_base.options, includeDirs, preIncludes);
     const std::vector<std::string> sources =
         checkIncludes(problem.fileName, path, m_base.source, includeDirs, preIncludes);
+    if (problem.usesNvcc()) {
+        if (const std::string missing = missingNvccHeader(path, m_base.source, includeDirs); !missing.empty())
+            throw InputError(problem.fileName, kKernelField, missing);
+    }
     // A kernel is a __global__ function, in the file or a header it includes: a file with none is
     // not CUDA kernel source. (One that does not define KernelName compiles to NoKernel, which
     // the session's failure watch names.)
@@ -471,6 +482,33 @@ RequestBuilder::RequestBuilder(const TuningProblem& problem, std::size_t shapeIn
             if (name == kBlockNames[axis])
                 m_implicitBlock[axis] = value;
         }
+    }
+}
+
+void RequestBuilder::useNvcc(const TuningProblem& problem, const std::filesystem::path& kernel) {
+    const NvccSetup& setup = nvccSetup();
+    if (!setup.ok)
+        throw InputError(problem.fileName, "/Tilescope/Compiler", "the problem asks for nvcc, and " + setup.error);
+    m_base.compiler = CudaCompiler::Nvcc;
+    // Options name folders of this machine through the environment ("-I${CUTLASS_DIR}/include"); a
+    // folder so named must be there.
+    for (std::size_t i = 0; i < m_base.options.size(); ++i) {
+        const std::string field = "/KernelSpecification/CompilerOptions/" + std::to_string(i);
+        std::string& option = m_base.options[i];
+        if (option.find('$') == std::string::npos)
+            continue;
+        std::string error;
+        std::string expanded = expandEnvironment(option, &error);
+        if (!error.empty())
+            throw InputError(problem.fileName, field, error + " (" + kernel.filename().string() + " needs it)");
+        if (expanded.rfind("-I", 0) == 0 && expanded.size() > 2) {
+            std::error_code ec;
+            if (!std::filesystem::is_directory(expanded.substr(2), ec))
+                throw InputError(problem.fileName, field,
+                                 "'" + option + "' is '" + expanded + "', and " + expanded.substr(2) +
+                                     " is not a folder: set the variable to the folder that holds the headers");
+        }
+        option = std::move(expanded);
     }
 }
 

@@ -15,6 +15,7 @@
 
 #include <array>
 #include <cstdint>
+#include <filesystem>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -25,8 +26,8 @@ namespace tilescope {
 class GeometryPlanner;
 class TuningProblem;
 
-/// What compiles the problem's kernel, with its version: "NVRTC 13.0", or for a Triton kernel
-/// "Triton 3.6.0" (or "Triton" where it is not installed).
+/// What compiles the problem's kernel, with its version: "NVRTC 13.0", "nvcc 13.0" for a problem
+/// that asks for nvcc, or for a Triton kernel "Triton 3.6.0" (or "Triton" where it is not installed).
 std::string compilerLabel(const TuningProblem& problem);
 
 /// The text of a parameter value in a -D option: ints in decimal, floats as Python's repr
@@ -69,6 +70,8 @@ public:
 private:
     // A Triton kernel's requests: the call's arguments at the shape, its keywords per config.
     void buildTriton(const TuningProblem& problem, std::size_t shapeIndex);
+    // A problem that asks for nvcc: refused without nvcc; its options' $VARIABLES expanded.
+    void useNvcc(const TuningProblem& problem, const std::filesystem::path& kernel);
 
     bool m_triton = false;
     Defines m_shapeKeywords;                       // Triton: tl.constexpr values from the shape

@@ -168,7 +168,8 @@ worker::Frame encodeCompile(std::uint64_t id, const CompileRequest& request) {
                               {"arch", request.arch},
                               {"include_dirs", request.includeDirs},
                               {"language", request.language == SourceLanguage::Triton ? "triton" : "cuda"},
-                              {"arguments", request.arguments}}
+                              {"arguments", request.arguments},
+                              {"compiler", request.compiler == CudaCompiler::Nvcc ? "nvcc" : "nvrtc"}}
                              .dump(-1, ' ', false, json::error_handler_t::replace),
                          std::vector<char>(request.source.begin(), request.source.end())};
 }
@@ -190,6 +191,7 @@ CompileJob decodeCompile(const worker::Frame& frame) try {
     r.includeDirs = j.value("include_dirs", std::vector<std::string>());
     r.language = j.value("language", std::string("cuda")) == "triton" ? SourceLanguage::Triton : SourceLanguage::Cuda;
     r.arguments = j.value("arguments", std::vector<std::string>());
+    r.compiler = j.value("compiler", std::string("nvrtc")) == "nvcc" ? CudaCompiler::Nvcc : CudaCompiler::Nvrtc;
     return job;
 } catch (const json::exception& e) {
     throw std::runtime_error(std::string("a compile sent to a rank cannot be read: ") + e.what());

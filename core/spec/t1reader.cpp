@@ -892,8 +892,19 @@ private:
                     n->item(i).fail("'" + name + "' is named twice");
             }
         }
+        if (auto n = ts.member("Compiler")) {
+            // Named as Kernel Tuner names its compilers ("nvcc"), in any case.
+            std::string name = n->asString();
+            std::transform(name.begin(), name.end(), name.begin(),
+                           [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+            if (name != "nvrtc" && name != "nvcc")
+                n->fail("Compiler must be nvrtc or nvcc, got '" + n->asString() + "'");
+            if (name == "nvcc" && m_p.isTriton())
+                n->fail("a Triton kernel is compiled by Triton; Compiler nvcc is for CUDA kernels");
+            m_p.compiler = name;
+        }
         keepUnknown(ts, {"Shapes", "Objective", "Objectives", "Roofline", "Metrics", "Silence", "Configs", "Partial",
-                         "VerifyWithin"});
+                         "VerifyWithin", "Compiler"});
     }
 
     // Tilescope.Configs: [[v1, v2, ...], ...], the values in TuningParameters order. Each value

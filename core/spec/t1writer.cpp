@@ -77,7 +77,8 @@ public:
         addUnknown(root, "");
         const bool hasShapes = m_p.shapes.size() > 1 || (m_p.shapes.size() == 1 && !m_p.shapes[0].dims.empty());
         if (hasShapes || m_p.objective || !m_p.metrics.empty() || !m_p.silencedWarnings.empty() || m_p.configList ||
-            !m_p.partialOutputs.empty() || !m_p.verifyWithin.empty() || m_p.unknownFields.count("/Tilescope")) {
+            !m_p.partialOutputs.empty() || !m_p.verifyWithin.empty() || !m_p.compiler.empty() ||
+            m_p.unknownFields.count("/Tilescope")) {
             root.erase("Tilescope");
             root["Tilescope"] = tilescope(hasShapes);
         }
@@ -344,6 +345,8 @@ private:
             ts["Partial"] = m_p.partialOutputs;
         if (!m_p.verifyWithin.empty())
             ts["VerifyWithin"] = m_p.verifyWithin;
+        if (!m_p.compiler.empty())
+            ts["Compiler"] = m_p.compiler;
         addUnknown(ts, "/Tilescope");
         return ts;
     }

@@ -238,7 +238,7 @@ bool TuningProblem::operator==(const TuningProblem& o) const {
            shapes == o.shapes && shapesSource == o.shapesSource && objective == o.objective &&
            objectives == o.objectives && roofline == o.roofline && metrics == o.metrics &&
            silencedWarnings == o.silencedWarnings && configList == o.configList && partialOutputs == o.partialOutputs &&
-           verifyWithin == o.verifyWithin && unknownFields == o.unknownFields;
+           verifyWithin == o.verifyWithin && compiler == o.compiler && unknownFields == o.unknownFields;
 }
 
 } // namespace tilescope

@@ -223,6 +223,12 @@ public:
     /// config of its own group (the same values of these parameters), not with one config for all.
     /// Empty: one reference for the session.
     std::vector<std::string> verifyWithin;
+    /// Tilescope.Compiler: what compiles a CUDA kernel: "nvrtc" (NVRTC in the process, the
+    /// default) or "nvcc" (the toolkit's nvcc, for code NVRTC cannot compile, such as CUTLASS
+    /// with its host-side templates). "" = absent (NVRTC).
+    std::string compiler;
+    /// The problem asks for nvcc (Tilescope.Compiler "nvcc").
+    bool usesNvcc() const { return compiler == "nvcc"; }
 
     /// Fields this version does not know, per section, kept verbatim (JSON text) for writing back.
     /// The key is the JSON pointer of the object that held them ("" = the top level,
