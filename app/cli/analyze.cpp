@@ -646,6 +646,20 @@ std::string failuresText(const std::vector<ConfigAnalysis>& results) {
     return text;
 }
 
+// The compile error every config failed with, when none compiled and all failed alike (a header
+// not found, a kernel name that names nothing): the kernel or the problem is at fault, not a
+// parameter. "" otherwise.
+std::string commonFailure(const std::vector<ConfigAnalysis>& results) {
+    if (results.empty() || results.front().status == CompileStatus::Ok)
+        return {};
+    const std::string& first = results.front().message;
+    for (const ConfigAnalysis& r : results) {
+        if (r.status == CompileStatus::Ok || r.message != first)
+            return {};
+    }
+    return first;
+}
+
 int runAnalyze(AnalyzeOptions opt) {
     const TuningProblem problem = TuningProblem::load(opt.problemPath);
     checkShape(problem, opt.shape);
@@ -806,6 +820,15 @@ int runAnalyze(AnalyzeOptions opt) {
 
     const std::string summary =
         "\nSummary\n" + summaryText(results, archs) + ruleText(problem, space, opt.shape, results, archs, partOf);
+    // Bad input when no config compiled and all failed with one error, after the report.
+    const auto failedAlike = [&]() -> int {
+        const std::string failure = commonFailure(results);
+        if (failure.empty())
+            return kOk;
+        std::fprintf(stderr, "error: %s: every config analysed failed to compile with the same error: %s\n",
+                     opt.problemPath.c_str(), failure.c_str());
+        return kBadInput;
+    };
     if (opt.json) {
         nlohmann::ordered_json list = nlohmann::ordered_json::array();
         for (std::size_t i = 0; i < results.size(); ++i) {
@@ -817,7 +840,7 @@ int runAnalyze(AnalyzeOptions opt) {
         std::cout << list.dump(2) << "\n";
         // stdout stays one JSON document; the summary is for people.
         std::fprintf(stderr, "%s", summary.c_str());
-        return kOk;
+        return failedAlike();
     }
 
     std::string header = "Problem  " + opt.problemPath + "  (kernel " + problem.kernelName;
@@ -828,7 +851,7 @@ int runAnalyze(AnalyzeOptions opt) {
                 summary.c_str());
     if (opt.lines)
         std::printf("%s", linesText(results, lineReports, space, source).c_str());
-    return kOk;
+    return failedAlike();
 }
 
 } // namespace

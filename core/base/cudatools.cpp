@@ -49,6 +49,20 @@ std::vector<fs::path> standardCudaDirs() {
     return {"/usr/local/cuda", "/opt/nvidia/cuda", "/usr/lib/cuda"};
 }
 
+std::vector<fs::path> cudaToolkitRoots(const std::vector<fs::path>& cudaDirs) {
+    std::vector<fs::path> roots;
+    for (const fs::path& dir : pathDirs()) {
+        if (executable(dir / "nvcc"))
+            roots.push_back(dir.parent_path());
+    }
+    for (const char* var : {"CUDA_HOME", "CUDA_PATH", "CUDA_ROOT"}) {
+        if (const char* root = std::getenv(var); root && *root)
+            roots.emplace_back(root);
+    }
+    roots.insert(roots.end(), cudaDirs.begin(), cudaDirs.end());
+    return roots;
+}
+
 fs::path findCudaTool(const std::string& name, const char* envVar, std::string* error,
                       const std::vector<fs::path>& cudaDirs, const std::vector<std::string>& subdirs) {
     if (const char* explicitPath = std::getenv(envVar); explicitPath && *explicitPath) {
@@ -63,21 +77,11 @@ fs::path findCudaTool(const std::string& name, const char* envVar, std::string* 
     const std::vector<fs::path> path = pathDirs();
     for (const fs::path& dir : path)
         candidates.push_back(dir / name);
-    auto toolkit = [&](const fs::path& root) {
+    for (const fs::path& root : cudaToolkitRoots(cudaDirs)) {
         candidates.push_back(root / "bin" / name);
         for (const std::string& sub : subdirs)
             candidates.push_back(root / sub / name);
-    };
-    for (const fs::path& dir : path) {
-        if (executable(dir / "nvcc"))
-            toolkit(dir.parent_path());
     }
-    for (const char* var : {"CUDA_HOME", "CUDA_PATH", "CUDA_ROOT"}) {
-        if (const char* root = std::getenv(var); root && *root)
-            toolkit(root);
-    }
-    for (const fs::path& root : cudaDirs)
-        toolkit(root);
     for (const fs::path& candidate : candidates) {
         if (executable(candidate))
             return candidate;

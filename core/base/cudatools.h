@@ -13,6 +13,12 @@ namespace tilescope {
 /// Where a CUDA toolkit usually lives: /usr/local/cuda, /opt/nvidia/cuda, /usr/lib/cuda.
 std::vector<std::filesystem::path> standardCudaDirs();
 
+/// The folders a CUDA toolkit may be rooted at, in the order tools are looked for there: the
+/// parent of each PATH folder that holds nvcc, $CUDA_HOME, $CUDA_PATH, $CUDA_ROOT, then
+/// `cudaDirs`. Candidates only: none need exist.
+std::vector<std::filesystem::path>
+cudaToolkitRoots(const std::vector<std::filesystem::path>& cudaDirs = standardCudaDirs());
+
 /// A toolkit tool: the file that `envVar` names when set (it must be an executable file, else
 /// nothing: `error` says so), else the first executable `name` on PATH, beside nvcc on PATH, in
 /// $CUDA_HOME, $CUDA_PATH or $CUDA_ROOT, then in `cudaDirs`, each as ROOT/bin/NAME or

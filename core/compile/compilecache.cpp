@@ -2,6 +2,7 @@
 
 #include "base/sha256.h"
 #include "compile/nvcc.h"
+#include "compile/nvrtcheaders.h"
 #include "compile/triton.h"
 
 #include <unistd.h>
@@ -458,6 +459,7 @@ std::string compileCacheKey(const CompileRequest& request) {
         sha.updateField(setup.ok ? setup.identity : "no nvcc: " + setup.error);
     } else {
         sha.updateField(nvrtcVersionString());
+        sha.updateField(nvrtcHeaders().digest); // the toolkit's folders and the headers NVRTC is given
     }
     sha.updateField(request.arch);
     sha.updateU64(request.options.size());

@@ -1,6 +1,7 @@
 #include "compile/compiler.h"
 
 #include "compile/nvcc.h"
+#include "compile/nvrtcheaders.h"
 #include "compile/triton.h"
 
 #include <nvrtc.h>
@@ -101,6 +102,21 @@ std::string firstError(std::string_view log) {
             first = line;
     }
     return std::string(first);
+}
+
+// Creates the program with the headers Tilescope gives NVRTC (compile/nvrtcheaders.h).
+nvrtcResult createProgram(nvrtcProgram* program, const std::string& source, const std::string& name) {
+    const NvrtcHeaders& headers = nvrtcHeaders();
+    std::vector<const char*> texts;
+    std::vector<const char*> names;
+    texts.reserve(headers.names.size());
+    names.reserve(headers.names.size());
+    for (std::size_t i = 0; i < headers.names.size(); ++i) {
+        names.push_back(headers.names[i].c_str());
+        texts.push_back(headers.texts[i].c_str());
+    }
+    return nvrtcCreateProgram(program, source.c_str(), name.c_str(), static_cast<int>(names.size()), texts.data(),
+                              names.data());
 }
 
 const std::vector<std::string>& cachedSupportedArchs() {
@@ -217,12 +233,15 @@ std::string_view compileStatusName(CompileStatus status) {
 
 std::vector<std::string> compileOptions(const CompileRequest& request) {
     std::vector<std::string> options;
-    options.reserve(2 + request.includeDirs.size() + request.options.size());
+    options.reserve(2 + request.includeDirs.size() + request.options.size() + nvrtcHeaders().includeDirs.size());
     options.push_back("--gpu-architecture=" + request.arch);
     options.emplace_back("--ptxas-options=-v");
     for (const std::string& dir : request.includeDirs)
         options.push_back("-I" + dir);
     options.insert(options.end(), request.options.begin(), request.options.end());
+    // The toolkit's folders last, as nvcc searches them after the -I folders given.
+    for (const std::string& dir : nvrtcHeaders().includeDirs)
+        options.push_back("-I" + dir);
     return options;
 }
 
@@ -241,8 +260,7 @@ CompileResult compileKernel(const CompileRequest& request) {
     const std::string name = request.sourceName.empty() ? std::string(kDefaultSourceName) : request.sourceName;
     const std::string source = preparedSource(request);
     nvrtcProgram raw = nullptr;
-    if (const nvrtcResult rc = nvrtcCreateProgram(&raw, source.c_str(), name.c_str(), 0, nullptr, nullptr);
-        rc != NVRTC_SUCCESS) {
+    if (const nvrtcResult rc = createProgram(&raw, source, name); rc != NVRTC_SUCCESS) {
         CompileResult result =
             failure(CompileStatus::CompileError,
                     std::string("NVRTC could not create the program: ") + nvrtcGetErrorString(rc), {});
@@ -281,7 +299,11 @@ CompileResult compileKernel(const CompileRequest& request) {
     if (rc != NVRTC_SUCCESS) {
         // Compiler diagnostics already name the file and line; other failures (a bad option)
         // need NVRTC's word for what went wrong.
-        std::string message = firstError(log);
+        std::string message = missingHeaderMessage(log, request, nvrtcHeaders());
+        if (message.empty())
+            message = removedIntrinsicMessage(log);
+        if (message.empty())
+            message = firstError(log);
         if (rc != NVRTC_ERROR_COMPILATION)
             message = std::string(nvrtcGetErrorString(rc)) + (message.empty() ? "" : ": " + message);
         CompileResult result = failure(CompileStatus::CompileError, std::move(message), std::move(log));
@@ -349,8 +371,7 @@ PtxResult generatePtx(const CompileRequest& request) {
     const std::string name = request.sourceName.empty() ? std::string(kDefaultSourceName) : request.sourceName;
     const std::string source = preparedSource(request);
     nvrtcProgram raw = nullptr;
-    if (const nvrtcResult rc = nvrtcCreateProgram(&raw, source.c_str(), name.c_str(), 0, nullptr, nullptr);
-        rc != NVRTC_SUCCESS) {
+    if (const nvrtcResult rc = createProgram(&raw, source, name); rc != NVRTC_SUCCESS) {
         result.log = std::string("NVRTC could not create the program: ") + nvrtcGetErrorString(rc);
         return result;
     }

@@ -145,7 +145,8 @@ struct CompileResult {
 std::string boundedLog(std::string log);
 
 /// The exact NVRTC option list compileKernel() uses for `request`: the arch, the ptxas report,
-/// the include dirs, then the request's options. Deterministic, for cache keys and for showing
+/// the include dirs, then the request's options, then the CUDA toolkit's include folders
+/// (nvrtcHeaders(): CCCL's, then the toolkit's own). Deterministic, for cache keys and for showing
 /// the user what ran.
 std::vector<std::string> compileOptions(const CompileRequest& request);
 

@@ -2,6 +2,7 @@
 // compile errors, the ptxas -v parser on fixed texts, and agreement with nvcc where it exists.
 
 #include "compile/compiler.h"
+#include "compile/nvrtcheaders.h"
 
 #include <QProcess>
 #include <QStandardPaths>
@@ -154,8 +155,11 @@ void TestCompile::options() {
     request.includeDirs = {"/opt/include"};
     const std::vector<std::string> options = compileOptions(request);
     // The defines are no options: they are the source's prefix, as Kernel Tuner writes them.
-    const std::vector<std::string> expected = {"--gpu-architecture=sm_90", "--ptxas-options=-v", "-I/opt/include",
-                                               "-std=c++17"};
+    std::vector<std::string> expected = {"--gpu-architecture=sm_90", "--ptxas-options=-v", "-I/opt/include",
+                                         "-std=c++17"};
+    // Then the CUDA toolkit's include folders, as nvcc searches them (tst_nvrtcheaders).
+    for (const std::string& dir : nvrtcHeaders().includeDirs)
+        expected.push_back("-I" + dir);
     QCOMPARE(options, expected);
     QCOMPARE(compileOptions(request), options); // deterministic: usable in a cache key
     const std::string prepared = preparedSource(request);

@@ -413,7 +413,7 @@ class _Call:
 
     def t1(self, configs, smem, explicit_configs, explicit_grid, reference):
         kernel = {"Language": "CUDA"}
-        options = [str(o) for o in (self.compiler_options or [])]
+        options = _absolute_include_options([str(o) for o in (self.compiler_options or [])])
         if self.source.path is not None and '#include "' in self.source.code:
             options.append(f"-I{self.source.path.parent}")
         if options:
@@ -534,6 +534,29 @@ def _device_name(cli, info, backend):
     if info.get("device_name"):
         return info["device_name"]
     return backend
+
+
+def _absolute_include_options(options):
+    """The compiler options with relative -I folders and --pre-include headers made absolute: the
+    compiler Kernel Tuner runs takes them from the working folder, and the problem folder may be
+    tuned again from anywhere."""
+    result = []
+    take_next = False
+    for o in options:
+        if take_next:
+            result.append(os.path.abspath(o))
+            take_next = False
+        elif o in ("-I", "--include-path", "-include", "--pre-include"):
+            result.append(o)
+            take_next = True
+        elif o.startswith(("--include-path=", "--pre-include=")):
+            flag, _, path = o.partition("=")
+            result.append(f"{flag}={os.path.abspath(path)}" if path else o)
+        elif o.startswith("-I") and len(o) > 2:
+            result.append("-I" + os.path.abspath(o[2:]))
+        else:
+            result.append(o)
+    return result
 
 
 def _environment(info, backend, device_name, iterations, compiler_options, problem, db):
