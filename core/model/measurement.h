@@ -134,6 +134,20 @@ struct InstructionCount {
 };
 
 /// What a backend reports for one config.
+/// Where a config's benchmark time went on the worker, in seconds; not stored per result (the
+/// session adds them up for its summary and provenance). The rest of benchmarkSeconds is loading
+/// the module and checking the launch.
+struct BenchmarkParts {
+    double check = 0;         ///< the checked launch: canaried outputs, their downloads and the comparison
+    double timing = 0;        ///< the timed samples, with their L2 flushes and restores
+    double counters = 0;      ///< CUPTI's passes and the executed-instruction counts
+    double energy = 0;        ///< NVML's pass
+    int comparedOnDevice = 0; ///< outputs whose comparison with the reference the GPU settled
+    int downloaded = 0;       ///< outputs copied to the host to be checked there
+
+    bool operator==(const BenchmarkParts&) const = default;
+};
+
 struct Measurement {
     ResultStatus status = ResultStatus::Skipped;
     TimingStats time;                        ///< valid when status == Ok (and WrongResult, Implausible when timed)
@@ -153,6 +167,7 @@ struct Measurement {
     /// Per machine instruction of the kernel that ran, its executions in one launch, when the caller
     /// asked for them (CudaBackendOptions::executedCounts); by offset; not stored.
     std::vector<InstructionCount> executed;
+    BenchmarkParts parts; ///< where benchmarkSeconds went (the worker's; not stored)
 
     bool operator==(const Measurement&) const = default;
 };

@@ -31,6 +31,28 @@ std::string bestResultText(const ResultRecord& best, const std::string& objectiv
     return text;
 }
 
+std::string benchmarkPartsSentence(const SessionPipeline& pl) {
+    const BenchmarkParts& b = pl.parts;
+    if (pl.measuredConfigs == 0 || b == BenchmarkParts{})
+        return {};
+    const double n = double(pl.measuredConfigs);
+    auto ms = [&](double seconds) { return formatDouble("%.3g ms", 1e3 * seconds / n); };
+    std::string text =
+        "a config " + ms(pl.benchmarkSeconds) + " of the GPU's time: checking its outputs " + ms(b.check);
+    if (b.comparedOnDevice + b.downloaded > 0)
+        text += " (" + formatCount(double(b.comparedOnDevice)) + " of " +
+                formatCount(double(b.comparedOnDevice + b.downloaded)) + " outputs compared on the GPU)";
+    text += ", timing " + ms(b.timing);
+    if (b.counters > 0)
+        text += ", counters " + ms(b.counters);
+    if (b.energy > 0)
+        text += ", energy " + ms(b.energy);
+    const double rest = pl.benchmarkSeconds - b.check - b.timing - b.counters - b.energy;
+    if (rest > 0)
+        text += ", loading and the rest " + ms(rest);
+    return text;
+}
+
 SessionReport sessionReport(const SessionSummary& summary, const SessionReportContext& context) {
     SessionReport report;
     const SessionInfo& s = summary.session;
@@ -102,6 +124,8 @@ SessionReport sessionReport(const SessionSummary& summary, const SessionReportCo
                     " % measuring";
         if (!text.empty())
             line("pipeline", text);
+        if (const std::string parts = benchmarkPartsSentence(pl); !parts.empty())
+            line("measuring", parts);
     }
     line("time", formatDuration(p.elapsedSeconds) + " wall; recorded compile + benchmark time " +
                      formatDuration(p.recordedSeconds) +

@@ -22,6 +22,11 @@ std::string statusSummary(const StatusCounts& counts);
 std::string bestResultText(const ResultRecord& best, const std::string& objectiveName,
                            StaticRank by = StaticRank::Occupancy);
 
+/// "a config 85.2 ms of the GPU's time: checking its outputs 55.1 ms (60 of 60 outputs compared
+/// on the GPU), timing 25 ms, counters 5.1 ms": where the benchmark time of a config went, as a
+/// mean over the configs measured; "" where the backend did not say (a replay, the analysis backend).
+std::string benchmarkPartsSentence(const SessionPipeline& pipeline);
+
 /// What the summary says beside the session itself.
 struct SessionReportContext {
     std::string problemPath;                   ///< the problem file as given

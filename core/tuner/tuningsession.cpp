@@ -709,6 +709,16 @@ struct TuningSession::Run {
                     pipeline.compileSeconds / (wall * std::max(1u, self.m_compiler->threadCount()));
             if (!pipeline.devices.empty() && backend.kind != "analysis")
                 p["gpu_busy"] = pipeline.benchmarkSeconds / (wall * static_cast<double>(pipeline.devices.size()));
+            if (const BenchmarkParts& b = pipeline.parts; pipeline.measuredConfigs > 0 && b != BenchmarkParts{}) {
+                const double n = static_cast<double>(pipeline.measuredConfigs);
+                p["benchmark_ms_a_config"] = nlohmann::ordered_json{{"all", 1e3 * pipeline.benchmarkSeconds / n},
+                                                                    {"check", 1e3 * b.check / n},
+                                                                    {"timing", 1e3 * b.timing / n},
+                                                                    {"counters", 1e3 * b.counters / n},
+                                                                    {"energy", 1e3 * b.energy / n}};
+                p["outputs_compared_on_gpu"] = b.comparedOnDevice;
+                p["outputs_downloaded"] = b.downloaded;
+            }
             info.provenanceJson = withProvenance(info.provenanceJson, {{"pipeline", std::move(p)}});
             self.m_store.setSessionProvenance(sessionId, info.deviceName, info.arch, info.provenanceJson);
         }

@@ -126,10 +126,20 @@ struct SessionPipeline {
     double benchmarkSeconds = 0; ///< GPU time spent measuring (the backend's benchmark seconds)
     std::set<int> devices;       ///< the devices that measured
     double wallSeconds = 0;
+    BenchmarkParts parts;              ///< the benchmark time's parts, added up over the configs measured
+    std::uint64_t measuredConfigs = 0; ///< configs with a benchmark time
 
     void compiled(const PendingConfig&) { ++configs; }
     void measured(const Measurement& m) {
         benchmarkSeconds += std::max(0.0, m.benchmarkSeconds);
+        if (m.benchmarkSeconds > 0)
+            ++measuredConfigs;
+        parts.check += m.parts.check;
+        parts.timing += m.parts.timing;
+        parts.counters += m.parts.counters;
+        parts.energy += m.parts.energy;
+        parts.comparedOnDevice += m.parts.comparedOnDevice;
+        parts.downloaded += m.parts.downloaded;
         if (m.device >= 0)
             devices.insert(m.device);
     }

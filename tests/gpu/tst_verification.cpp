@@ -13,6 +13,9 @@
 //   is and is caught by the final round's second input set.
 // - A diffusion stencil whose TSTEPS computes that many time steps per launch: verified within
 //   the groups of TSTEPS, found by the session (and said) or declared in the problem (all ok).
+// - Outputs compared with their reference on the GPU read the same as on the host
+//   (TILESCOPE_COMPARE_ON_HOST=1): the same statuses, messages and errors; only the configs whose
+//   outputs agree are settled there, the others are copied and named by the host's comparison.
 // - With --sanitize, a read past the end of an input that lands in the next buffer is named by
 //   its line (compute-sanitizer's padding between allocations).
 
@@ -26,6 +29,7 @@
 #include "spec/launchplan.h"
 #include "spec/tuningproblem.h"
 #include "store/resultstore.h"
+#include "tuner/sessionreport.h"
 #include "tuner/tuningsession.h"
 
 #include "clirun.h"
@@ -82,6 +86,15 @@ constexpr const char* kSkipProblem = R"json({
     },
     "Tilescope": {"Shapes": [{"N": 16777216}]}
 })json";
+
+// The skipper's computation, every value scaled by 1.001 when BUG = 1.
+constexpr const char* kScaledKernel = R"cuda(
+extern "C" __global__ void skipper(float* out, const float* in, int n) {
+    const int i = blockIdx.x * BLOCK + threadIdx.x;
+    if (i < n)
+        out[i] = (2.0f * in[i] + 1.0f) * (BUG ? 1.001f : 1.0f);
+}
+)cuda";
 
 // The same kernel as a Kernel Tuner script writes it, with no answer.
 constexpr const char* kSkipScript = R"py(
@@ -278,6 +291,8 @@ private slots:
     void timeStepsVerifiedWithinGroups_data();
     void timeStepsVerifiedWithinGroups();
     void sanitizeFindsAnOverrunIntoTheNextBuffer();
+    void comparedOnTheGpuAsOnTheHost_data();
+    void comparedOnTheGpuAsOnTheHost();
 
 private:
     // Writes `kernel` and `problem` as NAME.cu and NAME.json, and loads the problem.
@@ -551,6 +566,63 @@ void TestVerification::sanitizeFindsAnOverrunIntoTheNextBuffer() {
         QVERIFY2(contains(m, "Invalid __global__ read of size 4 bytes") && contains(m, "shifted.cu:5"), m.c_str());
     }
     QCOMPARE(sanitized, 1);
+}
+
+void TestVerification::comparedOnTheGpuAsOnTheHost_data() {
+    QTest::addColumn<QString>("name");
+    QTest::newRow("unwritten blocks") << QStringLiteral("skipper");
+    QTest::newRow("wrong values") << QStringLiteral("scaled");
+}
+
+void TestVerification::comparedOnTheGpuAsOnTheHost() {
+    if (!m_skip.isEmpty())
+        QSKIP(qPrintable(m_skip));
+    QFETCH(QString, name);
+    const bool skipper = name == QStringLiteral("skipper");
+    // "scaled": the skipper's problem with a kernel whose BUG = 1 scales every value by 1.001, an
+    // error of 1e-3 of the output's scale where float's tolerance is 1e-4.
+    std::string scaled = kSkipProblem;
+    scaled.replace(scaled.find("\"SKIP\""), 6, "\"BUG\"");
+    const TuningProblem problem =
+        skipper ? write("skipper", kSkipKernel, kSkipProblem) : write("skipper", kScaledKernel, scaled);
+    SessionOptions session;
+    session.strategy = "random";
+    session.seed = 5;
+    std::map<std::string, ResultRecord> gpu, host;
+    for (const bool onHost : {false, true}) {
+        if (onHost)
+            qputenv("TILESCOPE_COMPARE_ON_HOST", "1");
+        else
+            qunsetenv("TILESCOPE_COMPARE_ON_HOST");
+        std::vector<ResultRecord> results;
+        const SessionSummary summary =
+            tune(problem, m_options, session, name.toStdString() + (onHost ? "-host" : "-gpu"), results);
+        qunsetenv("TILESCOPE_COMPARE_ON_HOST");
+        QVERIFY(summary.pipeline);
+        const BenchmarkParts& parts = summary.pipeline->parts;
+        qInfo("%s: %d outputs compared on the GPU, %d downloaded; %s", onHost ? "host" : "gpu", parts.comparedOnDevice,
+              parts.downloaded, benchmarkPartsSentence(*summary.pipeline).c_str());
+        // Six configs: the reference is downloaded, the two others right are settled on the GPU,
+        // the three wrong ones go to the host for their message.
+        QCOMPARE(parts.comparedOnDevice, onHost ? 0 : 2);
+        QCOMPARE(parts.downloaded, onHost ? 6 : 4);
+        for (const ResultRecord& r : results)
+            (onHost ? host : gpu)[describeConfig(r.config)] = r;
+    }
+    QCOMPARE(gpu.size(), std::size_t(6));
+    QCOMPARE(host.size(), gpu.size());
+    for (const auto& [config, g] : gpu) {
+        const ResultRecord& h = host.at(config);
+        QVERIFY2(g.status() == h.status(), config.c_str());
+        QCOMPARE(g.measurement.message, h.measurement.message);
+        QCOMPARE(g.measurement.verificationError.has_value(), h.measurement.verificationError.has_value());
+        if (g.measurement.verificationError)
+            QCOMPARE(*g.measurement.verificationError, *h.measurement.verificationError);
+        const bool wrong = g.config.at(skipper ? "SKIP" : "BUG").asInt() == 1;
+        if (!skipper && wrong)
+            QVERIFY2(contains(g.measurement.message, "beyond the tolerance"), g.measurement.message.c_str());
+        QCOMPARE(g.status(), wrong ? ResultStatus::WrongResult : ResultStatus::Ok);
+    }
 }
 
 QTEST_GUILESS_MAIN(TestVerification)

@@ -221,6 +221,15 @@ json measurementJson(const Measurement& m) {
                                  {"temperature_c", d.temperatureC}, {"pstate", d.performanceState},
                                  {"power_w", number(d.powerWatts)}, {"clock_reasons", d.clockReasons}};
     }
+    if (m.parts != BenchmarkParts{}) {
+        const BenchmarkParts& b = m.parts;
+        j["parts"] = json{{"check_s", number(b.check)},
+                          {"timing_s", number(b.timing)},
+                          {"counters_s", number(b.counters)},
+                          {"energy_s", number(b.energy)},
+                          {"compared_on_device", b.comparedOnDevice},
+                          {"downloaded", b.downloaded}};
+    }
     if (!m.samplesMs.empty()) {
         json samples = json::array();
         for (double ms : m.samplesMs)
@@ -254,6 +263,14 @@ Measurement measurementOf(const json& j) {
     m.device = j.value("device", -1);
     if (j.contains("verification_error"))
         m.verificationError = numberOf(j.at("verification_error"));
+    if (const auto b = j.find("parts"); b != j.end()) {
+        m.parts.check = numberOf(b->at("check_s"));
+        m.parts.timing = numberOf(b->at("timing_s"));
+        m.parts.counters = numberOf(b->at("counters_s"));
+        m.parts.energy = numberOf(b->at("energy_s"));
+        m.parts.comparedOnDevice = b->value("compared_on_device", 0);
+        m.parts.downloaded = b->value("downloaded", 0);
+    }
     if (j.contains("static_info"))
         m.staticInfo = staticOf(j.at("static_info"));
     if (const auto d = j.find("device_state"); d != j.end()) {

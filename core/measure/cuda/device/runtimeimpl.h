@@ -105,13 +105,28 @@ struct WorkerRuntime::Impl {
     std::vector<Reference> references; // from the problem's ReferenceArguments
     std::vector<bool> hasT1Reference;  // per argument
     /// What a reference config left in the outputs, for the configs of its group to be checked against.
+    /// A reference output kept on the device too, for the comparison there (gpucompare.cpp).
+    struct DeviceCopy {
+        CUdeviceptr data = 0; ///< 0: compared on the host
+        std::int64_t bytes = 0;
+        double scale = 1; ///< the Normalized comparison's scale: the largest finite magnitude (1 if all 0)
+    };
     struct KeptReference {
         std::vector<std::vector<unsigned char>> values; ///< per argument: its output (when verifying)
+        std::vector<DeviceCopy> onDevice;               ///< per argument (empty: none)
         bool hasValues = false;
         std::vector<ElementMask> written; ///< per checked argument: the elements it wrote
         std::vector<ElementMask> finite;  ///< per checked argument: the elements it left finite
     };
     std::map<std::string, KeptReference> kept; ///< by reference group (worker::Measure::referenceGroup)
+    std::int64_t keptOnDeviceBytes = 0;        ///< the device memory of the kept references' copies
+
+    // Comparing outputs on the GPU (gpucompare.cpp): the module of the comparison kernels, loaded
+    // at the first comparison (null when it cannot be: the host compares), and its result slot.
+    CUmodule compareModule = nullptr;
+    bool compareTried = false;
+    bool compareOff = false; ///< TILESCOPE_COMPARE_ON_HOST=1: every comparison on the host
+    CUdeviceptr compareResult = 0;
     /// Per argument: the initial contents of a checked ReadWrite output, which show what a launch changed.
     std::vector<std::vector<unsigned char>> initial;
     std::vector<std::vector<unsigned char>> host; // per argument: scratch for downloads
@@ -209,7 +224,7 @@ struct WorkerRuntime::Impl {
         params.clear();
         references.clear();
         hasT1Reference.clear();
-        kept.clear();
+        forgetReferences();
         initial.clear();
         for (void* p : pinned)
             if (!lost)
@@ -281,6 +296,21 @@ struct WorkerRuntime::Impl {
     /// Launches once and checks the launch; the message of a launch that does not start says
     /// whether a block fits on an SM at all.
     void launchChecked(const worker::Result& r, const std::string& what);
+
+    // ---- gpucompare.cpp ----
+    /// Frees the kept references (and their device copies).
+    void forgetReferences();
+    /// Frees a reference's device copy.
+    void releaseCopy(DeviceCopy& copy);
+    /// Keeps a copy of reference output `i` (its values `values`) on the device when the GPU can
+    /// compare it there: a WriteOnly output, checked in full, every element written and finite,
+    /// no element equal to the canary, a type the kernels know, and memory to spare.
+    DeviceCopy keepOnDevice(std::size_t i, const std::vector<unsigned char>& values, const ElementMask& written,
+                            const ElementMask& finite);
+    /// Compares output `i` (in its buffer) with `copy` on the GPU: the verdict when every element
+    /// agrees (written, finite, within the Normalized tolerance); nullopt when one does not, or
+    /// the GPU cannot compare, for the host to find and name it.
+    std::optional<Verdict> compareOnDevice(std::size_t i, const DeviceCopy& copy);
 
     // ---- verification.cpp ----
     void readReferences(const std::filesystem::path& baseDir, const std::string& problemFile);

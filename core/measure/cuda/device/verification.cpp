@@ -70,9 +70,25 @@ void WorkerRuntime::Impl::verify(const worker::Measure& m, worker::Result& r) {
     launchChecked(r, "the launch failed");
     check(cu->cuStreamSynchronize(stream), "the kernel failed");
 
+    // The reference of the config's group, unless this config is to become it.
+    const auto group = kept.find(m.referenceGroup);
+    const KeptReference* ref = m.makeReference || group == kept.end() ? nullptr : &group->second;
+    auto canaried = [&](std::size_t i) { return args[i].access == Access::WriteOnly; };
+
+    // Outputs the GPU compares with its copy of the reference: settled there when every element
+    // agrees; otherwise copied here, where the comparison finds and names what does not.
+    std::vector<std::optional<Verdict>> settled(args.size());
+    if (m.verify && ref && ref->hasValues && !ref->onDevice.empty())
+        for (std::size_t i = 0; i < args.size(); ++i)
+            if (args[i].verify && !hasT1Reference[i])
+                settled[i] = compareOnDevice(i, ref->onDevice[i]);
+
     std::vector<bool> download(args.size(), false);
-    for (std::size_t i = 0; i < args.size(); ++i)
-        download[i] = args[i].verify || (m.verify && hasT1Reference[i]);
+    for (std::size_t i = 0; i < args.size(); ++i) {
+        download[i] = (args[i].verify && !settled[i]) || (m.verify && hasT1Reference[i]);
+        out.parts.comparedOnDevice += settled[i] ? 1 : 0;
+        out.parts.downloaded += download[i] ? 1 : 0;
+    }
     for (std::size_t i = 0; i < args.size(); ++i) {
         if (!download[i])
             continue;
@@ -88,11 +104,6 @@ void WorkerRuntime::Impl::verify(const worker::Measure& m, worker::Result& r) {
         check(cu->cuMemcpyDtoH(host[i].data(), buffers[i], host[i].size()),
               "cannot copy " + args[i].label() + " to the host (cuMemcpyDtoH)");
     }
-
-    // The reference of the config's group, unless this config is to become it.
-    const auto group = kept.find(m.referenceGroup);
-    const KeptReference* ref = m.makeReference || group == kept.end() ? nullptr : &group->second;
-    auto canaried = [&](std::size_t i) { return args[i].access == Access::WriteOnly; };
 
     // Which elements each checked output holds as the launch wrote them: against the reference,
     // one pass over the output; an element that still holds the canary is confirmed by a second
@@ -114,6 +125,10 @@ void WorkerRuntime::Impl::verify(const worker::Measure& m, worker::Result& r) {
         }
         if (!ref)
             continue;
+        if (settled[i]) { // every element written, finite and within the tolerance
+            compares[i] = *settled[i];
+            continue;
+        }
         const std::span<const unsigned char> before =
             canaried(i) ? std::span<const unsigned char>() : std::span<const unsigned char>(initial[i]);
         if (m.verify && ref->hasValues && !hasT1Reference[i]) {
@@ -241,13 +256,21 @@ void WorkerRuntime::Impl::verify(const worker::Measure& m, worker::Result& r) {
         k.written.resize(args.size());
         k.finite.resize(args.size());
         k.values.resize(args.size());
+        k.onDevice.resize(args.size());
+        if (const auto old = kept.find(m.referenceGroup); old != kept.end()) {
+            for (DeviceCopy& c : old->second.onDevice)
+                releaseCopy(c);
+            kept.erase(old);
+        }
         for (std::size_t i = 0; i < args.size(); ++i) {
             if (!args[i].verify)
                 continue;
             k.finite[i] = finiteValues(args[i], host[i]);
             k.written[i] = std::move(written[i]);
-            if (m.verify && !hasT1Reference[i])
+            if (m.verify && !hasT1Reference[i]) {
                 k.values[i] = host[i]; // a copy: the scratch stays page-locked
+                k.onDevice[i] = keepOnDevice(i, k.values[i], k.written[i], k.finite[i]);
+            }
         }
         k.hasValues = m.verify;
         kept[m.referenceGroup] = std::move(k);

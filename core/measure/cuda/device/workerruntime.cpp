@@ -7,7 +7,9 @@
 #include <algorithm>
 #include <array>
 #include <cstdio>
+#include <cstdlib>
 #include <new>
+#include <string_view>
 
 namespace tilescope::cuda {
 
@@ -122,6 +124,9 @@ void WorkerRuntime::Impl::run(const worker::Measure& m, const std::vector<char>&
     // unless every launch is to be guarded, the timed ones on ordinary buffers as users have them.
     if (m.guard != worker::Guard::Off)
         placeBuffers(true);
+    BenchmarkParts& parts = out.parts;
+    auto since = [](Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); };
+    Clock::time_point t = Clock::now();
     if (m.verify || m.checkWrites) {
         verify(m, r);
     } else {
@@ -136,11 +141,18 @@ void WorkerRuntime::Impl::run(const worker::Measure& m, const std::vector<char>&
         returnContents(m, r);
     if (m.guard != worker::Guard::Always)
         placeBuffers(false);
+    parts.check = since(t);
+    t = Clock::now();
     time(m.timing, r);
+    parts.timing = since(t);
     out.deviceState = nvml ? nvml->sample() : std::nullopt; // right after the samples, before profiling
+    t = Clock::now();
     measureEnergy(m, r);
+    parts.energy = since(t);
+    t = Clock::now();
     profile(m, r);
     countExecuted(m, r);
+    parts.counters = since(t);
 }
 
 WorkerRuntime::WorkerRuntime()
@@ -199,6 +211,10 @@ worker::Hello WorkerRuntime::start(int deviceOrdinal) {
     worker::Hello hello;
     hello.device.ordinal = deviceOrdinal;
     d.ordinal = deviceOrdinal;
+    // Outputs compared on the host only (to compare the two ways, or where the GPU's comparison
+    // is in doubt): TILESCOPE_COMPARE_ON_HOST=1.
+    const char* onHost = std::getenv("TILESCOPE_COMPARE_ON_HOST");
+    d.compareOff = onHost && *onHost && std::string_view(onHost) != "0";
     std::string error;
     d.cu = Driver::load(&error);
     if (!d.cu) {
@@ -355,7 +371,7 @@ worker::Opened WorkerRuntime::open(const worker::Open& request) {
         d.pristine.assign(args.size(), 0);
         d.scalars.assign(args.size(), ScalarSlot{});
         d.params.assign(args.size(), nullptr);
-        d.kept.clear();
+        d.forgetReferences();
         d.initial.assign(args.size(), {});
         d.host.assign(args.size(), {});
         d.tensorMaps.assign(args.size(), CUtensorMap{});
@@ -473,6 +489,11 @@ void WorkerRuntime::release() {
     d.profiler.reset();
     d.freeBuffer(d.flush);
     d.flushBytes = 0;
+    d.freeBuffer(d.compareResult);
+    if (d.compareModule && !d.lost)
+        d.cu->cuModuleUnload(d.compareModule);
+    d.compareModule = nullptr;
+    d.compareTried = false;
     if (!d.lost) {
         if (d.startEvent)
             d.cu->cuEventDestroy(d.startEvent);

@@ -1,0 +1,169 @@
+// The comparison of outputs with their reference on the GPU: a config whose outputs agree is
+// settled there, without copying them to the host (a 64 MB output costs a read of both buffers
+// at the device's bandwidth instead of a download and a pass of the CPU). Any element that does
+// not agree sends the output to the host's comparison (measure/cuda/argumentdata.cpp), which
+// finds and names it, so a wrong result reads the same either way.
+
+#include "measure/cuda/device/runtimeimpl.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+
+namespace tilescope::cuda {
+
+#if TILESCOPE_HAVE_COMPARE_PTX
+extern const char kOutputComparePtx[];
+#endif
+
+namespace {
+
+/// The comparison kernel of a type; nullptr for the types compared on the host only (FP8).
+const char* kernelFor(ElementType type) {
+    switch (type) {
+    case ElementType::Double:
+        return "tilescope_compare_f64";
+    case ElementType::Float:
+        return "tilescope_compare_f32";
+    case ElementType::Half:
+        return "tilescope_compare_f16";
+    case ElementType::BFloat16:
+        return "tilescope_compare_bf16";
+    case ElementType::Bool:
+    case ElementType::Int8:
+    case ElementType::UInt8:
+        return "tilescope_compare_b8";
+    case ElementType::Int16:
+    case ElementType::UInt16:
+        return "tilescope_compare_b16";
+    case ElementType::Int32:
+    case ElementType::UInt32:
+        return "tilescope_compare_b32";
+    case ElementType::Int64:
+    case ElementType::UInt64:
+        return "tilescope_compare_b64";
+    case ElementType::Float8E4M3:
+    case ElementType::Float8E5M2:
+        return nullptr;
+    }
+    return nullptr;
+}
+
+/// Whether any element of `values` has every byte equal to `canary`.
+bool holdsCanary(std::span<const unsigned char> values, std::size_t size, unsigned char canary) {
+    for (std::size_t at = 0; at + size <= values.size(); at += size)
+        if (std::all_of(values.begin() + static_cast<std::ptrdiff_t>(at),
+                        values.begin() + static_cast<std::ptrdiff_t>(at + size),
+                        [&](unsigned char b) { return b == canary; }))
+            return true;
+    return false;
+}
+
+} // namespace
+
+void WorkerRuntime::Impl::releaseCopy(DeviceCopy& copy) {
+    if (copy.data)
+        keptOnDeviceBytes -= copy.bytes;
+    freeBuffer(copy.data);
+    copy.bytes = 0;
+}
+
+void WorkerRuntime::Impl::forgetReferences() {
+    for (auto& [group, k] : kept)
+        for (DeviceCopy& c : k.onDevice)
+            releaseCopy(c);
+    kept.clear();
+}
+
+WorkerRuntime::Impl::DeviceCopy WorkerRuntime::Impl::keepOnDevice(std::size_t i,
+                                                                  const std::vector<unsigned char>& values,
+                                                                  const ElementMask& written,
+                                                                  const ElementMask& finite) {
+    DeviceCopy copy;
+#if TILESCOPE_HAVE_COMPARE_PTX
+    const ArgumentSpec& a = arguments()[i];
+    const std::int64_t n = a.values();
+    if (compareOff || a.access != Access::WriteOnly || a.partial || !kernelFor(a.element) || n == 0 ||
+        values.size() != static_cast<std::size_t>(a.bytes()) || written.count() != n || finite.count() != n ||
+        holdsCanary(values, elementSize(a.element), kCanary))
+        return copy;
+    // A quarter of the free memory at most, for all the groups' copies together.
+    std::size_t free = 0, total = 0;
+    if (cu->cuMemGetInfo(&free, &total) != CUDA_SUCCESS ||
+        static_cast<std::int64_t>(values.size()) + keptOnDeviceBytes > static_cast<std::int64_t>(free / 4))
+        return copy;
+    if (cu->cuMemAlloc(&copy.data, values.size()) != CUDA_SUCCESS) {
+        copy.data = 0;
+        return copy;
+    }
+    check(cu->cuMemcpyHtoD(copy.data, values.data(), values.size()), "cannot copy a reference output to the device");
+    copy.bytes = static_cast<std::int64_t>(values.size());
+    keptOnDeviceBytes += copy.bytes;
+    if (isFloatingPoint(a.element)) {
+        double scale = 0;
+        const std::size_t size = elementSize(a.element);
+        for (std::size_t at = 0; at < values.size(); at += size)
+            scale = std::max(scale, std::fabs(decodeValue(a.element, values.data() + at))); // all finite
+        copy.scale = scale > 0 ? scale : 1;
+    }
+#else
+    (void)i;
+    (void)values;
+    (void)written;
+    (void)finite;
+#endif
+    return copy;
+}
+
+std::optional<Verdict> WorkerRuntime::Impl::compareOnDevice(std::size_t i, const DeviceCopy& copy) {
+#if TILESCOPE_HAVE_COMPARE_PTX
+    if (copy.data == 0 || compareOff)
+        return std::nullopt;
+    if (!compareTried) {
+        compareTried = true;
+        if (cu->cuModuleLoadData(&compareModule, kOutputComparePtx) != CUDA_SUCCESS) {
+            compareModule = nullptr;
+            return std::nullopt;
+        }
+        compareResult = allocate(2 * sizeof(unsigned long long), "the output comparison's result");
+    }
+    if (!compareModule)
+        return std::nullopt;
+    const ArgumentSpec& a = arguments()[i];
+    CUfunction kernel = nullptr;
+    if (cu->cuModuleGetFunction(&kernel, compareModule, kernelFor(a.element)) != CUDA_SUCCESS)
+        return std::nullopt;
+    CUdeviceptr out = buffers[i];
+    CUdeviceptr ref = copy.data;
+    auto n = static_cast<unsigned long long>(a.values());
+    double scale = copy.scale;
+    double tolerance = defaultTolerance(a.element);
+    CUdeviceptr result = compareResult;
+    void* kernelArgs[] = {&out, &ref, &n, &scale, &tolerance, &result};
+    const int sms = std::max(1, attribute(CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, 1));
+    constexpr unsigned kThreads = 256;
+    const auto blocks = static_cast<unsigned>(
+        std::clamp<unsigned long long>((n + kThreads - 1) / kThreads, 1, static_cast<unsigned long long>(sms) * 8));
+    check(cu->cuMemsetD8Async(result, 0, 2 * sizeof(unsigned long long), stream),
+          "cannot clear the output comparison's result (cuMemsetD8Async)");
+    check(cu->cuLaunchKernel(kernel, blocks, 1, 1, kThreads, 1, 1, 0, stream, kernelArgs, nullptr),
+          "cannot launch the output comparison");
+    unsigned long long counts[2] = {0, 0};
+    check(cu->cuMemcpyDtoH(counts, result, sizeof(counts)), "cannot read the output comparison's result");
+    if (counts[0] != 0)
+        return std::nullopt;
+    Verdict v;
+    double worst = 0;
+    std::memcpy(&worst, &counts[1], sizeof(worst));
+    v.error = worst;
+    v.ok = worst <= tolerance;
+    return v.ok ? std::optional<Verdict>(v) : std::nullopt;
+#else
+    (void)i;
+    (void)copy;
+    return std::nullopt;
+#endif
+}
+
+} // namespace tilescope::cuda
