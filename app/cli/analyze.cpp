@@ -647,17 +647,19 @@ std::string failuresText(const std::vector<ConfigAnalysis>& results) {
 }
 
 // The compile error every config failed with, when none compiled and all failed alike (a header
-// not found, a kernel name that names nothing): the kernel or the problem is at fault, not a
-// parameter. "" otherwise.
+// not found; a kernel name that names no kernel, whose message names each config's own
+// instantiation): the kernel or the problem is at fault, not a parameter. "" otherwise.
 std::string commonFailure(const std::vector<ConfigAnalysis>& results) {
     if (results.empty() || results.front().status == CompileStatus::Ok)
         return {};
-    const std::string& first = results.front().message;
+    const ConfigAnalysis& first = results.front();
     for (const ConfigAnalysis& r : results) {
-        if (r.status == CompileStatus::Ok || r.message != first)
+        const bool alike =
+            r.status == first.status && (r.message == first.message || r.status == CompileStatus::NoKernel);
+        if (r.status == CompileStatus::Ok || !alike)
             return {};
     }
-    return first;
+    return first.message;
 }
 
 int runAnalyze(AnalyzeOptions opt) {

@@ -12,6 +12,7 @@
 #include <array>
 #include <fstream>
 #include <sstream>
+#include <utility>
 
 namespace tilescope {
 
@@ -330,20 +331,26 @@ std::string missingHeaderMessage(std::string_view log, const CompileRequest& req
 }
 
 std::string removedIntrinsicMessage(std::string_view log) {
-    static constexpr std::array<std::string_view, 7> kRemoved = {"__shfl", "__shfl_up", "__shfl_down", "__shfl_xor",
-                                                                 "__any",  "__all",     "__ballot"};
-    for (std::string_view name : kRemoved) {
+    // Each with the arguments of its _sync form after the mask.
+    static constexpr std::array<std::pair<std::string_view, std::string_view>, 7> kRemoved = {{
+        {"__shfl", "value, srcLane"},
+        {"__shfl_up", "value, delta"},
+        {"__shfl_down", "value, delta"},
+        {"__shfl_xor", "value, laneMask"},
+        {"__any", "predicate"},
+        {"__all", "predicate"},
+        {"__ballot", "predicate"},
+    }};
+    for (const auto& [name, arguments] : kRemoved) {
         const std::string undefined = "identifier \"" + std::string(name) + "\" is undefined";
         const std::size_t at = log.find(undefined);
         if (at == std::string_view::npos)
             continue;
         const std::size_t lineStart = log.rfind('\n', at) == std::string_view::npos ? 0 : log.rfind('\n', at) + 1;
         const std::string line(log.substr(lineStart, at + undefined.size() - lineStart));
-        const std::string replacement = std::string(name) + "_sync";
-        const bool shuffle = name.rfind("__shfl", 0) == 0;
-        return line + ": " + std::string(name) + " was removed in CUDA 9; use " + replacement +
-               (shuffle ? "(0xffffffff, value, lane)" : "(0xffffffff, predicate)") +
-               ", whose first argument is the mask of the lanes taking part";
+        return line + ": " + std::string(name) + " was removed in CUDA 9; use " + std::string(name) +
+               "_sync(0xffffffff, " + std::string(arguments) +
+               "), whose first argument is the mask of the lanes taking part";
     }
     return {};
 }

@@ -29,6 +29,7 @@ CliRun runAnalyze(const QStringList& args) {
 }
 
 const QString kTritonData = QStringLiteral(TILESCOPE_SOURCE_DIR "/tests/data/triton");
+const QString kCudaCpp = QStringLiteral(TILESCOPE_SOURCE_DIR "/tests/data/cudacpp");
 
 // The CLI with `env` added to this process's environment.
 CliRun runWithEnv(const QStringList& args, const QList<QPair<QString, QString>>& env, int timeoutMs = 300000) {
@@ -85,6 +86,10 @@ private slots:
     void tritonRefusedConfigIsACompileError();
     void tritonLinesBySourceLine();
     void tritonMatmulOffline();
+    void cudaAsWritten_data();
+    void cudaAsWritten();
+    void cudaAsWrittenBadInput_data();
+    void cudaAsWrittenBadInput();
 };
 
 // Triton's matmul tutorial kernel (kernels/triton) without a GPU, as CI runs it: its space, the
@@ -658,6 +663,74 @@ void TestCliAnalyze::cliBadInput() {
     QCOMPARE(run.status, 2);
     QVERIFY2(run.err.contains(inMessage, Qt::CaseInsensitive), qPrintable(run.err));
     QVERIFY(run.out.isEmpty());
+}
+
+// CUDA C++ written for nvcc (tests/data/cudacpp): the toolkit's headers, the C headers NVRTC
+// lacks and a templated kernel name, each analysed for sm_90 with registers and occupancy.
+void TestCliAnalyze::cudaAsWritten_data() {
+    QTest::addColumn<QString>("problem");
+    QTest::addColumn<int>("configs");
+    QTest::newRow("<cub/cub.cuh> block reduce, templated name") << "cub_block.json" << 2;
+    QTest::newRow("<cooperative_groups.h>") << "coop_groups.json" << 4;
+    QTest::newRow("<cuda/std/array>, <cuda_fp16.h>") << "std_array.json" << 4;
+    QTest::newRow("<stdio.h> printf, <math.h>, <stdint.h>") << "printf.json" << 2;
+}
+
+void TestCliAnalyze::cudaAsWritten() {
+    QFETCH(QString, problem);
+    QFETCH(int, configs);
+    const CliRun r = runAnalyze({"analyze", kCudaCpp + "/" + problem, "--arch", "sm_90", "--all", "--json"});
+    QVERIFY2(r.status == 0, qPrintable(r.err));
+    const nlohmann::json records = nlohmann::json::parse(r.out.toStdString());
+    QCOMPARE(records.size(), std::size_t(configs));
+    for (const nlohmann::json& record : records) {
+        QVERIFY2(record["status"] == "ok", record.dump().c_str());
+        QVERIFY2(record["registers"].get<int>() > 0, record.dump().c_str());
+        QVERIFY2(record["occupancy"].get<double>() > 0, record.dump().c_str());
+    }
+    if (problem == "cub_block.json") // CUB's temporary storage
+        QVERIFY2(records[0]["shared_static"].get<int>() > 0, records[0].dump().c_str());
+}
+
+void TestCliAnalyze::cudaAsWrittenBadInput_data() {
+    QTest::addColumn<QString>("problem");
+    QTest::addColumn<QString>("kernelName"); // replaces the problem's, when given
+    QTest::addColumn<QStringList>("expected");
+    const QString toolkitCccl = QStringLiteral("/include/cccl");
+    QTest::newRow("a header no folder has")
+        << "missing_header.json" << QString()
+        << QStringList{"missing_header.cu(3)", "\"kernel_helpers/not_shipped.cuh\" is in none of the folders searched",
+                       kCudaCpp, toolkitCccl};
+    QTest::newRow("a template name that does not instantiate")
+        << "cub_block.json"
+        << "block_share<block_size_x, no_such_type>"
+        << QStringList{"no __global__ function 'block_share<128, no_such_type>'"};
+}
+
+void TestCliAnalyze::cudaAsWrittenBadInput() {
+    QFETCH(QString, problem);
+    QFETCH(QString, kernelName);
+    QFETCH(QStringList, expected);
+    QString path = kCudaCpp + "/" + problem;
+    QTemporaryDir dir;
+    if (!kernelName.isEmpty()) {
+        QFile in(path);
+        QVERIFY(in.open(QIODevice::ReadOnly));
+        nlohmann::json doc = nlohmann::json::parse(in.readAll().toStdString());
+        doc["KernelSpecification"]["KernelName"] = kernelName.toStdString();
+        doc["KernelSpecification"]["KernelFile"] =
+            (kCudaCpp + "/" + doc["KernelSpecification"]["KernelFile"].get<std::string>().c_str()).toStdString();
+        path = dir.filePath(QStringLiteral("problem.json"));
+        QFile out(path);
+        QVERIFY(out.open(QIODevice::WriteOnly));
+        out.write(QByteArray::fromStdString(doc.dump(2)));
+    }
+    const CliRun r = runAnalyze({"analyze", path, "--arch", "sm_90", "--all"});
+    QVERIFY2(r.status == 2, qPrintable(QString::number(r.status) + r.err));
+    QVERIFY2(r.err.contains(QStringLiteral("every config analysed failed to compile with the same error")),
+             qPrintable(r.err));
+    for (const QString& part : expected)
+        QVERIFY2(r.err.contains(part), qPrintable(part + " not in: " + r.err));
 }
 
 QTEST_GUILESS_MAIN(TestCliAnalyze)

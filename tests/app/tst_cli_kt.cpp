@@ -356,6 +356,43 @@ private slots:
     }
 
     // What Tilescope cannot honour stops the script with a message that names the argument.
+    // Kernels written for nvcc, as Kernel Tuner's expdist and reduction examples are: CUB's
+    // <cub/cub.cuh> (include/cccl in CUDA 13), <stdio.h> for printf, a header found through the
+    // script's -I. and a -D, and a template launched by its name with a tuning parameter in it.
+    void cudaAsWritten() {
+        requirePython();
+        const CliRun r = kt({"cross_term.py"}, QStringLiteral("cross_term.db"));
+        QVERIFY2(r.status == 0, qPrintable(describe(r)));
+        const Json s = summary(r);
+        QVERIFY2(s.is_object(), qPrintable(describe(r)));
+        QCOMPARE(s["first"].get<int>(), 12);
+        QCOMPARE(s["second"].get<int>(), 3);
+        QVERIFY2(s["errors"].empty(), s.dump().c_str());
+        // The -I folder is written as the script's working folder gave it, so the problem folder
+        // compiles from anywhere.
+        const QString first = QString::fromStdString(s["problems"][0].get<std::string>());
+        const Json t1 = Json::parse(readFile(first));
+        KT_COMPARE_JSON(t1["KernelSpecification"]["CompilerOptions"],
+                        Json::array({"-I" + QDir(m_dir.path()).absolutePath().toStdString(), "-DTERM_SCALE=0.5"}));
+        const CliRun analysed = runCli({"analyze", first, "--arch", "sm_90", "--index", "0", "--json", "--no-cache"});
+        QVERIFY2(analysed.status == 0, qPrintable(describe(analysed)));
+        const Json second = Json::parse(readFile(QString::fromStdString(s["problems"][1].get<std::string>())));
+        QCOMPARE(second["KernelSpecification"]["KernelName"].get<std::string>(),
+                 std::string("reduce_terms<block_size_x>"));
+    }
+
+    // A kernel written for CUDA before 9, as Kernel Tuner's spmv example is (__shfl_down): every
+    // config fails to compile, and the error names the cause and its replacement.
+    void removedIntrinsic() {
+        requirePython();
+        const CliRun r = kt({"warp_sum.py"}, QStringLiteral("warp_sum.db"));
+        QVERIFY2(r.status != 0, qPrintable(describe(r)));
+        QVERIFY2(r.err.contains(QStringLiteral("every config failed the same way")), qPrintable(describe(r)));
+        QVERIFY2(r.err.contains(QStringLiteral("__shfl_down was removed in CUDA 9; use __shfl_down_sync(0xffffffff, "
+                                               "value, delta)")),
+                 qPrintable(describe(r)));
+    }
+
     void refusals_data() {
         QTest::addColumn<QString>("which");
         QTest::addColumn<QString>("message");

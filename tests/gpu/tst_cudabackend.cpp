@@ -370,6 +370,16 @@ void TestCudaBackend::kernelTunerProblems_data() {
          "ReferenceArguments": [{"Name": "expected", "TargetName": "out", "FillType": "Constant", "FillValue": 5.0,
              "ValidationMethod": "AbsoluteDifference", "ValidationThreshold": 0.0001}]}})json")
                                       << 0 << true;
+    // CUDA C++ written for nvcc (tests/data/cudacpp): the toolkit's headers and the C headers
+    // NVRTC lacks; constant inputs, every config's output known.
+    QTest::newRow("<cub/cub.cuh>, a template launched by its lowered name") << "../cudacpp/cub_block.json"
+                                                                            << "{}" << 0 << true;
+    QTest::newRow("<cooperative_groups.h>") << "../cudacpp/coop_groups.json"
+                                            << "{}" << 0 << true;
+    QTest::newRow("<cuda/std/array>, <cuda_fp16.h>") << "../cudacpp/std_array.json"
+                                                     << "{}" << 0 << true;
+    QTest::newRow("<stdio.h> printf, <math.h>") << "../cudacpp/printf.json"
+                                                << "{}" << 0 << true;
 }
 
 void TestCudaBackend::kernelTunerProblems() {
@@ -383,7 +393,8 @@ void TestCudaBackend::kernelTunerProblems() {
     std::ifstream in(corpus / file.toStdString());
     nlohmann::ordered_json doc = nlohmann::ordered_json::parse(in);
     doc.merge_patch(nlohmann::ordered_json::parse(patch.toStdString()));
-    const TuningProblem problem = TuningProblem::parse(doc.dump(), file.toStdString(), corpus);
+    const TuningProblem problem =
+        TuningProblem::parse(doc.dump(), file.toStdString(), (corpus / file.toStdString()).parent_path());
     QVERIFY(problem.launchBlockers.empty());
     const ConfigSpace space = ConfigSpace::build(problem, 0);
 

@@ -191,7 +191,7 @@ void TestNvrtcHeaders::removedIntrinsic() {
         request("__global__ void k(float* y) { float v = y[threadIdx.x]; v += __shfl_down(v, 16); y[0] = v; }\n"));
     QCOMPARE(r.status, CompileStatus::CompileError);
     QVERIFY2(r.message.find("identifier \"__shfl_down\" is undefined: __shfl_down was removed in CUDA 9; use "
-                            "__shfl_down_sync(0xffffffff, value, lane)") != std::string::npos,
+                            "__shfl_down_sync(0xffffffff, value, delta)") != std::string::npos,
              r.message.c_str());
     QVERIFY(removedIntrinsicMessage("k.cu(3): error: identifier \"__shfl_down_sync\" is undefined").empty());
     QVERIFY(removedIntrinsicMessage("k.cu(3): error: identifier \"__ballot\" is undefined")
