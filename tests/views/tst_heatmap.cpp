@@ -718,6 +718,17 @@ void TestHeatmap::analysedResultsColourTheMap() {
     QCOMPARE(widget.spec().yParameter, std::string("A")); // a session's first parameter down the side
     QVERIFY(same(widget.grid()->cell(widget.grid()->best).value, 100));
     QVERIFY(same(widget.colorMap()->data()->cell(1, 0), 100)); // B = 2 along, A = 8 down
+    // As wide as the heatmap's panel at 1366x768, the colour's name reads whole; squeezed, it
+    // gives way rather than widen the panel.
+    widget.resize(580, 420);
+    widget.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&widget));
+    const QComboBox* colour = widget.quantityCombo();
+    QTRY_VERIFY2(colour->width() >= colour->fontMetrics().horizontalAdvance(colour->currentText()) +
+                                        colour->fontMetrics().averageCharWidth() * 2,
+                 qPrintable(QStringLiteral("'%1' in %2 px").arg(colour->currentText()).arg(colour->width())));
+    widget.resize(260, 420);
+    QTRY_VERIFY(colour->width() <= 260);
 }
 
 void TestHeatmap::widgetColourMapEqualsGrid() {

@@ -109,6 +109,22 @@ QStringList cutHeaders(const MainWindow& window) {
     return cut;
 }
 
+// The Problem panel's lines of plain text that are cut at its edge ("(higher is bette"); empty
+// when each reads whole, on one line or wrapped.
+QStringList cutLabels(const QWidget& panel) {
+    QStringList cut;
+    for (const QLabel* label : panel.findChildren<QLabel*>()) {
+        if (!label->isVisibleTo(&panel) || label->text().isEmpty() || Qt::mightBeRichText(label->text()))
+            continue;
+        const int width = label->contentsRect().width();
+        const bool fits = label->wordWrap() ? label->height() >= label->heightForWidth(label->width())
+                                            : label->fontMetrics().horizontalAdvance(label->text()) <= width;
+        if (!fits)
+            cut << label->text();
+    }
+    return cut;
+}
+
 // The Problem panel's value lists that do not show whole in their cells ("32, 64, 128, 256…"),
 // or whose row is out of sight; empty when every list reads whole.
 QStringList cutValueLists(const ProblemPanel& panel) {
@@ -312,11 +328,21 @@ void TestLayout::fitsTheScreen() {
     // The results table's column names are not cut ("block_size_x", "objective: time (µs)").
     const QStringList cut = cutHeaders(window);
     QVERIFY2(cut.isEmpty(), qPrintable(cut.join(QStringLiteral(" | "))));
-    // Nor are the Problem panel's value lists.
+    // Nor are the Problem panel's value lists, or its lines (the objective's formula).
     if (window.document()->hasProblem()) {
         const QStringList lists = cutValueLists(*window.problemPanel());
         QVERIFY2(lists.isEmpty(), qPrintable(lists.join(QStringLiteral(" | "))));
+        const QStringList lines = cutLabels(*window.problemPanel());
+        QVERIFY2(lines.isEmpty(), qPrintable(lines.join(QStringLiteral(" | "))));
     }
+    // The heatmap's colour reads whole where the panel has room for it ("theoretical occupancy
+    // (%)", "TFLOP/s").
+    const QComboBox* colour = heatmap->quantityCombo();
+    if (heatmap->width() >= colour->sizeHint().width() + window.fontMetrics().averageCharWidth() * 30)
+        QVERIFY2(colour->width() >= colour->sizeHint().width(),
+                 qPrintable(QStringLiteral("the colour combo is %1 px wide, its text needs %2")
+                                .arg(colour->width())
+                                .arg(colour->sizeHint().width())));
 
     // Details shows the best config as a form, no word broken across lines.
     ConfigDetailsPanel* details = window.detailsPanel();
@@ -422,6 +448,17 @@ void TestLayout::newProblemFromKernel() {
     QTRY_VERIFY_WITH_TIMEOUT(!check->isBusy(), kTimeoutMs);
     QCOMPARE(check->table()->rowCount(), 8);
     QTableWidget* table = check->table();
+    // Every column in sight and named whole ("Limited by" was pushed off the edge), the configs
+    // wrapping between their parameters.
+    QTest::qWait(50);
+    const QHeaderView* checkHeader = table->horizontalHeader();
+    for (int c = 0; c < table->columnCount(); ++c) {
+        const QString name = table->horizontalHeaderItem(c)->text();
+        QVERIFY2(checkHeader->sectionViewportPosition(c) + checkHeader->sectionSize(c) <= table->viewport()->width(),
+                 qPrintable(QStringLiteral("%1 ends past the table's edge").arg(name)));
+        QVERIFY2(checkHeader->sectionSize(c) >= QFontMetrics(checkHeader->font()).horizontalAdvance(name),
+                 qPrintable(QStringLiteral("%1 is cut").arg(name)));
+    }
     QTest::mouseClick(table->viewport(), Qt::LeftButton, {}, table->visualItemRect(table->item(1, 1)).center());
     QCOMPARE(window.selectedConfig(), check->configAt(1));
     QVERIFY(window.detailsPanel()->showsCompiledSample());

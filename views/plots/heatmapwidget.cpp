@@ -14,6 +14,8 @@
 #include <QLabel>
 #include <QMouseEvent>
 #include <QSignalBlocker>
+#include <QStyle>
+#include <QStyleOptionComboBox>
 #include <QToolTip>
 #include <QVBoxLayout>
 
@@ -50,6 +52,21 @@ QCPRange cellRange(int n) {
     return n > 1 ? QCPRange(0, n - 1) : QCPRange(-0.5, 0.5);
 }
 
+/// A combo that asks for the width of its current text ("theoretical occupancy (%)" whole where
+/// the row has room) and gives way to its minimum contents length where it has not.
+class CurrentTextCombo : public QComboBox {
+public:
+    using QComboBox::QComboBox;
+
+    QSize sizeHint() const override {
+        QStyleOptionComboBox option;
+        initStyleOption(&option);
+        const QSize text(fontMetrics().horizontalAdvance(currentText()), fontMetrics().height());
+        const QSize whole = style()->sizeFromContents(QStyle::CT_ComboBox, &option, text, this);
+        return QSize(whole.width(), QComboBox::sizeHint().height()).expandedTo(minimumSizeHint());
+    }
+};
+
 } // namespace
 
 HeatmapWidget::HeatmapWidget(QWidget* parent)
@@ -58,7 +75,7 @@ HeatmapWidget::HeatmapWidget(QWidget* parent)
     m_xCombo->setToolTip(tr("The parameter along the horizontal axis"));
     m_yCombo = new QComboBox(this);
     m_yCombo->setToolTip(tr("The parameter along the vertical axis"));
-    m_quantityCombo = new QComboBox(this);
+    m_quantityCombo = new CurrentTextCombo(this);
     m_quantityCombo->setToolTip(tr("What the colour of a cell shows"));
     m_reductionCombo = new QComboBox(this);
     m_reductionCombo->addItem(tr("best"), static_cast<int>(Reduction::Best));
@@ -68,7 +85,8 @@ HeatmapWidget::HeatmapWidget(QWidget* parent)
            "throughput) or the median"));
     m_logBox = new QCheckBox(tr("Log scale"), this);
     m_logBox->setToolTip(tr("A logarithmic colour scale, for values spread over orders of magnitude"));
-    // The axis and reduction combos keep their text whole; the quantity gives way when the dock is narrow.
+    // The axis and reduction combos keep their text whole; the quantity gives way when the dock is
+    // narrow, down to 12 characters.
     for (QComboBox* combo : {m_xCombo, m_yCombo, m_reductionCombo}) {
         combo->setSizeAdjustPolicy(QComboBox::AdjustToContents);
         combo->setSizePolicy(QSizePolicy::Fixed, QSizePolicy::Fixed);
@@ -353,6 +371,7 @@ void HeatmapWidget::syncControls() {
     }
     if (quantity != m_quantities.end())
         m_quantityCombo->setCurrentIndex(static_cast<int>(quantity - m_quantities.begin()));
+    m_quantityCombo->updateGeometry(); // its width follows its text
     m_reductionCombo->setCurrentIndex(m_reductionCombo->findData(static_cast<int>(m_spec.reduction)));
     m_logBox->setChecked(m_spec.logScale);
     for (std::size_t p = 0; p < m_fixedCombos.size(); ++p) {

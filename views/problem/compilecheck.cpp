@@ -99,8 +99,21 @@ CompileCheckPanel::CompileCheckPanel(ProblemDocument* document, SpaceController*
 
     m_table = new QTableWidget(0, 7, this);
     m_table->setObjectName(QStringLiteral("compileTable"));
-    m_table->setHorizontalHeaderLabels({tr("Config"), tr("Status"), tr("Registers"), tr("Spill st/ld (B)"),
-                                        tr("Shared (B)"), tr("Occupancy"), tr("Limited by")});
+    // Short names, as the results table's, so that the columns fit the panel at 1366x768 beside
+    // the configs; each header's tooltip says it whole.
+    m_table->setHorizontalHeaderLabels({tr("Config"), tr("Status"), tr("Regs"), tr("Spills (B)"), tr("Shared (B)"),
+                                        tr("Occupancy"), tr("Limited by")});
+    const QStringList headerTips = {
+        tr("The config compiled: its parameters"),
+        tr("Compiled (ok), or why not"),
+        tr("Registers per thread"),
+        tr("Spill stores / spill loads, bytes per thread"),
+        tr("Shared memory per block, static and dynamic, in bytes"),
+        tr("Theoretical occupancy on the chosen arch: resident warps of the most an SM holds"),
+        tr("What limits the occupancy: registers, shared memory, warps or blocks per SM"),
+    };
+    for (int c = 0; c < m_table->columnCount(); ++c)
+        m_table->horizontalHeaderItem(c)->setToolTip(headerTips.value(c));
     m_table->setEditTriggers(QAbstractItemView::NoEditTriggers);
     m_table->setSelectionBehavior(QAbstractItemView::SelectRows);
     m_table->verticalHeader()->hide();
@@ -164,12 +177,11 @@ void CompileCheckPanel::fitConfigColumn() {
     int others = 0;
     for (int c = 1; c < m_table->columnCount(); ++c)
         others += header->sectionSize(c);
-    const bool room = m_table->viewport()->width() - others >= widest;
-    const auto mode = room ? QHeaderView::Stretch : QHeaderView::Interactive;
-    if (header->sectionResizeMode(0) != mode)
-        header->setSectionResizeMode(0, mode);
-    if (!room)
-        header->resizeSection(0, widest);
+    // Sized here rather than by QHeaderView::Stretch, which kept the width of the configs on one
+    // line and pushed the last columns out of sight.
+    if (header->sectionResizeMode(0) != QHeaderView::Interactive)
+        header->setSectionResizeMode(0, QHeaderView::Interactive);
+    header->resizeSection(0, std::max(widest, m_table->viewport()->width() - others));
 }
 
 bool CompileCheckPanel::eventFilter(QObject* watched, QEvent* event) {

@@ -112,9 +112,15 @@ ProblemPanel::ProblemPanel(ProblemDocument* document, SpaceController* controlle
     m_kernelLabel->setTextInteractionFlags(Qt::TextSelectableByMouse);
     m_objectiveLabel = new QLabel(this);
     m_objectiveLabel->setTextInteractionFlags(Qt::TextSelectableByMouse);
-    // A long line is cut at the panel's edge (the tooltip holds it whole) rather than widen the panel.
-    m_kernelLabel->setMinimumWidth(fontMetrics().averageCharWidth() * 8);
-    m_objectiveLabel->setMinimumWidth(fontMetrics().averageCharWidth() * 8);
+    // A long line wraps at the panel's edge rather than widen the panel (or hide its end: the
+    // objective's "(higher is better)" at 1366x768).
+    for (QLabel* label : {m_kernelLabel, m_objectiveLabel}) {
+        label->setWordWrap(true);
+        label->setMinimumWidth(fontMetrics().averageCharWidth() * 8);
+        QSizePolicy policy(QSizePolicy::Expanding, QSizePolicy::Preferred); // the form grows it to the edge
+        policy.setHeightForWidth(true);
+        label->setSizePolicy(policy);
+    }
     m_shapeBox = new QComboBox(this);
     m_shapeBox->setSizeAdjustPolicy(QComboBox::AdjustToContents);
     m_shapeBox->setToolTip(tr("The problem shape whose config space is shown"));
