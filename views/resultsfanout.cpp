@@ -100,6 +100,7 @@ void ResultsFanOut::show(ResultsSnapshot results) {
         std::any_of(m_results->begin(), m_results->end(), [](const ResultRecord& r) { return r.ranksStatically(); });
     if (newKind || turnedUntimed)
         m_views.table->sortWinnersFirst(objective, untimed);
+    m_views.table->showTimeColumns(!untimed);
     m_views.crossGpu->setResults(m_results);
     m_views.compare->setCurrent(m_session->session(), m_results, compareLabel());
     updateDetailsContext();

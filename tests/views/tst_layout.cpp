@@ -16,6 +16,7 @@
 #include "problem/problempanel.h"
 #include "session/configdetails.h"
 #include "session/resultsmodel.h"
+#include "session/resultsproxy.h"
 #include "session/resultsview.h"
 #include "session/runpanel.h"
 #include "session/sessioncontroller.h"
@@ -44,6 +45,7 @@
 #include <QTextBrowser>
 #include <QTextLayout>
 
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
@@ -103,7 +105,8 @@ QStringList cutHeaders(const MainWindow& window) {
     const QHeaderView* header = table->horizontalHeader();
     for (int c = 0; c < header->count(); ++c) {
         const QString name = table->model()->headerData(c, Qt::Horizontal).toString();
-        if (header->sectionSize(c) < QFontMetrics(header->font()).horizontalAdvance(name))
+        if (!header->isSectionHidden(c) &&
+            header->sectionSize(c) < QFontMetrics(header->font()).horizontalAdvance(name))
             cut << name;
     }
     return cut;
@@ -179,6 +182,34 @@ QByteArray stencilKernel(bool typo = false) {
            "}\n";
 }
 
+// The T1 problem of stencilKernel() with these values of block_size_x, TILE and RADIUS.
+QByteArray stencilProblem(const char* blockSizes, const char* tiles, const char* radii) {
+    return QStringLiteral(R"({
+  "General": {"FormatVersion": 1},
+  "ConfigurationSpace": {
+    "TuningParameters": [
+      {"Name": "block_size_x", "Type": "int", "Values": "%1"},
+      {"Name": "TILE", "Type": "int", "Values": "%2"},
+      {"Name": "RADIUS", "Type": "int", "Values": "%3"}
+    ],
+    "Conditions": []
+  },
+  "KernelSpecification": {
+    "Language": "CUDA", "KernelName": "stencil1d", "KernelFile": "stencil1d.cu", "ProblemSize": [4096],
+    "Arguments": [
+      {"Name": "out", "Type": "float", "MemoryType": "Vector", "AccessType": "ReadWrite",
+       "Size": "ProblemSize[0]", "FillType": "Constant", "FillValue": 0},
+      {"Name": "in", "Type": "float", "MemoryType": "Vector", "AccessType": "ReadOnly",
+       "Size": "ProblemSize[0]", "FillType": "Random"},
+      {"Name": "n", "Type": "int32", "MemoryType": "Scalar", "Value": "ProblemSize[0]"}
+    ]
+  }
+}
+)")
+        .arg(QLatin1String(blockSizes), QLatin1String(tiles), QLatin1String(radii))
+        .toUtf8();
+}
+
 bool writeFile(const QString& path, const QByteArray& text) {
     QFile file(path);
     return file.open(QIODevice::WriteOnly) && file.write(text) == text.size();
@@ -207,6 +238,7 @@ private slots:
     void recordingWithoutItsProblem();
     void newProblemFromKernel();
     void failedSessionSaysWhy();
+    void analysedSessionReadsAsResults();
     void layoutKeptPerScreenSize();
 
 private:
@@ -477,28 +509,8 @@ void TestLayout::failedSessionSaysWhy() {
     // controls and legend stay whole under it.
     QTemporaryDir folder(QDir::tempPath() + QStringLiteral("/stencil1d-XXXXXX"));
     QVERIFY(writeFile(folder.filePath(QStringLiteral("stencil1d.cu")), stencilKernel(true)));
-    QVERIFY(writeFile(folder.filePath(QStringLiteral("stencil1d.json")), R"({
-  "General": {"FormatVersion": 1},
-  "ConfigurationSpace": {
-    "TuningParameters": [
-      {"Name": "block_size_x", "Type": "int", "Values": "[32, 64, 128, 256, 512, 1024]"},
-      {"Name": "TILE", "Type": "int", "Values": "[1, 2, 4, 8]"},
-      {"Name": "RADIUS", "Type": "int", "Values": "[1, 2, 3]"}
-    ],
-    "Conditions": []
-  },
-  "KernelSpecification": {
-    "Language": "CUDA", "KernelName": "stencil1d", "KernelFile": "stencil1d.cu", "ProblemSize": [4096],
-    "Arguments": [
-      {"Name": "out", "Type": "float", "MemoryType": "Vector", "AccessType": "ReadWrite",
-       "Size": "ProblemSize[0]", "FillType": "Constant", "FillValue": 0},
-      {"Name": "in", "Type": "float", "MemoryType": "Vector", "AccessType": "ReadOnly",
-       "Size": "ProblemSize[0]", "FillType": "Random"},
-      {"Name": "n", "Type": "int32", "MemoryType": "Scalar", "Value": "ProblemSize[0]"}
-    ]
-  }
-}
-)"));
+    QVERIFY(writeFile(folder.filePath(QStringLiteral("stencil1d.json")),
+                      stencilProblem("[32, 64, 128, 256, 512, 1024]", "[1, 2, 4, 8]", "[1, 2, 3]")));
     MainWindow window(transient());
     window.show();
     QVERIFY(QTest::qWaitForWindowExposed(&window));
@@ -540,6 +552,72 @@ void TestLayout::failedSessionSaysWhy() {
     QTest::qWait(200);
     const QSize screen = requestedScreen();
     saveShot(window, QStringLiteral("failed-session-%1x%2.png").arg(screen.width()).arg(screen.height()));
+}
+
+void TestLayout::analysedSessionReadsAsResults() {
+    // A run on the analysis backend: every config compiled for sm_90 and read, none timed. Its
+    // heatmap is coloured by occupancy, the colour's name whole; the results table leaves out
+    // the time columns that would stay empty, so that the registers come into sight.
+    QTemporaryDir folder(QDir::tempPath() + QStringLiteral("/stencil1d-XXXXXX"));
+    QVERIFY(writeFile(folder.filePath(QStringLiteral("stencil1d.cu")), stencilKernel()));
+    QVERIFY(writeFile(folder.filePath(QStringLiteral("stencil1d.json")),
+                      stencilProblem("[32, 64, 128, 256]", "[1, 2, 4]", "[1]")));
+    MainWindow window(transient());
+    window.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&window));
+    QVERIFY(window.openProblem(folder.filePath(QStringLiteral("stencil1d.json"))));
+    QTRY_VERIFY_WITH_TIMEOUT(!window.isBusy(), kTimeoutMs);
+    RunPanel* run = window.runPanel();
+    QVERIFY(run->setAnalysisArch(QStringLiteral("sm_90")));
+    run->setDatabasePath(folder.filePath(QStringLiteral("results.db")));
+    QSignalSpy finished(window.sessionController(), &SessionController::finished);
+    QTest::mouseClick(run->startButton(), Qt::LeftButton);
+    QTRY_VERIFY_WITH_TIMEOUT(finished.count() == 1, kTimeoutMs);
+    QTRY_VERIFY_WITH_TIMEOUT(window.hasResultsLoaded() && window.results()->size() == 12, kTimeoutMs);
+    QTest::qWait(200);
+
+    // Coloured: by occupancy, 50 % for the blocks of 32 threads and 100 % for the others.
+    HeatmapWidget* heatmap = window.heatmap();
+    QCOMPARE(heatmap->spec().quantity.kind, QuantityKind::TheoreticalOccupancy);
+    QVERIFY(heatmap->grid());
+    QVERIFY(heatmap->grid()->best.valid());
+    QCOMPARE(heatmap->grid()->analysedCount, std::size_t(12));
+    int coloured = 0;
+    for (int x = 0; x < heatmap->colorMap()->data()->keySize(); ++x)
+        for (int y = 0; y < heatmap->colorMap()->data()->valueSize(); ++y)
+            coloured += std::isfinite(heatmap->colorMap()->data()->cell(x, y)) ? 1 : 0;
+    QCOMPARE(coloured, 12);
+    const QComboBox* colour = heatmap->quantityCombo();
+    QVERIFY2(colour->width() >= colour->sizeHint().width(),
+             qPrintable(QStringLiteral("'%1' in %2 px").arg(colour->currentText()).arg(colour->width())));
+
+    // The table: no time columns, the registers in sight, the highest occupancy first.
+    const QTableView* table = window.resultsView()->table();
+    const ResultsModel* model = window.resultsView()->model();
+    for (const ResultsModel::ColumnKind kind : {ResultsModel::ColumnKind::Time, ResultsModel::ColumnKind::Objective})
+        QVERIFY(table->isColumnHidden(model->columnOf(kind)));
+    const int regs = model->columnOf(ResultsModel::ColumnKind::Registers);
+    const QHeaderView* header = table->horizontalHeader();
+    QVERIFY2(header->sectionViewportPosition(regs) + header->sectionSize(regs) <= table->viewport()->width(),
+             "the registers are out of sight");
+    // In the order they rank (occupancy, spills, registers, then the space's), whatever the order
+    // their compiles finished in.
+    const std::vector<ResultRecord> byRank = ranked(*window.results());
+    const ResultsProxyModel* proxy = window.resultsView()->proxy();
+    QCOMPARE(proxy->rowCount(), int(byRank.size()));
+    for (int row = 0; row < proxy->rowCount(); ++row)
+        QCOMPARE(model->configJsonAt(proxy->mapToSource(proxy->index(row, 0)).row()),
+                 QString::fromStdString(configJson(byRank[static_cast<std::size_t>(row)].config)));
+    const QStringList cut = cutHeaders(window);
+    QVERIFY2(cut.isEmpty(), qPrintable(cut.join(QStringLiteral(" | "))));
+    // The best picked: Details says what compiling told of it.
+    QTest::mouseClick(table->viewport(), Qt::LeftButton, {}, table->visualRect(table->model()->index(0, 0)).center());
+    QTRY_VERIFY(window.detailsPanel()->shownRecord());
+    QVERIFY2(window.detailsPanel()->plainText().contains(QStringLiteral("analysed — not measured")),
+             qPrintable(window.detailsPanel()->plainText()));
+    QTest::qWait(200);
+    const QSize screen = requestedScreen();
+    saveShot(window, QStringLiteral("analysed-session-%1x%2.png").arg(screen.width()).arg(screen.height()));
 }
 
 void TestLayout::layoutKeptPerScreenSize() {

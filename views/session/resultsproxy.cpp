@@ -164,6 +164,27 @@ bool ResultsProxyModel::filterAcceptsRow(int sourceRow, const QModelIndex& sourc
     return true;
 }
 
+bool ResultsProxyModel::staticTieLessThan(int column, int left, int right) const {
+    // Analysed results alike in the column sorted on go in the order they rank by it (then by
+    // what else compiling told, then by the space), not in the order their compiles finished.
+    // Occupancy sorts higher first (descending), registers and spills fewer first (ascending).
+    const ResultRecord* a = m_model->recordAt(left);
+    const ResultRecord* b = m_model->recordAt(right);
+    if (!a || !b || !a->ranksStatically() || !b->ranksStatically())
+        return false;
+    switch (m_model->columns()[static_cast<std::size_t>(column)].kind) {
+    case ResultsModel::ColumnKind::TheoreticalOccupancy:
+        return ranksBefore(*b, *a, StaticRank::Occupancy);
+    case ResultsModel::ColumnKind::Registers:
+        return ranksBefore(*a, *b, StaticRank::Registers);
+    case ResultsModel::ColumnKind::SpillStores:
+    case ResultsModel::ColumnKind::SpillLoads:
+        return ranksBefore(*a, *b, StaticRank::Spills);
+    default:
+        return false;
+    }
+}
+
 bool ResultsProxyModel::lessThan(const QModelIndex& left, const QModelIndex& right) const {
     if (!m_model)
         return QSortFilterProxyModel::lessThan(left, right);
@@ -178,8 +199,10 @@ bool ResultsProxyModel::lessThan(const QModelIndex& left, const QModelIndex& rig
         const double b = numbers[static_cast<std::size_t>(right.row())];
         const bool hasA = !std::isnan(a);
         const bool hasB = !std::isnan(b);
+        if (hasA && hasB && a != b)
+            return a < b;
         if (hasA && hasB)
-            return a < b; // ties keep arrival order: the sort is stable
+            return staticTieLessThan(column, left.row(), right.row()); // else arrival order: the sort is stable
         if (hasA != hasB) // empty cells after the others, in either order (descending asks lessThan(right, left))
             return sortOrder() == Qt::AscendingOrder ? hasA : hasB;
         if (col.numeric) // both empty; parameters may be strings

@@ -54,6 +54,9 @@ protected:
 
 private:
     void reparse();
+    /// Whether source row `left` sorts before `right` where both have the same number in
+    /// `column`: analysed results by their static rank; false for the others (arrival order).
+    bool staticTieLessThan(int column, int left, int right) const;
 
     ResultsModel* m_model = nullptr;
     QString m_expression;

@@ -161,6 +161,12 @@ void ResultsView::sortWinnersFirst(const std::string& objectiveName, bool untime
         m_table->sortByColumn(column, time ? Qt::AscendingOrder : Qt::DescendingOrder);
 }
 
+void ResultsView::showTimeColumns(bool shown) {
+    for (const ResultsModel::ColumnKind kind : {ResultsModel::ColumnKind::Time, ResultsModel::ColumnKind::Objective})
+        if (const int column = m_model->columnOf(kind); column >= 0 && m_table->isColumnHidden(column) == shown)
+            m_table->setColumnHidden(column, !shown);
+}
+
 void ResultsView::setFilterText(const QString& text) {
     m_filterEdit->setText(text);
     applyFilter();

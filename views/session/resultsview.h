@@ -42,6 +42,10 @@ public:
     /// Sorts the winners to the top: by the objective (higher first), or by time without one; results
     /// analysed, never timed (`untimed`), by their theoretical occupancy (higher first).
     void sortWinnersFirst(const std::string& objectiveName, bool untimed = false);
+    /// Hides the time and objective columns of results analysed, never timed (`untimed`), which
+    /// would stay empty, so that registers, spills and occupancy come into sight; shows them again
+    /// otherwise.
+    void showTimeColumns(bool shown);
     /// Sets the filter box's text and applies it at once (typing applies it after a pause).
     void setFilterText(const QString& text);
     /// The rows shown (after filtering).
