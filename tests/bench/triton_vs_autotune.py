@@ -148,6 +148,7 @@ def main():
                              "all of it against Tilescope's Bayesian search with a quarter of the configs")
     parser.add_argument("--budget", type=int, default=27, help="--wide: Tilescope's configs (default 27)")
     args = parser.parse_args()
+    args.cli = str(Path(args.cli).resolve())  # the runs start in the work folder
     work = Path(args.work or tempfile.mkdtemp(prefix="triton-vs-autotune-"))
     work.mkdir(parents=True, exist_ok=True)
     kernels = str(REPO / "kernels" / "triton")

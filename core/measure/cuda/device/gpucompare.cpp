@@ -98,6 +98,9 @@ WorkerRuntime::Impl::DeviceCopy WorkerRuntime::Impl::keepOnDevice(std::size_t i,
         return copy;
     }
     check(cu->cuMemcpyHtoD(copy.data, values.data(), values.size()), "cannot copy a reference output to the device");
+    // From pageable memory the copy may still be on its way when cuMemcpyHtoD returns, and the
+    // worker's stream does not wait for it.
+    check(cu->cuCtxSynchronize(), "cannot copy a reference output to the device");
     copy.bytes = static_cast<std::int64_t>(values.size());
     keptOnDeviceBytes += copy.bytes;
     if (isFloatingPoint(a.element)) {
@@ -149,6 +152,9 @@ std::optional<Verdict> WorkerRuntime::Impl::compareOnDevice(std::size_t i, const
           "cannot clear the output comparison's result (cuMemsetD8Async)");
     check(cu->cuLaunchKernel(kernel, blocks, 1, 1, kThreads, 1, 1, 0, stream, kernelArgs, nullptr),
           "cannot launch the output comparison");
+    // The worker's stream does not wait for the legacy stream's copies, nor they for it: wait for
+    // the comparison before reading what it found.
+    check(cu->cuStreamSynchronize(stream), "the output comparison failed");
     unsigned long long counts[2] = {0, 0};
     check(cu->cuMemcpyDtoH(counts, result, sizeof(counts)), "cannot read the output comparison's result");
     if (counts[0] != 0)
