@@ -57,6 +57,18 @@ std::optional<StaticRank> parseStaticRank(std::string_view name) {
     return std::nullopt;
 }
 
+std::string_view problemFileRoleName(ProblemFile::Role role) {
+    switch (role) {
+    case ProblemFile::Role::Kernel:
+        return "kernel";
+    case ProblemFile::Role::Header:
+        return "header";
+    case ProblemFile::Role::Data:
+        return "data";
+    }
+    return "kernel";
+}
+
 std::string_view sessionStateName(SessionState state) {
     const auto i = static_cast<std::size_t>(state);
     return i < kStateNames.size() ? kStateNames[i] : std::string_view("unknown");

@@ -61,6 +61,20 @@ struct SessionInfo {
     std::string shapeLabel() const;
 };
 
+/// A file a session's problem was tuned with, as the database keeps it (ResultStore::addSessionFiles).
+struct ProblemFile {
+    enum class Role : std::uint8_t { Kernel, Header, Data };
+    Role role = Role::Kernel;
+    std::string path;                ///< as the problem names it, relative to the problem's folder ('/' separators)
+    std::string hash;                ///< SHA-256 (hex) of the contents
+    std::uint64_t size = 0;          ///< bytes
+    std::optional<std::string> data; ///< the contents; nullopt when not kept (over the size limit) or not read
+
+    bool operator==(const ProblemFile&) const = default;
+};
+/// "kernel", "header", "data".
+std::string_view problemFileRoleName(ProblemFile::Role role);
+
 /// How results that were analysed, not timed (ResultStatus::Analysed), rank among themselves: by
 /// one quantity compiling tells, then the others. Timed results rank before them whatever it is.
 enum class StaticRank : std::uint8_t {

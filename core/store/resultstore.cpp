@@ -128,6 +128,10 @@ public:
         check(sqlite3_bind_text(m_stmt, i, v.data(), static_cast<int>(v.size()), SQLITE_STATIC));
         return *this;
     }
+    Statement& bindBlob(int i, std::string_view v) {
+        check(sqlite3_bind_blob64(m_stmt, i, v.data(), v.size(), SQLITE_TRANSIENT));
+        return *this;
+    }
     Statement& bindNull(int i) {
         check(sqlite3_bind_null(m_stmt, i));
         return *this;
@@ -166,6 +170,10 @@ public:
         return p ? std::string(reinterpret_cast<const char*>(p),
                                static_cast<std::size_t>(sqlite3_column_bytes(m_stmt, c)))
                  : std::string();
+    }
+    std::string blob(int c) const {
+        const auto* p = static_cast<const char*>(sqlite3_column_blob(m_stmt, c));
+        return p ? std::string(p, static_cast<std::size_t>(sqlite3_column_bytes(m_stmt, c))) : std::string();
     }
     std::optional<std::int64_t> optInteger(int c) const {
         return isNull(c) ? std::nullopt : std::optional<std::int64_t>(integer(c));
@@ -956,15 +964,64 @@ void ResultStore::setSessionProvenance(std::int64_t sessionId, const std::string
     s.bind(4, sessionId).run();
 }
 
+void ResultStore::addSessionFiles(std::int64_t sessionId, const std::vector<ProblemFile>& files) {
+    m_impl->checkThread();
+    m_impl->checkWritable();
+    m_impl->commitNow();
+    m_impl->beginIfNeeded();
+    Statement content(*m_impl, "INSERT INTO files (hash, size, data) VALUES (?, ?, ?) ON CONFLICT (hash) DO UPDATE "
+                               "SET data = excluded.data WHERE files.data IS NULL AND excluded.data IS NOT NULL");
+    Statement place(*m_impl, "INSERT OR REPLACE INTO session_files (session_id, role, path, hash) VALUES (?, ?, ?, ?)");
+    for (const ProblemFile& f : files) {
+        content.bind(1, f.hash).bind(2, static_cast<std::int64_t>(f.size));
+        if (f.data)
+            content.bindBlob(3, *f.data);
+        else
+            content.bindNull(3);
+        content.run();
+        place.bind(1, sessionId).bind(2, std::string(problemFileRoleName(f.role))).bind(3, f.path).bind(4, f.hash);
+        place.run();
+    }
+    m_impl->commitNow();
+}
+
+std::vector<ProblemFile> ResultStore::sessionFiles(std::int64_t sessionId, bool withData) const {
+    m_impl->checkThread();
+    std::vector<ProblemFile> out;
+    if (m_impl->schemaVersion < 5)
+        return out;
+    Statement s(*m_impl, withData ? "SELECT p.role, p.path, p.hash, f.size, f.data FROM session_files p JOIN files f "
+                                    "ON f.hash = p.hash WHERE p.session_id = ? ORDER BY p.path"
+                                  : "SELECT p.role, p.path, p.hash, f.size, NULL FROM session_files p JOIN files f "
+                                    "ON f.hash = p.hash WHERE p.session_id = ? ORDER BY p.path");
+    s.bind(1, sessionId);
+    while (s.step()) {
+        ProblemFile f;
+        const std::string role = s.text(0);
+        f.role = role == "header" ? ProblemFile::Role::Header
+                 : role == "data" ? ProblemFile::Role::Data
+                                  : ProblemFile::Role::Kernel;
+        f.path = s.text(1);
+        f.hash = s.text(2);
+        f.size = static_cast<std::uint64_t>(s.integer(3));
+        if (!s.isNull(4))
+            f.data = s.blob(4);
+        out.push_back(std::move(f));
+    }
+    return out;
+}
+
 void ResultStore::deleteSession(std::int64_t sessionId) {
     m_impl->checkThread();
     m_impl->checkWritable();
     m_impl->beginIfNeeded();
     for (const char* sql : {"DELETE FROM results WHERE session_id = ?", "DELETE FROM configs WHERE session_id = ?",
-                            "DELETE FROM sessions WHERE id = ?"}) {
+                            "DELETE FROM session_files WHERE session_id = ?", "DELETE FROM sessions WHERE id = ?"}) {
         Statement s(*m_impl, sql);
         s.bind(1, sessionId).run();
     }
+    // Contents no other session keeps.
+    Statement(*m_impl, "DELETE FROM files WHERE hash NOT IN (SELECT hash FROM session_files)").run();
     m_impl->commitNow();
     m_impl->configIds.erase(sessionId);
 }

@@ -52,7 +52,7 @@ struct StatusCounts {
 class ResultStore {
 public:
     /// The schema version this build writes.
-    static constexpr int kSchemaVersion = 4;
+    static constexpr int kSchemaVersion = 5;
 
     /// Opens (or, read-write, creates) the database at `path`. Throws InputError, naming the path:
     /// a missing file (read-only) or folder, a file or folder it may not write (read-write), a file
@@ -96,6 +96,14 @@ public:
     /// The newest session that a re-run of the same tuning continues: same problem hash, shape
     /// index, backend, strategy and seed.
     std::optional<SessionInfo> findResumable(const SessionInfo& like) const;
+
+    /// Keeps the files of a session's problem (committed at once): each file's contents once
+    /// per database (by hash), its place in the session by path; a file without `data` keeps
+    /// its hash and size only. Needs schema 5 (a read-write store has it).
+    void addSessionFiles(std::int64_t sessionId, const std::vector<ProblemFile>& files);
+    /// The files kept for a session, in path order; with `withData` their contents where kept.
+    /// Empty for a session that kept none, and in a file older than schema 5.
+    std::vector<ProblemFile> sessionFiles(std::int64_t sessionId, bool withData = true) const;
 
     // Results
 

@@ -222,11 +222,31 @@ CREATE VIEW result_view AS
     FROM results r JOIN configs c ON c.id = r.config_id JOIN sessions s ON s.id = r.session_id;
 )sql";
 
-constexpr std::array<Migration, 4> kMigrations = {{
+// Version 5: the files a session's problem was tuned with (its kernel source, the headers it
+// included, its BinaryRaw data), so that the database alone can show, count and continue it.
+// Contents are kept once whatever the sessions that share them (by SHA-256); a file over the
+// size limit keeps its hash and size only (data NULL).
+constexpr const char* kVersion5 = R"sql(
+CREATE TABLE files (
+    hash TEXT PRIMARY KEY,
+    size INTEGER NOT NULL,
+    data BLOB
+);
+CREATE TABLE session_files (
+    session_id INTEGER NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
+    role       TEXT NOT NULL CHECK (role = 'kernel' OR role = 'header' OR role = 'data'),
+    path       TEXT NOT NULL,
+    hash       TEXT NOT NULL REFERENCES files (hash),
+    PRIMARY KEY (session_id, path)
+);
+)sql";
+
+constexpr std::array<Migration, 5> kMigrations = {{
     {1, kVersion1},
     {2, kVersion2},
     {3, kVersion3},
     {4, kVersion4},
+    {5, kVersion5},
 }};
 
 } // namespace

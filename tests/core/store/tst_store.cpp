@@ -441,6 +441,32 @@ private slots:
         QCOMPARE(rawQuery(file, "SELECT count(*) FROM metrics WHERE result_id = 1"), std::string("2"));
     }
 
+    void sessionFilesAreKeptOnce() {
+        QTemporaryDir dir;
+        const std::string file = path(dir, "files.db");
+        ResultStore store = ResultStore::open(file);
+        const std::int64_t a = store.createSession(sampleSession());
+        const std::int64_t b = store.createSession(sampleSession());
+        const ProblemFile kernel{ProblemFile::Role::Kernel, "k.cu", std::string(64, 'a'), 5, std::string("k\0ern", 6)};
+        const ProblemFile big{ProblemFile::Role::Data, "data/in.bin", std::string(64, 'b'), 1ull << 40, std::nullopt};
+        store.addSessionFiles(a, {kernel, big});
+        store.addSessionFiles(b, {kernel});
+        const std::vector<ProblemFile> files = store.sessionFiles(a);
+        QCOMPARE(files.size(), std::size_t(2));
+        QCOMPARE(files[0].path, std::string("data/in.bin")); // in path order
+        QVERIFY(!files[0].data);
+        QCOMPARE(files[0].size, std::uint64_t(1) << 40);
+        QCOMPARE(files[1], kernel); // the bytes whole, a NUL included
+        QVERIFY(!store.sessionFiles(a, false)[1].data);
+        // One copy of the contents whatever the sessions that share them; gone with the last.
+        QCOMPARE(rawQuery(file, "SELECT count(*) FROM files"), std::string("2"));
+        store.deleteSession(a);
+        QCOMPARE(rawQuery(file, "SELECT count(*) FROM files"), std::string("1"));
+        QCOMPARE(store.sessionFiles(b).size(), std::size_t(1));
+        store.deleteSession(b);
+        QCOMPARE(rawQuery(file, "SELECT count(*) FROM files"), std::string("0"));
+    }
+
     void olderSchemaReadsAndUpgrades() {
         QTemporaryDir dir;
         const std::string file = path(dir, "old.db");
@@ -453,6 +479,8 @@ private slots:
         // Back to schema 1, as Tilescope wrote it before the median's interval was stored.
         rawQuery(file, "ALTER TABLE results DROP COLUMN time_ci_low_ms");
         rawQuery(file, "ALTER TABLE results DROP COLUMN time_ci_high_ms");
+        rawQuery(file, "DROP TABLE session_files");
+        rawQuery(file, "DROP TABLE files");
         rawQuery(file, "DELETE FROM schema_version WHERE version >= 2");
         QCOMPARE(rawQuery(file, "SELECT max(version) FROM schema_version"), std::string("1"));
         {
