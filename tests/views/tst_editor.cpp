@@ -23,6 +23,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "tritontest.h"
 #include <QAction>
 #include <QComboBox>
 #include <QDirIterator>
@@ -46,6 +47,7 @@
 #include <QTemporaryDir>
 #include <QToolButton>
 #include <QUndoStack>
+
 #include <QtTest>
 
 using namespace tilescope;
@@ -90,6 +92,7 @@ private slots:
     void compileCheck();
     void registerRuleInOneClick();
     void spillsBySourceLine();
+    void tritonSpillsByPythonLine();
     void kernelAndLaunch();
     void kernelFormKeepsEveryFile();
     void budgetSearchDeviceAndReferences();
@@ -751,6 +754,42 @@ void TestEditor::spillsBySourceLine() {
     HeatmapWidget* heatmap = m_window->findChild<HeatmapWidget*>();
     QVERIFY(heatmap);
     QCOMPARE(heatmap->spec().quantity.kind, QuantityKind::LineSpills);
+}
+
+// A Triton problem's Kernel Source shows the .py file, its spills marked by the Python line that
+// causes them (tests/data/triton/spill.py squeezed by maxnreg 32: the loop on line 19), read with
+// the toolkit's nvdisasm or the one Triton's wheel ships.
+void TestEditor::tritonSpillsByPythonLine() {
+    TILESCOPE_NEED_TRITON();
+    for (const char* file : {"spill.json", "spill.py"})
+        QVERIFY(QFile::copy(QStringLiteral(TILESCOPE_SOURCE_DIR "/tests/data/triton/") + QLatin1String(file),
+                            m_dir->filePath(QLatin1String(file))));
+    openPath(m_dir->filePath(QStringLiteral("spill.json")));
+    KernelSourcePanel* panel = m_window->findChild<KernelSourcePanel*>();
+    QVERIFY(panel);
+    panel->showConfig(QStringLiteral("{\"ROWS\":64,\"COLS\":64,\"STEPS\":4,\"num_warps\":4,\"maxnreg\":32}"));
+    QTRY_VERIFY_WITH_TIMEOUT(!panel->isBusy(), 120'000);
+    QVERIFY2(panel->sourceView()->toPlainText().contains(QStringLiteral("acc = acc * tile + tl.sin(acc + step)")),
+             qPrintable(panel->sourceView()->toPlainText().left(400)));
+    std::string why;
+    if (findNvdisasm(&why, true).empty())
+        QSKIP(why.c_str());
+    const std::map<int, LineMark>& marks = panel->sourceView()->lineMarks();
+    // Spill stores and loads where the toolkit's nvdisasm marks them; Triton's marks none, and its
+    // local stores and loads are the spills (the config with room has no local memory on line 19).
+    QVERIFY2(marks.count(19) && marks.at(19).spills() + marks.at(19).local() > 0,
+             qPrintable(panel->linesLabel()->text()));
+    QVERIFY2(panel->linesLabel()->text().contains(QStringLiteral("maxnreg=32")),
+             qPrintable(panel->linesLabel()->text()));
+    if (const QByteArray shots = qgetenv("TILESCOPE_SCREENSHOT_DIR"); !shots.isEmpty()) {
+        m_window->resize(1366, 768);
+        if (auto* dock = m_window->findChild<QDockWidget*>(QStringLiteral("sourceDock"))) {
+            dock->show();
+            dock->raise();
+        }
+        QApplication::processEvents();
+        m_window->grab().save(QString::fromLocal8Bit(shots) + QStringLiteral("/triton-source-lines.png"));
+    }
 }
 
 void TestEditor::kernelAndLaunch() {

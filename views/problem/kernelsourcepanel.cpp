@@ -54,7 +54,7 @@ std::shared_ptr<const KernelSourcePanel::Lines> readLines(std::shared_ptr<const 
         lines->label += (lines->label.isEmpty() ? "" : " ") +
                         QString::fromStdString(name + "=" + (value.isText() ? value.text() : toJson(value).dump()));
     std::string missing;
-    const std::filesystem::path nvdisasm = findNvdisasm(&missing);
+    const std::filesystem::path nvdisasm = findNvdisasm(&missing, problem->isTriton());
     if (nvdisasm.empty()) {
         lines->error = QString::fromStdString(missing);
         return lines;
@@ -187,7 +187,8 @@ void KernelSourcePanel::setArch(const QString& arch) {
 void KernelSourcePanel::showConfig(const QString& configJson) {
     m_config = configJson;
     const auto problem = m_document->problem();
-    if (configJson.isEmpty() || !problem || !m_document->kernelError().isEmpty() || !problem->isCuda()) {
+    if (configJson.isEmpty() || !problem || !m_document->kernelError().isEmpty() ||
+        !(problem->isCuda() || problem->isTriton())) {
         m_task.stop();
         m_busy = false;
         m_shown.reset();
@@ -228,7 +229,7 @@ void KernelSourcePanel::countLine(int line, std::vector<QString> configs) {
         [problem, shape, line, configs = std::move(configs), kernelName, arch = m_arch.toStdString()]() {
             Counted out;
             std::string missing;
-            const std::filesystem::path nvdisasm = findNvdisasm(&missing);
+            const std::filesystem::path nvdisasm = findNvdisasm(&missing, problem->isTriton());
             if (nvdisasm.empty()) {
                 out.error = QString::fromStdString(missing);
                 return out;
