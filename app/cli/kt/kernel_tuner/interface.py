@@ -986,12 +986,12 @@ def _metrics(result, metrics, kind):
         util.process_metrics(result, metrics)
         return
     # Without times (static analysis), a metric that cannot be computed (of the time, which is
-    # Kernel Tuner's marker) is NaN.
+    # Kernel Tuner's marker) carries the marker too: printed "GB/s=InvalidConfig", never a number.
     for k, v in metrics.items():
         try:
             util.process_metrics(result, {k: v})
         except Exception:
-            result[k] = float("nan")
+            result[k] = util.InvalidConfig()
 
 
 def _token_matches(token, value):
