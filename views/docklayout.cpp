@@ -6,8 +6,10 @@
 #include <QMainWindow>
 #include <QMenu>
 #include <QScreen>
+#include <QScrollArea>
 #include <QSettings>
 #include <QStyle>
+#include <QTabWidget>
 #include <QTimer>
 
 #include <algorithm>
@@ -32,7 +34,26 @@ constexpr int kSmallScreenWidth = 1500;
 DockLayout::DockLayout(QMainWindow* window, bool persistent)
     : QObject(window)
     , m_window(window)
-    , m_persistent(persistent) {}
+    , m_persistent(persistent) {
+    window->setDockOptions(QMainWindow::AnimatedDocks | QMainWindow::AllowNestedDocks | QMainWindow::AllowTabbedDocks |
+                           QMainWindow::GroupedDragging);
+    window->setDocumentMode(true);
+    window->setTabPosition(Qt::AllDockWidgetAreas, QTabWidget::North);
+    // The left and right columns run the full height; the plots and the table sit between them.
+    window->setCorner(Qt::TopLeftCorner, Qt::LeftDockWidgetArea);
+    window->setCorner(Qt::BottomLeftCorner, Qt::LeftDockWidgetArea);
+    window->setCorner(Qt::TopRightCorner, Qt::RightDockWidgetArea);
+    window->setCorner(Qt::BottomRightCorner, Qt::RightDockWidgetArea);
+}
+
+QScrollArea* DockLayout::scrollable(QWidget* panel) {
+    auto* area = new QScrollArea(panel->parentWidget());
+    area->setObjectName(panel->objectName() + QStringLiteral("Scroll"));
+    area->setWidgetResizable(true);
+    area->setFrameShape(QFrame::NoFrame);
+    area->setWidget(panel);
+    return area;
+}
 
 QDockWidget* DockLayout::addDock(const QString& title, const QString& objectName, QWidget* widget) {
     auto* dock = new QDockWidget(title, m_window);

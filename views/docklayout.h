@@ -15,6 +15,7 @@
 class QDockWidget;
 class QMainWindow;
 class QMenu;
+class QScrollArea;
 class QWidget;
 
 namespace tilescope::views {
@@ -39,8 +40,12 @@ public:
         QWidget* runForm = nullptr; ///< the Run panel: the left column is wide enough for its form where it can be
     };
 
-    /// `persistent`: the layout is kept in QSettings.
+    /// `persistent`: the layout is kept in QSettings. Sets the window's dock options: nested and
+    /// tabbed docks with tabs on top, the left and right columns the full height.
     DockLayout(QMainWindow* window, bool persistent);
+
+    /// A side panel in a scroll area: on a small screen it scrolls instead of making the window taller.
+    static QScrollArea* scrollable(QWidget* panel);
 
     /// A dock for `widget`, named `objectName` (the saved layout knows it by that name).
     QDockWidget* addDock(const QString& title, const QString& objectName, QWidget* widget);

@@ -1,10 +1,8 @@
 #include "mainwindow.h"
 
-#include "analysis/launchcheck.h"
 #include "common/errorbanner.h"
 #include "common/examples.h"
 #include "common/format.h"
-#include "common/manualview.h"
 #include "common/themeicon.h"
 #include "compare/compareview.h"
 #include "configselection.h"
@@ -12,14 +10,14 @@
 #include "docklayout.h"
 #include "export/resultsexport.h"
 #include "fileopening.h"
+#include "mainmenus.h"
+#include "panellinks.h"
 #include "plots/heatmapwidget.h"
 #include "plots/plotstyle.h"
 #include "plots/scatterwidget.h"
 #include "problem/compilecheck.h"
 #include "problem/kernelsourcepanel.h"
-#include "problem/kernelspecdialog.h"
 #include "problem/problempanel.h"
-#include "problem/sourceview.h"
 #include "problem/spacecontroller.h"
 #include "problem/spacepanel.h"
 #include "resultsfanout.h"
@@ -35,7 +33,6 @@
 #include <qcustomplot.h>
 
 #include <QAction>
-#include <QApplication>
 #include <QCloseEvent>
 #include <QComboBox>
 #include <QDockWidget>
@@ -44,20 +41,15 @@
 #include <QFileInfo>
 #include <QLabel>
 #include <QMenuBar>
-#include <QMessageBox>
 #include <QProgressBar>
-#include <QScrollArea>
 #include <QShowEvent>
-#include <QStackedWidget>
 #include <QStatusBar>
 #include <QStyle>
-#include <QTabWidget>
 #include <QTimer>
 #include <QVBoxLayout>
 #include <QWindow>
 
 #include <algorithm>
-#include <unordered_set>
 #include <utility>
 
 namespace tilescope::views {
@@ -65,16 +57,6 @@ namespace tilescope::views {
 namespace {
 
 constexpr int kStatusTimeoutMs = 6000;
-
-// A side panel in a scroll area: on a small screen it scrolls instead of making the window taller.
-QScrollArea* scrollable(QWidget* panel) {
-    auto* area = new QScrollArea(panel->parentWidget());
-    area->setObjectName(panel->objectName() + QStringLiteral("Scroll"));
-    area->setWidgetResizable(true);
-    area->setFrameShape(QFrame::NoFrame);
-    area->setWidget(panel);
-    return area;
-}
 
 } // namespace
 
@@ -96,15 +78,6 @@ MainWindow::MainWindow(Options options, QWidget* parent)
     initResources();
     setObjectName(QStringLiteral("MainWindow"));
     setAcceptDrops(true);
-    setDockOptions(QMainWindow::AnimatedDocks | QMainWindow::AllowNestedDocks | QMainWindow::AllowTabbedDocks |
-                   QMainWindow::GroupedDragging);
-    setDocumentMode(true);
-    setTabPosition(Qt::AllDockWidgetAreas, QTabWidget::North);
-    // The left and right columns run the full height; the plots and the table sit between them.
-    setCorner(Qt::TopLeftCorner, Qt::LeftDockWidgetArea);
-    setCorner(Qt::BottomLeftCorner, Qt::LeftDockWidgetArea);
-    setCorner(Qt::TopRightCorner, Qt::RightDockWidgetArea);
-    setCorner(Qt::BottomRightCorner, Qt::RightDockWidgetArea);
 
     // Errors while opening show in a banner under the menu bar, across the whole window.
     m_menuBar = new QMenuBar(this);
@@ -188,23 +161,7 @@ MainWindow::MainWindow(Options options, QWidget* parent)
     m_selection->addFollower(m_details, &ConfigDetailsPanel::showConfig);
     m_selection->addFollower(m_sourcePanel, &KernelSourcePanel::showConfig);
     // Heatmap by a line: the configs of the results shown, counted by the Kernel Source panel.
-    connect(m_sourcePanel, &KernelSourcePanel::lineCountsRequested, this, [this](int line) {
-        std::vector<QString> configs;
-        if (const auto results = m_heatmap->results()) {
-            std::unordered_set<std::string> seen;
-            for (const ResultRecord& r : *results)
-                if (r.ok() && seen.insert(configJson(r.config)).second)
-                    configs.push_back(QString::fromStdString(configJson(r.config)));
-        }
-        m_sourcePanel->countLine(line, std::move(configs));
-    });
-    connect(m_sourcePanel, &KernelSourcePanel::lineQuantity, this, [this](const Quantity& quantity) {
-        HeatmapSpec spec = m_heatmap->spec();
-        spec.quantity = quantity;
-        m_heatmap->setSpec(spec);
-        m_heatmapDock->show();
-        m_heatmapDock->raise();
-    });
+    linkSourceToHeatmap(m_sourcePanel, m_heatmap, m_heatmapDock);
     m_selection->addFollower(m_problemPanel, &ProblemPanel::showLaunchOf);
     connect(m_heatmap, &HeatmapWidget::gridChanged, this, &MainWindow::onHeatmapGridChanged);
 
@@ -239,14 +196,6 @@ void MainWindow::createDocks() {
     m_sourcePanel = new KernelSourcePanel(m_document, this);
     m_compileCheck = new CompileCheckPanel(m_document, m_controller, this);
     m_compileCheck->setObjectName(QStringLiteral("compileCheck"));
-    // The Kernel Source panel reads a config's lines for the arch the Compile Check compiles for.
-    connect(m_compileCheck->archBox(), &QComboBox::currentTextChanged, m_sourcePanel, &KernelSourcePanel::setArch);
-    m_sourcePanel->setArch(m_compileCheck->archBox()->currentText());
-    connect(m_compileCheck, &CompileCheckPanel::showSourceLine, this, [this](int line) {
-        m_sourceDock->show();
-        m_sourceDock->raise();
-        m_sourcePanel->sourceView()->showLine(line);
-    });
     m_resultsView = new ResultsView(this);
     m_resultsView->setObjectName(QStringLiteral("resultsView"));
     m_crossGpu = new CrossGpuView(this);
@@ -264,9 +213,10 @@ void MainWindow::createDocks() {
         },
         m_runAction, this);
 
-    m_problemDock = m_layout->addDock(tr("Problem"), QStringLiteral("problemDock"), scrollable(m_problemPanel));
+    m_problemDock =
+        m_layout->addDock(tr("Problem"), QStringLiteral("problemDock"), DockLayout::scrollable(m_problemPanel));
     m_spaceDock = m_layout->addDock(tr("Config Space"), QStringLiteral("spaceDock"), m_spacePanel);
-    m_runDock = m_layout->addDock(tr("Run"), QStringLiteral("runDock"), scrollable(m_runPanel));
+    m_runDock = m_layout->addDock(tr("Run"), QStringLiteral("runDock"), DockLayout::scrollable(m_runPanel));
     m_heatmapDock = m_layout->addDock(tr("Heatmap"), QStringLiteral("heatmapDock"), m_shown->heatmapPane());
     m_scatterDock = m_layout->addDock(tr("Scatter"), QStringLiteral("scatterDock"), m_shown->scatterPane());
     m_sourceDock = m_layout->addDock(tr("Kernel Source"), QStringLiteral("sourceDock"), m_sourcePanel);
@@ -284,6 +234,7 @@ void MainWindow::createDocks() {
                        {m_scatterDock, m_sourceDock, m_compileDock},
                        {m_crossGpuDock, m_spaceDock, m_shapesDock, m_compareDock},
                        m_runPanel});
+    linkCompileCheckToSource(m_compileCheck, m_sourcePanel, m_sourceDock);
 }
 
 SourceView* MainWindow::sourceView() const {
@@ -310,58 +261,12 @@ void MainWindow::createActions() {
                                     this, &QWidget::close);
     quit->setShortcut(QKeySequence::Quit);
     quit->setMenuRole(QAction::QuitRole);
-    QMenu* editMenu = m_menuBar->addMenu(tr("&Edit"));
-    QAction* undo = m_document->undoStack()->createUndoAction(this, tr("&Undo"));
-    undo->setShortcut(QKeySequence::Undo);
-    editMenu->addAction(undo);
-    QAction* redo = m_document->undoStack()->createRedoAction(this, tr("&Redo"));
-    redo->setShortcut(QKeySequence::Redo);
-    editMenu->addAction(redo);
-    editMenu->addSeparator();
-    QAction* kernelSpec = editMenu->addAction(tr("&Kernel and Launch…"), this, [this]() {
-        if (!m_document->hasProblem())
-            return;
-        KernelSpecDialog dialog(m_document, this);
-        dialog.exec();
-    });
-    kernelSpec->setStatusTip(tr("Edit the kernel's name, file and compiler options, the launch, the shapes and the "
-                                "objective"));
-
-    QMenu* run = m_menuBar->addMenu(tr("&Run"));
-    run->addAction(m_runAction);
-    connect(m_runAction, &QAction::triggered, this, [this]() {
-        m_runDock->show();
-        m_runDock->raise();
-        m_runPanel->startRun();
-    });
-    m_runAction->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_R));
-    m_runAction->setStatusTip(tr("Tune the problem with the Run panel's settings"));
-    run->addAction(m_cancelAction);
-    connect(m_cancelAction, &QAction::triggered, this, [this]() {
-        m_session->cancel();
-        m_crossGpu->cancel();
-    });
-    m_cancelAction->setShortcuts({QKeySequence(Qt::Key_Escape), QKeySequence(Qt::CTRL | Qt::Key_Period)});
-    m_cancelAction->setStatusTip(tr("Stop the run (or the cross-GPU analysis) after the work in hand"));
-    m_cancelAction->setEnabled(false);
-    run->addSeparator();
-    run->addAction(tr("Analyse Across &GPUs"), this, [this]() {
-        m_crossGpuDock->show();
-        m_crossGpuDock->raise();
-        m_crossGpu->start();
-    });
-    connect(m_crossGpu, &CrossGpuView::started, this, [this]() { m_cancelAction->setEnabled(true); });
-    connect(m_crossGpu, &CrossGpuView::finished, this,
-            [this]() { m_cancelAction->setEnabled(m_session->isRunning()); });
-
+    addEditMenu(m_menuBar, m_document, this);
+    addRunMenu(m_menuBar, {m_runAction, m_cancelAction, m_runDock, m_runPanel, m_session, m_crossGpuDock, m_crossGpu},
+               this);
     m_layout->addViewActions(m_menuBar->addMenu(tr("&View")));
 
-    QMenu* help = m_menuBar->addMenu(tr("&Help"));
-    ManualView::addMenuAction(help, this);
-    QAction* about = help->addAction(tr("&About Tilescope"), this, &MainWindow::showAbout);
-    about->setMenuRole(QAction::AboutRole);
-    QAction* aboutQt = help->addAction(tr("About &Qt"), qApp, &QApplication::aboutQt);
-    aboutQt->setMenuRole(QAction::AboutQtRole);
+    addHelpMenu(m_menuBar, this);
 }
 
 // ------------------------------------------------------------------------------ files
@@ -432,15 +337,6 @@ ResultsSnapshot MainWindow::results() const {
     return m_shown->results();
 }
 
-void MainWindow::showAbout() {
-    QMessageBox::about(this, tr("About Tilescope"),
-                       tr("<h3>Tilescope %1</h3>"
-                          "<p>A workbench for autotuning CUDA kernels: explore config spaces, run tuning "
-                          "sessions, diagnose register spilling and export the winners.</p>"
-                          "<p>Built with Qt %2.</p>")
-                           .arg(QStringLiteral(TILESCOPE_VERSION), QString::fromLatin1(qVersion())));
-}
-
 // ------------------------------------------------------------------------------ problem
 
 void MainWindow::onProblemEdited() {
@@ -475,26 +371,7 @@ void MainWindow::onSpaceReady(const std::shared_ptr<const SpaceResult>& result) 
         m_spaceStatus->setText(tr("config space unavailable"));
     m_crossGpu->setSpace(result);
 
-    // A launch that cannot be right is said before any GPU time: a banner, not a dialog. Said once
-    // per problem and shape as long as the warnings stay the same; an error shown stays.
-    QStringList warnings;
-    if (result->ok()) {
-        for (const LaunchWarning& w : checkLaunch(*result->problem, result->shapeIndex, *result->space))
-            warnings << QStringLiteral("%1: %2").arg(QString::fromStdString(w.location),
-                                                     QString::fromStdString(w.message));
-    }
-    if (warnings == m_launchWarnings)
-        return;
-    m_launchWarnings = warnings;
-    const QString title = tr("The launch of %1 looks wrong").arg(m_document->displayName());
-    if (warnings.isEmpty()) {
-        // An edit fixed it: the banner that said so goes.
-        if (m_errorBanner->isVisible() && m_errorBanner->title() == title)
-            m_errorBanner->hide();
-        return;
-    }
-    if (!m_errorBanner->isVisible())
-        m_errorBanner->showMessage(ErrorBanner::Level::Warning, title, warnings.join(QStringLiteral("\n\n")));
+    sayLaunchWarnings(m_errorBanner, *result, m_document->displayName(), m_launchWarnings);
 }
 
 void MainWindow::requestSpace() {

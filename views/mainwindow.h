@@ -163,7 +163,6 @@ protected:
 private:
     void createDocks();
     void createActions();
-    void showAbout();
     void onProblemChanged();
     void onProblemEdited();
     void onBusyChanged(bool busy);

@@ -365,14 +365,6 @@ std::function<void(const std::string&)> stderrNotes(std::string who) {
     };
 }
 
-void checkShape(const TuningProblem& problem, std::size_t shape) {
-    const std::size_t shapes = std::max<std::size_t>(problem.shapes.size(), 1);
-    if (shape >= shapes)
-        throw InputError(problem.fileName, "--shape",
-                         "shape " + std::to_string(shape) + " does not exist; the problem has " +
-                             std::to_string(shapes) + " shape(s), numbered from 0");
-}
-
 void addProblemArgument(CLI::App* command, std::string& path) {
     readsFile(
         command->add_option("problem", path, "A tuning problem in T1 JSON (for example kernels/sgemm/sgemm.json)"))

@@ -5,6 +5,7 @@
 
 #include "base/textformat.h"
 #include "expr/expr.h"
+#include "jobs/requestcheck.h"
 #include "store/resultstore.h"
 
 #include <CLI/CLI.hpp>
@@ -147,8 +148,6 @@ std::function<void(const std::string&)> stderrNotes(std::string who = {});
 std::vector<std::string> splitList(const std::string& text);
 /// A parameter value for people: a string without quotes, anything else as Python writes it.
 std::string plainValue(const expr::Value& value);
-/// Throws InputError (--shape) unless the problem has shape `shape`.
-void checkShape(const TuningProblem& problem, std::size_t shape);
 /// The positional PROBLEM of the commands that read one.
 void addProblemArgument(CLI::App* command, std::string& path);
 /// --shape I, with checkShape() to check it once the problem is read.

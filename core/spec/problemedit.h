@@ -11,9 +11,21 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include <cstddef>
+#include <cstdint>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
+
+namespace tilescope::spec {
+
+/// The value of a plain decimal integer literal ("-12", "4096") that fits 64 bits, else nullopt.
+/// Integers in the file (ProblemSize entries, SharedMemory) are kept as such text and written
+/// back as JSON integers, so the file stays valid T1; an editor writes them so too.
+std::optional<std::int64_t> parseIntegerLiteral(std::string_view text);
+
+} // namespace tilescope::spec
 
 namespace tilescope::edit {
 

@@ -4,6 +4,7 @@
 // core/spec/.
 
 #include "expr/expr.h"
+#include "spec/problemedit.h" // parseIntegerLiteral
 
 #include <nlohmann/json.hpp>
 
@@ -16,11 +17,6 @@ namespace tilescope::spec {
 
 // ordered_json keeps the members in file order, so unknown fields go back where the user expects.
 using Json = nlohmann::ordered_json;
-
-/// The value of a plain decimal integer literal ("-12", "4096") that fits 64 bits, else nullopt.
-/// Integers in the file (ProblemSize entries, SharedMemory) are kept as such text and written
-/// back as JSON integers, so the file stays valid T1.
-std::optional<std::int64_t> parseIntegerLiteral(std::string_view text);
 
 /// "column 5: NameError: unknown name 'BLOCK_Q' in 'BLOCK_Q * 2'": the whole story of an
 /// expression error in one line, for an InputError whose location is the field.

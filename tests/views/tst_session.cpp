@@ -982,11 +982,11 @@ void TestSession::detailsPanel() {
     QVERIFY(ruleReady.wait(kTimeoutMs));
     qInfo("rule learnt from %zu results in %lld ms", results->size(), static_cast<long long>(clock.elapsed()));
     QVERIFY(panel.rule() && panel.rule()->found);
-    QCOMPARE(panel.rule()->resultCount, kDemoResults);
+    QCOMPARE(panel.rule()->learntFrom, kDemoResults);
     QVERIFY(panel.rule()->prunedInSpace);
     diagnosis = panel.spillDiagnosisText();
     QVERIFY2(diagnosis.contains(QStringLiteral("Register-pressure rule")) &&
-                 diagnosis.contains(QString::fromStdString(panel.rule()->condition)) &&
+                 diagnosis.contains(QString::fromStdString(panel.rule()->best.condition)) &&
                  diagnosis.contains(QStringLiteral("over the whole space it prunes")),
              qPrintable(diagnosis));
     QVERIFY(diagnosis.contains(QStringLiteral("this config")));

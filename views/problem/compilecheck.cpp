@@ -1,12 +1,9 @@
 #include "problem/compilecheck.h"
 
-#include "analysis/inertcheck.h"
-#include "analysis/rulesuggest.h"
-#include "analysis/staticanalysis.h"
 #include "base/error.h"
 #include "common/format.h"
-#include "compile/compilecache.h"
 #include "exchange/configcodec.h"
+#include "jobs/analyze.h"
 #include "problem/problemdocument.h"
 #include "problem/spacecontroller.h"
 #include "spec/problemedit.h"
@@ -34,7 +31,7 @@ struct CompileCheckPanel::Outcome {
     std::vector<ConfigAnalysis> analyses;
     std::vector<QString> configs;       // "BLOCK_M=64 ..."
     std::vector<ResultRecord> compiled; // the analyses as results compiled and not run
-    RuleSuggestion rule;
+    SpillRule rule;
     QString inert; // parameters that do not change the compiled kernel ("" = none found)
     QString error; // why the check could not run
 };
@@ -254,23 +251,28 @@ void CompileCheckPanel::compileSample() {
             out->problem = problem;
             out->arch = arch;
             try {
-                const StaticAnalyzer analyzer(*problem, shape);
-                const std::vector<std::uint64_t> indices = space->sample(count, 1);
-                CompileService service({0, std::make_shared<CompileCache>(CompileCacheOptions{})});
-                out->analyses = analyzer.run(*space, indices, {arch}, service, {}, job.cancelFlag());
+                // The CLI's analyze, for one arch and a sample, with no count of the rule over the space.
+                AnalyzeRequest request;
+                request.problemPath = problem->fileName;
+                request.problem = problem;
+                request.space = space;
+                request.shape = shape;
+                request.archs = {arch};
+                request.sample = count;
+                request.seed = 1;
+                request.ruleSpaceLimit = 0;
+                request.cancel = job.cancelFlag();
+                AnalyzeEvents events;
+                // Configs whose parameter values never reach the code, from the sample's neighbours.
+                events.warning = [&out](const LaunchWarning& w) { out->inert = QString::fromStdString(w.message); };
+                AnalyzeOutcome analysis = runAnalysis(request, events);
+                out->analyses = std::move(analysis.results);
+                out->rule = std::move(analysis.rules.front());
                 const ConfigCodec codec(*space);
-                std::vector<RuleSample> samples;
                 for (const ConfigAnalysis& a : out->analyses) {
                     out->configs.push_back(QString::fromStdString(space->describe(a.config)));
                     out->compiled.push_back(compiledRecord(a, codec.toValues(a.config)));
-                    if (a.compiled())
-                        samples.push_back({a.config, a.spills()});
                 }
-                out->rule = suggestRule(*problem, shape, samples);
-                // Configs whose parameter values never reach the code, from the sample's neighbours.
-                if (const auto w = inertWarning(
-                        *problem, findInertParameters(analyzer, *space, service, arch, indices, job.cancelFlag())))
-                    out->inert = QString::fromStdString(w->message);
             } catch (const InputError& e) {
                 out->error = QString::fromStdString(e.message());
             } catch (const std::exception& e) {

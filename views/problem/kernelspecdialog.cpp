@@ -4,7 +4,6 @@
 #include "common/format.h"
 #include "problem/problemdocument.h"
 #include "spec/problemedit.h"
-#include "spec/t1common.h"
 #include "spec/tuningproblem.h"
 
 #include <nlohmann/json.hpp>

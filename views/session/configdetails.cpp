@@ -6,7 +6,6 @@
 #include "analysis/staticanalysis.h"
 #include "exchange/configcodec.h"
 #include "measure/metricnames.h"
-#include "space/configspace.h"
 
 #include <QTextBrowser>
 #include <QTextDocument>
@@ -15,7 +14,6 @@
 
 #include <climits>
 #include <cmath>
-#include <set>
 
 namespace tilescope::views {
 
@@ -128,60 +126,29 @@ QString row(const QString& label, const QString& value) {
         .arg(esc(label), value);
 }
 
-} // namespace
-
-SpillRuleFinding learnSpillRule(const std::vector<ResultRecord>& results, const TuningProblem& problem,
-                                std::size_t shapeIndex, std::uint64_t maxSpace, const std::atomic<bool>* cancel) {
-    SpillRuleFinding finding;
-    std::vector<RuleSample> samples;
-    std::set<Config> seen;
-    std::size_t positives = 0;
+// The rule learnt from the results with what ptxas reported (a config measured twice counts once),
+// counted over the space when it has at most 5,000,000 configs. Slow for large result sets: off
+// the GUI thread.
+SpillRule learnRuleFromResults(const std::vector<ResultRecord>& results, const TuningProblem& problem,
+                               std::size_t shapeIndex, const std::atomic<bool>* cancel) {
+    std::vector<SpillSample> samples;
     for (const ResultRecord& r : results) {
         const auto& info = r.measurement.staticInfo;
         if (!info || info->registers < 0)
             continue;
-        std::optional<Config> config = configFromValues(problem, r.config);
-        if (!config || !seen.insert(*config).second)
-            continue;
-        positives += info->spills() ? 1 : 0;
-        samples.push_back({std::move(*config), info->spills()});
+        if (std::optional<Config> config = configFromValues(problem, r.config))
+            samples.push_back({std::move(*config), *info});
     }
-    finding.resultCount = samples.size();
-    if (samples.empty()) {
-        finding.reason = QStringLiteral("no result carries what ptxas reported (registers, spills)");
-        return finding;
-    }
-    if (positives == 0) {
-        finding.reason = QStringLiteral("none of the %1 configs with static info spills")
-                             .arg(formatCount(std::uint64_t(samples.size())));
-        return finding;
-    }
-    if (cancel && cancel->load())
-        return finding;
-    const RuleSuggestion suggestion = suggestRule(problem, shapeIndex, samples);
-    if (!suggestion.found) {
-        finding.reason = qs(suggestion.reason);
-        return finding;
-    }
-    finding.found = true;
-    finding.condition = suggestion.best.condition;
-    finding.counts = suggestion.best.counts;
-    finding.catchAll = suggestion.catchAll;
-    try {
-        SpaceLimits limits;
-        limits.cancel = cancel;
-        const ConfigSpace space = ConfigSpace::build(problem, shapeIndex, limits);
-        finding.spaceSize = space.size();
-        if (space.size() <= maxSpace)
-            finding.prunedInSpace = countPrunedInSpace(problem, space, shapeIndex, finding.condition);
-    } catch (const std::exception&) {
-        // Too large or cancelled: the count over the space stays unknown.
-    }
-    return finding;
+    SpillRuleOptions options;
+    options.maxSpace = 5'000'000;
+    options.cancel = cancel;
+    return learnSpillRule(problem, shapeIndex, std::move(samples), options);
 }
 
+} // namespace
+
 QString spillDiagnosisHtml(const ResultRecord& r, const std::optional<Occupancy>& occupancy, std::int64_t blockSize,
-                           const ArchLimits* limits, const SpillRuleFinding* rule, std::optional<bool> rulePrunesThis,
+                           const ArchLimits* limits, const SpillRule* rule, std::optional<bool> rulePrunesThis,
                            bool ruleInProgress) {
     const auto& info = r.measurement.staticInfo;
     if (!info || info->registers < 0)
@@ -260,10 +227,10 @@ QString spillDiagnosisHtml(const ResultRecord& r, const std::optional<Occupancy>
                 QStringLiteral("Register-pressure rule learnt from the %1 results with static info (%2 spill): keep "
                                "the configs where <code>%3</code>. Among them it prunes %4 of the %2 spilling configs "
                                "and %5 that do not spill")
-                    .arg(formatCount(std::uint64_t(rule->resultCount)),
-                         formatCount(std::uint64_t(rule->counts.positives)), esc(qs(rule->condition)),
-                         formatCount(std::uint64_t(rule->counts.prunedPositives)),
-                         formatCount(std::uint64_t(rule->counts.prunedNegatives)));
+                    .arg(formatCount(std::uint64_t(rule->learntFrom)),
+                         formatCount(std::uint64_t(rule->best.counts.positives)), esc(qs(rule->best.condition)),
+                         formatCount(std::uint64_t(rule->best.counts.prunedPositives)),
+                         formatCount(std::uint64_t(rule->best.counts.prunedNegatives)));
             if (rule->prunedInSpace)
                 text += QStringLiteral("; over the whole space it prunes %1 of %2 valid configs (%3)")
                             .arg(formatCount(*rule->prunedInSpace), formatCount(rule->spaceSize),
@@ -282,7 +249,7 @@ QString spillDiagnosisHtml(const ResultRecord& r, const std::optional<Occupancy>
                 text += QStringLiteral(" <i>(updating for the newest results…)</i>");
             paragraphs << text;
         } else if (rule) {
-            paragraphs << esc(QStringLiteral("No register-pressure rule: %1.").arg(rule->reason));
+            paragraphs << esc(QStringLiteral("No register-pressure rule: %1.").arg(qs(rule->reason)));
         } else if (ruleInProgress) {
             paragraphs << esc(QStringLiteral("Learning a register-pressure rule from these results…"));
         }
@@ -449,10 +416,9 @@ void ConfigDetailsPanel::startRule() {
     m_ruleBusy = true;
     m_ruleTask.start(
         [results = m_results, problem = m_problem, shape = m_shapeIndex](const BackgroundJob& job) {
-            return std::make_shared<const SpillRuleFinding>(
-                learnSpillRule(*results, *problem, shape, 5'000'000, job.cancelFlag()));
+            return std::make_shared<const SpillRule>(learnRuleFromResults(*results, *problem, shape, job.cancelFlag()));
         },
-        [this, results = m_results, problem = m_problem](std::shared_ptr<const SpillRuleFinding> finding) {
+        [this, results = m_results, problem = m_problem](std::shared_ptr<const SpillRule> finding) {
             m_ruleBusy = false;
             m_rule = finding;
             m_ruleResults = results;
@@ -607,9 +573,7 @@ void ConfigDetailsPanel::render() {
     if (m_rule && m_rule->found && m_problem && m.staticInfo) {
         if (std::optional<Config> config = configFromValues(*m_problem, r.config)) {
             try {
-                const RuleCounts counts = evaluateRule(*m_problem, m_shapeIndex, m_rule->condition,
-                                                       {RuleSample{std::move(*config), m.staticInfo->spills()}});
-                prunesThis = counts.pruned > 0;
+                prunesThis = rulePrunes(*m_problem, m_shapeIndex, m_rule->best.condition, *config);
             } catch (const std::exception&) {
             }
         }

@@ -6,7 +6,7 @@
 // arch when the problem is known), the CUPTI metrics with their labels, the compile log, and a
 // spill diagnosis in plain language: registers per thread, spill bytes, what limits occupancy,
 // the local-memory traffic the metrics saw, and the register-pressure rule learnt from the
-// spill data of all the results (core/analysis/rulesuggest.h) with what it would prune.
+// spill data of all the results (learnSpillRule, core/jobs/spillrule.h) with what it would prune.
 //
 // The rule is learnt on a helper thread, once the results stop changing for a moment (at most
 // every 2 s during a live run); only the newest request is applied.
@@ -15,7 +15,7 @@
 #include "session/sessiontypes.h"
 
 #include "analysis/occupancy.h"
-#include "analysis/rulesuggest.h"
+#include "jobs/spillrule.h"
 #include "spec/tuningproblem.h"
 
 #include <QString>
@@ -38,32 +38,13 @@ class StaticAnalyzer;
 
 namespace tilescope::views {
 
-/// The register-pressure rule learnt from a set of results.
-struct SpillRuleFinding {
-    bool found = false;
-    QString reason;                        ///< when not found: why ("no config spills", ...)
-    std::string condition;                 ///< a T1 condition, true for the configs to keep
-    RuleCounts counts;                     ///< over the results with static info
-    std::optional<SuggestedRule> catchAll; ///< a rule that prunes every spilling config, when `condition` misses some
-    std::optional<std::uint64_t> prunedInSpace; ///< valid configs of the whole space it prunes (nullopt: not counted)
-    std::uint64_t spaceSize = 0;
-    std::size_t resultCount = 0; ///< results the rule was learnt from (those with static info)
-};
-
-/// Learns the rule from `results` (those with static info; positive = spills) for `problem` at
-/// `shapeIndex`, and counts what it prunes over the space (when the space has at most
-/// `maxSpace` configs). Slow for large result sets: call it off the GUI thread.
-SpillRuleFinding learnSpillRule(const std::vector<ResultRecord>& results, const TuningProblem& problem,
-                                std::size_t shapeIndex, std::uint64_t maxSpace = 5'000'000,
-                                const std::atomic<bool>* cancel = nullptr);
-
 /// The spill diagnosis of one result, in plain language (HTML paragraphs): registers and spill
 /// bytes, what limits occupancy (`occupancy` of blocks of `blockSize` threads and `limits`, when
 /// known), the local-memory traffic
 /// in the metrics, and the rule (`rule` when learnt; `rulePrunesThis` says whether it prunes
 /// this config).
 QString spillDiagnosisHtml(const ResultRecord& result, const std::optional<Occupancy>& occupancy,
-                           std::int64_t blockSize, const ArchLimits* limits, const SpillRuleFinding* rule,
+                           std::int64_t blockSize, const ArchLimits* limits, const SpillRule* rule,
                            std::optional<bool> rulePrunesThis, bool ruleInProgress);
 
 class ConfigDetailsPanel : public QWidget {
@@ -96,7 +77,7 @@ public:
     /// The spill diagnosis of the shown config, without markup ("" when none is shown).
     QString spillDiagnosisText() const;
     /// The rule learnt from the current results (null until one is ready).
-    const SpillRuleFinding* rule() const { return m_rule.get(); }
+    const SpillRule* rule() const { return m_rule.get(); }
     /// True while a rule is being learnt or waits to be.
     bool isRuleBusy() const { return m_ruleBusy || m_rulePending; }
     QTextBrowser* browser() const { return m_browser; }
@@ -135,7 +116,7 @@ private:
         std::int64_t id = -2;
         std::int64_t sessionId = -2;
         QString config;
-        const SpillRuleFinding* rule = nullptr;
+        const SpillRule* rule = nullptr;
         bool ruleBusy = false;
         std::string arch;
         std::string objectiveName;
@@ -146,7 +127,7 @@ private:
     RenderKey m_rendered;
 
     // The rule
-    std::shared_ptr<const SpillRuleFinding> m_rule;
+    std::shared_ptr<const SpillRule> m_rule;
     ResultsSnapshot m_ruleResults;                      // the results m_rule was learnt from
     std::shared_ptr<const TuningProblem> m_ruleProblem; // and the problem
     QTimer* m_ruleTimer;

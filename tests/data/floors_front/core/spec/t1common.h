@@ -1,0 +1,3 @@
+#pragma once
+
+// Internal to core/spec/: a front end that includes it is refused.
