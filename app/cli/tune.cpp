@@ -213,10 +213,10 @@ SessionOptions sessionOptions(const TuneOptions& opt, const BackendSpec& spec, c
         options.budget.seconds = opt.maxTime;
     else
         options.budget = Budget::fromProblem(problem);
-    options.strategy = chooseStrategy(opt.strategyOption->count() > 0 ? std::optional(opt.strategy) : std::nullopt,
-                                      problem, options.budget, stderrNotes());
+    options.strategy = chooseStrategy(!opt.strategy.empty() ? std::optional(opt.strategy) : std::nullopt, problem,
+                                      options.budget, stderrNotes());
     // Two objectives: a search that spreads along their front, unless one was chosen.
-    if (problem.objectives.size() == 2 && opt.strategyOption->count() == 0 && problem.searchName.empty() &&
+    if (problem.objectives.size() == 2 && opt.strategy.empty() && problem.searchName.empty() &&
         options.budget.mayEndEarly()) {
         options.strategy = "nsga2";
         std::fprintf(stderr, "note: strategy nsga2: it searches for the %s-%s front\n", problem.objectives[0].c_str(),
@@ -233,7 +233,9 @@ SessionOptions sessionOptions(const TuneOptions& opt, const BackendSpec& spec, c
 
 } // namespace
 
-int runTune(const TuneOptions& opt) {
+int runTune(const TuneOptions& given) {
+    OpenedProblem opened; // a database's problem, with its session's options
+    const TuneOptions opt = resolveTuneOptions(given, opened);
     BackendSpec spec = parseBackendSpec(opt.backend);
     if (!opt.devices.empty()) {
         if (spec.kind != BackendSpec::Kind::Cuda)
@@ -283,7 +285,7 @@ int runTune(const TuneOptions& opt) {
 #endif
     }
 
-    TuningProblem problem = TuningProblem::load(opt.problemPath);
+    TuningProblem problem = opened.stored ? std::move(opened.problem) : TuningProblem::load(opt.problemPath);
     // --objective A[,B]: the first ranks the results, both steer a multi-objective search (as
     // Tilescope.Objectives).
     if (!opt.objective.empty()) {

@@ -2,6 +2,9 @@
 
 #include "tuneoptions.h"
 
+#include "base/error.h"
+
+#include <cstdio>
 #include <memory>
 
 namespace tilescope::cli {
@@ -10,15 +13,25 @@ void registerTune(CLI::App& app) {
     auto opt = std::make_shared<TuneOptions>();
     CLI::App* cmd = app.add_subcommand("tune", "Tune a problem: evaluate configs chosen by a strategy on a backend, "
                                                "storing every result in a database as it arrives");
-    addProblemArgument(cmd, opt->problemPath);
+    readsFile(cmd->add_option("problem", opt->problemPath,
+                              "A tuning problem in T1 JSON (for example kernels/sgemm/sgemm.json), or a results "
+                              "database: the problem a session stored with its files (whether or not they are still "
+                              "where it was tuned), run again on its backend, strategy, seed and shape unless given, "
+                              "the results going to that database unless --db says; with --resume, the session goes "
+                              "on"))
+        ->required();
+    cmd->add_option("--session", opt->session,
+                    "With a database as PROBLEM: the session to run again or continue (default: the newest that "
+                    "stored its problem)")
+        ->check(wholeNumber(1, kAny));
     cmd->add_option("--backend", opt->backend,
                     "Where measurements come from: cuda or cuda:DEVICES measures on this machine's GPUs (one "
                     "tilescope-worker process per device); ssh://USER@HOST/DEVICES measures on another machine's GPUs "
                     "through your ssh (keys or an agent; tilescope-worker on its PATH, or --remote-worker); "
                     "replay:FILE answers from a recording (a T4 results file, "
                     "a Kernel Tuner cache or a Tilescope database); analysis:ARCH compiles each config for ARCH "
-                    "(e.g. sm_90) and records registers, spills and occupancy, measuring nothing")
-        ->required();
+                    "(e.g. sm_90) and records registers, spills and occupancy, measuring nothing. Required, but with a "
+                    "database as PROBLEM: its session's");
     opt->strategyOption =
         cmd->add_option("--strategy", opt->strategy,
                         "exhaustive (every config in order), random (random order without replacement), "
@@ -37,11 +50,14 @@ void registerTune(CLI::App& app) {
                              ->check(positiveNumber());
     opt->budgetOption->excludes(opt->fractionOption)->excludes(opt->maxTimeOption);
     opt->fractionOption->excludes(opt->maxTimeOption);
-    cmd->add_option("--seed", opt->seed, "Seed of the random strategy (the same seed gives the same run)")
-        ->capture_default_str()
-        ->check(wholeNumber(0, kAny));
-    writesFile(cmd->add_option("--db", opt->db, "The results database (SQLite; created when missing)"), "--db")
-        ->required();
+    opt->seedOption =
+        cmd->add_option("--seed", opt->seed, "Seed of the random strategy (the same seed gives the same run)")
+            ->capture_default_str()
+            ->check(wholeNumber(0, kAny));
+    writesFile(cmd->add_option("--db", opt->db,
+                               "The results database (SQLite; created when missing). Required, but with a database "
+                               "as PROBLEM: that database"),
+               "--db");
     cmd->add_flag("--resume", opt->resume,
                   "Continue the newest session of the same problem, shape, backend, strategy and seed in the "
                   "database, skipping every config it has done");
@@ -205,6 +221,40 @@ void registerTune(CLI::App& app) {
                 "space). Ctrl-C stops after the results in hand; --resume continues.\n"
                 "Exit status: 0 done, 2 bad input, 130 interrupted (resumable).");
     setAction(cmd, [opt] { return runTune(*opt); });
+}
+
+TuneOptions resolveTuneOptions(const TuneOptions& given, OpenedProblem& opened) {
+    TuneOptions opt = given;
+    if (!isResultsDatabase(given.problemPath)) {
+        if (given.session > 0)
+            throw InputError("", "--session",
+                             "--session is for a results database, and " + given.problemPath + " is a problem file");
+        for (const auto& [value, name] : {std::pair{&opt.backend, "--backend"}, std::pair{&opt.db, "--db"}})
+            if (value->empty())
+                throw InputError("", name, std::string(name) + " is required (unless PROBLEM is a results database)");
+        return opt;
+    }
+    opened = openProblem(given.problemPath, given.session > 0 ? std::optional(given.session) : std::nullopt);
+    for (const std::string& note : opened.notes())
+        std::fprintf(stderr, "note: %s\n", note.c_str());
+    const SessionInfo& session = opened.stored->session();
+    if (opt.db.empty())
+        opt.db = given.problemPath;
+    if (opt.backend.empty()) {
+        const std::optional<std::string> backend = backendSpecOf(session);
+        if (!backend)
+            throw InputError("", "--backend",
+                             opened.stored->label() + " was tuned on '" + session.backend +
+                                 "', which a run cannot name again: give --backend");
+        opt.backend = *backend;
+    }
+    if (opt.strategy.empty())
+        opt.strategy = session.strategy;
+    if (opt.seedOption->count() == 0)
+        opt.seed = session.seed;
+    if (opt.shapeOption->count() == 0 && opt.shapes.empty() && session.shapeIndex && *session.shapeIndex >= 0)
+        opt.shape = static_cast<std::size_t>(*session.shapeIndex);
+    return opt;
 }
 
 } // namespace tilescope::cli

@@ -6,6 +6,7 @@
 #include "cli.h"
 
 #include "tuner/shapesetrun.h"
+#include "tuner/storedproblem.h"
 
 #include <cstddef>
 #include <cstdint>
@@ -15,7 +16,8 @@ namespace tilescope::cli {
 
 /// The options of `tune`, as CLI11 fills them.
 struct TuneOptions {
-    std::string problemPath;
+    std::string problemPath;  ///< a T1 file, or a results database (its session's problem)
+    std::int64_t session = 0; ///< with a database: the session to repeat or continue (0 = the newest with a problem)
     std::string backend;
     std::string strategy;
     std::uint64_t budget = 0;
@@ -59,12 +61,19 @@ struct TuneOptions {
     std::string onlyStale;                     ///< a JSON cache: tune only its stale or missing shapes, then rewrite it
     StaticRank rankBy = StaticRank::Occupancy; ///< how analysed, untimed results rank (the analysis backend)
     CLI::Option* shapeOption = nullptr;
+    CLI::Option* seedOption = nullptr;
     CLI::Option* metricsOption = nullptr;
     CLI::Option* strategyOption = nullptr;
     CLI::Option* budgetOption = nullptr;
     CLI::Option* fractionOption = nullptr;
     CLI::Option* maxTimeOption = nullptr;
 };
+
+/// The options a run takes: `given`, and where PROBLEM is a results database, its session's
+/// problem opened into `opened` and what the options leave out taken from the session (the
+/// database as --db, the backend, strategy, seed and shape it was tuned with). Throws InputError
+/// for --backend or --db missing where no database gives them.
+TuneOptions resolveTuneOptions(const TuneOptions& given, OpenedProblem& opened);
 
 /// Runs `tune` with these options; returns the exit status (InputError for bad input).
 int runTune(const TuneOptions& opt);

@@ -2,10 +2,31 @@
 
 #include "tuner/objective.h"
 
+#include <map>
+
 namespace tilescope {
 
-std::optional<ResumedSession> resumeSession(ResultStore& store, const SessionInfo& like) {
-    const std::optional<SessionInfo> found = store.findResumable(like);
+std::optional<ResumedSession> resumeSession(ResultStore& store, const SessionInfo& like,
+                                            const std::vector<ProblemFile>* files, std::string* refused) {
+    std::optional<SessionInfo> found = store.findResumable(like);
+    if (found && files) {
+        // The newest session of this tuning tuned with these files; when there is none, what
+        // changed since the newest.
+        std::string changed = filesChangedSince(store, *found, like, *files);
+        if (!changed.empty()) {
+            const std::vector<SessionInfo> sessions = store.sessions();
+            const SessionInfo newest = *found;
+            found.reset();
+            for (auto it = sessions.rbegin(); it != sessions.rend() && !found; ++it)
+                if (it->id < newest.id && it->state != SessionState::Imported && it->problemHash == like.problemHash &&
+                    it->shapeIndex == like.shapeIndex && it->backend == like.backend && it->strategy == like.strategy &&
+                    it->seed == like.seed && filesChangedSince(store, *it, like, *files).empty())
+                    found = *it;
+            if (!found && refused)
+                *refused = store.path().string() + ": session " + std::to_string(newest.id) +
+                           " of this tuning was tuned with other files, which it does not continue: " + changed;
+        }
+    }
     if (!found)
         return std::nullopt;
     ResumedSession resumed;
@@ -14,6 +35,41 @@ std::optional<ResumedSession> resumeSession(ResultStore& store, const SessionInf
     resumed.prior = store.results(resumed.id);
     resumed.startedAt = found->startedAt;
     return resumed;
+}
+
+std::string filesChangedSince(const ResultStore& store, const SessionInfo& stored, const SessionInfo& like,
+                              const std::vector<ProblemFile>& now) {
+    const auto shortHash = [](const std::string& hash) {
+        return hash.empty() ? std::string("none") : hash.substr(0, 12);
+    };
+    const auto changed = [&](const std::string& path, const std::string& then, const std::string& nowHash) {
+        return path + " changed (SHA-256 " + shortHash(then) + " then, " + shortHash(nowHash) + " now)";
+    };
+    const std::vector<ProblemFile> kept = store.sessionFiles(stored.id, false);
+    std::vector<std::string> clauses;
+    if (kept.empty()) {
+        if (!stored.sourceHash.empty() && !like.sourceHash.empty() && stored.sourceHash != like.sourceHash)
+            clauses.push_back(changed("the kernel file", stored.sourceHash, like.sourceHash));
+    } else {
+        std::map<std::string, const ProblemFile*> byPath;
+        for (const ProblemFile& f : now)
+            byPath[f.path] = &f;
+        for (const ProblemFile& f : kept) {
+            const auto it = byPath.find(f.path);
+            if (it == byPath.end())
+                clauses.push_back(f.path + " is gone");
+            else if (it->second->hash != f.hash)
+                clauses.push_back(changed(f.path, f.hash, it->second->hash));
+            if (it != byPath.end())
+                byPath.erase(it);
+        }
+        for (const auto& [path, file] : byPath)
+            clauses.push_back(path + " is new (" + std::string(problemFileRoleName(file->role)) + ")");
+    }
+    std::string text;
+    for (const std::string& c : clauses)
+        text += (text.empty() ? "" : "; ") + c;
+    return text;
 }
 
 std::string noSessionToResume(const ResultStore& store, const SessionInfo& like) {

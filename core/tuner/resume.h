@@ -25,8 +25,21 @@ struct ResumedSession {
 };
 
 /// The session of `store` that a run described by `like` continues, marked running again, with
-/// its results; nullopt when there is none.
-std::optional<ResumedSession> resumeSession(ResultStore& store, const SessionInfo& like);
+/// its results; nullopt when there is none. With `files` (what the run tunes with,
+/// spec/problemfiles.h), the newest such session tuned with the same files: when only sessions
+/// tuned with other files are there, nullopt, and `refused` (when given) says what changed since
+/// the newest (filesChangedSince).
+std::optional<ResumedSession> resumeSession(ResultStore& store, const SessionInfo& like,
+                                            const std::vector<ProblemFile>* files = nullptr,
+                                            std::string* refused = nullptr);
+
+/// How the files a run would tune with (`now`, and the kernel's hash in `like.sourceHash`) differ
+/// from those `stored`, a session of `store`, was tuned with: "tiny.cu changed (SHA-256
+/// 1a2b3c4d5e6f then, 0f1e2d3c4b5a now)", clauses joined by "; " ("" when none differs). A
+/// session that kept no files compares its kernel's hash only. Data files compare by hash, kept
+/// or not.
+std::string filesChangedSince(const ResultStore& store, const SessionInfo& stored, const SessionInfo& like,
+                              const std::vector<ProblemFile>& now);
 
 /// What to tell a run asked to resume that found no session to continue: that `store` holds none
 /// of this tuning ("results.db holds no session of this tuning to continue ..."), and how the

@@ -10,6 +10,7 @@
 #include "base/textformat.h"
 #include "compile/triton.h"
 #include "exchange/configcodec.h"
+#include "spec/problemfiles.h"
 #include "spec/tuningproblem.h"
 #include "tuner/compileahead.h"
 #include "tuner/objective.h"
@@ -275,6 +276,12 @@ struct TuningSession::Run {
         info.arch = backend.arch.empty() ? arch : backend.arch;
         nlohmann::ordered_json ours = nlohmann::ordered_json::object();
         ours["tool_version"] = TILESCOPE_VERSION;
+        // Where the problem was: a file the database keeps only the hash of is looked for there.
+        if (!pr.problemPath.empty()) {
+            std::error_code ec;
+            const std::filesystem::path where = std::filesystem::absolute(pr.problemPath, ec);
+            ours["problem_file"] = (ec ? pr.problemPath : where.lexically_normal()).string();
+        }
         ours["backend"] = backend.description;
         if (compiling && problem.isTriton())
             ours["triton_version"] = tritonSetup().version;
@@ -287,6 +294,17 @@ struct TuningSession::Run {
         info.spaceSize = space.size();
         info.state = SessionState::Running;
         info.startedAt = nowIso8601();
+    }
+
+    // Keeps the problem's files with the new session. A database that cannot take them loses
+    // only this (the session then reads as one stored before files were kept): the results go on.
+    void keepFiles(const std::vector<ProblemFile>& files) {
+        if (files.empty())
+            return;
+        try {
+            self.m_store.addSessionFiles(sessionId, files);
+        } catch (const std::exception&) {
+        }
     }
 
     void setUp() {
@@ -316,20 +334,26 @@ struct TuningSession::Run {
         plausibility = std::make_unique<PlausibilityCheck>(problem, options.shapeIndex, info.provenanceJson,
                                                            info.deviceName, info.arch);
 
+        // The files it is tuned with (the kernel, its headers, its data), kept with a new session
+        // and compared with a session's before it is continued.
+        const std::vector<ProblemFile> files = collectProblemFiles(problem);
         std::vector<ResultRecord> prior;
         std::string nothingToResume;
         if (options.resume) {
-            if (std::optional<ResumedSession> found = resumeSession(self.m_store, info)) {
+            std::string refused;
+            if (std::optional<ResumedSession> found = resumeSession(self.m_store, info, &files, &refused)) {
                 sessionId = found->id;
                 resumed = true;
                 prior = std::move(found->prior);
                 info.startedAt = found->startedAt;
             } else {
-                nothingToResume = noSessionToResume(self.m_store, info);
+                nothingToResume = refused.empty() ? noSessionToResume(self.m_store, info) : refused;
             }
         }
-        if (!resumed)
+        if (!resumed) {
             sessionId = self.m_store.createSession(info);
+            keepFiles(files);
+        }
         info.id = sessionId;
         // A run asked to resume goes on in a new session (a job script may always pass --resume),
         // and says so before any work.

@@ -3,6 +3,7 @@
 // compiler that built the tests, python3), and bad input answered with a clear message and exit
 // status 2.
 
+#include "base/sha256.h"
 #include "exchange/bestconfigs.h"
 #include "exchange/recording.h"
 #include "expr/expr.h"
@@ -1435,6 +1436,109 @@ private slots:
         QVERIFY2(again.out.contains("Session 2 ") && again.out.contains("(resumed; this run 5)"),
                  qPrintable(again.out));
         QCOMPARE(ResultStore::open(db.toStdString(), StoreMode::ReadOnly).sessions().size(), std::size_t(2));
+    }
+
+    void fromTheDatabaseAlone() {
+        // A session keeps its problem's files: with the problem's folder deleted, `space DB` shows
+        // its parameters, conditions and valid count, and `tune DB --resume` continues it (its
+        // kernel and the header it includes compiled from the database's copies) in that database.
+        QTemporaryDir dir;
+        const QString folder = dir.filePath("problem");
+        QVERIFY(QDir().mkpath(folder));
+        QVERIFY(QFile::copy(kTiny, folder + "/tiny.json"));
+        writeFile(folder + "/tiny_scale.h", "#define TINY_SCALE 1.0f\n");
+        writeFile(folder + "/tiny.cu",
+                  "#include \"tiny_scale.h\"\n" + readFile(QStringLiteral(TILESCOPE_TEST_DATA "/tuning/tiny.cu")));
+        const QString db = dir.filePath("tiny.db");
+        const QString cache = dir.filePath("cache");
+        const Run first =
+            cli({"tune", folder + "/tiny.json", "--backend", "analysis:sm_90", "--shape", "1", "--strategy", "random",
+                 "--seed", "2", "--budget", "3", "--cache-dir", cache, "--db", db});
+        QVERIFY2(first.status == 0, qPrintable(describe(first)));
+        QVERIFY(QDir(folder).removeRecursively());
+
+        const TuningProblem tiny = TuningProblem::load(kTiny.toStdString());
+        const std::uint64_t valid = ConfigSpace::build(tiny, 1).size();
+        const Run space = cli({"space", db, "--sample", "2"});
+        QVERIFY2(space.status == 0, qPrintable(describe(space)));
+        for (const QString& line :
+             {"Problem      " + db + ", session 1  (kernel scale in tiny.cu)",
+              QString("Shape        N=4096  (shape 1;"), QString("NUM_STAGES  int       3  1, 2, 3"),
+              QString("Conditions (2)"), QString("   1  BLOCK >= 32 * NUM_WARPS"),
+              QString("   2  N % (BLOCK * ITEMS) == 0"), "valid size    " + QString::number(valid) + "  ("})
+            QVERIFY2(space.out.contains(line), qPrintable(line + "\n" + space.out));
+        QVERIFY2(!space.err.contains("note:"), qPrintable(space.err)); // nothing blocks its kernel
+        const Run json = cli({"space", db, "--json", "--sample", "0"});
+        QVERIFY2(json.status == 0, qPrintable(describe(json)));
+        const Json doc = Json::parse(json.out.toStdString());
+        QCOMPARE(doc["session"].get<int>(), 1);
+        QCOMPARE(doc["valid_size"].get<std::uint64_t>(), valid);
+        QCOMPARE(doc["conditions"].size(), std::size_t(2));
+        QCOMPARE(doc["launch_blockers"].size(), std::size_t(0));
+
+        // Its backend, strategy, seed and shape are the session's; the results go to its database.
+        const Run resumed = cli({"tune", db, "--resume", "--budget", "6", "--cache-dir", cache});
+        QVERIFY2(resumed.status == 0, qPrintable(describe(resumed)));
+        QVERIFY2(!resumed.err.contains("--resume:"), qPrintable(resumed.err));
+        QVERIFY2(resumed.out.contains("Session 1 ") && resumed.out.contains("(resumed; this run 3)") &&
+                     resumed.out.contains("shape 1: N=4096") && resumed.out.contains("random, seed 2"),
+                 qPrintable(resumed.out));
+        const ResultStore store = ResultStore::open(db.toStdString(), StoreMode::ReadOnly);
+        QCOMPARE(store.sessions().size(), std::size_t(1));
+        QCOMPARE(store.resultCount(1), std::uint64_t(6));
+        QVERIFY(store.statusCounts(1).of(ResultStatus::Analysed) > 0);
+
+        // What cannot be: a session the database does not hold, --session with a problem file, a
+        // run from a problem file without --backend or --db.
+        const Run none = cli({"space", db, "--session", "7"});
+        QCOMPARE(none.status, 2);
+        QVERIFY2(none.err.contains("--session: there is no session 7 (its sessions: 1)"), qPrintable(none.err));
+        const Run file = cli({"space", kTiny, "--session", "1"});
+        QCOMPARE(file.status, 2);
+        QVERIFY2(file.err.contains("--session is for a results database"), qPrintable(file.err));
+        const Run noBackend = cli({"tune", kTiny, "--db", db});
+        QCOMPARE(noBackend.status, 2);
+        QVERIFY2(noBackend.err.contains("--backend is required"), qPrintable(noBackend.err));
+    }
+
+    void resumeNamesAChangedKernel() {
+        // The same problem file with its kernel changed since: the session tuned with the old one
+        // is not continued as if nothing changed; the run says which file changed and starts anew.
+        QTemporaryDir dir;
+        QVERIFY(QFile::copy(kTiny, dir.filePath("tiny.json")));
+        QVERIFY(QFile::copy(QStringLiteral(TILESCOPE_TEST_DATA "/tuning/tiny.cu"), dir.filePath("tiny.cu")));
+        QFile::setPermissions(dir.filePath("tiny.cu"), QFile::permissions(dir.filePath("tiny.cu")) | QFile::WriteOwner);
+        const QString db = dir.filePath("r.db");
+        const QStringList tune = {"tune",
+                                  dir.filePath("tiny.json"),
+                                  "--backend",
+                                  "replay:" + kTinyCache,
+                                  "--strategy",
+                                  "random",
+                                  "--resume",
+                                  "--db",
+                                  db};
+        const Run first = cli(tune + QStringList{"--budget", "4"});
+        QVERIFY2(first.status == 0, qPrintable(describe(first)));
+        const std::string before = readFile(dir.filePath("tiny.cu"));
+        writeFile(dir.filePath("tiny.cu"), before + "// changed\n");
+        const Run again = cli(tune + QStringList{"--budget", "8"});
+        QVERIFY2(again.status == 0, qPrintable(describe(again)));
+        const QString sha = [](const std::string& text) {
+            return QString::fromStdString(Sha256::hex(Sha256::hash(text)).substr(0, 12));
+        }(before);
+        QVERIFY2(again.err.startsWith("note: --resume: " + db +
+                                      ": session 1 of this tuning was tuned with other files, which it does not "
+                                      "continue: tiny.cu changed (SHA-256 " +
+                                      sha + " then, "),
+                 qPrintable(again.err));
+        QVERIFY2(again.err.contains("; this run starts session 2\n"), qPrintable(again.err));
+        // The kernel as it was comes back: its session goes on, session 2 (of the changed one) as it was.
+        writeFile(dir.filePath("tiny.cu"), before);
+        const Run back = cli(tune + QStringList{"--budget", "8"});
+        QVERIFY2(back.status == 0, qPrintable(describe(back)));
+        QVERIFY2(!back.err.contains("--resume:"), qPrintable(back.err));
+        QVERIFY2(back.out.contains("Session 1 ") && back.out.contains("(resumed; this run 4)"), qPrintable(back.out));
     }
 
     void killedMidRunThenResumed() {
