@@ -213,9 +213,10 @@ KernelSpecDialog::KernelSpecDialog(ProblemDocument* document, QWidget* parent)
 
     QFormLayout* arguments = addPage(tr("Arguments"), true);
     m_arguments = makeTable(argumentColumns(), QStringLiteral("arguments"), this);
-    m_arguments->setToolTip(tr("Types: float, double, half, bfloat16, float8_e4m3, float8_e5m2, int32, ...; Memory: Vector or Scalar; Access: "
-                               "ReadOnly, WriteOnly or ReadWrite; Size: elements, an expression (M*K); a Scalar's "
-                               "value: an expression (N); Fill: Constant, Random or BinaryRaw"));
+    m_arguments->setToolTip(tr(
+        "Types: float, double, half, bfloat16, float8_e4m3, float8_e5m2, int32, ...; Memory: Vector or Scalar; Access: "
+        "ReadOnly, WriteOnly or ReadWrite; Size: elements, an expression (M*K); a Scalar's "
+        "value: an expression (N); Fill: Constant, Random or BinaryRaw"));
     arguments->addRow(tr("Arguments:"), withButtons(m_arguments, QStringLiteral("Argument")));
     m_references = makeTable(referenceColumns(), QStringLiteral("referenceArguments"), this);
     m_references->setToolTip(tr("The expected content of an output argument: Checks names the argument; Fill: "
@@ -374,6 +375,66 @@ void KernelSpecDialog::reload() {
     m_searchAttributes->setPlainText(attributes.join(QLatin1Char('\n')));
 }
 
+namespace {
+
+// The budget: an entry per type, in the file's order (its other fields kept), new ones after.
+// `texts`: each type's text ("" for none). Sets `error` for a value that is not a number.
+Json budgetOf(const Json& before, const std::vector<std::pair<const char*, QString>>& texts, QString& error) {
+    std::vector<std::pair<std::string, Json>> wanted;
+    for (const auto& [type, text] : texts) {
+        if (text.isEmpty())
+            continue;
+        bool ok = false;
+        const double value = text.toDouble(&ok);
+        if (!ok) {
+            error = KernelSpecDialog::tr("Budget %1: '%2' is not a number").arg(QLatin1String(type), text);
+            return {};
+        }
+        wanted.emplace_back(type, value);
+    }
+    Json budget = Json::array();
+    for (const Json& b : before.is_array() ? before : Json::array()) {
+        for (auto& [type, value] : wanted) {
+            if (!value.is_null() && b.value("Type", std::string()) == type) {
+                Json entry = b;
+                entry["BudgetValue"] = std::exchange(value, nullptr);
+                budget.push_back(std::move(entry));
+            }
+        }
+    }
+    for (const auto& [type, value] : wanted)
+        if (!value.is_null())
+            budget.push_back(Json{{"Type", type}, {"BudgetValue", value}});
+    return budget;
+}
+
+// The search's attributes, a line each ("NAME = VALUE"), each line over the attribute it was.
+// Sets `error` for a line that is not NAME = VALUE.
+Json searchAttributesOf(const Json& before, const QStringList& lines, QString& error) {
+    Json attributes = Json::array();
+    for (int l = 0; l < lines.size(); ++l) {
+        const qsizetype eq = lines[l].indexOf(QLatin1Char('='));
+        const QString name = eq < 0 ? QString() : lines[l].left(eq).trimmed();
+        if (name.isEmpty()) {
+            error =
+                KernelSpecDialog::tr("Search attributes, line %1: '%2' is not NAME = VALUE").arg(l + 1).arg(lines[l]);
+            return {};
+        }
+        const std::string valueText = lines[l].mid(eq + 1).trimmed().toStdString();
+        Json value = Json::parse(valueText, nullptr, false);
+        if (value.is_discarded() || !(value.is_primitive()) || value.is_null())
+            value = valueText; // a bare word is a string
+        Json a = before.is_array() && l < static_cast<int>(before.size()) ? before[static_cast<std::size_t>(l)]
+                                                                          : Json::object();
+        a["Name"] = name.toStdString();
+        a["Value"] = std::move(value);
+        attributes.push_back(std::move(a));
+    }
+    return attributes;
+}
+
+} // namespace
+
 bool KernelSpecDialog::apply() {
     const auto problem = m_document->problem();
     if (!problem)
@@ -461,56 +522,20 @@ bool KernelSpecDialog::apply() {
     fields.emplace_back("/Tilescope/Objective/Count", textOrNull(field(QStringLiteral("objectiveCount"))));
     fields.emplace_back("/Tilescope/Objective/Scale", scale);
 
-    // The budget: an entry per type, in the file's order (its other fields kept), new ones after.
-    const Json budgetBefore = sectionOf(current, {"Budget"});
-    std::vector<std::pair<std::string, Json>> wanted;
-    for (const auto& [type, name] :
-         {std::pair{"TuningDuration", "budgetDuration"}, std::pair{"ConfigurationCount", "budgetCount"},
-          std::pair{"ConfigurationFraction", "budgetFraction"}}) {
-        const QString text = field(QLatin1String(name))->text().trimmed();
-        if (text.isEmpty())
-            continue;
-        bool ok = false;
-        const double value = text.toDouble(&ok);
-        if (!ok)
-            return fail(tr("Budget %1: '%2' is not a number").arg(QLatin1String(type), text));
-        wanted.emplace_back(type, value);
-    }
-    Json budget = Json::array();
-    for (const Json& b : budgetBefore.is_array() ? budgetBefore : Json::array()) {
-        for (auto& [type, value] : wanted) {
-            if (!value.is_null() && b.value("Type", std::string()) == type) {
-                Json entry = b;
-                entry["BudgetValue"] = std::exchange(value, nullptr);
-                budget.push_back(std::move(entry));
-            }
-        }
-    }
-    for (const auto& [type, value] : wanted)
-        if (!value.is_null())
-            budget.push_back(Json{{"Type", type}, {"BudgetValue", value}});
+    QString error;
+    const Json budget = budgetOf(sectionOf(current, {"Budget"}),
+                                 {{"TuningDuration", field(QStringLiteral("budgetDuration"))->text().trimmed()},
+                                  {"ConfigurationCount", field(QStringLiteral("budgetCount"))->text().trimmed()},
+                                  {"ConfigurationFraction", field(QStringLiteral("budgetFraction"))->text().trimmed()}},
+                                 error);
+    if (!error.isEmpty())
+        return fail(error);
     fields.emplace_back("/Budget", budget.empty() ? Json(nullptr) : budget);
-
-    // The search: its name and attributes (each line over the attribute it was).
-    const Json attributesBefore = sectionOf(current, {"Search", "Attributes"});
-    Json attributes = Json::array();
-    const QStringList attributeLines = m_searchAttributes->toPlainText().split(QLatin1Char('\n'), Qt::SkipEmptyParts);
-    for (int l = 0; l < attributeLines.size(); ++l) {
-        const qsizetype eq = attributeLines[l].indexOf(QLatin1Char('='));
-        const QString name = eq < 0 ? QString() : attributeLines[l].left(eq).trimmed();
-        if (name.isEmpty())
-            return fail(tr("Search attributes, line %1: '%2' is not NAME = VALUE").arg(l + 1).arg(attributeLines[l]));
-        const std::string valueText = attributeLines[l].mid(eq + 1).trimmed().toStdString();
-        Json value = Json::parse(valueText, nullptr, false);
-        if (value.is_discarded() || !(value.is_primitive()) || value.is_null())
-            value = valueText; // a bare word is a string
-        Json a = attributesBefore.is_array() && l < static_cast<int>(attributesBefore.size())
-                     ? attributesBefore[static_cast<std::size_t>(l)]
-                     : Json::object();
-        a["Name"] = name.toStdString();
-        a["Value"] = std::move(value);
-        attributes.push_back(std::move(a));
-    }
+    const Json attributes =
+        searchAttributesOf(sectionOf(current, {"Search", "Attributes"}),
+                           m_searchAttributes->toPlainText().split(QLatin1Char('\n'), Qt::SkipEmptyParts), error);
+    if (!error.isEmpty())
+        return fail(error);
     const Json searchName = textOrNull(field(QStringLiteral("searchName")));
     if (searchName.is_null() && !attributes.empty())
         return fail(tr("Search attributes need a search name"));

@@ -431,6 +431,108 @@ void ConfigDetailsPanel::startRule() {
     render();
 }
 
+namespace {
+
+// The run's timing and outcome, as a table under "Run" ("" when there is nothing to say).
+QString runHtml(const ResultRecord& r, const std::string& objectiveName, bool fromSample) {
+    const Measurement& m = r.measurement;
+    QString table;
+    if (m.time.samples > 0 || r.timeMs() > 0) {
+        table +=
+            row(ConfigDetailsPanel::tr("median time"), formatNumber(m.time.medianMs * 1000) + QStringLiteral(" µs"));
+        if (m.time.hasInterval())
+            table += row(ConfigDetailsPanel::tr("95 % interval"),
+                         QStringLiteral("%1 – %2 µs (the median's, ±%3 %)")
+                             .arg(formatNumber(m.time.ciLowMs * 1000), formatNumber(m.time.ciHighMs * 1000))
+                             .arg(50 * (m.time.ciHighMs - m.time.ciLowMs) / m.time.medianMs, 0, 'f', 2));
+        table +=
+            row(ConfigDetailsPanel::tr("min / max"),
+                QStringLiteral("%1 / %2 µs").arg(formatNumber(m.time.minMs * 1000), formatNumber(m.time.maxMs * 1000)));
+        table += row(ConfigDetailsPanel::tr("stdev"),
+                     QStringLiteral("%1 µs (%2 samples)").arg(formatNumber(m.time.stdevMs * 1000)).arg(m.time.samples));
+    }
+    if (r.objective)
+        table += row(objectiveName.empty() ? ConfigDetailsPanel::tr("objective") : qs(objectiveName),
+                     formatNumber(*r.objective));
+    if (m.verificationError)
+        table += row(ConfigDetailsPanel::tr("verification error"), QString::number(*m.verificationError, 'g', 4));
+    if (!fromSample && m.benchmarkSeconds > 0)
+        table +=
+            row(ConfigDetailsPanel::tr("compile / benchmark"),
+                QStringLiteral("%1 / %2").arg(formatDuration(m.compileSeconds), formatDuration(m.benchmarkSeconds)));
+    else if (!fromSample && m.compileSeconds > 0) // never benchmarked (a compile error, a pruned config)
+        table += row(ConfigDetailsPanel::tr("compile"), formatDuration(m.compileSeconds));
+    if (m.device >= 0)
+        table += row(ConfigDetailsPanel::tr("device"), QString::number(m.device));
+    return table.isEmpty() ? QString() : QStringLiteral("<h4>Run</h4><table>%1</table>").arg(table);
+}
+
+// What the compiler reported and the occupancy on `arch`, under "Compiled" ("" when nothing is known).
+QString compiledHtml(const ResultRecord& r, const std::optional<Occupancy>& occ, std::int64_t blockSize,
+                     const std::string& arch, bool fromSample) {
+    const Measurement& m = r.measurement;
+    QString table;
+    if (m.staticInfo && m.staticInfo->registers >= 0) {
+        const StaticInfo& s = *m.staticInfo;
+        table += row(ConfigDetailsPanel::tr("registers / thread"), QString::number(s.registers));
+        table += row(ConfigDetailsPanel::tr("spill stores / loads"),
+                     QStringLiteral("%1 / %2 per thread").arg(bytes(s.spillStores), bytes(s.spillLoads)));
+        table +=
+            row(ConfigDetailsPanel::tr("stack frame"), bytes(s.stackFrame) + ConfigDetailsPanel::tr(" per thread"));
+        table +=
+            row(ConfigDetailsPanel::tr("shared memory"),
+                QStringLiteral("%1 static%2")
+                    .arg(bytes(s.sharedStatic))
+                    .arg(r.sharedDynamic ? QStringLiteral(" + %1 dynamic").arg(bytes(*r.sharedDynamic)) : QString()));
+        table += row(ConfigDetailsPanel::tr("barriers"), QString::number(s.barriers));
+        if (s.constantBytes > 0)
+            table += row(ConfigDetailsPanel::tr("constant memory"), bytes(s.constantBytes));
+    }
+    if (fromSample && m.compileSeconds > 0) // it never ran: how long compiling took is all there is of a run
+        table += row(ConfigDetailsPanel::tr("compile time"), formatDuration(m.compileSeconds));
+    if (blockSize > 0)
+        table += row(ConfigDetailsPanel::tr("block size"),
+                     formatCount(static_cast<double>(blockSize)) + ConfigDetailsPanel::tr(" threads"));
+    if (occ && occ->launchable) {
+        table += row(ConfigDetailsPanel::tr("theoretical occupancy"),
+                     QStringLiteral("%1 % (%2 of %3 warps, %4 blocks per SM on %5)")
+                         .arg(formatNumber(occ->percent()))
+                         .arg(occ->activeWarps)
+                         .arg(occ->maxWarps)
+                         .arg(occ->activeBlocks)
+                         .arg(esc(qs(arch))));
+        table += row(ConfigDetailsPanel::tr("limited by"), esc(limiterText(occ->limiter)));
+        table += row(ConfigDetailsPanel::tr("blocks per SM allowed by"),
+                     esc(QStringLiteral("registers %1, shared memory %2, warps %3, blocks %4, barriers %5")
+                             .arg(blocksText(occ->blocksByRegisters), blocksText(occ->blocksBySharedMemory),
+                                  blocksText(occ->blocksByWarps), blocksText(occ->blocksByBlocks),
+                                  blocksText(occ->blocksByBarriers))));
+    } else if (occ) {
+        table += row(ConfigDetailsPanel::tr("theoretical occupancy"),
+                     esc(ConfigDetailsPanel::tr("cannot launch: ") + qs(occ->reason)));
+    } else if (r.occupancy) {
+        table +=
+            row(ConfigDetailsPanel::tr("theoretical occupancy"), formatNumber(*r.occupancy) + QStringLiteral(" %"));
+    }
+    if (table.isEmpty())
+        return {};
+    return QStringLiteral("<h4>Compiled%1</h4><table>%2</table>")
+        .arg(arch.empty() ? QString() : QStringLiteral(" for ") + esc(qs(arch)), table);
+}
+
+// The hardware counters, under "Metrics" ("" without any).
+QString metricsHtml(const Measurement& m) {
+    if (m.metrics.empty())
+        return {};
+    QString table;
+    for (const Metric& metric : m.metrics)
+        table += QStringLiteral("<tr><td style='padding-right:12px' title='%1'>%2</td><td align='right'>%3</td></tr>")
+                     .arg(esc(qs(metric.name)), esc(qs(metricLabel(metric.name))), formatNumber(metric.value));
+    return QStringLiteral("<h4>Metrics</h4><table>%1</table>").arg(table);
+}
+
+} // namespace
+
 void ConfigDetailsPanel::render() {
     // A live run brings a new snapshot ten times a second: redraw only when what is shown changed.
     const bool ruleBusy = isRuleBusy() && m_ruleResults != m_results;
@@ -482,91 +584,14 @@ void ConfigDetailsPanel::render() {
                                        : QStringLiteral(" — ") + esc(qs(m.message).section(QLatin1Char('\n'), 0, 0)));
     }
 
-    // Timing and outcome
-    QString table;
-    if (m.time.samples > 0 || r.timeMs() > 0) {
-        table += row(tr("median time"), formatNumber(m.time.medianMs * 1000) + QStringLiteral(" µs"));
-        if (m.time.hasInterval())
-            table += row(tr("95 % interval"),
-                         QStringLiteral("%1 – %2 µs (the median's, ±%3 %)")
-                             .arg(formatNumber(m.time.ciLowMs * 1000), formatNumber(m.time.ciHighMs * 1000))
-                             .arg(50 * (m.time.ciHighMs - m.time.ciLowMs) / m.time.medianMs, 0, 'f', 2));
-        table +=
-            row(tr("min / max"),
-                QStringLiteral("%1 / %2 µs").arg(formatNumber(m.time.minMs * 1000), formatNumber(m.time.maxMs * 1000)));
-        table += row(tr("stdev"),
-                     QStringLiteral("%1 µs (%2 samples)").arg(formatNumber(m.time.stdevMs * 1000)).arg(m.time.samples));
-    }
-    if (r.objective)
-        table += row(m_objectiveName.empty() ? tr("objective") : qs(m_objectiveName), formatNumber(*r.objective));
-    if (m.verificationError)
-        table += row(tr("verification error"), QString::number(*m.verificationError, 'g', 4));
-    if (!m_fromSample && m.benchmarkSeconds > 0)
-        table += row(tr("compile / benchmark"), QStringLiteral("%1 / %2").arg(formatDuration(m.compileSeconds),
-                                                                              formatDuration(m.benchmarkSeconds)));
-    else if (!m_fromSample && m.compileSeconds > 0) // never benchmarked (a compile error, a pruned config)
-        table += row(tr("compile"), formatDuration(m.compileSeconds));
-    if (m.device >= 0)
-        table += row(tr("device"), QString::number(m.device));
-    if (!table.isEmpty())
-        html += QStringLiteral("<h4>Run</h4><table>%1</table>").arg(table);
+    html += runHtml(r, m_objectiveName, m_fromSample);
 
-    // What the compiler reported
     std::int64_t blockSize = r.blockSize.value_or(0);
     const std::optional<Occupancy> occ = occupancyOf(r, &blockSize);
     const std::string& arch = shownArch();
     const ArchLimits* limits = arch.empty() ? nullptr : findArch(arch);
-    table.clear();
-    if (m.staticInfo && m.staticInfo->registers >= 0) {
-        const StaticInfo& s = *m.staticInfo;
-        table += row(tr("registers / thread"), QString::number(s.registers));
-        table += row(tr("spill stores / loads"),
-                     QStringLiteral("%1 / %2 per thread").arg(bytes(s.spillStores), bytes(s.spillLoads)));
-        table += row(tr("stack frame"), bytes(s.stackFrame) + tr(" per thread"));
-        table +=
-            row(tr("shared memory"),
-                QStringLiteral("%1 static%2")
-                    .arg(bytes(s.sharedStatic))
-                    .arg(r.sharedDynamic ? QStringLiteral(" + %1 dynamic").arg(bytes(*r.sharedDynamic)) : QString()));
-        table += row(tr("barriers"), QString::number(s.barriers));
-        if (s.constantBytes > 0)
-            table += row(tr("constant memory"), bytes(s.constantBytes));
-    }
-    if (m_fromSample && m.compileSeconds > 0) // it never ran: how long compiling took is all there is of a run
-        table += row(tr("compile time"), formatDuration(m.compileSeconds));
-    if (blockSize > 0)
-        table += row(tr("block size"), formatCount(static_cast<double>(blockSize)) + tr(" threads"));
-    if (occ && occ->launchable) {
-        table += row(tr("theoretical occupancy"), QStringLiteral("%1 % (%2 of %3 warps, %4 blocks per SM on %5)")
-                                                      .arg(formatNumber(occ->percent()))
-                                                      .arg(occ->activeWarps)
-                                                      .arg(occ->maxWarps)
-                                                      .arg(occ->activeBlocks)
-                                                      .arg(esc(qs(arch))));
-        table += row(tr("limited by"), esc(limiterText(occ->limiter)));
-        table += row(tr("blocks per SM allowed by"),
-                     esc(QStringLiteral("registers %1, shared memory %2, warps %3, blocks %4, barriers %5")
-                             .arg(blocksText(occ->blocksByRegisters), blocksText(occ->blocksBySharedMemory),
-                                  blocksText(occ->blocksByWarps), blocksText(occ->blocksByBlocks),
-                                  blocksText(occ->blocksByBarriers))));
-    } else if (occ) {
-        table += row(tr("theoretical occupancy"), esc(tr("cannot launch: ") + qs(occ->reason)));
-    } else if (r.occupancy) {
-        table += row(tr("theoretical occupancy"), formatNumber(*r.occupancy) + QStringLiteral(" %"));
-    }
-    if (!table.isEmpty())
-        html += QStringLiteral("<h4>Compiled%1</h4><table>%2</table>")
-                    .arg(arch.empty() ? QString() : QStringLiteral(" for ") + esc(qs(arch)), table);
-
-    // Hardware counters
-    if (!m.metrics.empty()) {
-        table.clear();
-        for (const Metric& metric : m.metrics)
-            table +=
-                QStringLiteral("<tr><td style='padding-right:12px' title='%1'>%2</td><td align='right'>%3</td></tr>")
-                    .arg(esc(qs(metric.name)), esc(qs(metricLabel(metric.name))), formatNumber(metric.value));
-        html += QStringLiteral("<h4>Metrics</h4><table>%1</table>").arg(table);
-    }
+    html += compiledHtml(r, occ, blockSize, arch, m_fromSample);
+    html += metricsHtml(m);
 
     // The spill diagnosis
     std::optional<bool> prunesThis;
