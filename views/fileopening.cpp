@@ -435,6 +435,11 @@ void FileOpening::recordingLoaded() {
     m_demoPending = false;
     if (!m_demo && !m_recordingPath.isEmpty())
         addRecentFile(m_recordingPath);
+    // A database opened where no problem is: the problem its session stored, with the files it
+    // was tuned with, so that its parameters, conditions and space are there without its files.
+    if (!m_parts.document->hasProblem())
+        if (std::shared_ptr<const StoredProblem> stored = m_parts.session->storedProblem())
+            m_parts.document->openStored(std::move(stored), QFileInfo(m_recordingPath).fileName());
 }
 
 void FileOpening::resultsCleared() {

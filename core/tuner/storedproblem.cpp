@@ -152,6 +152,7 @@ std::unique_ptr<StoredProblem> StoredProblem::open(const fs::path& database, std
         const bool there = !original.empty() && hashFile(original, nowHash, nowSize);
         if (f.data) {
             writeBytes(problemDir / named.lexically_normal(), *f.data);
+            stored->m_written.push_back(f.path);
             if (there && nowHash != f.hash)
                 stored->m_notes.push_back(f.path + " changed at " + original.string() + " since " + sessionName +
                                           " was tuned (SHA-256 " + shortHash(f.hash) + " then, " + shortHash(nowHash) +
@@ -162,8 +163,10 @@ std::unique_ptr<StoredProblem> StoredProblem::open(const fs::path& database, std
             absolute ? "the database keeps only the hash of a file named by an absolute path"
                      : "the database keeps only the hash of a data file over 64 MiB (" + sizeText(f.size) + ")";
         if (there && nowHash == f.hash) {
-            if (!absolute)
+            if (!absolute) {
                 linkOrCopy(original, problemDir / named.lexically_normal());
+                stored->m_written.push_back(f.path);
+            }
         } else if (there) {
             blockers.emplace_back(stored->m_label, where(f),
                                   f.path + " changed at " + original.string() + " since " + sessionName +

@@ -51,6 +51,9 @@ public:
     /// since (the kept copy is used), a session that kept no files (older than schema 5: only
     /// its original files, where they still are). One sentence each.
     const std::vector<std::string>& notes() const { return m_notes; }
+    /// The files written beside the problem file, as the problem names them (relative to its
+    /// folder): the kept ones, and those taken from their original place.
+    const std::vector<std::string>& writtenFiles() const { return m_written; }
     /// "results.db, session 3": where the problem came from, for messages and titles.
     const std::string& label() const { return m_label; }
 
@@ -60,6 +63,7 @@ private:
     std::filesystem::path m_folder;
     std::filesystem::path m_problemFile;
     std::vector<std::string> m_notes;
+    std::vector<std::string> m_written;
     std::string m_label;
 };
 

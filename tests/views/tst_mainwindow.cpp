@@ -18,8 +18,13 @@
 #include "export/exportdialog.h"
 #include "export/sessionlistmodel.h"
 #include "mainwindow.h"
+#include "measure/replay/replaybackend.h"
 #include "plots/heatmapwidget.h"
 #include "plots/scatterwidget.h"
+#include "problem/conditionmodel.h"
+#include "problem/parametermodel.h"
+#include "problem/problemdocument.h"
+#include "problem/problempanel.h"
 #include "problem/spacecontroller.h"
 #include "session/configdetails.h"
 #include "session/resultsheadline.h"
@@ -30,6 +35,7 @@
 #include "shapes/shapesview.h"
 #include "spec/tuningproblem.h"
 #include "store/resultstore.h"
+#include "tuner/tuningsession.h"
 
 #include <qcustomplot.h>
 
@@ -132,6 +138,7 @@ private slots:
     void opensDroppedRecordings();
     void opensProblemsWrittenForKernelTuner();
     void opensShapeSets();
+    void opensADatabaseWhoseProblemIsGone();
     void runsShapeSetsFromTheRunPanel();
     void comparesTwoGpus();
     void headlineSaysWhatTheGpuDid();
@@ -694,6 +701,72 @@ void TestMainWindow::bannerSaysTheVerdict() {
     const QString text = sessionVerdict(failed, {wrong});
     QVERIFY2(text.contains(QStringLiteral("The session failed: the device fell off the bus")), qPrintable(text));
     QVERIFY2(text.contains(QStringLiteral("hold NaN or Inf")), qPrintable(text));
+}
+
+void TestMainWindow::opensADatabaseWhoseProblemIsGone() {
+    // A session tuned (replayed) from a problem whose folder is then deleted: the workbench opens
+    // its database with the problem it stored, its parameters, conditions and valid count, where
+    // it said "No conditions are known" of a recording.
+    QTemporaryDir dir;
+    const QString folder = dir.filePath(QStringLiteral("problem"));
+    QVERIFY(QDir().mkpath(folder));
+    QVERIFY(QFile::copy(QStringLiteral(TILESCOPE_TEST_DATA "/tuning/tiny.json"), folder + "/tiny.json"));
+    QVERIFY(QFile::copy(QStringLiteral(TILESCOPE_TEST_DATA "/tuning/tiny.cu"), folder + "/tiny.cu"));
+    const QString db = dir.filePath(QStringLiteral("tiny.db"));
+    std::uint64_t valid = 0;
+    {
+        const TuningProblem problem = TuningProblem::load((folder + "/tiny.json").toStdString());
+        valid = ConfigSpace::build(problem, 0).size();
+        ResultStore store = ResultStore::open(db.toStdString());
+        ReplayBackend replay(std::filesystem::path(TILESCOPE_TEST_DATA "/tuning/tiny_ktcache.json"));
+        SessionOptions options;
+        options.strategy = "random";
+        options.budget.configs = 20;
+        options.compile = SessionOptions::Compile::Never;
+        options.backendLabel = "replay:tiny_ktcache.json";
+        TuningSession session(problem, replay, store, options);
+        QCOMPARE(session.run().progress.done, std::uint64_t(20));
+    }
+    QVERIFY(QDir(folder).removeRecursively());
+
+    MainWindow window(transient());
+    window.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&window));
+    QVERIFY(window.openRecording(db));
+    QTRY_VERIFY_WITH_TIMEOUT(window.hasResultsShown(), kTimeoutMs);
+    QTRY_VERIFY_WITH_TIMEOUT(window.document()->hasProblem(), kTimeoutMs);
+    ProblemDocument* document = window.document();
+    QCOMPARE(document->origin(), ProblemDocument::Origin::Stored);
+    QCOMPARE(document->displayName(), QStringLiteral("tiny.json (from tiny.db)"));
+    QVERIFY2(document->kernelError().isEmpty(), qPrintable(document->kernelError()));
+    QVERIFY(document->kernelSource().contains(QStringLiteral("__global__")));
+    ProblemPanel* panel = window.problemPanel();
+    QVERIFY(!panel->showsRecording());
+    QAbstractItemModelTester parameters(panel->parameterModel());
+    QCOMPARE(panel->parameterModel()->rowCount(), 4);
+    QCOMPARE(panel->conditionModel()->rowCount(), 2);
+    QString conditions;
+    for (int row = 0; row < panel->conditionModel()->rowCount(); ++row)
+        for (int column = 0; column < panel->conditionModel()->columnCount(); ++column)
+            conditions += panel->conditionModel()->index(row, column).data().toString() + QLatin1Char('|');
+    QVERIFY2(conditions.contains(QStringLiteral("BLOCK >= 32 * NUM_WARPS")) &&
+                 conditions.contains(QStringLiteral("N % (BLOCK * ITEMS) == 0")),
+             qPrintable(conditions));
+    const auto* note = panel->findChild<QLabel*>(QStringLiteral("noConditionsNote"));
+    QVERIFY(note && !note->isVisible());
+    QTRY_VERIFY_WITH_TIMEOUT(panel->countLabel()->text().startsWith(QStringLiteral("%1 valid of").arg(valid)),
+                             kTimeoutMs);
+    QTRY_VERIFY_WITH_TIMEOUT(!window.isBusy(), kTimeoutMs);
+    QVERIFY(window.windowTitle().contains(QStringLiteral("tiny.json (from tiny.db)")));
+
+    // Save As writes the problem with the files the database kept beside it, and opens it.
+    const QString saved = dir.filePath(QStringLiteral("again/tiny.json"));
+    QVERIFY(QDir().mkpath(dir.filePath(QStringLiteral("again"))));
+    ProblemError error;
+    QVERIFY2(document->saveAs(saved, &error), qPrintable(error.text()));
+    QCOMPARE(document->origin(), ProblemDocument::Origin::File);
+    QVERIFY(QFileInfo::exists(dir.filePath(QStringLiteral("again/tiny.cu"))));
+    QCOMPARE(TuningProblem::load(saved.toStdString()).conditions.size(), std::size_t(2));
 }
 
 void TestMainWindow::opensShapeSets() {

@@ -160,10 +160,12 @@ void KernelSourcePanel::onProblemChanged() {
         m_sourceView->setSource(m_document->kernelError(), false);
     }
     const QFileInfo kernel(m_document->kernelPath());
-    const QString where =
-        m_document->origin() == ProblemDocument::Origin::Example
-            ? tr("embedded example, extracted to %1").arg(QDir::toNativeSeparators(kernel.absolutePath()))
-            : QDir::toNativeSeparators(kernel.absolutePath());
+    const QString folder = QDir::toNativeSeparators(kernel.absolutePath());
+    const QString where = m_document->origin() == ProblemDocument::Origin::Example
+                              ? tr("embedded example, extracted to %1").arg(folder)
+                          : m_document->origin() == ProblemDocument::Origin::Stored
+                              ? tr("%1, written to %2").arg(m_document->displayName(), folder)
+                              : folder;
     m_header->setText(tr("<b>%1</b>&nbsp;&nbsp;<span style='color:%2'>%3</span>")
                           .arg(kernel.fileName().toHtmlEscaped(), palette().color(QPalette::PlaceholderText).name(),
                                where.toHtmlEscaped()));

@@ -2,6 +2,7 @@
 
 #include "base/error.h"
 #include "spec/tuningproblem.h"
+#include "tuner/storedproblem.h"
 
 #include <QDir>
 #include <QFile>
@@ -87,6 +88,7 @@ bool ProblemDocument::load(const QString& path, Origin origin) {
 
     m_undo->clear(); // a new problem: the edits of the last one are gone
     m_problem = std::move(problem);
+    m_stored.reset();
     m_path = absolute;
     m_origin = origin;
     m_shapeIndex = 0;
@@ -114,6 +116,7 @@ void ProblemDocument::openProposal(std::shared_ptr<const TuningProblem> problem,
         return;
     m_undo->clear();
     m_problem = std::move(problem);
+    m_stored.reset();
     m_path = QFileInfo(path).absoluteFilePath();
     m_origin = Origin::File;
     m_shapeIndex = 0;
@@ -124,10 +127,28 @@ void ProblemDocument::openProposal(std::shared_ptr<const TuningProblem> problem,
     emit modifiedChanged(true);
 }
 
+void ProblemDocument::openStored(std::shared_ptr<const StoredProblem> stored, const QString& database) {
+    if (!stored)
+        return;
+    m_undo->clear();
+    // The problem keeps the stored problem (and so its folder) alive as long as it is in use.
+    m_problem = std::shared_ptr<const TuningProblem>(stored, &stored->problem());
+    m_stored = std::move(stored);
+    m_storedFrom = database;
+    m_path = fromPath(m_stored->problemFile());
+    m_origin = Origin::Stored;
+    m_shapeIndex = 0;
+    readKernel();
+    emit problemChanged();
+    emit shapeChanged(m_shapeIndex);
+}
+
 QString ProblemDocument::displayName() const {
     if (m_path.isEmpty())
         return {};
     const QString name = QFileInfo(m_path).fileName();
+    if (m_origin == Origin::Stored)
+        return tr("%1 (from %2)").arg(name, m_storedFrom);
     return m_origin == Origin::Example ? tr("%1 (example)").arg(name) : name;
 }
 
@@ -139,6 +160,28 @@ void ProblemDocument::setShapeIndex(int index) {
         return;
     m_shapeIndex = index;
     emit shapeChanged(index);
+}
+
+QString ProblemDocument::copyStoredFiles(const QString& targetDir) const {
+    // The files the database kept go beside the copy, where the problem names them.
+    const QString from = fromPath(m_stored->problemFile().parent_path());
+    for (const std::string& name : m_stored->writtenFiles()) {
+        const QString relative = QString::fromStdString(name);
+        const QString source = QDir(from).filePath(relative);
+        const QString dest = QDir::cleanPath(QDir(targetDir).filePath(relative));
+        if (QFileInfo::exists(dest)) {
+            QFile existing(dest), kept(source);
+            if (!existing.open(QIODevice::ReadOnly) || !kept.open(QIODevice::ReadOnly) ||
+                existing.readAll() != kept.readAll())
+                return tr("%1 already exists with other content; save the problem in another folder")
+                    .arg(QDir::toNativeSeparators(dest));
+            continue;
+        }
+        if (!QDir().mkpath(QFileInfo(dest).absolutePath()) || !QFile::copy(source, dest))
+            return tr("cannot write %1").arg(QDir::toNativeSeparators(dest));
+        QFile::setPermissions(dest, QFile::permissions(dest) | QFileDevice::WriteOwner);
+    }
+    return {};
 }
 
 bool ProblemDocument::saveAs(const QString& path, ProblemError* error) {
@@ -154,7 +197,10 @@ bool ProblemDocument::saveAs(const QString& path, ProblemError* error) {
     const QFileInfo target(path);
     const QString targetDir = target.absolutePath();
     const QFileInfo kernel(m_kernelPath);
-    if (m_origin == Origin::Example) {
+    if (m_origin == Origin::Stored && m_stored) {
+        if (const QString why = copyStoredFiles(targetDir); !why.isEmpty())
+            return fail({}, why);
+    } else if (m_origin == Origin::Example) {
         // The example lives in a temporary folder that goes away: put its kernel beside the copy.
         const QString kernelTarget = targetDir + QLatin1Char('/') + kernel.fileName();
         if (QFileInfo::exists(kernelTarget)) {
@@ -227,7 +273,13 @@ bool ProblemDocument::isModified() const {
 bool ProblemDocument::save(ProblemError* error) {
     if (!m_problem || m_origin != Origin::File || m_path.isEmpty()) {
         if (error)
-            *error = {m_path, {}, tr("the example has no file of its own; save it somewhere with Save As")};
+            *error = {m_path,
+                      {},
+                      m_origin == Origin::Stored
+                          ? tr("the problem was read from %1 and has no file of its own; save it somewhere with Save "
+                               "As")
+                                .arg(m_storedFrom)
+                          : tr("the example has no file of its own; save it somewhere with Save As")};
         return false;
     }
     try {

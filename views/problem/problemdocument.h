@@ -12,8 +12,9 @@
 #include <optional>
 
 namespace tilescope {
+class StoredProblem;
 class TuningProblem;
-}
+} // namespace tilescope
 
 namespace tilescope::views {
 
@@ -34,6 +35,7 @@ public:
     enum class Origin {
         File,    ///< a file the user opened
         Example, ///< the embedded example, extracted to a temporary folder
+        Stored,  ///< the problem a results database stored, written to a temporary folder
     };
 
     explicit ProblemDocument(QObject* parent = nullptr);
@@ -46,6 +48,11 @@ public:
     /// Opens a problem made in memory (a proposal from a kernel) as if read from `path`, a file
     /// that does not exist yet: it counts as modified until saved, and Save writes it there.
     void openProposal(std::shared_ptr<const TuningProblem> problem, const QString& path);
+
+    /// Opens the problem a results database stored for one of its sessions (read back with the
+    /// files it was tuned with, StoredProblem), from the database named `database` (for titles).
+    /// It has no file of its own: Save asks for a place, and Save As writes the files beside it.
+    void openStored(std::shared_ptr<const StoredProblem> stored, const QString& database);
 
     /// Writes the current problem to `path`, its KernelFile rewritten so that it still resolves
     /// from there (the embedded example's kernel is copied beside it), then opens the written
@@ -70,7 +77,8 @@ public:
     /// The file the problem was read from (absolute).
     QString path() const { return m_path; }
     Origin origin() const { return m_origin; }
-    /// For titles: "sgemm.json", or "sgemm.json (example)" for the embedded example.
+    /// For titles: "sgemm.json", "sgemm.json (example)" for the embedded example, "sgemm.json
+    /// (from results.db)" for a problem a database stored.
     QString displayName() const;
     /// The kernel source text ("" when it could not be read; see kernelError()).
     QString kernelSource() const { return m_kernelSource; }
@@ -100,6 +108,8 @@ signals:
 private:
     class EditCommand;
     void readKernel();
+    /// Origin::Stored: copies the files the database kept into `targetDir`; why not, or "".
+    QString copyStoredFiles(const QString& targetDir) const;
     void setEdited(std::shared_ptr<const TuningProblem> problem);
 
     QUndoStack* m_undo;
@@ -109,6 +119,8 @@ private:
     QString m_kernelSource;
     QString m_kernelPath;
     QString m_kernelError;
+    std::shared_ptr<const StoredProblem> m_stored; // Origin::Stored: holds its folder
+    QString m_storedFrom;                          // the database's file name
     int m_shapeIndex = 0;
 };
 

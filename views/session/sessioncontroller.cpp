@@ -600,6 +600,7 @@ void SessionController::openRecording(const QString& path) {
         RecordingFormat format = RecordingFormat::Unknown;
         std::shared_ptr<std::vector<SessionData>> sessions;
         std::size_t chosen = 0;
+        std::shared_ptr<const StoredProblem> problem; // a database's, of the chosen session
     };
     m_loads.start(
         [path]() {
@@ -621,6 +622,15 @@ void SessionController::openRecording(const QString& path) {
                     }
                 for (SessionData& s : sessions)
                     s.info.parameters = parameterNamesOf(s);
+                // The problem the session stored, for the window to open where none is open; a
+                // problem that cannot be read back leaves the results as a recording's.
+                if (read.format == RecordingFormat::TilescopeDatabase && !sessions.empty() &&
+                    !sessions[read.chosen].info.problemJson.empty()) {
+                    try {
+                        read.problem = StoredProblem::open(file, sessions[read.chosen].info.id);
+                    } catch (const std::exception&) {
+                    }
+                }
             } catch (const std::exception& e) {
                 read.error = qs(e.what());
             }
@@ -635,6 +645,7 @@ void SessionController::openRecording(const QString& path) {
             m_recordingPath = path;
             m_recordingFormat = read.format;
             m_recording = read.sessions;
+            m_storedProblem = read.problem;
             emit recordingSessions(m_recording);
             present(read.chosen);
         });
@@ -650,6 +661,7 @@ bool SessionController::clear() {
     m_recording.reset();
     m_recordingPath.clear();
     m_recordingFormat = RecordingFormat::Unknown;
+    m_storedProblem.reset();
     m_session = {};
     m_progress = {};
     ResultsSnapshot previous = std::exchange(m_results, std::make_shared<const std::vector<ResultRecord>>());

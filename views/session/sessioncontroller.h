@@ -22,6 +22,7 @@
 #include "model/records.h"
 #include "spec/tuningproblem.h"
 #include "tuner/shapesetrun.h"
+#include "tuner/storedproblem.h"
 #include "tuner/tuningsession.h"
 
 #include <QObject>
@@ -96,6 +97,11 @@ public:
     /// is in progress.
     bool clear();
 
+    /// The problem the database opened last stored for the session it showed first, with the
+    /// files it was tuned with (StoredProblem: whether or not they are still where they were);
+    /// null for another recording, a session of imported results, or after clear().
+    std::shared_ptr<const StoredProblem> storedProblem() const { return m_storedProblem; }
+
     /// The latest snapshot (never null; empty before any results).
     ResultsSnapshot results() const { return m_results; }
     /// The session's parameter names in order.
@@ -169,6 +175,7 @@ private:
     std::shared_ptr<const std::vector<SessionData>> m_recording; // the sessions of the recording opened last
     QString m_recordingPath;
     RecordingFormat m_recordingFormat = RecordingFormat::Unknown;
+    std::shared_ptr<const StoredProblem> m_storedProblem; // the database's problem of its first session shown
 
     BackgroundTask m_run{this};      // the session
     BackgroundTask m_copies{this};   // snapshot copies, one at a time
