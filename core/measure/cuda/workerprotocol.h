@@ -73,7 +73,7 @@ struct Hello {
     DeviceInfo device;
 };
 
-/// How long to measure one config (the method of DESIGN.md: warm-up, an L2 flush before every
+/// How long to measure one config (the method of resources/docs/guide/measuring.md: warm-up, an L2 flush before every
 /// sample, CUDA events per sample, stop when the median is known well enough).
 struct TimingRule {
     int minSamples = 10;

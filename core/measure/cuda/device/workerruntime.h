@@ -33,8 +33,8 @@ public:
     /// reference data). Frees everything of a previous open first, the kept reference included.
     worker::Opened open(const worker::Open& request);
 
-    /// Measures one config with `cubin`; see the method in DESIGN.md. Never throws. Result::fatal
-    /// is set when the context is lost (a sticky error): the process must exit after sending it.
+    /// Measures one config with `cubin`; see the method in resources/docs/guide/measuring.md. Never throws.
+    /// Result::fatal is set when the context is lost (a sticky error): the process must exit after sending it.
     worker::Result measure(const worker::Measure& request, const std::vector<char>& cubin);
 
     /// Frees the problem's buffers, the stream, the events and CUPTI, and releases the primary
