@@ -188,8 +188,9 @@ std::unique_ptr<StoredProblem> StoredProblem::open(const fs::path& database, std
         if (!originalDir.empty() && fs::is_directory(originalDir, ec))
             baseDir = originalDir;
         stored->m_notes.push_back(
-            sessionName + " kept no files (stored by an older Tilescope): its kernel is read " +
-            (baseDir == problemDir ? std::string("from nowhere") : "from " + originalDir.string() + " where it was"));
+            sessionName + " kept no files (it was stored by an older Tilescope): " +
+            (baseDir == problemDir ? std::string("its space is shown; where its kernel was, the database does not say")
+                                   : "its kernel is read from " + originalDir.string() + ", where it was"));
     }
 
     // The T1 file beside the files, under its original name where it has one.

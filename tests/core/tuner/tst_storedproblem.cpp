@@ -103,6 +103,7 @@ private slots:
     void readBackAfterTheFilesAreGone();
     void aFileNotKeptAndGoneIsNamed();
     void aFileNotKeptThatChangedIsNamed();
+    void aSessionThatKeptNoFiles();
     void sessionsWithoutAProblemAreRefused();
 };
 
@@ -178,6 +179,28 @@ void TestStoredProblem::aFileNotKeptThatChangedIsNamed() {
         why.c_str());
     QVERIFY2(why.find(Sha256::hex(Sha256::hash(std::string(16, 'b'))).substr(0, 12) + " then") != std::string::npos,
              why.c_str());
+}
+
+void TestStoredProblem::aSessionThatKeptNoFiles() {
+    // A session stored before files were kept: its files where they were, while they are there.
+    QTemporaryDir tmp;
+    const Tuned t = tune(fs::path(tmp.path().toStdString()) / "work");
+    {
+        ResultStore store = ResultStore::open(t.db);
+        SessionInfo info = *store.session(t.session);
+        info.id = 0;
+        const std::int64_t old = store.createSession(info); // its problem, no files
+        const std::unique_ptr<StoredProblem> stored = StoredProblem::open(t.db, old);
+        QCOMPARE(stored->notes().size(), std::size_t(1));
+        QVERIFY2(stored->notes().front().find("kept no files") != std::string::npos, stored->notes().front().c_str());
+        QCOMPARE(stored->problem().kernelPath().lexically_normal(), (t.root / "src" / "scale.cu").lexically_normal());
+        QVERIFY(stored->problem().launchBlockers.empty());
+        // Its kernel changed since: named by the source hash the session recorded.
+        write(t.root / "src" / "scale.cu", std::string(kKernel) + "// changed\n");
+        const std::unique_ptr<StoredProblem> changed = StoredProblem::open(t.db, old);
+        QCOMPARE(changed->problem().launchBlockers.size(), std::size_t(1));
+        QVERIFY(changed->problem().launchBlockers.front().message().find("changed since session") != std::string::npos);
+    }
 }
 
 void TestStoredProblem::sessionsWithoutAProblemAreRefused() {
