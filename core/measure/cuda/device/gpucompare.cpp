@@ -6,6 +6,8 @@
 
 #include "measure/cuda/device/runtimeimpl.h"
 
+#include "measure/cuda/chunks.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
@@ -88,9 +90,12 @@ WorkerRuntime::Impl::DeviceCopy WorkerRuntime::Impl::keepOnDevice(std::size_t i,
         values.size() != static_cast<std::size_t>(a.bytes()) || written.count() != n || finite.count() != n ||
         holdsCanary(values, elementSize(a.element), kCanary))
         return copy;
-    // A quarter of the free memory at most, for all the groups' copies together.
+    // At most kMaxCopyBytes an output (a 1 GiB reference copied so lost the context on an H100
+    // with CUDA 13: larger outputs are compared on the host), and a quarter of the free memory for
+    // all the groups' copies together.
+    constexpr std::int64_t kMaxCopyBytes = std::int64_t{256} << 20;
     std::size_t free = 0, total = 0;
-    if (cu->cuMemGetInfo(&free, &total) != CUDA_SUCCESS ||
+    if (static_cast<std::int64_t>(values.size()) > kMaxCopyBytes || cu->cuMemGetInfo(&free, &total) != CUDA_SUCCESS ||
         static_cast<std::int64_t>(values.size()) + keptOnDeviceBytes > static_cast<std::int64_t>(free / 4))
         return copy;
     if (cu->cuMemAlloc(&copy.data, values.size()) != CUDA_SUCCESS) {
@@ -104,10 +109,15 @@ WorkerRuntime::Impl::DeviceCopy WorkerRuntime::Impl::keepOnDevice(std::size_t i,
     copy.bytes = static_cast<std::int64_t>(values.size());
     keptOnDeviceBytes += copy.bytes;
     if (isFloatingPoint(a.element)) {
-        double scale = 0;
         const std::size_t size = elementSize(a.element);
-        for (std::size_t at = 0; at < values.size(); at += size)
-            scale = std::max(scale, std::fabs(decodeValue(a.element, values.data() + at))); // all finite
+        std::vector<double> scales(chunks::count(n), 0.0);
+        chunks::forEach(n, [&](std::size_t c, std::int64_t begin, std::int64_t end) {
+            double m = 0;
+            for (std::int64_t k = begin; k < end; ++k) // all finite: the caller checked
+                m = std::max(m, std::fabs(decodeValue(a.element, values.data() + static_cast<std::size_t>(k) * size)));
+            scales[c] = m;
+        });
+        const double scale = *std::max_element(scales.begin(), scales.end());
         copy.scale = scale > 0 ? scale : 1;
     }
 #else

@@ -122,7 +122,14 @@ void WorkerRuntime::Impl::run(const worker::Measure& m, const std::vector<char>&
     out.status = ResultStatus::Ok;
     // A guarded launch first (the guard's purpose: a run past a buffer's end faults here), then,
     // unless every launch is to be guarded, the timed ones on ordinary buffers as users have them.
-    if (m.guard != worker::Guard::Off)
+    // A kernel that calls printf (its cubin names vprintf) keeps its buffers where they are: on
+    // an H100 with CUDA 13, moving them into guarded memory after such a module is loaded loses
+    // the context (CUDA_ERROR_CONTEXT_IS_DESTROYED at the copy). --guard places them guarded at
+    // open, before any module, and works.
+    static constexpr std::string_view kPrintf = "vprintf";
+    const bool callsPrintf = std::search(cubin.begin(), cubin.end(), kPrintf.begin(), kPrintf.end()) != cubin.end();
+    const bool moveGuarded = m.guard != worker::Guard::Off && !(callsPrintf && m.guard == worker::Guard::Check);
+    if (moveGuarded)
         placeBuffers(true);
     BenchmarkParts& parts = out.parts;
     auto since = [](Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); };
@@ -139,7 +146,7 @@ void WorkerRuntime::Impl::run(const worker::Measure& m, const std::vector<char>&
     }
     if (out.status == ResultStatus::Ok)
         returnContents(m, r);
-    if (m.guard != worker::Guard::Always)
+    if (m.guard != worker::Guard::Always && moveGuarded)
         placeBuffers(false);
     parts.check = since(t);
     t = Clock::now();
