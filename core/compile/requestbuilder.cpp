@@ -430,6 +430,21 @@ RequestBuilder::RequestBuilder(const TuningProblem& problem, std::size_t shapeIn
     const std::filesystem::path dir = std::filesystem::absolute(path, ec).parent_path();
     if (!ec && !dir.empty())
         m_base.includeDirs.push_back(dir.string());
+    // A relative -I names a folder of the problem's: the compilers would look for it from the
+    // folder Tilescope runs in, so it is given from the problem's folder too (the option stays as
+    // written; the cache key covers what the headers hold, not where they are).
+    if (!problem.baseDir.empty()) {
+        std::vector<fs::path> optionDirs;
+        std::vector<std::string> unused;
+        includeOptions(m_base.options, optionDirs, unused);
+        for (const fs::path& d : optionDirs) {
+            if (d.empty() || !d.is_relative())
+                continue;
+            const fs::path resolved = (fs::absolute(problem.baseDir, ec) / d).lexically_normal();
+            if (!ec && fs::is_directory(resolved, ec))
+                m_base.includeDirs.push_back(resolved.string());
+        }
+    }
     std::vector<fs::path> includeDirs(m_base.includeDirs.begin(), m_base.includeDirs.end());
     std::vector<std::string> preIncludes;
     includeOptions(m_base.options, includeDirs, preIncludes);

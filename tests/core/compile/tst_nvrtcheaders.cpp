@@ -5,6 +5,9 @@
 
 #include "compile/compiler.h"
 #include "compile/nvrtcheaders.h"
+#include "compile/requestbuilder.h"
+#include "space/configspace.h"
+#include "spec/tuningproblem.h"
 
 #include <QTemporaryDir>
 #include <QTest>
@@ -45,6 +48,7 @@ private slots:
     void compiles();
     void templatedName();
     void includeAndDefineOptions();
+    void relativeIncludeFromTheProblemsFolder();
     void missingHeader();
     void removedIntrinsic();
     void noToolkit();
@@ -169,6 +173,30 @@ void TestNvrtcHeaders::includeAndDefineOptions() {
     // Without the define the header does not compile: the option was what defined it.
     r.options = {"-I" + (root / "include").string()};
     QCOMPARE(compileKernel(r).status, CompileStatus::CompileError);
+}
+
+// A problem's relative -I names a folder of its own: found from the problem's folder whatever
+// folder Tilescope runs in (this test runs in the build's).
+void TestNvrtcHeaders::relativeIncludeFromTheProblemsFolder() {
+    QTemporaryDir dir;
+    const std::filesystem::path root = dir.path().toStdString();
+    writeFile(root / "include" / "lib" / "scale.cuh",
+              "#pragma once\n__device__ float scale(float v) { return 2.0f * v; }\n");
+    writeFile(root / "k.cu",
+              "#include <lib/scale.cuh>\nextern \"C\" __global__ void k(float* x) { x[0] = scale(x[1]); }\n");
+    writeFile(root / "k.json",
+              R"({"ConfigurationSpace": {"TuningParameters": [{"Name": "B", "Type": "int", "Values": "[32]"}]},
+        "KernelSpecification": {"Language": "CUDA", "KernelName": "k", "KernelFile": "k.cu", "CompilerOptions": ["-Iinclude"],
+        "GlobalSize": {"X": "1"}, "LocalSize": {"X": "B"},
+        "Arguments": [{"Name": "x", "Type": "float", "MemoryType": "Vector", "AccessType": "ReadWrite", "Size": 2,
+                       "FillType": "Constant", "FillValue": 1}]}})");
+    QVERIFY(!std::filesystem::exists(std::filesystem::current_path() / "include" / "lib" / "scale.cuh"));
+    const TuningProblem problem = TuningProblem::load(root / "k.json");
+    const ConfigSpace space = ConfigSpace::build(problem, 0);
+    QCOMPARE(space.size(), std::uint64_t(1));
+    const RequestBuilder builder(problem);
+    const CompileResult compiled = compileKernel(builder.request(space.at(0), "sm_90"));
+    QVERIFY2(compiled.ok(), qPrintable(describe(compiled)));
 }
 
 void TestNvrtcHeaders::missingHeader() {
