@@ -781,6 +781,12 @@ void TestEditor::tritonSpillsByPythonLine() {
              qPrintable(panel->linesLabel()->text()));
     QVERIFY2(panel->linesLabel()->text().contains(QStringLiteral("maxnreg=32")),
              qPrintable(panel->linesLabel()->text()));
+    // The line with the most local stores and loads is the cursor's, in sight.
+    int hottest = 0;
+    for (const auto& [line, mark] : marks)
+        if (hottest == 0 || mark.spills() + mark.local() > marks.at(hottest).spills() + marks.at(hottest).local())
+            hottest = line;
+    QCOMPARE(panel->sourceView()->textCursor().blockNumber() + 1, hottest);
     if (const QByteArray shots = qgetenv("TILESCOPE_SCREENSHOT_DIR"); !shots.isEmpty()) {
         m_window->resize(1366, 768);
         if (auto* dock = m_window->findChild<QDockWidget*>(QStringLiteral("sourceDock"))) {

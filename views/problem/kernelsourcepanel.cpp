@@ -21,6 +21,8 @@
 #include <QHBoxLayout>
 #include <QKeySequence>
 #include <QLabel>
+#include <QTextBlock>
+#include <QTextCursor>
 #include <QToolButton>
 #include <QVBoxLayout>
 
@@ -209,6 +211,20 @@ void KernelSourcePanel::showLines(const std::shared_ptr<const Lines>& lines) {
     m_busy = false;
     m_shown = lines;
     render();
+    // The line with the most spill and local-memory instructions, in sight (and the line that
+    // "Heatmap by this line" takes).
+    int hottest = 0;
+    int most = 0;
+    for (const auto& [line, mark] : m_sourceView->lineMarks()) {
+        if (mark.spills() + mark.local() > most) {
+            most = mark.spills() + mark.local();
+            hottest = line;
+        }
+    }
+    if (const QTextBlock block = m_sourceView->document()->findBlockByNumber(hottest - 1); block.isValid()) {
+        m_sourceView->setTextCursor(QTextCursor(block)); // at the line's start: no sideways scroll
+        m_sourceView->centerCursor();
+    }
     emit linesShown();
 }
 
