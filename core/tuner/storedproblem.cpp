@@ -202,6 +202,19 @@ std::unique_ptr<StoredProblem> StoredProblem::open(const fs::path& database, std
 
     stored->m_problem = TuningProblem::parse(session.problemJson, stored->m_label, baseDir);
     stored->m_problem.problemPath = originalFile;
+    if (files.empty() && baseDir == problemDir) {
+        // Not "kernel file not found (looked in <the private folder>)": what is missing, and where from.
+        auto& kept = stored->m_problem.launchBlockers;
+        kept.erase(std::remove_if(kept.begin(), kept.end(),
+                                  [](const InputError& e) {
+                                      return e.location().rfind("/KernelSpecification/KernelFile", 0) == 0;
+                                  }),
+                   kept.end());
+        blockers.emplace_back(stored->m_label, "/KernelSpecification/KernelFile",
+                              sessionName + " was stored by an older Tilescope, which kept no kernel file, and the "
+                                            "database does not say where its problem was: open the problem's T1 "
+                                            "file to compile and run it");
+    }
     if (files.empty() && !session.sourceHash.empty()) {
         const std::string now = stored->m_problem.sourceHash();
         if (!now.empty() && now != session.sourceHash)

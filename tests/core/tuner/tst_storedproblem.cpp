@@ -200,6 +200,17 @@ void TestStoredProblem::aSessionThatKeptNoFiles() {
         const std::unique_ptr<StoredProblem> changed = StoredProblem::open(t.db, old);
         QCOMPARE(changed->problem().launchBlockers.size(), std::size_t(1));
         QVERIFY(changed->problem().launchBlockers.front().message().find("changed since session") != std::string::npos);
+        // Nor does it say where its problem was: the space shows, and what is missing is said
+        // (not a kernel file looked for in the private folder).
+        info.provenanceJson = "{}";
+        const std::int64_t nowhere = store.createSession(info);
+        const std::unique_ptr<StoredProblem> lost = StoredProblem::open(t.db, nowhere);
+        QCOMPARE(lost->problem().launchBlockers.size(), std::size_t(1));
+        const std::string why = lost->problem().launchBlockers.front().message();
+        QVERIFY2(why.find("kept no kernel file, and the database does not say where its problem was") !=
+                         std::string::npos &&
+                     why.find("not found") == std::string::npos,
+                 why.c_str());
     }
 }
 
