@@ -5,7 +5,7 @@
 
 #include "cli.h"
 
-#include "tuner/shapesetrun.h"
+#include "jobs/tune.h"
 #include "tuner/storedproblem.h"
 
 #include <cstddef>
