@@ -29,14 +29,6 @@ void disableDriverComputeCache() {
 }
 [[maybe_unused]] const bool kCacheDisabledAtStart = (disableDriverComputeCache(), true);
 
-bool isIdentifier(std::string_view s) {
-    auto isAlpha = [](char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; };
-    auto isDigit = [](char c) { return c >= '0' && c <= '9'; };
-    if (s.empty() || !isAlpha(s.front()))
-        return false;
-    return std::all_of(s.begin(), s.end(), [&](char c) { return isAlpha(c) || isDigit(c); });
-}
-
 // Owns an nvrtcProgram so that every early return destroys it.
 class Program {
 public:
@@ -124,28 +116,10 @@ const std::vector<std::string>& cachedSupportedArchs() {
     return archs;
 }
 
-// Rejects what NVRTC would misread rather than reject: an option is one argv element, so a
-// define name with a space or '=' would silently define something else.
+// NVRTC's own message for an arch it lacks ("invalid value for --gpu-architecture") does not
+// say which archs it takes, so the request is checked against its list first.
 std::string validate(const CompileRequest& request) {
-    if (request.kernelName.empty())
-        return "no kernel name given";
-    if (request.arch.rfind("sm_", 0) != 0)
-        return "arch '" + request.arch + "' is not a real GPU architecture such as sm_90 (a cubin needs one)";
-    // NVRTC's own message for this ("invalid value for --gpu-architecture") does not say which
-    // archs it takes. "sm_90a" and "sm_100f" are the arch-specific variants of a listed number.
-    const std::vector<std::string>& archs = cachedSupportedArchs();
-    const std::string_view number =
-        std::string_view(request.arch).substr(3, request.arch.find_first_not_of("0123456789", 3) - 3);
-    if (!archs.empty() && std::find(archs.begin(), archs.end(), "sm_" + std::string(number)) == archs.end())
-        return "arch '" + request.arch + "' is not supported by NVRTC " + nvrtcVersionString() + " (" + archs.front() +
-               " to " + archs.back() + ")";
-    for (const auto& [name, value] : request.defines) {
-        if (!isIdentifier(name))
-            return "define name '" + name + "' is not an identifier";
-        if (value.find('\r') != std::string::npos)
-            return "the value of define " + name + " contains a carriage return";
-    }
-    return {};
+    return checkCompileRequest(request, cachedSupportedArchs(), "NVRTC " + nvrtcVersionString());
 }
 
 // NVRTC compiles a name expression as a line of its own "__nv_name_map" file: errors there and
@@ -229,6 +203,34 @@ std::string_view compileStatusName(CompileStatus status) {
         return "Cancelled";
     }
     return "?";
+}
+
+std::string checkCompileRequest(const CompileRequest& request, const std::vector<std::string>& archs,
+                                std::string_view compiler) {
+    auto isIdentifier = [](std::string_view s) {
+        auto isAlpha = [](char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; };
+        auto isDigit = [](char c) { return c >= '0' && c <= '9'; };
+        if (s.empty() || !isAlpha(s.front()))
+            return false;
+        return std::all_of(s.begin(), s.end(), [&](char c) { return isAlpha(c) || isDigit(c); });
+    };
+    if (request.kernelName.empty())
+        return "no kernel name given";
+    if (request.arch.rfind("sm_", 0) != 0)
+        return "arch '" + request.arch + "' is not a real GPU architecture such as sm_90 (a cubin needs one)";
+    // "sm_90a" and "sm_100f" are the arch-specific variants of a listed number.
+    const std::string_view number =
+        std::string_view(request.arch).substr(3, request.arch.find_first_not_of("0123456789", 3) - 3);
+    if (!archs.empty() && std::find(archs.begin(), archs.end(), "sm_" + std::string(number)) == archs.end())
+        return "arch '" + request.arch + "' is not supported by " + std::string(compiler) + " (" + archs.front() +
+               " to " + archs.back() + ")";
+    for (const auto& [name, value] : request.defines) {
+        if (!isIdentifier(name))
+            return "define name '" + name + "' is not an identifier";
+        if (value.find('\r') != std::string::npos)
+            return "the value of define " + name + " contains a carriage return";
+    }
+    return {};
 }
 
 std::vector<std::string> compileOptions(const CompileRequest& request) {

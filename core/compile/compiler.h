@@ -144,6 +144,15 @@ struct CompileResult {
 /// thousands of diagnostics add nothing that the first ones do not say.
 std::string boundedLog(std::string log);
 
+/// Why `request` cannot be given to a compiler, in one line for the user, or "" when it can: no
+/// kernel name, an arch that is no real one ("sm_90"), an arch whose number is not among `archs`
+/// (when they are given: the compiler's list, which `compiler` names, "NVRTC 13.0"), a define
+/// whose name is not an identifier or whose value holds a carriage return. Both NVRTC and nvcc
+/// ask it first: they would misread rather than reject some of it (an option is one argv
+/// element, so a define name with a space or '=' would silently define something else).
+std::string checkCompileRequest(const CompileRequest& request, const std::vector<std::string>& archs = {},
+                                std::string_view compiler = {});
+
 /// The exact NVRTC option list compileKernel() uses for `request`: the arch, the ptxas report,
 /// the include dirs, then the request's options, then the CUDA toolkit's include folders
 /// (nvrtcHeaders(): CCCL's, then the toolkit's own). Deterministic, for cache keys and for showing

@@ -37,14 +37,6 @@ bool executable(const fs::path& path) {
     return !path.empty() && fs::is_regular_file(path, ec) && ::access(path.c_str(), X_OK) == 0;
 }
 
-bool isIdentifier(std::string_view s) {
-    auto isAlpha = [](char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; };
-    auto isDigit = [](char c) { return c >= '0' && c <= '9'; };
-    if (s.empty() || !isAlpha(s.front()))
-        return false;
-    return std::all_of(s.begin(), s.end(), [&](char c) { return isAlpha(c) || isDigit(c); });
-}
-
 std::string lookedIn(const std::vector<fs::path>& cudaDirs) {
     std::string dirs;
     for (const fs::path& root : cudaDirs)
@@ -182,20 +174,6 @@ CompileResult failure(CompileStatus status, std::string message, std::string log
     const NvccSetup& setup = nvccSetup();
     result.nvrtcVersion = setup.ok ? "nvcc " + setup.release : "nvcc";
     return result;
-}
-
-std::string validate(const CompileRequest& request) {
-    if (request.kernelName.empty())
-        return "no kernel name given";
-    if (request.arch.rfind("sm_", 0) != 0)
-        return "arch '" + request.arch + "' is not a real GPU architecture such as sm_90 (a cubin needs one)";
-    for (const auto& [name, value] : request.defines) {
-        if (!isIdentifier(name))
-            return "define name '" + name + "' is not an identifier";
-        if (value.find('\r') != std::string::npos)
-            return "the value of define " + name + " contains a carriage return";
-    }
-    return {};
 }
 
 // A folder of its own for one compile, removed with it.
@@ -368,7 +346,7 @@ std::vector<std::string> nvccOptions(const CompileRequest& request) {
 }
 
 CompileResult compileNvcc(const CompileRequest& request) {
-    if (std::string problem = nvccimpl::validate(request); !problem.empty())
+    if (std::string problem = checkCompileRequest(request); !problem.empty())
         return nvccimpl::failure(CompileStatus::CompileError, problem, problem);
     const NvccSetup& setup = nvccSetup();
     if (!setup.ok) {
@@ -542,7 +520,7 @@ std::string missingNvccHeader(const fs::path& kernel, std::string_view source,
 
 PtxResult generateNvccPtx(const CompileRequest& request) {
     PtxResult result;
-    if (std::string problem = nvccimpl::validate(request); !problem.empty()) {
+    if (std::string problem = checkCompileRequest(request); !problem.empty()) {
         result.log = problem;
         return result;
     }
