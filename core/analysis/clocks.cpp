@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <utility>
 
 namespace tilescope {
 
@@ -169,6 +170,18 @@ std::string measurementContext(const std::string& provenanceJson) {
     return context;
 }
 
+std::string provenanceCompiler(const std::string& provenanceJson) {
+    const nlohmann::json p = nlohmann::json::parse(provenanceJson.empty() ? "{}" : provenanceJson, nullptr, false);
+    if (!p.is_object())
+        return {};
+    for (const auto& [key, name] : {std::pair<const char*, const char*>{"nvrtc_version", "NVRTC"},
+                                    {"nvcc_version", "nvcc"},
+                                    {"triton_version", "Triton"}})
+        if (const auto v = p.find(key); v != p.end() && v->is_string())
+            return std::string(name) + " " + v->get<std::string>();
+    return {};
+}
+
 std::string provenanceSentence(const SessionInfo& info) {
     std::string versions;
     const auto add = [](std::string& to, const std::string& part) { to += (to.empty() ? "" : ", ") + part; };
@@ -180,10 +193,8 @@ std::string provenanceSentence(const SessionInfo& info) {
             if (driver > 0)
                 add(versions, "driver " + std::to_string(driver / 1000) + "." + std::to_string(driver % 1000 / 10));
         }
-        if (const auto n = p.find("nvrtc_version"); n != p.end() && n->is_string())
-            add(versions, "NVRTC " + n->get<std::string>());
-        if (const auto t = p.find("triton_version"); t != p.end() && t->is_string())
-            add(versions, "Triton " + t->get<std::string>());
+        if (const std::string compiler = provenanceCompiler(info.provenanceJson); !compiler.empty())
+            add(versions, compiler);
         if (const auto t = p.find("tool_version"); t != p.end() && t->is_string())
             add(versions, "Tilescope " + t->get<std::string>());
     }

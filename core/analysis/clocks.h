@@ -46,9 +46,14 @@ std::string slowdownReasons(std::uint64_t reasons);
 /// is set to the provenance's verdict, and the sentence then ends with what moved.
 std::string measuredStateSentence(const std::string& provenanceJson, bool* moved = nullptr);
 
+/// The compiler a session's provenance names, with its version: "NVRTC 13.0", "nvcc 13.0",
+/// "Triton 3.5.0"; "" when it names none (a replay compiles nothing).
+std::string provenanceCompiler(const std::string& provenanceJson);
+
 /// Where a session's numbers come from, for people: "driver 13.0, NVRTC 13.0, Tilescope 0.1.0;
 /// problem 3f2a9c1e, kernel source 8b0d77aa" (the first 8 hex digits of their SHA-256 hashes);
-/// the parts not recorded are left out, "" when none is.
+/// the compiler is the one the session compiled with (NVRTC, nvcc or Triton); the parts not
+/// recorded are left out, "" when none is.
 std::string provenanceSentence(const SessionInfo& info);
 
 /// The L2 context the session measured in, from its provenance, for people: "flush (each sample

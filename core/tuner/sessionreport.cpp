@@ -110,7 +110,10 @@ SessionReport sessionReport(const SessionSummary& summary, const SessionReportCo
                 std::string where;
                 for (const auto& [place, count] : pl.compiledOn)
                     where += (where.empty() ? "" : ", ") + place + ": " + formatCount(double(count));
-                text += "; NVRTC ran on " + where;
+                // The compiler by its name alone ("nvcc ran on rank 1: 12"), NVRTC where none is recorded.
+                const std::string compiler = provenanceCompiler(s.provenanceJson);
+                text += "; " + (compiler.empty() ? std::string("NVRTC") : compiler.substr(0, compiler.find(' '))) +
+                        " ran on " + where;
             }
             text += summary.compileThreads == 1
                         ? std::string("; the compile thread busy ")

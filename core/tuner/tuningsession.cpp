@@ -8,6 +8,7 @@
 #include "base/error.h"
 #include "base/sha256.h"
 #include "base/textformat.h"
+#include "compile/nvcc.h"
 #include "compile/triton.h"
 #include "exchange/configcodec.h"
 #include "spec/problemfiles.h"
@@ -283,8 +284,12 @@ struct TuningSession::Run {
             ours["problem_file"] = (ec ? pr.problemPath : where.lexically_normal()).string();
         }
         ours["backend"] = backend.description;
+        // The compiler that made the session's binaries: Triton, nvcc (the release its --version
+        // names) where the problem asks for it, else NVRTC.
         if (compiling && problem.isTriton())
             ours["triton_version"] = tritonSetup().version;
+        else if (compiling && problem.usesNvcc())
+            ours["nvcc_version"] = nvccSetup().ok ? nvccSetup().release : std::string("unknown");
         else if (compiling)
             ours["nvrtc_version"] = nvrtcVersionString();
         if (options.partCount > 1)

@@ -11,6 +11,7 @@
 #include "compile/requestbuilder.h"
 #include "space/configspace.h"
 #include "spec/tuningproblem.h"
+#include "store/resultstore.h"
 
 #include <QDir>
 #include <QFile>
@@ -92,6 +93,7 @@ private slots:
     void compilesThroughTheService();
     void errorsAreLocated();
     void analyzedByTheCli();
+    void sessionNamesNvcc();
     void withoutNvccRefused();
     void nvccAbsentFromEveryFolder();
     void cutlassProblemCounted();
@@ -213,6 +215,33 @@ void TestCliNvcc::analyzedByTheCli() {
         QVERIFY(r["registers"].get<int>() > 0);
         QVERIFY(r["occupancy"].get<double>() > 0);
     }
+}
+
+// A session of a problem compiled by nvcc says so where it says how its configs were compiled:
+// its provenance names nvcc's release (not NVRTC's version), and so does `show`.
+void TestCliNvcc::sessionNamesNvcc() {
+    NEED_NVCC();
+    QTemporaryDir dir;
+    const QString db = dir.filePath(QStringLiteral("scale.db"));
+    const CliRun tuned = runCli({QStringLiteral("tune"), QString::fromUtf8(kScaleProblem), QStringLiteral("--backend"),
+                                 QStringLiteral("analysis:sm_90"), QStringLiteral("--db"), db,
+                                 QStringLiteral("--cache-dir"), dir.filePath(QStringLiteral("cache"))},
+                                kCli, 300000);
+    QVERIFY2(tuned.status == 0, qPrintable(describe(tuned)));
+    {
+        const ResultStore store = ResultStore::open(db.toStdString(), StoreMode::ReadOnly);
+        const std::vector<SessionInfo> sessions = store.sessions();
+        QCOMPARE(sessions.size(), std::size_t(1));
+        const auto provenance = nlohmann::json::parse(sessions.front().provenanceJson);
+        QVERIFY2(provenance.value("nvcc_version", std::string()) == nvccSetup().release, provenance.dump().c_str());
+        QVERIFY2(!provenance.contains("nvrtc_version"), provenance.dump().c_str());
+    }
+    const CliRun shown = runCli({QStringLiteral("show"), db}, kCli);
+    QVERIFY2(shown.status == 0, qPrintable(describe(shown)));
+    QVERIFY2(shown.out.contains(QRegularExpression(
+                 QStringLiteral("provenance +nvcc %1, Tilescope ").arg(QString::fromStdString(nvccSetup().release)))),
+             qPrintable(shown.out));
+    QVERIFY2(!shown.out.contains(QStringLiteral("NVRTC")), qPrintable(shown.out));
 }
 
 // Without nvcc a problem that asks for it stops before any compile, saying so (status 2).

@@ -74,6 +74,14 @@ void TestClocks::measuredDeviceState() {
     info.sourceHash = "0123456789abcdef" + std::string(48, '0');
     QCOMPARE(provenanceSentence(info),
              std::string("driver 13.0, NVRTC 13.0, Tilescope 0.1.0; problem aaaaaaaa, kernel source 01234567"));
+    // The compiler the session compiled with: nvcc's release for a problem compiled by nvcc.
+    info.provenanceJson = R"({"nvcc_version":"13.0","tool_version":"0.1.0"})";
+    QCOMPARE(provenanceSentence(info),
+             std::string("nvcc 13.0, Tilescope 0.1.0; problem aaaaaaaa, kernel source 01234567"));
+    QCOMPARE(provenanceCompiler(info.provenanceJson), std::string("nvcc 13.0"));
+    QCOMPARE(provenanceCompiler(R"({"triton_version":"3.5.0"})"), std::string("Triton 3.5.0"));
+    QCOMPARE(provenanceCompiler("{}"), std::string());
+    QCOMPARE(provenanceCompiler("not json"), std::string());
     info.provenanceJson = "{}";
     info.problemHash.clear();
     QCOMPARE(provenanceSentence(info), std::string("kernel source 01234567"));
