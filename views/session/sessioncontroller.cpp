@@ -2,12 +2,9 @@
 
 #include "common/format.h"
 
-#include "base/error.h"
 #include "exchange/detection.h"
 #include "exchange/recording.h"
-#include "store/resultstore.h"
-#include "tuner/backendspec.h"
-#include "tuner/shapesetrun.h"
+#include "jobs/tune.h"
 
 #include <nlohmann/json.hpp>
 
@@ -214,6 +211,75 @@ struct SessionController::Shared {
         }
         return {at, std::move(out)};
     }
+
+    // The run's events into this (the session thread's side). Called while the run lasts only.
+    TuneEvents tuneEvents() {
+        TuneEvents events;
+        events.started = [this](const SessionInfo& info, const SessionProgress& p, std::vector<ResultRecord> prior) {
+            // A resumed session's earlier results belong to the snapshot too.
+            std::lock_guard lock(mutex);
+            restartLocked();
+            for (ResultRecord& r : prior) {
+                if (r.status() == ResultStatus::Skipped)
+                    placeholders.emplace(configKey(r.config), count);
+                appendLocked(std::move(r));
+            }
+            starts.push_back({info, p, serial, logPushed});
+            progress = p;
+            ++progressSerial;
+            best = p.best;
+        };
+        events.session.result = [this](const ResultRecord& r) {
+            logFailure(r);
+            append(r);
+        };
+        events.session.newBest = [this](const ResultRecord& r) {
+            std::lock_guard lock(mutex);
+            best = r;
+        };
+        events.session.updated = [this](const ResultRecord& r) { update(r); };
+        events.session.progress = [this](const SessionProgress& p) {
+            std::lock_guard lock(mutex);
+            progress = p;
+            ++progressSerial;
+        };
+        events.session.warning = [this](const LaunchWarning& w) {
+            pushLog({RunLogEntry::Kind::Note, QStringLiteral("warning: %1").arg(qs(w.message)), QString(),
+                     qs(w.location + ": " + w.message)});
+        };
+        events.session.note = [this](const std::string& text) { // "Resume" found no session to continue
+            pushLog({RunLogEntry::Kind::Note, QStringLiteral("Resume: %1").arg(qs(text)), {}, {}});
+        };
+        // events.session.error: run() rethrows the error, and the run's end reports it once.
+        events.note = [this](const std::string&, const std::string& text) {
+            pushLog({RunLogEntry::Kind::Note, qs(text), {}, {}});
+        };
+        events.line = [this](const std::string& line) { pushLog({RunLogEntry::Kind::Note, qs(line), {}, {}}); };
+        events.running = [this](TuningSession* running) {
+            std::lock_guard lock(mutex);
+            session = running;
+            if (session && cancel.load())
+                session->cancel();
+        };
+        return events;
+    }
+
+    // A config that failed, in the run log (a compile error with its log).
+    void logFailure(const ResultRecord& r) {
+        const ResultStatus status = r.status();
+        if (status == ResultStatus::CompileError) {
+            pushLog({RunLogEntry::Kind::CompileError,
+                     QStringLiteral("compile error: %1: %2").arg(qs(describeConfig(r.config)), qs(r.measurement.message)),
+                     qs(configJson(r.config)), qs(r.log.empty() ? r.measurement.message : r.log)});
+        } else if (status != ResultStatus::Ok && status != ResultStatus::Pruned && status != ResultStatus::Skipped &&
+                   status != ResultStatus::Analysed) {
+            pushLog({RunLogEntry::Kind::ConfigFailure,
+                     QStringLiteral("%1: %2: %3")
+                         .arg(qs(std::string(statusName(status))), qs(describeConfig(r.config)),
+                              qs(r.measurement.message)),
+                     qs(configJson(r.config)), qs(r.measurement.message)});
+        }
+    }
 };
 
 // How a run ended, handed from the worker to the GUI thread.
@@ -291,114 +357,32 @@ std::shared_ptr<SessionController::RunEnd> SessionController::runWorker(const st
     yieldToGui();
     auto end = std::make_shared<RunEnd>();
     try {
-        const BackendSpec spec = parseBackendSpec(request.backend.toStdString(), "backend");
-        SessionOptions options = request.options;
-        options.backendLabel = spec.label();
-        if (spec.kind == BackendSpec::Kind::Analysis)
-            options.arch = spec.arch;
-        BackendOptions backendOptions;
-        backendOptions.replay.delay = request.replayDelay;
-        backendOptions.cuda.metrics = request.metrics;
-        backendOptions.cuda.seed = options.seed;
-        backendOptions.cuda.note = [shared](const std::string& text) {
-            shared->pushLog({RunLogEntry::Kind::Note, qs(text), {}, {}});
-        };
-        const std::unique_ptr<Backend> backend = makeBackend(spec, std::move(backendOptions));
-        const std::unique_ptr<CompileService> compiler = makeCompileService(spec);
-
-        if (shared->cancel.load()) // cancelled while the recording was read: nothing to store
-            throw std::runtime_error("cancelled before the session started");
-
-        const std::filesystem::path dbPath = request.databasePath.toStdString();
-        if (dbPath.empty())
-            throw InputError("", "", "no results database given");
-        if (dbPath.has_parent_path()) {
-            std::error_code ec;
-            std::filesystem::create_directories(dbPath.parent_path(), ec); // open() reports a folder it cannot use
-        }
-        ResultStore store = ResultStore::open(dbPath, StoreMode::ReadWrite);
-
-        SessionEvents events;
-        events.started = [shared, &store](const SessionInfo& info, const SessionProgress& progress) {
-            // A resumed session's earlier results belong to the snapshot too.
-            std::vector<ResultRecord> prior = store.results(info.id);
-            std::lock_guard lock(shared->mutex);
-            shared->restartLocked();
-            for (ResultRecord& r : prior) {
-                if (r.status() == ResultStatus::Skipped)
-                    shared->placeholders.emplace(configKey(r.config), shared->count);
-                shared->appendLocked(std::move(r));
-            }
-            shared->starts.push_back({info, progress, shared->serial, shared->logPushed});
-            shared->progress = progress;
-            ++shared->progressSerial;
-            shared->best = progress.best;
-        };
-        events.result = [shared](const ResultRecord& r) {
-            const ResultStatus status = r.status();
-            if (status == ResultStatus::CompileError) {
-                shared->pushLog({RunLogEntry::Kind::CompileError,
-                                 QStringLiteral("compile error: %1: %2")
-                                     .arg(qs(describeConfig(r.config)), qs(r.measurement.message)),
-                                 qs(configJson(r.config)), qs(r.log.empty() ? r.measurement.message : r.log)});
-            } else if (status != ResultStatus::Ok && status != ResultStatus::Pruned &&
-                       status != ResultStatus::Skipped && status != ResultStatus::Analysed) {
-                shared->pushLog({RunLogEntry::Kind::ConfigFailure,
-                                 QStringLiteral("%1: %2: %3")
-                                     .arg(qs(std::string(statusName(status))), qs(describeConfig(r.config)),
-                                          qs(r.measurement.message)),
-                                 qs(configJson(r.config)), qs(r.measurement.message)});
-            }
-            shared->append(r);
-        };
-        events.newBest = [shared](const ResultRecord& r) {
-            std::lock_guard lock(shared->mutex);
-            shared->best = r;
-        };
-        events.updated = [shared](const ResultRecord& r) { shared->update(r); };
-        events.progress = [shared](const SessionProgress& p) {
-            std::lock_guard lock(shared->mutex);
-            shared->progress = p;
-            ++shared->progressSerial;
-        };
-        events.warning = [shared](const LaunchWarning& w) {
-            shared->pushLog({RunLogEntry::Kind::Note, QStringLiteral("warning: %1").arg(qs(w.message)), QString(),
-                             qs(w.location + ": " + w.message)});
-        };
-        events.note = [shared](const std::string& text) { // "Resume" found no session to continue
-            shared->pushLog({RunLogEntry::Kind::Note, QStringLiteral("Resume: %1").arg(qs(text)), {}, {}});
-        };
-        // events.error: run() rethrows the error, and the run's end reports it once.
-
-        // One session, or one per shape of a shape set (the Shapes panel shows those at the end).
-        const SessionRunner runOne = [&](const SessionOptions& run) {
-            TuningSession session(*request.problem, *backend, store, run, events, compiler.get());
-            {
-                std::lock_guard lock(shared->mutex);
-                shared->session = &session;
-            }
-            struct Unset {
-                Shared& s;
-                ~Unset() {
-                    std::lock_guard lock(s.mutex);
-                    s.session = nullptr;
-                }
-            } unset{*shared};
-            if (shared->cancel.load())
-                session.cancel();
-            return session.run();
-        };
-        const ShapeSetResult run =
-            runShapeSet(*request.problem, store, request.shapeSet, options, runOne, [shared](const std::string& line) {
-                shared->pushLog({RunLogEntry::Kind::Note, qs(line), {}, {}});
-            });
-        end->summary = run.last;
-        if (run.sessions.size() > 1) {
-            end->sessions = std::make_shared<std::vector<SessionData>>();
-            for (const std::int64_t id : run.sessions) {
-                end->sessions->push_back(store.load(id));
-                end->sessions->back().info.parameters = parameterNamesOf(end->sessions->back());
-            }
+        // The tune use case, as the CLI's tune runs it: the Run panel's choices are its request.
+        TuneRequest tune;
+        tune.problem = request.problem;
+        tune.backend = request.backend.toStdString();
+        tune.database = request.databasePath.toStdString();
+        tune.makeDatabaseFolder = true;
+        tune.shape = request.options.shapeIndex;
+        tune.shapeSet = request.shapeSet;
+        tune.strategy = request.options.strategy;
+        tune.budget = request.options.budget; // as given: an unlimited one is the whole space
+        tune.seed = request.options.seed;
+        tune.resume = request.options.resume;
+        tune.confirmTop = request.options.confirmTop;
+        tune.confirmRounds = request.options.confirmRounds;
+        tune.keepGoing = !request.options.stopOnSystematicFailure;
+        tune.rankBy = request.options.rankBy;
+        tune.cuda.metrics = request.metrics;
+        tune.replayDelay = request.replayDelay;
+        tune.loadShapeSet = true; // the Shapes panel shows them at the end
+        tune.cancel = &shared->cancel;
+        TuneOutcome outcome = runTune(tune, shared->tuneEvents());
+        end->summary = std::move(outcome.last);
+        if (!outcome.shapeSet.empty()) {
+            end->sessions = std::make_shared<std::vector<SessionData>>(std::move(outcome.shapeSet));
+            for (SessionData& session : *end->sessions)
+                session.info.parameters = parameterNamesOf(session);
             end->databasePath = request.databasePath;
         }
     } catch (const std::exception& e) {

@@ -1,7 +1,8 @@
 #pragma once
 
-// Runs a TuningSession on a worker thread and turns its events into signals on the GUI thread,
-// at most 10 times a second, so that a run of 40,000 results a second cannot flood the views.
+// Runs the tune use case (jobs/tune.h, as the CLI's tune does) on a worker thread and turns its
+// events into signals on the GUI thread, at most 10 times a second, so that a run of 40,000
+// results a second cannot flood the views.
 //
 // Threads: the session runs on a thread of its own (a BackgroundTask, as all the views' work off
 // the GUI thread), which opens its own ResultStore connection (SQLite connections stay on the
@@ -19,11 +20,10 @@
 #include "session/sessiontypes.h"
 
 #include "exchange/detection.h"
+#include "jobs/tune.h"
 #include "model/records.h"
 #include "spec/tuningproblem.h"
-#include "tuner/shapesetrun.h"
 #include "tuner/storedproblem.h"
-#include "tuner/tuningsession.h"
 
 #include <QObject>
 #include <QString>
@@ -44,10 +44,12 @@ class SessionController : public QObject {
 public:
     struct Request {
         std::shared_ptr<const TuningProblem> problem;
-        /// "replay:/path/rec.t4.json.gz", "cuda:0" or "cuda:0,1", "analysis:sm_90" (see core/tuner/backendspec.h).
+        /// "replay:/path/rec.t4.json.gz", "cuda:0" or "cuda:0,1", "analysis:sm_90" (TuneRequest::backend).
         QString backend;
         /// Shape, strategy, seed, budget (as given: an unlimited one is the whole space; the run
-        /// panel starts from the problem's T1 Budget), resume, ...; backendLabel is set from `backend`.
+        /// panel starts from the problem's T1 Budget), resume, the final round (confirmTop,
+        /// confirmRounds), stopOnSystematicFailure and rankBy: the request's (TuneRequest); the
+        /// backend's label and arch come from `backend`.
         SessionOptions options;
         /// For cuda: CUPTI metric names, expanded (expandMetricNames); empty = none.
         std::vector<std::string> metrics;
