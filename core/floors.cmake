@@ -39,13 +39,12 @@ set(TILESCOPE_FRONT_HEADERS
     exchange/detection.h exchange/exportformat.h exchange/parts.h exchange/recording.h exchange/textfile.h
     expr/expr.h
     measure/cuda/device/workerruntime.h measure/cuda/workerprotocol.h measure/metricnames.h
-    measure/mpi/clusterbackend.h measure/replay/replaybackend.h
     search/strategy.h
     shapes/dispatchtable.h
     space/configspace.h
     spec/kernelscan.h spec/launchgeometry.h spec/problemedit.h spec/tuningproblem.h
     store/resultstore.h
-    tuner/backendspec.h tuner/cacherefresh.h tuner/objective.h tuner/sessionreport.h tuner/sessionsetup.h
+    tuner/backendspec.h tuner/cacherefresh.h tuner/objective.h tuner/sessionreport.h
     tuner/shapesetrun.h tuner/storedproblem.h tuner/strategylab.h tuner/tuningsession.h)
 
 # Headers internal to their room: shared by its units, included by no other room and no front end.
