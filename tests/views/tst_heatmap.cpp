@@ -9,10 +9,10 @@
 #include "exchange/bestconfigs.h"
 #include "exchange/recording.h"
 #include "export/resultsexport.h"
-#include "plots/heatmapmodel.h"
+#include "models/heatmapmodel.h"
+#include "models/quantity.h"
+#include "models/scattermodel.h"
 #include "plots/heatmapwidget.h"
-#include "plots/quantity.h"
-#include "plots/scattermodel.h"
 #include "plots/scatterwidget.h"
 
 #include <qcustomplot.h>

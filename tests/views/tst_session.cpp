@@ -8,9 +8,9 @@
 // costs the GUI thread: the worst event-loop stall while a full-speed replay feeds the table and
 // a heatmap, and the cost of a 100,000-result snapshot. Runs on the offscreen platform.
 
+#include "models/resultsmodel.h"
+#include "models/resultsproxy.h"
 #include "session/configdetails.h"
-#include "session/resultsmodel.h"
-#include "session/resultsproxy.h"
 #include "session/resultsview.h"
 #include "session/runpanel.h"
 #include "session/sessioncontroller.h"

@@ -8,20 +8,20 @@
 #include "common/examples.h"
 #include "common/format.h"
 #include "mainwindow.h"
-#include "problem/conditionmodel.h"
+#include "models/conditionmodel.h"
+#include "models/parametermodel.h"
+#include "models/samplemodel.h"
 #include "problem/cudahighlighter.h"
-#include "problem/parametermodel.h"
 #include "problem/problemdocument.h"
 #include "problem/problempanel.h"
-#include "problem/samplemodel.h"
 #include "problem/sourceview.h"
 #include "problem/spacecontroller.h"
 #include "problem/spacepanel.h"
 #include "space/configspace.h"
 #include "spec/tuningproblem.h"
 
-#include "ktconvolution.h"
 #include "darkpalette.h"
+#include "ktconvolution.h"
 
 #include <QAbstractItemModelTester>
 #include <QAbstractItemView>

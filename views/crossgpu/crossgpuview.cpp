@@ -37,27 +37,6 @@ namespace {
 
 const std::vector<std::string> kDefaultArchs = {"sm_80", "sm_86", "sm_89", "sm_90"};
 
-// Sorts by the number behind a cell and filters to the rows that differ across archs.
-class CrossGpuProxy : public QSortFilterProxyModel {
-public:
-    using QSortFilterProxyModel::QSortFilterProxyModel;
-
-    void setOnlyDifferences(bool on) {
-        if (on == m_only)
-            return;
-        m_only = on;
-        invalidateFilter();
-    }
-
-protected:
-    bool filterAcceptsRow(int row, const QModelIndex& parent) const override {
-        return !m_only || sourceModel()->index(row, 0, parent).data(CrossGpuModel::DiffersRole).toBool();
-    }
-
-private:
-    bool m_only = false;
-};
-
 std::vector<std::string> supportedArchs() {
     try {
         return StaticAnalyzer::analysableArchs();

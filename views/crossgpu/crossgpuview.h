@@ -11,8 +11,8 @@
 // compiles in flight.
 
 #include "common/backgroundtask.h"
-#include "crossgpu/crossgpumodel.h"
 #include "model/records.h"
+#include "models/crossgpumodel.h"
 
 #include <QString>
 #include <QWidget>

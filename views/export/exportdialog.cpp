@@ -3,7 +3,7 @@
 #include "base/error.h"
 #include "common/format.h"
 #include "exchange/recording.h"
-#include "export/sessionlistmodel.h"
+#include "models/sessionlistmodel.h"
 
 #include <QComboBox>
 #include <QDialogButtonBox>

@@ -9,7 +9,7 @@
 //
 // Large result sets are aggregated on a helper thread (see ResultPlot).
 
-#include "plots/heatmapmodel.h"
+#include "models/heatmapmodel.h"
 #include "plots/resultplot.h"
 
 #include <QPointF>

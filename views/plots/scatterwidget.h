@@ -7,8 +7,8 @@
 // Hovering shows a point's config; clicking selects it (configSelected); selectConfig() rings
 // a config chosen elsewhere, so that plots and tables stay in step.
 
+#include "models/scattermodel.h"
 #include "plots/resultplot.h"
-#include "plots/scattermodel.h"
 
 #include <QPointF>
 #include <QString>

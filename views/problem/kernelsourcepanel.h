@@ -7,7 +7,7 @@
 // with a config pinned, it shows which lines spill in one and not the other.
 
 #include "common/backgroundtask.h"
-#include "plots/quantity.h"
+#include "models/quantity.h"
 
 #include <QStackedWidget>
 

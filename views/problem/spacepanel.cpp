@@ -2,7 +2,7 @@
 
 #include "common/errorbanner.h"
 #include "common/format.h"
-#include "problem/samplemodel.h"
+#include "models/samplemodel.h"
 #include "problem/spacecontroller.h"
 #include "spec/tuningproblem.h"
 

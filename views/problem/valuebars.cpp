@@ -1,6 +1,6 @@
 #include "problem/valuebars.h"
 
-#include "problem/parametermodel.h"
+#include "models/parametermodel.h"
 
 #include <QApplication>
 #include <QPainter>

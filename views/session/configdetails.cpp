@@ -1,7 +1,7 @@
 #include "session/configdetails.h"
 
 #include "common/format.h"
-#include "plots/quantity.h"
+#include "models/quantity.h"
 
 #include "analysis/staticanalysis.h"
 #include "exchange/configcodec.h"

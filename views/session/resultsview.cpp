@@ -1,8 +1,8 @@
 #include "session/resultsview.h"
 
 #include "common/format.h"
-#include "session/resultsmodel.h"
-#include "session/resultsproxy.h"
+#include "models/resultsmodel.h"
+#include "models/resultsproxy.h"
 
 #include <QAction>
 #include <QApplication>

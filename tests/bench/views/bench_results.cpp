@@ -16,11 +16,11 @@
 //
 // Run it with QT_QPA_PLATFORM=offscreen or a display.
 
-#include "plots/heatmapmodel.h"
-#include "plots/quantity.h"
-#include "plots/scattermodel.h"
-#include "session/resultsmodel.h"
-#include "session/resultsproxy.h"
+#include "models/heatmapmodel.h"
+#include "models/quantity.h"
+#include "models/resultsmodel.h"
+#include "models/resultsproxy.h"
+#include "models/scattermodel.h"
 #include "session/resultsview.h"
 
 #include <QAbstractItemView>

@@ -1,7 +1,7 @@
-#include "problem/conditionmodel.h"
+#include "models/conditionmodel.h"
 
 #include "common/format.h"
-#include "problem/spacecontroller.h"
+#include "models/spacetypes.h"
 #include "spec/tuningproblem.h"
 
 #include <QStringList>

@@ -1,4 +1,4 @@
-#include "plots/quantity.h"
+#include "models/quantity.h"
 
 #include "common/format.h"
 #include "measure/metricnames.h"

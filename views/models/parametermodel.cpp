@@ -1,4 +1,4 @@
-#include "problem/parametermodel.h"
+#include "models/parametermodel.h"
 
 #include "common/format.h"
 #include "spec/tuningproblem.h"

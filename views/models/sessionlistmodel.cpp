@@ -1,4 +1,4 @@
-#include "export/sessionlistmodel.h"
+#include "models/sessionlistmodel.h"
 
 #include "common/format.h"
 

@@ -1,7 +1,7 @@
-#include "problem/samplemodel.h"
+#include "models/samplemodel.h"
 
 #include "common/format.h"
-#include "problem/spacecontroller.h"
+#include "models/spacetypes.h"
 
 namespace tilescope::views {
 

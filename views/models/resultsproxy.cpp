@@ -1,6 +1,6 @@
-#include "session/resultsproxy.h"
+#include "models/resultsproxy.h"
 
-#include "session/resultsmodel.h"
+#include "models/resultsmodel.h"
 
 #include <QRegularExpression>
 

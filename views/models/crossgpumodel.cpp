@@ -1,4 +1,4 @@
-#include "crossgpu/crossgpumodel.h"
+#include "models/crossgpumodel.h"
 
 #include "common/format.h"
 
@@ -272,6 +272,17 @@ QVariant CrossGpuModel::headerData(int section, Qt::Orientation orientation, int
         return role == Qt::DisplayRole ? tr("limiter\n%1").arg(arch) : tr("What bounds the occupancy on %1").arg(arch);
     }
     return {};
+}
+
+void CrossGpuProxy::setOnlyDifferences(bool on) {
+    if (on == m_only)
+        return;
+    m_only = on;
+    invalidateFilter();
+}
+
+bool CrossGpuProxy::filterAcceptsRow(int row, const QModelIndex& parent) const {
+    return !m_only || sourceModel()->index(row, 0, parent).data(CrossGpuModel::DiffersRole).toBool();
 }
 
 } // namespace tilescope::views

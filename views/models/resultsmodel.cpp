@@ -1,7 +1,7 @@
-#include "session/resultsmodel.h"
+#include "models/resultsmodel.h"
 
 #include "common/format.h"
-#include "plots/quantity.h"
+#include "models/quantity.h"
 
 #include "measure/metricnames.h"
 

@@ -5,7 +5,7 @@
 // the best results are kept and the rest thinned evenly. Plain data, no widgets.
 
 #include "model/records.h"
-#include "plots/quantity.h"
+#include "models/quantity.h"
 
 #include <QString>
 

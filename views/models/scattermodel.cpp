@@ -1,8 +1,8 @@
-#include "plots/scattermodel.h"
+#include "models/scattermodel.h"
 
 #include "analysis/pareto.h"
 
-#include "plots/heatmapmodel.h"
+#include "models/heatmapmodel.h"
 
 #include <algorithm>
 #include <cmath>

@@ -10,6 +10,7 @@
 #include "analysis/staticanalysis.h"
 
 #include <QAbstractTableModel>
+#include <QSortFilterProxyModel>
 #include <QStringList>
 
 #include <string>
@@ -73,6 +74,24 @@ private:
     std::vector<std::string> m_parameterNames;
     std::vector<std::string> m_archs;
     std::vector<CrossGpuRow> m_rows;
+};
+
+/// The cross-GPU table as the view shows it: sorted by the number behind a cell (set the sort
+/// role to CrossGpuModel::SortRole) and, on request, only the rows that differ across archs.
+class CrossGpuProxy : public QSortFilterProxyModel {
+    Q_OBJECT
+public:
+    using QSortFilterProxyModel::QSortFilterProxyModel;
+
+    /// Shows only the rows whose DiffersRole is true (or every row again).
+    void setOnlyDifferences(bool on);
+    bool onlyDifferences() const { return m_only; }
+
+protected:
+    bool filterAcceptsRow(int row, const QModelIndex& parent) const override;
+
+private:
+    bool m_only = false;
 };
 
 } // namespace tilescope::views

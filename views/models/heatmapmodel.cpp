@@ -1,4 +1,4 @@
-#include "plots/heatmapmodel.h"
+#include "models/heatmapmodel.h"
 
 #include "analysis/confidence.h"
 

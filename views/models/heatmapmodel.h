@@ -7,7 +7,7 @@
 // functions, no widgets, so tests and background threads use it directly.
 
 #include "model/records.h"
-#include "plots/quantity.h"
+#include "models/quantity.h"
 
 #include <QString>
 #include <QStringList>
