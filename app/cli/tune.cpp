@@ -143,8 +143,7 @@ private:
     }
 
     void warn(const LaunchWarning& w) const {
-        std::fprintf(stderr, "warning: %s: %s: %s\n", m_opt.problemPath.c_str(), w.location.c_str(),
-                     w.message.c_str());
+        std::fprintf(stderr, "warning: %s: %s: %s\n", m_opt.problemPath.c_str(), w.location.c_str(), w.message.c_str());
     }
 
     void started(const SessionInfo& info, const SessionProgress& p) {

@@ -9,10 +9,10 @@
 
 namespace tilescope::cli {
 
-void registerTune(CLI::App& app) {
-    auto opt = std::make_shared<TuneOptions>();
-    CLI::App* cmd = app.add_subcommand("tune", "Tune a problem: evaluate configs chosen by a strategy on a backend, "
-                                               "storing every result in a database as it arrives");
+namespace {
+
+/// What is tuned, on what, with which strategy and budget, into which database.
+void addRunOptions(CLI::App* cmd, TuneOptions* opt) {
     readsFile(cmd->add_option("problem", opt->problemPath,
                               "A tuning problem in T1 JSON (for example kernels/sgemm/sgemm.json), or a results "
                               "database: the problem a session stored with its files (whether or not they are still "
@@ -63,6 +63,10 @@ void registerTune(CLI::App& app) {
                   "database, skipping every config it has done");
     addShapeOption(cmd, opt->shape);
     opt->shapeOption = cmd->get_option("--shape");
+}
+
+/// Shape sets, a cache kept fresh, and when a session stops.
+void addShapeSetOptions(CLI::App* cmd, TuneOptions* opt) {
     cmd->add_option("--shapes", opt->shapes,
                     "Tune a shape set in one database: all, or shape indexes such as 0,2,5 (one session per shape, "
                     "each started from the winners of the shapes tuned before; then `table` makes a dispatch table)")
@@ -93,6 +97,10 @@ void registerTune(CLI::App& app) {
                   "Go on when the first configs all fail with the same error whatever their parameters (a "
                   "kernel that does not compile, a missing entry function); by default the session stops there "
                   "with exit status 2");
+}
+
+/// The CUDA backend's settings (and the objective, which may need a GPU's energy counter).
+void addCudaOptions(CLI::App* cmd, TuneOptions* opt) {
     cmd->add_option("--devices", opt->devices,
                     "With cuda: the GPUs to use, e.g. 0 or 0,1,2,3 (one worker each; default 0; the same as "
                     "--backend cuda:0,1,2,3)")
@@ -178,6 +186,10 @@ void registerTune(CLI::App& app) {
                     "restarted (default: derived from --sample-time)")
         ->check(positiveNumber())
         ->group("CUDA backend");
+}
+
+/// The final round, several GPUs and clusters, and the testing aids.
+void addFinalRoundAndClusterOptions(CLI::App* cmd, TuneOptions* opt) {
     cmd->add_option("--confirm", opt->confirm,
                     "After the search, measure the best N configs again, interleaved, and keep the new timings, so "
                     "that the winner is not a lucky sample; says which cannot be told from the winner (0: off; not "
@@ -217,6 +229,18 @@ void registerTune(CLI::App& app) {
     cmd->add_option("--replay-pace", opt->replayPace)->check(CLI::Range(0.0, 1000.0))->group("");
     cmd->add_option("--replay-slots", opt->replaySlots)->check(wholeNumber(1, 1024))->group("");
     cmd->add_option("--mpi-silence", opt->mpiSilence)->check(positiveNumber())->group("");
+}
+
+} // namespace
+
+void registerTune(CLI::App& app) {
+    auto opt = std::make_shared<TuneOptions>();
+    CLI::App* cmd = app.add_subcommand("tune", "Tune a problem: evaluate configs chosen by a strategy on a backend, "
+                                               "storing every result in a database as it arrives");
+    addRunOptions(cmd, opt.get());
+    addShapeSetOptions(cmd, opt.get());
+    addCudaOptions(cmd, opt.get());
+    addFinalRoundAndClusterOptions(cmd, opt.get());
     cmd->footer("Without --budget, --fraction or --max-time, the problem's T1 Budget applies (none: the whole "
                 "space). Ctrl-C stops after the results in hand; --resume continues.\n"
                 "Exit status: 0 done, 2 bad input, 130 interrupted (resumable).");

@@ -222,8 +222,8 @@ std::optional<CacheRefresh> planRefresh(const TuneRequest& request, const Tuning
 
 /// The cache rewritten: its fresh entries (and other machines') as they were, the stale ones
 /// replaced by the winners of the sessions after `lastBefore`.
-void rewriteCache(const TuneRequest& request, const CacheRefresh& refresh, ResultStore& store,
-                  std::int64_t lastBefore, const TuneEvents& events) {
+void rewriteCache(const TuneRequest& request, const CacheRefresh& refresh, ResultStore& store, std::int64_t lastBefore,
+                  const TuneEvents& events) {
     store.flush();
     std::vector<SessionData> tuned;
     for (const SessionInfo& info : store.sessions())

@@ -10,8 +10,8 @@
 
 #include "model/records.h"
 #include "tuner/backendspec.h"
-#include "tuner/shapesetrun.h"
 #include "tuner/sessionreport.h"
+#include "tuner/shapesetrun.h"
 #include "tuner/tuningsession.h"
 
 #include <atomic>
@@ -83,9 +83,10 @@ struct TuneRequest {
     /// shape starts from the others, the database as named.
     ShapeSetOptions shapeSet;
 
-    std::string backend;  ///< a backend spec (tuner/backendspec.h): cuda, cuda:0,1, ssh://..., replay:FILE, analysis:ARCH
-    std::string devices;  ///< with cuda: "0,1" (the same as cuda:0,1); "" the spec's
-    std::string database; ///< the results database, made when the run first stores something
+    /// A backend spec (tuner/backendspec.h): cuda, cuda:0,1, ssh://..., replay:FILE, analysis:ARCH.
+    std::string backend;
+    std::string devices;             ///< with cuda: "0,1" (the same as cuda:0,1); "" the spec's
+    std::string database;            ///< the results database, made when the run first stores something
     bool makeDatabaseFolder = false; ///< make the database's folder when missing
 
     std::optional<std::string> strategy; ///< nullopt: the problem's Search.Name, else the default for the budget
@@ -108,11 +109,11 @@ struct TuneRequest {
     std::chrono::milliseconds replayDelay{0}; ///< testing aid: wall time per replayed config
     double replayPace = 0;                    ///< testing aid: wall time per config in recorded times
 
-    bool mpi = false;             ///< one session across the ranks of an MPI job (needs `joinCluster`)
-    bool mpiCoordinator = false;  ///< rank 0 measures and compiles nothing
-    double mpiSilence = 30;       ///< a rank silent this long is lost
-    std::size_t replaySlots = 1;  ///< testing aid: replay slots per rank
-    TuneClusterJoin joinCluster;  ///< null: this program was built without MPI
+    bool mpi = false;            ///< one session across the ranks of an MPI job (needs `joinCluster`)
+    bool mpiCoordinator = false; ///< rank 0 measures and compiles nothing
+    double mpiSilence = 30;      ///< a rank silent this long is lost
+    std::size_t replaySlots = 1; ///< testing aid: replay slots per rank
+    TuneClusterJoin joinCluster; ///< null: this program was built without MPI
 
     std::string onlyStale; ///< a JSON cache: tune only its stale or missing shapes, then rewrite it
     /// With a shape set: the outcome carries its sessions as stored.

@@ -268,16 +268,17 @@ struct SessionController::Shared {
     void logFailure(const ResultRecord& r) {
         const ResultStatus status = r.status();
         if (status == ResultStatus::CompileError) {
-            pushLog({RunLogEntry::Kind::CompileError,
-                     QStringLiteral("compile error: %1: %2").arg(qs(describeConfig(r.config)), qs(r.measurement.message)),
-                     qs(configJson(r.config)), qs(r.log.empty() ? r.measurement.message : r.log)});
+            pushLog(
+                {RunLogEntry::Kind::CompileError,
+                 QStringLiteral("compile error: %1: %2").arg(qs(describeConfig(r.config)), qs(r.measurement.message)),
+                 qs(configJson(r.config)), qs(r.log.empty() ? r.measurement.message : r.log)});
         } else if (status != ResultStatus::Ok && status != ResultStatus::Pruned && status != ResultStatus::Skipped &&
                    status != ResultStatus::Analysed) {
-            pushLog({RunLogEntry::Kind::ConfigFailure,
-                     QStringLiteral("%1: %2: %3")
-                         .arg(qs(std::string(statusName(status))), qs(describeConfig(r.config)),
-                              qs(r.measurement.message)),
-                     qs(configJson(r.config)), qs(r.measurement.message)});
+            pushLog(
+                {RunLogEntry::Kind::ConfigFailure,
+                 QStringLiteral("%1: %2: %3")
+                     .arg(qs(std::string(statusName(status))), qs(describeConfig(r.config)), qs(r.measurement.message)),
+                 qs(configJson(r.config)), qs(r.measurement.message)});
         }
     }
 };

@@ -75,7 +75,8 @@ private slots:
         QVERIFY(outcome.last);
         QCOMPARE(outcome.last->session.state, SessionState::Finished);
         QCOMPARE(outcome.sessions.size(), std::size_t(1));
-        QVERIFY2(report.find("Session " + std::to_string(outcome.sessions.front())) != std::string::npos, report.c_str());
+        QVERIFY2(report.find("Session " + std::to_string(outcome.sessions.front())) != std::string::npos,
+                 report.c_str());
         QVERIFY2(report.find("analysis:sm_90") != std::string::npos, report.c_str());
 
         // What the store reads back: the session, on its backend and arch, and its results.
@@ -146,17 +147,28 @@ private slots:
         QTest::addColumn<QString>("backend");
         QTest::addColumn<QString>("change");
         QTest::addColumn<QString>("message");
-        QTest::newRow("no such backend") << "opencl" << ""
+        QTest::newRow("no such backend") << "opencl"
+                                         << ""
                                          << "unknown backend 'opencl' (known: cuda, cuda:DEVICES, "
                                             "ssh://USER@HOST/DEVICES, replay:FILE, analysis:ARCH)";
-        QTest::newRow("guard without a GPU") << "analysis:sm_90" << "guard"
+        QTest::newRow("guard without a GPU") << "analysis:sm_90"
+                                             << "guard"
                                              << "--guard: --guard is for --backend cuda: it runs configs on a GPU";
-        QTest::newRow("devices twice") << "cuda:0" << "devices" << "--devices: give the devices once";
-        QTest::newRow("mpi without MPI") << "analysis:sm_90" << "mpi" << "this tilescope-cli was built without MPI";
-        QTest::newRow("no such shape") << "analysis:sm_90" << "shape" << "shape 7 does not exist";
-        QTest::newRow("energy offline") << "analysis:sm_90" << "energy"
+        QTest::newRow("devices twice") << "cuda:0"
+                                       << "devices"
+                                       << "--devices: give the devices once";
+        QTest::newRow("mpi without MPI") << "analysis:sm_90"
+                                         << "mpi"
+                                         << "this tilescope-cli was built without MPI";
+        QTest::newRow("no such shape") << "analysis:sm_90"
+                                       << "shape"
+                                       << "shape 7 does not exist";
+        QTest::newRow("energy offline") << "analysis:sm_90"
+                                        << "energy"
                                         << "needs each launch's energy, which NVML measures on a GPU";
-        QTest::newRow("launcher and ssh") << "ssh://gpu-host/0" << "launcher" << "give one way to reach the GPUs";
+        QTest::newRow("launcher and ssh") << "ssh://gpu-host/0"
+                                          << "launcher"
+                                          << "give one way to reach the GPUs";
     }
 
     void badRequestsAreRefusedBeforeAnyWork() {
