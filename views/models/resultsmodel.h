@@ -6,7 +6,7 @@
 // It holds an immutable snapshot; a newer snapshot that extends the current one (a live run)
 // inserts only the new rows, so views and proxies keep their state.
 
-#include "session/sessiontypes.h"
+#include "models/resultssnapshot.h"
 
 #include <QAbstractTableModel>
 #include <QString>

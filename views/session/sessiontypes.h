@@ -1,7 +1,9 @@
 #pragma once
 
 // Value types the session views share and send through queued signals: the immutable results
-// snapshot and the run log's entries, with their Qt metatype declarations.
+// snapshot (models/resultssnapshot.h) and the run log's entries, with their Qt metatype declarations.
+
+#include "models/resultssnapshot.h"
 
 #include "model/records.h"
 #include "tuner/tuningsession.h"
@@ -14,10 +16,6 @@
 #include <vector>
 
 namespace tilescope::views {
-
-/// The results of a session as one immutable vector, in arrival order. A new snapshot is a new
-/// vector (copy-on-publish); holders keep theirs alive and read it from any thread.
-using ResultsSnapshot = std::shared_ptr<const std::vector<ResultRecord>>;
 
 /// One line of a run log.
 struct RunLogEntry {
@@ -35,8 +33,6 @@ struct RunLogEntry {
 
 } // namespace tilescope::views
 
-Q_DECLARE_METATYPE(tilescope::views::ResultsSnapshot)
 Q_DECLARE_METATYPE(tilescope::views::RunLogEntry)
-Q_DECLARE_METATYPE(tilescope::ResultRecord)
 Q_DECLARE_METATYPE(tilescope::SessionProgress)
 Q_DECLARE_METATYPE(tilescope::SessionSummary)
