@@ -439,6 +439,8 @@ void TestModels::crossGpuModelComparesTwoArchs() {
         rows.begin(), rows.end(), [](const CrossGpuRow& row) { return row.spillDiffers || row.occupancyDiffers; });
     proxy.setOnlyDifferences(true);
     QCOMPARE(proxy.rowCount(), int(differing));
+    for (int row = 0; row < proxy.rowCount(); ++row)
+        QVERIFY(proxy.index(row, 0).data(CrossGpuModel::DiffersRole).toBool());
     proxy.setOnlyDifferences(false);
     QCOMPARE(proxy.rowCount(), 6);
 }
