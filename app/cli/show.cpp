@@ -276,6 +276,261 @@ int showPareto(const ShowOptions& opt, const ResultStore& store, const SessionIn
     return kOk;
 }
 
+// The sessions as a table, the lines too wide shortened or wrapped.
+std::string sessionsTable(const ResultStore& store, const std::vector<SessionInfo>& sessions, bool* elided) {
+    TextTable table({"id", "kernel", "shape", "backend", "strategy", "seed", "state", "results", "started (UTC)"},
+                    {true, false, false, false, false, true, false, true, false});
+    table.setElidable(1, 12); // kernel
+    table.setElidable(2, 16); // shape
+    table.setElidable(3, 16); // backend: a recording's absolute path
+    for (const SessionInfo& s : sessions)
+        table.addRow({std::to_string(s.id), s.kernel, s.shapeLabel(), s.backend, s.strategy,
+                      s.strategy.empty() ? "" : std::to_string(s.seed), std::string(sessionStateName(s.state)),
+                      formatCount(double(store.resultCount(s.id))), toTheMinute(s.startedAt)});
+    return "Sessions (" + std::to_string(sessions.size()) + ")\n" + table.renderFitting(kWidth, 2, 1, elided);
+}
+
+void noteElided(bool elided) {
+    if (elided)
+        std::printf("\nnote: %s marks values shortened to fit %zu columns; --json prints them whole (with "
+                    "--sessions, the sessions')\n",
+                    std::string(kElision).c_str(), kWidth);
+}
+
+// The session --session names, else the newest.
+const SessionInfo& chosenSession(const ShowOptions& opt, const std::vector<SessionInfo>& sessions) {
+    if (opt.sessionOption->count() == 0)
+        return sessions.back();
+    for (const SessionInfo& s : sessions)
+        if (s.id == opt.session)
+            return s;
+    std::string ids;
+    for (const SessionInfo& s : sessions)
+        ids += (ids.empty() ? "" : ", ") + std::to_string(s.id);
+    throw InputError(opt.db, "--session", "no session " + std::to_string(opt.session) + " (sessions: " + ids + ")");
+}
+
+// Why configs that ran are not ranked: times that cannot be right, outputs that differ.
+void printWhyNotRanked(const ResultStore& store, const SessionInfo& s, bool* elided) {
+    std::vector<ResultRecord> all = store.results(s.id);
+    std::vector<const ResultRecord*> implausible;
+    for (const ResultRecord& r : all)
+        if (r.status() == ResultStatus::Implausible)
+            implausible.push_back(&r);
+    std::stable_sort(implausible.begin(), implausible.end(),
+                     [](const ResultRecord* a, const ResultRecord* b) { return a->timeMs() < b->timeMs(); });
+    if (!implausible.empty())
+        std::printf("%s",
+                    field("implausible",
+                          formatCount(double(implausible.size())) + (implausible.size() == 1 ? " config" : " configs") +
+                              " never rank: their times cannot be right" +
+                              (implausible.size() > 3 ? " (the fastest 3)" : ""),
+                          elided)
+                        .c_str());
+    for (std::size_t i = 0; i < implausible.size() && i < 3; ++i)
+        std::printf("%s", fitLines("    ",
+                                   describeConfig(implausible[i]->config) + ": " + implausible[i]->measurement.message,
+                                   kWidth, elided)
+                              .c_str());
+    // Older sessions recorded no verdict of their own: one from their results.
+    if (recordedVerdict(s.provenanceJson, "verification").empty())
+        if (const std::string verdict = describeVerification(all, verificationSplits(all)); !verdict.empty())
+            std::printf("%s", field("verify", verdict, elided).c_str());
+}
+
+// The session's heading: what ran, where, how it went, what its results are.
+void printSessionFields(const ResultStore& store, const SessionInfo& s, bool* elided) {
+    std::printf("%s",
+                fitLines("",
+                         "Session " + std::to_string(s.id) + "  " +
+                             (s.kernel.empty() ? std::string("(kernel unknown)") : s.kernel) + "  " + s.shapeLabel(),
+                         kWidth, elided)
+                    .c_str());
+    std::printf("%s", field("backend", s.backend, elided).c_str());
+    if (!s.strategy.empty())
+        std::printf("%s", field("strategy",
+                                s.strategy + ", seed " + std::to_string(s.seed) +
+                                    ", budget: " + (s.budget.empty() ? std::string("the whole space") : s.budget),
+                                elided)
+                              .c_str());
+    if (!s.deviceName.empty() || !s.arch.empty())
+        std::printf("%s", field("device",
+                                (s.deviceName.empty() ? std::string("unknown") : s.deviceName) +
+                                    (s.arch.empty() ? "" : " (" + s.arch + ")"),
+                                elided)
+                              .c_str());
+    std::printf(
+        "%s",
+        field("state", std::string(sessionStateName(s.state)) + (s.message.empty() ? "" : ": " + s.message), elided)
+            .c_str());
+    if (const std::string state = measuredStateSentence(s.provenanceJson); !state.empty())
+        std::printf("%s", field("gpu state", state, elided).c_str());
+    if (const std::string context = measurementContext(s.provenanceJson); !context.empty())
+        std::printf("%s", field("context", context, elided).c_str());
+    if (const std::string from = provenanceSentence(s); !from.empty())
+        std::printf("%s", field("provenance", from, elided).c_str());
+    const StatusCounts counts = store.statusCounts(s.id);
+    std::printf(
+        "%s",
+        field("results", formatCount(double(store.resultCount(s.id))) + ": " + statusSummary(counts), elided).c_str());
+    if (counts.of(ResultStatus::Implausible) > 0 || counts.of(ResultStatus::WrongResult) > 0)
+        printWhyNotRanked(store, s, elided);
+    // The session's own verdict (it may have verified configs again within groups, and so left none wrong).
+    if (const std::string verdict = recordedVerdict(s.provenanceJson, "verification"); !verdict.empty())
+        std::printf("%s", field("verify", verdict, elided).c_str());
+    if (const std::string inputs = recordedVerdict(s.provenanceJson, "second_inputs"); !inputs.empty())
+        std::printf("%s", field("inputs", inputs, elided).c_str());
+}
+
+// The columns of a listing of results: those the results fill.
+struct ResultColumns {
+    std::vector<std::string> headers{"rank"};
+    std::vector<bool> right{true};
+    bool anyTimed = false;
+    bool withIntervals = false;           // the best has a 95 % interval of its median
+    std::vector<std::size_t> intervalOf;  // per result: its interval's index (SIZE_MAX: none)
+    std::vector<bool> tied;               // per interval: overlaps the best's
+    std::vector<std::string> metricNames; // one column each
+
+    void add(const std::string& header, bool rightAligned = true) {
+        headers.push_back(header);
+        right.push_back(rightAligned);
+    }
+};
+
+// Energy's and power's intervals and the counter's period go in their metric's cell, or in --json.
+bool inItsOwnCell(const std::string& name) {
+    return name == kEnergyLowMetric || name == kEnergyHighMetric || name == kPowerLowMetric ||
+           name == kPowerHighMetric || name == kEnergyCounterMetric;
+}
+
+ResultColumns resultColumns(const std::vector<ResultRecord>& results, const SessionInfo& s) {
+    ResultColumns c;
+    for (const std::string& p : s.parameters)
+        c.add(p);
+    // Results analysed, never timed (the analysis backend's), have no time or objective: a listing
+    // of them alone leaves those columns out, for what compiling told.
+    c.anyTimed = std::any_of(results.begin(), results.end(), [](const ResultRecord& r) {
+        return r.measurement.time.samples > 0 || r.measurement.time.medianMs > 0 || r.objective;
+    });
+    c.add("status", false);
+    if (c.anyTimed)
+        for (const char* h : {"time_ms", "stdev_ms"})
+            c.add(h);
+    // The median's 95 % interval where the results have one, and which configs it cannot tell
+    // from the best (their intervals overlap the best's).
+    std::vector<MedianInterval> intervals;
+    c.intervalOf.assign(results.size(), SIZE_MAX);
+    for (std::size_t i = 0; i < results.size(); ++i) {
+        const auto interval = medianIntervalOf(results[i].measurement.time);
+        if (results[i].ok() && interval) {
+            c.intervalOf[i] = intervals.size();
+            intervals.push_back(*interval);
+        }
+    }
+    c.tied.assign(intervals.size(), false);
+    c.withIntervals = !intervals.empty() && c.intervalOf[0] == 0;
+    if (c.withIntervals) {
+        for (const std::size_t k : indistinguishableFromBest(intervals))
+            c.tied[k] = true;
+        for (const char* h : {"95 % interval", "~best"})
+            c.add(h);
+    }
+    if (!s.objectiveName.empty() && c.anyTimed)
+        c.add(s.objectiveName);
+    for (const char* h : {"regs", "spill B", "occupancy"})
+        c.add(h);
+    // Metrics, one column per metric any listed result has, in the order first seen.
+    for (const ResultRecord& r : results)
+        for (const Metric& metric : r.measurement.metrics)
+            if (!inItsOwnCell(metric.name) &&
+                std::find(c.metricNames.begin(), c.metricNames.end(), metric.name) == c.metricNames.end())
+                c.metricNames.push_back(metric.name);
+    for (const std::string& name : c.metricNames) {
+        const bool withInterval = name == kEnergyMetric || name == kPowerMetric;
+        c.add(metricLabel(name) + (withInterval ? " (95 %)" : ""));
+    }
+    return c;
+}
+
+// A metric's cell: its value, energy and power with their interval.
+std::string metricCell(const Measurement& m, const std::string& name) {
+    const auto valueOf = [&](const std::string& wanted) -> std::optional<double> {
+        const auto it = std::find_if(m.metrics.begin(), m.metrics.end(),
+                                     [&](const Metric& metric) { return metric.name == wanted; });
+        return it == m.metrics.end() ? std::nullopt : std::optional<double>(it->value);
+    };
+    const std::optional<double> value = valueOf(name);
+    std::string cell = value ? formatDouble("%.4g", *value) : "";
+    const bool energy = name == kEnergyMetric, power = name == kPowerMetric;
+    if (value && (energy || power)) {
+        const auto low = valueOf(energy ? kEnergyLowMetric : kPowerLowMetric);
+        const auto high = valueOf(energy ? kEnergyHighMetric : kPowerHighMetric);
+        if (low && high)
+            cell += " (" + formatDouble("%.4g", *low) + "-" + formatDouble("%.4g", *high) + ")";
+    }
+    return cell;
+}
+
+// Result `i` (ranked i + 1) as a row of `c`'s columns.
+std::vector<std::string> resultRow(const ResultRecord& r, std::size_t i, const SessionInfo& s, const ResultColumns& c) {
+    const Measurement& m = r.measurement;
+    const bool timed = m.time.samples > 0 || m.time.medianMs > 0;
+    std::vector<std::string> row{std::to_string(i + 1)};
+    for (const std::string& p : s.parameters) {
+        const ConfigValue* it = r.config.find(p);
+        row.push_back(!it ? "" : it->plain());
+    }
+    row.push_back(std::string(statusName(m.status)));
+    if (c.anyTimed) {
+        row.push_back(timed ? formatDouble("%.4g", m.time.medianMs) : "");
+        row.push_back(timed && m.time.samples > 1 ? formatDouble("%.2g", m.time.stdevMs) : "");
+    }
+    if (c.withIntervals) {
+        const bool has = c.intervalOf[i] != SIZE_MAX;
+        row.push_back(has ? formatDouble("%.4g", m.time.ciLowMs) + "-" + formatDouble("%.4g", m.time.ciHighMs) : "");
+        row.push_back(has && i > 0 && c.tied[c.intervalOf[i]] ? "yes" : "");
+    }
+    if (!s.objectiveName.empty() && c.anyTimed)
+        row.push_back(r.objective ? formatDouble("%.2f", *r.objective) : "");
+    row.push_back(m.staticInfo && m.staticInfo->registers >= 0 ? std::to_string(m.staticInfo->registers) : "");
+    row.push_back(m.staticInfo && m.staticInfo->spills()
+                      ? std::to_string(m.staticInfo->spillStores) + "/" + std::to_string(m.staticInfo->spillLoads)
+                      : (m.staticInfo ? "0" : ""));
+    row.push_back(r.occupancy ? formatDouble("%.0f %%", *r.occupancy) : "");
+    for (const std::string& name : c.metricNames)
+        row.push_back(metricCell(m, name));
+    return row;
+}
+
+// The results listed, best first, and what their intervals tell apart.
+void printResults(const ShowOptions& opt, const ResultStore& store, const SessionInfo& s,
+                  const std::vector<ResultRecord>& results, bool* elided) {
+    const ResultColumns c = resultColumns(results, s);
+    TextTable table(c.headers, c.right);
+    for (std::size_t column = 1; column <= s.parameters.size(); ++column)
+        table.setElidable(column, 8); // a long value (a list, a string) of a parameter
+    for (std::size_t i = 0; i < results.size(); ++i)
+        table.addRow(resultRow(results[i], i, s, c));
+    const bool analysed =
+        std::any_of(results.begin(), results.end(), [](const ResultRecord& r) { return r.ranksStatically(); });
+    std::printf("\nTop %zu of %s, best first%s\n%s", results.size(),
+                formatCount(double(store.resultCount(s.id))).c_str(),
+                analysed ? (" (analysed, not timed: by " + std::string(staticRankName(opt.rankBy)) + ")").c_str() : "",
+                table.renderFitting(kWidth, 2, 1, elided).c_str());
+    if (c.withIntervals) {
+        const std::size_t others = static_cast<std::size_t>(std::count(c.tied.begin(), c.tied.end(), true)) - 1;
+        std::printf("\n%s", fitLines("",
+                                     others == 0 ? "No other listed config overlaps the best's 95 % interval: the "
+                                                   "winner is told apart from them"
+                                                 : std::to_string(others) + (others == 1 ? " config" : " configs") +
+                                                       " listed cannot be told apart from the best (~best: their 95 "
+                                                       "% intervals overlap its interval)",
+                                     kWidth)
+                                .c_str());
+    }
+}
+
 int runShow(const ShowOptions& opt) {
     const ResultStore store = openResults(opt.db);
     const std::vector<SessionInfo> sessions = store.sessions();
@@ -287,25 +542,6 @@ int runShow(const ShowOptions& opt) {
         return kOk;
     }
     bool elided = false;
-    // The sessions as a table, the lines too wide shortened or wrapped.
-    const auto sessionsTable = [&]() {
-        TextTable table({"id", "kernel", "shape", "backend", "strategy", "seed", "state", "results", "started (UTC)"},
-                        {true, false, false, false, false, true, false, true, false});
-        table.setElidable(1, 12); // kernel
-        table.setElidable(2, 16); // shape
-        table.setElidable(3, 16); // backend: a recording's absolute path
-        for (const SessionInfo& s : sessions)
-            table.addRow({std::to_string(s.id), s.kernel, s.shapeLabel(), s.backend, s.strategy,
-                          s.strategy.empty() ? "" : std::to_string(s.seed), std::string(sessionStateName(s.state)),
-                          formatCount(double(store.resultCount(s.id))), toTheMinute(s.startedAt)});
-        return "Sessions (" + std::to_string(sessions.size()) + ")\n" + table.renderFitting(kWidth, 2, 1, &elided);
-    };
-    const auto noteElided = [&]() {
-        if (elided)
-            std::printf("\nnote: %s marks values shortened to fit %zu columns; --json prints them whole (with "
-                        "--sessions, the sessions')\n",
-                        std::string(kElision).c_str(), kWidth);
-    };
     if (opt.sessionsOnly) {
         if (opt.json) {
             Json list = Json::array();
@@ -314,246 +550,28 @@ int runShow(const ShowOptions& opt) {
             std::cout << list.dump(2) << "\n";
             return kOk;
         }
-        std::printf("%s", sessionsTable().c_str());
-        noteElided();
+        std::printf("%s", sessionsTable(store, sessions, &elided).c_str());
+        noteElided(elided);
         return kOk;
     }
-    const SessionInfo* chosen = &sessions.back();
-    if (opt.sessionOption->count() > 0) {
-        chosen = nullptr;
-        for (const SessionInfo& s : sessions)
-            if (s.id == opt.session)
-                chosen = &s;
-        if (!chosen) {
-            std::string ids;
-            for (const SessionInfo& s : sessions)
-                ids += (ids.empty() ? "" : ", ") + std::to_string(s.id);
-            throw InputError(opt.db, "--session",
-                             "no session " + std::to_string(opt.session) + " (sessions: " + ids + ")");
-        }
-    }
+    const SessionInfo& chosen = chosenSession(opt, sessions);
     if (!opt.pareto.empty())
-        return showPareto(opt, store, *chosen);
+        return showPareto(opt, store, chosen);
     const std::size_t top = opt.topOption->count() > 0 ? opt.top : (opt.json ? 0 : 10);
-    const std::vector<ResultRecord> results = store.results(chosen->id, true, top, opt.rankBy);
-
+    const std::vector<ResultRecord> results = store.results(chosen.id, true, top, opt.rankBy);
     if (opt.json) {
         nlohmann::ordered_json list = nlohmann::ordered_json::array();
         for (std::size_t i = 0; i < results.size(); ++i)
-            list.push_back(resultJson(results[i], i + 1, *chosen));
+            list.push_back(resultJson(results[i], i + 1, chosen));
         std::cout << list.dump(2) << "\n";
         return kOk;
     }
-
     if (sessions.size() > 1 || opt.sessionOption->count() == 0)
-        std::printf("%s\n", sessionsTable().c_str());
-
-    const SessionInfo& s = *chosen;
-    std::printf("%s",
-                fitLines("",
-                         "Session " + std::to_string(s.id) + "  " +
-                             (s.kernel.empty() ? std::string("(kernel unknown)") : s.kernel) + "  " + s.shapeLabel(),
-                         kWidth, &elided)
-                    .c_str());
-    std::printf("%s", field("backend", s.backend, &elided).c_str());
-    if (!s.strategy.empty())
-        std::printf("%s", field("strategy",
-                                s.strategy + ", seed " + std::to_string(s.seed) +
-                                    ", budget: " + (s.budget.empty() ? std::string("the whole space") : s.budget),
-                                &elided)
-                              .c_str());
-    if (!s.deviceName.empty() || !s.arch.empty())
-        std::printf("%s", field("device",
-                                (s.deviceName.empty() ? std::string("unknown") : s.deviceName) +
-                                    (s.arch.empty() ? "" : " (" + s.arch + ")"),
-                                &elided)
-                              .c_str());
-    std::printf(
-        "%s",
-        field("state", std::string(sessionStateName(s.state)) + (s.message.empty() ? "" : ": " + s.message), &elided)
-            .c_str());
-    if (const std::string state = measuredStateSentence(s.provenanceJson); !state.empty())
-        std::printf("%s", field("gpu state", state, &elided).c_str());
-    if (const std::string context = measurementContext(s.provenanceJson); !context.empty())
-        std::printf("%s", field("context", context, &elided).c_str());
-    if (const std::string from = provenanceSentence(s); !from.empty())
-        std::printf("%s", field("provenance", from, &elided).c_str());
-    const StatusCounts counts = store.statusCounts(s.id);
-    std::printf(
-        "%s",
-        field("results", formatCount(double(store.resultCount(s.id))) + ": " + statusSummary(counts), &elided).c_str());
-    if (counts.of(ResultStatus::Implausible) > 0 || counts.of(ResultStatus::WrongResult) > 0) {
-        // Why configs that ran are not ranked: times that cannot be right, outputs that differ.
-        std::vector<ResultRecord> all = store.results(s.id);
-        std::vector<const ResultRecord*> implausible;
-        for (const ResultRecord& r : all)
-            if (r.status() == ResultStatus::Implausible)
-                implausible.push_back(&r);
-        std::stable_sort(implausible.begin(), implausible.end(),
-                         [](const ResultRecord* a, const ResultRecord* b) { return a->timeMs() < b->timeMs(); });
-        if (!implausible.empty())
-            std::printf("%s", field("implausible",
-                                    formatCount(double(implausible.size())) +
-                                        (implausible.size() == 1 ? " config" : " configs") +
-                                        " never rank: their times cannot be right" +
-                                        (implausible.size() > 3 ? " (the fastest 3)" : ""),
-                                    &elided)
-                                  .c_str());
-        for (std::size_t i = 0; i < implausible.size() && i < 3; ++i)
-            std::printf("%s",
-                        fitLines("    ",
-                                 describeConfig(implausible[i]->config) + ": " + implausible[i]->measurement.message,
-                                 kWidth, &elided)
-                            .c_str());
-        // Older sessions recorded no verdict of their own: one from their results.
-        if (recordedVerdict(s.provenanceJson, "verification").empty())
-            if (const std::string verdict = describeVerification(all, verificationSplits(all)); !verdict.empty())
-                std::printf("%s", field("verify", verdict, &elided).c_str());
-    }
-    // The session's own verdict (it may have verified configs again within groups, and so left none wrong).
-    if (const std::string verdict = recordedVerdict(s.provenanceJson, "verification"); !verdict.empty())
-        std::printf("%s", field("verify", verdict, &elided).c_str());
-    if (const std::string inputs = recordedVerdict(s.provenanceJson, "second_inputs"); !inputs.empty())
-        std::printf("%s", field("inputs", inputs, &elided).c_str());
-
-    if (results.empty()) {
-        noteElided();
-        return kOk;
-    }
-    std::vector<std::string> headers{"rank"};
-    std::vector<bool> right{true};
-    for (const std::string& p : s.parameters) {
-        headers.push_back(p);
-        right.push_back(true);
-    }
-    // Results analysed, never timed (the analysis backend's), have no time or objective: a listing
-    // of them alone leaves those columns out, for what compiling told.
-    const bool anyTimed = std::any_of(results.begin(), results.end(), [](const ResultRecord& r) {
-        return r.measurement.time.samples > 0 || r.measurement.time.medianMs > 0 || r.objective;
-    });
-    headers.push_back("status");
-    right.push_back(false);
-    if (anyTimed)
-        for (const char* h : {"time_ms", "stdev_ms"}) {
-            headers.push_back(h);
-            right.push_back(true);
-        }
-    // The median's 95 % interval where the results have one, and which configs it cannot tell
-    // from the best (their intervals overlap the best's).
-    std::vector<MedianInterval> intervals;
-    std::vector<std::size_t> intervalOf(results.size(), SIZE_MAX);
-    for (std::size_t i = 0; i < results.size(); ++i) {
-        const auto interval = medianIntervalOf(results[i].measurement.time);
-        if (results[i].ok() && interval) {
-            intervalOf[i] = intervals.size();
-            intervals.push_back(*interval);
-        }
-    }
-    std::vector<bool> tied(intervals.size(), false);
-    const bool withIntervals = !intervals.empty() && intervalOf[0] == 0; // the best has one
-    if (withIntervals) {
-        for (const std::size_t k : indistinguishableFromBest(intervals))
-            tied[k] = true;
-        for (const char* h : {"95 % interval", "~best"}) {
-            headers.push_back(h);
-            right.push_back(true);
-        }
-    }
-    if (!s.objectiveName.empty() && anyTimed) {
-        headers.push_back(s.objectiveName);
-        right.push_back(true);
-    }
-    headers.push_back("regs");
-    right.push_back(true);
-    headers.push_back("spill B");
-    right.push_back(true);
-    headers.push_back("occupancy");
-    right.push_back(true);
-    // Metrics, one column per metric any listed result has, in the order first seen. Energy and
-    // power carry their intervals in their own cells; the intervals and the counter's period are
-    // in --json.
-    std::vector<std::string> metricNames;
-    const auto inItsOwnCell = [](const std::string& name) {
-        return name == kEnergyLowMetric || name == kEnergyHighMetric || name == kPowerLowMetric ||
-               name == kPowerHighMetric || name == kEnergyCounterMetric;
-    };
-    for (const ResultRecord& r : results)
-        for (const Metric& metric : r.measurement.metrics)
-            if (!inItsOwnCell(metric.name) &&
-                std::find(metricNames.begin(), metricNames.end(), metric.name) == metricNames.end())
-                metricNames.push_back(metric.name);
-    for (const std::string& name : metricNames) {
-        const bool withInterval = name == kEnergyMetric || name == kPowerMetric;
-        headers.push_back(metricLabel(name) + (withInterval ? " (95 %)" : ""));
-        right.push_back(true);
-    }
-    TextTable table(headers, right);
-    for (std::size_t c = 1; c <= s.parameters.size(); ++c)
-        table.setElidable(c, 8); // a long value (a list, a string) of a parameter
-    for (std::size_t i = 0; i < results.size(); ++i) {
-        const ResultRecord& r = results[i];
-        const Measurement& m = r.measurement;
-        const bool timed = m.time.samples > 0 || m.time.medianMs > 0;
-        std::vector<std::string> row{std::to_string(i + 1)};
-        for (const std::string& p : s.parameters) {
-            const ConfigValue* it = r.config.find(p);
-            row.push_back(!it ? "" : it->plain());
-        }
-        row.push_back(std::string(statusName(m.status)));
-        if (anyTimed) {
-            row.push_back(timed ? formatDouble("%.4g", m.time.medianMs) : "");
-            row.push_back(timed && m.time.samples > 1 ? formatDouble("%.2g", m.time.stdevMs) : "");
-        }
-        if (withIntervals) {
-            const bool has = intervalOf[i] != SIZE_MAX;
-            row.push_back(has ? formatDouble("%.4g", m.time.ciLowMs) + "-" + formatDouble("%.4g", m.time.ciHighMs)
-                              : "");
-            row.push_back(has && i > 0 && tied[intervalOf[i]] ? "yes" : "");
-        }
-        if (!s.objectiveName.empty() && anyTimed)
-            row.push_back(r.objective ? formatDouble("%.2f", *r.objective) : "");
-        row.push_back(m.staticInfo && m.staticInfo->registers >= 0 ? std::to_string(m.staticInfo->registers) : "");
-        row.push_back(m.staticInfo && m.staticInfo->spills()
-                          ? std::to_string(m.staticInfo->spillStores) + "/" + std::to_string(m.staticInfo->spillLoads)
-                          : (m.staticInfo ? "0" : ""));
-        row.push_back(r.occupancy ? formatDouble("%.0f %%", *r.occupancy) : "");
-        const auto valueOf = [&](const std::string& name) -> std::optional<double> {
-            const auto it = std::find_if(m.metrics.begin(), m.metrics.end(),
-                                         [&](const Metric& metric) { return metric.name == name; });
-            return it == m.metrics.end() ? std::nullopt : std::optional<double>(it->value);
-        };
-        for (const std::string& name : metricNames) {
-            const std::optional<double> value = valueOf(name);
-            std::string cell = value ? formatDouble("%.4g", *value) : "";
-            const bool energy = name == kEnergyMetric, power = name == kPowerMetric;
-            if (value && (energy || power)) {
-                const auto low = valueOf(energy ? kEnergyLowMetric : kPowerLowMetric);
-                const auto high = valueOf(energy ? kEnergyHighMetric : kPowerHighMetric);
-                if (low && high)
-                    cell += " (" + formatDouble("%.4g", *low) + "-" + formatDouble("%.4g", *high) + ")";
-            }
-            row.push_back(cell);
-        }
-        table.addRow(row);
-    }
-    const bool analysed =
-        std::any_of(results.begin(), results.end(), [](const ResultRecord& r) { return r.ranksStatically(); });
-    std::printf("\nTop %zu of %s, best first%s\n%s", results.size(),
-                formatCount(double(store.resultCount(s.id))).c_str(),
-                analysed ? (" (analysed, not timed: by " + std::string(staticRankName(opt.rankBy)) + ")").c_str() : "",
-                table.renderFitting(kWidth, 2, 1, &elided).c_str());
-    if (withIntervals) {
-        const std::size_t others = static_cast<std::size_t>(std::count(tied.begin(), tied.end(), true)) - 1;
-        std::printf("\n%s", fitLines("",
-                                     others == 0 ? "No other listed config overlaps the best's 95 % interval: the "
-                                                   "winner is told apart from them"
-                                                 : std::to_string(others) + (others == 1 ? " config" : " configs") +
-                                                       " listed cannot be told apart from the best (~best: their 95 "
-                                                       "% intervals overlap its interval)",
-                                     kWidth)
-                                .c_str());
-    }
-    noteElided();
+        std::printf("%s\n", sessionsTable(store, sessions, &elided).c_str());
+    printSessionFields(store, chosen, &elided);
+    if (!results.empty())
+        printResults(opt, store, chosen, results, &elided);
+    noteElided(elided);
     return kOk;
 }
 
