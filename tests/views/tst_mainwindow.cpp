@@ -3,8 +3,8 @@
 // its 2,761 results), selection kept in step across the heatmap, the scatter plot, the table and
 // Details, recordings opened by dropping them, a shape set tuned from the Run panel shown as an
 // opened one, the export dialog writing every format (files that parse, import back, compile),
-// the cross-GPU view compiling a sample of sgemm for two archs with NVRTC, and every model under
-// QAbstractItemModelTester.
+// the cross-GPU view compiling a sample of sgemm for two archs with NVRTC, and the models it
+// shows under QAbstractItemModelTester (the models alone are tests/views/models/tst_models).
 
 #include "common/errorbanner.h"
 #include "common/examples.h"
@@ -101,23 +101,6 @@ QPoint cellCentre(const HeatmapWidget& widget, CellIndex cell) {
                   static_cast<int>(std::lround(widget.plot()->yAxis->coordToPixel(cell.y))));
 }
 
-// A synthetic analysis of one config on one arch.
-ConfigAnalysis analysis(const std::string& arch, int registers, std::int64_t spill, int activeWarps) {
-    ConfigAnalysis a;
-    a.arch = arch;
-    a.status = CompileStatus::Ok;
-    a.info.registers = registers;
-    a.info.spillStores = spill;
-    a.info.spillLoads = spill;
-    a.spill = spill > 0 ? SpillClass::Light : SpillClass::None;
-    a.geometry.block = {256, 1, 1};
-    a.occupancy.launchable = true;
-    a.occupancy.maxWarps = 64;
-    a.occupancy.activeWarps = activeWarps;
-    a.occupancy.limiter = Limiter::Registers;
-    return a;
-}
-
 } // namespace
 
 class TestMainWindow : public QObject {
@@ -145,13 +128,11 @@ private slots:
     void bannerSaysTheVerdict();
     void shortcutsAndDocks();
 
-    void sessionListModel();
     void exportDialogWritesEveryFormat_data();
     void exportDialogWritesEveryFormat();
     void exportDialogExplainsWhatCannotBeWritten();
     void exportDialogReadsDatabases();
 
-    void crossGpuModelHighlightsDifferences();
     void crossGpuViewCompilesSample();
 
 private:
@@ -862,31 +843,6 @@ void TestMainWindow::shortcutsAndDocks() {
 
 // ------------------------------------------------------------------------------ export
 
-void TestMainWindow::sessionListModel() {
-    SessionListModel model;
-    QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
-    auto sessions = std::make_shared<std::vector<SessionData>>(demoSessions());
-    sessions->push_back(demoSessions().front());
-    sessions->back().info.id = 7;
-    sessions->back().info.deviceName = "NVIDIA A100";
-    model.setSessions(sessions);
-    QCOMPARE(model.rowCount(), 2);
-    QCOMPARE(model.checkedRows(), (std::vector<int>{0, 1}));
-    QCOMPARE(model.index(1, SessionListModel::DeviceColumn).data().toString(), QStringLiteral("NVIDIA A100"));
-    QCOMPARE(model.index(0, SessionListModel::ResultsColumn).data().toString(), QStringLiteral("2,761"));
-    QVERIFY(model.index(0, SessionListModel::BestColumn).data().toString().contains(QStringLiteral("43.43 TFLOP/s")));
-
-    // T4 holds one session: exclusive mode keeps one checked, and checking another moves it.
-    model.setExclusive(true);
-    QCOMPARE(model.checkedRows(), (std::vector<int>{0}));
-    QVERIFY(model.setData(model.index(1, 0), Qt::Checked, Qt::CheckStateRole));
-    QCOMPARE(model.checkedRows(), (std::vector<int>{1}));
-    QVERIFY(!model.setData(model.index(1, 0), Qt::Unchecked, Qt::CheckStateRole)); // never none
-    model.setExclusive(false);
-    QVERIFY(model.setData(model.index(0, 0), Qt::Checked, Qt::CheckStateRole));
-    QCOMPARE(model.checkedRows(), (std::vector<int>{0, 1}));
-}
-
 void TestMainWindow::exportDialogWritesEveryFormat_data() {
     QTest::addColumn<int>("format");
     QTest::addColumn<QString>("file");
@@ -1072,55 +1028,6 @@ void TestMainWindow::exportDialogReadsDatabases() {
 }
 
 // ------------------------------------------------------------------------------ cross-GPU
-
-void TestMainWindow::crossGpuModelHighlightsDifferences() {
-    CrossGpuModel model;
-    QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
-    const std::vector<std::string> archs = {"sm_80", "sm_90"};
-    model.reset({"A", "B"}, archs);
-    std::vector<CrossGpuRow> rows(3);
-    // Row 0: alike on both. Row 1: spills on sm_90 only. Row 2: occupancy 25 % vs 50 %.
-    rows[0].perArch = {analysis("sm_80", 64, 0, 32), analysis("sm_90", 64, 0, 32)};
-    rows[1].perArch = {analysis("sm_80", 128, 0, 16), analysis("sm_90", 128, 8, 16)};
-    rows[2].perArch = {analysis("sm_80", 96, 0, 16), analysis("sm_90", 96, 0, 32)};
-    for (std::size_t i = 0; i < rows.size(); ++i) {
-        rows[i].index = i;
-        rows[i].values = {QString::number(i), QStringLiteral("1")};
-        rows[i].configJson = "{\"A\":" + std::to_string(i) + ",\"B\":1}";
-        describeDifferences(rows[i], archs);
-    }
-    QVERIFY(!rows[0].spillDiffers && !rows[0].occupancyDiffers && rows[0].differences.isEmpty());
-    QVERIFY(rows[1].spillDiffers && !rows[1].occupancyDiffers);
-    QCOMPARE(rows[1].differences, QStringLiteral("spills on sm_90 only"));
-    QVERIFY(!rows[2].spillDiffers && rows[2].occupancyDiffers);
-    QCOMPARE(rows[2].differences, QStringLiteral("occupancy 25.0–50.0 %"));
-    model.appendRows(rows);
-    QCOMPARE(model.rowCount(), 3);
-    QCOMPARE(model.columnCount(), 1 + 2 + 4 * 2 + 1);
-
-    using Q = CrossGpuModel::Quantity;
-    const auto cell = [&](int row, Q quantity, int arch) { return model.index(row, model.column(quantity, arch)); };
-    QCOMPARE(cell(1, Q::Registers, 1).data().toString(), QStringLiteral("128"));
-    QCOMPARE(cell(1, Q::SpillBytes, 1).data().toString(), QStringLiteral("16"));
-    QCOMPARE(cell(2, Q::Occupancy, 1).data().toString(), QStringLiteral("50.0"));
-    QCOMPARE(cell(2, Q::Limiter, 0).data().toString(), QStringLiteral("registers"));
-    QVERIFY(
-        model.headerData(model.column(Q::Occupancy, 1), Qt::Horizontal).toString().contains(QStringLiteral("sm_90")));
-    // Tints: none on row 0; spill cells on row 1 (different on each side); occupancy cells on row 2.
-    for (int c = 0; c < model.columnCount(); ++c)
-        QVERIFY(!model.index(0, c).data(Qt::BackgroundRole).isValid());
-    const QColor spilling = cell(1, Q::SpillBytes, 1).data(Qt::BackgroundRole).value<QBrush>().color();
-    const QColor clean = cell(1, Q::SpillBytes, 0).data(Qt::BackgroundRole).value<QBrush>().color();
-    QVERIFY(spilling.isValid() && clean.isValid() && spilling != clean);
-    QVERIFY(!cell(1, Q::Occupancy, 0).data(Qt::BackgroundRole).isValid());
-    QVERIFY(cell(2, Q::Occupancy, 0).data(Qt::BackgroundRole).isValid());
-    QVERIFY(cell(2, Q::Occupancy, 1).data(Qt::BackgroundRole).isValid());
-    QVERIFY(cell(1, Q::SpillBytes, 1).data(Qt::ToolTipRole).toString().contains(QStringLiteral("spill stores 8 B")));
-    QCOMPARE(model.rowOf(QStringLiteral(R"({"B":1,"A":2})")), 2); // any key order
-    QCOMPARE(model.rowOf(QStringLiteral(R"({"A":9,"B":1})")), -1);
-    QVERIFY(model.index(1, 0).data(CrossGpuModel::DiffersRole).toBool());
-    QVERIFY(!model.index(0, 0).data(CrossGpuModel::DiffersRole).toBool());
-}
 
 void TestMainWindow::crossGpuViewCompilesSample() {
     auto problem = std::make_shared<const TuningProblem>(TuningProblem::load(kSgemm.toStdString()));

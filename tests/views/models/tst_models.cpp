@@ -3,8 +3,9 @@
 // 2048^3, its space built by the engine, and two sessions a TuningSession wrote to a results
 // database from the demo recording (a real H200 session): the whole space replayed, and 100
 // configs of a random search; read back from the database as the workbench reads them. The
-// cross-GPU table compiles sampled configs for two archs with NVRTC. This suite links the models
-// library and Qt Test only, no Qt Widgets, and runs without a GUI application.
+// cross-GPU table compiles sampled configs for two archs with NVRTC (and tints what differs on
+// synthetic analyses). This suite links the models library and Qt Test only, no Qt Widgets, and
+// runs without a GUI application.
 
 #include "models/conditionmodel.h"
 #include "models/crossgpumodel.h"
@@ -32,6 +33,8 @@
 #include "tuner/tuningsession.h"
 
 #include <QAbstractItemModelTester>
+#include <QBrush>
+#include <QColor>
 #include <QSignalSpy>
 #include <QTemporaryDir>
 #include <QtTest>
@@ -65,6 +68,23 @@ QStringList columnTexts(const QAbstractItemModel& model, int column, int role = 
     return texts;
 }
 
+// A synthetic analysis of one config on one arch.
+ConfigAnalysis analysis(const std::string& arch, int registers, std::int64_t spill, int activeWarps) {
+    ConfigAnalysis a;
+    a.arch = arch;
+    a.status = CompileStatus::Ok;
+    a.info.registers = registers;
+    a.info.spillStores = spill;
+    a.info.spillLoads = spill;
+    a.spill = spill > 0 ? SpillClass::Light : SpillClass::None;
+    a.geometry.block = {256, 1, 1};
+    a.occupancy.launchable = true;
+    a.occupancy.maxWarps = 64;
+    a.occupancy.activeWarps = activeWarps;
+    a.occupancy.limiter = Limiter::Registers;
+    return a;
+}
+
 } // namespace
 
 class TestModels : public QObject {
@@ -81,6 +101,7 @@ private slots:
     void conditionModelShowsWhatEachConditionRemoves();
     void sampleModelListsSampledConfigs();
     void crossGpuModelComparesTwoArchs();
+    void crossGpuModelTintsWhatDiffers();
     void heatmapAggregatesTheSession();
     void scatterThinsToTheBest();
 
@@ -443,6 +464,55 @@ void TestModels::crossGpuModelComparesTwoArchs() {
         QVERIFY(proxy.index(row, 0).data(CrossGpuModel::DiffersRole).toBool());
     proxy.setOnlyDifferences(false);
     QCOMPARE(proxy.rowCount(), 6);
+}
+
+void TestModels::crossGpuModelTintsWhatDiffers() {
+    CrossGpuModel model;
+    QAbstractItemModelTester tester(&model, kQtTest);
+    const std::vector<std::string> archs = {"sm_80", "sm_90"};
+    model.reset({"A", "B"}, archs);
+    std::vector<CrossGpuRow> rows(3);
+    // Row 0: alike on both. Row 1: spills on sm_90 only. Row 2: occupancy 25 % vs 50 %.
+    rows[0].perArch = {analysis("sm_80", 64, 0, 32), analysis("sm_90", 64, 0, 32)};
+    rows[1].perArch = {analysis("sm_80", 128, 0, 16), analysis("sm_90", 128, 8, 16)};
+    rows[2].perArch = {analysis("sm_80", 96, 0, 16), analysis("sm_90", 96, 0, 32)};
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+        rows[i].index = i;
+        rows[i].values = {QString::number(i), QStringLiteral("1")};
+        rows[i].configJson = "{\"A\":" + std::to_string(i) + ",\"B\":1}";
+        describeDifferences(rows[i], archs);
+    }
+    QVERIFY(!rows[0].spillDiffers && !rows[0].occupancyDiffers && rows[0].differences.isEmpty());
+    QVERIFY(rows[1].spillDiffers && !rows[1].occupancyDiffers);
+    QCOMPARE(rows[1].differences, QStringLiteral("spills on sm_90 only"));
+    QVERIFY(!rows[2].spillDiffers && rows[2].occupancyDiffers);
+    QCOMPARE(rows[2].differences, QStringLiteral("occupancy 25.0–50.0 %"));
+    model.appendRows(rows);
+    QCOMPARE(model.rowCount(), 3);
+    QCOMPARE(model.columnCount(), 1 + 2 + 4 * 2 + 1);
+
+    using Q = CrossGpuModel::Quantity;
+    const auto cell = [&](int row, Q quantity, int arch) { return model.index(row, model.column(quantity, arch)); };
+    QCOMPARE(cell(1, Q::Registers, 1).data().toString(), QStringLiteral("128"));
+    QCOMPARE(cell(1, Q::SpillBytes, 1).data().toString(), QStringLiteral("16"));
+    QCOMPARE(cell(2, Q::Occupancy, 1).data().toString(), QStringLiteral("50.0"));
+    QCOMPARE(cell(2, Q::Limiter, 0).data().toString(), QStringLiteral("registers"));
+    QVERIFY(
+        model.headerData(model.column(Q::Occupancy, 1), Qt::Horizontal).toString().contains(QStringLiteral("sm_90")));
+    // Tints: none on row 0; spill cells on row 1 (different on each side); occupancy cells on row 2.
+    for (int c = 0; c < model.columnCount(); ++c)
+        QVERIFY(!model.index(0, c).data(Qt::BackgroundRole).isValid());
+    const QColor spilling = cell(1, Q::SpillBytes, 1).data(Qt::BackgroundRole).value<QBrush>().color();
+    const QColor clean = cell(1, Q::SpillBytes, 0).data(Qt::BackgroundRole).value<QBrush>().color();
+    QVERIFY(spilling.isValid() && clean.isValid() && spilling != clean);
+    QVERIFY(!cell(1, Q::Occupancy, 0).data(Qt::BackgroundRole).isValid());
+    QVERIFY(cell(2, Q::Occupancy, 0).data(Qt::BackgroundRole).isValid());
+    QVERIFY(cell(2, Q::Occupancy, 1).data(Qt::BackgroundRole).isValid());
+    QVERIFY(cell(1, Q::SpillBytes, 1).data(Qt::ToolTipRole).toString().contains(QStringLiteral("spill stores 8 B")));
+    QCOMPARE(model.rowOf(QStringLiteral(R"({"B":1,"A":2})")), 2); // any key order
+    QCOMPARE(model.rowOf(QStringLiteral(R"({"A":9,"B":1})")), -1);
+    QVERIFY(model.index(1, 0).data(CrossGpuModel::DiffersRole).toBool());
+    QVERIFY(!model.index(0, 0).data(CrossGpuModel::DiffersRole).toBool());
 }
 
 // ------------------------------------------------------------------------------ plots
