@@ -76,11 +76,9 @@ std::string performanceText(const LabSpaceSummary& s) {
     return formatFinite("%.4g ms", s.optimumMs) + "  " + formatFinite("%.4g", s.optimum) + " " + s.objectiveName;
 }
 
-int runLab(const LabCliOptions& opt) {
-    TuningProblem problem = TuningProblem::load(opt.problemPath);
-    checkShape(problem, opt.shape);
-    if (!opt.objective.empty())
-        problem.objective = objectiveFor(opt.objective, problem.objective);
+// The lab's options from the command line, the strategies' names checked before anything is
+// read, so that a typo costs nothing.
+LabOptions labOptions(const LabCliOptions& opt) {
     LabOptions options;
     options.strategies = splitList(opt.strategies);
     options.repeats = opt.repeats;
@@ -94,14 +92,121 @@ int runLab(const LabCliOptions& opt) {
         options.window = ScoreWindow::Budget;
     else if (opt.scoreOver != "methodology")
         throw InputError("", "--score-over", "expected methodology or budget, got '" + opt.scoreOver + "'");
-    // Strategy names are checked before anything is read, so a typo costs nothing.
     const std::string known = joined(strategyNames());
     for (const auto& name : options.strategies)
         if (canonicalStrategyName(name).empty())
             throw InputError("", "--strategies", "unknown strategy '" + name + "' (known: " + known + ")");
     if (!opt.strategies.empty() && options.strategies.empty() && opt.traces.empty())
         throw InputError("", "--strategies", "no strategy given (known: " + known + ")");
+    return options;
+}
 
+// What the lab replayed: the recording, the optimum, the budget and the window scored.
+void printLabHeading(const LabCliOptions& opt, const TuningProblem& problem, const LabReport& report) {
+    const LabSpaceSummary& s = report.space;
+    std::printf("Strategy lab: %s, shape %zu%s\n", opt.problemPath.c_str(), opt.shape,
+                problem.shapes.empty() || opt.shape >= problem.shapes.size()
+                    ? ""
+                    : (" (" + problem.shapes[opt.shape].label() + ")").c_str());
+    std::printf("  recording   %s%s: %s of %s configs of the space recorded, %s ok%s%s\n", s.recording.c_str(),
+                s.session.empty() ? "" : (" (" + s.session + ")").c_str(), formatCount(double(s.recorded)).c_str(),
+                formatCount(double(s.spaceSize)).c_str(), formatCount(double(s.ok)).c_str(),
+                s.missing ? (", " + formatCount(double(s.missing)) + " missing (count as failed)").c_str() : "",
+                s.unmatched ? (", " + formatCount(double(s.unmatched)) + " recorded results not in the space").c_str()
+                            : "");
+    std::printf("  optimum     %s  %s\n", performanceText(s).c_str(), describeConfig(s.optimumConfig).c_str());
+    const double n = double(std::max<std::uint64_t>(1, s.spaceSize));
+    std::printf("  recorded    %s of compile + benchmark time over the space, %s per config on average "
+                "(compile %.2f s, benchmark %.2f s)\n",
+                formatDuration(s.totalSeconds).c_str(), formatDuration(s.secondsPerConfig).c_str(),
+                s.compileSeconds / n, (s.totalSeconds - s.compileSeconds) / n);
+    std::printf("  budget      %s per run; %zu run(s) per strategy (seeds %llu..%llu), batch %zu\n",
+                report.budget.c_str(), report.repeats, static_cast<unsigned long long>(report.seed),
+                static_cast<unsigned long long>(report.seed + report.repeats - 1), report.batch);
+    const LabWindow& w = report.window;
+    if (w.kind == ScoreWindow::Methodology)
+        std::printf("  score over  %llu..%llu evaluations (%s..%s recorded): where random search expects to "
+                    "be %g %%..%g %% of the way from the median to the optimum%s\n",
+                    static_cast<unsigned long long>(w.startEvaluations),
+                    static_cast<unsigned long long>(w.endEvaluations), formatDuration(w.startSeconds).c_str(),
+                    formatDuration(w.endSeconds).c_str(), w.cutoffStart * 100, w.cutoffEnd * 100,
+                    w.clamped ? " (cut at the budget)" : "");
+    else
+        std::printf("  score over  the whole budget: 1..%llu evaluations (%s recorded)\n",
+                    static_cast<unsigned long long>(w.endEvaluations), formatDuration(w.endSeconds).c_str());
+    std::printf("\n");
+}
+
+// The strategies side by side: the fraction of the optimum reached, the evaluations and the time to
+// get within 1 % and 5 %, the scores.
+std::string labTable(const LabReport& report) {
+    std::vector<std::string> headers = {"strategy", "runs"};
+    std::vector<bool> right = {false, true};
+    for (const double q : {1.0, 2.0, 5.0, 10.0, 20.0}) {
+        bool present = false;
+        for (const auto& r : report.strategies)
+            for (const auto& m : r.milestones)
+                present = present || m.percent == q;
+        if (present || report.strategies.empty()) {
+            headers.push_back("@" + formatFinite("%g", q) + "%");
+            right.push_back(true);
+        }
+    }
+    for (const char* h : {"evals to 1%", "evals to 5%", "time to 1%", "score", "score(evals)"}) {
+        headers.push_back(h);
+        right.push_back(true);
+    }
+    TextTable table(headers, right);
+    for (const auto& r : report.strategies) {
+        std::vector<std::string> row = {r.name, std::to_string(r.runs.size())};
+        for (std::size_t c = 2; c < headers.size() - 5; ++c) {
+            std::string cell = "-";
+            for (const auto& m : r.milestones)
+                if ("@" + formatFinite("%g", m.percent) + "%" == headers[c])
+                    cell = fractionCell(m.fraction);
+            row.push_back(cell);
+        }
+        row.push_back(reachCell(r.within1, r.runs.size()));
+        row.push_back(reachCell(r.within5, r.runs.size()));
+        row.push_back(timeCell(r.within1, r.runs.size()));
+        row.push_back(formatFinite("%.3f", r.score.mean));
+        row.push_back(formatFinite("%.3f", r.scoreEvals.mean));
+        table.addRow(row);
+    }
+    return table.render();
+}
+
+// With energy in the recording: the hypervolume of each strategy's time-energy front.
+void printLabFront(const LabReport& report) {
+    const LabSpaceSummary& s = report.space;
+    std::vector<std::string> frontHeaders = {"strategy"};
+    std::vector<bool> frontRight = {false};
+    if (!report.strategies.empty())
+        for (const auto& m : report.strategies.front().frontMilestones) {
+            frontHeaders.push_back("@" + formatFinite("%g", m.percent) + "%");
+            frontRight.push_back(true);
+        }
+    TextTable front(frontHeaders, frontRight);
+    for (const auto& r : report.strategies) {
+        std::vector<std::string> row = {r.name};
+        for (const auto& m : r.frontMilestones)
+            row.push_back(formatFinite("%.3f", m.fraction.mean) + " ± " + formatFinite("%.3f", m.fraction.stdev));
+        front.addRow(row);
+    }
+    std::printf("\nThe time-energy front (the recording has each config's energy): the hypervolume of the "
+                "front of the configs\nevaluated after q %% of the space, as a fraction of the whole "
+                "space's; both against the median time\n(%s ms) and energy (%s J). Mean ± standard deviation "
+                "over the runs.\n%s",
+                formatFinite("%.4g", s.referenceMs).c_str(), formatFinite("%.4g", s.referenceJ).c_str(),
+                front.render().c_str());
+}
+
+int runLab(const LabCliOptions& opt) {
+    TuningProblem problem = TuningProblem::load(opt.problemPath);
+    checkShape(problem, opt.shape);
+    if (!opt.objective.empty())
+        problem.objective = objectiveFor(opt.objective, problem.objective);
+    LabOptions options = labOptions(opt);
     const ConfigSpace space = ConfigSpace::build(problem, opt.shape);
     const StrategyLab lab(problem, opt.shape, space, std::filesystem::path(opt.replay));
     std::vector<LabTraces> traces;
@@ -132,103 +237,17 @@ int runLab(const LabCliOptions& opt) {
     if (progress)
         progress->finish();
 
-    const LabSpaceSummary& s = report.space;
     const bool toStdout = opt.json == "-";
     if (!toStdout) {
-        std::printf("Strategy lab: %s, shape %zu%s\n", opt.problemPath.c_str(), opt.shape,
-                    problem.shapes.empty() || opt.shape >= problem.shapes.size()
-                        ? ""
-                        : (" (" + problem.shapes[opt.shape].label() + ")").c_str());
-        std::printf("  recording   %s%s: %s of %s configs of the space recorded, %s ok%s%s\n", s.recording.c_str(),
-                    s.session.empty() ? "" : (" (" + s.session + ")").c_str(), formatCount(double(s.recorded)).c_str(),
-                    formatCount(double(s.spaceSize)).c_str(), formatCount(double(s.ok)).c_str(),
-                    s.missing ? (", " + formatCount(double(s.missing)) + " missing (count as failed)").c_str() : "",
-                    s.unmatched
-                        ? (", " + formatCount(double(s.unmatched)) + " recorded results not in the space").c_str()
-                        : "");
-        std::printf("  optimum     %s  %s\n", performanceText(s).c_str(), describeConfig(s.optimumConfig).c_str());
-        const double n = double(std::max<std::uint64_t>(1, s.spaceSize));
-        std::printf("  recorded    %s of compile + benchmark time over the space, %s per config on average "
-                    "(compile %.2f s, benchmark %.2f s)\n",
-                    formatDuration(s.totalSeconds).c_str(), formatDuration(s.secondsPerConfig).c_str(),
-                    s.compileSeconds / n, (s.totalSeconds - s.compileSeconds) / n);
-        std::printf("  budget      %s per run; %zu run(s) per strategy (seeds %llu..%llu), batch %zu\n",
-                    report.budget.c_str(), report.repeats, static_cast<unsigned long long>(report.seed),
-                    static_cast<unsigned long long>(report.seed + report.repeats - 1), report.batch);
-        const LabWindow& w = report.window;
-        if (w.kind == ScoreWindow::Methodology)
-            std::printf("  score over  %llu..%llu evaluations (%s..%s recorded): where random search expects to "
-                        "be %g %%..%g %% of the way from the median to the optimum%s\n",
-                        static_cast<unsigned long long>(w.startEvaluations),
-                        static_cast<unsigned long long>(w.endEvaluations), formatDuration(w.startSeconds).c_str(),
-                        formatDuration(w.endSeconds).c_str(), w.cutoffStart * 100, w.cutoffEnd * 100,
-                        w.clamped ? " (cut at the budget)" : "");
-        else
-            std::printf("  score over  the whole budget: 1..%llu evaluations (%s recorded)\n",
-                        static_cast<unsigned long long>(w.endEvaluations), formatDuration(w.endSeconds).c_str());
-        std::printf("\n");
-
-        std::vector<std::string> headers = {"strategy", "runs"};
-        std::vector<bool> right = {false, true};
-        for (const double q : {1.0, 2.0, 5.0, 10.0, 20.0}) {
-            bool present = false;
-            for (const auto& r : report.strategies)
-                for (const auto& m : r.milestones)
-                    present = present || m.percent == q;
-            if (present || report.strategies.empty()) {
-                headers.push_back("@" + formatFinite("%g", q) + "%");
-                right.push_back(true);
-            }
-        }
-        for (const char* h : {"evals to 1%", "evals to 5%", "time to 1%", "score", "score(evals)"}) {
-            headers.push_back(h);
-            right.push_back(true);
-        }
-        TextTable table(headers, right);
-        for (const auto& r : report.strategies) {
-            std::vector<std::string> row = {r.name, std::to_string(r.runs.size())};
-            for (std::size_t c = 2; c < headers.size() - 5; ++c) {
-                std::string cell = "-";
-                for (const auto& m : r.milestones)
-                    if ("@" + formatFinite("%g", m.percent) + "%" == headers[c])
-                        cell = fractionCell(m.fraction);
-                row.push_back(cell);
-            }
-            row.push_back(reachCell(r.within1, r.runs.size()));
-            row.push_back(reachCell(r.within5, r.runs.size()));
-            row.push_back(timeCell(r.within1, r.runs.size()));
-            row.push_back(formatFinite("%.3f", r.score.mean));
-            row.push_back(formatFinite("%.3f", r.scoreEvals.mean));
-            table.addRow(row);
-        }
-        std::printf("%s", table.render().c_str());
+        printLabHeading(opt, problem, report);
+        std::printf("%s", labTable(report).c_str());
         std::printf("\n  @q%%: mean fraction of the optimum reached after q %% of the space's evaluations. evals/time "
                     "to x%%: mean evaluations\n  (recorded seconds) to get within x %% of the optimum, over the runs "
                     "that did (never: runs that did not\n  within the budget). score: the methodology score (0 = "
                     "random search, 1 = the optimum at once) on the\n  recorded-time axis; score(evals): on the "
                     "evaluations axis. Spreads: --json.\n");
-        if (s.hasEnergy) {
-            std::vector<std::string> frontHeaders = {"strategy"};
-            std::vector<bool> frontRight = {false};
-            if (!report.strategies.empty())
-                for (const auto& m : report.strategies.front().frontMilestones) {
-                    frontHeaders.push_back("@" + formatFinite("%g", m.percent) + "%");
-                    frontRight.push_back(true);
-                }
-            TextTable front(frontHeaders, frontRight);
-            for (const auto& r : report.strategies) {
-                std::vector<std::string> row = {r.name};
-                for (const auto& m : r.frontMilestones)
-                    row.push_back(formatFinite("%.3f", m.fraction.mean) + " ± " + formatFinite("%.3f", m.fraction.stdev));
-                front.addRow(row);
-            }
-            std::printf("\nThe time-energy front (the recording has each config's energy): the hypervolume of the "
-                        "front of the configs\nevaluated after q %% of the space, as a fraction of the whole "
-                        "space's; both against the median time\n(%s ms) and energy (%s J). Mean ± standard deviation "
-                        "over the runs.\n%s",
-                        formatFinite("%.4g", s.referenceMs).c_str(), formatFinite("%.4g", s.referenceJ).c_str(),
-                        front.render().c_str());
-        }
+        if (report.space.hasEnergy)
+            printLabFront(report);
     }
     std::fflush(stdout);
     for (const auto& r : report.strategies)
