@@ -112,7 +112,24 @@ RunPanel::RunPanel(SessionController* controller, QWidget* parent)
     , m_progressBar(new QProgressBar(this))
     , m_progressLabel(new QLabel(this))
     , m_log(new QListWidget(this)) {
-    // Where measurements come from
+    setUpBackendChoices();
+    setUpSearchChoices();
+    auto* layout = new QVBoxLayout(this);
+    layout->addLayout(makeForm());
+    layout->addLayout(makeRunControls());
+    layout->addWidget(m_progressBar);
+    layout->addWidget(m_progressLabel);
+    layout->addWidget(new QLabel(tr("Run log"), this));
+    layout->addWidget(m_log, 1);
+    connectController();
+    setDatabasePath({});
+    setLocalGpus(probeLocalGpus());
+    updateBudgetEditor();
+    updateEnabled();
+}
+
+// Where measurements come from: the backend's rows.
+void RunPanel::setUpBackendChoices() {
     m_driverLabel->setWordWrap(true);
     // Two lines kept free: a wrapped note squeezed by a short dock would be cut through.
     m_driverLabel->setMinimumHeight(2 * m_driverLabel->fontMetrics().lineSpacing() + 2);
@@ -145,8 +162,10 @@ RunPanel::RunPanel(SessionController* controller, QWidget* parent)
     m_archCombo->setToolTip(tr("Compile every config for this arch with NVRTC and record registers, spills and "
                                "occupancy; nothing is timed (the results are stored as analysed, the best by "
                                "occupancy, then spills and registers; the heatmap colours them by occupancy)"));
+}
 
-    // How to search
+// How to search: the strategy, the seed, the budget, the shape set.
+void RunPanel::setUpSearchChoices() {
     for (const std::string& name : strategyNames())
         m_strategyCombo->addItem(qs(name), qs(name));
     m_seedSpin->setRange(0, INT_MAX);
@@ -171,6 +190,10 @@ RunPanel::RunPanel(SessionController* controller, QWidget* parent)
                                    "(where valid), filling the shape x config matrix a dispatch table is chosen from"));
     connect(m_shapeSetCombo, &QComboBox::currentIndexChanged, this, &RunPanel::updateEnabled);
     connect(m_shapeListEdit, &QLineEdit::textChanged, this, &RunPanel::updateEnabled);
+}
+
+// The choices, a row each.
+QFormLayout* RunPanel::makeForm() {
     auto* shapeSetRow = new QHBoxLayout;
     shapeSetRow->addWidget(m_shapeSetCombo);
     shapeSetRow->addWidget(m_shapeListEdit, 1);
@@ -202,7 +225,11 @@ RunPanel::RunPanel(SessionController* controller, QWidget* parent)
     form->addRow(QString(), m_resumeBox);
     form->addRow(tr("Results"), dbRow);
 
-    // Start, progress, log
+    return form;
+}
+
+// Start, cancel; the progress and the log are below them.
+QBoxLayout* RunPanel::makeRunControls() {
     m_startButton->setDefault(true);
     connect(m_startButton, &QPushButton::clicked, this, &RunPanel::startRun);
     connect(m_cancelButton, &QPushButton::clicked, this, &RunPanel::cancelRun);
@@ -220,15 +247,11 @@ RunPanel::RunPanel(SessionController* controller, QWidget* parent)
     m_log->setToolTip(tr("Double-click a compile error to read its NVRTC log"));
     connect(m_log, &QListWidget::itemDoubleClicked, this,
             [this](QListWidgetItem* item) { showLogDetails(m_log->row(item)); });
+    return buttons;
+}
 
-    auto* layout = new QVBoxLayout(this);
-    layout->addLayout(form);
-    layout->addLayout(buttons);
-    layout->addWidget(m_progressBar);
-    layout->addWidget(m_progressLabel);
-    layout->addWidget(new QLabel(tr("Run log"), this));
-    layout->addWidget(m_log, 1);
-
+// The run's course from the controller.
+void RunPanel::connectController() {
     connect(m_backendCombo, &QComboBox::currentIndexChanged, this, &RunPanel::onBackendChanged);
     connect(m_controller, &SessionController::runningChanged, this, [this](bool running) {
         if (running)
@@ -243,11 +266,6 @@ RunPanel::RunPanel(SessionController* controller, QWidget* parent)
         m_objectiveName = m_controller->objectiveName();
         m_progressLabel->setText(tr("Started"));
     });
-
-    setDatabasePath({});
-    setLocalGpus(probeLocalGpus());
-    updateBudgetEditor();
-    updateEnabled();
 }
 
 RunPanel::~RunPanel() = default;

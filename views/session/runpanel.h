@@ -19,10 +19,12 @@
 #include <optional>
 #include <vector>
 
+class QBoxLayout;
 class QCheckBox;
 class QComboBox;
 class QDialog;
 class QDoubleSpinBox;
+class QFormLayout;
 class QLabel;
 class QLineEdit;
 class QListWidget;
@@ -112,6 +114,11 @@ public slots:
 private:
     enum class BackendKind { Cuda, Remote, Replay, Analysis };
     BackendKind backendKind() const;
+    void setUpBackendChoices();
+    void setUpSearchChoices();
+    QFormLayout* makeForm();
+    QBoxLayout* makeRunControls();
+    void connectController();
     void rebuildBackendChoice();
     void onBackendChanged();
     void browseRecording();
