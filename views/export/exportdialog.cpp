@@ -120,6 +120,40 @@ ExportDialog::ExportDialog(QWidget* parent)
     setObjectName(QStringLiteral("exportDialog"));
     m_outputFolder = QDir::currentPath();
 
+    auto* layout = new QVBoxLayout(this);
+    layout->addLayout(makeForm());
+    m_preview = new QPlainTextEdit(this);
+    m_preview->setObjectName(QStringLiteral("exportPreview"));
+    m_preview->setReadOnly(true);
+    m_preview->setLineWrapMode(QPlainTextEdit::NoWrap);
+    m_preview->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
+    m_previewNote = new QLabel(this);
+    m_previewNote->setForegroundRole(QPalette::PlaceholderText);
+    auto* previewBox = new QGroupBox(tr("Preview"), this);
+    auto* previewLayout = new QVBoxLayout(previewBox);
+    previewLayout->addWidget(m_preview, 1);
+    previewLayout->addWidget(m_previewNote);
+
+    m_status = new QLabel(this);
+    m_status->setWordWrap(true);
+    m_status->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_buttons = new QDialogButtonBox(QDialogButtonBox::Close, this);
+    m_exportButton = m_buttons->addButton(tr("&Export"), QDialogButtonBox::AcceptRole);
+    m_exportButton->setDefault(true);
+    auto* bottom = new QHBoxLayout;
+    bottom->addWidget(m_status, 1);
+    bottom->addWidget(m_buttons);
+
+    layout->addWidget(previewBox, 1);
+    layout->addLayout(bottom);
+
+    connectControls();
+    onFormatChanged();
+    resize(fontMetrics().averageCharWidth() * 130, fontMetrics().height() * 46);
+}
+
+// Source, sessions, format and file, a row each.
+QFormLayout* ExportDialog::makeForm() {
     m_sourceLabelWidget = new QLabel(tr("no results"), this);
     m_sourceLabelWidget->setTextInteractionFlags(Qt::TextSelectableByMouse);
     m_sourceLabelWidget->setWordWrap(true);
@@ -175,34 +209,12 @@ ExportDialog::ExportDialog(QWidget* parent)
     form->addRow(tr("Format:"), formatRow);
     form->addRow(QString(), m_formatHelp);
     form->addRow(tr("File:"), pathRow);
+    connect(browse, &QPushButton::clicked, this, &ExportDialog::browse);
+    return form;
+}
 
-    m_preview = new QPlainTextEdit(this);
-    m_preview->setObjectName(QStringLiteral("exportPreview"));
-    m_preview->setReadOnly(true);
-    m_preview->setLineWrapMode(QPlainTextEdit::NoWrap);
-    m_preview->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
-    m_previewNote = new QLabel(this);
-    m_previewNote->setForegroundRole(QPalette::PlaceholderText);
-    auto* previewBox = new QGroupBox(tr("Preview"), this);
-    auto* previewLayout = new QVBoxLayout(previewBox);
-    previewLayout->addWidget(m_preview, 1);
-    previewLayout->addWidget(m_previewNote);
-
-    m_status = new QLabel(this);
-    m_status->setWordWrap(true);
-    m_status->setTextInteractionFlags(Qt::TextSelectableByMouse);
-    m_buttons = new QDialogButtonBox(QDialogButtonBox::Close, this);
-    m_exportButton = m_buttons->addButton(tr("&Export"), QDialogButtonBox::AcceptRole);
-    m_exportButton->setDefault(true);
-    auto* bottom = new QHBoxLayout;
-    bottom->addWidget(m_status, 1);
-    bottom->addWidget(m_buttons);
-
-    auto* layout = new QVBoxLayout(this);
-    layout->addLayout(form);
-    layout->addWidget(previewBox, 1);
-    layout->addLayout(bottom);
-
+// What the buttons, the format, the sessions checked and the file name do.
+void ExportDialog::connectControls() {
     connect(m_openButton, &QPushButton::clicked, this, [this]() {
         const QString path =
             QFileDialog::getOpenFileName(this, tr("Export from a Database or Recording"), m_outputFolder,
@@ -210,7 +222,6 @@ ExportDialog::ExportDialog(QWidget* parent)
         if (!path.isEmpty())
             openRecording(path);
     });
-    connect(browse, &QPushButton::clicked, this, &ExportDialog::browse);
     connect(m_formatCombo, &QComboBox::currentIndexChanged, this, &ExportDialog::onFormatChanged);
     connect(m_topSpin, &QSpinBox::valueChanged, this, &ExportDialog::refresh);
     connect(m_sessionModel, &SessionListModel::checkedChanged, this, [this]() {
@@ -233,9 +244,6 @@ ExportDialog::ExportDialog(QWidget* parent)
         }
         accept();
     });
-
-    onFormatChanged();
-    resize(fontMetrics().averageCharWidth() * 130, fontMetrics().height() * 46);
 }
 
 ExportDialog::~ExportDialog() {

@@ -20,6 +20,7 @@
 
 class QComboBox;
 class QDialogButtonBox;
+class QFormLayout;
 class QLabel;
 class QLineEdit;
 class QPlainTextEdit;
@@ -82,6 +83,8 @@ private:
         QString error;
     };
 
+    QFormLayout* makeForm();
+    void connectControls();
     void onFormatChanged();
     void refresh();
     void apply(const Made& made);
