@@ -5,6 +5,7 @@
 #include "compile/nvrtcheaders.h"
 #include "compile/triton.h"
 
+#include <nlohmann/json.hpp>
 #include <unistd.h>
 
 #include <algorithm>
@@ -417,6 +418,27 @@ fs::path defaultCompileCacheDirectory() {
 
 namespace {
 
+// What Triton's JIT compiles of an argument that is not tl.constexpr: an integer's value only as
+// far as it specialises on it (equal to 1, compiled in; divisible by 16; its type, i32 or i64 or
+// u64 by its range), so that the shapes of one kernel (a tutorial's 31 sizes, all multiples of
+// 16) share their binaries as in Triton's own cache. Pointers, booleans and floats as given.
+std::string tritonSpecialisation(const std::string& argument) {
+    const nlohmann::json value = nlohmann::json::parse(argument, nullptr, false);
+    if (value.is_number_unsigned()) {
+        const auto v = value.get<std::uint64_t>();
+        if (v == 1)
+            return "int:1";
+        const char* type = v < (std::uint64_t{1} << 31) ? "i32" : v < (std::uint64_t{1} << 63) ? "i64" : "u64";
+        return std::string("int:") + type + (v % 16 == 0 ? ":D" : "");
+    }
+    if (value.is_number_integer()) {
+        const auto v = value.get<std::int64_t>();
+        const char* type = v >= -(std::int64_t{1} << 31) ? "i32" : "i64";
+        return std::string("int:") + type + (v % 16 == 0 ? ":D" : "");
+    }
+    return argument;
+}
+
 // A Triton kernel's binary depends on the whole request (its keywords are compile options and
 // values Python reads, whether the source names them or not) and on the Triton that compiles it;
 // its imports are Python's business, and the kernel's own file is the source.
@@ -432,7 +454,7 @@ std::string tritonCacheKey(const CompileRequest& request) {
     sha.updateField(request.source);
     sha.updateU64(request.arguments.size());
     for (const std::string& argument : request.arguments)
-        sha.updateField(argument);
+        sha.updateField(tritonSpecialisation(argument));
     sha.updateU64(request.defines.size());
     for (const auto& [name, value] : request.defines) {
         sha.updateField(name);

@@ -104,7 +104,7 @@ def run_side(side, tutorials, cli, python, timeout, only, tune_args):
         winners = [{"kernel": m.group(2), "key": m.group(3), "how": " ".join(m.group(4).split()),
                     "config": normalise(" ".join(m.group(5).split()))} for m in WINNER.finditer(text)]
         results[script.name] = {"rc": rc, "wall_s": round(wall, 2), "winners": winners,
-                                "tables": parse_tables(out), "tail": text[-2500:]}
+                                "tables": parse_tables(out), "tail": text[-2500:], "stdout": out[-200000:]}
         print(f"{side} {script.name}: exit {rc}, {wall:.1f} s, {len(winners)} keys tuned", flush=True)
         shutil.rmtree(work, ignore_errors=True)
     return results

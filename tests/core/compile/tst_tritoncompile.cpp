@@ -214,6 +214,25 @@ void TestTritonCompile::keysCoverTheCall() {
     other = base;
     other.arguments[3] = "1000"; // n not divisible by 16
     QVERIFY(compileCacheKey(other) != key);
+    // What Triton specialises an integer on, and nothing more: another multiple of 16 (the
+    // shape 4096 after 3968) is the same binary; 1, another residue or another type are not.
+    other = base;
+    QCOMPARE(other.arguments[3], std::string("1048576"));
+    other.arguments[3] = "3968";
+    QCOMPARE(compileCacheKey(other), key);
+    for (const char* differs : {"1", "16000000001", "4294967296", "1048577", "-17"}) {
+        other.arguments[3] = differs;
+        QVERIFY2(compileCacheKey(other) != key, differs);
+    }
+    other.arguments[3] = "1000";
+    const std::string notDivisible = compileCacheKey(other);
+    other.arguments[3] = "1001";
+    QCOMPARE(compileCacheKey(other), notDivisible);
+    other.arguments[3] = "-16"; // an i32 divisible by 16, as 1048576
+    QCOMPARE(compileCacheKey(other), key);
+    other = base;
+    other.arguments[4] = "3.5"; // a float as given
+    QVERIFY(compileCacheKey(other) != key);
     other = base;
     other.source += "\n# a comment\n";
     QVERIFY(compileCacheKey(other) != key);
