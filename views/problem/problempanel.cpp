@@ -108,6 +108,21 @@ ProblemPanel::ProblemPanel(ProblemDocument* document, SpaceController* controlle
     , m_document(document)
     , m_parameters(new ParameterModel(this))
     , m_conditions(new ConditionModel(this)) {
+    QFormLayout* form = makeHeaderForm();
+    const auto [parameterBox, conditionBox] = makeTableBoxes();
+    makeEditors(parameterBox, conditionBox);
+    QWidget* problemPage = makeProblemPage(form, parameterBox, conditionBox);
+    makeRecordingPage();
+    m_pages = new QStackedWidget(this);
+    m_pages->addWidget(problemPage);
+    m_pages->addWidget(m_recordingPage);
+    auto* outer = new QVBoxLayout(this);
+    outer->addWidget(m_pages);
+    connectEditing(controller);
+    onProblemChanged();
+}
+
+QFormLayout* ProblemPanel::makeHeaderForm() {
     m_kernelLabel = new QLabel(this);
     m_kernelLabel->setTextInteractionFlags(Qt::TextSelectableByMouse);
     m_objectiveLabel = new QLabel(this);
@@ -130,7 +145,10 @@ ProblemPanel::ProblemPanel(ProblemDocument* document, SpaceController* controlle
     form->addRow(tr("Kernel:"), m_kernelLabel);
     form->addRow(tr("Objective:"), m_objectiveLabel);
     form->addRow(tr("Shape:"), m_shapeBox);
+    return form;
+}
 
+std::pair<QWidget*, QWidget*> ProblemPanel::makeTableBoxes() {
     m_parameterView = makeTable(m_parameters, ParameterModel::SortRole, this);
     m_parameterView->setObjectName(QStringLiteral("parameterView"));
     m_parameterView->setItemDelegateForColumn(ParameterModel::KeptColumn, new ValueBarsDelegate(m_parameterView));
@@ -149,8 +167,13 @@ ProblemPanel::ProblemPanel(ProblemDocument* document, SpaceController* controlle
     conditionLayout->setContentsMargins(0, 0, 0, 0);
     conditionLayout->addWidget(sectionTitle(tr("Conditions"), conditionBox));
     conditionLayout->addWidget(m_conditionView);
+    return {parameterBox, conditionBox};
+}
 
+void ProblemPanel::makeEditors(QWidget* parameterBox, QWidget* conditionBox) {
     // The editors: the selected row, typed into; checked and counted as the typing settles.
+    auto* parameterLayout = static_cast<QVBoxLayout*>(parameterBox->layout());
+    auto* conditionLayout = static_cast<QVBoxLayout*>(conditionBox->layout());
     m_parameterName = new QLineEdit(parameterBox);
     m_parameterName->setObjectName(QStringLiteral("parameterNameEditor"));
     m_parameterName->setPlaceholderText(tr("name"));
@@ -191,6 +214,15 @@ ProblemPanel::ProblemPanel(ProblemDocument* document, SpaceController* controlle
     conditionEditRow->addWidget(m_removeCondition);
     conditionLayout->addLayout(conditionEditRow);
 
+    m_conditionTimer = new QTimer(this);
+    m_conditionTimer->setSingleShot(true);
+    m_conditionTimer->setInterval(kTypingSettleMs);
+    m_parameterTimer = new QTimer(this);
+    m_parameterTimer->setSingleShot(true);
+    m_parameterTimer->setInterval(kTypingSettleMs);
+}
+
+QWidget* ProblemPanel::makeProblemPage(QFormLayout* form, QWidget* parameterBox, QWidget* conditionBox) {
     m_editError = new QLabel(this);
     m_editError->setObjectName(QStringLiteral("editError"));
     m_editError->setWordWrap(true);
@@ -201,13 +233,6 @@ ProblemPanel::ProblemPanel(ProblemDocument* document, SpaceController* controlle
     m_countLabel = new QLabel(this);
     m_countLabel->setObjectName(QStringLiteral("countLabel"));
     m_countLabel->setSizePolicy(QSizePolicy::Preferred, QSizePolicy::Fixed);
-
-    m_conditionTimer = new QTimer(this);
-    m_conditionTimer->setSingleShot(true);
-    m_conditionTimer->setInterval(kTypingSettleMs);
-    m_parameterTimer = new QTimer(this);
-    m_parameterTimer->setSingleShot(true);
-    m_parameterTimer->setInterval(kTypingSettleMs);
 
     m_splitter = new QSplitter(Qt::Vertical, this);
     m_splitter->setChildrenCollapsible(false);
@@ -238,8 +263,10 @@ ProblemPanel::ProblemPanel(ProblemDocument* document, SpaceController* controlle
     layout->addWidget(m_launchLabel);
     layout->addWidget(m_editError);
     layout->addWidget(m_splitter, 1);
+    return problemPage;
+}
 
-    // A recording opened without its problem: what it names and the values found in it.
+void ProblemPanel::makeRecordingPage() {
     m_recordingPage = new QWidget(this);
     m_recordingPage->setObjectName(QStringLiteral("recordingPage"));
     m_recordingHeader = new QLabel(m_recordingPage);
@@ -272,13 +299,9 @@ ProblemPanel::ProblemPanel(ProblemDocument* document, SpaceController* controlle
     recordingLayout->addWidget(sectionTitle(tr("Conditions"), m_recordingPage));
     recordingLayout->addWidget(noConditions);
     recordingLayout->addWidget(m_openProblem, 0, Qt::AlignLeft);
+}
 
-    m_pages = new QStackedWidget(this);
-    m_pages->addWidget(problemPage);
-    m_pages->addWidget(m_recordingPage);
-    auto* outer = new QVBoxLayout(this);
-    outer->addWidget(m_pages);
-
+void ProblemPanel::connectEditing(SpaceController* controller) {
     connect(m_shapeBox, &QComboBox::currentIndexChanged, m_document, &ProblemDocument::setShapeIndex);
     connect(m_document, &ProblemDocument::shapeChanged, this, [this](int index) {
         showLaunchOf(m_launchConfig);
@@ -323,7 +346,6 @@ ProblemPanel::ProblemPanel(ProblemDocument* document, SpaceController* controlle
     connect(controller, &SpaceController::spaceRequested, this, &ProblemPanel::onSpaceRequested);
     connect(controller, &SpaceController::spaceReady, this, &ProblemPanel::onSpaceReady);
     connect(controller, &SpaceController::impactReady, this, &ProblemPanel::onImpactReady);
-    onProblemChanged();
 }
 
 ProblemPanel::~ProblemPanel() = default;

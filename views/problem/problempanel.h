@@ -11,9 +11,11 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <utility>
 #include <vector>
 
 class QComboBox;
+class QFormLayout;
 class QPushButton;
 class QStackedWidget;
 class QTableWidget;
@@ -96,6 +98,17 @@ signals:
     void editChecked(const QString& error);
 
 private:
+    // The constructor's steps, in the order the widgets are made.
+    QFormLayout* makeHeaderForm(); // the kernel, the objective, the shape
+    /// The parameters' and the conditions' tables, each in a box under its title.
+    std::pair<QWidget*, QWidget*> makeTableBoxes();
+    /// The selected row's editors under each table, and the timers that let typing settle.
+    void makeEditors(QWidget* parameterBox, QWidget* conditionBox);
+    /// The header, the count, the launch, an edit's error and the tables' split.
+    QWidget* makeProblemPage(QFormLayout* form, QWidget* parameterBox, QWidget* conditionBox);
+    /// A recording opened without its problem: what it names and the values found in it.
+    void makeRecordingPage();
+    void connectEditing(SpaceController* controller); // the document, the editors, the counts
     void onProblemChanged();
     /// The models and the condition editor's parameter names over `problem`.
     void showProblem(const std::shared_ptr<const TuningProblem>& problem);
