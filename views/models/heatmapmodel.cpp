@@ -117,135 +117,141 @@ bool isFailure(ResultStatus status) {
     return false;
 }
 
-HeatmapGrid aggregate(const std::vector<ResultRecord>& results, const std::vector<std::string>& parameterNames,
-                      const HeatmapSpec& spec, const std::string& objectiveName) {
-    HeatmapGrid grid;
-    grid.spec = spec;
-    grid.parameterNames = parameterNames;
-    grid.objectiveName = objectiveName;
-    grid.quantityLabel = quantityLabel(spec.quantity, objectiveName);
-    grid.higherIsBetter = higherIsBetter(spec.quantity);
-    grid.resultCount = results.size();
-    if (spec.xParameter.empty() || spec.yParameter.empty())
-        return grid;
+namespace {
 
+// The fixed parameters of the filter other than the two axes.
+std::vector<FixedValue> fixedFilter(const HeatmapSpec& spec) {
     std::vector<FixedValue> fixed;
     for (const auto& [name, text] : spec.fixedValues) {
         if (name != spec.xParameter && name != spec.yParameter)
             fixed.push_back({ParameterLookup(name), QString::fromStdString(text), {}});
     }
-    const bool higher = grid.higherIsBetter;
-    const bool median = spec.reduction == Reduction::Median;
+    return fixed;
+}
 
-    ParameterLookup xLookup(spec.xParameter);
-    ParameterLookup yLookup(spec.yParameter);
+// Whether `config` has every fixed parameter at its fixed value (as the grid's labels show it).
+bool matchesFixed(std::vector<FixedValue>& fixed, const ConfigValues& config) {
+    for (FixedValue& f : fixed) {
+        const ConfigValue* value = f.lookup.find(config);
+        if (!value)
+            return false;
+        const int index = f.values.indexOf(*value);
+        if (f.values.texts()[index] != f.text)
+            return false;
+    }
+    return true;
+}
+
+// Result `r` counted into its cell and the grid's counts.
+void collectResult(Accumulator& acc, const ResultRecord& result, std::size_t r, HeatmapGrid& grid) {
+    const bool higher = grid.higherIsBetter;
+    const bool median = grid.spec.reduction == Reduction::Median;
+    const ResultStatus status = result.status();
+    ++acc.statusCounts[static_cast<std::size_t>(status)];
+    // An analysed result (compiled, never run) has what compiling told: registers, spills,
+    // occupancy colour its cell as an ok result's do.
+    if (status == ResultStatus::Ok || status == ResultStatus::Analysed) {
+        if (status == ResultStatus::Ok) {
+            ++acc.ok;
+            ++grid.okCount;
+        } else {
+            ++acc.analysed;
+            ++grid.analysedCount;
+        }
+        if (!acc.firstOk)
+            acc.firstOk = r;
+        const std::optional<double> value = quantityValue(result, grid.spec.quantity);
+        if (!value || !std::isfinite(*value))
+            return;
+        if (median) {
+            acc.values.emplace_back(*value, r);
+        } else if (!acc.bestIndex || (higher ? *value > acc.best : *value < acc.best)) {
+            acc.best = *value;
+            acc.bestIndex = r;
+        }
+    } else if (isFailure(status)) {
+        ++acc.failed;
+        ++grid.failedCount;
+        if (!acc.firstFailure)
+            acc.firstFailure = r;
+    }
+}
+
+// The pass over the results: the axes' values in the order first seen, and a cell's collection
+// for each pair of them that a result matching the filter has.
+struct Collected {
     ValueIndex xIndex;
     ValueIndex yIndex;
-    std::unordered_map<std::uint64_t, std::size_t> cellSlots; // (x, y) value indices -> accumulator
     std::vector<Accumulator> cells;
+};
+
+Collected collectCells(const std::vector<ResultRecord>& results, HeatmapGrid& grid) {
+    std::vector<FixedValue> fixed = fixedFilter(grid.spec);
+    ParameterLookup xLookup(grid.spec.xParameter);
+    ParameterLookup yLookup(grid.spec.yParameter);
+    Collected out;
+    std::unordered_map<std::uint64_t, std::size_t> cellSlots; // (x, y) value indices -> accumulator
     for (std::size_t r = 0; r < results.size(); ++r) {
         const ResultRecord& result = results[r];
         const ConfigValue* xValue = xLookup.find(result.config);
         const ConfigValue* yValue = yLookup.find(result.config);
-        if (!xValue || !yValue)
-            continue;
-        bool matches = true;
-        for (FixedValue& f : fixed) {
-            const ConfigValue* value = f.lookup.find(result.config);
-            if (!value) {
-                matches = false;
-                break;
-            }
-            const int index = f.values.indexOf(*value);
-            if (f.values.texts()[index] != f.text) {
-                matches = false;
-                break;
-            }
-        }
-        if (!matches)
+        if (!xValue || !yValue || !matchesFixed(fixed, result.config))
             continue;
         ++grid.matchedCount;
-        const int x = xIndex.indexOf(*xValue);
-        const int y = yIndex.indexOf(*yValue);
+        const int x = out.xIndex.indexOf(*xValue);
+        const int y = out.yIndex.indexOf(*yValue);
         const std::uint64_t key = (static_cast<std::uint64_t>(x) << 32) | static_cast<std::uint32_t>(y);
-        auto [slot, inserted] = cellSlots.try_emplace(key, cells.size());
+        auto [slot, inserted] = cellSlots.try_emplace(key, out.cells.size());
         if (inserted) {
-            cells.emplace_back();
-            cells.back().x = x;
-            cells.back().y = y;
+            out.cells.emplace_back();
+            out.cells.back().x = x;
+            out.cells.back().y = y;
         }
-        Accumulator& acc = cells[slot->second];
-        const ResultStatus status = result.status();
-        ++acc.statusCounts[static_cast<std::size_t>(status)];
-        // An analysed result (compiled, never run) has what compiling told: registers, spills,
-        // occupancy colour its cell as an ok result's do.
-        if (status == ResultStatus::Ok || status == ResultStatus::Analysed) {
-            if (status == ResultStatus::Ok) {
-                ++acc.ok;
-                ++grid.okCount;
-            } else {
-                ++acc.analysed;
-                ++grid.analysedCount;
-            }
-            if (!acc.firstOk)
-                acc.firstOk = r;
-            const std::optional<double> value = quantityValue(result, spec.quantity);
-            if (!value || !std::isfinite(*value))
-                continue;
-            if (median) {
-                acc.values.emplace_back(*value, r);
-            } else if (!acc.bestIndex || (higher ? *value > acc.best : *value < acc.best)) {
-                acc.best = *value;
-                acc.bestIndex = r;
-            }
-        } else if (isFailure(status)) {
-            ++acc.failed;
-            ++grid.failedCount;
-            if (!acc.firstFailure)
-                acc.firstFailure = r;
-        }
+        collectResult(out.cells[slot->second], result, r, grid);
     }
+    return out;
+}
 
-    const std::vector<int> xPosition = sortedPositions(xIndex.texts(), grid.xValues);
-    const std::vector<int> yPosition = sortedPositions(yIndex.texts(), grid.yValues);
-    grid.cells.resize(static_cast<std::size_t>(grid.columns()) * static_cast<std::size_t>(grid.rows()));
-    for (Accumulator& acc : cells) {
-        const int x = xPosition[static_cast<std::size_t>(acc.x)];
-        const int y = yPosition[static_cast<std::size_t>(acc.y)];
-        HeatmapCell& cell = grid.cells[static_cast<std::size_t>(x * grid.rows() + y)];
-        cell.okCount = acc.ok;
-        cell.analysedCount = acc.analysed;
-        cell.failedCount = acc.failed;
-        cell.statusCounts = acc.statusCounts;
-        if (median && !acc.values.empty()) {
-            auto& values = acc.values;
-            // Ties by result order, so that the representative does not depend on the sort.
-            std::sort(values.begin(), values.end());
-            const std::size_t n = values.size();
-            const std::size_t lower = (n - 1) / 2;
-            const std::size_t upper = n / 2;
-            cell.value = (values[lower].first + values[upper].first) / 2.0;
-            // Of the two middles of an even count, the better one stands for the cell.
-            cell.representative = values[higher ? upper : lower].second;
-        } else if (!median && acc.bestIndex) {
-            cell.value = acc.best;
-            cell.representative = acc.bestIndex;
-        } else if (acc.firstOk) {
-            cell.representative = acc.firstOk; // Ok, but without this quantity (a metric not collected)
-        } else {
-            cell.representative = acc.firstFailure;
-        }
-        if (cell.representative)
-            cell.record = results[*cell.representative];
-        if (acc.ok == 0 && acc.analysed == 0)
-            cell.marker = acc.failed > 0 ? CellMarker::FailedOnly : CellMarker::Untested;
-        else if (cell.record && cell.record->measurement.staticInfo &&
-                 cell.record->measurement.staticInfo->spillStores > 0)
-            cell.marker = CellMarker::Spilling;
-        else
-            cell.marker = CellMarker::Fine;
+// A cell from its collection: its counts, its value (the best, or the median), the result that
+// stands for it and its marker.
+void fillCell(HeatmapCell& cell, Accumulator& acc, const HeatmapGrid& grid, const std::vector<ResultRecord>& results) {
+    const bool higher = grid.higherIsBetter;
+    const bool median = grid.spec.reduction == Reduction::Median;
+    cell.okCount = acc.ok;
+    cell.analysedCount = acc.analysed;
+    cell.failedCount = acc.failed;
+    cell.statusCounts = acc.statusCounts;
+    if (median && !acc.values.empty()) {
+        auto& values = acc.values;
+        // Ties by result order, so that the representative does not depend on the sort.
+        std::sort(values.begin(), values.end());
+        const std::size_t n = values.size();
+        const std::size_t lower = (n - 1) / 2;
+        const std::size_t upper = n / 2;
+        cell.value = (values[lower].first + values[upper].first) / 2.0;
+        // Of the two middles of an even count, the better one stands for the cell.
+        cell.representative = values[higher ? upper : lower].second;
+    } else if (!median && acc.bestIndex) {
+        cell.value = acc.best;
+        cell.representative = acc.bestIndex;
+    } else if (acc.firstOk) {
+        cell.representative = acc.firstOk; // Ok, but without this quantity (a metric not collected)
+    } else {
+        cell.representative = acc.firstFailure;
     }
+    if (cell.representative)
+        cell.record = results[*cell.representative];
+    if (acc.ok == 0 && acc.analysed == 0)
+        cell.marker = acc.failed > 0 ? CellMarker::FailedOnly : CellMarker::Untested;
+    else if (cell.record && cell.record->measurement.staticInfo && cell.record->measurement.staticInfo->spillStores > 0)
+        cell.marker = CellMarker::Spilling;
+    else
+        cell.marker = CellMarker::Fine;
+}
 
+// The best cell and the range of the values (and their smallest positive one, for a log scale).
+void findBestAndRange(HeatmapGrid& grid) {
+    const bool higher = grid.higherIsBetter;
     for (int x = 0; x < grid.columns(); ++x) {
         for (int y = 0; y < grid.rows(); ++y) {
             const double value = grid.cell(x, y).value;
@@ -261,25 +267,56 @@ HeatmapGrid aggregate(const std::vector<ResultRecord>& results, const std::vecto
                 grid.minPositive = value;
         }
     }
-    // The cells whose config the measurements cannot tell from the best's (analysis/confidence).
-    if (grid.best.valid() && grid.cell(grid.best).record) {
-        const auto intervalOf = [](const ResultRecord& r) {
-            return r.ok() ? medianIntervalOf(r.measurement.time) : std::nullopt;
-        };
-        if (const auto best = intervalOf(*grid.cell(grid.best).record)) {
-            for (int x = 0; x < grid.columns(); ++x) {
-                for (int y = 0; y < grid.rows(); ++y) {
-                    HeatmapCell& cell = grid.cells[static_cast<std::size_t>(x * grid.rows() + y)];
-                    if (CellIndex{x, y} == grid.best || !cell.record || !std::isfinite(cell.value))
-                        continue;
-                    if (const auto mine = intervalOf(*cell.record); mine && mine->overlaps(*best)) {
-                        cell.tiedWithBest = true;
-                        ++grid.tiedCount;
-                    }
-                }
+}
+
+// The cells whose config the measurements cannot tell from the best's (analysis/confidence).
+void markTiedWithBest(HeatmapGrid& grid) {
+    if (!grid.best.valid() || !grid.cell(grid.best).record)
+        return;
+    const auto intervalOf = [](const ResultRecord& r) {
+        return r.ok() ? medianIntervalOf(r.measurement.time) : std::nullopt;
+    };
+    const auto best = intervalOf(*grid.cell(grid.best).record);
+    if (!best)
+        return;
+    for (int x = 0; x < grid.columns(); ++x) {
+        for (int y = 0; y < grid.rows(); ++y) {
+            HeatmapCell& cell = grid.cells[static_cast<std::size_t>(x * grid.rows() + y)];
+            if (CellIndex{x, y} == grid.best || !cell.record || !std::isfinite(cell.value))
+                continue;
+            if (const auto mine = intervalOf(*cell.record); mine && mine->overlaps(*best)) {
+                cell.tiedWithBest = true;
+                ++grid.tiedCount;
             }
         }
     }
+}
+
+} // namespace
+
+HeatmapGrid aggregate(const std::vector<ResultRecord>& results, const std::vector<std::string>& parameterNames,
+                      const HeatmapSpec& spec, const std::string& objectiveName) {
+    HeatmapGrid grid;
+    grid.spec = spec;
+    grid.parameterNames = parameterNames;
+    grid.objectiveName = objectiveName;
+    grid.quantityLabel = quantityLabel(spec.quantity, objectiveName);
+    grid.higherIsBetter = higherIsBetter(spec.quantity);
+    grid.resultCount = results.size();
+    if (spec.xParameter.empty() || spec.yParameter.empty())
+        return grid;
+
+    Collected collected = collectCells(results, grid);
+    const std::vector<int> xPosition = sortedPositions(collected.xIndex.texts(), grid.xValues);
+    const std::vector<int> yPosition = sortedPositions(collected.yIndex.texts(), grid.yValues);
+    grid.cells.resize(static_cast<std::size_t>(grid.columns()) * static_cast<std::size_t>(grid.rows()));
+    for (Accumulator& acc : collected.cells) {
+        const int x = xPosition[static_cast<std::size_t>(acc.x)];
+        const int y = yPosition[static_cast<std::size_t>(acc.y)];
+        fillCell(grid.cells[static_cast<std::size_t>(x * grid.rows() + y)], acc, grid, results);
+    }
+    findBestAndRange(grid);
+    markTiedWithBest(grid);
     return grid;
 }
 
