@@ -443,30 +443,9 @@ void HeatmapWidget::apply(const Computed& computed) {
 }
 
 void HeatmapWidget::showGrid() {
-    for (QCPItemText* label : m_valueLabels)
-        m_plot->removeItem(label);
-    m_valueLabels.clear();
-    m_failedGraph->data()->clear();
-    m_spillGraph->data()->clear();
-    m_tiedGraph->data()->clear();
-    m_bestRect->setVisible(false);
-
+    clearMarks();
     if (!m_grid || m_grid->empty()) {
-        m_map->data()->clear();
-        m_map->data()->setSize(0, 0);
-        m_title->setText(m_results && !m_results->empty() ? tr("No results in this slice") : tr("No results yet"));
-        m_status->setText(m_grid ? tr("%1 results").arg(formatCount(static_cast<std::uint64_t>(m_grid->resultCount)))
-                                 : QString());
-        m_failedGraph->removeFromLegend();
-        m_spillGraph->removeFromLegend();
-        m_tiedGraph->removeFromLegend();
-        m_bestLegend->removeFromLegend();
-        m_untestedLegend->removeFromLegend();
-        m_plot->xAxis->setLabel(QString::fromStdString(m_spec.xParameter));
-        m_plot->yAxis->setLabel(QString::fromStdString(m_spec.yParameter));
-        m_scale->axis()->setLabel(QString());
-        m_selectionRect->setVisible(false);
-        m_plot->replot(QCustomPlot::rpQueuedReplot);
+        showNoGrid();
         return;
     }
 
@@ -474,20 +453,7 @@ void HeatmapWidget::showGrid() {
     const int columns = grid.columns();
     const int rows = grid.rows();
     const bool logScale = m_spec.logScale && std::isfinite(grid.minPositive);
-
-    // Axes: one tick per value, at the cell's centre, so that 32, 64, 128, 256 are evenly spaced
-    // (labelled as room allows: see thinTickLabels).
-    m_plot->xAxis->setRange(-0.5, static_cast<double>(grid.xValues.size()) - 0.5);
-    m_plot->yAxis->setRange(-0.5, static_cast<double>(grid.yValues.size()) - 0.5);
-    m_labelSteps = {0, 0};
-    thinTickLabels();
-    int longest = 0;
-    for (const QString& value : grid.xValues)
-        longest = std::max(longest, static_cast<int>(value.size()));
-    m_plot->xAxis->setTickLabelRotation(columns * std::max(longest, 2) > 60 ? -45 : 0);
-    m_plot->xAxis->setLabel(QString::fromStdString(grid.spec.xParameter));
-    m_plot->yAxis->setLabel(QString::fromStdString(grid.spec.yParameter));
-
+    showAxes(grid);
     // The cells. NaN (untested, failed) stays transparent; a log scale cannot place zero, so
     // zeros take the lowest colour.
     QCPColorMapData* mapData = m_map->data();
@@ -512,7 +478,68 @@ void HeatmapWidget::showGrid() {
     m_scale->setDataRange(range);
     m_scale->axis()->setLabel(grid.quantityLabel + (grid.higherIsBetter ? tr("  ↑ better") : tr("  ↓ better")));
 
-    // Markers and value labels.
+    const int untested = showMarks(grid, gradient, range, logScale);
+    showLegend(grid, untested);
+
+    if (grid.best.valid()) {
+        constexpr double half = 0.485; // a hair inside the cell, so the frame does not clip it at the plot's edge
+        m_bestRect->topLeft->setCoords(grid.best.x - half, grid.best.y + half);
+        m_bestRect->bottomRight->setCoords(grid.best.x + half, grid.best.y - half);
+        m_bestRect->setVisible(true);
+    }
+    placeSelection();
+
+    showCounts(grid);
+    m_plot->replot(QCustomPlot::rpQueuedReplot);
+}
+
+void HeatmapWidget::clearMarks() {
+    for (QCPItemText* label : m_valueLabels)
+        m_plot->removeItem(label);
+    m_valueLabels.clear();
+    m_failedGraph->data()->clear();
+    m_spillGraph->data()->clear();
+    m_tiedGraph->data()->clear();
+    m_bestRect->setVisible(false);
+}
+
+void HeatmapWidget::showNoGrid() {
+    m_map->data()->clear();
+    m_map->data()->setSize(0, 0);
+    m_title->setText(m_results && !m_results->empty() ? tr("No results in this slice") : tr("No results yet"));
+    m_status->setText(m_grid ? tr("%1 results").arg(formatCount(static_cast<std::uint64_t>(m_grid->resultCount)))
+                             : QString());
+    m_failedGraph->removeFromLegend();
+    m_spillGraph->removeFromLegend();
+    m_tiedGraph->removeFromLegend();
+    m_bestLegend->removeFromLegend();
+    m_untestedLegend->removeFromLegend();
+    m_plot->xAxis->setLabel(QString::fromStdString(m_spec.xParameter));
+    m_plot->yAxis->setLabel(QString::fromStdString(m_spec.yParameter));
+    m_scale->axis()->setLabel(QString());
+    m_selectionRect->setVisible(false);
+    m_plot->replot(QCustomPlot::rpQueuedReplot);
+}
+
+void HeatmapWidget::showAxes(const HeatmapGrid& grid) {
+    // Axes: one tick per value, at the cell's centre, so that 32, 64, 128, 256 are evenly spaced
+    // (labelled as room allows: see thinTickLabels).
+    m_plot->xAxis->setRange(-0.5, static_cast<double>(grid.xValues.size()) - 0.5);
+    m_plot->yAxis->setRange(-0.5, static_cast<double>(grid.yValues.size()) - 0.5);
+    m_labelSteps = {0, 0};
+    thinTickLabels();
+    int longest = 0;
+    for (const QString& value : grid.xValues)
+        longest = std::max(longest, static_cast<int>(value.size()));
+    m_plot->xAxis->setTickLabelRotation(grid.columns() * std::max(longest, 2) > 60 ? -45 : 0);
+    m_plot->xAxis->setLabel(QString::fromStdString(grid.spec.xParameter));
+    m_plot->yAxis->setLabel(QString::fromStdString(grid.spec.yParameter));
+}
+
+int HeatmapWidget::showMarks(const HeatmapGrid& grid, QCPColorGradient& gradient, const QCPRange& range,
+                             bool logScale) {
+    const int columns = grid.columns();
+    const int rows = grid.rows();
     int untested = 0;
     const bool labels = static_cast<int>(grid.cells.size()) <= kMaxValueLabels;
     QFont labelFont = font();
@@ -549,6 +576,10 @@ void HeatmapWidget::showGrid() {
             m_valueLabels.push_back(label);
         }
     }
+    return untested;
+}
+
+void HeatmapWidget::showLegend(const HeatmapGrid& grid, int untested) {
     auto showInLegend = [](QCPGraph* graph, bool show) {
         if (show)
             graph->addToLegend();
@@ -565,15 +596,9 @@ void HeatmapWidget::showGrid() {
     m_spillGraph->setName(grid.spec.reduction == Reduction::Median ? tr("median config spills registers")
                                                                    : tr("best config spills registers"));
     showInLegend(m_untestedLegend, untested > 0);
+}
 
-    if (grid.best.valid()) {
-        constexpr double half = 0.485; // a hair inside the cell, so the frame does not clip it at the plot's edge
-        m_bestRect->topLeft->setCoords(grid.best.x - half, grid.best.y + half);
-        m_bestRect->bottomRight->setCoords(grid.best.x + half, grid.best.y - half);
-        m_bestRect->setVisible(true);
-    }
-    placeSelection();
-
+void HeatmapWidget::showCounts(const HeatmapGrid& grid) {
     m_title->setText(heatmapTitle(grid));
     const QString total = formatCount(static_cast<std::uint64_t>(grid.resultCount));
     QString status =
@@ -584,7 +609,6 @@ void HeatmapWidget::showGrid() {
         status += tr(" · %1 failed").arg(formatCount(static_cast<std::uint64_t>(grid.failedCount)));
     m_status->setText(status);
     m_status->setToolTip(tr("Results in the slice shown, of all results; failed ones among them"));
-    m_plot->replot(QCustomPlot::rpQueuedReplot);
 }
 
 void HeatmapWidget::fitToCellSize() {

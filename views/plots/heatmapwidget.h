@@ -24,11 +24,13 @@
 class QCheckBox;
 class QEvent;
 class QComboBox;
+class QCPColorGradient;
 class QCPColorMap;
 class QCPColorScale;
 class QCPGraph;
 class QCPItemRect;
 class QCPItemText;
+class QCPRange;
 class QCPTextElement;
 class QCustomPlot;
 class QLabel;
@@ -94,6 +96,14 @@ private:
     void syncControls();
     void specFromControls();
     void showGrid();
+    // showGrid's steps.
+    void clearMarks(); // the value labels, the markers and the best's frame of the grid shown before
+    void showNoGrid(); // no results, or none in the slice
+    void showAxes(const HeatmapGrid& grid);
+    /// The markers (failed, spilling, tied with the best) and the value labels; the untested cells' count.
+    int showMarks(const HeatmapGrid& grid, QCPColorGradient& gradient, const QCPRange& range, bool logScale);
+    void showLegend(const HeatmapGrid& grid, int untested);
+    void showCounts(const HeatmapGrid& grid); // the title and the status line
     void fitToCellSize();
     void placeSelection();
     void onMouseMove(QMouseEvent* event);
