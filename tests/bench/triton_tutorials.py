@@ -52,7 +52,7 @@ def parse_tables(text):
         if not m or i + 1 >= len(lines):
             i += 1
             continue
-        columns = lines[i + 1].split()
+        columns = re.findall(r"\S+(?: \([^)]*\))?", lines[i + 1])  # "cuBLAS (TFLOPS)" is one column
         rows = []
         j = i + 2
         while j < len(lines):
