@@ -22,6 +22,7 @@
 #include <QTableWidget>
 #include <QVBoxLayout>
 
+#include <optional>
 #include <stdexcept>
 #include <utility>
 
@@ -433,19 +434,12 @@ Json searchAttributesOf(const Json& before, const QStringList& lines, QString& e
     return attributes;
 }
 
-} // namespace
+// The fields of the problem the form sets, by JSON pointer, in the order they are set.
+using Fields = std::vector<std::pair<std::string, Json>>;
 
-bool KernelSpecDialog::apply() {
-    const auto problem = m_document->problem();
-    if (!problem)
-        return false;
-    auto fail = [this](const QString& why) {
-        m_error->setText(why);
-        m_error->show();
-        return false;
-    };
-    const Json current = Json::parse(problem->toJson());
-    std::vector<std::pair<std::string, Json>> fields;
+// The kernel and device tab's fields and the launch tab's; why one is refused.
+std::optional<QString> kernelFields(const KernelSpecDialog& dialog, Fields& fields) {
+    const auto field = [&dialog](const QString& name) { return dialog.field(name); };
     fields.emplace_back("/KernelSpecification/KernelName", textOrNull(field(QStringLiteral("kernelName"))));
     fields.emplace_back("/KernelSpecification/KernelFile", textOrNull(field(QStringLiteral("kernelFile"))));
     Json options = Json::array();
@@ -457,7 +451,7 @@ bool KernelSpecDialog::apply() {
     const QString deviceId = field(QStringLiteral("deviceId"))->text().trimmed();
     const auto id = spec::parseIntegerLiteral(deviceId.toStdString());
     if (!deviceId.isEmpty() && !id)
-        return fail(tr("Device id: '%1' is not an integer").arg(deviceId));
+        return KernelSpecDialog::tr("Device id: '%1' is not an integer").arg(deviceId);
     fields.emplace_back("/KernelSpecification/Device/DeviceId", id ? Json(*id) : Json(nullptr));
     Json sizes = Json::array();
     for (const QString& s : field(QStringLiteral("problemSize"))->text().split(QLatin1Char(','), Qt::SkipEmptyParts))
@@ -472,82 +466,121 @@ bool KernelSpecDialog::apply() {
     const QString shared = field(QStringLiteral("sharedMemory"))->text().trimmed();
     fields.emplace_back("/KernelSpecification/SharedMemory",
                         shared.isEmpty() ? Json(nullptr) : integerOrExpression(shared));
+    return std::nullopt;
+}
 
+// The shapes, a line each (NAME=INTEGER, ...); generated shapes left as they were stay
+// generated (the file keeps its form).
+std::optional<QString> shapesField(const QString& text, const QString& loadedText, const TuningProblem& problem,
+                                   Fields& fields) {
     Json shapes = Json::array();
-    // Generated shapes left as they were stay generated (the file keeps its form).
-    if (m_shapes->toPlainText() == m_loadedShapes && problem && !problem->shapesSource.empty())
-        shapes = Json::parse(problem->shapesSource);
+    if (text == loadedText && !problem.shapesSource.empty())
+        shapes = Json::parse(problem.shapesSource);
     static const QRegularExpression dim(QStringLiteral(R"(^([A-Za-z_]\w*)\s*=\s*(-?\d+)$)"));
-    const QStringList lines =
-        shapes.empty() ? m_shapes->toPlainText().split(QLatin1Char('\n'), Qt::SkipEmptyParts) : QStringList();
+    const QStringList lines = shapes.empty() ? text.split(QLatin1Char('\n'), Qt::SkipEmptyParts) : QStringList();
     for (int l = 0; l < lines.size(); ++l) {
         Json shape = Json::object();
         for (const QString& part : lines[l].split(QRegularExpression(QStringLiteral("[\\s,]+")), Qt::SkipEmptyParts)) {
             const auto m = dim.match(part);
             if (!m.hasMatch())
-                return fail(tr("Shapes, line %1: '%2' is not NAME=INTEGER").arg(l + 1).arg(part));
+                return KernelSpecDialog::tr("Shapes, line %1: '%2' is not NAME=INTEGER").arg(l + 1).arg(part);
             shape[m.captured(1).toStdString()] = m.captured(2).toLongLong();
         }
         shapes.push_back(std::move(shape));
     }
     fields.emplace_back("/Tilescope/Shapes", shapes.empty() ? Json(nullptr) : shapes);
+    return std::nullopt;
+}
 
-    const QString scaleText = field(QStringLiteral("objectiveScale"))->text().trimmed();
+// The metrics, the arguments' and reference outputs' tables, and the objective.
+std::optional<QString> tableAndObjectiveFields(const KernelSpecDialog& dialog, const Json& current, Fields& fields) {
+    const QString scaleText = dialog.field(QStringLiteral("objectiveScale"))->text().trimmed();
     Json scale = nullptr;
     if (!scaleText.isEmpty()) {
         bool ok = false;
         const double value = scaleText.toDouble(&ok);
         if (!ok)
-            return fail(tr("Objective scale: '%1' is not a number").arg(scaleText));
+            return KernelSpecDialog::tr("Objective scale: '%1' is not a number").arg(scaleText);
         scale = value;
     }
     Json metrics = Json::array();
-    for (const QString& m : field(QStringLiteral("metrics"))->text().split(QLatin1Char(' '), Qt::SkipEmptyParts))
+    for (const QString& m : dialog.field(QStringLiteral("metrics"))->text().split(QLatin1Char(' '), Qt::SkipEmptyParts))
         metrics.push_back(m.toStdString());
     fields.emplace_back("/Tilescope/Metrics", metrics.empty() ? Json(nullptr) : metrics);
 
     try {
-        const Json arguments = readTable(m_arguments, argumentColumns(),
-                                         sectionOf(current, {"KernelSpecification", "Arguments"}), tr("Argument"));
+        const Json arguments =
+            readTable(dialog.argumentTable(), argumentColumns(),
+                      sectionOf(current, {"KernelSpecification", "Arguments"}), KernelSpecDialog::tr("Argument"));
         fields.emplace_back("/KernelSpecification/Arguments", arguments.empty() ? Json(nullptr) : arguments);
-        const Json references =
-            readTable(m_references, referenceColumns(),
-                      sectionOf(current, {"KernelSpecification", "ReferenceArguments"}), tr("Reference output"));
+        const Json references = readTable(dialog.referenceTable(), referenceColumns(),
+                                          sectionOf(current, {"KernelSpecification", "ReferenceArguments"}),
+                                          KernelSpecDialog::tr("Reference output"));
         fields.emplace_back("/KernelSpecification/ReferenceArguments", references.empty() ? Json(nullptr) : references);
     } catch (const std::invalid_argument& e) {
-        return fail(QString::fromStdString(e.what()));
+        return QString::fromStdString(e.what());
     }
 
-    fields.emplace_back("/Tilescope/Objective/Name", textOrNull(field(QStringLiteral("objectiveName"))));
-    fields.emplace_back("/Tilescope/Objective/Count", textOrNull(field(QStringLiteral("objectiveCount"))));
+    fields.emplace_back("/Tilescope/Objective/Name", textOrNull(dialog.field(QStringLiteral("objectiveName"))));
+    fields.emplace_back("/Tilescope/Objective/Count", textOrNull(dialog.field(QStringLiteral("objectiveCount"))));
     fields.emplace_back("/Tilescope/Objective/Scale", scale);
+    return std::nullopt;
+}
 
+// The budget tab's fields and the search tab's.
+std::optional<QString> budgetAndSearchFields(const KernelSpecDialog& dialog, const Json& current, Fields& fields) {
+    const auto text = [&dialog](const char* name) { return dialog.field(QLatin1String(name))->text().trimmed(); };
     QString error;
     const Json budget = budgetOf(sectionOf(current, {"Budget"}),
-                                 {{"TuningDuration", field(QStringLiteral("budgetDuration"))->text().trimmed()},
-                                  {"ConfigurationCount", field(QStringLiteral("budgetCount"))->text().trimmed()},
-                                  {"ConfigurationFraction", field(QStringLiteral("budgetFraction"))->text().trimmed()}},
+                                 {{"TuningDuration", text("budgetDuration")},
+                                  {"ConfigurationCount", text("budgetCount")},
+                                  {"ConfigurationFraction", text("budgetFraction")}},
                                  error);
     if (!error.isEmpty())
-        return fail(error);
+        return error;
     fields.emplace_back("/Budget", budget.empty() ? Json(nullptr) : budget);
-    const Json attributes =
-        searchAttributesOf(sectionOf(current, {"Search", "Attributes"}),
-                           m_searchAttributes->toPlainText().split(QLatin1Char('\n'), Qt::SkipEmptyParts), error);
+    const Json attributes = searchAttributesOf(
+        sectionOf(current, {"Search", "Attributes"}),
+        dialog.searchAttributesEdit()->toPlainText().split(QLatin1Char('\n'), Qt::SkipEmptyParts), error);
     if (!error.isEmpty())
-        return fail(error);
-    const Json searchName = textOrNull(field(QStringLiteral("searchName")));
+        return error;
+    const Json searchName = textOrNull(dialog.field(QStringLiteral("searchName")));
     if (searchName.is_null() && !attributes.empty())
-        return fail(tr("Search attributes need a search name"));
+        return KernelSpecDialog::tr("Search attributes need a search name");
     fields.emplace_back("/Search/Name", searchName);
     fields.emplace_back("/Search/Attributes", attributes.empty() ? Json(nullptr) : attributes);
+    return std::nullopt;
+}
 
-    try {
-        auto edited = std::make_shared<const TuningProblem>(edit::setFields(*problem, fields));
-        if (edited->toJson() != problem->toJson())
-            m_document->applyEdit(std::move(edited), tr("Edit the kernel and launch"));
-    } catch (const InputError& e) {
-        return fail(QStringLiteral("%1: %2").arg(qs(e.location()), qs(e.message())));
+} // namespace
+
+bool KernelSpecDialog::apply() {
+    const auto problem = m_document->problem();
+    if (!problem)
+        return false;
+    const Json current = Json::parse(problem->toJson());
+    Fields fields;
+    // The tabs' fields in order: the first refused is the one named.
+    std::optional<QString> refused = kernelFields(*this, fields);
+    if (!refused)
+        refused = shapesField(m_shapes->toPlainText(), m_loadedShapes, *problem, fields);
+    if (!refused)
+        refused = tableAndObjectiveFields(*this, current, fields);
+    if (!refused)
+        refused = budgetAndSearchFields(*this, current, fields);
+    if (!refused) {
+        try {
+            auto edited = std::make_shared<const TuningProblem>(edit::setFields(*problem, fields));
+            if (edited->toJson() != problem->toJson())
+                m_document->applyEdit(std::move(edited), tr("Edit the kernel and launch"));
+        } catch (const InputError& e) {
+            refused = QStringLiteral("%1: %2").arg(qs(e.location()), qs(e.message()));
+        }
+    }
+    if (refused) {
+        m_error->setText(*refused);
+        m_error->show();
+        return false;
     }
     m_error->hide();
     return true;
