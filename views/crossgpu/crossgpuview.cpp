@@ -48,6 +48,33 @@ std::vector<std::string> supportedArchs() {
     }
 }
 
+// The rows of a batch of configs analysed for every arch (`results`: the archs of each config in
+// turn); a config cancelled before every arch compiled is left out.
+std::vector<CrossGpuRow> rowsOf(const ConfigSpace& space, const ConfigCodec& codec,
+                                std::span<const std::uint64_t> batch, const std::vector<ConfigAnalysis>& results,
+                                const std::vector<std::string>& archs) {
+    std::vector<CrossGpuRow> rows;
+    for (std::size_t c = 0; c < batch.size(); ++c) {
+        CrossGpuRow row;
+        row.index = batch[c];
+        const Config config = space.at(row.index);
+        for (int p = 0; p < space.parameterCount(); ++p)
+            row.values << formatValue(space.value(config, p));
+        row.configJson = configJson(codec.toValues(config));
+        bool complete = true;
+        for (std::size_t a = 0; a < archs.size(); ++a) {
+            const ConfigAnalysis& r = results[c * archs.size() + a];
+            complete = complete && r.status != CompileStatus::Cancelled;
+            row.perArch.push_back(r);
+        }
+        if (!complete)
+            continue;
+        describeDifferences(row, archs);
+        rows.push_back(std::move(row));
+    }
+    return rows;
+}
+
 } // namespace
 
 CrossGpuView::CrossGpuView(QWidget* parent)
@@ -300,92 +327,79 @@ void CrossGpuView::start() {
     updateSummary();
 
     // Rows, progress and the end are posted as they come; those of a superseded analysis are dropped.
-    m_analysis.start([this, job](const BackgroundJob& task) {
-        auto post = [this, &task](auto function) { task.post([this, function]() { function(*this); }); };
-        int skipped = 0;
-        try {
-            const TuningProblem& problem = *job.space->problem;
-            const ConfigSpace& space = *job.space->space;
-            const ConfigCodec codec(space);
-            std::vector<std::uint64_t> indices;
-            switch (job.source) {
-            case Source::Sample:
-                indices = space.sample(job.count, job.seed);
-                break;
-            case Source::BestResults:
-                if (job.results) {
-                    for (const ResultRecord& r : ranked(*job.results)) {
-                        if (!r.mayWin() || indices.size() >= job.count)
-                            break;
-                        if (const auto index = codec.indexOf(r.config);
-                            index && std::find(indices.begin(), indices.end(), *index) == indices.end())
-                            indices.push_back(*index);
-                        else if (!index)
-                            ++skipped;
-                    }
-                }
-                break;
-            case Source::Selected: {
-                const std::optional<ConfigValues> values = parseConfigJson(job.selectedJson);
-                if (const auto index = values ? codec.indexOf(*values) : std::nullopt)
-                    indices.push_back(*index);
-                else
-                    ++skipped;
-                break;
-            }
-            }
-            const StaticAnalyzer analyzer(problem, job.space->shapeIndex);
-            CompileCacheOptions cacheOptions;
-            cacheOptions.directory = job.cacheDirectory;
-            CompileService service({0, std::make_shared<CompileCache>(cacheOptions)});
-
-            const int total = static_cast<int>(indices.size() * job.archs.size());
-            post([total](CrossGpuView& view) { view.onProgress(0, total); });
-            int base = 0;
-            for (std::size_t first = 0; first < indices.size() && !task.isCancelled(); first += kBatchConfigs) {
-                const std::size_t n = std::min<std::size_t>(kBatchConfigs, indices.size() - first);
-                const std::span<const std::uint64_t> batch(indices.data() + first, n);
-                const auto results = analyzer.run(
-                    space, batch, job.archs, service,
-                    [post, base, total](std::size_t done, std::size_t) {
-                        const int now = base + static_cast<int>(done);
-                        post([now, total](CrossGpuView& view) { view.onProgress(now, total); });
-                    },
-                    task.cancelFlag());
-                base += static_cast<int>(results.size());
-                std::vector<CrossGpuRow> rows;
-                for (std::size_t c = 0; c < n; ++c) {
-                    CrossGpuRow row;
-                    row.index = batch[c];
-                    const Config config = space.at(row.index);
-                    for (int p = 0; p < space.parameterCount(); ++p)
-                        row.values << formatValue(space.value(config, p));
-                    row.configJson = configJson(codec.toValues(config));
-                    bool complete = true;
-                    for (std::size_t a = 0; a < job.archs.size(); ++a) {
-                        const ConfigAnalysis& r = results[c * job.archs.size() + a];
-                        complete = complete && r.status != CompileStatus::Cancelled;
-                        row.perArch.push_back(r);
-                    }
-                    if (!complete)
-                        continue; // cancelled before every arch compiled: leave it out
-                    describeDifferences(row, job.archs);
-                    rows.push_back(std::move(row));
-                }
-                auto shared = std::make_shared<std::vector<CrossGpuRow>>(std::move(rows));
-                post([shared](CrossGpuView& view) { view.onRows(std::move(*shared)); });
-            }
-            const bool cancelled = task.isCancelled();
-            post([cancelled, skipped](CrossGpuView& view) { view.onFinished(cancelled, {}, skipped); });
-        } catch (const InputError& e) {
-            const QString message = QString::fromStdString(e.what());
-            post([message](CrossGpuView& view) { view.onFinished(false, message, 0); });
-        } catch (const std::exception& e) {
-            const QString message = QString::fromStdString(e.what());
-            post([message](CrossGpuView& view) { view.onFinished(false, message, 0); });
-        }
-    });
+    m_analysis.start([this, job](const BackgroundJob& task) { analyse(job, task, this); });
     emit started(0);
+}
+
+std::vector<std::uint64_t> CrossGpuView::chooseConfigs(const Job& job, const ConfigCodec& codec, int& skipped) {
+    std::vector<std::uint64_t> indices;
+    switch (job.source) {
+    case Source::Sample:
+        indices = job.space->space->sample(job.count, job.seed);
+        break;
+    case Source::BestResults:
+        if (job.results) {
+            for (const ResultRecord& r : ranked(*job.results)) {
+                if (!r.mayWin() || indices.size() >= job.count)
+                    break;
+                if (const auto index = codec.indexOf(r.config);
+                    index && std::find(indices.begin(), indices.end(), *index) == indices.end())
+                    indices.push_back(*index);
+                else if (!index)
+                    ++skipped;
+            }
+        }
+        break;
+    case Source::Selected: {
+        const std::optional<ConfigValues> values = parseConfigJson(job.selectedJson);
+        if (const auto index = values ? codec.indexOf(*values) : std::nullopt)
+            indices.push_back(*index);
+        else
+            ++skipped;
+        break;
+    }
+    }
+    return indices;
+}
+
+void CrossGpuView::analyse(const Job& job, const BackgroundJob& task, CrossGpuView* view) {
+    auto post = [view, &task](auto function) { task.post([view, function]() { function(*view); }); };
+    int skipped = 0;
+    try {
+        const ConfigSpace& space = *job.space->space;
+        const ConfigCodec codec(space);
+        const std::vector<std::uint64_t> indices = chooseConfigs(job, codec, skipped);
+        const StaticAnalyzer analyzer(*job.space->problem, job.space->shapeIndex);
+        CompileCacheOptions cacheOptions;
+        cacheOptions.directory = job.cacheDirectory;
+        CompileService service({0, std::make_shared<CompileCache>(cacheOptions)});
+
+        const int total = static_cast<int>(indices.size() * job.archs.size());
+        post([total](CrossGpuView& view) { view.onProgress(0, total); });
+        int base = 0;
+        for (std::size_t first = 0; first < indices.size() && !task.isCancelled(); first += kBatchConfigs) {
+            const std::size_t n = std::min<std::size_t>(kBatchConfigs, indices.size() - first);
+            const std::span<const std::uint64_t> batch(indices.data() + first, n);
+            const auto results = analyzer.run(
+                space, batch, job.archs, service,
+                [post, base, total](std::size_t done, std::size_t) {
+                    const int now = base + static_cast<int>(done);
+                    post([now, total](CrossGpuView& view) { view.onProgress(now, total); });
+                },
+                task.cancelFlag());
+            base += static_cast<int>(results.size());
+            auto rows = std::make_shared<std::vector<CrossGpuRow>>(rowsOf(space, codec, batch, results, job.archs));
+            post([rows](CrossGpuView& view) { view.onRows(std::move(*rows)); });
+        }
+        const bool cancelled = task.isCancelled();
+        post([cancelled, skipped](CrossGpuView& view) { view.onFinished(cancelled, {}, skipped); });
+    } catch (const InputError& e) {
+        const QString message = QString::fromStdString(e.what());
+        post([message](CrossGpuView& view) { view.onFinished(false, message, 0); });
+    } catch (const std::exception& e) {
+        const QString message = QString::fromStdString(e.what());
+        post([message](CrossGpuView& view) { view.onFinished(false, message, 0); });
+    }
 }
 
 void CrossGpuView::cancel() {

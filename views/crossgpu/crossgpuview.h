@@ -33,6 +33,10 @@ class QSpinBox;
 class QTableView;
 class QToolButton;
 
+namespace tilescope {
+class ConfigCodec;
+} // namespace tilescope
+
 namespace tilescope::views {
 
 struct SpaceResult;
@@ -96,6 +100,10 @@ signals:
 
 private:
     struct Job;
+    // start's steps, off the GUI thread: the configs the job names (those not in the space are
+    // counted in `skipped`), and the analysis, which reaches the view only through what it posts.
+    static std::vector<std::uint64_t> chooseConfigs(const Job& job, const ConfigCodec& codec, int& skipped);
+    static void analyse(const Job& job, const BackgroundJob& task, CrossGpuView* view);
 
     void buildArchMenu();
     void updateArchButton();
