@@ -141,57 +141,29 @@ void printSpaceJson(const SpaceOptions& opt, const TuningProblem& problem, const
     std::cout << out.dump(2) << "\n";
 }
 
-int runSpace(SpaceOptions opt) {
-    // A database: the problem its session stored, at the session's shape unless --shape says.
-    const OpenedProblem opened =
-        openProblem(opt.problemPath, opt.session > 0 ? std::optional(opt.session) : std::nullopt);
+// The notes on stderr before the space: what the stored problem and the launch tell.
+void printSpaceNotes(const SpaceOptions& opt, const OpenedProblem& opened, const ConfigSpace& space) {
     const TuningProblem& problem = opened.problem;
-    if (opened.stored && opt.shapeOption->count() == 0)
-        opt.shape =
-            static_cast<std::size_t>(std::max<std::int64_t>(0, opened.stored->session().shapeIndex.value_or(0)));
-    checkShape(problem, opt.shape);
-    const ConfigSpace space = ConfigSpace::build(problem, opt.shape);
+    for (const std::string& note : opened.notes())
+        std::fprintf(stderr, "note: %s\n", note.c_str());
+    for (const InputError& b : problem.launchBlockers)
+        std::fprintf(stderr, "note: %s (counting needs no kernel; analyze and tune --backend cuda stop here)\n",
+                     b.what());
+    printLaunchWarnings(problem, opt.shape, space, opt.problemPath);
+    // What the buffer-edge warning could not decide, so that its silence is not read as "in
+    // bounds"; at a glance only, not with --count.
+    if (!opt.countOnly) {
+        for (const LaunchWarning& n : bufferEdgeNotes(problem, opt.shape, space))
+            std::fprintf(stderr, "note: %s: %s: buffer-edge %s\n", opt.problemPath.c_str(), n.location.c_str(),
+                         n.message.c_str());
+    }
+}
+
+// The problem, its shape, parameters and conditions, and the space's sizes and enumeration.
+void printSpaceSummary(const SpaceOptions& opt, const OpenedProblem& opened, const ConfigSpace& space,
+                       const std::vector<std::string>& order) {
+    const TuningProblem& problem = opened.problem;
     const SpaceStats& stats = space.stats();
-    if (!opt.json) {
-        for (const std::string& note : opened.notes())
-            std::fprintf(stderr, "note: %s\n", note.c_str());
-        for (const InputError& b : problem.launchBlockers)
-            std::fprintf(stderr, "note: %s (counting needs no kernel; analyze and tune --backend cuda stop here)\n",
-                         b.what());
-        printLaunchWarnings(problem, opt.shape, space, opt.problemPath);
-        // What the buffer-edge warning could not decide, so that its silence is not read as "in
-        // bounds"; at a glance only, not with --count.
-        if (!opt.countOnly) {
-            for (const LaunchWarning& n : bufferEdgeNotes(problem, opt.shape, space))
-                std::fprintf(stderr, "note: %s: %s: buffer-edge %s\n", opt.problemPath.c_str(), n.location.c_str(),
-                             n.message.c_str());
-        }
-    }
-    const std::vector<std::uint64_t> samples =
-        opt.countOnly ? std::vector<std::uint64_t>{} : space.sample(opt.sample, opt.seed);
-    // What NVRTC compiles for each sampled config, prepared as Kernel Tuner prepares it.
-    std::unique_ptr<RequestBuilder> builder;
-    if (opt.source) {
-        problem.requireLaunchable();
-        builder = std::make_unique<RequestBuilder>(problem, opt.shape);
-    }
-
-    std::vector<std::string> order;
-    for (int p : stats.searchOrder)
-        order.push_back(space.parameterName(p));
-
-    if (opt.json) {
-        printSpaceJson(opt, problem, space, order, samples, builder.get(), opened.stored.get());
-        return kOk;
-    }
-
-    if (opt.countOnly) {
-        std::printf("%s valid of %s raw configs (%s)\n", formatCount(static_cast<double>(space.size())).c_str(),
-                    formatCount(stats.rawSize).c_str(),
-                    formatShare(static_cast<double>(space.size()), stats.rawSize).c_str());
-        return kOk;
-    }
-
     std::printf("Problem      %s  (kernel %s in %s)\n",
                 opened.stored ? opened.stored->label().c_str() : opt.problemPath.c_str(), problem.kernelName.c_str(),
                 problem.kernelFile.c_str());
@@ -223,7 +195,11 @@ int runSpace(SpaceOptions opt) {
     for (const auto& f : stats.failures)
         std::fprintf(stderr, "warning: condition %d raised for %s partial config(s), which count as invalid: %s\n",
                      f.condition + 1, formatCount(static_cast<double>(f.count)).c_str(), f.firstError.c_str());
+}
 
+// The sampled configs, and with --source what NVRTC compiles for each.
+void printSamples(const SpaceOptions& opt, const ConfigSpace& space, const std::vector<std::uint64_t>& samples,
+                  const RequestBuilder* builder) {
     if (!samples.empty()) {
         std::vector<std::string> headers{"index"};
         std::vector<bool> right{true};
@@ -252,6 +228,47 @@ int runSpace(SpaceOptions opt) {
                         text.empty() || text.back() == '\n' ? "" : "\n");
         }
     }
+}
+
+int runSpace(SpaceOptions opt) {
+    // A database: the problem its session stored, at the session's shape unless --shape says.
+    const OpenedProblem opened =
+        openProblem(opt.problemPath, opt.session > 0 ? std::optional(opt.session) : std::nullopt);
+    const TuningProblem& problem = opened.problem;
+    if (opened.stored && opt.shapeOption->count() == 0)
+        opt.shape =
+            static_cast<std::size_t>(std::max<std::int64_t>(0, opened.stored->session().shapeIndex.value_or(0)));
+    checkShape(problem, opt.shape);
+    const ConfigSpace space = ConfigSpace::build(problem, opt.shape);
+    const SpaceStats& stats = space.stats();
+    if (!opt.json)
+        printSpaceNotes(opt, opened, space);
+    const std::vector<std::uint64_t> samples =
+        opt.countOnly ? std::vector<std::uint64_t>{} : space.sample(opt.sample, opt.seed);
+    // What NVRTC compiles for each sampled config, prepared as Kernel Tuner prepares it.
+    std::unique_ptr<RequestBuilder> builder;
+    if (opt.source) {
+        problem.requireLaunchable();
+        builder = std::make_unique<RequestBuilder>(problem, opt.shape);
+    }
+
+    std::vector<std::string> order;
+    for (int p : stats.searchOrder)
+        order.push_back(space.parameterName(p));
+
+    if (opt.json) {
+        printSpaceJson(opt, problem, space, order, samples, builder.get(), opened.stored.get());
+        return kOk;
+    }
+
+    if (opt.countOnly) {
+        std::printf("%s valid of %s raw configs (%s)\n", formatCount(static_cast<double>(space.size())).c_str(),
+                    formatCount(stats.rawSize).c_str(),
+                    formatShare(static_cast<double>(space.size()), stats.rawSize).c_str());
+        return kOk;
+    }
+    printSpaceSummary(opt, opened, space, order);
+    printSamples(opt, space, samples, builder.get());
     return kOk;
 }
 
