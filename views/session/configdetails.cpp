@@ -145,34 +145,26 @@ SpillRule learnRuleFromResults(const std::vector<ResultRecord>& results, const T
     return learnSpillRule(problem, shapeIndex, std::move(samples), options);
 }
 
-} // namespace
-
-QString spillDiagnosisHtml(const ResultRecord& r, const std::optional<Occupancy>& occupancy, std::int64_t blockSize,
-                           const ArchLimits* limits, const SpillRule* rule, std::optional<bool> rulePrunesThis,
-                           bool ruleInProgress) {
-    const auto& info = r.measurement.staticInfo;
-    if (!info || info->registers < 0)
-        return QStringLiteral("<p>Nothing to diagnose: no report from the compiler for this config (registers and "
-                              "spills are unknown).</p>");
-    QStringList paragraphs;
-    const SpillClass spill = classifySpill(*info);
-    const bool atCap = limits && info->registers >= limits->maxRegistersPerThread;
-    if (!info->spills()) {
-        QString text = QStringLiteral("No register spilling: %1 registers per thread").arg(info->registers);
-        if (info->stackFrame > 0)
+// What ptxas did with the registers: no spill (and the stack frame), or a light or heavy spill.
+QString spillParagraph(const StaticInfo& info, const ArchLimits* limits) {
+    const SpillClass spill = classifySpill(info);
+    const bool atCap = limits && info.registers >= limits->maxRegistersPerThread;
+    if (!info.spills()) {
+        QString text = QStringLiteral("No register spilling: %1 registers per thread").arg(info.registers);
+        if (info.stackFrame > 0)
             text += QStringLiteral(", but a %1 stack frame per thread: local arrays or call frames live in local "
                                    "memory.")
-                        .arg(bytes(info->stackFrame));
+                        .arg(bytes(info.stackFrame));
         else
             text += QStringLiteral(", no local memory.");
-        paragraphs << esc(text);
+        return esc(text);
     } else {
         QString text =
             QStringLiteral("Spills registers: ptxas gave each thread %1 registers%2 and moved the rest to local "
                            "memory: %3 of spill stores and %4 of spill loads per thread, in a %5 stack frame. ")
-                .arg(info->registers)
+                .arg(info.registers)
                 .arg(atCap ? QStringLiteral(" (the most a thread can have)") : QString())
-                .arg(bytes(info->spillStores), bytes(info->spillLoads), bytes(info->stackFrame));
+                .arg(bytes(info.spillStores), bytes(info.spillLoads), bytes(info.stackFrame));
         if (spill == SpillClass::Heavy)
             text += QStringLiteral("A heavy spill (%1 or more per thread, stores and loads together): the working "
                                    "set lives in local memory; expect a large slowdown.")
@@ -180,20 +172,28 @@ QString spillDiagnosisHtml(const ResultRecord& r, const std::optional<Occupancy>
         else
             text += QStringLiteral("A light spill (under %1 per thread): usually cheap, served by L1.")
                         .arg(bytes(kHeavySpillBytes));
-        paragraphs << esc(text);
+        return esc(text);
     }
+}
 
+// What limits the occupancy, or why the config cannot launch ("" when nothing is known).
+QString occupancyParagraph(const ResultRecord& r, const std::optional<Occupancy>& occupancy, std::int64_t blockSize,
+                           const ArchLimits* limits) {
     if (occupancy && limits && occupancy->launchable) {
-        paragraphs << esc(occupancyExplanation(*occupancy, *limits, blockSize));
+        return esc(occupancyExplanation(*occupancy, *limits, blockSize));
     } else if (occupancy && !occupancy->launchable) {
-        paragraphs << esc(QStringLiteral("It cannot launch on %1: %2.")
-                              .arg(limits ? qs(limits->arch) : QStringLiteral("this arch"), qs(occupancy->reason)));
+        return esc(QStringLiteral("It cannot launch on %1: %2.")
+                       .arg(limits ? qs(limits->arch) : QStringLiteral("this arch"), qs(occupancy->reason)));
     } else if (r.occupancy) {
-        paragraphs << esc(QStringLiteral("Theoretical occupancy %1 % (what limits it is not known: no arch table or "
-                                         "launch geometry).")
-                              .arg(formatNumber(*r.occupancy)));
+        return esc(QStringLiteral("Theoretical occupancy %1 % (what limits it is not known: no arch table or "
+                                  "launch geometry).")
+                       .arg(formatNumber(*r.occupancy)));
     }
+    return {};
+}
 
+// The local-memory traffic CUPTI counted at run time ("" without metrics and spills).
+QString trafficParagraph(const ResultRecord& r, const StaticInfo& info) {
     const auto loads = metricOf(r, kLocalLoadSectorsMetric);
     const auto stores = metricOf(r, kLocalStoreSectorsMetric);
     if (loads || stores) {
@@ -201,8 +201,8 @@ QString spillDiagnosisHtml(const ResultRecord& r, const std::optional<Occupancy>
         QString text;
         if (total == 0)
             text = QStringLiteral("At run time CUPTI counted no local-memory traffic%1.")
-                       .arg(info->spills() ? QStringLiteral(": the spills sit on paths that did not run, or stay in L1")
-                                           : QString());
+                       .arg(info.spills() ? QStringLiteral(": the spills sit on paths that did not run, or stay in L1")
+                                          : QString());
         else
             text = QStringLiteral("At run time it moved %1 local-load and %2 local-store sectors (%3 of local-memory "
                                   "traffic at 32 bytes a sector)")
@@ -215,48 +215,69 @@ QString spillDiagnosisHtml(const ResultRecord& r, const std::optional<Occupancy>
             text += QLatin1Char('.');
         if (const auto achieved = metricOf(r, kAchievedOccupancyMetric))
             text += QStringLiteral(" Achieved occupancy: %1 %.").arg(formatNumber(*achieved));
-        paragraphs << esc(text);
-    } else if (info->spills()) {
-        paragraphs << esc(QStringLiteral("No CUPTI metrics for this config: how much local-memory traffic the spills "
-                                         "cause is not measured (tune with metrics on)."));
+        return esc(text);
+    } else if (info.spills()) {
+        return esc(QStringLiteral("No CUPTI metrics for this config: how much local-memory traffic the spills "
+                                  "cause is not measured (tune with metrics on)."));
     }
+    return {};
+}
 
-    if (info->spills()) {
-        if (rule && rule->found) {
-            QString text =
-                QStringLiteral("Register-pressure rule learnt from the %1 results with static info (%2 spill): keep "
-                               "the configs where <code>%3</code>. Among them it prunes %4 of the %2 spilling configs "
-                               "and %5 that do not spill")
-                    .arg(formatCount(std::uint64_t(rule->learntFrom)),
-                         formatCount(std::uint64_t(rule->best.counts.positives)), esc(qs(rule->best.condition)),
-                         formatCount(std::uint64_t(rule->best.counts.prunedPositives)),
-                         formatCount(std::uint64_t(rule->best.counts.prunedNegatives)));
-            if (rule->prunedInSpace)
-                text += QStringLiteral("; over the whole space it prunes %1 of %2 valid configs (%3)")
-                            .arg(formatCount(*rule->prunedInSpace), formatCount(rule->spaceSize),
-                                 formatShare(static_cast<double>(*rule->prunedInSpace),
-                                             static_cast<double>(rule->spaceSize)));
-            text += QLatin1Char('.');
-            if (rulePrunesThis)
-                text += *rulePrunesThis ? QStringLiteral(" It prunes this config.")
-                                        : QStringLiteral(" It keeps this config (a spill it misses).");
-            if (rule->catchAll)
-                text += QStringLiteral(" To prune every spilling config: <code>%1</code> (it also prunes %2 that do "
-                                       "not spill).")
-                            .arg(esc(qs(rule->catchAll->condition)),
-                                 formatCount(std::uint64_t(rule->catchAll->counts.prunedNegatives)));
-            if (ruleInProgress)
-                text += QStringLiteral(" <i>(updating for the newest results…)</i>");
-            paragraphs << text;
-        } else if (rule) {
-            paragraphs << esc(QStringLiteral("No register-pressure rule: %1.").arg(qs(rule->reason)));
-        } else if (ruleInProgress) {
-            paragraphs << esc(QStringLiteral("Learning a register-pressure rule from these results…"));
-        }
+// The register-pressure rule learnt from the results, for a spilling config ("" while none is
+// known or learnt). Its HTML (the conditions in <code>) is escaped here.
+QString ruleParagraph(const SpillRule* rule, std::optional<bool> rulePrunesThis, bool ruleInProgress) {
+    if (rule && rule->found) {
+        QString text =
+            QStringLiteral("Register-pressure rule learnt from the %1 results with static info (%2 spill): keep "
+                           "the configs where <code>%3</code>. Among them it prunes %4 of the %2 spilling configs "
+                           "and %5 that do not spill")
+                .arg(formatCount(std::uint64_t(rule->learntFrom)),
+                     formatCount(std::uint64_t(rule->best.counts.positives)), esc(qs(rule->best.condition)),
+                     formatCount(std::uint64_t(rule->best.counts.prunedPositives)),
+                     formatCount(std::uint64_t(rule->best.counts.prunedNegatives)));
+        if (rule->prunedInSpace)
+            text +=
+                QStringLiteral("; over the whole space it prunes %1 of %2 valid configs (%3)")
+                    .arg(formatCount(*rule->prunedInSpace), formatCount(rule->spaceSize),
+                         formatShare(static_cast<double>(*rule->prunedInSpace), static_cast<double>(rule->spaceSize)));
+        text += QLatin1Char('.');
+        if (rulePrunesThis)
+            text += *rulePrunesThis ? QStringLiteral(" It prunes this config.")
+                                    : QStringLiteral(" It keeps this config (a spill it misses).");
+        if (rule->catchAll)
+            text += QStringLiteral(" To prune every spilling config: <code>%1</code> (it also prunes %2 that do "
+                                   "not spill).")
+                        .arg(esc(qs(rule->catchAll->condition)),
+                             formatCount(std::uint64_t(rule->catchAll->counts.prunedNegatives)));
+        if (ruleInProgress)
+            text += QStringLiteral(" <i>(updating for the newest results…)</i>");
+        return text;
+    } else if (rule) {
+        return esc(QStringLiteral("No register-pressure rule: %1.").arg(qs(rule->reason)));
+    } else if (ruleInProgress) {
+        return esc(QStringLiteral("Learning a register-pressure rule from these results…"));
     }
+    return {};
+}
+
+} // namespace
+
+QString spillDiagnosisHtml(const ResultRecord& r, const std::optional<Occupancy>& occupancy, std::int64_t blockSize,
+                           const ArchLimits* limits, const SpillRule* rule, std::optional<bool> rulePrunesThis,
+                           bool ruleInProgress) {
+    const auto& info = r.measurement.staticInfo;
+    if (!info || info->registers < 0)
+        return QStringLiteral("<p>Nothing to diagnose: no report from the compiler for this config (registers and "
+                              "spills are unknown).</p>");
+    QStringList paragraphs{spillParagraph(*info, limits), occupancyParagraph(r, occupancy, blockSize, limits),
+                           trafficParagraph(r, *info)};
+    if (info->spills())
+        paragraphs << ruleParagraph(rule, rulePrunesThis, ruleInProgress);
     QString html;
-    for (const QString& p : paragraphs)
-        html += QStringLiteral("<p>") + p + QStringLiteral("</p>");
+    for (const QString& p : paragraphs) {
+        if (!p.isEmpty())
+            html += QStringLiteral("<p>") + p + QStringLiteral("</p>");
+    }
     return html;
 }
 
