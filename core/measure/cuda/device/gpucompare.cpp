@@ -90,10 +90,12 @@ WorkerRuntime::Impl::DeviceCopy WorkerRuntime::Impl::keepOnDevice(std::size_t i,
         values.size() != static_cast<std::size_t>(a.bytes()) || written.count() != n || finite.count() != n ||
         holdsCanary(values, elementSize(a.element), kCanary))
         return copy;
-    // At most kMaxCopyBytes an output (a 1 GiB reference copied so lost the context on an H100
-    // with CUDA 13: larger outputs are compared on the host), and a quarter of the free memory for
-    // all the groups' copies together.
-    constexpr std::int64_t kMaxCopyBytes = std::int64_t{256} << 20;
+    // At most kMaxCopyBytes an output, larger ones compared on the host as before the GPU
+    // compared any: on an H100 with CUDA 13 the upload of a 128 MiB and of a 1 GiB reference from
+    // the host's pageable copy lost the context (CUDA_ERROR_CONTEXT_IS_DESTROYED at cuMemcpyHtoD),
+    // where references of 32 MiB compared on the GPU through whole sessions. And a quarter of the
+    // free memory for all the groups' copies together.
+    constexpr std::int64_t kMaxCopyBytes = std::int64_t{64} << 20;
     std::size_t free = 0, total = 0;
     if (static_cast<std::int64_t>(values.size()) > kMaxCopyBytes || cu->cuMemGetInfo(&free, &total) != CUDA_SUCCESS ||
         static_cast<std::int64_t>(values.size()) + keptOnDeviceBytes > static_cast<std::int64_t>(free / 4))
@@ -102,10 +104,10 @@ WorkerRuntime::Impl::DeviceCopy WorkerRuntime::Impl::keepOnDevice(std::size_t i,
         copy.data = 0;
         return copy;
     }
-    check(cu->cuMemcpyHtoD(copy.data, values.data(), values.size()), "cannot copy a reference output to the device");
-    // From pageable memory the copy may still be on its way when cuMemcpyHtoD returns, and the
-    // worker's stream does not wait for it.
-    check(cu->cuCtxSynchronize(), "cannot copy a reference output to the device");
+    // Copied from the output's buffer, which holds the values just downloaded: a copy on the
+    // device (as the guarded buffers are moved), with no upload from the host.
+    check(cu->cuMemcpyDtoD(copy.data, buffers[i], values.size()), "cannot copy a reference output on the device");
+    check(cu->cuCtxSynchronize(), "cannot copy a reference output on the device");
     copy.bytes = static_cast<std::int64_t>(values.size());
     keptOnDeviceBytes += copy.bytes;
     if (isFloatingPoint(a.element)) {

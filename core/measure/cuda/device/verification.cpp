@@ -269,7 +269,11 @@ void WorkerRuntime::Impl::verify(const worker::Measure& m, worker::Result& r) {
             k.written[i] = std::move(written[i]);
             if (m.verify && !hasT1Reference[i]) {
                 k.values[i] = host[i]; // a copy: the scratch stays page-locked
-                k.onDevice[i] = keepOnDevice(i, k.values[i], k.written[i], k.finite[i]);
+                // The output's buffer still holds what was downloaded, unless a second launch
+                // confirmed its unwritten elements: then only the host keeps the reference.
+                const bool relaunched = std::find(toConfirm.begin(), toConfirm.end(), i) != toConfirm.end();
+                if (!relaunched)
+                    k.onDevice[i] = keepOnDevice(i, k.values[i], k.written[i], k.finite[i]);
             }
         }
         k.hasValues = m.verify;
