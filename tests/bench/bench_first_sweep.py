@@ -83,6 +83,10 @@ def run(args, cache, db):
         "compile_ceiling_configs_per_second": round(configs / (seconds * busy), 1)
         if seconds > 0 and (busy := pipeline.get("compile_pool_busy")) else None,
         "process_seconds": round(wall, 2),
+        # Where a measured config's benchmark time went (ms), and where its outputs were compared.
+        "benchmark_ms_a_config": pipeline.get("benchmark_ms_a_config"),
+        "outputs_compared_on_gpu": pipeline.get("outputs_compared_on_gpu"),
+        "outputs_downloaded": pipeline.get("outputs_downloaded"),
     }
 
 
@@ -263,6 +267,16 @@ def main():
         print(f"| {name} | {r['configs']} | {r['binaries_compiled']} | {nvrtc} | {r['seconds']} | "
               f"{r['configs_per_second']} | {'-' if ceiling is None else ceiling} | {pct(r['compile_pool_busy'])} | "
               f"{pct(r['gpu_busy'])} |")
+    parted = {name: r for name, r in rows.items() if r.get("benchmark_ms_a_config")}
+    if parted:
+        print("\n| cache | a config's benchmark, ms | checking the outputs | timing | counters | energy | "
+              "loading and the rest | outputs compared on the GPU / downloaded |")
+        print("|---|---|---|---|---|---|---|---|")
+        for name, r in parted.items():
+            b = r["benchmark_ms_a_config"]
+            rest = b["all"] - b["check"] - b["timing"] - b["counters"] - b["energy"]
+            print(f"| {name} | {b['all']:.3g} | {b['check']:.3g} | {b['timing']:.3g} | {b['counters']:.3g} | "
+                  f"{b['energy']:.3g} | {rest:.3g} | {r['outputs_compared_on_gpu']} / {r['outputs_downloaded']} |")
     if args.json:
         Path(args.json).write_text(json.dumps(rows, indent=2) + "\n")
 
