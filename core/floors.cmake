@@ -44,7 +44,7 @@ set(TILESCOPE_FRONT_HEADERS
     space/configspace.h
     spec/kernelscan.h spec/launchgeometry.h spec/problemedit.h spec/tuningproblem.h
     store/resultstore.h
-    tuner/backendspec.h tuner/cacherefresh.h tuner/objective.h tuner/sessionreport.h
+    tuner/cacherefresh.h tuner/objective.h tuner/sessionreport.h
     tuner/shapesetrun.h tuner/storedproblem.h tuner/strategylab.h tuner/tuningsession.h)
 
 # Headers internal to their room: shared by its units, included by no other room and no front end.

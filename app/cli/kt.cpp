@@ -6,7 +6,7 @@
 #include "scriptrun.h"
 
 #include "base/error.h"
-#include "tuner/backendspec.h"
+#include "jobs/tune.h"
 
 #include <nlohmann/json.hpp>
 
@@ -38,7 +38,7 @@ int runKt(const KtOptions& opt, const std::vector<std::string>& rest) {
     std::error_code ec;
     if (!fs::is_regular_file(script, ec))
         throw InputError(script.string(), {}, "no such script");
-    parseBackendSpec(opt.backend); // a bad spec is refused here, before the script runs
+    checkBackendSpec(opt.backend); // a bad spec is refused here, before the script runs
     const std::string db = opt.db.empty() ? scriptDatabase(script).string() : absolutePath(opt.db);
     const fs::path shim = findPythonPackage("kernel_tuner", "TILESCOPE_KT_SHIM", "app/cli/kt");
 

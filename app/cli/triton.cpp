@@ -8,7 +8,7 @@
 
 #include "base/error.h"
 #include "search/strategy.h"
-#include "tuner/backendspec.h"
+#include "jobs/tune.h"
 
 #include <nlohmann/json.hpp>
 
@@ -57,7 +57,7 @@ int runTriton(const TritonOptions& opt, const std::vector<std::string>& rest) {
                              "no such option of triton (its options come before SCRIPT.py; --help lists them)");
         throw InputError(script.string(), {}, "no such script");
     }
-    parseBackendSpec(opt.backend); // a bad spec is refused here, before the script runs
+    checkBackendSpec(opt.backend); // a bad spec is refused here, before the script runs
     const std::string db = opt.db.empty() ? scriptDatabase(script).string() : absolutePath(opt.db);
     const fs::path shim = findPythonPackage("tilescope_triton", "TILESCOPE_TRITON_SHIM", "app/cli/triton");
 

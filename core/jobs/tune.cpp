@@ -401,4 +401,8 @@ TuneOutcome runTune(const TuneRequest& request, const TuneEvents& events) {
     return outcome;
 }
 
+void checkBackendSpec(std::string_view spec, const std::string& field) {
+    (void)parseBackendSpec(spec, field);
+}
+
 } // namespace tilescope

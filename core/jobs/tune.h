@@ -22,6 +22,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace tilescope {
@@ -163,6 +164,10 @@ struct TuneOutcome {
 /// run what TuningSession::run throws (a session that stops on a systematic failure as an
 /// InputError naming `keepGoingOption`).
 TuneOutcome runTune(const TuneRequest& request, const TuneEvents& events = {});
+
+/// Refuses a backend spec no backend takes (InputError at `field`) before a front end starts
+/// other work on it, e.g. a script whose calls will tune on it (`kt`, `triton`).
+void checkBackendSpec(std::string_view spec, const std::string& field = "--backend");
 
 /// The backends' settings for `spec` from the request (the CUDA backend's notes to
 /// TuneEvents::note, from `from`). Throws InputError for a context or launcher that cannot be.
