@@ -362,8 +362,8 @@ std::vector<std::uint64_t> CrossGpuView::chooseConfigs(const Job& job, const Con
     return indices;
 }
 
-void CrossGpuView::analyse(const Job& job, const BackgroundJob& task, CrossGpuView* view) {
-    auto post = [view, &task](auto function) { task.post([view, function]() { function(*view); }); };
+void CrossGpuView::analyse(const Job& job, const BackgroundJob& task, CrossGpuView* target) {
+    auto post = [target, &task](auto function) { task.post([target, function]() { function(*target); }); };
     int skipped = 0;
     try {
         const ConfigSpace& space = *job.space->space;

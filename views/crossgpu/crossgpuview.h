@@ -103,7 +103,7 @@ private:
     // start's steps, off the GUI thread: the configs the job names (those not in the space are
     // counted in `skipped`), and the analysis, which reaches the view only through what it posts.
     static std::vector<std::uint64_t> chooseConfigs(const Job& job, const ConfigCodec& codec, int& skipped);
-    static void analyse(const Job& job, const BackgroundJob& task, CrossGpuView* view);
+    static void analyse(const Job& job, const BackgroundJob& task, CrossGpuView* target);
 
     void buildArchMenu();
     void updateArchButton();
