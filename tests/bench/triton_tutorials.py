@@ -132,13 +132,18 @@ def report(a_path, b_path):
                 print(f"- table {name}: the sides printed different tables")
                 continue
             cols = ta["columns"]
+            # The x columns lead (the sizes); the measured ones follow, named with their unit.
+            nx = 1
+            while nx < len(cols) - 1 and " (" not in cols[nx] and all(
+                    x[nx] == y[nx] for x, y in zip(ta["rows"], tb["rows"])):
+                nx += 1
             print(f"\n{name}: each column's values ({na} / {nb}) and the median ratio {nb} / {na}\n")
             print("| " + " | ".join(cols) + " |")
             print("|" + "---|" * len(cols))
             for x, y in zip(ta["rows"], tb["rows"]):
-                cells = [f"{x[0]:g}"] + [f"{u:.4g} / {v:.4g}" for u, v in zip(x[1:], y[1:])]
+                cells = [f"{v:g}" for v in x[:nx]] + [f"{u:.4g} / {v:.4g}" for u, v in zip(x[nx:], y[nx:])]
                 print("| " + " | ".join(cells) + " |")
-            for c in range(1, len(cols)):
+            for c in range(nx, len(cols)):
                 ratios = [y[c] / x[c] for x, y in zip(ta["rows"], tb["rows"]) if x[c] > 0]
                 if ratios:
                     print(f"\n- {cols[c]}: median ratio {statistics.median(ratios):.3f}, "
