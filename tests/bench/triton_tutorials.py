@@ -76,6 +76,47 @@ def normalise(config):
     return ", ".join(p for p in parts if not p.endswith(": None"))
 
 
+def config_pairs(text):
+    """{name: value text} of a config as the autotuners print it ("BLOCK_SIZE_M: 128, num_warps: 4")."""
+    pairs = {}
+    for part in text.split(","):
+        name, _, value = part.partition(":")
+        if value:
+            pairs[name.strip()] = value.strip()
+    return pairs
+
+
+def tilescope_times(cli, work, script):
+    """Per tuned key (its repr), Tilescope's median time and stdev (ms) of every config it measured,
+    from the script's database: so that where the two autotuners chose differently, the report
+    says how far apart the two winners were in Tilescope's own measurement."""
+    db = work / (script.stem + ".db")
+    winners = work / (script.stem + ".triton") / "winners.json"
+    if not db.exists() or not winners.exists():
+        return {}
+    entries = (json.loads(winners.read_text()).get("winners") or {}).values()  # {"winners": {digest: entry}}
+    out = {}
+    for e in entries:
+        if not isinstance(e, dict) or "session" not in e or "key" not in e:
+            continue
+        done = subprocess.run([cli, "show", str(db), "--json", "--session", str(e["session"])], capture_output=True,
+                              text=True)
+        if done.returncode != 0:
+            continue
+        out[e["key"]] = [{"config": {k: str(v) for k, v in r["config"].items()}, "time_ms": r.get("time_ms"),
+                          "stdev_ms": r.get("time_stdev_ms")} for r in json.loads(done.stdout)]
+    return out
+
+
+def time_of(measured, config_text):
+    """Tilescope's (median, stdev) of the config an autotuner printed; None where it has none."""
+    want = config_pairs(config_text)
+    for r in measured or []:
+        if all(want.get(k) == v for k, v in r["config"].items() if k in want) and r["time_ms"] is not None:
+            return r["time_ms"], r["stdev_ms"]
+    return None
+
+
 def run_side(side, tutorials, cli, python, timeout, only, tune_args):
     results = {}
     for script in sorted(Path(tutorials).glob("*.py")):
@@ -103,7 +144,8 @@ def run_side(side, tutorials, cli, python, timeout, only, tune_args):
         text = out + "\n" + err
         winners = [{"kernel": m.group(2), "key": m.group(3), "how": " ".join(m.group(4).split()),
                     "config": normalise(" ".join(m.group(5).split()))} for m in WINNER.finditer(text)]
-        results[script.name] = {"rc": rc, "wall_s": round(wall, 2), "winners": winners,
+        measured = tilescope_times(cli, work, script) if side == "tilescope" else {}
+        results[script.name] = {"rc": rc, "wall_s": round(wall, 2), "winners": winners, "measured": measured,
                                 "tables": parse_tables(out), "tail": text[-2500:], "stdout": out[-200000:]}
         print(f"{side} {script.name}: exit {rc}, {wall:.1f} s, {len(winners)} keys tuned", flush=True)
         shutil.rmtree(work, ignore_errors=True)
@@ -123,9 +165,14 @@ def report(a_path, b_path):
         both = sorted(set(wa) & set(wb))
         same = [k for k in both if wa[k] == wb[k]]
         print(f"- keys tuned: {na} {len(wa)}, {nb} {len(wb)}, both {len(both)}; the same winner for {len(same)}")
+        measured = ra.get("measured") or rb.get("measured") or {}
         for k in both:
             if wa[k] != wb[k]:
                 print(f"  - {k[0]} {k[1]}: {na} {wa[k]} | {nb} {wb[k]}")
+                ta, tb = time_of(measured.get(k[1]), wa[k]), time_of(measured.get(k[1]), wb[k])
+                if ta and tb:
+                    print(f"    Tilescope's measure: {na}'s winner {ta[0]:.4g} ms (stdev {ta[1] or 0:.2g}), "
+                          f"{nb}'s {tb[0]:.4g} ms (stdev {tb[1] or 0:.2g}): {ta[0] / tb[0]:.3f}")
         for name in sorted(set(ra["tables"]) & set(rb["tables"])):
             ta, tb = ra["tables"][name], rb["tables"][name]
             if ta["columns"] != tb["columns"] or len(ta["rows"]) != len(tb["rows"]):
