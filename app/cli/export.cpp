@@ -5,10 +5,7 @@
 #include "cli.h"
 
 #include "base/error.h"
-#include "base/filewrite.h"
-#include "exchange/exportformat.h"
-#include "exchange/recording.h"
-#include "store/resultstore.h"
+#include "jobs/export.h"
 
 #include <cstdio>
 #include <iostream>
@@ -28,49 +25,31 @@ struct ExportArgs {
     CLI::Option* sessionOption = nullptr;
 };
 
-int runExport(const ExportArgs& opt) {
-    const ResultStore store = openResults(opt.db);
-    std::vector<SessionInfo> sessions = store.sessions();
-    if (opt.sessionOption->count() > 0) {
-        std::erase_if(sessions, [&](const SessionInfo& s) { return s.id != opt.session; });
-        if (sessions.empty())
-            throw InputError(opt.db, "--session", "no session " + std::to_string(opt.session));
-    }
-    if (sessions.empty())
-        throw InputError(opt.db, "", "the database holds no sessions to export");
-
-    std::vector<SessionData> data;
-    if ((opt.format == "t4" || opt.format == "kerneltuner") && opt.sessionOption->count() == 0) {
-        // T4 and a Kernel Tuner cache hold one session: the newest with results.
-        const SessionInfo* pick = &sessions.back();
-        for (auto it = sessions.rbegin(); it != sessions.rend(); ++it)
-            if (store.resultCount(it->id) > 0) {
-                pick = &*it;
-                break;
-            }
-        if (sessions.size() > 1)
-            std::fprintf(stderr, "note: exporting session %lld of %zu (--session picks another)\n",
-                         static_cast<long long>(pick->id), sessions.size());
-        data.push_back(store.load(pick->id));
-    } else {
-        for (const SessionInfo& s : sessions)
-            data.push_back(store.load(s.id));
-    }
-
+int exportCommand(const ExportArgs& opt) {
     const std::optional<ExportFormat> format = parseExportFormat(opt.format);
     if (!format)
         throw InputError("", "--format",
                          "unknown format '" + opt.format + "' (known: t4, json, triton, cpp, csv, kerneltuner)");
-    const std::string text = exportResults(data, ExportOptions{*format, opt.top, opt.rankBy}, opt.db);
-
-    if (opt.output.empty() || opt.output == "-") {
-        std::cout << text;
+    ExportRequest request;
+    request.database = opt.db;
+    if (opt.sessionOption->count() > 0)
+        request.session = opt.session;
+    request.options = ExportOptions{*format, opt.top, opt.rankBy};
+    request.output = opt.output;
+    ExportEvents events;
+    events.sessionPicked = [](std::int64_t id, std::size_t count) {
+        std::fprintf(stderr, "note: exporting session %lld of %zu (--session picks another)\n",
+                     static_cast<long long>(id), count);
+    };
+    const ExportOutcome outcome = runExport(request, events);
+    if (!outcome.written) {
+        std::cout << outcome.text;
         std::cout.flush();
         return kOk;
     }
-    // Whole or not at all: a failed export leaves an earlier file of that name as it was.
-    writeFileAtomically(opt.output, text, "-o");
-    std::fprintf(stderr, "wrote %s (%s, %zu bytes)\n", opt.output.c_str(), opt.format.c_str(), text.size());
+    std::fprintf(stderr, "wrote %s (%s, %zu bytes)\n", outcome.written->path.c_str(),
+                 outcome.written->formatName.c_str(),
+                 outcome.written->bytes);
     return kOk;
 }
 
@@ -103,7 +82,7 @@ void registerExport(CLI::App& app) {
         ->check(wholeNumber(1, kAny))
         ->capture_default_str();
     addRankByOption(cmd, opt->rankBy, "which config json, cpp and triton take as the best");
-    setAction(cmd, [opt] { return runExport(*opt); });
+    setAction(cmd, [opt] { return exportCommand(*opt); });
 }
 
 } // namespace tilescope::cli

@@ -19,7 +19,6 @@
 #include <QLineEdit>
 #include <QPlainTextEdit>
 #include <QPushButton>
-#include <QSaveFile>
 #include <QSpinBox>
 #include <QTableView>
 #include <QVBoxLayout>
@@ -386,11 +385,15 @@ std::vector<SessionData> ExportDialog::chosenSessions() const {
     return chosen;
 }
 
-ExportDialog::Made ExportDialog::make(const std::vector<SessionData>& sessions, ExportOptions options,
+ExportDialog::Made ExportDialog::make(std::vector<SessionData> sessions, ExportOptions options,
                                       const std::string& source) {
     Made made;
     try {
-        made.text = std::make_shared<const std::string>(exportResults(sessions, options, source));
+        ExportRequest request;
+        request.sessions = std::move(sessions);
+        request.options = options;
+        request.source = source;
+        made.text = std::make_shared<const std::string>(runExport(request).text);
     } catch (const InputError& e) {
         made.error = QString::fromStdString(e.message());
     } catch (const std::exception& e) {
@@ -423,7 +426,7 @@ void ExportDialog::refresh() {
             std::vector<SessionData> chosen;
             for (int row : rows)
                 chosen.push_back((*sessions)[static_cast<std::size_t>(row)]);
-            return make(chosen, options, source);
+            return make(std::move(chosen), options, source);
         },
         [this](const Made& made) { apply(made); });
 }
@@ -477,17 +480,17 @@ bool ExportDialog::exportNow(QString* error) {
         return fail(m_problem.isEmpty() ? tr("There is nothing to write.") : m_problem);
     if (const QFileInfo info(path); !info.absoluteDir().exists())
         return fail(tr("The folder %1 does not exist.").arg(QDir::toNativeSeparators(info.absolutePath())));
-    QSaveFile file(path);
-    if (!file.open(QIODevice::WriteOnly))
-        return fail(tr("Cannot write %1: %2").arg(QDir::toNativeSeparators(path), file.errorString()));
-    file.write(text->data(), static_cast<qint64>(text->size()));
-    if (!file.commit())
-        return fail(tr("Writing %1 failed: %2").arg(QDir::toNativeSeparators(path), file.errorString()));
+    ExportWritten written;
+    try {
+        written = writeExport(path.toStdString(), *text, format());
+    } catch (const InputError& e) {
+        return fail(tr("Cannot write %1: %2").arg(QDir::toNativeSeparators(path), QString::fromStdString(e.message())));
+    }
     m_outputFolder = QFileInfo(path).absolutePath();
-    const QString name = QString::fromStdString(exportFormatName(format()));
+    const QString name = QString::fromStdString(written.formatName);
     m_status->setText(
-        tr("Wrote %1 (%2, %3).").arg(QDir::toNativeSeparators(path), name, byteCount(qint64(text->size()))));
-    emit exported(path, name, static_cast<qint64>(text->size()));
+        tr("Wrote %1 (%2, %3).").arg(QDir::toNativeSeparators(path), name, byteCount(qint64(written.bytes))));
+    emit exported(path, name, static_cast<qint64>(written.bytes));
     return true;
 }
 

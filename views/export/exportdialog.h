@@ -3,13 +3,13 @@
 // File > Export Results: the current session's results (or a database's, or any recording's) in
 // the formats of core/exchange: T4, the JSON cache of best configs, triton.Config lists, a C++
 // header, CSV. Which sessions (shapes, devices) go in, the top k for triton, a file to write and
-// a preview of its first lines. The text is made by core's exportResults() on a helper thread
-// (a T4 file of a few thousand results is megabytes), and what the preview shows is exactly
-// what Export writes.
+// a preview of its first lines. The text is made by the export use case (jobs/export.h) on a
+// helper thread (a T4 file of a few thousand results is megabytes), and what the preview shows
+// is exactly what Export writes, through the same use case.
 
 #include "common/backgroundtask.h"
 
-#include "exchange/exportformat.h"
+#include "jobs/export.h"
 
 #include <QDialog>
 
@@ -93,7 +93,7 @@ private:
     void browse();
     void proposeFileName();
     std::vector<SessionData> chosenSessions() const;
-    static Made make(const std::vector<SessionData>& sessions, ExportOptions options, const std::string& source);
+    static Made make(std::vector<SessionData> sessions, ExportOptions options, const std::string& source);
 
     std::shared_ptr<const std::vector<SessionData>> m_sessions;
     QString m_sourceLabel;

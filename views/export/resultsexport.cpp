@@ -6,10 +6,7 @@
 #include "plots/resultplot.h"
 #include "session/sessioncontroller.h"
 
-#include "base/filewrite.h"
-#include "exchange/bestconfigs.h"
-#include "exchange/cppheader.h"
-#include "model/configjson.h"
+#include "jobs/export.h"
 
 #include <QAction>
 #include <QDir>
@@ -106,17 +103,9 @@ ExportDialog* ResultsExport::showDialog() {
 
 QString ResultsExport::writeSelectedConfig(const SessionInfo& session, const std::vector<ResultRecord>& results,
                                            const QString& configJson, const QString& path) {
-    const std::string wanted = configJson.toStdString();
-    const ResultRecord* chosen = nullptr;
-    for (const ResultRecord& r : results)
-        if (r.ok() && tilescope::configJson(r.config) == wanted && (!chosen || ranksBefore(r, *chosen)))
-            chosen = &r;
-    if (!chosen)
-        return tr("The selected config has no correct result to export.");
-    const std::vector<BestConfig> entry = {bestConfigOf(session, *chosen)};
-    const bool header = path.endsWith(QLatin1String(".h")) || path.endsWith(QLatin1String(".hpp"));
     try {
-        writeFileAtomically(path.toStdString(), header ? writeCppHeader(entry) : writeBestConfigsJson(entry));
+        if (!exportChosenConfig(session, results, configJson.toStdString(), path.toStdString()))
+            return tr("The selected config has no correct result to export.");
     } catch (const std::exception& e) {
         return QString::fromStdString(e.what());
     }
