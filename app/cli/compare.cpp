@@ -1,20 +1,14 @@
 // tilescope-cli compare: the same problem measured on two GPUs (or in two contexts): per config
 // the time on each and their ratio, the rank correlation, and how much each side's winner loses
-// on the other. The comparison is core/analysis/devicecompare; any recording format on each side.
+// on the other. The comparison is the compare use case (core/jobs/compare.h); any recording
+// format on each side.
 
 #include "cli.h"
 
-#include "analysis/devicecompare.h"
-#include "base/error.h"
-#include "base/filewrite.h"
 #include "base/textformat.h"
-#include "exchange/detection.h"
-#include "exchange/recording.h"
+#include "jobs/compare.h"
 
-#include <cmath>
 #include <cstdio>
-#include <filesystem>
-#include <sstream>
 
 namespace tilescope::cli {
 
@@ -31,27 +25,24 @@ struct CompareArgs {
     std::string csv;
 };
 
-CompareSide sideOf(const std::string& path, CLI::Option* option, std::int64_t id) {
-    std::string note;
-    SessionData data = readSession(path, option->count() > 0 ? std::optional<std::int64_t>(id) : std::nullopt, &note);
-    if (!note.empty())
-        std::fprintf(stderr, "note: %s (--session-a/--session-b pick another)\n", note.c_str());
-    CompareSide side;
-    const std::string file = std::filesystem::path(path).filename().string();
-    side.label = (data.info.deviceName.empty() ? std::string("unknown device") : data.info.deviceName) + " (" + file +
-                 (data.info.id > 0 && detectRecordingFormat(path) == RecordingFormat::TilescopeDatabase
-                      ? ", session " + std::to_string(data.info.id)
-                      : std::string()) +
-                 ")";
-    side.info = std::move(data.info);
-    side.results = std::move(data.results);
-    return side;
-}
-
 int run(const CompareArgs& opt) {
-    const CompareSide a = sideOf(opt.a, opt.sessionAOption, opt.sessionA);
-    const CompareSide b = sideOf(opt.b, opt.sessionBOption, opt.sessionB);
-    const DeviceComparison c = compareSides(a, b, opt.top);
+    CompareRequest request;
+    request.pathA = opt.a;
+    request.pathB = opt.b;
+    if (opt.sessionAOption->count() > 0)
+        request.sessionA = opt.sessionA;
+    if (opt.sessionBOption->count() > 0)
+        request.sessionB = opt.sessionB;
+    request.top = opt.top;
+    request.csvPath = opt.csv;
+    CompareEvents events;
+    events.sessionPicked = [](const std::string& note) {
+        std::fprintf(stderr, "note: %s (--session-a/--session-b pick another)\n", note.c_str());
+    };
+    const CompareOutcome outcome = runCompare(request, events);
+    const DeviceComparison& c = outcome.comparison;
+    const CompareSide& a = *outcome.a;
+    const CompareSide& b = *outcome.b;
 
     std::printf("A  %s  %s\n", c.labelA.c_str(), a.info.shapeLabel().c_str());
     std::printf("B  %s  %s\n", c.labelB.c_str(), b.info.shapeLabel().c_str());
@@ -84,22 +75,8 @@ int run(const CompareArgs& opt) {
     }
     std::printf("\nThe %zu fastest on A of %zu\n%s", shown, c.configs.size(), table.render().c_str());
 
-    if (!opt.csv.empty()) {
-        std::ostringstream out;
-        for (const std::string& p : c.shared)
-            out << p << ',';
-        out << "time_a_ms,time_b_ms,ratio,rank_a,rank_b\n";
-        for (const ComparedConfig& x : c.configs) {
-            for (const std::string& p : c.shared) {
-                const ConfigValue* v = x.config.find(p);
-                out << (v ? v->plain() : std::string()) << ',';
-            }
-            out << formatDouble("%.4g", x.timeA) << ',' << formatDouble("%.4g", x.timeB) << ','
-                << formatDouble("%.4g", x.ratio) << ',' << x.rankA << ',' << x.rankB << '\n';
-        }
-        writeFileAtomically(opt.csv, out.str());
-        std::printf("wrote %s (%zu configs)\n", opt.csv.c_str(), c.configs.size());
-    }
+    if (!outcome.csvWritten.empty())
+        std::printf("wrote %s (%zu configs)\n", outcome.csvWritten.c_str(), c.configs.size());
     return kOk;
 }
 

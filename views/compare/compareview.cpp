@@ -1,8 +1,6 @@
 #include "compare/compareview.h"
 
-#include "base/error.h"
 #include "common/format.h"
-#include "exchange/recording.h"
 #include "plots/plotstyle.h"
 
 #include <qcustomplot.h>
@@ -163,20 +161,15 @@ void CompareView::compareWith(const QString& path) {
     m_heading->setText(tr("Reading %1…").arg(QFileInfo(path).fileName().toHtmlEscaped()));
     const std::string file = path.toStdString();
     struct Read {
-        std::optional<CompareSide> side;
+        std::shared_ptr<const CompareSide> side;
         QString error;
     };
     m_reader.start(
         [file]() {
             Read out;
             try {
-                SessionData read = readSession(file);
-                CompareSide side;
-                side.label = (read.info.deviceName.empty() ? std::string("unknown device") : read.info.deviceName) +
-                             " (" + std::filesystem::path(file).filename().string() + ")";
-                side.info = std::move(read.info);
-                side.results = std::move(read.results);
-                out.side = std::move(side);
+                // Labelled as side A is, by device and file.
+                out.side = std::make_shared<const CompareSide>(readCompareSide(file, std::nullopt, false));
             } catch (const std::exception& e) {
                 out.error = QString::fromUtf8(e.what());
             }
@@ -195,8 +188,10 @@ void CompareView::recompute() {
     if (m_b && m_aResults) {
         m_error.clear();
         try {
-            const CompareSide a{m_aLabel, m_aInfo, *m_aResults};
-            m_comparison = compareSides(a, *m_b);
+            CompareRequest request;
+            request.a = std::make_shared<const CompareSide>(CompareSide{m_aLabel, m_aInfo, *m_aResults});
+            request.b = m_b;
+            m_comparison = runCompare(request).comparison;
         } catch (const std::exception& e) {
             m_error = QString::fromUtf8(e.what());
         }

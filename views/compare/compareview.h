@@ -3,10 +3,10 @@
 // Compare: the results on screen (A) beside another recording of the same problem (B), from
 // another GPU or another measurement context: a log-log scatter of each config's time on A and
 // on B (the diagonal of the median ratio drawn, each side's winner marked), the summary of
-// core/analysis/devicecompare (ratios, rank correlation, what each winner loses on the other
-// side) and the configs in a table. The other recording is read off the GUI thread.
+// the compare use case (core/jobs/compare.h: ratios, rank correlation, what each winner loses on
+// the other side) and the configs in a table. The other recording is read off the GUI thread.
 
-#include "analysis/devicecompare.h"
+#include "jobs/compare.h"
 #include "common/backgroundtask.h"
 
 #include <QString>
@@ -69,7 +69,7 @@ private:
     SessionInfo m_aInfo;
     std::shared_ptr<const std::vector<ResultRecord>> m_aResults;
     std::string m_aLabel;
-    std::optional<CompareSide> m_b;
+    std::shared_ptr<const CompareSide> m_b;
     std::optional<DeviceComparison> m_comparison;
     QString m_error;
     QString m_path;
