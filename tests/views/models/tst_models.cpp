@@ -7,6 +7,7 @@
 // synthetic analyses). This suite links the models library and Qt Test only, no Qt Widgets, and
 // runs without a GUI application.
 
+#include "demodatabase.h"
 #include "models/conditionmodel.h"
 #include "models/crossgpumodel.h"
 #include "models/heatmapmodel.h"
@@ -26,11 +27,9 @@
 #include "analysis/staticanalysis.h"
 #include "compile/compileservice.h"
 #include "exchange/configcodec.h"
-#include "measure/replay/replaybackend.h"
 #include "space/configspace.h"
 #include "spec/tuningproblem.h"
 #include "store/resultstore.h"
-#include "tuner/tuningsession.h"
 
 #include <QAbstractItemModelTester>
 #include <QBrush>
@@ -55,7 +54,6 @@ using namespace tilescope::views;
 namespace {
 
 const std::string kSgemm = TILESCOPE_SOURCE_DIR "/kernels/sgemm/sgemm.json";
-const std::string kDemo = TILESCOPE_SOURCE_DIR "/resources/demo/sgemm-h200-2048.t4.json.gz";
 constexpr std::size_t kShape = 1; // M = N = K = 2048, where the demo was recorded
 constexpr std::size_t kDemoResults = 2761;
 constexpr auto kQtTest = QAbstractItemModelTester::FailureReportingMode::QtTest;
@@ -127,21 +125,7 @@ void TestModels::initTestCase() {
         m_names.push_back(p.name);
 
     const std::filesystem::path db = m_dir.filePath(QStringLiteral("sgemm.db")).toStdString();
-    {
-        ResultStore store = ResultStore::open(db);
-        SessionOptions options;
-        options.shapeIndex = kShape;
-        options.compile = SessionOptions::Compile::Never;
-        options.backendLabel = "replay:" + kDemo;
-        ReplayBackend everything(kDemo);
-        TuningSession(*m_problem, everything, store, options).run();
-
-        options.strategy = "random";
-        options.seed = 7;
-        options.budget.configs = 100;
-        ReplayBackend some(kDemo);
-        TuningSession(*m_problem, some, store, options).run();
-    }
+    test::writeDemoDatabase(db);
     const ResultStore store = ResultStore::open(db, StoreMode::ReadOnly);
     const std::vector<SessionInfo> sessions = store.sessions();
     QCOMPARE(sessions.size(), std::size_t(2));
