@@ -84,6 +84,7 @@ TuneRequest tuneRequest(const TuneOptions& opt, OpenedProblem& opened) {
     r.part = opt.part;
     r.confirmTop = opt.confirm;
     r.confirmRounds = opt.confirmRounds;
+    r.raceMargin = parseRaceMargin(opt.race);
     r.stopEarly = opt.stopEarly;
     r.keepGoing = opt.keepGoing;
     r.keepGoingOption = "--keep-going";

@@ -112,7 +112,8 @@ void addCudaOptions(CLI::App* cmd, TuneOptions* opt) {
                                          "counter, each with an interval; a loop of about 1.2 s per config), "
                                          "energy-check (that and NVML's power readings sampled through a second "
                                          "loop of 3 s), or metric names separated by commas (default: the "
-                                         "problem's Tilescope.Metrics)")
+                                         "problem's Tilescope.Metrics). Counters are collected for the configs "
+                                         "within 25 % of the best so far; add all-configs for every config's")
                              ->group("CUDA backend");
     cmd->add_option("--objective", opt->objective,
                     "What ranks configs: time (the default, or the problem's Tilescope.Objective), energy (joules "
@@ -201,6 +202,12 @@ void addFinalRoundAndClusterOptions(CLI::App* cmd, TuneOptions* opt) {
                     "each, and gives each a bootstrap 95 % interval of its median")
         ->capture_default_str()
         ->check(wholeNumber(1, 1000));
+    cmd->add_option("--race", opt->race,
+                    "With cuda: a config stops sampling after 5 samples once its median's 95 % interval lies "
+                    "more than MARGIN above the best so far's (it cannot rank near the best; the final round "
+                    "settles the winner): a percentage (5%), a fraction (0.05), or off to sample every config "
+                    "by the timing rule alone. Off where energy or edp ranks")
+        ->capture_default_str();
     CLI::Option* mpiFlag =
         cmd->add_flag("--mpi", opt->mpi,
                       "One session across the ranks of an MPI job (mpirun --enable-recovery -n N tilescope-cli tune "

@@ -51,6 +51,7 @@ struct TuneOptions {
     int minSamples = 10;
     std::size_t confirm = 3;
     std::size_t confirmRounds = 5;
+    std::string race = "5%";                       ///< the race's margin, or "off"
     std::string context = "flush";                 ///< the L2 before each sample: flush, warm, pollute:SIZE
     std::string launcher;                          ///< a command that starts the worker elsewhere
     std::string remoteWorker = "tilescope-worker"; ///< the worker's path there

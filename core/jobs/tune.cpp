@@ -19,6 +19,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <filesystem>
 #include <stdexcept>
 #include <system_error>
@@ -129,42 +130,6 @@ std::vector<std::size_t> tunedShapes(const TuneRequest& request, const TuningPro
     return {request.shape};
 }
 
-/// The session's options (the shape is the shape set's to set).
-SessionOptions tuneSessionOptions(const TuneRequest& request, const BackendSpec& spec, const TuningProblem& problem,
-                                  const TuneEvents& events) {
-    SessionOptions options;
-    options.seed = request.seed;
-    options.resume = request.resume;
-    options.backendLabel = (request.mpi ? "mpi:" : "") + spec.label();
-    if (!request.part.empty()) {
-        const SweepPart part = parseSweepPart(request.part);
-        if (!request.shapeList.empty() || !request.shapeSet.shapes.empty())
-            throw InputError("", "--part", "a split sweep tunes one shape (a job array runs one shape per task)");
-        options.partIndex = part.index;
-        options.partCount = part.count;
-        if (part.count > 1)
-            options.backendLabel += " (part " + request.part + ")";
-    }
-    if (spec.kind == BackendSpec::Kind::Analysis)
-        options.arch = spec.arch;
-    options.budget = request.budget ? *request.budget : Budget::fromProblem(problem);
-    options.strategy = chooseStrategy(request.strategy, problem, options.budget, notesFrom(events));
-    // Two objectives: a search that spreads along their front, unless one was chosen.
-    if (problem.objectives.size() == 2 && !request.strategy && problem.searchName.empty() &&
-        options.budget.mayEndEarly()) {
-        options.strategy = "nsga2";
-        if (events.note)
-            events.note({}, "strategy nsga2: it searches for the " + problem.objectives[0] + "-" +
-                                problem.objectives[1] + " front");
-    }
-    options.confirmTop = request.confirmTop;
-    options.confirmRounds = request.confirmRounds;
-    if (request.stopEarly)
-        options.earlyStop = EarlyStop{};
-    options.stopOnSystematicFailure = !request.keepGoing;
-    options.rankBy = request.rankBy;
-    return options;
-}
 
 /// With two objectives: how many configs make the session's time-energy front, and where to see it.
 std::string frontLine(const ResultStore& store, const SessionSummary& summary, const TuningProblem& problem,
@@ -303,6 +268,48 @@ struct TuneRun {
 
 } // namespace
 
+/// The session's options (the shape is the shape set's to set).
+SessionOptions tuneSessionOptions(const TuneRequest& request, const BackendSpec& spec, const TuningProblem& problem,
+                                  const TuneEvents& events) {
+    SessionOptions options;
+    options.seed = request.seed;
+    options.resume = request.resume;
+    options.backendLabel = (request.mpi ? "mpi:" : "") + spec.label();
+    if (!request.part.empty()) {
+        const SweepPart part = parseSweepPart(request.part);
+        if (!request.shapeList.empty() || !request.shapeSet.shapes.empty())
+            throw InputError("", "--part", "a split sweep tunes one shape (a job array runs one shape per task)");
+        options.partIndex = part.index;
+        options.partCount = part.count;
+        if (part.count > 1)
+            options.backendLabel += " (part " + request.part + ")";
+    }
+    if (spec.kind == BackendSpec::Kind::Analysis)
+        options.arch = spec.arch;
+    options.budget = request.budget ? *request.budget : Budget::fromProblem(problem);
+    options.strategy = chooseStrategy(request.strategy, problem, options.budget, notesFrom(events));
+    // Two objectives: a search that spreads along their front, unless one was chosen.
+    if (problem.objectives.size() == 2 && !request.strategy && problem.searchName.empty() &&
+        options.budget.mayEndEarly()) {
+        options.strategy = "nsga2";
+        if (events.note)
+            events.note({}, "strategy nsga2: it searches for the " + problem.objectives[0] + "-" +
+                                problem.objectives[1] + " front");
+    }
+    options.confirmTop = request.confirmTop;
+    options.confirmRounds = request.confirmRounds;
+    const bool timeRanks = std::all_of(problem.objectives.begin(), problem.objectives.end(),
+                                       [](const std::string& o) { return o == "time"; });
+    options.raceMargin = timeRanks ? request.raceMargin : std::nullopt;
+    if (request.profileAll || wantsEveryConfigProfiled(request.cuda.metrics ? *request.cuda.metrics : problem.metrics))
+        options.profileMargin = std::nullopt;
+    if (request.stopEarly)
+        options.earlyStop = EarlyStop{};
+    options.stopOnSystematicFailure = !request.keepGoing;
+    options.rankBy = request.rankBy;
+    return options;
+}
+
 BackendOptions tuneBackendOptions(const TuneRequest& request, const BackendSpec& spec, const TuningProblem& problem,
                                   const TuneEvents& events, const std::string& from) {
     BackendOptions options;
@@ -332,6 +339,27 @@ BackendOptions tuneBackendOptions(const TuneRequest& request, const BackendSpec&
     cuda.watchdogSeconds = asked.configTimeout;
     cuda.note = notesFrom(events, from);
     return options;
+}
+
+std::optional<double> parseRaceMargin(const std::string& text) {
+    if (text == "off")
+        return std::nullopt;
+    const bool percent = !text.empty() && text.back() == '%';
+    const std::string number = percent ? text.substr(0, text.size() - 1) : text;
+    double value = 0;
+    std::size_t used = 0;
+    try {
+        value = std::stod(number, &used);
+    } catch (const std::exception&) {
+        used = 0;
+    }
+    if (number.empty() || used != number.size() || !std::isfinite(value))
+        throw InputError("", "--race", "'" + text + "' is not a margin: give a percentage (5%), a fraction (0.05) or off");
+    if (percent)
+        value /= 100.0;
+    if (value < 0 || value > 10)
+        throw InputError("", "--race", "the margin " + text + " is outside 0 to 1000 %");
+    return value;
 }
 
 TuneOutcome runTune(const TuneRequest& request, const TuneEvents& events) {

@@ -97,6 +97,12 @@ struct TuneRequest {
     std::string part; ///< "I/N": one part of an exhaustive sweep; "" the whole
     std::size_t confirmTop = 0;
     std::size_t confirmRounds = 5;
+    /// The race (SessionOptions::raceMargin): nullopt off. Off whatever it says where an objective
+    /// other than time ranks (a slower config may use less energy).
+    std::optional<double> raceMargin = 0.05;
+    /// Counters for every config, not only for those that rank near the best (--metrics
+    /// all-configs; the word is taken out of the metric names).
+    bool profileAll = false;
     bool stopEarly = false;
     bool keepGoing = false; ///< tune on when the first configs all fail alike
     /// The front end's way to tune on regardless, named when a session stops so ("--keep-going").
@@ -122,6 +128,10 @@ struct TuneRequest {
     /// Checked once the backend is made: true ends the run before its session starts.
     const std::atomic<bool>* cancel = nullptr;
 };
+
+/// The race's margin as people write it: a percentage ("5%"), a fraction ("0.05"), or "off"
+/// (nullopt). InputError (--race) for anything else, a negative margin or one over 10 (1000 %).
+std::optional<double> parseRaceMargin(const std::string& text);
 
 /// A session's end, with its summary in words (sessionReport, and with two objectives the
 /// front they make).
@@ -173,5 +183,10 @@ void checkBackendSpec(std::string_view spec, const std::string& field = "--backe
 /// TuneEvents::note, from `from`). Throws InputError for a context or launcher that cannot be.
 BackendOptions tuneBackendOptions(const TuneRequest& request, const BackendSpec& spec, const TuningProblem& problem,
                                   const TuneEvents& events, const std::string& from = {});
+
+/// The session's options from the request (the shape is the shape set's to set): strategy, budget,
+/// final round, race and profiling, a sweep's part. Throws InputError for a part that cannot be.
+SessionOptions tuneSessionOptions(const TuneRequest& request, const BackendSpec& spec, const TuningProblem& problem,
+                                  const TuneEvents& events);
 
 } // namespace tilescope

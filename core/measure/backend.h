@@ -86,6 +86,10 @@ struct MeasureControl {
     /// precise, and not needed: they do not rank near the best). 0: sample every config fully.
     /// Read as each config is handed to a device: the feed may lower it while the call runs.
     double slowerThanMs = 0;
+    /// > 0: counters (the profiling pass) only for configs whose median is at or under this: those
+    /// that rank near the best so far; analysis still has every config's static information.
+    /// Read as each config is handed to a device, as slowerThanMs. 0: every config's counters.
+    double profileUnderMs = 0;
     /// Return every timed sample (Measurement::samplesMs): a final round pools them.
     bool keepSamples = false;
     /// > 0: take this many samples of each config (fewer only past the backend's time cap) and

@@ -110,6 +110,7 @@ worker::Frame encodeJob(const SlotJob& job) {
     }
     json control{{"per_config_s", job.perConfigSeconds},
                  {"slower_than_ms", job.slowerThanMs},
+                 {"profile_under_ms", job.profileUnderMs},
                  {"keep_samples", job.keepSamples},
                  {"samples_per_config", job.samplesPerConfig}};
     if (job.deadline)
@@ -142,6 +143,7 @@ SlotJob decodeJob(const worker::Frame& frame) try {
     const json& control = j.at("control");
     job.perConfigSeconds = control.value("per_config_s", 0.0);
     job.slowerThanMs = control.value("slower_than_ms", 0.0);
+    job.profileUnderMs = control.value("profile_under_ms", 0.0);
     job.keepSamples = control.value("keep_samples", false);
     job.samplesPerConfig = control.value("samples_per_config", 0);
     if (control.contains("deadline_s"))

@@ -38,6 +38,7 @@ struct SlotJob {
     double perConfigSeconds = 0;
     std::optional<std::chrono::steady_clock::time_point> deadline; ///< travels as the time left
     double slowerThanMs = 0;
+    double profileUnderMs = 0;
     bool keepSamples = false;
     int samplesPerConfig = 0;
 };

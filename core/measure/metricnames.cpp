@@ -47,7 +47,11 @@ std::vector<std::string> expandMetricNames(const std::vector<std::string>& names
     };
     if (names.size() == 1 && names.front() == "none")
         return out;
+    if (names.size() == 1 && names.front() == kEveryConfigMetricsWord)
+        return defaultMetricNames();
     for (const std::string& name : names) {
+        if (name == kEveryConfigMetricsWord)
+            continue;
         if (name == "default") {
             for (const std::string& d : defaultMetricNames())
                 add(d);
@@ -59,6 +63,10 @@ std::vector<std::string> expandMetricNames(const std::vector<std::string>& names
         }
     }
     return out;
+}
+
+bool wantsEveryConfigProfiled(const std::vector<std::string>& names) {
+    return std::find(names.begin(), names.end(), kEveryConfigMetricsWord) != names.end();
 }
 
 bool isEnergyRequest(const std::string& name) {

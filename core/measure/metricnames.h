@@ -16,9 +16,16 @@ const std::vector<std::string>& defaultMetricNames();
 /// Expands "default" (anywhere in the list) into the default set and "bank-conflicts" into the
 /// shared-memory bank conflicts of loads and stores (with the default set, two passes on GH100),
 /// and drops duplicates, keeping
-/// the first occurrence's order; "none" alone gives an empty list. Names are otherwise kept as
-/// given (CUPTI checks them).
+/// the first occurrence's order; "none" alone gives an empty list. "all-configs" asks for the
+/// counters of every config (wantsEveryConfigProfiled) and names no metric: alone, it stands for
+/// the default set. Names are otherwise kept as given (CUPTI checks them).
 std::vector<std::string> expandMetricNames(const std::vector<std::string>& names);
+
+/// The word of a metric list that asks for every config's counters, not only for those of the
+/// configs that rank near the best (the default: resources/docs/guide/measuring.md).
+inline constexpr const char* kEveryConfigMetricsWord = "all-configs";
+/// Whether `names` hold kEveryConfigMetricsWord.
+bool wantsEveryConfigProfiled(const std::vector<std::string>& names);
 
 /// What NVML measures rather than CUPTI: "energy" (joules per launch and mean power, each with
 /// an interval, from the energy counter) and "energy-check" (that, and the sampled-power

@@ -144,6 +144,8 @@ struct BenchmarkParts {
     double energy = 0;        ///< NVML's pass
     int comparedOnDevice = 0; ///< outputs whose comparison with the reference the GPU settled
     int downloaded = 0;       ///< outputs copied to the host to be checked there
+    int raced = 0;    ///< configs whose sampling stopped early, clearly slower than the best (MeasureControl::slowerThanMs)
+    int profiled = 0; ///< configs whose counters were collected (MeasureControl::profileUnderMs)
 
     bool operator==(const BenchmarkParts&) const = default;
 };

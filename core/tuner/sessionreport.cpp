@@ -43,8 +43,12 @@ std::string benchmarkPartsSentence(const SessionPipeline& pl) {
         text += " (" + formatCount(double(b.comparedOnDevice)) + " of " +
                 formatCount(double(b.comparedOnDevice + b.downloaded)) + " outputs compared on the GPU)";
     text += ", timing " + ms(b.timing);
+    if (b.raced > 0)
+        text += " (" + formatCount(double(b.raced)) + " of " + formatCount(n) + " configs raced: stopped early)";
     if (b.counters > 0)
         text += ", counters " + ms(b.counters);
+    if (b.profiled > 0 && std::uint64_t(b.profiled) < pl.measuredConfigs)
+        text += " (profiled " + formatCount(double(b.profiled)) + " of " + formatCount(n) + " configs, those near the best)";
     if (b.energy > 0)
         text += ", energy " + ms(b.energy);
     const double rest = pl.benchmarkSeconds - b.check - b.timing - b.counters - b.energy;

@@ -552,11 +552,16 @@ struct TuningSession::Run {
         control.perConfigSeconds = options.perConfigSeconds;
         control.deadline = deadline;
         control.cancel = &self.m_cancel;
-        // Adaptive sampling: a config twice as slow as the best so far stops sampling as soon as
-        // its samples show it (the confirmation round measures the best fully).
+        // The race and the profiling of the leaders, against the best so far (SessionOptions).
         auto adapt = [&] {
-            if (progress().best && progress().best->timeMs() > 0)
-                control.slowerThanMs = 2.0 * progress().best->timeMs();
+            if (!progress().best || progress().best->timeMs() <= 0)
+                return;
+            const ResultRecord& best = *progress().best;
+            if (options.raceMargin)
+                control.slowerThanMs =
+                    std::max(best.timeMs(), best.measurement.time.ciHighMs) * (1.0 + *options.raceMargin);
+            if (options.profileMargin)
+                control.profileUnderMs = best.timeMs() * (1.0 + *options.profileMargin);
         };
         adapt();
         control.feed = [&](std::size_t wanted, std::vector<MeasureItem>& out) {
@@ -747,6 +752,8 @@ struct TuningSession::Run {
                                                                     {"energy", 1e3 * b.energy / n}};
                 p["outputs_compared_on_gpu"] = b.comparedOnDevice;
                 p["outputs_downloaded"] = b.downloaded;
+                p["configs_raced"] = b.raced;
+                p["configs_profiled"] = b.profiled;
             }
             info.provenanceJson = withProvenance(info.provenanceJson, {{"pipeline", std::move(p)}});
             self.m_store.setSessionProvenance(sessionId, info.deviceName, info.arch, info.provenanceJson);

@@ -71,6 +71,15 @@ struct SessionOptions {
     std::size_t confirmTop = 0;
     std::size_t confirmRounds = 5;
     int confirmSamples = 10;
+    /// The race: a config stops sampling (after 5 samples) once its median's 95 % interval lies
+    /// above the best so far by more than this fraction (above the upper end of the best's
+    /// interval): it cannot rank near the best, so its time need not be precise, and the final
+    /// round settles the winner among those that stay close. nullopt: every config sampled by
+    /// the timing rule alone.
+    std::optional<double> raceMargin = 0.05;
+    /// Counters (the profiling pass) only for the configs whose median is at most this fraction
+    /// above the best so far's: those that rank. nullopt: every config's counters.
+    std::optional<double> profileMargin = 0.25;
 
     /// Stop with SystematicFailure when the first configs of the run all fail with the same
     /// error that no tuning parameter explains (see SystematicFailure), instead of spending the
@@ -140,6 +149,8 @@ struct SessionPipeline {
         parts.energy += m.parts.energy;
         parts.comparedOnDevice += m.parts.comparedOnDevice;
         parts.downloaded += m.parts.downloaded;
+        parts.raced += m.parts.raced;
+        parts.profiled += m.parts.profiled;
         if (m.device >= 0)
             devices.insert(m.device);
     }

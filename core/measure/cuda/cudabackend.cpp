@@ -611,6 +611,7 @@ struct CudaBackend::Impl {
             m.executedCounts = options.executedCounts;
             if (control) {
                 m.timing.slowerThanMs = control->slowerThanMs;
+                m.timing.profileUnderMs = control->profileUnderMs;
                 m.timing.keepSamples = control->keepSamples;
                 if (control->samplesPerConfig > 0) {
                     // A round of a final comparison: that many samples (fewer only past the
@@ -618,6 +619,7 @@ struct CudaBackend::Impl {
                     m.timing.minSamples = m.timing.maxSamples = control->samplesPerConfig;
                     m.timing.targetRelStdev = 0;
                     m.timing.slowerThanMs = 0;
+                    m.timing.profileUnderMs = 0;
                     m.metrics.clear();
                     m.executedCounts = false;
                 }

@@ -52,7 +52,7 @@ bool Sampler::add(double ms) {
     if (samples >= 3 && m_totalSeconds >= m_maxSeconds)
         return true;
     if (ordered && m_slowerThan > 0 && samples >= 5 && medianInterval().first > m_slowerThan)
-        return true;
+        return m_raced = true;
     if (samples >= m_minSamples) {
         const double stdev = samples > 1 ? std::sqrt(m_m2 / (n - 1)) : 0.0;
         if (m_mean > 0 && stdev / m_mean <= m_target)

@@ -46,6 +46,9 @@ public:
     std::pair<double, double> medianInterval() const;
 
     int count() const { return static_cast<int>(m_samples.size()); }
+    /// Whether sampling stopped because the median's interval lay above slowerThanMs (the race)
+    /// rather than by the count, time or precision rules.
+    bool raced() const { return m_raced; }
     /// The samples in the order they were added.
     const std::vector<double>& samples() const { return m_samples; }
     /// Median, min, max and (sample) standard deviation; all zero without samples.
@@ -63,6 +66,7 @@ private:
     double m_totalSeconds = 0;
     double m_mean = 0;
     double m_m2 = 0; // Welford's running sum of squared deviations
+    bool m_raced = false;
 };
 
 } // namespace tilescope::worker

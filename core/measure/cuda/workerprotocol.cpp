@@ -228,7 +228,9 @@ json measurementJson(const Measurement& m) {
                           {"counters_s", number(b.counters)},
                           {"energy_s", number(b.energy)},
                           {"compared_on_device", b.comparedOnDevice},
-                          {"downloaded", b.downloaded}};
+                          {"downloaded", b.downloaded},
+                          {"raced", b.raced},
+                          {"profiled", b.profiled}};
     }
     if (!m.samplesMs.empty()) {
         json samples = json::array();
@@ -270,6 +272,8 @@ Measurement measurementOf(const json& j) {
         m.parts.energy = numberOf(b->at("energy_s"));
         m.parts.comparedOnDevice = b->value("compared_on_device", 0);
         m.parts.downloaded = b->value("downloaded", 0);
+        m.parts.raced = b->value("raced", 0);
+        m.parts.profiled = b->value("profiled", 0);
     }
     if (j.contains("static_info"))
         m.staticInfo = staticOf(j.at("static_info"));
@@ -293,7 +297,7 @@ json timingJson(const TimingRule& t) {
     return json{
         {"min_samples", t.minSamples},       {"max_samples", t.maxSamples},      {"target_rel_stdev", t.targetRelStdev},
         {"warmup_seconds", t.warmupSeconds}, {"max_seconds", t.maxSeconds},      {"flush_l2", t.flushL2},
-        {"slower_than_ms", t.slowerThanMs},  {"l2_write_bytes", t.l2WriteBytes}, {"keep_samples", t.keepSamples}};
+        {"slower_than_ms", t.slowerThanMs}, {"profile_under_ms", t.profileUnderMs},  {"l2_write_bytes", t.l2WriteBytes}, {"keep_samples", t.keepSamples}};
 }
 
 TimingRule timingOf(const json& j) {
@@ -305,6 +309,7 @@ TimingRule timingOf(const json& j) {
     t.maxSeconds = j.value("max_seconds", t.maxSeconds);
     t.flushL2 = j.value("flush_l2", t.flushL2);
     t.slowerThanMs = j.value("slower_than_ms", t.slowerThanMs);
+    t.profileUnderMs = j.value("profile_under_ms", t.profileUnderMs);
     t.l2WriteBytes = j.value("l2_write_bytes", t.l2WriteBytes);
     t.keepSamples = j.value("keep_samples", t.keepSamples);
     return t;

@@ -93,6 +93,9 @@ struct TimingRule {
     /// Stop after 5 samples or more once the median's 95 % interval lies above this: a config
     /// clearly slower than the best so far needs no precise time (0: never).
     double slowerThanMs = 0;
+    /// > 0: the profiling pass (CUPTI's counters) only for a config whose median is at or under
+    /// this: the configs that rank near the best so far (0: every config).
+    double profileUnderMs = 0;
 };
 
 /// The measurement context of a rule, for people and provenance: "flush" (every sample from a

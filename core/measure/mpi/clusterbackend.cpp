@@ -198,6 +198,7 @@ private:
             control.deadline = job.deadline;
             control.cancel = &m_cancel;
             control.slowerThanMs = job.slowerThanMs;
+            control.profileUnderMs = job.profileUnderMs;
             control.keepSamples = job.keepSamples;
             control.samplesPerConfig = job.samplesPerConfig;
             std::optional<Measurement> result;
@@ -951,6 +952,7 @@ void ClusterBackend::measure(std::span<const MeasureItem> items, const MeasureCo
                     job.perConfigSeconds = control.perConfigSeconds;
                     job.deadline = control.deadline;
                     job.slowerThanMs = control.slowerThanMs;
+                    job.profileUnderMs = control.profileUnderMs;
                     job.keepSamples = control.keepSamples;
                     job.samplesPerConfig = control.samplesPerConfig;
                     inFlight[job.id] = InFlight{pending.front(), s};

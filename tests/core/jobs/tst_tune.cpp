@@ -9,11 +9,14 @@
 //   behind: a backend spec that names none, options for a GPU with another backend, devices given
 //   twice, MPI in a program without it, a shape the problem does not have, an objective of
 //   energy the analysis backend cannot measure, a run cancelled before its session starts;
-// - the CUDA backend's settings from the request (tuneBackendOptions).
+// - the CUDA backend's settings from the request (tuneBackendOptions);
+// - the race and the profiling of the leaders from the request (tuneSessionOptions, parseRaceMargin):
+//   on by default, the race off where energy ranks, every config profiled with all-configs.
 
 #include "jobs/tune.h"
 
 #include "base/error.h"
+#include "measure/metricnames.h"
 #include "spec/tuningproblem.h"
 #include "store/resultstore.h"
 
@@ -230,6 +233,37 @@ private slots:
 
         r.cuda.context = "lukewarm";
         QVERIFY_THROWS_EXCEPTION(InputError, tuneBackendOptions(r, spec, problem, events));
+    }
+
+    void raceAndProfilingFromTheRequest() {
+        QCOMPARE(parseRaceMargin("5%"), std::optional<double>(0.05));
+        QCOMPARE(parseRaceMargin("0.1"), std::optional<double>(0.1));
+        QCOMPARE(parseRaceMargin("0"), std::optional<double>(0.0));
+        QVERIFY(!parseRaceMargin("off"));
+        for (const char* bad : {"", "%", "fast", "5 %", "-1%", "2000%", "nan", "1e400"})
+            QVERIFY_THROWS_EXCEPTION(InputError, parseRaceMargin(bad));
+
+        const TuningProblem problem = TuningProblem::load(kTiny);
+        const BackendSpec spec = parseBackendSpec("cuda:0");
+        TuneRequest r = request("cuda:0", "unused.db");
+        SessionOptions o = tuneSessionOptions(r, spec, problem, {});
+        QCOMPARE(o.raceMargin, std::optional<double>(0.05));
+        QCOMPARE(o.profileMargin, std::optional<double>(0.25));
+        r.raceMargin = 0.2;
+        QCOMPARE(tuneSessionOptions(r, spec, problem, {}).raceMargin, std::optional<double>(0.2));
+        // A slower config may use less energy: no race where energy ranks, or trades off with time.
+        TuningProblem energy = problem;
+        energy.objectives = {"time", "energy"};
+        QVERIFY(!tuneSessionOptions(r, spec, energy, {}).raceMargin);
+        // Every config's counters: asked by the request, or by the word in the metric names.
+        r.profileAll = true;
+        QVERIFY(!tuneSessionOptions(r, spec, problem, {}).profileMargin);
+        r.profileAll = false;
+        r.cuda.metrics = std::vector<std::string>{"default", "all-configs"};
+        QVERIFY(!tuneSessionOptions(r, spec, problem, {}).profileMargin);
+        r.cuda.metrics = std::vector<std::string>{"all-configs"};
+        QVERIFY(!tuneSessionOptions(r, spec, problem, {}).profileMargin);
+        QCOMPARE(tuneBackendOptions(r, spec, problem, {}).cuda.metrics, defaultMetricNames());
     }
 };
 

@@ -96,9 +96,20 @@ private slots:
         // Twice the best: stopped at 5 samples, all above the bound.
         Sampler slow(rule);
         QCOMPARE(samplesUntilStop(slow, [](int i) { return 2.0 + 0.01 * (i % 3); }), 5);
+        QVERIFY(slow.raced());
         // Around the bound: sampled fully.
         Sampler close(rule);
         QCOMPARE(samplesUntilStop(close, [](int i) { return i % 2 ? 0.99 : 1.01; }), 200);
+        QVERIFY(!close.raced());
+        // Just above the bound, 5 % slower than it with 1 % of noise: five samples tell.
+        Sampler near(rule);
+        QCOMPARE(samplesUntilStop(near, [](int i) { return 1.05 + 0.01 * (i % 3 - 1); }), 5);
+        QVERIFY(near.raced());
+        // One sample of five below the bound keeps it sampling until its interval clears.
+        Sampler lucky(rule);
+        const int taken = samplesUntilStop(lucky, [](int i) { return i == 2 ? 0.98 : 1.2; });
+        QVERIFY2(taken > 5 && taken < 200, std::to_string(taken).c_str());
+        QVERIFY(lucky.raced());
         // Faster than the bound, or no bound: sampled fully.
         Sampler fast(rule);
         QCOMPARE(samplesUntilStop(fast, [](int i) { return 0.5 + 0.001 * ((i * 37) % 101); }), 200);

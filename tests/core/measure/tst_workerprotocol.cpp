@@ -85,6 +85,7 @@ private slots:
         job.perConfigSeconds = 2.5;
         job.deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
         job.slowerThanMs = 0.8;
+        job.profileUnderMs = 0.6;
         job.keepSamples = true;
         job.samplesPerConfig = 10;
 
@@ -108,6 +109,7 @@ private slots:
         QVERIFY(back.compiles[0]->ok());
         QCOMPARE(back.perConfigSeconds, 2.5);
         QCOMPARE(back.slowerThanMs, 0.8);
+        QCOMPARE(back.profileUnderMs, 0.6);
         QVERIFY(back.keepSamples);
         QCOMPARE(back.samplesPerConfig, 10);
         QVERIFY(back.deadline);
@@ -299,6 +301,7 @@ void TestWorkerProtocol::measureCarriesTheCubin() {
     m.timing.maxSeconds = 0.5;
     m.timing.flushL2 = false;
     m.timing.slowerThanMs = 0.75;
+    m.timing.profileUnderMs = 0.5;
     m.timing.l2WriteBytes = 16 << 20;
     m.timing.keepSamples = true;
     m.verify = false;
@@ -324,6 +327,8 @@ void TestWorkerProtocol::measureCarriesTheCubin() {
     QCOMPARE(back.timing.targetRelStdev, 0.01);
     QCOMPARE(back.timing.warmupSeconds, 0.002);
     QCOMPARE(back.timing.slowerThanMs, 0.75);
+    QCOMPARE(back.timing.profileUnderMs, 0.5);
+    QCOMPARE(decodeMeasure(roundTrip(encode(Measure{}, {}))).timing.profileUnderMs, 0.0);
     QCOMPARE(back.timing.maxSeconds, 0.5);
     QCOMPARE(back.timing.flushL2, false);
     QCOMPARE(back.timing.l2WriteBytes, std::int64_t{16 << 20});
@@ -390,6 +395,7 @@ void TestWorkerProtocol::resultWithEverything() {
     m.measurement.staticInfo = info;
     m.measurement.deviceState = DeviceState{1755, 3201, 41, 0, 412.5, 0x4};
     m.measurement.samplesMs = {1.25, 1.0, 2.5, 1.125};
+    m.measurement.parts = BenchmarkParts{0.004, 0.03, 0.02, 0, 1, 2, 1, 1};
     // Executions per instruction: offsets and counts past 32 bits come back exactly.
     m.measurement.executed = {{0x0, 2048}, {0x10, 8192}, {0xfff0, 0x1'0000'0001ull}};
     m.executedNote = "executed instructions not counted: none";
@@ -425,6 +431,8 @@ void TestWorkerProtocol::resultWithEverything() {
     QVERIFY_THROWS_EXCEPTION(std::runtime_error, decodeResult(cut));
     QCOMPARE(back.id, std::uint64_t{9});
     QVERIFY(back.measurement == m.measurement);
+    QCOMPARE(back.measurement.parts.raced, 1);
+    QCOMPARE(back.measurement.parts.profiled, 1);
     QVERIFY(back.function.has_value());
     QCOMPARE(back.function->registers, 255);
     QCOMPARE(back.function->localBytes, std::int64_t{1304});

@@ -1122,6 +1122,12 @@ void TestSpec::metricSets() {
     QCOMPARE(expandMetricNames({"bank-conflicts"}).size(), std::size_t(2));
     QVERIFY(expandMetricNames({"none"}).empty());
     QCOMPARE(expandMetricNames({"x.sum", "default"}).front(), std::string("x.sum"));
+    // "all-configs" asks for every config's counters and names none: alone, the default set.
+    QCOMPARE(expandMetricNames({"all-configs"}), defaultMetricNames());
+    QCOMPARE(expandMetricNames({"bank-conflicts", "all-configs"}).size(), std::size_t(2));
+    QVERIFY(wantsEveryConfigProfiled({"default", "all-configs"}));
+    QVERIFY(!wantsEveryConfigProfiled({"default"}));
+    QCOMPARE(cuptiMetricNames({"all-configs", "energy"}), std::vector<std::string>{});
 }
 
 #include "tst_spec.moc"

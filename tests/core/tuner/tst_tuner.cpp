@@ -48,6 +48,8 @@ public:
     double noise = 0;                           // relative log-normal jitter of kept samples
     std::mt19937_64 rng{7};
     std::vector<int> samplesAsked;            // per measure() call: MeasureControl::samplesPerConfig
+    // Per measure() call: MeasureControl's race bound and profiling bound as the call began.
+    std::vector<std::pair<double, double>> bounds;
     std::function<bool(const Config&)> wrong; // configs whose outputs differ
     std::vector<Metric> wrongMetrics;         // what the check of a wrong config's outputs found
     // Configs that still differ when verified within groups (MeasureControl::verifyWithin); unset: none.
@@ -77,6 +79,7 @@ public:
     void measure(std::span<const MeasureItem> items, const MeasureControl& control, const MeasureSink& sink) override {
         batches.push_back(items.size());
         samplesAsked.push_back(control.samplesPerConfig);
+        bounds.emplace_back(control.slowerThanMs, control.profileUnderMs);
         verifyWithinAsked.push_back(control.verifyWithin);
         for (std::size_t i = 0; i < items.size(); ++i) {
             Measurement m;
@@ -236,6 +239,47 @@ private slots:
         const SessionSummary replaySummary = replayed.run();
         QVERIFY(replaySummary.remeasured.empty());
         QVERIFY(replaySummary.confirmation.empty());
+    }
+
+    // The race and the profiling of the leaders follow the best so far: each batch after the
+    // first is told to stop sampling a config clearly above the best (its median 5 % above the
+    // upper end of the best's interval) and to profile only those within 25 % of the best's median;
+    // off, every config is sampled and profiled fully.
+    void raceAndProfilingFollowTheBest() {
+        const ConfigSpace space = ConfigSpace::build(m_tiny);
+        QVERIFY(space.size() > 16); // several batches of 8
+        for (const bool on : {true, false}) {
+            QTemporaryDir dir;
+            ResultStore store = ResultStore::open(dbPath(dir));
+            FakeBackend backend;
+            Recorder rec;
+            SessionOptions options;
+            options.compile = SessionOptions::Compile::Never;
+            if (!on) {
+                options.raceMargin.reset();
+                options.profileMargin.reset();
+            }
+            TuningSession session(m_tiny, backend, store, options, rec.events());
+            session.run();
+            QVERIFY(backend.bounds.size() >= 3);
+            QCOMPARE(backend.bounds.front(), (std::pair<double, double>{0.0, 0.0})); // no best yet
+            std::size_t seen = 0;
+            for (std::size_t call = 1; call < backend.bounds.size(); ++call) {
+                seen += backend.batches[call - 1];
+                double best = 1e300;
+                for (std::size_t k = 0; k < seen; ++k)
+                    best = std::min(best, FakeBackend::timeOf(backend.measured[k]));
+                const auto [race, profile] = backend.bounds[call];
+                if (on) {
+                    // The fake's interval: none (0), so the median is the upper end.
+                    QCOMPARE(race, best * 1.05);
+                    QCOMPARE(profile, best * 1.25);
+                } else {
+                    QCOMPARE(race, 0.0);
+                    QCOMPARE(profile, 0.0);
+                }
+            }
+        }
     }
 
     void implausibleTimesNeverWin() {

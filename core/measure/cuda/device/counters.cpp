@@ -10,6 +10,10 @@ void WorkerRuntime::Impl::profile(const worker::Measure& m, worker::Result& r) {
     const std::vector<std::string> names = cuptiMetricNames(m.metrics);
     if (names.empty())
         return;
+    // Counters are for the configs that rank near the best so far (TimingRule::profileUnderMs):
+    // one clearly slower keeps its time and its static information, not a profiling pass.
+    if (m.timing.profileUnderMs > 0 && r.measurement.time.medianMs > m.timing.profileUnderMs)
+        return;
     if (!profiler) {
         r.metricsNote = cuptiNote.empty() ? "CUPTI counters are not available on this device" : cuptiNote;
         return;
@@ -52,6 +56,7 @@ void WorkerRuntime::Impl::profile(const worker::Measure& m, worker::Result& r) {
     }
     // After the energy pass's metrics, when it ran.
     r.measurement.metrics.insert(r.measurement.metrics.end(), values->begin(), values->end());
+    r.measurement.parts.profiled = 1;
 }
 
 void WorkerRuntime::Impl::countExecuted(const worker::Measure& m, worker::Result& r) {

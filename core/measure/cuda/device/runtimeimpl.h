@@ -331,6 +331,9 @@ struct WorkerRuntime::Impl {
     /// `writeBytes` > 0: write that many bytes over the L2 first (the flush, or a smaller
     /// polluter); 0: nothing (warm).
     double timedLaunch(const worker::Result& r, std::int64_t writeBytes);
+    // `count` launches (each after the ReadWrite restore) queued between one pair of events, one
+    // synchronisation at the end: the warm-up's. Their time in ms.
+    double timedBatch(const worker::Result& r, int count);
     /// Samples the config by the rule: the statistics, and every sample when the rule keeps them.
     void time(const worker::TimingRule& rule, worker::Result& r);
 

@@ -6,6 +6,7 @@
 #include "measure/cuda/sampling.h"
 
 #include <algorithm>
+#include <cmath>
 
 namespace tilescope::cuda {
 
@@ -19,6 +20,19 @@ double WorkerRuntime::Impl::timedLaunch(const worker::Result& r, std::int64_t wr
     launchChecked(r, "a timed launch failed");
     check(cu->cuEventRecord(endEvent, stream), "cuEventRecord");
     check(cu->cuEventSynchronize(endEvent), "the kernel failed while it was timed");
+    float ms = 0;
+    check(cu->cuEventElapsedTime(&ms, startEvent, endEvent), "cuEventElapsedTime");
+    return ms;
+}
+
+double WorkerRuntime::Impl::timedBatch(const worker::Result& r, int count) {
+    check(cu->cuEventRecord(startEvent, stream), "cuEventRecord");
+    for (int i = 0; i < count; ++i) {
+        check(restoreReadWrite(), "cannot restore the ReadWrite arguments (cuMemcpyDtoDAsync)");
+        launchChecked(r, "a warm-up launch failed");
+    }
+    check(cu->cuEventRecord(endEvent, stream), "cuEventRecord");
+    check(cu->cuEventSynchronize(endEvent), "the kernel failed while it was warmed up");
     float ms = 0;
     check(cu->cuEventElapsedTime(&ms, startEvent, endEvent), "cuEventElapsedTime");
     return ms;
@@ -38,18 +52,25 @@ void WorkerRuntime::Impl::time(const worker::TimingRule& rule, worker::Result& r
         }
     }
     worker::Sampler sampler(rule);
-    // Warm-up: clocks up, caches and TLBs warm, lazy driver work done; at least one launch.
+    // Warm-up: clocks up, caches and TLBs warm, lazy driver work done; at least one launch. The
+    // first launch alone tells how long one takes; the launches still wanted then go in batches
+    // with one synchronisation each (a batch at most 4 times the launches so far, so that a first
+    // launch slowed by lazy work cannot make the warm-up overshoot much).
     const auto warmStart = Clock::now();
-    double warmed = 0;
-    int launches = 0;
-    do {
-        warmed += timedLaunch(r, 0) / 1000.0;
-        ++launches;
-    } while (!sampler.warmedUp(launches, warmed, std::chrono::duration<double>(Clock::now() - warmStart).count()));
+    double warmed = timedLaunch(r, 0) / 1000.0;
+    int launches = 1;
+    while (!sampler.warmedUp(launches, warmed, std::chrono::duration<double>(Clock::now() - warmStart).count())) {
+        const double each = std::max(warmed / launches, 1e-7);
+        const double wanted = std::ceil((rule.warmupSeconds - warmed) / each);
+        const int batch = static_cast<int>(std::clamp(wanted, 1.0, double(std::min(4 * launches, worker::Sampler::kMaxWarmupLaunches - launches))));
+        warmed += timedBatch(r, batch) / 1000.0;
+        launches += batch;
+    }
 
     while (!sampler.add(timedLaunch(r, writeBytes))) {
     }
     r.measurement.time = sampler.stats();
+    r.measurement.parts.raced = sampler.raced() ? 1 : 0;
     if (rule.keepSamples)
         r.measurement.samplesMs = sampler.samples();
 }
