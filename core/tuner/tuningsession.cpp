@@ -754,6 +754,7 @@ struct TuningSession::Run {
                 p["outputs_downloaded"] = b.downloaded;
                 p["configs_raced"] = b.raced;
                 p["configs_profiled"] = b.profiled;
+                p["read_write_buffers_unrestored"] = b.unrestored;
             }
             info.provenanceJson = withProvenance(info.provenanceJson, {{"pipeline", std::move(p)}});
             self.m_store.setSessionProvenance(sessionId, info.deviceName, info.arch, info.provenanceJson);

@@ -151,6 +151,7 @@ struct SessionPipeline {
         parts.downloaded += m.parts.downloaded;
         parts.raced += m.parts.raced;
         parts.profiled += m.parts.profiled;
+        parts.unrestored += m.parts.unrestored;
         if (m.device >= 0)
             devices.insert(m.device);
     }

@@ -16,6 +16,9 @@
 // - Outputs compared with their reference on the GPU read the same as on the host
 //   (TILESCOPE_COMPARE_ON_HOST=1): the same statuses, messages and errors; only the configs whose
 //   outputs agree are settled there, the others are copied and named by the host's comparison.
+// - A ReadWrite buffer a kernel changes is restored before every launch (each sample of a kernel
+//   that spins longer the more launches its counters saw takes the same time), and one it only
+//   reads is not (the first launch left it as it was): one such buffer a config, counted.
 // - With --sanitize, a read past the end of an input that lands in the next buffer is named by
 //   its line (compute-sanitizer's padding between allocations).
 
@@ -116,6 +119,42 @@ out = np.zeros(n, dtype=np.float32)
 params = {"SKIP": [0, 1], "block_size_x": [128, 256, 512]}
 results, env = tune_kernel("skipper", kernel, n, [out, x, n], params, verbose=False)
 )py";
+
+// Each launch counts itself in `count` and first spins as many rounds as launches it saw before:
+// restored before each launch, every launch spins none. `table` is read, never written, though
+// not const (Kernel Tuner's scripts pass their arrays so).
+constexpr const char* kGrowKernel = R"cuda(
+extern "C" __global__ void grow(float* out, int* count, float* table, int n) {
+    const int i = blockIdx.x * BLOCK + threadIdx.x;
+    if (i >= n)
+        return;
+    const int seen = count[i];
+    float v = table[i];
+    for (int k = 0; k < seen * 256; ++k)
+        v = v * 0.999f + 0.001f;
+    out[i] = v;
+    count[i] = seen + 1;
+}
+)cuda";
+
+constexpr const char* kGrowProblem = R"json({
+    "General": {"FormatVersion": 1, "TimeUnit": "Milliseconds"},
+    "ConfigurationSpace": {"TuningParameters": [{"Name": "BLOCK", "Type": "int", "Values": "[128, 256, 512]"}]},
+    "KernelSpecification": {
+        "Language": "CUDA", "KernelName": "grow", "KernelFile": "grow.cu",
+        "ProblemSize": ["N"], "GridDivX": ["BLOCK"], "LocalSize": {"X": "BLOCK"},
+        "Arguments": [
+            {"Name": "out", "Type": "float", "MemoryType": "Vector", "AccessType": "WriteOnly", "Size": "N",
+             "FillType": "Constant", "FillValue": 0},
+            {"Name": "count", "Type": "int32", "MemoryType": "Vector", "AccessType": "ReadWrite", "Size": "N",
+             "FillType": "Constant", "FillValue": 0},
+            {"Name": "table", "Type": "float", "MemoryType": "Vector", "AccessType": "ReadWrite", "Size": "N",
+             "FillType": "Random"},
+            {"Name": "n", "Type": "int32", "MemoryType": "Scalar", "Value": "N"}
+        ]
+    },
+    "Tilescope": {"Shapes": [{"N": 1048576}]}
+})json";
 
 // Each of the GROUPS blocks sums a share of the input: LAYOUT 0 a contiguous chunk, LAYOUT 1
 // every GROUPS-th element from its own. Every element of `sums` is written, by design differently.
@@ -293,6 +332,7 @@ private slots:
     void sanitizeFindsAnOverrunIntoTheNextBuffer();
     void comparedOnTheGpuAsOnTheHost_data();
     void comparedOnTheGpuAsOnTheHost();
+    void readWriteRestoredWhereChanged();
 
 private:
     // Writes `kernel` and `problem` as NAME.cu and NAME.json, and loads the problem.
@@ -621,6 +661,28 @@ void TestVerification::comparedOnTheGpuAsOnTheHost() {
             QVERIFY2(contains(g.measurement.message, "beyond the tolerance"), g.measurement.message.c_str());
         QCOMPARE(g.status(), wrong ? ResultStatus::WrongResult : ResultStatus::Ok);
     }
+}
+
+void TestVerification::readWriteRestoredWhereChanged() {
+    if (!m_skip.isEmpty())
+        QSKIP(qPrintable(m_skip));
+    const TuningProblem problem = write("grow", kGrowKernel, kGrowProblem);
+    SessionOptions session;
+    session.raceMargin.reset(); // every config sampled in full
+    std::vector<ResultRecord> results;
+    const SessionSummary summary = tune(problem, m_options, session, "grow", results);
+    QCOMPARE(results.size(), std::size_t(3));
+    for (const ResultRecord& r : results) {
+        const TimingStats& t = r.measurement.time;
+        QVERIFY2(r.status() == ResultStatus::Ok, r.measurement.message.c_str());
+        // 200 samples at most; with counts left over, the last would spin 199 x 256 rounds a thread.
+        qInfo("grow %s: %d samples, %.4g-%.4g ms", describeConfig(r.config).c_str(), t.samples, t.minMs, t.maxMs);
+        QVERIFY(t.samples >= 10);
+        QVERIFY2(t.maxMs < 2 * t.minMs, describeConfig(r.config).c_str());
+    }
+    QVERIFY(summary.pipeline);
+    qInfo("grow: %s", benchmarkPartsSentence(*summary.pipeline).c_str());
+    QCOMPARE(summary.pipeline->parts.unrestored, 3); // `table` in each config, never `count`
 }
 
 QTEST_GUILESS_MAIN(TestVerification)

@@ -230,7 +230,8 @@ json measurementJson(const Measurement& m) {
                           {"compared_on_device", b.comparedOnDevice},
                           {"downloaded", b.downloaded},
                           {"raced", b.raced},
-                          {"profiled", b.profiled}};
+                          {"profiled", b.profiled},
+                          {"unrestored", b.unrestored}};
     }
     if (!m.samplesMs.empty()) {
         json samples = json::array();
@@ -274,6 +275,7 @@ Measurement measurementOf(const json& j) {
         m.parts.downloaded = b->value("downloaded", 0);
         m.parts.raced = b->value("raced", 0);
         m.parts.profiled = b->value("profiled", 0);
+        m.parts.unrestored = b->value("unrestored", 0);
     }
     if (j.contains("static_info"))
         m.staticInfo = staticOf(j.at("static_info"));

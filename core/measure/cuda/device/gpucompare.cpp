@@ -131,29 +131,29 @@ WorkerRuntime::Impl::DeviceCopy WorkerRuntime::Impl::keepOnDevice(std::size_t i,
     return copy;
 }
 
-std::optional<Verdict> WorkerRuntime::Impl::compareOnDevice(std::size_t i, const DeviceCopy& copy) {
+CUfunction WorkerRuntime::Impl::compareKernel(const char* name) {
 #if TILESCOPE_HAVE_COMPARE_PTX
-    if (copy.data == 0 || compareOff)
-        return std::nullopt;
     if (!compareTried) {
         compareTried = true;
         if (cu->cuModuleLoadData(&compareModule, kOutputComparePtx) != CUDA_SUCCESS) {
             compareModule = nullptr;
-            return std::nullopt;
+            return nullptr;
         }
         compareResult = allocate(2 * sizeof(unsigned long long), "the output comparison's result");
     }
-    if (!compareModule)
-        return std::nullopt;
-    const ArgumentSpec& a = arguments()[i];
     CUfunction kernel = nullptr;
-    if (cu->cuModuleGetFunction(&kernel, compareModule, kernelFor(a.element)) != CUDA_SUCCESS)
-        return std::nullopt;
-    CUdeviceptr out = buffers[i];
-    CUdeviceptr ref = copy.data;
-    auto n = static_cast<unsigned long long>(a.values());
-    double scale = copy.scale;
-    double tolerance = defaultTolerance(a.element);
+    if (!compareModule || !name || cu->cuModuleGetFunction(&kernel, compareModule, name) != CUDA_SUCCESS)
+        return nullptr;
+    return kernel;
+#else
+    (void)name;
+    return nullptr;
+#endif
+}
+
+std::array<unsigned long long, 2> WorkerRuntime::Impl::runCompare(CUfunction kernel, CUdeviceptr out, CUdeviceptr ref,
+                                                                  unsigned long long n, double scale,
+                                                                  double tolerance) {
     CUdeviceptr result = compareResult;
     void* kernelArgs[] = {&out, &ref, &n, &scale, &tolerance, &result};
     const int sms = std::max(1, attribute(CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, 1));
@@ -167,8 +167,38 @@ std::optional<Verdict> WorkerRuntime::Impl::compareOnDevice(std::size_t i, const
     // The worker's stream does not wait for the legacy stream's copies, nor they for it: wait for
     // the comparison before reading what it found.
     check(cu->cuStreamSynchronize(stream), "the output comparison failed");
-    unsigned long long counts[2] = {0, 0};
-    check(cu->cuMemcpyDtoH(counts, result, sizeof(counts)), "cannot read the output comparison's result");
+    std::array<unsigned long long, 2> counts{0, 0};
+    check(cu->cuMemcpyDtoH(counts.data(), result, sizeof(counts)), "cannot read the output comparison's result");
+    return counts;
+}
+
+void WorkerRuntime::Impl::findUntouchedReadWrite() {
+    const auto& args = arguments();
+    untouched.assign(pristine.size(), false);
+    for (std::size_t i = 0; i < pristine.size() && i < args.size(); ++i) {
+        if (pristine[i] == 0 || args[i].bytes() <= 0)
+            continue;
+        // Bytes compared as 32-bit words where they divide, else one by one: equal bits, whatever the type.
+        const auto bytes = static_cast<unsigned long long>(args[i].bytes());
+        const bool words = bytes % 4 == 0;
+        const CUfunction kernel = compareKernel(words ? "tilescope_compare_b32" : "tilescope_compare_b8");
+        if (!kernel)
+            return;
+        untouched[i] = runCompare(kernel, buffers[i], pristine[i], words ? bytes / 4 : bytes, 0, 0)[0] == 0;
+    }
+}
+
+std::optional<Verdict> WorkerRuntime::Impl::compareOnDevice(std::size_t i, const DeviceCopy& copy) {
+#if TILESCOPE_HAVE_COMPARE_PTX
+    if (copy.data == 0 || compareOff)
+        return std::nullopt;
+    const ArgumentSpec& a = arguments()[i];
+    const CUfunction kernel = compareKernel(kernelFor(a.element));
+    if (!kernel)
+        return std::nullopt;
+    const double tolerance = defaultTolerance(a.element);
+    const std::array<unsigned long long, 2> counts =
+        runCompare(kernel, buffers[i], copy.data, static_cast<unsigned long long>(a.values()), copy.scale, tolerance);
     if (counts[0] != 0)
         return std::nullopt;
     Verdict v;

@@ -93,6 +93,10 @@ struct WorkerRuntime::Impl {
     };
     std::vector<Reservation> reservations;
     std::vector<CUdeviceptr> pristine;   // per argument: the initial contents of a ReadWrite buffer, else 0
+    // Per argument, for the config being measured: a ReadWrite buffer that its first launch left
+    // as it was (compared with its initial contents on the GPU), which the restores before its
+    // later launches skip. Cleared, every buffer restored, as each config starts.
+    std::vector<bool> untouched;
     std::vector<ScalarSlot> scalars;     // per argument
     std::vector<void*> params;           // per argument: what cuLaunchKernel reads
     std::vector<CUtensorMap> tensorMaps; // per argument: a TensorMap argument's map
@@ -190,7 +194,7 @@ struct WorkerRuntime::Impl {
     CUresult restoreReadWrite() {
         const auto& args = arguments();
         for (std::size_t i = 0; i < args.size(); ++i) {
-            if (pristine[i] == 0)
+            if (pristine[i] == 0 || (i < untouched.size() && untouched[i]))
                 continue;
             const CUresult rc =
                 cu->cuMemcpyDtoDAsync(buffers[i], pristine[i], static_cast<std::size_t>(args[i].bytes()), stream);
@@ -311,6 +315,16 @@ struct WorkerRuntime::Impl {
     /// agrees (written, finite, within the Normalized tolerance); nullopt when one does not, or
     /// the GPU cannot compare, for the host to find and name it.
     std::optional<Verdict> compareOnDevice(std::size_t i, const DeviceCopy& copy);
+    /// After a config's first launch: marks `untouched` the ReadWrite buffers whose bytes equal
+    /// their initial contents (one comparison on the GPU each), so that later launches of the
+    /// config need not restore them. Nothing is marked where the GPU cannot compare.
+    void findUntouchedReadWrite();
+    /// The comparison kernel `name`, its module loaded at the first call; null when it cannot be.
+    CUfunction compareKernel(const char* name);
+    /// Runs comparison kernel `kernel` over `n` elements of `out` and `ref` and returns what it
+    /// found: the elements that differ and the bits of the largest error.
+    std::array<unsigned long long, 2> runCompare(CUfunction kernel, CUdeviceptr out, CUdeviceptr ref,
+                                                 unsigned long long n, double scale, double tolerance);
 
     // ---- verification.cpp ----
     void readReferences(const std::filesystem::path& baseDir, const std::string& problemFile);
@@ -326,8 +340,8 @@ struct WorkerRuntime::Impl {
     void returnContents(const worker::Measure& m, worker::Result& r);
 
     // ---- timing.cpp ----
-    /// One launch between a pair of events, after the L2 flush and the restore of ReadWrite
-    /// buffers (both queued before the start event, so neither is timed). Milliseconds.
+    /// One launch between a pair of events, after the restore of the ReadWrite buffers it changes
+    /// and the L2 flush (both queued before the start event, so neither is timed). Milliseconds.
     /// `writeBytes` > 0: write that many bytes over the L2 first (the flush, or a smaller
     /// polluter); 0: nothing (warm).
     double timedLaunch(const worker::Result& r, std::int64_t writeBytes);

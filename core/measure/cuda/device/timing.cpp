@@ -11,11 +11,12 @@
 namespace tilescope::cuda {
 
 double WorkerRuntime::Impl::timedLaunch(const worker::Result& r, std::int64_t writeBytes) {
+    // The restore first, then the flush: the restored buffers start the sample as cold as the rest.
+    check(restoreReadWrite(), "cannot restore the ReadWrite arguments (cuMemcpyDtoDAsync)");
     if (writeBytes > 0 && flush != 0)
         check(cu->cuMemsetD32Async(flush, ++flushValue, static_cast<std::size_t>(std::min(writeBytes, flushBytes) / 4),
                                    stream),
               "cannot write over the L2 cache (cuMemsetD32Async)");
-    check(restoreReadWrite(), "cannot restore the ReadWrite arguments (cuMemcpyDtoDAsync)");
     check(cu->cuEventRecord(startEvent, stream), "cuEventRecord");
     launchChecked(r, "a timed launch failed");
     check(cu->cuEventRecord(endEvent, stream), "cuEventRecord");

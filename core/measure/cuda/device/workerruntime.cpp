@@ -107,6 +107,7 @@ void encodeTensorMap(const Driver& cu, const ArgumentSpec& a, CUdeviceptr buffer
 void WorkerRuntime::Impl::run(const worker::Measure& m, const std::vector<char>& cubin, worker::Result& r,
                               std::optional<Clock::time_point>& benchStart) {
     Measurement& out = r.measurement;
+    untouched.clear(); // every ReadWrite buffer restored until this config's first launch shows otherwise
     if (cubin.empty()) {
         out.status = ResultStatus::LaunchError;
         out.message = "no cubin came with the config";
@@ -134,15 +135,21 @@ void WorkerRuntime::Impl::run(const worker::Measure& m, const std::vector<char>&
     BenchmarkParts& parts = out.parts;
     auto since = [](Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); };
     Clock::time_point t = Clock::now();
+    const bool launchesFirst = m.verify || m.checkWrites || m.guard == worker::Guard::Check || !m.returnArguments.empty();
     if (m.verify || m.checkWrites) {
         verify(m, r);
     } else {
         out.message = "not verified: verification is off";
-        if (m.guard == worker::Guard::Check || !m.returnArguments.empty()) {
+        if (launchesFirst) {
             check(restoreReadWrite(), "cannot restore the ReadWrite arguments (cuMemcpyDtoDAsync)");
             launchChecked(r, "the launch failed");
             check(cu->cuStreamSynchronize(stream), "the kernel failed");
         }
+    }
+    // The ReadWrite buffers the first launch did not change need no restore before the others.
+    if (launchesFirst) {
+        findUntouchedReadWrite();
+        parts.unrestored = static_cast<int>(std::count(untouched.begin(), untouched.end(), true));
     }
     if (out.status == ResultStatus::Ok)
         returnContents(m, r);
