@@ -113,7 +113,7 @@ void addCudaOptions(CLI::App* cmd, TuneOptions* opt) {
                                          "energy-check (that and NVML's power readings sampled through a second "
                                          "loop of 3 s), or metric names separated by commas (default: the "
                                          "problem's Tilescope.Metrics). Counters are collected for the configs "
-                                         "within 25 % of the best so far; add all-configs for every config's")
+                                         "among the best 5 so far; add all-configs for every config's")
                              ->group("CUDA backend");
     cmd->add_option("--objective", opt->objective,
                     "What ranks configs: time (the default, or the problem's Tilescope.Objective), energy (joules "

@@ -302,7 +302,7 @@ SessionOptions tuneSessionOptions(const TuneRequest& request, const BackendSpec&
                                        [](const std::string& o) { return o == "time"; });
     options.raceMargin = timeRanks ? request.raceMargin : std::nullopt;
     if (request.profileAll || wantsEveryConfigProfiled(request.cuda.metrics ? *request.cuda.metrics : problem.metrics))
-        options.profileMargin = std::nullopt;
+        options.profileTop = std::nullopt;
     if (request.stopEarly)
         options.earlyStop = EarlyStop{};
     options.stopOnSystematicFailure = !request.keepGoing;

@@ -93,6 +93,7 @@ struct TuningSession::Run {
     SessionTally tally;
     Clock::time_point start = Clock::now();
     SessionPipeline pipeline;         // how busy the compile pool and the GPUs were
+    std::multiset<double> rankedTimes; // the times of this run's results that rank, for the profiling of the leaders
     std::set<std::string> configKeys; // the compile keys of the configs evaluated (SessionPipeline::binaries)
     CompileService::Stats compileStatsAtStart = self.m_compiler ? self.m_compiler->stats() : CompileService::Stats{};
     std::string stopReason;
@@ -560,8 +561,8 @@ struct TuningSession::Run {
             if (options.raceMargin)
                 control.slowerThanMs =
                     std::max(best.timeMs(), best.measurement.time.ciHighMs) * (1.0 + *options.raceMargin);
-            if (options.profileMargin)
-                control.profileUnderMs = best.timeMs() * (1.0 + *options.profileMargin);
+            if (options.profileTop && *options.profileTop > 0 && rankedTimes.size() >= *options.profileTop)
+                control.profileUnderMs = *std::next(rankedTimes.begin(), std::ptrdiff_t(*options.profileTop - 1));
         };
         adapt();
         control.feed = [&](std::size_t wanted, std::vector<MeasureItem>& out) {
@@ -604,6 +605,8 @@ struct TuningSession::Run {
             judgeTime(r);
             if (r.ok())
                 r.objective = objective->value(space, p.config, r.timeMs(), energyOf(r.measurement.metrics));
+            if (r.ranks())
+                rankedTimes.insert(r.timeMs());
             pipeline.measured(r.measurement);
             record(std::move(r), p.index);
         });

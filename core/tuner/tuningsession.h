@@ -77,9 +77,10 @@ struct SessionOptions {
     /// round settles the winner among those that stay close. nullopt: every config sampled by
     /// the timing rule alone.
     std::optional<double> raceMargin = 0.05;
-    /// Counters (the profiling pass) only for the configs whose median is at most this fraction
-    /// above the best so far's: those that rank. nullopt: every config's counters.
-    std::optional<double> profileMargin = 0.25;
+    /// Counters (the profiling pass) only for the configs that rank: whose median is at most the
+    /// profileTop-th best time so far (every config until that many have a time). The configs
+    /// that were ever among the best so many keep their counters. nullopt: every config's.
+    std::optional<std::size_t> profileTop = 5;
 
     /// Stop with SystematicFailure when the first configs of the run all fail with the same
     /// error that no tuning parameter explains (see SystematicFailure), instead of spending the

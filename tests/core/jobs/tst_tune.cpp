@@ -248,7 +248,7 @@ private slots:
         TuneRequest r = request("cuda:0", "unused.db");
         SessionOptions o = tuneSessionOptions(r, spec, problem, {});
         QCOMPARE(o.raceMargin, std::optional<double>(0.05));
-        QCOMPARE(o.profileMargin, std::optional<double>(0.25));
+        QCOMPARE(o.profileTop, std::optional<std::size_t>(5));
         r.raceMargin = 0.2;
         QCOMPARE(tuneSessionOptions(r, spec, problem, {}).raceMargin, std::optional<double>(0.2));
         // A slower config may use less energy: no race where energy ranks, or trades off with time.
@@ -257,12 +257,12 @@ private slots:
         QVERIFY(!tuneSessionOptions(r, spec, energy, {}).raceMargin);
         // Every config's counters: asked by the request, or by the word in the metric names.
         r.profileAll = true;
-        QVERIFY(!tuneSessionOptions(r, spec, problem, {}).profileMargin);
+        QVERIFY(!tuneSessionOptions(r, spec, problem, {}).profileTop);
         r.profileAll = false;
         r.cuda.metrics = std::vector<std::string>{"default", "all-configs"};
-        QVERIFY(!tuneSessionOptions(r, spec, problem, {}).profileMargin);
+        QVERIFY(!tuneSessionOptions(r, spec, problem, {}).profileTop);
         r.cuda.metrics = std::vector<std::string>{"all-configs"};
-        QVERIFY(!tuneSessionOptions(r, spec, problem, {}).profileMargin);
+        QVERIFY(!tuneSessionOptions(r, spec, problem, {}).profileTop);
         QCOMPARE(tuneBackendOptions(r, spec, problem, {}).cuda.metrics, defaultMetricNames());
     }
 };

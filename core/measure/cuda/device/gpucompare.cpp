@@ -12,6 +12,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <string>
 
 namespace tilescope::cuda {
 
@@ -90,12 +91,10 @@ WorkerRuntime::Impl::DeviceCopy WorkerRuntime::Impl::keepOnDevice(std::size_t i,
         values.size() != static_cast<std::size_t>(a.bytes()) || written.count() != n || finite.count() != n ||
         holdsCanary(values, elementSize(a.element), kCanary))
         return copy;
-    // At most kMaxCopyBytes an output, larger ones compared on the host as before the GPU
-    // compared any: on an H100 with CUDA 13 the upload of a 128 MiB and of a 1 GiB reference from
-    // the host's pageable copy lost the context (CUDA_ERROR_CONTEXT_IS_DESTROYED at cuMemcpyHtoD),
-    // where references of 32 MiB compared on the GPU through whole sessions. And a quarter of the
-    // free memory for all the groups' copies together.
-    constexpr std::int64_t kMaxCopyBytes = std::int64_t{64} << 20;
+    // At most kMaxCopyBytes an output (larger ones compared on the host, where the comparison's
+    // threads keep pace with the download), and a quarter of the free memory for all the groups'
+    // copies together.
+    constexpr std::int64_t kMaxCopyBytes = std::int64_t{512} << 20;
     std::size_t free = 0, total = 0;
     if (static_cast<std::int64_t>(values.size()) > kMaxCopyBytes || cu->cuMemGetInfo(&free, &total) != CUDA_SUCCESS ||
         static_cast<std::int64_t>(values.size()) + keptOnDeviceBytes > static_cast<std::int64_t>(free / 4))
@@ -106,8 +105,13 @@ WorkerRuntime::Impl::DeviceCopy WorkerRuntime::Impl::keepOnDevice(std::size_t i,
     }
     // Copied from the output's buffer, which holds the values just downloaded: a copy on the
     // device (as the guarded buffers are moved), with no upload from the host.
-    check(cu->cuMemcpyDtoD(copy.data, buffers[i], values.size()), "cannot copy a reference output on the device");
-    check(cu->cuCtxSynchronize(), "cannot copy a reference output on the device");
+    // On the worker's stream, waited for there. On an H100 with CUDA 13, the same copy on the
+    // legacy stream (cuMemcpyDtoD, or cuMemcpyHtoD from the host's copy) followed by
+    // cuCtxSynchronize lost the context at the synchronisation (CUDA_ERROR_CONTEXT_IS_DESTROYED)
+    // for every reference of sgemm, hgemm and copy; this way all of them compare on the GPU.
+    check(cu->cuMemcpyDtoDAsync(copy.data, buffers[i], values.size(), stream),
+          "cannot copy a reference output on the device (cuMemcpyDtoDAsync)");
+    check(cu->cuStreamSynchronize(stream), "cannot copy a reference output on the device");
     copy.bytes = static_cast<std::int64_t>(values.size());
     keptOnDeviceBytes += copy.bytes;
     if (isFloatingPoint(a.element)) {
