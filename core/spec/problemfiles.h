@@ -18,8 +18,10 @@ class TuningProblem;
 
 /// Limits of what collectProblemFiles() keeps.
 struct ProblemFileLimits {
-    /// A data file larger than this keeps its hash and size only (ProblemFile::data nullopt).
-    std::uint64_t maxDataBytes = std::uint64_t(64) << 20;
+    /// A data file larger than this keeps its hash and size only (ProblemFile::data nullopt): a
+    /// database is no archive of large inputs (a Kernel Tuner script's arrays, written afresh
+    /// by each run, would add their size to it every run; `kt` keeps them in its problem folder).
+    std::uint64_t maxDataBytes = std::uint64_t(16) << 20;
     /// Headers followed at most (a header that includes itself, or a folder of thousands, ends here).
     std::size_t maxHeaders = 256;
     /// How deep includes are followed.
