@@ -529,6 +529,18 @@ void printResults(const ShowOptions& opt, const ResultStore& store, const Sessio
                                      kWidth)
                                 .c_str());
     }
+    // Counters go to the configs that rank when measured: say what a blank metric cell means.
+    const auto unprofiled = std::count_if(results.begin(), results.end(), [](const ResultRecord& r) {
+        return r.measurement.status == ResultStatus::Ok && r.measurement.metrics.empty();
+    });
+    if (!c.metricNames.empty() && unprofiled > 0)
+        std::printf("\n%s", fitLines("note: ",
+                                     std::to_string(unprofiled) + (unprofiled == 1 ? " config" : " configs") +
+                                         " listed without counters: counters go to the configs among the best five "
+                                         "when they were measured (tune --metrics default,all-configs for every "
+                                         "config's)",
+                                     kWidth)
+                                .c_str());
 }
 
 int runShow(const ShowOptions& opt) {

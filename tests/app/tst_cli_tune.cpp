@@ -282,6 +282,39 @@ private slots:
         QVERIFY(exp.out.contains("t4") && exp.out.contains("triton") && exp.out.contains("cpp"));
     }
 
+    void showSaysWhyCountersAreMissing() {
+        // Counters go to the configs that rank when measured: a listed config without them is
+        // named in a note, with the option that profiles every config.
+        QTemporaryDir dir;
+        const QString db = dir.filePath(QStringLiteral("leaders.db"));
+        const Run tuned =
+            cli({"tune", kSgemm, "--shape", "1", "--backend",
+                 "replay:" + QStringLiteral(TILESCOPE_SOURCE_DIR "/resources/demo/sgemm-h200-2048.t4.json.gz"),
+                 "--strategy", "random", "--seed", "3", "--budget", "12", "--db", db});
+        QVERIFY2(tuned.status == 0, qPrintable(describe(tuned)));
+        const Run whole = cli({"show", db, "--top", "12"});
+        QVERIFY2(!whole.out.contains(QStringLiteral("without counters")), qPrintable(whole.out));
+        {
+            ResultStore store = ResultStore::open(db.toStdString());
+            const std::vector<ResultRecord> results = store.results(store.sessions().front().id);
+            int cleared = 0;
+            for (const ResultRecord& r : results) {
+                if (!r.ok() || r.measurement.metrics.empty() || cleared == 3)
+                    continue;
+                Measurement m = r.measurement;
+                m.metrics.clear();
+                store.updateVerdict(r.id, m, r.objective, 0);
+                ++cleared;
+            }
+            QCOMPARE(cleared, 3);
+        }
+        const Run partial = cli({"show", db, "--top", "12"});
+        QCOMPARE(partial.status, 0);
+        QVERIFY2(partial.out.contains(QStringLiteral("note: 3 configs listed without counters")) &&
+                     partial.out.contains(QStringLiteral("all-configs")),
+                 qPrintable(partial.out));
+    }
+
     void showFitsOneHundredTwentyColumns() {
         // Long values as users meet them: a recording's absolute path as the backend, parameter
         // values of 60 characters, a failed session's message. show's text keeps every line within

@@ -991,8 +991,22 @@ void TestSession::detailsPanel() {
              qPrintable(diagnosis));
     QVERIFY(diagnosis.contains(QStringLiteral("this config")));
 
+    // A spilling config that was not profiled (it did not rank when measured): the diagnosis says
+    // why its traffic is unknown and how to have it.
+    auto unprofiled = std::make_shared<std::vector<ResultRecord>>(*results);
+    for (ResultRecord& r : *unprofiled)
+        if (r.id == heavy->id)
+            r.measurement.metrics.clear();
+    panel.setContext(unprofiled, controller.parameterNames(), loadSgemm(), controller.arch(), 1);
+    panel.showConfig(QString::fromStdString(configJson(heavy->config)));
+    diagnosis = panel.spillDiagnosisText();
+    QVERIFY2(diagnosis.contains(QStringLiteral("No CUPTI counters for this config")) &&
+                 diagnosis.contains(QStringLiteral("all-configs")) && !diagnosis.contains(QStringLiteral("local-load")),
+             qPrintable(diagnosis));
+
     // Without the problem: no rule, occupancy from the record alone.
     panel.setContext(results, controller.parameterNames(), nullptr, "", 1);
+    panel.showConfig(QString::fromStdString(configJson(heavy->config)));
     QVERIFY(!panel.rule());
     QVERIFY(panel.spillDiagnosisText().contains(QStringLiteral("Spills registers")));
     panel.showConfig(QStringLiteral(R"({"BLOCK_M":1})"));

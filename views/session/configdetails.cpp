@@ -217,8 +217,10 @@ QString trafficParagraph(const ResultRecord& r, const StaticInfo& info) {
             text += QStringLiteral(" Achieved occupancy: %1 %.").arg(formatNumber(*achieved));
         return esc(text);
     } else if (info.spills()) {
-        return esc(QStringLiteral("No CUPTI metrics for this config: how much local-memory traffic the spills "
-                                  "cause is not measured (tune with metrics on)."));
+        return esc(QStringLiteral("No CUPTI counters for this config: how much local-memory traffic the spills "
+                                  "cause is not measured. With metrics on, counters go to the configs among the "
+                                  "best five when they were measured; --metrics default,all-configs collects "
+                                  "them for every config."));
     }
     return {};
 }
