@@ -130,7 +130,6 @@ std::vector<std::size_t> tunedShapes(const TuneRequest& request, const TuningPro
     return {request.shape};
 }
 
-
 /// With two objectives: how many configs make the session's time-energy front, and where to see it.
 std::string frontLine(const ResultStore& store, const SessionSummary& summary, const TuningProblem& problem,
                       const std::string& db) {
@@ -354,7 +353,8 @@ std::optional<double> parseRaceMargin(const std::string& text) {
         used = 0;
     }
     if (number.empty() || used != number.size() || !std::isfinite(value))
-        throw InputError("", "--race", "'" + text + "' is not a margin: give a percentage (5%), a fraction (0.05) or off");
+        throw InputError("", "--race",
+                         "'" + text + "' is not a margin: give a percentage (5%), a fraction (0.05) or off");
     if (percent)
         value /= 100.0;
     if (value < 0 || value > 10)

@@ -92,9 +92,9 @@ struct TuningSession::Run {
 
     SessionTally tally;
     Clock::time_point start = Clock::now();
-    SessionPipeline pipeline;         // how busy the compile pool and the GPUs were
+    SessionPipeline pipeline;          // how busy the compile pool and the GPUs were
     std::multiset<double> rankedTimes; // the times of this run's results that rank, for the profiling of the leaders
-    std::set<std::string> configKeys; // the compile keys of the configs evaluated (SessionPipeline::binaries)
+    std::set<std::string> configKeys;  // the compile keys of the configs evaluated (SessionPipeline::binaries)
     CompileService::Stats compileStatsAtStart = self.m_compiler ? self.m_compiler->stats() : CompileService::Stats{};
     std::string stopReason;
     std::vector<std::pair<double, double>> okTimes; // this run's Ok results: (median ms, relative spread)

@@ -296,10 +296,11 @@ Measurement measurementOf(const json& j) {
 }
 
 json timingJson(const TimingRule& t) {
-    return json{
-        {"min_samples", t.minSamples},       {"max_samples", t.maxSamples},      {"target_rel_stdev", t.targetRelStdev},
-        {"warmup_seconds", t.warmupSeconds}, {"max_seconds", t.maxSeconds},      {"flush_l2", t.flushL2},
-        {"slower_than_ms", t.slowerThanMs}, {"profile_under_ms", t.profileUnderMs},  {"l2_write_bytes", t.l2WriteBytes}, {"keep_samples", t.keepSamples}};
+    return json{{"min_samples", t.minSamples},          {"max_samples", t.maxSamples},
+                {"target_rel_stdev", t.targetRelStdev}, {"warmup_seconds", t.warmupSeconds},
+                {"max_seconds", t.maxSeconds},          {"flush_l2", t.flushL2},
+                {"slower_than_ms", t.slowerThanMs},     {"profile_under_ms", t.profileUnderMs},
+                {"l2_write_bytes", t.l2WriteBytes},     {"keep_samples", t.keepSamples}};
 }
 
 TimingRule timingOf(const json& j) {

@@ -47,7 +47,7 @@ public:
     std::map<std::uint64_t, double> trueTime;   // index -> its time, in place of timeOf
     double noise = 0;                           // relative log-normal jitter of kept samples
     std::mt19937_64 rng{7};
-    std::vector<int> samplesAsked;            // per measure() call: MeasureControl::samplesPerConfig
+    std::vector<int> samplesAsked; // per measure() call: MeasureControl::samplesPerConfig
     // Per measure() call: MeasureControl's race bound and profiling bound as the call began.
     std::vector<std::pair<double, double>> bounds;
     std::function<bool(const Config&)> wrong; // configs whose outputs differ

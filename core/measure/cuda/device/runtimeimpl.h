@@ -92,7 +92,7 @@ struct WorkerRuntime::Impl {
         std::size_t mapped = 0;
     };
     std::vector<Reservation> reservations;
-    std::vector<CUdeviceptr> pristine;   // per argument: the initial contents of a ReadWrite buffer, else 0
+    std::vector<CUdeviceptr> pristine; // per argument: the initial contents of a ReadWrite buffer, else 0
     // Per argument, for the config being measured: a ReadWrite buffer that its first launch left
     // as it was (compared with its initial contents on the GPU), which the restores before its
     // later launches skip. Cleared, every buffer restored, as each config starts.

@@ -63,7 +63,8 @@ void WorkerRuntime::Impl::time(const worker::TimingRule& rule, worker::Result& r
     while (!sampler.warmedUp(launches, warmed, std::chrono::duration<double>(Clock::now() - warmStart).count())) {
         const double each = std::max(warmed / launches, 1e-7);
         const double wanted = std::ceil((rule.warmupSeconds - warmed) / each);
-        const int batch = static_cast<int>(std::clamp(wanted, 1.0, double(std::min(4 * launches, worker::Sampler::kMaxWarmupLaunches - launches))));
+        const int batch = static_cast<int>(
+            std::clamp(wanted, 1.0, double(std::min(4 * launches, worker::Sampler::kMaxWarmupLaunches - launches))));
         warmed += timedBatch(r, batch) / 1000.0;
         launches += batch;
     }

@@ -135,7 +135,8 @@ void WorkerRuntime::Impl::run(const worker::Measure& m, const std::vector<char>&
     BenchmarkParts& parts = out.parts;
     auto since = [](Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); };
     Clock::time_point t = Clock::now();
-    const bool launchesFirst = m.verify || m.checkWrites || m.guard == worker::Guard::Check || !m.returnArguments.empty();
+    const bool launchesFirst =
+        m.verify || m.checkWrites || m.guard == worker::Guard::Check || !m.returnArguments.empty();
     if (m.verify || m.checkWrites) {
         verify(m, r);
     } else {
