@@ -144,9 +144,9 @@ struct BenchmarkParts {
     double energy = 0;        ///< NVML's pass
     int comparedOnDevice = 0; ///< outputs whose comparison with the reference the GPU settled
     int downloaded = 0;       ///< outputs copied to the host to be checked there
-    int raced = 0;      ///< configs whose sampling stopped early: clearly slower than the best (the race)
-    int profiled = 0;   ///< configs whose counters were collected (MeasureControl::profileUnderMs)
-    int unrestored = 0; ///< ReadWrite buffers the first launch left unchanged, not restored before the others
+    int raced = 0;            ///< configs whose sampling stopped early: clearly slower than the best (the race)
+    int profiled = 0;         ///< configs whose counters were collected (MeasureControl::profileUnderMs)
+    int unrestored = 0;       ///< ReadWrite buffers the first launch left unchanged, not restored before the others
 
     bool operator==(const BenchmarkParts&) const = default;
 };
