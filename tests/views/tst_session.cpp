@@ -20,6 +20,7 @@
 #include "base/error.h"
 #include "exchange/recording.h"
 #include "measure/analysis/analysisbackend.h"
+#include "measure/metricnames.h"
 #include "search/strategy.h"
 #include "spec/tuningproblem.h"
 #include "store/resultstore.h"
@@ -1074,6 +1075,17 @@ void TestSession::runPanelListsGpus() {
     QVERIFY(request);
     QCOMPARE(request->backend, QStringLiteral("cuda:0"));
     QCOMPARE(request->metrics.size(), std::size_t(7)); // the default set
+    QVERIFY(panel.metricsBox()->toolTip().contains(QStringLiteral("best five")));
+    // A problem that asks for every config's counters keeps asking through the panel.
+    auto everyConfig = std::make_shared<TuningProblem>(*loadSgemm());
+    everyConfig->metrics = {"default", "all-configs"};
+    panel.setProblem(everyConfig, kSgemm);
+    panel.metricsBox()->setChecked(true);
+    const auto every = panel.request();
+    QVERIFY(every);
+    QCOMPARE(every->metrics.size(), std::size_t(8));
+    QVERIFY(wantsEveryConfigProfiled(every->metrics));
+    QVERIFY(panel.metricsBox()->toolTip().contains(QStringLiteral("for every config")));
 }
 
 void TestSession::runPanelRunsReplay() {

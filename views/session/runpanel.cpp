@@ -414,7 +414,12 @@ void RunPanel::setProblem(std::shared_ptr<const TuningProblem> problem, QString 
         }
         const std::vector<std::string> metrics =
             expandMetricNames(m_problem->metrics.empty() ? std::vector<std::string>{"default"} : m_problem->metrics);
-        m_metricsBox->setToolTip(tr("CUPTI metrics: %1").arg(qs(joined(metrics))));
+        m_metricsBox->setToolTip(
+            wantsEveryConfigProfiled(m_problem->metrics)
+                ? tr("CUPTI metrics: %1; for every config (all-configs)").arg(qs(joined(metrics)))
+                : tr("CUPTI metrics: %1; for the configs among the best five when they are measured (all-configs in "
+                     "the problem's Tilescope.Metrics: for every config)")
+                      .arg(qs(joined(metrics))));
         m_metricsBox->setChecked(!m_problem->metrics.empty());
     }
     updateEnabled();
@@ -515,9 +520,12 @@ std::optional<SessionController::Request> RunPanel::request(QString* why) const 
     default:
         break;
     }
-    if ((backendKind() == BackendKind::Cuda || backendKind() == BackendKind::Remote) && m_metricsBox->isChecked())
+    if ((backendKind() == BackendKind::Cuda || backendKind() == BackendKind::Remote) && m_metricsBox->isChecked()) {
         r.metrics =
             expandMetricNames(m_problem->metrics.empty() ? std::vector<std::string>{"default"} : m_problem->metrics);
+        if (wantsEveryConfigProfiled(m_problem->metrics))
+            r.metrics.push_back(kEveryConfigMetricsWord); // the use case reads it; the backend drops it
+    }
     // An objective of energy is measured whether or not counters are asked for.
     if ((backendKind() == BackendKind::Cuda || backendKind() == BackendKind::Remote) &&
         objectivesNeedEnergy(*m_problem) && !wantsEnergy(r.metrics))
