@@ -87,6 +87,9 @@ def run(args, cache, db):
         "benchmark_ms_a_config": pipeline.get("benchmark_ms_a_config"),
         "outputs_compared_on_gpu": pipeline.get("outputs_compared_on_gpu"),
         "outputs_downloaded": pipeline.get("outputs_downloaded"),
+        # The configs the race stopped early and those profiled (the leaders), of the measured.
+        "configs_raced": pipeline.get("configs_raced"),
+        "configs_profiled": pipeline.get("configs_profiled"),
     }
 
 
@@ -270,13 +273,15 @@ def main():
     parted = {name: r for name, r in rows.items() if r.get("benchmark_ms_a_config")}
     if parted:
         print("\n| cache | a config's benchmark, ms | checking the outputs | timing | counters | energy | "
-              "loading and the rest | outputs compared on the GPU / downloaded |")
-        print("|---|---|---|---|---|---|---|---|")
+              "loading and the rest | outputs compared on the GPU / downloaded | configs raced | configs profiled |")
+        print("|---|---|---|---|---|---|---|---|---|---|")
         for name, r in parted.items():
             b = r["benchmark_ms_a_config"]
             rest = b["all"] - b["check"] - b["timing"] - b["counters"] - b["energy"]
             print(f"| {name} | {b['all']:.3g} | {b['check']:.3g} | {b['timing']:.3g} | {b['counters']:.3g} | "
-                  f"{b['energy']:.3g} | {rest:.3g} | {r['outputs_compared_on_gpu']} / {r['outputs_downloaded']} |")
+                  f"{b['energy']:.3g} | {rest:.3g} | {r['outputs_compared_on_gpu']} / {r['outputs_downloaded']} | "
+                  f"{'-' if r.get('configs_raced') is None else r['configs_raced']} | "
+                  f"{'-' if r.get('configs_profiled') is None else r['configs_profiled']} |")
     if args.json:
         Path(args.json).write_text(json.dumps(rows, indent=2) + "\n")
 
