@@ -314,6 +314,10 @@ struct TuningSession::Run {
     }
 
     void setUp() {
+        // The files it is tuned with (the kernel, its headers, its data) are read and hashed while
+        // the backend opens (a worker starting its CUDA context and uploading the same data).
+        std::future<std::vector<ProblemFile>> filesRead =
+            std::async(std::launch::async, [this] { return collectProblemFiles(problem); });
         backend = self.m_backend.open(problem, options.shapeIndex, space);
         archs = sessionArchs(options.arch, backend);
         arch = archs.empty() ? std::string() : archs.front();
@@ -340,9 +344,8 @@ struct TuningSession::Run {
         plausibility = std::make_unique<PlausibilityCheck>(problem, options.shapeIndex, info.provenanceJson,
                                                            info.deviceName, info.arch);
 
-        // The files it is tuned with (the kernel, its headers, its data), kept with a new session
-        // and compared with a session's before it is continued.
-        const std::vector<ProblemFile> files = collectProblemFiles(problem);
+        // The files, kept with a new session and compared with a session's before it is continued.
+        const std::vector<ProblemFile> files = filesRead.get();
         std::vector<ResultRecord> prior;
         std::string nothingToResume;
         if (options.resume) {
