@@ -57,7 +57,8 @@ wheels (those the machine lacks) and the examples folder, then
     python3 tests/bench/kt_examples.py --examples .ktex --cli build/release/app/tilescope-cli \\
         --timeout 600 --json kt_examples.json --markdown kt_examples.md
 
-(--only vector_add,matmul picks scripts; --kt-arg passes an option to `tilescope-cli kt`, e.g.
+(--only vector_add,matmul picks scripts; --sample 60 has each brute-force call take 60 random configs
+on both sides, which makes convolution.py's space of millions tunable; --kt-arg passes an option to `tilescope-cli kt`, e.g.
 --kt-arg=--jobs=8; --workdir keeps each run's copy, stdout, stderr, records and Tilescope's
 database where you say, else in a new temporary folder). Kernel Tuner's brute force over
 convolution.py's and sepconv.py's spaces (about 2.4 million configs, and twice 0.9 million, after
@@ -111,6 +112,7 @@ RECORD = os.environ.get("TILESCOPE_KTEX_RECORD", "")
 SEED = int(os.environ.get("TILESCOPE_KTEX_SEED", "1"))
 LANG = os.environ.get("TILESCOPE_KTEX_LANG", "")  # set for the Kernel Tuner run only
 SIDE = os.environ.get("TILESCOPE_KTEX_SIDE", "")
+FEVALS = int(os.environ.get("TILESCOPE_KTEX_FEVALS", "0") or 0)  # > 0: a random sample of this many configs
 HIGHER_IS_BETTER = {"time": False, "energy": False, "GFLOP/s": True, "GFLOPS": True, "TFLOP/s": True,
                     "GB/s": True, "TB/s": True, "GFLOPS/W": True, "GFLOP/J": True}
 _calls = [0]
@@ -214,10 +216,26 @@ def objective_of(b, args, kwargs):
     return str(name), bool(higher)
 
 
+def sample_configs(fn, args, kwargs):
+    """With FEVALS: strategy="random_sample" with max_fevals=FEVALS where the call chose brute force
+    (no strategy); a call that chose its own strategy keeps it."""
+    if FEVALS <= 0:
+        return args, kwargs
+    b = bind(fn, args, kwargs)
+    if b is None or b.arguments.get("strategy") not in (None, "brute_force"):
+        return args, kwargs
+    b.arguments["strategy"] = "random_sample"
+    options = dict(b.arguments.get("strategy_options") or {})
+    options["max_fevals"] = FEVALS
+    b.arguments["strategy_options"] = options
+    return b.args, b.kwargs
+
+
 def wrap_tune(orig):
     @functools.wraps(orig)
     def tune_kernel(*args, **kwargs):
         args, kwargs = choose_lang(orig, args, kwargs, 13)
+        args, kwargs = sample_configs(orig, args, kwargs)
         b = bind(orig, args, kwargs)
         index = _calls[0] = _calls[0] + 1
         kernel = arg(b, args, kwargs, "kernel_name", 0)
@@ -429,6 +447,7 @@ def run_side(side, script, args, workdir, runner):
             "TILESCOPE_KTEX_RECORD": record,
             "TILESCOPE_KTEX_SEED": str(args.seed),
             "TILESCOPE_KTEX_SIDE": side,
+            "TILESCOPE_KTEX_FEVALS": str(args.sample or 0),
             "PYTHONUNBUFFERED": "1",
             "PYTHONDONTWRITEBYTECODE": "1",
         }
@@ -765,6 +784,14 @@ def main():
     parser.add_argument("--python", default=sys.executable, help="the Python interpreter for both sides")
     parser.add_argument("--seed", type=int, default=1, help="seed of Python's and NumPy's generators (default 1)")
     parser.add_argument(
+        "--sample",
+        type=int,
+        default=0,
+        help="each tune_kernel call that tunes by brute force (no strategy given) takes a random sample of N "
+        "configs on both sides instead: strategy=\"random_sample\", strategy_options={\"max_fevals\": N} (all of "
+        "them where the space has fewer); a call that names its strategy keeps it",
+    )
+    parser.add_argument(
         "--kt-lang",
         default="CUPY",
         help="Kernel Tuner's lang where the script gives none or CUDA: CUPY (default), NVCUDA, PYCUDA or auto",
@@ -804,7 +831,8 @@ def main():
     with open(runner, "w") as f:
         f.write(RUNNER)
 
-    meta = {"examples": args.examples, "workdir": workdir, "seed": args.seed, "timeout per run (s)": args.timeout}
+    meta = {"examples": args.examples, "workdir": workdir, "seed": args.seed, "timeout per run (s)": args.timeout,
+            "random sample per brute-force call": args.sample or "none"}
     if "kt" in sides:
         probe = probe_python(args.python)
         meta["Kernel Tuner side"] = f"kernel_tuner {probe.get('kernel_tuner')}, lang {args.kt_lang}"
