@@ -426,6 +426,25 @@ private slots:
                  qPrintable(describe(r)));
     }
 
+    // A large space is enumerated over NumPy arrays: the same configs, in the same order and of
+    // the same types, as one config at a time, for every form of restriction it turns element-wise;
+    // a restriction that divides by zero on some configs goes one by one (space_arrays.py).
+    void spaceOverArrays() {
+        requirePython();
+        QProcess p;
+        p.setWorkingDirectory(m_dir.path());
+        QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+        env.insert(QStringLiteral("PYTHONPATH"), QStringLiteral(TILESCOPE_SOURCE_DIR "/app/cli/kt"));
+        p.setProcessEnvironment(env);
+        p.start(m_python, {"space_arrays.py"});
+        QVERIFY(p.waitForFinished(120000));
+        const QString out = QString::fromUtf8(p.readAllStandardOutput());
+        QVERIFY2(p.exitCode() == 0, qPrintable(out + QString::fromUtf8(p.readAllStandardError())));
+        QCOMPARE(out.count(QStringLiteral(" agree ")), 5);
+        QCOMPARE(out.count(QStringLiteral("(arrays)")), 4);
+        QVERIFY2(out.contains(QStringLiteral("case 2: agree 45312 (one by one)")), qPrintable(out));
+    }
+
     // The package outside `tilescope-cli kt` says where it belongs.
     void outsideKt() {
         requirePython();

@@ -6,9 +6,12 @@ Also turns a Python function of the parameters (a callable problem_size, grid di
 memory size) into an expression of the parameters that gives the same value on every config
 of the space."""
 
+import ast
+import functools
 import inspect
 import itertools
 import math
+import random
 import re
 
 import numpy as np
@@ -100,11 +103,87 @@ def _params_in(expression, names):
 class Restriction:
     """One of the user's restrictions, as a predicate over a config dict."""
 
-    def __init__(self, index, source, check, expression=None):
+    def __init__(self, index, source, check, expression=None, vector=None):
         self.index = index  # position in the user's list (None: the block size limit)
         self.source = source  # what to name in messages
         self.check = check  # dict -> bool
         self.expression = expression  # T1 Condition text, where it has one
+        # dict of NumPy arrays (one value per config) -> bool array, where the restriction has
+        # one (a string); it raises where it cannot say (enumerate_space then checks one by one).
+        self.vector = vector
+
+
+# ---- a restriction over many configs at once ----
+
+
+class _Elementwise(ast.NodeTransformer):
+    """Python's boolean operators, chained comparisons, `in` and conditional expressions as
+    NumPy's element-wise functions, so that an expression of the parameters evaluates over
+    arrays of them. What has no element-wise meaning is left as written and raises on arrays."""
+
+    @staticmethod
+    def _call(name, args):
+        return ast.Call(func=ast.Name(id=name, ctx=ast.Load()), args=args, keywords=[])
+
+    def visit_BoolOp(self, node):
+        self.generic_visit(node)
+        return self._call("_ts_and" if isinstance(node.op, ast.And) else "_ts_or", node.values)
+
+    def visit_UnaryOp(self, node):
+        self.generic_visit(node)
+        return self._call("_ts_not", [node.operand]) if isinstance(node.op, ast.Not) else node
+
+    def visit_IfExp(self, node):
+        self.generic_visit(node)
+        return self._call("_ts_where", [node.test, node.body, node.orelse])
+
+    def visit_Compare(self, node):
+        self.generic_visit(node)
+        parts, left = [], node.left
+        for op, right in zip(node.ops, node.comparators):
+            if isinstance(op, (ast.In, ast.NotIn)):
+                part = self._call("_ts_in", [left, right])
+                if isinstance(op, ast.NotIn):
+                    part = self._call("_ts_not", [part])
+            else:
+                part = ast.Compare(left=left, ops=[op], comparators=[right])
+            parts.append(part)
+            left = right
+        return parts[0] if len(parts) == 1 else self._call("_ts_and", parts)
+
+
+def _vector_namespace():
+    return {
+        "_ts_and": lambda *a: functools.reduce(np.logical_and, a),
+        "_ts_or": lambda *a: functools.reduce(np.logical_or, a),
+        "_ts_not": np.logical_not,
+        "_ts_where": np.where,
+        "_ts_in": lambda x, values: np.isin(x, list(values)),
+        "ceil": np.ceil,
+        "floor": np.floor,
+        "min": lambda *a: functools.reduce(np.minimum, a) if len(a) > 1 else min(*a),
+        "max": lambda *a: functools.reduce(np.maximum, a) if len(a) > 1 else max(*a),
+        "abs": np.abs,
+        "np": np,
+        "numpy": np,
+    }
+
+
+def _vector_check(text, index):
+    """The restriction `text` over arrays of the parameters, or None where it cannot be made."""
+    try:
+        tree = ast.fix_missing_locations(_Elementwise().visit(ast.parse(text.strip(), mode="eval")))
+        code = compile(tree, f"<restrictions[{index}]>", "eval")
+    except (SyntaxError, ValueError, TypeError):
+        return None
+    namespace = _vector_namespace()
+
+    def vector(arrays):
+        with np.errstate(all="raise"):  # a division by zero: checked one by one, as Kernel Tuner does
+            out = eval(code, namespace, arrays)
+        return np.broadcast_to(np.asarray(out, dtype=bool), next(iter(arrays.values())).shape)
+
+    return vector
 
 
 def _string_restriction(index, text, names):
@@ -120,7 +199,7 @@ def _string_restriction(index, text, names):
     def check(params):
         return eval(code, namespace, params)
 
-    return Restriction(index, repr(text), check, text.strip()), used
+    return Restriction(index, repr(text), check, text.strip(), _vector_check(text, index)), used
 
 
 def _callable_arity(f):
@@ -201,30 +280,119 @@ def block_size_restriction(tune_params, max_threads):
             product *= params[n]
         return product <= max_threads
 
-    return Restriction(None, text, check, text)
+    def vector(arrays):
+        product = np.ones(next(iter(arrays.values())).shape, dtype=np.int64)
+        for n in used:
+            product = product * arrays[n]
+        return product <= max_threads
+
+    return Restriction(None, text, check, text, vector)
+
+
+# Spaces of at least this many raw configs are enumerated over NumPy arrays, this many at a time.
+_VECTOR_FROM = 4096
+_VECTOR_CHUNK = 1 << 20
+_VECTOR_MOST = 1 << 28  # a byte per raw config is kept
+
+
+class _Fallback(Exception):
+    """The arrays cannot decide: enumerate one config at a time."""
+
+
+def _numeric_values(values):
+    """The values as a NumPy array of numbers (bools as ints), or None when any is not a number."""
+    if not values or not all(isinstance(v, (bool, int, float, np.integer, np.floating)) for v in values):
+        return None
+    if all(isinstance(v, (bool, int, np.integer)) for v in values):
+        if any(abs(int(v)) >= 2**62 for v in values):
+            return None
+        return np.array([int(v) for v in values], dtype=np.int64)
+    return np.array([float(v) for v in values], dtype=np.float64)
+
+
+def _scalar_check(r, params):
+    """Whether one config passes restriction `r`, with enumerate_space's rules for errors."""
+    try:
+        return bool(r.check(params))
+    except ZeroDivisionError:
+        return False
+    except Exception as e:
+        raise type(e)(f"{r.source} failed for {util.get_config_string(params)}: {e}") from e
+
+
+def _enumerate_vectorized(names, values, restrictions):
+    """enumerate_space over arrays: each string restriction evaluated element-wise on a chunk of
+    the cartesian product, the functions called on the configs that remain, in order."""
+    arrays = [_numeric_values(v) for v in values]
+    if any(a is None for a in arrays):
+        raise _Fallback()
+    shape = tuple(len(v) for v in values)
+    total = math.prod(shape)
+    if total > _VECTOR_MOST:
+        raise _Fallback()
+    objects = [np.array(v + [None], dtype=object)[:-1] for v in values]  # the values themselves, by index
+    valid = []
+    passed = np.zeros(total, dtype=bool)  # by raw config, for the check on a sample
+    for start in range(0, total, _VECTOR_CHUNK):
+        flat = np.arange(start, min(total, start + _VECTOR_CHUNK), dtype=np.int64)
+        index = np.unravel_index(flat, shape)
+        columns = {n: a[i] for n, a, i in zip(names, arrays, index)}
+        keep = np.ones(flat.shape, dtype=bool)
+        pending = []  # restrictions checked one config at a time, in order, after the arrays
+        for r in restrictions:
+            if r.vector is None or pending:
+                pending.append(r)
+                continue
+            # Each restriction sees the configs the ones before it kept, as one at a time would.
+            kept = np.flatnonzero(keep)
+            if kept.size == 0:
+                break
+            try:
+                keep[kept] = r.vector({n: c[kept] for n, c in columns.items()})
+            except Exception:
+                raise _Fallback() from None
+        if pending:
+            for k in np.flatnonzero(keep):
+                config = tuple(values[p][index[p][k]] for p in range(len(names)))
+                keep[k] = all(_scalar_check(r, dict(zip(names, config))) for r in pending)
+        kept = np.flatnonzero(keep)
+        passed[flat[kept]] = True
+        valid.extend(zip(*[o[i[kept]].tolist() for o, i in zip(objects, index)]))
+    return valid, passed
+
+
+def _agrees_on_a_sample(names, values, restrictions, passed, draws=256):
+    """Whether the one-config-at-a-time check agrees with `passed` (by raw config, in the
+    product's order) on a sample of raw configs."""
+    shape = tuple(len(v) for v in values)
+    rng = random.Random(int(passed.size))
+    for _ in range(draws):
+        flat = rng.randrange(passed.size)
+        config = tuple(v[i] for v, i in zip(values, np.unravel_index(flat, shape)))
+        params = dict(zip(names, config))
+        if all(_scalar_check(r, params) for r in restrictions) != bool(passed[flat]):
+            return False
+    return True
 
 
 def enumerate_space(tune_params, restrictions):
     """The valid configs (tuples in parameter order), in Kernel Tuner's order: the cartesian
-    product, the first parameter varying slowest."""
+    product, the first parameter varying slowest. Large spaces of numbers are enumerated over
+    NumPy arrays (checked against the one-at-a-time rule on a sample), others one by one."""
     names = list(tune_params.keys())
+    values = [list(v) for v in tune_params.values()]
+    if names and math.prod(len(v) for v in values) >= _VECTOR_FROM and any(r.vector for r in restrictions):
+        try:
+            valid, passed = _enumerate_vectorized(names, values, restrictions)
+            if _agrees_on_a_sample(names, values, restrictions, passed):
+                return valid
+        except _Fallback:
+            pass
     valid = []
-    for values in itertools.product(*tune_params.values()):
-        params = dict(zip(names, values))
-        ok = True
-        for r in restrictions:
-            try:
-                passed = r.check(params)
-            except ZeroDivisionError:
-                passed = False
-            except Exception as e:
-                where = r.source if r.index is None else r.source
-                raise type(e)(f"{where} failed for {util.get_config_string(params)}: {e}") from e
-            if not passed:
-                ok = False
-                break
-        if ok:
-            valid.append(tuple(values))
+    for config in itertools.product(*values):
+        params = dict(zip(names, config))
+        if all(_scalar_check(r, params) for r in restrictions):
+            valid.append(tuple(config))
     return valid
 
 

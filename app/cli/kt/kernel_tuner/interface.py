@@ -244,6 +244,18 @@ def _key(config):
     return ",".join(str(v) for v in config)
 
 
+def _product_rank(tune_params, config, fallback):
+    """Where `config` comes in the cartesian product of tune_params (the first parameter varying
+    slowest): the order of the valid configs, without a table of millions of them."""
+    rank = 0
+    for values, v in zip(tune_params.values(), config):
+        try:
+            rank = rank * len(values) + list(values).index(v)
+        except ValueError:
+            return fallback
+    return rank
+
+
 def _match_config(tune_params, config_json):
     """A result's config (name -> JSON value) as a tuple of the script's own values."""
     out = []
@@ -351,7 +363,13 @@ class _Call:
         through a function or Python Tilescope's expressions do not have) the grid itself."""
         ks = {}
         names = self.names
-        sizes = [tuple(util.get_problem_size(self.problem_size, dict(zip(names, c)))) for c in configs]
+        ps = self.problem_size
+        entries = [ps] if isinstance(ps, (str, int, np.integer)) else ps
+        if not callable(ps) and all(isinstance(s, (int, np.integer)) for s in entries):
+            # The same problem size for every config: read once, not once a config (millions).
+            sizes = [tuple(util.get_problem_size(ps, {}))] if configs else []
+        else:
+            sizes = [tuple(util.get_problem_size(ps, dict(zip(names, c)))) for c in configs]
         divs = [_problem.grid_divisors(d, i, self.block_size_names, self.tune_params) for i, d in enumerate(self.grid_div)]
         for i, d in enumerate(divs):
             if d is None:
@@ -694,7 +712,7 @@ def tune_kernel(
         device_known = kind != "cuda" and not simulation_mode
         _check_cache(cache_data, kernel_name, problem_size, tune_params, backend if device_known else None)
         cached = cache_data["cache"]
-    to_run = call.valid if simulation_mode else [c for c in call.valid if _key(c) not in cached]
+    to_run = call.valid if simulation_mode or not cached else [c for c in call.valid if _key(c) not in cached]
 
     notes = []
     if ts_strategy != "exhaustive" and objective != ["time"]:
@@ -873,7 +891,6 @@ def _collect(call, raw, cached, kind, simulation_mode, ts_strategy, metrics, reg
     """Kernel Tuner's results: one dict per evaluated config, in the order Kernel Tuner visits them."""
     tune_params = call.tune_params
     names = call.names
-    index = {c: i for i, c in enumerate(call.valid)}
     by_config = {}
     order = []
     skipped = []
@@ -886,12 +903,12 @@ def _collect(call, raw, cached, kind, simulation_mode, ts_strategy, metrics, reg
             skipped.append(config)
             continue
         by_config[config] = r
-        order.append((r.get("recorded_at", ""), index.get(config, n), config))
+        order.append((r.get("recorded_at", ""), _product_rank(tune_params, config, n), config))
     if ts_strategy == "exhaustive":
-        visited = [c for c in call.valid if c in by_config or (not simulation_mode and _key(c) in cached)]
+        visited = [c for c in call.valid if c in by_config or (not simulation_mode and cached and _key(c) in cached)]
     else:
         visited = [c for _, _, c in sorted(order)]
-        if not simulation_mode:
+        if not simulation_mode and cached:
             visited += [c for c in call.valid if _key(c) in cached and c not in by_config]
 
     if simulation_mode and skipped:
