@@ -207,6 +207,7 @@ void addFinalRoundAndClusterOptions(CLI::App* cmd, TuneOptions* opt) {
                     "more than MARGIN above the best so far's (it cannot rank near the best; the final round "
                     "settles the winner): a percentage (5%), a fraction (0.05), or off to sample every config "
                     "by the timing rule alone. Off where energy or edp ranks")
+        ->type_name("MARGIN|off")
         ->capture_default_str();
     CLI::Option* mpiFlag =
         cmd->add_flag("--mpi", opt->mpi,
