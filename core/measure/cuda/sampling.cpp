@@ -26,6 +26,14 @@ bool Sampler::warmedUp(int launches, double kernelSeconds, double wallSeconds) c
            wallSeconds >= m_warmupSeconds + kWarmupWallSlack;
 }
 
+int Sampler::warmupBatch(int launches, double kernelSeconds) const {
+    launches = std::max(launches, 1);
+    const double each = std::max(finiteOr(kernelSeconds, 0.0) / launches, 1e-7);
+    const double wanted = std::ceil((m_warmupSeconds - finiteOr(kernelSeconds, 0.0)) / each);
+    const int most = std::max(1, std::min(4 * launches, kMaxWarmupLaunches - launches));
+    return static_cast<int>(std::clamp(wanted, 1.0, static_cast<double>(most)));
+}
+
 std::pair<double, double> Sampler::medianInterval() const {
     if (m_sorted.empty() || m_sorted.size() != m_samples.size())
         return {0.0, 0.0};

@@ -34,6 +34,13 @@ public:
     /// once the kernel time reaches the rule's warm-up).
     bool warmedUp(int launches, double kernelSeconds, double wallSeconds) const;
 
+    /// After `launches` warm-up launches of `kernelSeconds` in all (at least one): how many to
+    /// queue next between one pair of events, with one synchronisation: enough to reach the
+    /// warm-up time at the pace so far, at least 1, at most 4 times the launches so far (a first
+    /// launch slowed by lazy work cannot make the warm-up overshoot much) and never past
+    /// kMaxWarmupLaunches in all.
+    int warmupBatch(int launches, double kernelSeconds) const;
+
     /// Records one sample; true when the rule says to stop: the maximum count, the time cap
     /// (with 3 samples or more), the minimum count with a relative deviation or a relative
     /// median interval at or below the target, or (with 5 samples or more) a median interval

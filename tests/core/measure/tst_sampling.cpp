@@ -189,6 +189,33 @@ private slots:
         none.warmupSeconds = -1;
         QVERIFY(Sampler(none).warmedUp(1, 0.0, 0.0)); // one launch is always made
     }
+
+    // The warm-up's batches: what reaches the warm-up time at the pace so far, growing at most
+    // fourfold a step, never past the launch cap; a simulated warm-up of a 40 us kernel ends at
+    // the warm-up time in a few synchronisations, where one a launch took 125.
+    void warmUpBatches() {
+        TimingRule rule;
+        rule.warmupSeconds = 0.005;
+        const Sampler sampler(rule);
+        QCOMPARE(sampler.warmupBatch(1, 40e-6), 4);     // 124 wanted, 4 times the one so far
+        QCOMPARE(sampler.warmupBatch(100, 4.96e-3), 1); // one more reaches it
+        QCOMPARE(sampler.warmupBatch(10, 1e-3), 40);    // 40 wanted, up to 40 allowed
+        QCOMPARE(sampler.warmupBatch(20, 1e-3), 80);    // 80 wanted, up to 80 allowed
+        QCOMPARE(sampler.warmupBatch(1, 0.5), 1);       // past the warm-up already: at least one
+        QCOMPARE(sampler.warmupBatch(1, 0.0), 4);       // a launch too short to time
+        QCOMPARE(sampler.warmupBatch(Sampler::kMaxWarmupLaunches - 3, 0.0), 3); // the cap
+        QCOMPARE(sampler.warmupBatch(0, std::nan("")), 4);                      // nonsense in: a batch all the same
+        int launches = 1, syncs = 1;
+        double seconds = 40e-6;
+        while (!sampler.warmedUp(launches, seconds, seconds)) {
+            const int batch = sampler.warmupBatch(launches, seconds);
+            launches += batch;
+            seconds += batch * 40e-6;
+            ++syncs;
+        }
+        QCOMPARE(launches, 125);
+        QVERIFY2(syncs <= 6, std::to_string(syncs).c_str());
+    }
 };
 
 QTEST_GUILESS_MAIN(TestSampling)

@@ -6,7 +6,6 @@
 #include "measure/cuda/sampling.h"
 
 #include <algorithm>
-#include <cmath>
 
 namespace tilescope::cuda {
 
@@ -55,16 +54,12 @@ void WorkerRuntime::Impl::time(const worker::TimingRule& rule, worker::Result& r
     worker::Sampler sampler(rule);
     // Warm-up: clocks up, caches and TLBs warm, lazy driver work done; at least one launch. The
     // first launch alone tells how long one takes; the launches still wanted then go in batches
-    // with one synchronisation each (a batch at most 4 times the launches so far, so that a first
-    // launch slowed by lazy work cannot make the warm-up overshoot much).
+    // with one synchronisation each (Sampler::warmupBatch).
     const auto warmStart = Clock::now();
     double warmed = timedLaunch(r, 0) / 1000.0;
     int launches = 1;
     while (!sampler.warmedUp(launches, warmed, std::chrono::duration<double>(Clock::now() - warmStart).count())) {
-        const double each = std::max(warmed / launches, 1e-7);
-        const double wanted = std::ceil((rule.warmupSeconds - warmed) / each);
-        const int batch = static_cast<int>(
-            std::clamp(wanted, 1.0, double(std::min(4 * launches, worker::Sampler::kMaxWarmupLaunches - launches))));
+        const int batch = sampler.warmupBatch(launches, warmed);
         warmed += timedBatch(r, batch) / 1000.0;
         launches += batch;
     }
