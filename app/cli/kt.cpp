@@ -53,13 +53,18 @@ int runKt(const KtOptions& opt, const std::vector<std::string>& rest) {
         pythonPath += std::string(":") + old;
     std::vector<std::string> argv{opt.python};
     argv.insert(argv.end(), rest.begin(), rest.end());
-    const int status = runChild(argv,
-                                {{"PYTHONPATH", pythonPath},
-                                 {"TILESCOPE_CLI", thisProgram().string()},
-                                 {"TILESCOPE_KT_BACKEND", opt.backend},
-                                 {"TILESCOPE_KT_DB", db},
-                                 {"TILESCOPE_KT_TUNE_ARGS", nlohmann::json(tuneArgs).dump()}},
-                                "give the Python interpreter with --python");
+    std::vector<std::pair<std::string, std::string>> env{{"PYTHONPATH", pythonPath},
+                                                         {"TILESCOPE_CLI", thisProgram().string()},
+                                                         {"TILESCOPE_KT_BACKEND", opt.backend},
+                                                         {"TILESCOPE_KT_DB", db},
+                                                         {"TILESCOPE_KT_TUNE_ARGS", nlohmann::json(tuneArgs).dump()}};
+    int status = 0;
+    {
+        const ScriptWorkers workers(opt.backend);
+        if (const auto entry = workers.environment())
+            env.push_back(*entry);
+        status = runChild(argv, env, "give the Python interpreter with --python");
+    }
     if (!opt.open)
         return status;
     if (!fs::exists(db, ec)) {

@@ -7,8 +7,8 @@
 #include "scriptrun.h"
 
 #include "base/error.h"
-#include "search/strategy.h"
 #include "jobs/tune.h"
+#include "search/strategy.h"
 
 #include <nlohmann/json.hpp>
 
@@ -69,11 +69,17 @@ int runTriton(const TritonOptions& opt, const std::vector<std::string>& rest) {
         pythonPath += std::string(":") + old;
     std::vector<std::string> argv{pythonOf(opt), "-m", "tilescope_triton"};
     argv.insert(argv.end(), rest.begin(), rest.end());
-    const int status = runChild(
-        argv,
-        {{"PYTHONPATH", pythonPath}, {"TILESCOPE_CLI", thisProgram().string()}, {"TILESCOPE_TRITON", settings.dump()}},
-        "install Python 3 with Triton (python3 -m pip install triton), or give the "
-        "interpreter that has it with --python or TILESCOPE_PYTHON");
+    std::vector<std::pair<std::string, std::string>> env{
+        {"PYTHONPATH", pythonPath}, {"TILESCOPE_CLI", thisProgram().string()}, {"TILESCOPE_TRITON", settings.dump()}};
+    int status = 0;
+    {
+        const ScriptWorkers workers(opt.backend);
+        if (const auto entry = workers.environment())
+            env.push_back(*entry);
+        status = runChild(argv, env,
+                          "install Python 3 with Triton (python3 -m pip install triton), or give the "
+                          "interpreter that has it with --python or TILESCOPE_PYTHON");
+    }
     if (!opt.open)
         return status;
     if (!fs::exists(db, ec)) {

@@ -7,6 +7,7 @@
 #include "base/error.h"
 #include "base/filewrite.h"
 #include "exchange/bestconfigs.h"
+#include "measure/cuda/workerdepot.h"
 #include "measure/metricnames.h"
 #include "measure/replay/replaybackend.h"
 #include "space/configspace.h"
@@ -20,6 +21,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstdlib>
 #include <filesystem>
 #include <stdexcept>
 #include <system_error>
@@ -338,6 +340,34 @@ BackendOptions tuneBackendOptions(const TuneRequest& request, const BackendSpec&
     cuda.watchdogSeconds = asked.configTimeout;
     cuda.note = notesFrom(events, from);
     return options;
+}
+
+ScriptWorkers::ScriptWorkers(const std::string& backend) {
+    if (const char* off = std::getenv(kWorkerDepotVariable); off && std::string_view(off) == "off")
+        return;
+    BackendSpec spec;
+    try {
+        spec = parseBackendSpec(backend);
+    } catch (const std::exception&) {
+        return; // the tunes say what is wrong with it
+    }
+    const std::filesystem::path worker = defaultWorkerPath();
+    std::error_code ec;
+    if (spec.kind != BackendSpec::Kind::Cuda || !spec.host.empty() || !std::filesystem::exists(worker, ec))
+        return;
+    try {
+        m_depot = std::make_unique<WorkerDepot>(worker, spec.devices.empty() ? std::vector<int>{0} : spec.devices);
+    } catch (const std::exception&) {
+        m_depot.reset(); // each tune starts its own worker
+    }
+}
+
+ScriptWorkers::~ScriptWorkers() = default;
+
+std::optional<std::pair<std::string, std::string>> ScriptWorkers::environment() const {
+    if (!m_depot)
+        return std::nullopt;
+    return std::pair<std::string, std::string>(kWorkerDepotVariable, m_depot->socketPath());
 }
 
 std::optional<double> parseRaceMargin(const std::string& text) {

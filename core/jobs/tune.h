@@ -23,12 +23,14 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace tilescope {
 
 class Backend;
 class CompileService;
+class WorkerDepot;
 class TuningProblem;
 struct LaunchWarning;
 struct TuneEvents;
@@ -132,6 +134,25 @@ struct TuneRequest {
 /// The race's margin as people write it: a percentage ("5%"), a fraction ("0.05"), or "off"
 /// (nullopt). InputError (--race) for anything else, a negative margin or one over 10 (1000 %).
 std::optional<double> parseRaceMargin(const std::string& text);
+
+/// The warm GPU workers of the tunes a script starts (`kt`, `triton`; measure/cuda/workerdepot.h):
+/// for a backend naming this machine's GPUs, one worker per device, started now, beside the script,
+/// so that its first tune finds the driver, the context and CUPTI ready. None for other backends,
+/// without the worker program, where the depot's socket cannot be made, or when the environment
+/// already says TILESCOPE_WORKER_DEPOT=off; each tune then starts its own worker.
+class ScriptWorkers {
+public:
+    explicit ScriptWorkers(const std::string& backend);
+    ~ScriptWorkers(); ///< ends the workers no tune took and waits for them all
+    ScriptWorkers(const ScriptWorkers&) = delete;
+    ScriptWorkers& operator=(const ScriptWorkers&) = delete;
+    /// The environment entry (name, value) that hands the workers to the script's tunes; nullopt
+    /// when there are none.
+    std::optional<std::pair<std::string, std::string>> environment() const;
+
+private:
+    std::unique_ptr<WorkerDepot> m_depot;
+};
 
 /// A session's end, with its summary in words (sessionReport, and with two objectives the
 /// front they make).

@@ -4,6 +4,7 @@
 #include "base/error.h"
 #include "compile/requestbuilder.h"
 #include "measure/cuda/memorycheck.h"
+#include "measure/cuda/workerdepot.h"
 #include "spec/tuningproblem.h"
 
 #include <nlohmann/json.hpp>
@@ -11,7 +12,6 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -28,8 +28,6 @@
 #include <set>
 #include <thread>
 
-extern char** environ;
-
 namespace tilescope {
 
 namespace {
@@ -38,14 +36,6 @@ using Clock = std::chrono::steady_clock;
 constexpr std::uint64_t kReferenceJob = ~std::uint64_t{0};
 constexpr std::uint64_t kSanitizeJob = ~std::uint64_t{0} - 1;
 constexpr std::size_t kStderrTail = 4000;
-
-// A pipe end moved to a descriptor >= 10, close-on-exec: the spawn's dup2 to 3 and 4 then always
-// copies (dup2(3, 3) would keep close-on-exec and the worker would never see it).
-int highFd(int fd) {
-    const int moved = ::fcntl(fd, F_DUPFD_CLOEXEC, 10);
-    ::close(fd);
-    return moved;
-}
 
 std::string describeExit(int status) {
     if (WIFSIGNALED(status)) {
@@ -113,6 +103,7 @@ struct CudaBackend::Impl {
         bool referenceFailed = false;       // re-running a reference failed here: this worker does not verify
         bool checked = false;               // a config ran guarded here (GuardPolicy::Reference without verification)
         bool ownGroup = false;              // started in a process group of its own (compute-sanitizer, ssh)
+        bool adopted = false;               // a warm worker from a script's depot (not our child)
         std::vector<worker::BufferExtent> buffers; // where its argument buffers are, from its answer to open
         // The job in flight.
         bool busy = false;
@@ -176,13 +167,7 @@ struct CudaBackend::Impl {
     }
 
     std::filesystem::path workerPath() const {
-        if (!options.workerPath.empty())
-            return options.workerPath;
-        if (const char* env = std::getenv("TILESCOPE_WORKER"); env && *env)
-            return env;
-        std::error_code ec;
-        const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", ec);
-        return (ec ? std::filesystem::path(".") : self.parent_path()) / "tilescope-worker";
+        return options.workerPath.empty() ? defaultWorkerPath() : options.workerPath;
     }
 
     void drainStderr(Worker& w) {
@@ -201,6 +186,34 @@ struct CudaBackend::Impl {
         }
     }
 
+    // Reads the worker's stderr until it ends (the process has exited) or `ms` have passed.
+    bool stderrEnds(Worker& w, int ms) {
+        if (w.err < 0)
+            return true;
+        const auto until = Clock::now() + std::chrono::milliseconds(ms);
+        char buffer[4096];
+        for (;;) {
+            const ssize_t n = ::read(w.err, buffer, sizeof buffer);
+            if (n == 0)
+                return true;
+            if (n > 0) {
+                w.errTail.append(buffer, static_cast<std::size_t>(n));
+                if (w.errTail.size() > kStderrTail)
+                    w.errTail.erase(0, w.errTail.size() - kStderrTail);
+                continue;
+            }
+            if (errno == EINTR)
+                continue;
+            if (errno != EAGAIN && errno != EWOULDBLOCK)
+                return true;
+            const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(until - Clock::now()).count();
+            if (left <= 0)
+                return false;
+            pollfd p{w.err, POLLIN, 0};
+            ::poll(&p, 1, static_cast<int>(left));
+        }
+    }
+
     void closeFds(Worker& w) {
         for (int* fd : {&w.in, &w.out, &w.err}) {
             if (*fd >= 0)
@@ -212,7 +225,13 @@ struct CudaBackend::Impl {
     // Waits for the process to end (killing it after `graceMs`) and says how it ended.
     std::string reap(Worker& w, int graceMs) {
         std::string how = "ended";
-        if (w.pid > 0) {
+        if (w.pid > 0 && w.adopted) {
+            // Not our child (the depot that started it reaps it): its end is the end of its stderr.
+            if (!stderrEnds(w, graceMs)) {
+                ::kill(w.pid, SIGKILL);
+                stderrEnds(w, 5000);
+            }
+        } else if (w.pid > 0) {
             int status = 0;
             const auto until = Clock::now() + std::chrono::milliseconds(graceMs);
             pid_t got = 0;
@@ -235,109 +254,56 @@ struct CudaBackend::Impl {
         return how;
     }
 
-    // Starts the process; hello and open come later (so that several start at once). `prefix`:
-    // a command the worker runs under (compute-sanitizer), in a process group of its own and
-    // without CUPTI (whose profiler and the sanitizer's instrumentation do not share a process).
+    // Starts the process, or adopts a warm one from the depot of the script that started this
+    // one (local workers only); hello and open come later (so that several start at once).
+    // `prefix`: a command the worker runs under (compute-sanitizer), in a process group of its
+    // own and without CUPTI (whose profiler and the sanitizer's instrumentation do not share a
+    // process).
     std::string spawn(Worker& w, const std::vector<std::string>& prefix = {}) {
         w.errTail.clear();
-        int toWorker[2];
-        int fromWorker[2];
-        int errPipe[2];
-        if (::pipe(toWorker) != 0)
-            return std::string("cannot make a pipe: ") + std::strerror(errno);
-        if (::pipe(fromWorker) != 0) {
-            ::close(toWorker[0]);
-            ::close(toWorker[1]);
-            return std::string("cannot make a pipe: ") + std::strerror(errno);
-        }
-        if (::pipe(errPipe) != 0) {
-            for (int fd : {toWorker[0], toWorker[1], fromWorker[0], fromWorker[1]})
-                ::close(fd);
-            return std::string("cannot make a pipe: ") + std::strerror(errno);
-        }
-        const int childIn = highFd(toWorker[0]);
-        const int childOut = highFd(fromWorker[1]);
-        const int childErr = highFd(errPipe[1]);
-        w.in = highFd(toWorker[1]);
-        w.out = highFd(fromWorker[0]);
-        w.err = highFd(errPipe[0]);
-        ::fcntl(w.err, F_SETFL, ::fcntl(w.err, F_GETFL) | O_NONBLOCK);
-
         const std::string device = std::to_string(w.device);
         const bool remote = !options.launcher.empty();
-        std::vector<std::string> args;
-        if (remote) {
-            // Through the launcher (ssh): the worker speaks over its stdin and stdout, which the
-            // launcher carries; what the far side prints on stderr comes back on ours.
-            args = options.launcher;
-            args.insert(args.end(), {options.remoteWorker, "--device", device, "--stdio"});
+        WorkerProcess process;
+        std::optional<WorkerProcess> warm;
+        if (!remote && prefix.empty() && options.workerPath.empty())
+            if (const char* depot = std::getenv(kWorkerDepotVariable); depot && *depot)
+                warm = adoptWorker(depot, w.device);
+        if (warm) {
+            process = *warm;
         } else {
-            args = prefix;
-            args.insert(args.end(), {workerPath().string(), "--device", device, "--in", "3", "--out", "4"});
-        }
-        const std::string path = args.front();
-        std::vector<char*> argv;
-        for (std::string& a : args)
-            argv.push_back(a.data());
-        argv.push_back(nullptr);
-
-        posix_spawn_file_actions_t actions;
-        posix_spawn_file_actions_init(&actions);
-        if (remote) {
-            posix_spawn_file_actions_adddup2(&actions, childIn, 0);
-            posix_spawn_file_actions_adddup2(&actions, childOut, 1);
-        } else {
-            posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
-            posix_spawn_file_actions_adddup2(&actions, childIn, 3);
-            posix_spawn_file_actions_adddup2(&actions, childOut, 4);
-            // Anything the driver or CUPTI prints goes to the captured stderr, never to our stdout.
-            posix_spawn_file_actions_adddup2(&actions, childErr, 1);
-        }
-        posix_spawn_file_actions_adddup2(&actions, childErr, 2);
-        posix_spawnattr_t attributes;
-        posix_spawnattr_init(&attributes);
-        std::vector<std::string> environment;
-        std::vector<char*> envp;
-        char** env = environ;
-        // A launcher (ssh) or a wrapper (compute-sanitizer) gets a process group of its own, so
-        // that Ctrl-C in the terminal reaches the engine alone, which stops after the results in
-        // hand; killed by the keystroke, it would take its worker's config down as a crash. A
-        // worker started directly ignores SIGINT itself.
-        const bool ownGroup = remote || !prefix.empty();
-        if (ownGroup) {
-            posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETPGROUP);
-            posix_spawnattr_setpgroup(&attributes, 0);
-        }
-        if (!prefix.empty()) {
-            for (char** e = environ; *e; ++e) {
-                if (std::string_view(*e).rfind("TILESCOPE_WORKER_NO_CUPTI=", 0) != 0)
-                    environment.emplace_back(*e);
+            WorkerLaunch launch;
+            if (remote) {
+                // Through the launcher (ssh): the worker speaks over its stdin and stdout, which
+                // the launcher carries; what the far side prints on stderr comes back on ours.
+                launch.argv = options.launcher;
+                launch.argv.insert(launch.argv.end(), {options.remoteWorker, "--device", device, "--stdio"});
+                launch.stdio = true;
+            } else {
+                launch.argv = prefix;
+                launch.argv.insert(launch.argv.end(),
+                                   {workerPath().string(), "--device", device, "--in", "3", "--out", "4"});
             }
-            environment.emplace_back("TILESCOPE_WORKER_NO_CUPTI=1");
-            for (std::string& e : environment)
-                envp.push_back(e.data());
-            envp.push_back(nullptr);
-            env = envp.data();
+            // A launcher (ssh) or a wrapper (compute-sanitizer) gets a process group of its own,
+            // so that Ctrl-C in the terminal reaches the engine alone, which stops after the
+            // results in hand; killed by the keystroke, it would take its worker's config down as
+            // a crash. A worker started directly ignores SIGINT itself.
+            launch.ownGroup = remote || !prefix.empty();
+            if (!prefix.empty())
+                launch.extraEnvironment = {"TILESCOPE_WORKER_NO_CUPTI=1"};
+            if (std::string error = startWorkerProcess(launch, process); !error.empty())
+                return error;
         }
-        pid_t pid = -1;
-        const int rc = remote ? ::posix_spawnp(&pid, path.c_str(), &actions, &attributes, argv.data(), env)
-                              : ::posix_spawn(&pid, path.c_str(), &actions, &attributes, argv.data(), env);
-        posix_spawnattr_destroy(&attributes);
-        posix_spawn_file_actions_destroy(&actions);
-        ::close(childIn);
-        ::close(childOut);
-        ::close(childErr);
-        if (rc != 0) {
-            closeFds(w);
-            return "cannot start " + path + ": " + std::strerror(rc);
-        }
-        w.pid = pid;
+        w.pid = process.pid;
+        w.in = process.in;
+        w.out = process.out;
+        w.err = process.err;
+        w.adopted = warm.has_value();
         w.alive = true;
         w.busy = false;
         w.hasReference.clear();
         w.referenceFailed = false;
         w.checked = false;
-        w.ownGroup = ownGroup;
+        w.ownGroup = !w.adopted && (remote || !prefix.empty());
         w.buffers.clear();
         return {};
     }

@@ -5,10 +5,16 @@
 
 #include "workerprocess.h"
 
+#include "measure/cuda/workerdepot.h"
+
 #include <QProcess>
 #include <QtTest>
 
+#include <chrono>
+#include <optional>
 #include <string>
+#include <thread>
+#include <vector>
 
 using namespace tilescope;
 
@@ -46,6 +52,7 @@ private slots:
     void badArguments();
     void withoutDevice();
     void unknownDevice();
+    void depotHandsOverWarmWorkers();
 };
 
 void TestWorker::helpAndVersion() {
@@ -114,6 +121,64 @@ void TestWorker::unknownDevice() {
     const char* expected = driverPresent() ? "no device 999" : "no NVIDIA driver";
     QVERIFY2(hello.error.find(expected) != std::string::npos, hello.error.c_str());
     QCOMPARE(w.waitExit(30000), 2);
+}
+
+namespace {
+
+// Says hello on `w`'s reply pipe, shuts it down when it can measure, and waits for the end of its
+// stderr (the process has ended; the depot, its parent, reaps it). The hello's device ordinal.
+int helloAndEnd(const WorkerProcess& w) {
+    worker::Frame frame;
+    if (worker::readFrame(w.out, frame, 60000) != worker::ReadStatus::Ok)
+        return -1;
+    const worker::Hello hello = worker::decodeHello(frame);
+    if (hello.ok)
+        worker::writeFrame(w.in, worker::encodeShutdown());
+    ::close(w.in);
+    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    char buffer[4096];
+    for (;;) {
+        const ssize_t n = ::read(w.err, buffer, sizeof buffer);
+        if (n == 0)
+            break;
+        if (n < 0 && std::chrono::steady_clock::now() > until)
+            return -2;
+        if (n < 0)
+            std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    ::close(w.out);
+    ::close(w.err);
+    return hello.device.ordinal;
+}
+
+} // namespace
+
+// The depot of a script's warm workers: a tune adopts the worker started for its device, and the
+// depot starts the device's next one once that worker has ended; a device it did not start one
+// for gets one on demand; without the depot nothing is adopted.
+void TestWorker::depotHandsOverWarmWorkers() {
+    std::optional<WorkerDepot> depot(std::in_place, kWorker, std::vector<int>{0});
+    const std::string socket = depot->socketPath();
+    const std::optional<WorkerProcess> first = adoptWorker(socket, 0);
+    QVERIFY(first && first->pid > 0);
+    QCOMPARE(depot->adopted(), 1);
+    QCOMPARE(helloAndEnd(*first), 0);
+    // The next worker starts once the depot has seen the first end (it looks every 100 ms).
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    const std::optional<WorkerProcess> second = adoptWorker(socket, 0);
+    QVERIFY(second && second->pid > 0);
+    QVERIFY(second->pid != first->pid);
+    QCOMPARE(helloAndEnd(*second), 0);
+    const std::optional<WorkerProcess> other = adoptWorker(socket, 999);
+    QVERIFY(other && other->pid > 0);
+    QCOMPARE(helloAndEnd(*other), 999);
+    QCOMPARE(depot->adopted(), 3);
+    std::this_thread::sleep_for(std::chrono::milliseconds(300)); // a spare for device 0 again, never adopted
+    const auto before = std::chrono::steady_clock::now();
+    depot.reset();
+    QVERIFY(std::chrono::steady_clock::now() - before < std::chrono::seconds(8));
+    QVERIFY(!adoptWorker(socket, 0)); // the depot has gone, and its socket with it
+    QVERIFY(!adoptWorker("/nonexistent/tilescope-depot", 0));
 }
 
 QTEST_GUILESS_MAIN(TestWorker)
