@@ -8,6 +8,7 @@
 #include "clirun.h"
 #include "testprograms.h"
 
+#include <QCryptographicHash>
 #include <QDir>
 #include <QFile>
 #include <QFileInfo>
@@ -21,6 +22,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
+#include <filesystem>
 #include <fstream>
 #include <string>
 
@@ -180,9 +182,18 @@ private slots:
         QCOMPARE(args[0]["AccessType"].get<std::string>(), std::string("ReadWrite"));
         QCOMPARE(args[1]["AccessType"].get<std::string>(), std::string("ReadOnly")); // const float *a
         QCOMPARE(args[1]["FillType"].get<std::string>(), std::string("BinaryRaw"));
-        QCOMPARE(QFileInfo(QFileInfo(problem).dir(), QString::fromStdString(args[1]["DataSource"].get<std::string>()))
-                     .size(),
-                 qint64(100000 * 4));
+        const QString data =
+            QFileInfo(QFileInfo(problem).dir(), QString::fromStdString(args[1]["DataSource"].get<std::string>()))
+                .filePath();
+        QCOMPARE(QFileInfo(data).size(), qint64(100000 * 4));
+        // Written once per content: a hard link to vector_add.kt/data/<its SHA-256>.bin.
+        QFile bytes(data);
+        QVERIFY(bytes.open(QIODevice::ReadOnly));
+        const QString hash =
+            QString::fromLatin1(QCryptographicHash::hash(bytes.readAll(), QCryptographicHash::Sha256).toHex());
+        const std::filesystem::path stored = m_dir.filePath("vector_add.kt/data/" + hash + ".bin").toStdString();
+        QVERIFY2(std::filesystem::equivalent(stored, data.toStdString()), stored.c_str());
+        QVERIFY(std::filesystem::hard_link_count(stored) >= 2);
         QCOMPARE(args[3]["MemoryType"].get<std::string>(), std::string("Scalar"));
         QCOMPARE(args[3]["Type"].get<std::string>(), std::string("int32"));
         QCOMPARE(args[3]["FillValue"].get<int>(), 100000);

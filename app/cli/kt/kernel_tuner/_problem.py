@@ -466,14 +466,33 @@ def _bytes_of(data):
     return data.reshape(-1).view(np.uint8)
 
 
+def _place_data(root, target, blob, blob_digest):
+    """Puts an array's bytes at `target`: a hard link to the copy under root/data/ named by its
+    hash, written there once, so that the calls of a script that pass the same arrays (several
+    kernels, several tune_kernel calls) write them once; a plain copy where links cannot be made."""
+    store = root / "data" / f"{blob_digest}.bin"
+    try:
+        if not store.is_file():
+            store.parent.mkdir(parents=True, exist_ok=True)
+            part = store.with_name(f"{store.name}.tmp{os.getpid()}")
+            part.write_bytes(blob)
+            os.replace(part, store)
+        os.link(store, target)
+        return
+    except OSError:
+        pass
+    target.write_bytes(blob)
+
+
 def write_problem(folder_root, kernel_name, source, t1, data_files):
     """Writes the problem into <folder_root>/<kernel>-<hash of its contents>/ (an identical call
     finds its folder already there) and returns the T1 file's path."""
     text = json.dumps(t1, indent=2) + "\n"
+    blob_digests = [hashlib.sha256(blob).hexdigest() for _, blob in data_files]
     digest = _digest(
         [text, source.code]
         + [name for name, _ in data_files]
-        + [hashlib.sha256(blob).hexdigest() for _, blob in data_files]
+        + blob_digests
         + [p.read_bytes() for _, p in source.files]
     )[:12]
     safe = re.sub(r"[^A-Za-z0-9_.-]+", "_", kernel_name.split("<")[0]).strip("_") or "kernel"
@@ -492,8 +511,8 @@ def write_problem(folder_root, kernel_name, source, t1, data_files):
         target = tmp / given
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(path, target)
-    for name, blob in data_files:
-        (tmp / name).write_bytes(blob)
+    for (name, blob), blob_digest in zip(data_files, blob_digests):
+        _place_data(Path(folder_root), tmp / name, blob, blob_digest)
     (tmp / "problem.json").write_text(text)
     try:
         tmp.rename(folder)
