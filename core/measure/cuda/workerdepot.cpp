@@ -234,12 +234,14 @@ struct WorkerDepot::Impl {
             sendWorker(connection, nullptr);
             return;
         }
-        if (!sendWorker(connection, &spare->second))
+        ++handed; // before the tune can hear of it
+        if (!sendWorker(connection, &spare->second)) {
+            --handed;
             return; // the tune went away: the spare stays for the next
+        }
         adopted[spare->second.pid] = device;
         closeProcessFds(spare->second);
         spares.erase(spare);
-        ++handed;
     }
 
     // Reaps the adopted workers that ended; a device none of whose workers runs gets its next spare.
