@@ -49,31 +49,6 @@ void closeProcessFds(WorkerProcess& p) {
     p.in = p.out = p.err = -1;
 }
 
-// Reads exactly `size` bytes within `ms`; false on an end, an error or the time running out.
-bool readWithin(int fd, void* data, std::size_t size, int ms) {
-    auto* bytes = static_cast<unsigned char*>(data);
-    const auto until = Clock::now() + std::chrono::milliseconds(ms);
-    while (size > 0) {
-        const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(until - Clock::now()).count();
-        if (left <= 0)
-            return false;
-        pollfd p{fd, POLLIN, 0};
-        const int ready = ::poll(&p, 1, static_cast<int>(left));
-        if (ready < 0 && errno == EINTR)
-            continue;
-        if (ready <= 0)
-            return false;
-        const ssize_t n = ::read(fd, bytes, size);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0)
-            return false;
-        bytes += n;
-        size -= static_cast<std::size_t>(n);
-    }
-    return true;
-}
-
 bool socketAddress(const std::string& path, sockaddr_un& address) {
     address = {};
     address.sun_family = AF_UNIX;
@@ -225,7 +200,10 @@ struct WorkerDepot::Impl {
 
     void serve(int connection) {
         std::int32_t device = -1;
-        if (!readWithin(connection, &device, sizeof device, 2000) || device < 0)
+        pollfd p{connection, POLLIN, 0};
+        if (::poll(&p, 1, 2000) <= 0 ||
+            ::recv(connection, &device, sizeof device, MSG_WAITALL) != static_cast<ssize_t>(sizeof device) ||
+            device < 0)
             return;
         if (spares.find(device) == spares.end())
             startSpare(device); // a device the script's backend did not name, or a restart
