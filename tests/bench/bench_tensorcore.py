@@ -1,53 +1,95 @@
 #!/usr/bin/env python3
-"""Tensor-core kernels side by side, on the GPU machine: kernels/hgemm, kernels/gemv (and the FP32
-kernels/sgemm, kind sgemm) against
-PyTorch (cuBLAS), Triton (a matmul tuned by triton.autotune over a usual config list) and the
-device-to-device copy, in one run, with one timing method.
+"""Tensor-core kernels side by side, on the GPU machine: kernels/hgemm, kernels/gemv, kernels/softmax,
+kernels/attention (and the FP32 kernels/sgemm, kind sgemm) against PyTorch (cuBLAS, cublasLt, and
+scaled_dot_product_attention's backends), Triton and the device-to-device copy, in one run, with
+one timing method.
 
 For each kernel, the configs to run come from results databases of `tilescope-cli tune` (the
-best verified config of the newest session, `--db KIND=FILE`, KIND one of hgemm_bf16,
-hgemm_fp16, gemv_bf16, gemv_fp16) or from the kernel's defaults. Each config is built with nvcc
+best verified config of the newest session, `--db KIND=FILE`, KIND one of the kinds below) or
+from the kernel's defaults. Each config is built with nvcc
 into a small library (the kernel file as it is, its parameters as -D, as Tilescope's NVRTC
 build passes them), checked against torch on the same inputs (every config, every shape) and
 then timed: L2 flushed before every launch (a 256 MB memset), CUDA events around each launch,
 the median of the samples after a warm-up. The same for torch.matmul / F.linear, for the Triton
-matmul once autotune has chosen its config (outside the timing), and for a device-to-device
-copy of the bytes the kernel must read. Prints a table with TFLOP/s or GB/s and the ratios;
-exits 1 when a kernel's output is wrong (ours or Triton's).
+kernels once their configs are chosen (outside the timing), and for a device-to-device copy of
+the bytes the kernel must read. Prints a table with TFLOP/s or GB/s and the ratios; exits 1 when
+a kernel's output is wrong (ours or Triton's).
 
-    python3 tests/bench/bench_tensorcore.py --db hgemm_bf16=hgemm.db --db gemv_bf16=gemv.db
+The Triton anchor of the bf16/fp16 GEMM rows is a kernel in the style of Triton's matmul tutorial
+(03-matrix-multiplication: tiles of C walked in bands of GROUP_M tile rows, offsets wrapped modulo
+M and N, only the K tail masked, fp32 accumulation), run on both layouts of B whatever the row's
+own layout: "triton(rm)", B K x N row-major (the tutorial's), and "triton(bt)", B N x K row-major
+(F.linear's weight, passed as its K x N view). Each layout is tuned once per dtype and shape,
+outside the timed region, by this bench itself: every config of the grid is compiled and launched
+(a config that fails to compile or launch, or whose output is wrong, is skipped), timed as
+everything else here with 10 samples, and the best 3 timed again with 30; the winner is then timed
+like the other columns. `--triton-grid tutorial` is the 12 tiles this bench used before (the
+tutorial's 8 CUDA configs and 4 more large tiles); `wide` (the default) adds every
+BLOCK_M, BLOCK_N in 64/128/256, BLOCK_K 32/64, num_stages 3-5, num_warps 4/8 (GROUP_M 8), less the
+configs Triton's own early_config_prune would drop for shared memory (num_stages * (BLOCK_M +
+BLOCK_N) * BLOCK_K * element size above the device's limit) and those whose fp32 accumulator
+alone needs 256 registers a thread or more: 85 configs for 2-byte types. "ours/triton" is against
+the better of the two layouts. The decode GEMV and softmax rows keep one Triton column (a
+triton.autotune'd kernel of their own).
+
+The attention rows (attention_bf16, attention_bf16_causal: kernels/attention/attention.cu, the
+causal build with -DCAUSAL=1) run the forward pass O = softmax(Q K^T / sqrt(D)) V on Q, K, V, O
+contiguous [B, H, S, D] bf16 (batch 8, 16 heads, sequence 4096 and 2048, head dimension 128),
+grid (S / BLOCK_M, B * H), block size and dynamic shared memory evaluated from the problem file's
+LocalSize and SharedMemory expressions (kernels/attention/<kind>.json where there is one, else
+attention_bf16.json) with the config and the shape as variables; a kind whose kernel or problem
+file is not there is skipped with a message. Compared with torch's scaled_dot_product_attention
+under each backend (FLASH_ATTENTION, EFFICIENT_ATTENTION, CUDNN_ATTENTION; one that raises is
+reported unavailable), timed the same way; the best backend is named. TFLOP/s for both count
+4 B H S^2 D flops, half of that causal. Inputs torch.randn, Q times 2 (logits of standard deviation
+2 after the scale 1/sqrt(D) the kernel is passed). Checked against SDPA's output (flash backend,
+else the first that runs) with a bf16 tolerance, |O - O_sdpa| <= 1e-2 + 2e-2 |O_sdpa| element by
+element; the max abs error is printed. A backend outside that tolerance is not counted as the best.
+
+    python3 tests/bench/bench_tensorcore.py --db hgemm_bf16=hgemm.db --db gemv_bf16=gemv.db \
+        --db attention_bf16=attn.db --db attention_bf16_causal=attn_causal.db [--triton-grid tutorial]
 """
 
 import argparse
 import ctypes
+import hashlib
+import itertools
 import json
+import math
 import os
 import subprocess
 import sys
 import tempfile
+import time
 
-import torch
 import triton
 import triton.language as tl
+
+torch = None  # imported by main() once the arguments are read, so that --help runs without it
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 
+# kind -> (kernel file, kernel name, torch dtype's name, nvcc options)
 KINDS = {
-    "hgemm_bf16": ("kernels/hgemm/hgemm.cu", "hgemm", torch.bfloat16, []),
-    "hgemm_fp16": ("kernels/hgemm/hgemm.cu", "hgemm", torch.float16, ["-DHGEMM_FP16"]),
-    "hgemm_bf16_bt": ("kernels/hgemm/hgemm.cu", "hgemm", torch.bfloat16, ["-DB_TRANS=1"]),
-    "hgemm_fp16_bt": ("kernels/hgemm/hgemm.cu", "hgemm", torch.float16, ["-DHGEMM_FP16", "-DB_TRANS=1"]),
-    "sgemm": ("kernels/sgemm/sgemm.cu", "sgemm", torch.float32, []),
-    "hgemm_fp8": ("kernels/hgemm/hgemm.cu", "hgemm", torch.float8_e4m3fn, ["-DHGEMM_FP8", "-DB_TRANS=1"]),
-    "gemv_bf16": ("kernels/gemv/gemv.cu", "gemv", torch.bfloat16, []),
-    "gemv_fp16": ("kernels/gemv/gemv.cu", "gemv", torch.float16, ["-DGEMV_FP16"]),
-    "softmax": ("kernels/softmax/softmax.cu", "softmax", torch.float32, []),
-    "softmax_bf16": ("kernels/softmax/softmax.cu", "softmax", torch.bfloat16, ["-DSOFTMAX_BF16=1"]),
+    "hgemm_bf16": ("kernels/hgemm/hgemm.cu", "hgemm", "bfloat16", []),
+    "hgemm_fp16": ("kernels/hgemm/hgemm.cu", "hgemm", "float16", ["-DHGEMM_FP16"]),
+    "hgemm_bf16_bt": ("kernels/hgemm/hgemm.cu", "hgemm", "bfloat16", ["-DB_TRANS=1"]),
+    "hgemm_fp16_bt": ("kernels/hgemm/hgemm.cu", "hgemm", "float16", ["-DHGEMM_FP16", "-DB_TRANS=1"]),
+    "sgemm": ("kernels/sgemm/sgemm.cu", "sgemm", "float32", []),
+    "hgemm_fp8": ("kernels/hgemm/hgemm.cu", "hgemm", "float8_e4m3fn", ["-DHGEMM_FP8", "-DB_TRANS=1"]),
+    "gemv_bf16": ("kernels/gemv/gemv.cu", "gemv", "bfloat16", []),
+    "gemv_fp16": ("kernels/gemv/gemv.cu", "gemv", "float16", ["-DGEMV_FP16"]),
+    "softmax": ("kernels/softmax/softmax.cu", "softmax", "float32", []),
+    "softmax_bf16": ("kernels/softmax/softmax.cu", "softmax", "bfloat16", ["-DSOFTMAX_BF16=1"]),
+    "attention_bf16": ("kernels/attention/attention.cu", "attention", "bfloat16", []),
+    "attention_bf16_causal": ("kernels/attention/attention.cu", "attention", "bfloat16", ["-DCAUSAL=1"]),
 }
 GEMM_SHAPES = [(4096, 4096, 4096), (8192, 8192, 8192), (8192, 8192, 1024)]  # M, N, K
 GEMV_SHAPES = [(1, 4096, 16384), (1, 16384, 4096), (4, 4096, 16384), (16, 4096, 16384)]  # M, K, N
 SOFTMAX_SHAPES = [(8192, 8192), (32768, 1024), (4096, 32768)]  # rows, cols
+ATTENTION_SHAPES = [(8, 16, 4096, 128), (8, 16, 2048, 128)]  # batch, heads, sequence, head dimension
+ATTENTION_ATOL, ATTENTION_RTOL = 1e-2, 2e-2  # O against SDPA's, element by element (attention_row)
 
 # hgemm takes TMA tensor maps of A and B after C (read by its ALGO 2 family), built here as the
 # worker builds them from the problem's TensorMap arguments: boxes of 64 rows of 128 bytes,
@@ -145,20 +187,50 @@ extern "C" int launch(int gx, int bx, int smem, int M, int N, int K, const void*
 """
 
 
-def build(kind, config, workdir):
+# attention's grid is (S / BLOCK_M, B * H); its dynamic shared memory (the problem file's
+# SharedMemory) is allowed past 48 KB once per size, before the launch.
+ATTENTION_LAUNCHER = r"""
+#include <cuda_runtime.h>
+#include <cuda_bf16.h>
+#include "%(kernel)s"
+extern "C" int launch(int gx, int gy, int bx, int smem, int S, float scale, const void* q, const void* k,
+                      const void* v, void* o) {
+    static int allowed = 48 * 1024;
+    if (smem > allowed) {
+        cudaError_t e = cudaFuncSetAttribute(%(name)s, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
+        if (e != cudaSuccess)
+            return (int)e;
+        allowed = smem;
+    }
+    %(name)s<<<dim3(gx, gy), bx, smem>>>((const __nv_bfloat16*)q, (const __nv_bfloat16*)k, (const __nv_bfloat16*)v,
+                                         (__nv_bfloat16*)o, S, scale);
+    return (int)cudaGetLastError();
+}
+"""
+
+
+def build(kind, config, workdir, extra=()):
+    """The kernel of `kind` with `config` as -D (and `extra` nvcc options), built into a library
+    whose launch() takes the launch geometry, the sizes and the buffers."""
     path, name, _, options = KINDS[kind]
     tag = kind + "_" + "_".join(f"{k}{v}" for k, v in sorted(config.items()))
+    if extra:
+        tag += "_" + hashlib.sha1(" ".join(extra).encode()).hexdigest()[:10]
     so = os.path.join(workdir, tag + ".so")
     if not os.path.exists(so):
         src = os.path.join(workdir, tag + ".cu")
         with open(src, "w") as f:
-            launcher = {"hgemm": HGEMM_LAUNCHER, "softmax": SOFTMAX_LAUNCHER, "sgemm": SGEMM_LAUNCHER}.get(name, LAUNCHER)
+            launcher = {"hgemm": HGEMM_LAUNCHER, "softmax": SOFTMAX_LAUNCHER, "sgemm": SGEMM_LAUNCHER,
+                        "attention": ATTENTION_LAUNCHER}.get(name, LAUNCHER)
             f.write(launcher % {"kernel": os.path.join(ROOT, path), "name": name})
         defines = [f"-D{k}={v}" for k, v in config.items()]
         subprocess.run(["nvcc", "-O3", "-std=c++17", "-gencode", "arch=compute_90a,code=sm_90a", "-shared", "-Xcompiler", "-fPIC", *options,
-                        *defines, "-o", so, src, "-lcuda"], check=True)
+                        *extra, *defines, "-o", so, src, "-lcuda"], check=True)
     lib = ctypes.CDLL(so)
-    lib.launch.argtypes = [ctypes.c_int] * 6 + [ctypes.c_void_p] * 3
+    if name == "attention":  # gx, gy, bx, smem, S, scale, Q, K, V, O
+        lib.launch.argtypes = [ctypes.c_int] * 5 + [ctypes.c_float] + [ctypes.c_void_p] * 4
+    else:
+        lib.launch.argtypes = [ctypes.c_int] * 6 + [ctypes.c_void_p] * 3
     return lib
 
 
@@ -210,7 +282,8 @@ def fits(kind, config, shape):
 @triton.jit
 def triton_matmul(a, b, c, M, N, K, sam, sak, sbk, sbn, scm, scn, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
                   BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr):
-    # C = A B in fp32 accumulation, tiles rasterised in groups of GROUP_M rows; K a multiple of BLOCK_K.
+    # The decode step's Triton kernel (GEMV rows): C = A B in fp32 accumulation, tiles rasterised in
+    # groups of GROUP_M rows; K a multiple of BLOCK_K.
     pid = tl.program_id(0)
     tiles_m = tl.cdiv(M, BLOCK_M)
     tiles_n = tl.cdiv(N, BLOCK_N)
@@ -233,17 +306,150 @@ def triton_matmul(a, b, c, M, N, K, sam, sak, sbk, sbn, scm, scn, BLOCK_M: tl.co
              mask=(rm[:, None] < M) & (rn[None, :] < N))
 
 
-def triton_configs(gemv):
-    """The usual lists: the GEMM tiles of Triton's matmul tutorial and its autotuned kernels; for the
-    decode step, tl.dot's smallest M (16) with a sweep of N and K tiles."""
-    if gemv:
-        shapes = [(16, n, k, s, 4) for n in (32, 64, 128) for k in (128, 256, 512) for s in (3, 4)]
-    else:
-        shapes = [(128, 256, 64, 3, 8), (256, 128, 64, 3, 8), (128, 256, 64, 4, 8), (256, 128, 64, 4, 8),
-                  (128, 128, 64, 4, 4), (128, 128, 32, 4, 4), (64, 256, 32, 4, 4), (128, 64, 32, 4, 4),
-                  (64, 128, 32, 4, 4), (128, 32, 32, 4, 4), (64, 32, 32, 5, 2), (32, 64, 32, 5, 2)]
+def triton_configs():
+    """The decode step's list: tl.dot's smallest M (16) with a sweep of N and K tiles."""
+    shapes = [(16, n, k, s, 4) for n in (32, 64, 128) for k in (128, 256, 512) for s in (3, 4)]
     return [triton.Config({"BLOCK_M": m, "BLOCK_N": n, "BLOCK_K": k, "GROUP_M": 8}, num_stages=s, num_warps=w)
             for m, n, k, s, w in shapes]
+
+
+@triton.jit
+def triton_tutorial_matmul(a, b, c, M, N, K, sam, sak, sbk, sbn, scm, scn, BLOCK_M: tl.constexpr,
+                           BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr):
+    # C = A B laid out as Triton's matmul tutorial lays it out. Program ids go down a band of
+    # GROUP_M tile rows before moving one tile column right, so that a band's rows of A and the
+    # columns of B it touches stay in L2. The rows and columns a program loads wrap around M and
+    # N (a tile past the edge reads valid memory, and its stores are masked), so only the K tail
+    # needs a mask on the loads. B is any K x N view: row-major (sbn 1) or the transpose of a
+    # row-major N x K (sbk 1).
+    pid = tl.program_id(0)
+    tiles_m = tl.cdiv(M, BLOCK_M)
+    tiles_n = tl.cdiv(N, BLOCK_N)
+    band = GROUP_M * tiles_n
+    band_m = (pid // band) * GROUP_M
+    height = tl.minimum(tiles_m - band_m, GROUP_M)  # the last band may be shorter
+    tile_m = band_m + (pid % band) % height
+    tile_n = (pid % band) // height
+    rows = (tile_m * BLOCK_M + tl.arange(0, BLOCK_M)) % M
+    cols = (tile_n * BLOCK_N + tl.arange(0, BLOCK_N)) % N
+    ks = tl.arange(0, BLOCK_K)
+    pa = a + rows[:, None] * sam + ks[None, :] * sak
+    pb = b + ks[:, None] * sbk + cols[None, :] * sbn
+    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+    for step in range(0, tl.cdiv(K, BLOCK_K)):
+        left = K - step * BLOCK_K
+        acc = tl.dot(tl.load(pa, mask=ks[None, :] < left, other=0.0), tl.load(pb, mask=ks[:, None] < left, other=0.0),
+                     acc)
+        pa += BLOCK_K * sak
+        pb += BLOCK_K * sbk
+    out_m = tile_m * BLOCK_M + tl.arange(0, BLOCK_M)
+    out_n = tile_n * BLOCK_N + tl.arange(0, BLOCK_N)
+    tl.store(c + out_m[:, None] * scm + out_n[None, :] * scn, acc.to(c.dtype.element_ty),
+             mask=(out_m[:, None] < M) & (out_n[None, :] < N))
+
+
+# (BLOCK_M, BLOCK_N, BLOCK_K, num_stages, num_warps); GROUP_M is 8 throughout, as in the tutorial.
+# "tutorial": the list this bench used before, the tutorial's 8 CUDA configs for fp16 and 4 more
+# of its large tiles; "wide" adds the tutorial-sized cross product (kernels/triton/matmul_wide.json's).
+TRITON_GRIDS = {
+    "tutorial": [(128, 256, 64, 3, 8), (256, 128, 64, 3, 8), (128, 256, 64, 4, 8), (256, 128, 64, 4, 8),
+                 (128, 128, 64, 4, 4), (128, 128, 32, 4, 4), (64, 256, 32, 4, 4), (128, 64, 32, 4, 4),
+                 (64, 128, 32, 4, 4), (128, 32, 32, 4, 4), (64, 32, 32, 5, 2), (32, 64, 32, 5, 2)],
+}
+TRITON_GRIDS["wide"] = TRITON_GRIDS["tutorial"] + [
+    c for c in itertools.product((64, 128, 256), (64, 128, 256), (32, 64), (3, 4, 5), (4, 8))
+    if c not in TRITON_GRIDS["tutorial"]]
+
+
+def max_shared_memory():
+    """Bytes of shared memory a block may opt in to on this device."""
+    try:
+        props = triton.runtime.driver.active.utils.get_device_properties(torch.cuda.current_device())
+        return int(props["max_shared_mem"])
+    except Exception:  # an older or newer Triton: ask torch
+        return int(getattr(torch.cuda.get_device_properties(torch.cuda.current_device()),
+                           "shared_memory_per_block_optin", 227 * 1024))
+
+
+def triton_grid(grid, element):
+    """The configs of `grid` worth compiling for `element`-byte inputs, and how many were pruned:
+    Triton's early_config_prune rule for shared memory (a ring of num_stages A and B slices), and
+    tiles whose fp32 accumulator alone takes 256 registers a thread or more (255 is the most a
+    thread has: such a config spills and cannot win)."""
+    limit = max_shared_memory()
+    kept = [(m, n, k, s, w) for m, n, k, s, w in TRITON_GRIDS[grid]
+            if s * (m + n) * k * element <= limit and m * n // (32 * w) < 256]
+    return kept, len(TRITON_GRIDS[grid]) - len(kept)
+
+
+def triton_gemm_call(a, b_kn, c, tile):
+    """C = A B with B a K x N view, by triton_tutorial_matmul with `tile` (BLOCK_M, BLOCK_N,
+    BLOCK_K, num_stages, num_warps)."""
+    m, n, k, s, w = tile
+    M, K = a.shape
+    N = b_kn.shape[1]
+    grid = (triton.cdiv(M, m) * triton.cdiv(N, n),)
+    return lambda: triton_tutorial_matmul[grid](a, b_kn, c, M, N, K, a.stride(0), a.stride(1), b_kn.stride(0),
+                                                b_kn.stride(1), c.stride(0), c.stride(1), BLOCK_M=m, BLOCK_N=n,
+                                                BLOCK_K=k, GROUP_M=8, num_stages=s, num_warps=w)
+
+
+def tile_text(tile):
+    m, n, k, s, w = tile
+    return f"{m}x{n}x{k} stages {s} warps {w}"
+
+
+def first_line(e):
+    """An exception as one short line."""
+    text = str(e).strip()
+    return f"{type(e).__name__}: {text.splitlines()[0][:160] if text else ''}"
+
+
+def relative_error(out, expected, scale):
+    return (out.float() - expected).abs().max().item() / scale
+
+
+def tune_triton_gemm(a, b_kn, c, expected, tolerance, layout, grid):
+    """The fastest config of `grid` for this dtype, shape and layout (tuned once, then remembered):
+    each config compiled and launched once (one that fails to compile or launch is skipped, so is
+    one whose output is wrong), timed with 10 samples by timed(), the best 3 again with 30."""
+    M, K = a.shape
+    N = b_kn.shape[1]
+    key = ("gemm", layout, grid, str(a.dtype), M, N, K)
+    if key in TUNED:
+        return TUNED[key]
+    start = time.perf_counter()
+    tiles, pruned = triton_grid(grid, a.element_size())
+    scale = max(expected.abs().max().item(), 1e-30)
+    measured, failed, wrong = [], [], []
+    for tile in tiles:
+        fn = triton_gemm_call(a, b_kn, c, tile)
+        c.fill_(float("nan"))
+        try:
+            fn()  # compiles on the first call
+            torch.cuda.synchronize()
+        except Exception as e:  # noqa: BLE001 - out of resources, a compiler error: not a candidate
+            failed.append(f"{tile_text(tile)}: {first_line(e)}")
+            continue
+        if not relative_error(c, expected, scale) <= tolerance:
+            wrong.append(tile_text(tile))
+            continue
+        measured.append((timed(fn, samples=10, warmup=3), tile))
+    if not measured:
+        raise SystemExit(f"triton({layout}) {a.dtype} {M}x{N}x{K}: no config of the {grid} grid ran and was right "
+                         f"({len(failed)} failed, {len(wrong)} wrong): " + "; ".join(failed[:3] + wrong[:3]))
+    measured.sort(key=lambda x: x[0])
+    finalists = [(timed(triton_gemm_call(a, b_kn, c, tile), samples=30, warmup=5), tile) for _, tile in measured[:3]]
+    best = min(finalists, key=lambda x: x[0])[1]
+    print(f"triton({layout}) {str(a.dtype).replace('torch.', '')} {M}x{N}x{K}: {grid} grid, {len(tiles)} configs "
+          f"({pruned} pruned), {len(measured)} ran and were right, {len(failed)} failed to compile or launch, "
+          f"{len(wrong)} wrong; best {tile_text(best)} ({time.perf_counter() - start:.1f} s)", flush=True)
+    for line in failed[:3]:
+        print(f"    failed: {line}")
+    if wrong:
+        print(f"    wrong: {', '.join(wrong[:6])}{' ...' if len(wrong) > 6 else ''}")
+    TUNED[key] = best
+    return best
 
 
 @triton.jit
@@ -268,12 +474,12 @@ def triton_softmax_call(x, y):
     return lambda: TUNED["softmax"][(rows,)](x, y, cols, BLOCK=block)
 
 
-def triton_call(a, b_kn, c, gemv):
-    """C = A B with B given as a K x N view (any strides), through triton.autotune (which tunes on
-    its first call, per M, N, K)."""
-    if gemv not in TUNED:
-        TUNED[gemv] = triton.autotune(configs=triton_configs(gemv), key=["M", "N", "K"])(triton_matmul)
-    kernel = TUNED[gemv]
+def triton_call(a, b_kn, c):
+    """The decode step's C = A B with B given as a K x N view (any strides), through
+    triton.autotune (which tunes on its first call, per M, N, K)."""
+    if "gemv" not in TUNED:
+        TUNED["gemv"] = triton.autotune(configs=triton_configs(), key=["M", "N", "K"])(triton_matmul)
+    kernel = TUNED["gemv"]
     M, K = a.shape
     N = b_kn.shape[1]
     grid = lambda meta: (triton.cdiv(M, meta["BLOCK_M"]) * triton.cdiv(N, meta["BLOCK_N"]),)  # noqa: E731
@@ -318,10 +524,272 @@ DEFAULTS = {
     "sgemm": {"BLOCK_M": 128, "BLOCK_N": 64, "BLOCK_K": 16, "THREAD_M": 16, "THREAD_N": 8, "VEC": 4, "STAGES": 2},
     "gemv": {"ALGO": 0, "WARPS": 4, "ROWS": 1, "UNROLL": 4, "HINT": 1},
     "softmax": {"TPR": 256, "RPB": 1, "VEC": 4, "CACHE_ROW": 1},
+    # attention: the values taken where the problem file has these parameters and allows them;
+    # where it does not, its first valid config (attention_default)
+    "attention": {"BLOCK_M": 128, "BLOCK_N": 64, "WARPS": 8, "STAGES": 2},
 }
+
+# The names an attention problem file may give the shape's values (batch, heads, sequence, head
+# dimension); names of its own Tilescope/Shapes entry that match ours are added to them.
+ATTENTION_NAMES = {"B": 0, "BATCH": 0, "H": 1, "HEADS": 1, "NH": 1, "S": 2, "SEQ": 2, "SEQ_LEN": 2, "SEQLEN": 2,
+                   "N_CTX": 2, "D": 3, "HEAD_DIM": 3, "HD": 3}
+# The builtins of Tilescope's expressions (core/expr), for evaluating the problem file's in Python.
+EXPR_BUILTINS = {"min": min, "max": max, "abs": abs, "ceil": math.ceil, "floor": math.floor, "log2": math.log2,
+                 "sqrt": math.sqrt, "int": int, "float": float, "round": round, "len": len, "pow": pow, "bool": bool,
+                 "range": range, "list": list, "tuple": tuple, "sum": sum, "sorted": sorted}
+# nvcc options of the problem file's CompilerOptions that are passed on (others are NVRTC's or
+# already given: -std, the architecture)
+PASSED_OPTIONS = ("-D", "-U", "--use_fast_math", "-use_fast_math", "--ftz", "--prec-div", "--prec-sqrt", "--fmad",
+                  "-lineinfo", "--extra-device-vectorization", "--maxrregcount", "-maxrregcount")
+
+
+def evaluate(text, names):
+    """A Tilescope expression of the problem file (Python syntax) with `names` as its variables."""
+    # one namespace, as globals: a generator in the expression sees the names too
+    return eval(str(text), {"__builtins__": {}, **EXPR_BUILTINS, **names})  # noqa: S307 - the repository's own file
+
+
+def attention_problem(kind):
+    """The problem file of an attention kind: kernels/attention/<kind>.json where there is one,
+    else attention_bf16.json; None where neither is there."""
+    for base in (kind, "attention_bf16"):
+        path = os.path.join(ROOT, "kernels", "attention", base + ".json")
+        if os.path.exists(path):
+            with open(path) as f:
+                problem = json.load(f)
+            problem["_path"] = os.path.relpath(path, ROOT)
+            return problem
+    return None
+
+
+def attention_names(problem, shape, config, causal):
+    """The variables of the problem file's expressions: the shape under its usual names (and the
+    problem's own names for it, from the one of its shapes that agrees with ours), CAUSAL, then
+    the config."""
+    names = {name: shape[i] for name, i in ATTENTION_NAMES.items()}
+    names["CAUSAL"] = int(causal)
+    for entry in problem.get("Tilescope", {}).get("Shapes", []):
+        known = [k for k in entry if k in names]
+        if known and all(names[k] == entry[k] for k in known):
+            names.update({k: v for k, v in entry.items() if k not in names})
+            break
+    names.update(config)
+    return names
+
+
+def attention_geometry(problem, names):
+    """(threads a block, bytes of dynamic shared memory) from the problem file's LocalSize and
+    SharedMemory; the grid is the interface's, (S / BLOCK_M, B * H)."""
+    spec = problem["KernelSpecification"]
+    local = spec.get("LocalSize", {})
+    threads = int(evaluate(local.get("X", "1"), names))
+    if int(evaluate(local.get("Y", "1"), names)) != 1 or int(evaluate(local.get("Z", "1"), names)) != 1:
+        raise SystemExit(f"{problem['_path']}: LocalSize has Y or Z; the attention interface's block is "
+                         f"one-dimensional")
+    smem = int(evaluate(spec["SharedMemory"], names)) if spec.get("SharedMemory") else 0
+    return threads, smem
+
+
+def attention_check_grid(problem, names, grid, threads):
+    """A warning where the problem file's GlobalSize (if it has one this bench can evaluate) is not
+    the interface's grid; None where it agrees or cannot be read."""
+    spec = problem["KernelSpecification"]
+    size = spec.get("GlobalSize")
+    if not size:
+        return None
+    try:
+        g = [int(evaluate(size.get(axis, "1"), names)) for axis in ("X", "Y", "Z")]
+    except Exception as e:  # noqa: BLE001 - names the bench does not know
+        return f"its GlobalSize not checked ({type(e).__name__}: {e})"
+    if spec.get("GlobalSizeType") != "CUDA":  # threads: divided by the block
+        g[0] //= threads
+    if (g[0], g[1], g[2]) != (grid[0], grid[1], 1):
+        return f"its GlobalSize gives a grid of {g}, the interface {list(grid) + [1]}; launched with the interface's"
+    return None
+
+
+def attention_fits(problem, config, names, threads, smem, max_smem):
+    """Why `config` cannot run at this shape (the grid's and the problem's conditions, the device's
+    limits); an empty list where it can. Conditions naming what the bench does not know are left out."""
+    B, H, S, D = (names[k] for k in ("B", "H", "S", "D"))
+    why = []
+    if S % config["BLOCK_M"]:
+        why.append(f"S % BLOCK_M == {S % config['BLOCK_M']}")
+    if "BLOCK_N" in config and S % config["BLOCK_N"]:
+        why.append(f"S % BLOCK_N == {S % config['BLOCK_N']}")
+    for condition in (problem or {}).get("ConfigurationSpace", {}).get("Conditions", []):
+        try:
+            if not evaluate(condition["Expression"], names):
+                why.append(condition["Expression"])
+        except NameError:
+            pass
+    if threads > 1024 or threads % 32:
+        why.append(f"{threads} threads a block")
+    if smem > max_smem:
+        why.append(f"{smem} bytes of shared memory (the device allows {max_smem})")
+    return why
+
+
+def space_values(parameter):
+    values = parameter["Values"]
+    return list(evaluate(values, {}) if isinstance(values, str) else values)
+
+
+def attention_default(kind, problem):
+    """The config an attention kind runs without --db or --set: DEFAULTS["attention"] where the
+    problem file's space holds it (parameters it lacks taking their first value), else the space's
+    first config valid at the first shape."""
+    default = dict(DEFAULTS["attention"])
+    params = problem["ConfigurationSpace"]["TuningParameters"]
+    space = {p["Name"]: space_values(p) for p in params}
+    causal = kind.endswith("_causal")
+    max_smem = max_shared_memory()
+
+    def valid(config):
+        names = attention_names(problem, ATTENTION_SHAPES[0], config, causal)
+        try:
+            threads, smem = attention_geometry(problem, names)
+        except (NameError, ZeroDivisionError):
+            return False
+        return not attention_fits(problem, config, names, threads, smem, max_smem)
+
+    shape = attention_names(problem, ATTENTION_SHAPES[0], {}, causal)  # HEAD_DIM, say, is the shape's
+    candidate = {name: default.get(name, shape.get(name, values[0])) for name, values in space.items()}
+    if all(candidate[name] in values for name, values in space.items()) and valid(candidate):
+        return candidate
+    for combination in itertools.product(*space.values()):
+        config = dict(zip(space, combination))
+        if valid(config):
+            print(f"{kind}: the bench's default {candidate} is not in {problem['_path']}'s space; "
+                  f"the space's first valid config instead: {config}")
+            return config
+    print(f"{kind}: no config of {problem['_path']}'s space is valid at {ATTENTION_SHAPES[0]}; "
+          f"trying the bench's default {candidate}")
+    return candidate
+
+
+def sdpa_backends():
+    """(name, backend) of each scaled_dot_product_attention backend to time; the backend None
+    where this torch does not have it."""
+    try:
+        from torch.nn.attention import SDPBackend
+    except ImportError:
+        SDPBackend = None
+    return [(label.split("_")[0].lower(), getattr(SDPBackend, label, None))
+            for label in ("FLASH_ATTENTION", "EFFICIENT_ATTENTION", "CUDNN_ATTENTION")]
+
+
+def attention_row(kind, shape, config, problem, workdir):
+    """Builds, checks and times one attention config at one shape against each SDPA backend;
+    the row, or None where the config does not fit the shape."""
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+
+    B, H, S, D = shape
+    causal = kind.endswith("_causal")
+    names = attention_names(problem, shape, config, causal)
+    try:
+        threads, smem = attention_geometry(problem, names)
+    except NameError as e:
+        print(f"{kind} {shape}: {problem['_path']}'s LocalSize or SharedMemory uses a name the bench does not know "
+              f"({e}; it knows {sorted(names)}); skipped")
+        return None
+    grid = (S // config["BLOCK_M"], B * H)
+    why = attention_fits(problem, config, names, threads, smem, max_shared_memory())
+    if why:
+        print(f"{kind} {shape}: the config {config} does not fit the shape ({'; '.join(why)}); skipped")
+        return None
+    note = attention_check_grid(problem, names, grid, threads)
+    if note:
+        print(f"{kind} {shape}: {problem['_path']}: {note}")
+    extra = [o for o in problem["KernelSpecification"].get("CompilerOptions", [])
+             if o.startswith(PASSED_OPTIONS) and not o.startswith("-DHEAD_DIM") and o not in KINDS[kind][3]]
+    if "HEAD_DIM" not in config:
+        extra.append(f"-DHEAD_DIM={D}")
+    if "CAUSAL" in config:  # a parameter of the space: it says which build this is
+        config["CAUSAL"] = int(causal)
+    lib = build(kind, config, workdir, extra)
+    scale = 1.0 / math.sqrt(D)
+    # Logits Q K^T / sqrt(D) of standard deviation 2: a softmax neither flat (O near the mean of V,
+    # where a wrong kernel would hide) nor one-hot (without causal, about 75 keys of 4,096 carry it).
+    q = torch.randn(B, H, S, D, device="cuda", dtype=torch.bfloat16) * 2
+    k = torch.randn(B, H, S, D, device="cuda", dtype=torch.bfloat16)
+    v = torch.randn(B, H, S, D, device="cuda", dtype=torch.bfloat16)
+    o = torch.full((B, H, S, D), float("nan"), device="cuda", dtype=torch.bfloat16)  # unwritten shows
+    ours = lambda: lib.launch(grid[0], grid[1], threads, smem, S, scale, q.data_ptr(), k.data_ptr(),  # noqa: E731
+                              v.data_ptr(), o.data_ptr())
+    sdpa = lambda: torch.nn.functional.scaled_dot_product_attention(  # noqa: E731
+        q, k, v, is_causal=causal, scale=scale)
+    status = ours()
+    if status != 0:
+        raise SystemExit(f"{kind} {shape} {config}: the launch failed (CUDA error {status}; {threads} threads, "
+                         f"{smem} bytes of shared memory)")
+    torch.cuda.synchronize()
+    backends, outputs, unavailable = {}, {}, {}
+    for label, backend in sdpa_backends():
+        if backend is None:
+            unavailable[label] = "not in this torch"
+            continue
+        try:
+            with sdpa_kernel(backend):
+                outputs[label] = sdpa()
+            torch.cuda.synchronize()
+            backends[label] = backend
+        except Exception as e:  # noqa: BLE001 - a backend that does not take these inputs here
+            unavailable[label] = first_line(e)
+    if "flash" in outputs:
+        reference_name, reference = "flash", outputs["flash"]
+    elif outputs:
+        reference_name, reference = next(iter(outputs.items()))
+    else:
+        with sdpa_kernel(SDPBackend.MATH):
+            reference_name, reference = "math", sdpa()
+    reference = reference.float()
+    largest = reference.abs().max().item()
+
+    # bf16 tolerance, element by element: |O - reference| <= ATOL + RTOL |reference|. Two bf16
+    # results of the same sums differ by an ulp of the output (2^-8 to 2^-7 of it) and by the
+    # rounding of P to bf16 before P V; causal rows near the start average few values of V, so
+    # |O| reaches 4 or more there, where a fixed 2e-2 would be under one ulp.
+    def check(out):
+        diff = (out.float() - reference).abs()
+        return diff.max().item(), (diff - ATTENTION_RTOL * reference.abs()).max().item() <= ATTENTION_ATOL
+
+    error, ok = check(o)
+    checked = {label: check(out) for label, out in outputs.items()}
+    del outputs
+    wrong_backends = [label for label, (_, right) in checked.items() if not right]
+    work = 4.0 * B * H * S * S * D * (0.5 if causal else 1.0)
+    tflops = lambda ms: work / ms / 1e-3 / 1e12  # noqa: E731
+    ms_ours = timed(ours)
+    measured = {}
+    for label, backend in backends.items():
+        with sdpa_kernel(backend):  # entered outside the timed launches
+            measured[label] = tflops(timed(sdpa))
+    # the best backend among those whose output agrees with the reference's
+    counted = {label: value for label, value in measured.items() if label not in wrong_backends}
+    best = max(counted, key=counted.get) if counted else None
+    row = {"kind": kind, "shape": list(shape), "config": config, "error": error, "ok": ok,
+           "reference": reference_name, "reference_max": largest, "ours": tflops(ms_ours),
+           "torch": counted[best] if best else float("nan"), "torch_backend": best, "sdpa": measured,
+           "sdpa_unavailable": unavailable, "sdpa_errors": {label: e for label, (e, _) in checked.items()},
+           "sdpa_wrong": wrong_backends, "triton": float("nan"), "copy_gbs": float("nan"), "unit": "TFLOP/s"}
+    others = ", ".join([f"{label} {value:.1f}" for label, value in measured.items() if label != best] +
+                       [f"{label} unavailable" for label in unavailable])
+    ratio = row["ours"] / row["torch"] if best else float("nan")
+    print(f"{kind:11} {'x'.join(map(str, shape)):16} ours {row['ours']:7.1f} TFLOP/s  sdpa {row['torch']:7.1f} "
+          f"({best or 'no backend ran'}{'; ' + others if others else ''})  ours/sdpa {ratio:.3f}  max abs error "
+          f"{error:.1e} against {reference_name} (|O| up to {largest:.2f}) {'ok' if ok else 'WRONG'}  {config}",
+          flush=True)
+    for label, message in unavailable.items():
+        print(f"    sdpa {label} unavailable: {message}")
+    for label in wrong_backends:
+        print(f"    sdpa {label}: max abs error {checked[label][0]:.1e} against {reference_name}, outside the "
+              f"tolerance; not counted as the best")
+    return row
 
 
 def main():
+    global torch
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--db", action="append", default=[],
                    help="KIND=FILE: the best config of a tuned session (KIND@I=FILE: for shape I of KIND only)")
@@ -329,9 +797,18 @@ def main():
     p.add_argument("--set", action="append", default=[],
                    help="KIND:NAME=V,NAME=V: run this config of KIND (repeat for several); instead of --db or the defaults")
     p.add_argument("--kinds", default="hgemm_bf16,hgemm_fp16,hgemm_bf16_bt,hgemm_fp16_bt,gemv_bf16,gemv_fp16,"
-                                      "softmax,softmax_bf16")
+                                      "softmax,softmax_bf16,attention_bf16,attention_bf16_causal",
+                   help="comma-separated, of: " + ", ".join(KINDS))
+    p.add_argument("--triton-grid", choices=sorted(TRITON_GRIDS), default="wide",
+                   help="the configs Triton's GEMM kernel is tuned over, on each layout: tutorial (12) or wide (the "
+                        "tutorial's and BLOCK_M, BLOCK_N 64-256, BLOCK_K 32/64, 3-5 stages, 4/8 warps; 85 after "
+                        "pruning for 2-byte types; default)")
     p.add_argument("--json", help="also write the rows to FILE")
     args = p.parse_args()
+    unknown = [kind for kind in args.kinds.split(",") if kind not in KINDS]
+    if unknown:
+        p.error(f"unknown kinds {', '.join(unknown)}; the kinds are {', '.join(KINDS)}")
+    import torch  # noqa: F811 - the module's global, set here (see its definition)
     configs = {}  # kind -> the configs to run
     for item in args.db:
         kind, db = item.split("=", 1)
@@ -346,12 +823,34 @@ def main():
     rows = []
     with tempfile.TemporaryDirectory() as workdir:
         for kind in args.kinds.split(","):
-            _, name, dtype, _ = KINDS[kind]
-            shapes = {"hgemm": GEMM_SHAPES, "sgemm": GEMM_SHAPES, "gemv": GEMV_SHAPES, "softmax": SOFTMAX_SHAPES}[name]
+            path, name, dtype, _ = KINDS[kind]
+            dtype = getattr(torch, dtype)
+            default = DEFAULTS[name]
+            problem = None
+            if name == "attention":
+                problem = attention_problem(kind)
+                if not os.path.exists(os.path.join(ROOT, path)):
+                    print(f"{kind}: {path} is not there (yet); skipped")
+                    continue
+                if problem is None:
+                    print(f"{kind}: no problem file (kernels/attention/{kind}.json or attention_bf16.json) to take the "
+                          f"block size and shared memory from; skipped")
+                    continue
+            shapes = {"hgemm": GEMM_SHAPES, "sgemm": GEMM_SHAPES, "gemv": GEMV_SHAPES, "softmax": SOFTMAX_SHAPES,
+                      "attention": ATTENTION_SHAPES}[name]
+            if name == "attention" and kind not in configs and \
+                    any(f"{kind}@{i}" not in configs for i in range(len(shapes))):
+                default = attention_default(kind, problem)
             runs = [(s_, c_) for i, s_ in enumerate(shapes)
-                    for c_ in configs.get(f"{kind}@{i}", configs.get(kind, [DEFAULTS[name]]))]
+                    for c_ in configs.get(f"{kind}@{i}", configs.get(kind, [default]))]
             for shape, config in runs:
                 config = dict(config)
+                if name == "attention":
+                    row = attention_row(kind, shape, config, problem, workdir)
+                    if row is not None:
+                        rows.append(row)
+                        wrong += 0 if row["ok"] else 1
+                    continue
                 if name == "gemv":
                     config["MT"] = 1 << (shape[0] - 1).bit_length()
                 if not fits(kind, config, shape):
@@ -359,6 +858,7 @@ def main():
                     continue
                 lib = build(kind, config, workdir)
                 gx, bx, smem = geometry(kind, config, shape)
+                layouts = {}  # GEMM rows: Triton's layout -> B as a K x N view in that layout
                 if kind == "hgemm_fp8":
                     # cublasLt's FP8 GEMM through torch._scaled_mm: B column-major (N x K row-major), per-tensor scales
                     M, N, K = shape
@@ -394,7 +894,12 @@ def main():
                     ours = lambda: lib.launch(gx, bx, smem, M, N, K, a.data_ptr(), b.data_ptr(), c.data_ptr())  # noqa: E731
                     theirs = (lambda: torch.nn.functional.linear(a, b)) if transposed else (lambda: torch.matmul(a, b))
                     tc = torch.empty(M, N, device="cuda", dtype=dtype)
-                    tri = triton_call(a, b.t() if transposed else b, tc, False)
+                    tri = None
+                    # Triton on both layouts of the same B, whichever this kind's own is: "rm" K x N
+                    # row-major (the tutorial's), "bt" N x K row-major passed as its K x N view
+                    b_nk = b if transposed else b.t().contiguous()
+                    b_kn = b.t().contiguous() if transposed else b
+                    layouts = {"rm": b_kn, "bt": b_nk.t()}
                     work, unit, scale = 2.0 * M * N * K, "TFLOP/s", 1e12
                     read = (M * K + K * N) * a.element_size()
                 elif name == "softmax":
@@ -415,14 +920,15 @@ def main():
                     ours = lambda: lib.launch(gx, bx, smem, M, N, K, a.data_ptr(), b.data_ptr(), c.data_ptr())  # noqa: E731
                     theirs = lambda: torch.nn.functional.linear(a, b)  # noqa: E731
                     tc = torch.empty(M, N, device="cuda", dtype=dtype)
-                    tri = triton_call(a, b.t(), tc, True)
+                    tri = triton_call(a, b.t(), tc)
                     work, unit, scale = 2.0 * N * K, "GB/s", 1e9
                     read = N * K * b.element_size()
                 if ours() != 0:
                     raise SystemExit(f"{kind} {shape} {config}: the launch failed")
                 torch.cuda.synchronize()
                 expected = theirs().float()
-                error = (c.float() - expected).abs().max().item() / max(expected.abs().max().item(), 1e-30)
+                largest = max(expected.abs().max().item(), 1e-30)
+                error = (c.float() - expected).abs().max().item() / largest
                 # FP8: both sides accumulate in fp32 and round to bf16 (the inputs are the same bytes)
                 tolerance = {torch.bfloat16: 2e-2, torch.float16: 5e-3, torch.float32: 1e-5,
                              torch.float8_e4m3fn: 2e-2}[dtype]
@@ -430,30 +936,56 @@ def main():
                     tolerance = 1e-4  # fp32 sums of 1,024 to 8,192 products in another order
                 ok = error <= tolerance
                 wrong += 0 if ok else 1
-                tri_error = float("nan")
+                # Triton's columns: label -> [launch, error, config]; tuned here, outside the timing
+                tri_cols = {}
+                for layout, b_view in layouts.items():
+                    tile = tune_triton_gemm(a, b_view, tc, expected, tolerance, layout, args.triton_grid)
+                    fn = triton_gemm_call(a, b_view, tc, tile)
+                    tc.fill_(float("nan"))
+                    fn()
+                    torch.cuda.synchronize()
+                    tri_cols[layout] = [fn, relative_error(tc, expected, largest), tile_text(tile)]
                 if tri is not None:
                     tri()  # autotune tunes here, outside the timing
                     torch.cuda.synchronize()
-                    tri_error = (tc.float() - expected).abs().max().item() / max(expected.abs().max().item(), 1e-30)
-                    wrong += 0 if tri_error <= tolerance else 1
+                    tuned = TUNED["softmax" if name == "softmax" else "gemv"]
+                    tri_cols["triton"] = [tri, relative_error(tc, expected, largest), str(tuned.best_config)]
+                for col in tri_cols.values():
+                    wrong += 0 if col[1] <= tolerance else 1
                 src = torch.empty(read, dtype=torch.uint8, device="cuda")
                 dst = torch.empty_like(src)
                 ms_ours, ms_torch = timed(ours), timed(theirs)
-                ms_triton = timed(tri) if tri is not None else float("nan")
+                rates = {label: work / timed(col[0]) / 1e-3 / scale for label, col in tri_cols.items()}
                 ms_copy = timed(lambda: dst.copy_(src))
+                best = max(rates, key=rates.get) if rates else None
                 row = {"kind": kind, "shape": list(shape), "config": config, "error": error, "ok": ok,
                        "ours": work / ms_ours / 1e-3 / scale, "torch": work / ms_torch / 1e-3 / scale,
-                       "triton": work / ms_triton / 1e-3 / scale, "triton_error": tri_error,
-                       "triton_config": str(TUNED["softmax" if name == "softmax" else name == "gemv"].best_config)
-                       if tri is not None else None,
+                       "triton": rates[best] if best else float("nan"),
+                       "triton_error": tri_cols[best][1] if best else float("nan"),
+                       "triton_config": tri_cols[best][2] if best else None,
                        "copy_gbs": 2 * read / ms_copy / 1e-3 / 1e9, "unit": unit}
+                if layouts:  # both layouts, and which was the better
+                    row.update({"triton_best": best, "triton_grid": args.triton_grid})
+                    for label, col in tri_cols.items():
+                        row.update({f"triton_{label}": rates[label], f"triton_{label}_error": col[1],
+                                    f"triton_{label}_config": col[2]})
                 rows.append(row)
                 copy = f", copy {row['copy_gbs']:.0f} GB/s (read + write), ours {row['ours'] / row['copy_gbs']:.1%} of it" \
                     if unit == "GB/s" else ""
+                if layouts:
+                    triton_text = "  ".join(f"triton({label}) {rates[label]:7.1f}" for label in tri_cols)
+                    versus = f"  ours/triton {row['ours'] / row['triton']:.3f} (against {best})"
+                    errors = ", ".join(f"{label} {col[1]:.1e}" for label, col in tri_cols.items())
+                else:
+                    triton_text = f"triton {row['triton']:7.1f}"
+                    versus = f"  ours/triton {row['ours'] / row['triton']:.3f}"
+                    errors = f"{row['triton_error']:.1e}"
                 print(f"{kind:11} {'x'.join(map(str, shape)):16} ours {row['ours']:7.1f} {unit}  torch "
-                      f"{row['torch']:7.1f}  triton {row['triton']:7.1f}  ours/torch {row['ours'] / row['torch']:.3f}"
-                      f"  ours/triton {row['ours'] / row['triton']:.3f}{copy}  max error {error:.1e} "
-                      f"{'ok' if ok else 'WRONG'} (triton {tri_error:.1e})  {config}", flush=True)
+                      f"{row['torch']:7.1f}  {triton_text}  ours/torch {row['ours'] / row['torch']:.3f}"
+                      f"{versus}{copy}  max error {error:.1e} "
+                      f"{'ok' if ok else 'WRONG'} (triton {errors})  {config}", flush=True)
+                if layouts:
+                    print("    triton configs: " + ", ".join(f"{label} {col[2]}" for label, col in tri_cols.items()))
     if args.json:
         with open(args.json, "w") as f:
             json.dump(rows, f, indent=1)
