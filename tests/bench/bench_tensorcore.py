@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Tensor-core kernels side by side, on the GPU machine: kernels/hgemm, kernels/gemv, kernels/softmax,
-kernels/attention (and the FP32 kernels/sgemm, kind sgemm) against PyTorch (cuBLAS, cublasLt, and
-scaled_dot_product_attention's backends), Triton and the device-to-device copy, in one run, with
+kernels/attention (and the FP32 kernels/sgemm, kinds sgemm and sgemm_warp) against PyTorch
+(cuBLAS, cublasLt, and scaled_dot_product_attention's backends), Triton and the device-to-device copy, in one run, with
 one timing method.
 
 For each kernel, the configs to run come from results databases of `tilescope-cli tune` (the
@@ -77,6 +77,7 @@ KINDS = {
     "hgemm_bf16_bt": ("kernels/hgemm/hgemm.cu", "hgemm", "bfloat16", ["-DB_TRANS=1"]),
     "hgemm_fp16_bt": ("kernels/hgemm/hgemm.cu", "hgemm", "float16", ["-DHGEMM_FP16", "-DB_TRANS=1"]),
     "sgemm": ("kernels/sgemm/sgemm.cu", "sgemm", "float32", []),
+    "sgemm_warp": ("kernels/sgemm/sgemm_warp.cu", "sgemm_warp", "float32", []),
     "hgemm_fp8": ("kernels/hgemm/hgemm.cu", "hgemm", "float8_e4m3fn", ["-DHGEMM_FP8", "-DB_TRANS=1"]),
     "gemv_bf16": ("kernels/gemv/gemv.cu", "gemv", "bfloat16", []),
     "gemv_fp16": ("kernels/gemv/gemv.cu", "gemv", "float16", ["-DGEMV_FP16"]),
@@ -175,6 +176,16 @@ extern "C" int launch(int gx, int bx, int smem, int M, int N, int K, const void*
 }
 """
 
+# sgemm_warp's grid is one-dimensional (tiles in GROUP_M order), its shared memory static.
+SGEMM_WARP_LAUNCHER = r"""
+#include <cuda_runtime.h>
+#include "%(kernel)s"
+extern "C" int launch(int gx, int bx, int smem, int M, int N, int K, const void* a, const void* b, void* c) {
+    %(name)s<<<gx, bx, smem>>>(M, N, K, (const float*)a, (const float*)b, (float*)c);
+    return (int)cudaGetLastError();
+}
+"""
+
 LAUNCHER = r"""
 #include <cuda_runtime.h>
 #include "%(kernel)s"
@@ -221,6 +232,7 @@ def build(kind, config, workdir, extra=()):
         src = os.path.join(workdir, tag + ".cu")
         with open(src, "w") as f:
             launcher = {"hgemm": HGEMM_LAUNCHER, "softmax": SOFTMAX_LAUNCHER, "sgemm": SGEMM_LAUNCHER,
+                        "sgemm_warp": SGEMM_WARP_LAUNCHER,
                         "attention": ATTENTION_LAUNCHER}.get(name, LAUNCHER)
             f.write(launcher % {"kernel": os.path.join(ROOT, path), "name": name})
         defines = [f"-D{k}={v}" for k, v in config.items()]
@@ -237,6 +249,9 @@ def build(kind, config, workdir, extra=()):
 def geometry(kind, config, shape):
     if kind == "sgemm":
         return 0, (config["BLOCK_M"] // config["THREAD_M"]) * (config["BLOCK_N"] // config["THREAD_N"]), 0
+    if kind == "sgemm_warp":
+        M, N, K = shape
+        return (M // config["BLOCK_M"]) * (N // config["BLOCK_N"]), config["WARPS_M"] * config["WARPS_N"] * 32, 0
     if kind.startswith("hgemm"):
         M, N, K = shape
         algo = config.get("ALGO", 0)
@@ -259,7 +274,7 @@ def geometry(kind, config, shape):
 
 
 def fits(kind, config, shape):
-    if kind == "sgemm":
+    if kind in ("sgemm", "sgemm_warp"):
         M, N, K = shape
         return M % config["BLOCK_M"] == 0 and N % config["BLOCK_N"] == 0 and K % config["BLOCK_K"] == 0
     if kind.startswith("hgemm"):
@@ -522,6 +537,8 @@ DEFAULTS = {
     "hgemm": {"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 32, "WARPS_M": 2, "WARPS_N": 2, "STAGES": 4, "GROUP_M": 8,
               "ALGO": 0, "STORE": 0, "TILES": 1},
     "sgemm": {"BLOCK_M": 128, "BLOCK_N": 64, "BLOCK_K": 16, "THREAD_M": 16, "THREAD_N": 8, "VEC": 4, "STAGES": 2},
+    "sgemm_warp": {"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 8, "WARPS_M": 4, "WARPS_N": 2, "THREAD_M": 8,
+                   "THREAD_N": 8, "MIN_BLOCKS": 2, "GROUP_M": 8},
     "gemv": {"ALGO": 0, "WARPS": 4, "ROWS": 1, "UNROLL": 4, "HINT": 1},
     "softmax": {"TPR": 256, "RPB": 1, "VEC": 4, "CACHE_ROW": 1},
     # attention: the values taken where the problem file has these parameters and allows them;
@@ -836,7 +853,7 @@ def main():
                     print(f"{kind}: no problem file (kernels/attention/{kind}.json or attention_bf16.json) to take the "
                           f"block size and shared memory from; skipped")
                     continue
-            shapes = {"hgemm": GEMM_SHAPES, "sgemm": GEMM_SHAPES, "gemv": GEMV_SHAPES, "softmax": SOFTMAX_SHAPES,
+            shapes = {"hgemm": GEMM_SHAPES, "sgemm": GEMM_SHAPES, "sgemm_warp": GEMM_SHAPES, "gemv": GEMV_SHAPES, "softmax": SOFTMAX_SHAPES,
                       "attention": ATTENTION_SHAPES}[name]
             if name == "attention" and kind not in configs and \
                     any(f"{kind}@{i}" not in configs for i in range(len(shapes))):
@@ -872,7 +889,7 @@ def main():
                     tc, tri = None, None  # no Triton FP8 kernel here
                     work, unit, scale = 2.0 * M * N * K, "TFLOP/s", 1e12
                     read = M * K + K * N
-                elif name == "sgemm":
+                elif name in ("sgemm", "sgemm_warp"):
                     # FP32 on the CUDA cores against cuBLAS's SGEMM (TF32 off); no Triton row
                     torch.backends.cuda.matmul.allow_tf32 = False
                     M, N, K = shape
@@ -932,7 +949,7 @@ def main():
                 # FP8: both sides accumulate in fp32 and round to bf16 (the inputs are the same bytes)
                 tolerance = {torch.bfloat16: 2e-2, torch.float16: 5e-3, torch.float32: 1e-5,
                              torch.float8_e4m3fn: 2e-2}[dtype]
-                if name == "sgemm":
+                if name in ("sgemm", "sgemm_warp"):
                     tolerance = 1e-4  # fp32 sums of 1,024 to 8,192 products in another order
                 ok = error <= tolerance
                 wrong += 0 if ok else 1
