@@ -20,6 +20,10 @@
 // - The TMA family at M, N and K that no tile divides, the FP8 GEMMs (e4m3, e5m2) and the
 //   tensor-core GEMV at 3 and 11 tokens: every config's output equals C computed on the host
 //   from the same inputs, within two bf16 units in the last place.
+// - kernels/attention, causal and not, at HEAD_DIM 128 and 64: every config of the space at a
+//   small shape (B = 1, H = 2, S = 256) runs, and its O (downloaded as tune --outputs keeps it)
+//   equals attention computed on the host in double from the same inputs, within the rounding of
+//   P and O to bf16.
 // - The worker takes configs from the session's feed while a measure() call runs: a sweep of 40
 //   configs is a few calls, most configs fed (no batch of 2 waits for its slowest config).
 // - Executed instructions (CUPTI's SASS metrics) of tests/data/sass/spill.json, a kernel that
@@ -50,7 +54,9 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <fstream>
+#include <limits>
 #include <map>
 #include <numeric>
 #include <random>
@@ -99,6 +105,8 @@ private slots:
     void tensorCoreFamilies();
     void tensorCoreEdgesMatchTheHost_data();
     void tensorCoreEdgesMatchTheHost();
+    void attentionMatchesTheHost_data();
+    void attentionMatchesTheHost();
     void executedInstructionsByLine();
     void energyAgreesWithSampledPower();
 
@@ -792,6 +800,169 @@ void TestCudaBackend::tensorCoreEdgesMatchTheHost() {
     }
     qInfo("largest |C| %.4g, tolerance %.3g", largest, tolerance);
     QCOMPARE(ok, configs);
+}
+
+// kernels/attention against the host: the worker's Random fills of Q, K and V recomputed here,
+// O = softmax(scale Q K^T) V in double (causal: key <= query), and each config's O (its outputs
+// kept, as tune --outputs keeps them) compared element by element. The kernel rounds P to bf16
+// before P V and O at the end: an element may differ by 2^-9 of sum_k p_k |v_k| / l (P's
+// rounding, each term at most 2^-9 relative) plus 2^-9 of |O| (O's), doubled for the fp32 sums
+// and exp2's approximation; a wrong fragment layout, a lost key block or a stale tile moves
+// values by far more. The space is the problem's at S = 256, each value of each parameter in
+// some config.
+void TestCudaBackend::attentionMatchesTheHost_data() {
+    QTest::addColumn<QString>("file");
+    QTest::addColumn<int>("headDim");
+    QTest::addColumn<int>("configs");
+    QTest::newRow("bf16, HEAD_DIM 128") << "kernels/attention/attention_bf16.json" << 128 << 22;
+    QTest::newRow("bf16 causal, HEAD_DIM 128") << "kernels/attention/attention_bf16_causal.json" << 128 << 22;
+    QTest::newRow("bf16, HEAD_DIM 64") << "kernels/attention/attention_bf16.json" << 64 << 30;
+    QTest::newRow("bf16 causal, HEAD_DIM 64") << "kernels/attention/attention_bf16_causal.json" << 64 << 30;
+}
+
+void TestCudaBackend::attentionMatchesTheHost() {
+    if (!m_skip.isEmpty())
+        QSKIP(qPrintable(m_skip));
+    QFETCH(QString, file);
+    QFETCH(int, headDim);
+    QFETCH(int, configs);
+    const bool causal = file.contains(QStringLiteral("causal"));
+    const std::filesystem::path path = sourceDir() / file.toStdString();
+    std::ifstream in(path);
+    nlohmann::ordered_json doc = nlohmann::ordered_json::parse(in);
+    constexpr int heads = 2; // B = 1
+    constexpr int S = 256;
+    const int D = headDim;
+    doc["Tilescope"]["Shapes"] = nlohmann::ordered_json::array({{{"B", 1}, {"H", heads}, {"S", S}, {"D", D}}});
+    std::size_t outIndex = 0;
+    auto& arguments = doc["KernelSpecification"]["Arguments"];
+    for (std::size_t i = 0; i < arguments.size(); ++i) {
+        if (arguments[i]["Name"] == "O") {
+            arguments[i]["Output"] = true; // only O comes back
+            outIndex = i;
+        }
+    }
+    const TuningProblem problem = TuningProblem::parse(doc.dump(), path.filename().string(), path.parent_path());
+    const ConfigSpace space = ConfigSpace::build(problem, 0);
+    QCOMPARE(space.size(), std::uint64_t(configs));
+
+    // O on the host, and beside it sum_k p_k |v_k| / l, what P's rounding can move it by.
+    const LaunchPlanner planner(problem, 0);
+    const std::vector<ArgumentSpec>& args = planner.arguments();
+    const std::vector<float> q =
+        decodeValues(argumentNamed(args, "Q"), initialContents(argumentNamed(args, "Q"), 0, path.parent_path()));
+    const std::vector<float> k =
+        decodeValues(argumentNamed(args, "K"), initialContents(argumentNamed(args, "K"), 0, path.parent_path()));
+    const std::vector<float> v =
+        decodeValues(argumentNamed(args, "V"), initialContents(argumentNamed(args, "V"), 0, path.parent_path()));
+    const double scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(D))); // as the kernel gets it
+    const std::size_t values = static_cast<std::size_t>(heads) * S * D;
+    std::vector<double> expected(values, 0.0);
+    std::vector<double> spread(values, 0.0);
+    std::vector<double> p(S);
+    for (int h = 0; h < heads; ++h) {
+        const std::size_t head = static_cast<std::size_t>(h) * S * D;
+        for (int i = 0; i < S; ++i) {
+            const int keys = causal ? i + 1 : S;
+            double top = -std::numeric_limits<double>::infinity();
+            for (int j = 0; j < keys; ++j) {
+                double dot = 0;
+                for (int d = 0; d < D; ++d)
+                    dot += static_cast<double>(q[head + static_cast<std::size_t>(i) * D + d]) *
+                           k[head + static_cast<std::size_t>(j) * D + d];
+                p[j] = dot * scale;
+                top = std::max(top, p[j]);
+            }
+            double l = 0;
+            for (int j = 0; j < keys; ++j) {
+                p[j] = std::exp(p[j] - top);
+                l += p[j];
+            }
+            for (int d = 0; d < D; ++d) {
+                double sum = 0;
+                double magnitude = 0;
+                for (int j = 0; j < keys; ++j) {
+                    const double x = v[head + static_cast<std::size_t>(j) * D + d];
+                    sum += p[j] * x;
+                    magnitude += p[j] * std::abs(x);
+                }
+                expected[head + static_cast<std::size_t>(i) * D + d] = sum / l;
+                spread[head + static_cast<std::size_t>(i) * D + d] = magnitude / l;
+            }
+        }
+    }
+
+    const std::filesystem::path outputs =
+        m_dir.filePath(QStringLiteral("attention-%1").arg(QTest::currentDataTag()).replace(' ', '_').replace(',', '_'))
+            .toStdString();
+    const std::string db =
+        m_dir
+            .filePath(
+                QStringLiteral("attention-%1.db").arg(QTest::currentDataTag()).replace(' ', '_').replace(',', '_'))
+            .toStdString();
+    ResultStore store = ResultStore::open(db, StoreMode::ReadWrite);
+    CudaBackendOptions options = m_options;
+    options.outputsDir = outputs; // each config's O, as its first launch left it
+    options.timing.maxSeconds = 0.02;
+    options.timing.minSamples = 3;
+    CudaBackend backend(options);
+    SessionOptions session;
+    session.backendLabel = "cuda:0";
+    session.strategy = "exhaustive";
+    session.confirmTop = 0;
+    session.perConfigSeconds = 20;
+    TuningSession tuning(problem, backend, store, session, {}, m_compiler.get());
+    const SessionSummary summary = tuning.run();
+    const std::vector<ResultRecord> results = store.results(summary.session.id);
+    QCOMPARE(results.size(), std::size_t(configs));
+    std::map<std::string, std::set<std::int64_t>> seen; // parameter -> values among the configs run
+    for (const ResultRecord& r : results) {
+        const std::string what = configJson(r.config);
+        qInfo("%s: %s %.4g ms %s", what.c_str(), std::string(statusName(r.status())).c_str(), r.timeMs(),
+              r.measurement.message.c_str());
+        QVERIFY2(r.status() == ResultStatus::Ok, (what + ": " + r.measurement.message).c_str());
+        std::string key;
+        for (std::size_t i = 0; i < problem.parameters.size(); ++i) {
+            const ConfigValue* value = r.config.find(problem.parameters[i].name);
+            QVERIFY(value && value->isInt());
+            seen[problem.parameters[i].name].insert(value->asInt());
+            key += (i ? "," : "") + std::to_string(value->asInt());
+        }
+        std::ifstream got(outputs / key / (std::to_string(outIndex) + ".bin"), std::ios::binary);
+        std::vector<unsigned char> bytes(values * 2);
+        got.read(reinterpret_cast<char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+        QCOMPARE(std::size_t(got.gcount()), bytes.size());
+        const std::vector<float> o = decodeValues(argumentNamed(args, "O"), bytes);
+        std::size_t wrong = 0;
+        std::size_t first = 0;
+        double worst = 0; // the largest error in units of its element's bound
+        for (std::size_t e = 0; e < values; ++e) {
+            const double bound = 2 * std::ldexp(spread[e] + std::abs(expected[e]), -9) + 1e-6;
+            const double error = std::abs(static_cast<double>(o[e]) - expected[e]);
+            if (!(error <= bound) && wrong++ == 0)
+                first = e;
+            worst = std::max(worst, error / bound);
+        }
+        const std::size_t row = first / static_cast<std::size_t>(D);
+        QVERIFY2(wrong == 0,
+                 qPrintable(QStringLiteral("%1: %2 of %3 values off, the first O[head %4][row %5][%6] = %7, "
+                                           "expected %8")
+                                .arg(QString::fromStdString(what))
+                                .arg(wrong)
+                                .arg(values)
+                                .arg(row / S)
+                                .arg(row % S)
+                                .arg(first % static_cast<std::size_t>(D))
+                                .arg(static_cast<double>(o[first]))
+                                .arg(expected[first])));
+        qInfo("  the largest error is %.2f of its bound", worst);
+    }
+    // The configs between them use every value of every parameter the space has.
+    for (const TuningParameter& parameter : problem.parameters) {
+        if (parameter.name == "HEAD_DIM")
+            continue;
+        QCOMPARE(seen[parameter.name].size(), parameter.values.size());
+    }
 }
 
 void TestCudaBackend::faultsAreIsolated() {
