@@ -154,9 +154,11 @@ __device__ __forceinline__ void loadTile(unsigned dst, const elem_t* src) {
 extern "C" __global__ void __launch_bounds__(THREADS)
     attention(const __nv_bfloat16* Q, const __nv_bfloat16* K, const __nv_bfloat16* V, __nv_bfloat16* O, int S,
               float scale) {
-    // The tiles start on 256-byte boundaries (the window is 1024-aligned, every tile a multiple of
-    // 4 KiB), so that a swizzled chunk's address bits are those of its offset in the tile.
-    extern __shared__ __align__(1024) unsigned char smem[];
+    // The tiles start on 1024-byte boundaries (the base rounded up, which the problem's
+    // SharedMemory allows 1024 bytes for; every tile a multiple of 4 KiB), so that a swizzled
+    // chunk's address bits are those of its offset in the tile.
+    extern __shared__ __align__(128) unsigned char smemWindow[];
+    unsigned char* const smem = smemWindow + ((1024 - (smemAddress(smemWindow) & 1023)) & 1023);
     elem_t* const sQ = reinterpret_cast<elem_t*>(smem);
     elem_t* const sK = sQ + BLOCK_M * HEAD_DIM;
     elem_t* const sV = sK + STAGES * TILE_VALUES;
