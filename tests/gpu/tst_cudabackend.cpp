@@ -122,6 +122,10 @@ private:
     };
     QuickRun quickSession(const TuningProblem& problem, const std::string& dbName, int budget, std::uint64_t seed,
                           SessionEvents events = {});
+    // Every config of `problem` in index order (3 samples, 20 ms of them at most, 20 s a config,
+    // no final round) in a database of its own; `outputsDir`: each config's outputs kept there.
+    QuickRun exhaustiveSession(const TuningProblem& problem, const QString& dbName,
+                               const std::filesystem::path& outputsDir = {});
 
     QString m_skip;
     std::string m_arch;
@@ -217,6 +221,28 @@ TestCudaBackend::QuickRun TestCudaBackend::quickSession(const TuningProblem& pro
         session.budget.configs = static_cast<std::uint64_t>(budget);
     session.confirmTop = 0;
     TuningSession tuning(problem, backend, store, session, std::move(events), m_compiler.get());
+    QuickRun run;
+    run.summary = tuning.run();
+    run.results = store.results(run.summary.session.id);
+    return run;
+}
+
+TestCudaBackend::QuickRun TestCudaBackend::exhaustiveSession(const TuningProblem& problem, const QString& dbName,
+                                                             const std::filesystem::path& outputsDir) {
+    QString name = dbName;
+    ResultStore store =
+        ResultStore::open(m_dir.filePath(name.replace(' ', '_').replace(',', '_')).toStdString(), StoreMode::ReadWrite);
+    CudaBackendOptions options = m_options;
+    options.outputsDir = outputsDir;
+    options.timing.maxSeconds = 0.02;
+    options.timing.minSamples = 3;
+    CudaBackend backend(options);
+    SessionOptions session;
+    session.backendLabel = "cuda:0";
+    session.strategy = "exhaustive";
+    session.confirmTop = 0;
+    session.perConfigSeconds = 20;
+    TuningSession tuning(problem, backend, store, session, {}, m_compiler.get());
     QuickRun run;
     run.summary = tuning.run();
     run.results = store.results(run.summary.session.id);
@@ -779,22 +805,9 @@ void TestCudaBackend::tensorCoreEdgesMatchTheHost() {
     const TuningProblem problem = TuningProblem::parse(doc.dump(), path.filename().string(), path.parent_path());
     const ConfigSpace space = ConfigSpace::build(problem, 0);
     QCOMPARE(space.size(), std::uint64_t(configs));
-    const std::string db =
-        m_dir.filePath(QStringLiteral("edges-%1.db").arg(QTest::currentDataTag()).replace(' ', '_')).toStdString();
-    ResultStore store = ResultStore::open(db, StoreMode::ReadWrite);
-    CudaBackendOptions options = m_options;
-    options.timing.maxSeconds = 0.02;
-    options.timing.minSamples = 3;
-    CudaBackend backend(options);
-    SessionOptions session;
-    session.backendLabel = "cuda:0";
-    session.strategy = "exhaustive";
-    session.confirmTop = 0;
-    session.perConfigSeconds = 20;
-    TuningSession tuning(problem, backend, store, session, {}, m_compiler.get());
-    const SessionSummary summary = tuning.run();
     int ok = 0;
-    for (const ResultRecord& r : store.results(summary.session.id)) {
+    for (const ResultRecord& r :
+         exhaustiveSession(problem, QStringLiteral("edges-%1.db").arg(QTest::currentDataTag())).results) {
         qInfo("%s: %s %.4g ms %s", configJson(r.config).c_str(), std::string(statusName(r.status())).c_str(),
               r.timeMs(), r.measurement.message.c_str());
         ok += r.status() == ResultStatus::Ok ? 1 : 0;
@@ -927,25 +940,9 @@ void TestCudaBackend::attentionMatchesTheHost() {
     const std::filesystem::path outputs =
         m_dir.filePath(QStringLiteral("attention-%1").arg(QTest::currentDataTag()).replace(' ', '_').replace(',', '_'))
             .toStdString();
-    const std::string db =
-        m_dir
-            .filePath(
-                QStringLiteral("attention-%1.db").arg(QTest::currentDataTag()).replace(' ', '_').replace(',', '_'))
-            .toStdString();
-    ResultStore store = ResultStore::open(db, StoreMode::ReadWrite);
-    CudaBackendOptions options = m_options;
-    options.outputsDir = outputs; // each config's O, as its first launch left it
-    options.timing.maxSeconds = 0.02;
-    options.timing.minSamples = 3;
-    CudaBackend backend(options);
-    SessionOptions session;
-    session.backendLabel = "cuda:0";
-    session.strategy = "exhaustive";
-    session.confirmTop = 0;
-    session.perConfigSeconds = 20;
-    TuningSession tuning(problem, backend, store, session, {}, m_compiler.get());
-    const SessionSummary summary = tuning.run();
-    const std::vector<ResultRecord> results = store.results(summary.session.id);
+    // each config's O kept, as its first launch left it
+    const std::vector<ResultRecord> results =
+        exhaustiveSession(problem, QStringLiteral("attention-%1.db").arg(QTest::currentDataTag()), outputs).results;
     QCOMPARE(results.size(), std::size_t(configs));
     std::map<std::string, std::set<std::int64_t>> seen; // parameter -> values among the configs run
     for (const ResultRecord& r : results) {
