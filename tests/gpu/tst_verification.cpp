@@ -333,6 +333,7 @@ private slots:
     void comparedOnTheGpuAsOnTheHost_data();
     void comparedOnTheGpuAsOnTheHost();
     void readWriteRestoredWhereChanged();
+    void readWriteCheckedOnTheGpuWithoutVerification();
 
 private:
     // Writes `kernel` and `problem` as NAME.cu and NAME.json, and loads the problem.
@@ -683,6 +684,53 @@ void TestVerification::readWriteRestoredWhereChanged() {
     QVERIFY(summary.pipeline);
     qInfo("grow: %s", benchmarkPartsSentence(*summary.pipeline).c_str());
     QCOMPARE(summary.pipeline->parts.unrestored, 3); // `table` in each config, never `count`
+}
+
+void TestVerification::readWriteCheckedOnTheGpuWithoutVerification() {
+    if (!m_skip.isEmpty())
+        QSKIP(qPrintable(m_skip));
+    // As `kt` writes a script's arrays, none declared const: both ReadWrite, `out` starting at 0.
+    std::string readWrite = kSkipProblem;
+    for (std::size_t at = readWrite.find("\"AccessType\": \""); at != std::string::npos;
+         at = readWrite.find("\"AccessType\": \"", at + 1)) {
+        const std::size_t value = at + std::string("\"AccessType\": \"").size();
+        readWrite.replace(value, readWrite.find('"', value) - value, "ReadWrite");
+    }
+    const TuningProblem problem = write("skipper", kSkipKernel, readWrite);
+    CudaBackendOptions options = m_options;
+    options.verify = false;
+    SessionOptions session; // exhaustive: the reference is SKIP = 0, BLOCK = 128
+    std::map<std::string, ResultRecord> gpu, host;
+    for (const bool onHost : {false, true}) {
+        if (onHost)
+            qputenv("TILESCOPE_COMPARE_ON_HOST", "1");
+        else
+            qunsetenv("TILESCOPE_COMPARE_ON_HOST");
+        std::vector<ResultRecord> results;
+        const SessionSummary summary =
+            tune(problem, options, session, std::string("readwrite") + (onHost ? "-host" : "-gpu"), results);
+        qunsetenv("TILESCOPE_COMPARE_ON_HOST");
+        QVERIFY(summary.pipeline);
+        const BenchmarkParts& parts = summary.pipeline->parts;
+        qInfo("%s: %d outputs compared on the GPU, %d downloaded; %s", onHost ? "host" : "gpu", parts.comparedOnDevice,
+              parts.downloaded, benchmarkPartsSentence(*summary.pipeline).c_str());
+        // The reference's two outputs are downloaded; after it, `in` (unchanged) agrees bit for
+        // bit five times, `out` twice (SKIP = 0); SKIP = 1's three go to the host for the message.
+        QCOMPARE(parts.comparedOnDevice, onHost ? 0 : 7);
+        QCOMPARE(parts.downloaded, onHost ? 12 : 5);
+        for (const ResultRecord& r : results)
+            (onHost ? host : gpu)[describeConfig(r.config)] = r;
+    }
+    QCOMPARE(gpu.size(), std::size_t(6));
+    for (const auto& [config, g] : gpu) {
+        const ResultRecord& h = host.at(config);
+        QCOMPARE(g.measurement.message, h.measurement.message);
+        const bool wrong = g.config.at("SKIP").asInt() == 1;
+        QCOMPARE(g.status(), wrong ? ResultStatus::WrongResult : ResultStatus::Ok);
+        if (wrong)
+            QVERIFY2(contains(g.measurement.message, "keep their initial contents where the reference config changed"),
+                     g.measurement.message.c_str());
+    }
 }
 
 QTEST_GUILESS_MAIN(TestVerification)

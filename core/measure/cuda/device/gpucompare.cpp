@@ -87,10 +87,14 @@ WorkerRuntime::Impl::DeviceCopy WorkerRuntime::Impl::keepOnDevice(std::size_t i,
 #if TILESCOPE_HAVE_COMPARE_PTX
     const ArgumentSpec& a = arguments()[i];
     const std::int64_t n = a.values();
-    if (compareOff || a.access != Access::WriteOnly || a.partial || !kernelFor(a.element) || n == 0 ||
-        values.size() != static_cast<std::size_t>(a.bytes()) || written.count() != n || finite.count() != n ||
-        holdsCanary(values, elementSize(a.element), kCanary))
+    if (compareOff || n == 0 || values.size() != static_cast<std::size_t>(a.bytes()) || finite.count() != n)
         return copy;
+    if (a.access == Access::ReadWrite) {
+        copy.bitwise = true;
+    } else if (a.access != Access::WriteOnly || a.partial || !kernelFor(a.element) || written.count() != n ||
+               holdsCanary(values, elementSize(a.element), kCanary)) {
+        return copy;
+    }
     // At most kMaxCopyBytes an output (larger ones compared on the host, where the comparison's
     // threads keep pace with the download), and a quarter of the free memory for all the groups'
     // copies together.
@@ -114,7 +118,7 @@ WorkerRuntime::Impl::DeviceCopy WorkerRuntime::Impl::keepOnDevice(std::size_t i,
     check(cu->cuStreamSynchronize(stream), "cannot copy a reference output on the device");
     copy.bytes = static_cast<std::int64_t>(values.size());
     keptOnDeviceBytes += copy.bytes;
-    if (isFloatingPoint(a.element)) {
+    if (!copy.bitwise && isFloatingPoint(a.element)) {
         const std::size_t size = elementSize(a.element);
         std::vector<double> scales(chunks::count(n), 0.0);
         chunks::forEach(n, [&](std::size_t c, std::int64_t begin, std::int64_t end) {
@@ -197,6 +201,16 @@ std::optional<Verdict> WorkerRuntime::Impl::compareOnDevice(std::size_t i, const
     if (copy.data == 0 || compareOff)
         return std::nullopt;
     const ArgumentSpec& a = arguments()[i];
+    if (copy.bitwise) {
+        const auto bytes = static_cast<unsigned long long>(copy.bytes);
+        const bool words = bytes % 4 == 0;
+        const CUfunction bits = compareKernel(words ? "tilescope_compare_b32" : "tilescope_compare_b8");
+        if (!bits || runCompare(bits, buffers[i], copy.data, words ? bytes / 4 : bytes, 0, 0)[0] != 0)
+            return std::nullopt;
+        Verdict same;
+        same.ok = true;
+        return same;
+    }
     const CUfunction kernel = compareKernel(kernelFor(a.element));
     if (!kernel)
         return std::nullopt;

@@ -114,6 +114,9 @@ struct WorkerRuntime::Impl {
         CUdeviceptr data = 0; ///< 0: compared on the host
         std::int64_t bytes = 0;
         double scale = 1; ///< the Normalized comparison's scale: the largest finite magnitude (1 if all 0)
+        /// A ReadWrite output: agrees only when its bits are the reference's (the elements the
+        /// reference changed from the initial contents are then the ones the config changed).
+        bool bitwise = false;
     };
     struct KeptReference {
         std::vector<std::vector<unsigned char>> values; ///< per argument: its output (when verifying)
@@ -307,13 +310,14 @@ struct WorkerRuntime::Impl {
     /// Frees a reference's device copy.
     void releaseCopy(DeviceCopy& copy);
     /// Keeps a copy of reference output `i` (its values `values`) on the device when the GPU can
-    /// compare it there: a WriteOnly output, checked in full, every element written and finite,
-    /// no element equal to the canary, a type the kernels know, and memory to spare.
+    /// compare it there and memory is to spare: a WriteOnly output checked in full, every element
+    /// written and finite, none equal to the canary, of a type the kernels know (compared within
+    /// the Normalized tolerance); or a ReadWrite output, every element finite (compared bit for bit).
     DeviceCopy keepOnDevice(std::size_t i, const std::vector<unsigned char>& values, const ElementMask& written,
                             const ElementMask& finite);
     /// Compares output `i` (in its buffer) with `copy` on the GPU: the verdict when every element
-    /// agrees (written, finite, within the Normalized tolerance); nullopt when one does not, or
-    /// the GPU cannot compare, for the host to find and name it.
+    /// agrees (written, finite, within the Normalized tolerance; a bitwise copy: the same bits);
+    /// nullopt when one does not, or the GPU cannot compare, for the host to find and name it.
     std::optional<Verdict> compareOnDevice(std::size_t i, const DeviceCopy& copy);
     /// After a config's first launch: marks `untouched` the ReadWrite buffers whose bytes equal
     /// their initial contents (one comparison on the GPU each), so that later launches of the

@@ -76,11 +76,13 @@ void WorkerRuntime::Impl::verify(const worker::Measure& m, worker::Result& r) {
     auto canaried = [&](std::size_t i) { return args[i].access == Access::WriteOnly; };
 
     // Outputs the GPU compares with its copy of the reference: settled there when every element
-    // agrees; otherwise copied here, where the comparison finds and names what does not.
+    // agrees; otherwise copied here, where the comparison finds and names what does not. Without
+    // verification the copy still answers the check of what the config wrote: an output that
+    // agrees with the reference's wrote what it wrote, and is as finite.
     std::vector<std::optional<Verdict>> settled(args.size());
-    if (m.verify && ref && ref->hasValues && !ref->onDevice.empty())
+    if (ref && !ref->onDevice.empty() && (!m.verify || ref->hasValues))
         for (std::size_t i = 0; i < args.size(); ++i)
-            if (args[i].verify && !hasT1Reference[i])
+            if (args[i].verify && !(m.verify && hasT1Reference[i]))
                 settled[i] = compareOnDevice(i, ref->onDevice[i]);
 
     std::vector<bool> download(args.size(), false);
@@ -267,14 +269,15 @@ void WorkerRuntime::Impl::verify(const worker::Measure& m, worker::Result& r) {
                 continue;
             k.finite[i] = finiteValues(args[i], host[i]);
             k.written[i] = std::move(written[i]);
-            if (m.verify && !hasT1Reference[i]) {
+            if (m.verify && hasT1Reference[i])
+                continue; // compared with the problem's own reference, on the host
+            if (m.verify)
                 k.values[i] = host[i]; // a copy: the scratch stays page-locked
-                // The output's buffer still holds what was downloaded, unless a second launch
-                // confirmed its unwritten elements: then only the host keeps the reference.
-                const bool relaunched = std::find(toConfirm.begin(), toConfirm.end(), i) != toConfirm.end();
-                if (!relaunched)
-                    k.onDevice[i] = keepOnDevice(i, k.values[i], k.written[i], k.finite[i]);
-            }
+            // The output's buffer still holds what was downloaded, unless a second launch
+            // confirmed its unwritten elements: then only the host keeps the reference.
+            const bool relaunched = std::find(toConfirm.begin(), toConfirm.end(), i) != toConfirm.end();
+            if (!relaunched)
+                k.onDevice[i] = keepOnDevice(i, host[i], k.written[i], k.finite[i]);
         }
         k.hasValues = m.verify;
         kept[m.referenceGroup] = std::move(k);
