@@ -352,6 +352,7 @@ void MainWindow::onProblemChanged() {
     m_runPanel->setProblem(problem, m_document->path());
     m_shown->updateDetailsContext();
     m_shown->updateHeader();
+    m_shown->showTable();
     if (!problem)
         return;
     m_files->problemOpened();

@@ -94,7 +94,7 @@ void ResultsFanOut::show(ResultsSnapshot results) {
         turnedUntimed = true;
     }
     m_views.scatter->setResults(m_results, names, objective);
-    m_views.table->setResults(m_results, names, objective);
+    showTable();
     const bool untimed =
         std::none_of(m_results->begin(), m_results->end(), [](const ResultRecord& r) { return r.ok(); }) &&
         std::any_of(m_results->begin(), m_results->end(), [](const ResultRecord& r) { return r.ranksStatically(); });
@@ -109,6 +109,22 @@ void ResultsFanOut::show(ResultsSnapshot results) {
     if (any)
         m_heatmapStack->setCurrentIndex(1);
     updateHeader();
+}
+
+void ResultsFanOut::showTable() {
+    // Before any session the table's columns are the open problem's parameters and objective, so that
+    // a TFLOP/s problem's table does not say it ranks by time before its first run.
+    std::vector<std::string> names = m_session->parameterNames();
+    std::string objective = m_session->objectiveName();
+    if (m_results->empty() && names.empty()) {
+        if (const auto problem = m_document->problem()) {
+            for (const TuningParameter& p : problem->parameters)
+                names.push_back(p.name);
+            if (problem->objective)
+                objective = problem->objective->name;
+        }
+    }
+    m_views.table->setResults(m_results, names, objective);
 }
 
 QString ResultsFanOut::compareLabel() const {

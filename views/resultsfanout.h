@@ -68,6 +68,9 @@ public:
     ResultsSnapshot results() const { return m_results; }
     /// The details' problem, shape, arch and objective, after the problem, its shape or the session changed.
     void updateDetailsContext();
+    /// The results table's snapshot and columns: the session's, or before any session the open
+    /// problem's parameters and objective (after the problem changed, too).
+    void showTable();
     /// The header above the heatmap and the status line, after the results or their origin changed.
     void updateHeader();
     /// Compares the results on screen with the recording at `path` (Compare view).

@@ -115,6 +115,7 @@ private slots:
     void defaultStartShowsDemo();
     void selectionFollowsEveryView();
     void newProblemPutsTheResultsAway();
+    void emptyTableNamesTheProblem();
     void resultsFolderNamedOnce();
     void plotsFollowThePalette();
     void runReplaysDemoAndPlotsExport();
@@ -296,6 +297,29 @@ void TestMainWindow::newProblemPutsTheResultsAway() {
     QVERIFY(window.sessionController()->session().kernel.empty());
     auto* verdict = window.findChild<QLabel*>(QStringLiteral("verdictBanner"));
     QVERIFY(verdict && verdict->isHidden());
+    // The empty table names the new problem's parameters and objective, not the demo's.
+    const ResultsModel* model = window.resultsView()->model();
+    const auto header = [model](ResultsModel::ColumnKind kind) {
+        return model->headerData(model->columnOf(kind), Qt::Horizontal).toString();
+    };
+    QCOMPARE(model->headerData(0, Qt::Horizontal).toString(), QStringLiteral("block_size_x"));
+    QCOMPARE(model->columnOf(ResultsModel::ColumnKind::Status), 3);
+    QCOMPARE(header(ResultsModel::ColumnKind::Objective), QStringLiteral("objective: time (µs)"));
+    QTRY_VERIFY_WITH_TIMEOUT(!window.isBusy(), kTimeoutMs);
+}
+
+void TestMainWindow::emptyTableNamesTheProblem() {
+    // Before its first run, a problem ranked by TFLOP/s says so in the results table's columns,
+    // beside its parameters.
+    MainWindow window(transient());
+    window.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&window));
+    QVERIFY(window.openProblem(kSgemm));
+    const ResultsModel* model = window.resultsView()->model();
+    QCOMPARE(model->headerData(model->columnOf(ResultsModel::ColumnKind::Objective), Qt::Horizontal).toString(),
+             QStringLiteral("TFLOP/s"));
+    QCOMPARE(model->headerData(0, Qt::Horizontal).toString(), QStringLiteral("BLOCK_M"));
+    QCOMPARE(model->rowCount(), 0);
     QTRY_VERIFY_WITH_TIMEOUT(!window.isBusy(), kTimeoutMs);
 }
 
