@@ -147,6 +147,8 @@ struct BenchmarkParts {
     int raced = 0;            ///< configs whose sampling stopped early: clearly slower than the best (the race)
     int profiled = 0;         ///< configs whose counters were collected (MeasureControl::profileUnderMs)
     int unrestored = 0;       ///< ReadWrite buffers the first launch left unchanged, not restored before the others
+    int batched = 0;          ///< configs timed in batches of launches (the warm context, kernels under 10 us)
+    int batchLaunches = 0;    ///< the most launches a batch held (a sum of configs keeps the largest)
 
     bool operator==(const BenchmarkParts&) const = default;
 };

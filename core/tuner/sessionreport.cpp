@@ -45,6 +45,10 @@ std::string benchmarkPartsSentence(const SessionPipeline& pl) {
     text += ", timing " + ms(b.timing);
     if (b.raced > 0)
         text += " (" + formatCount(double(b.raced)) + " of " + formatCount(n) + " configs raced: stopped early)";
+    if (b.batched > 0)
+        text += " (" + formatCount(double(b.batched)) + " of " + formatCount(n) +
+                " configs timed in batches of up to " + formatCount(double(b.batchLaunches)) +
+                " launches: shorter than 10 us, warm context)";
     if (b.counters > 0)
         text += ", counters " + ms(b.counters);
     if (b.profiled > 0 && std::uint64_t(b.profiled) < pl.measuredConfigs)

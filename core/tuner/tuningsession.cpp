@@ -761,6 +761,10 @@ struct TuningSession::Run {
                 p["configs_raced"] = b.raced;
                 p["configs_profiled"] = b.profiled;
                 p["read_write_buffers_unrestored"] = b.unrestored;
+                if (b.batched > 0) {
+                    p["configs_timed_in_batches"] = b.batched;
+                    p["most_launches_a_batch"] = b.batchLaunches;
+                }
             }
             info.provenanceJson = withProvenance(info.provenanceJson, {{"pipeline", std::move(p)}});
             self.m_store.setSessionProvenance(sessionId, info.deviceName, info.arch, info.provenanceJson);

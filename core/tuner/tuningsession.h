@@ -27,6 +27,7 @@
 #include "tuner/finalround.h"
 #include "tuner/sessionprogress.h"
 
+#include <algorithm>
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
@@ -153,6 +154,8 @@ struct SessionPipeline {
         parts.raced += m.parts.raced;
         parts.profiled += m.parts.profiled;
         parts.unrestored += m.parts.unrestored;
+        parts.batched += m.parts.batched;
+        parts.batchLaunches = std::max(parts.batchLaunches, m.parts.batchLaunches);
         if (m.device >= 0)
             devices.insert(m.device);
     }

@@ -43,13 +43,21 @@ std::pair<double, double> Sampler::medianInterval() const {
     return {rank(std::floor((n - 1) / 2 - reach)), rank(std::ceil((n - 1) / 2 + reach))};
 }
 
-bool Sampler::add(double ms) {
+int Sampler::launchesPerSample(double launchSeconds, bool batchable) {
+    launchSeconds = finiteOr(launchSeconds, 0.0);
+    if (!batchable || launchSeconds >= kBatchBelowSeconds)
+        return 1;
+    const double wanted = std::ceil(kBatchSeconds / std::max(launchSeconds, 1e-7) - 1e-9);
+    return static_cast<int>(std::clamp(wanted, 1.0, static_cast<double>(kMaxBatch)));
+}
+
+bool Sampler::add(double ms, int launches) {
     m_samples.push_back(ms);
     // The interval rules hold the samples in order: up to kIntervalSamples (a sorted insert each).
     if (m_sorted.size() + 1 == m_samples.size() && m_samples.size() <= kIntervalSamples)
         m_sorted.insert(std::upper_bound(m_sorted.begin(), m_sorted.end(), ms), ms);
     const bool ordered = m_sorted.size() == m_samples.size();
-    m_totalSeconds += ms / 1000.0;
+    m_totalSeconds += ms * std::max(launches, 1) / 1000.0;
     const double n = static_cast<double>(m_samples.size());
     const double delta = ms - m_mean;
     m_mean += delta / n;

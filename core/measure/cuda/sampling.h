@@ -24,6 +24,14 @@ public:
     static constexpr double kWarmupWallSlack = 1.0;
     /// Past this many samples the interval rules stop applying (the count and time rules stay).
     static constexpr std::size_t kIntervalSamples = 4096;
+    /// Without an L2 write between samples (the warm context), kernels shorter than this are timed
+    /// in batches of launches: one pair of events around several launches, as nvbench's hot
+    /// measurements do, so that the events' resolution (about half a microsecond) weighs little.
+    static constexpr double kBatchBelowSeconds = 10e-6;
+    /// A batch spans about this much kernel time ...
+    static constexpr double kBatchSeconds = 50e-6;
+    /// ... in at most this many launches (all queued behind the stream's hold before any runs).
+    static constexpr int kMaxBatch = 64;
 
     /// The rule with its fields made sane: at least one sample, max >= min, both capped, times
     /// finite and not negative.
@@ -41,11 +49,17 @@ public:
     /// kMaxWarmupLaunches in all.
     int warmupBatch(int launches, double kernelSeconds) const;
 
-    /// Records one sample; true when the rule says to stop: the maximum count, the time cap
-    /// (with 3 samples or more), the minimum count with a relative deviation or a relative
+    /// How many launches one sample times, for a kernel of `launchSeconds` a launch: 1, or where
+    /// `batchable` (nothing written over the L2 and nothing restored between launches) and the
+    /// kernel is shorter than kBatchBelowSeconds, enough to span kBatchSeconds, at most kMaxBatch.
+    static int launchesPerSample(double launchSeconds, bool batchable);
+
+    /// Records one sample, the time of one launch (the mean of `launches` timed together); true
+    /// when the rule says to stop: the maximum count, the time cap (the kernel time of every
+    /// launch, with 3 samples or more), the minimum count with a relative deviation or a relative
     /// median interval at or below the target, or (with 5 samples or more) a median interval
     /// above the rule's slowerThanMs.
-    bool add(double ms);
+    bool add(double ms, int launches = 1);
 
     /// The median's 95 % confidence interval from order statistics (distribution-free: the
     /// ranks n/2 -+ 0.98 sqrt(n), clamped to the samples); {0, 0} without samples or past

@@ -231,7 +231,9 @@ json measurementJson(const Measurement& m) {
                           {"downloaded", b.downloaded},
                           {"raced", b.raced},
                           {"profiled", b.profiled},
-                          {"unrestored", b.unrestored}};
+                          {"unrestored", b.unrestored},
+                          {"batched", b.batched},
+                          {"batch_launches", b.batchLaunches}};
     }
     if (!m.samplesMs.empty()) {
         json samples = json::array();
@@ -276,6 +278,8 @@ Measurement measurementOf(const json& j) {
         m.parts.raced = b->value("raced", 0);
         m.parts.profiled = b->value("profiled", 0);
         m.parts.unrestored = b->value("unrestored", 0);
+        m.parts.batched = b->value("batched", 0);
+        m.parts.batchLaunches = b->value("batch_launches", 0);
     }
     if (j.contains("static_info"))
         m.staticInfo = staticOf(j.at("static_info"));

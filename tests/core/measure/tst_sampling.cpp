@@ -216,6 +216,34 @@ private slots:
         QCOMPARE(launches, 125);
         QVERIFY2(syncs <= 6, std::to_string(syncs).c_str());
     }
+
+    // Batches of launches a sample: only where nothing is written or restored between launches and
+    // the kernel is shorter than kBatchBelowSeconds; enough to span kBatchSeconds, capped.
+    void samplesOfBatchedLaunches() {
+        QCOMPARE(Sampler::launchesPerSample(2e-6, true), 25); // 50 us of 2 us launches
+        QCOMPARE(Sampler::launchesPerSample(9e-6, true), 6);
+        QCOMPARE(Sampler::launchesPerSample(Sampler::kBatchBelowSeconds, true), 1);
+        QCOMPARE(Sampler::launchesPerSample(1e-3, true), 1);
+        QCOMPARE(Sampler::launchesPerSample(2e-6, false), 1); // a flush or a restore between launches
+        QCOMPARE(Sampler::launchesPerSample(0.1e-6, true), Sampler::kMaxBatch);
+        QCOMPARE(Sampler::launchesPerSample(0.0, true), Sampler::kMaxBatch);
+        QCOMPARE(Sampler::launchesPerSample(std::nan(""), true), Sampler::kMaxBatch);
+        // The time cap counts every launch of a batch: 25 launches of 2 us a sample reach 1 ms of
+        // kernel time in 20 samples, where 20 single launches would be 40 us.
+        TimingRule rule;
+        rule.minSamples = 3;
+        rule.maxSamples = 1000;
+        rule.maxSeconds = 1e-3;
+        rule.targetRelStdev = 0;
+        Sampler batched(rule);
+        int samples = 0;
+        while (!batched.add(samples % 2 ? 0.002 : 0.0021, 25))
+            ++samples;
+        QCOMPARE(batched.count(), 20);
+        Sampler single(rule);
+        for (int i = 0; i < 20; ++i)
+            QVERIFY(!single.add(i % 2 ? 0.002 : 0.0021));
+    }
 };
 
 QTEST_GUILESS_MAIN(TestSampling)

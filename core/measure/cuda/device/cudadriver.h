@@ -55,6 +55,7 @@ namespace tilescope::cuda {
     X(cuMemcpyDtoH)                                                                                                    \
     X(cuMemHostRegister)                                                                                               \
     X(cuMemHostUnregister)                                                                                             \
+    X(cuMemHostGetDevicePointer)                                                                                       \
     X(cuMemcpyDtoD)                                                                                                    \
     X(cuMemcpyDtoDAsync)                                                                                               \
     X(cuMemsetD8)                                                                                                      \
@@ -63,6 +64,7 @@ namespace tilescope::cuda {
     X(cuStreamCreate)                                                                                                  \
     X(cuStreamDestroy)                                                                                                 \
     X(cuStreamSynchronize)                                                                                             \
+    X(cuStreamWaitValue32)                                                                                             \
     X(cuEventCreate)                                                                                                   \
     X(cuEventDestroy)                                                                                                  \
     X(cuEventRecord)                                                                                                   \

@@ -80,6 +80,14 @@ struct WorkerRuntime::Impl {
     std::int64_t flushBytes = 0;
     unsigned flushValue = 0;
 
+    // The stream's hold (timing.cpp): a word of page-locked host memory that the stream waits on
+    // before a sample's work, set once all of it is queued, so that no timed launch waits for the
+    // CPU to queue it. Made at its first use; null where the stream cannot wait on memory.
+    std::uint32_t* holdWord = nullptr;
+    CUdeviceptr holdDevice = 0;
+    std::uint32_t holdValue = 0;
+    bool holdTried = false;
+
     // The open problem.
     std::unique_ptr<TuningProblem> problem;
     std::unique_ptr<LaunchPlanner> planner;
@@ -352,6 +360,14 @@ struct WorkerRuntime::Impl {
     // `count` launches (each after the ReadWrite restore) queued between one pair of events, one
     // synchronisation at the end: the warm-up's. Their time in ms.
     double timedBatch(const worker::Result& r, int count);
+    /// The warm context's sample: the ReadWrite restore, then `count` launches between one pair of
+    /// events (more than one only where nothing is restored), all queued behind the stream's hold
+    /// before it is released: their time in ms. Null where the stream cannot be held.
+    std::optional<double> heldBatch(const worker::Result& r, int count);
+    /// Makes the hold's word (once): false where the stream cannot wait on memory.
+    bool makeHold();
+    /// Frees the hold's word.
+    void releaseHold();
     /// Samples the config by the rule: the statistics, and every sample when the rule keeps them.
     void time(const worker::TimingRule& rule, worker::Result& r);
 

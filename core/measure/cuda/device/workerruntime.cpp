@@ -504,6 +504,7 @@ void WorkerRuntime::release() {
     d.profiler.reset();
     d.freeBuffer(d.flush);
     d.flushBytes = 0;
+    d.releaseHold();
     d.freeBuffer(d.compareResult);
     if (d.compareModule && !d.lost)
         d.cu->cuModuleUnload(d.compareModule);
