@@ -94,6 +94,12 @@ ResultsView::ResultsView(QWidget* parent)
         fitHeaders();
     });
     connect(m_proxy, &QAbstractItemModel::columnsInserted, this, &ResultsView::fitHeaders);
+    // A width the user gives a column is its name's: another session's columns in other places
+    // (another problem's parameters) keep it where that name is, and nothing else does.
+    connect(m_table->horizontalHeader(), &QHeaderView::sectionResized, this, [this](int logical, int, int size) {
+        if (!m_fitting && logical < m_proxy->columnCount() - 1) // the last column stretches
+            m_userWidths.insert(m_proxy->headerData(logical, Qt::Horizontal).toString(), size);
+    });
     connect(m_proxy, &QAbstractItemModel::rowsInserted, this, &ResultsView::updateCount);
     connect(m_proxy, &QAbstractItemModel::rowsRemoved, this, &ResultsView::updateCount);
     connect(m_proxy, &QAbstractItemModel::layoutChanged, this, &ResultsView::updateCount);
@@ -122,7 +128,7 @@ void ResultsView::changeEvent(QEvent* event) {
 
 void ResultsView::fitHeaders() {
     // Each column at least as wide as its name ("block_size_x", "objective: time (µs)"), so that a
-    // header is never cut; the user's own widths of columns seen before are kept.
+    // header is never cut; the user's own widths of columns of the same names are kept.
     QHeaderView* header = m_table->horizontalHeader();
     const QFontMetrics metrics(header->font());
     const int padding = metrics.averageCharWidth() * 3; // the sort arrow and the margins
@@ -138,7 +144,9 @@ void ResultsView::fitHeaders() {
         int wanted = metrics.horizontalAdvance(name) + padding;
         if (c == statusColumn)
             wanted = std::max(wanted, statusWidth + padding);
-        header->resizeSection(c, std::max(header->sectionSize(c), wanted));
+        m_fitting = true;
+        header->resizeSection(c, std::max(m_userWidths.value(name, 0), wanted));
+        m_fitting = false;
     }
 }
 

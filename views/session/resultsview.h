@@ -7,6 +7,7 @@
 
 #include "session/sessiontypes.h"
 
+#include <QHash>
 #include <QString>
 #include <QWidget>
 
@@ -86,8 +87,10 @@ private:
     QPushButton* m_copyButton;
     QTableView* m_table;
     QTimer* m_filterTimer;
-    QString m_keptConfig;     // the current row's config across a reset
-    bool m_selecting = false; // selectConfig() is moving the selection: do not emit
+    QString m_keptConfig;             // the current row's config across a reset
+    bool m_selecting = false;         // selectConfig() is moving the selection: do not emit
+    bool m_fitting = false;           // fitHeaders() is sizing the columns: not the user's widths
+    QHash<QString, int> m_userWidths; // by column name: the widths the user gave
 };
 
 } // namespace tilescope::views
