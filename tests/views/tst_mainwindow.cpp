@@ -320,14 +320,16 @@ void TestMainWindow::emptyTableNamesTheProblem() {
              QStringLiteral("TFLOP/s"));
     QCOMPARE(model->headerData(0, Qt::Horizontal).toString(), QStringLiteral("BLOCK_M"));
     QCOMPARE(model->rowCount(), 0);
-    // Each parameter's column as wide as its name needs, not as the column that stood in its place
-    // before (the wider "objective: time (µs)" of the table without parameters).
+    // Each parameter's column as wide as its name needs (or the default width), not as the column
+    // that stood in its place before (the wider status or objective of the table without parameters).
     QHeaderView* header = window.resultsView()->table()->horizontalHeader();
     const QFontMetrics metrics(header->font());
     const int status = model->columnOf(ResultsModel::ColumnKind::Status);
     for (int c = 0; c < status; ++c) {
         const QString name = model->headerData(c, Qt::Horizontal).toString();
-        QVERIFY2(header->sectionSize(c) <= metrics.horizontalAdvance(name) + 3 * metrics.averageCharWidth() + 1,
+        const int fitted =
+            std::max(header->defaultSectionSize(), metrics.horizontalAdvance(name) + 3 * metrics.averageCharWidth());
+        QVERIFY2(header->sectionSize(c) == fitted,
                  qPrintable(QStringLiteral("%1: %2 px").arg(name).arg(header->sectionSize(c))));
     }
     // A width the user gave a column stays with its name when the columns are made again.

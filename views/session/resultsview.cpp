@@ -128,7 +128,8 @@ void ResultsView::changeEvent(QEvent* event) {
 
 void ResultsView::fitHeaders() {
     // Each column at least as wide as its name ("block_size_x", "objective: time (µs)"), so that a
-    // header is never cut; the user's own widths of columns of the same names are kept.
+    // header is never cut, and at least the default width; the user's own widths of columns of the
+    // same names are kept.
     QHeaderView* header = m_table->horizontalHeader();
     const QFontMetrics metrics(header->font());
     const int padding = metrics.averageCharWidth() * 3; // the sort arrow and the margins
@@ -145,7 +146,7 @@ void ResultsView::fitHeaders() {
         if (c == statusColumn)
             wanted = std::max(wanted, statusWidth + padding);
         m_fitting = true;
-        header->resizeSection(c, std::max(m_userWidths.value(name, 0), wanted));
+        header->resizeSection(c, std::max({header->defaultSectionSize(), m_userWidths.value(name, 0), wanted}));
         m_fitting = false;
     }
 }
