@@ -15,6 +15,18 @@
 // lane / 4 and of row lane / 4 + 8 of a 16-row tile; the mma's k order is a permutation of the
 // loaded k, and the tokens' 16 bytes are loaded with the same permutation, so a dot product is
 // a sum over the same pairs. The warps' partial tiles meet in shared memory at the end.
+//
+// ALGO 2 is Hopper's, for M = 1 (sm_90): bulk copies (cp.async.bulk, TMA without a tensor map)
+// keep many bytes of W in flight without holding registers. A block of WARPS consumer warps and
+// one producer warp walks groups of ROWS rows, blockIdx.x, + gridDim.x, ... (a grid of fewer
+// blocks than groups makes it persistent); each group's rows are cut into CHUNK-element pieces along
+// K, and one thread of the producer warp copies a group's ROWS pieces of one chunk into a stage of
+// a STAGES-deep ring in dynamic shared memory, which also holds all of x (one bulk copy up front).
+// A stage is full when its bytes have landed (full[s]: the producer's one arrival with the byte
+// count) and free again when every consumer warp has read it (empty[s]: one arrival a warp).
+// Consumer thread t reads the 16-byte vectors t, t + 32 * WARPS, ... of each row's piece and the
+// same vectors of x: a quarter warp reads 128 consecutive bytes, conflict-free. A group ends with
+// a shuffle reduction per row and the warps' sums meeting in shared memory.
 
 #ifndef WARPS
 #define WARPS 4
@@ -142,7 +154,8 @@ extern "C" __global__ void __launch_bounds__(WARPS * 32)
             uint4 xv[NTILES];
             xv[0] = tokenA ? __ldg(reinterpret_cast<const uint4*>(xa + k0 + u * 32)) : make_uint4(0, 0, 0, 0);
             if (NTILES > 1)
-                xv[NTILES - 1] = tokenB ? __ldg(reinterpret_cast<const uint4*>(xb + k0 + u * 32)) : make_uint4(0, 0, 0, 0);
+                xv[NTILES - 1] =
+                    tokenB ? __ldg(reinterpret_cast<const uint4*>(xb + k0 + u * 32)) : make_uint4(0, 0, 0, 0);
 #pragma unroll
             for (int r = 0; r < ROWS; ++r)
 #pragma unroll
@@ -189,6 +202,141 @@ extern "C" __global__ void __launch_bounds__(WARPS * 32)
                     y[static_cast<long long>(m) * N + n] = pack1(acc[r][t][i]);
             }
 }
+#elif ALGO == 2
+#ifndef STAGES
+#define STAGES 4
+#endif
+#ifndef CHUNK
+#define CHUNK 2048
+#endif
+#define STAGE_ELEMS (ROWS * CHUNK)      // a stage: the group's ROWS pieces of one chunk
+#define VECS (CHUNK / (8 * 32 * WARPS)) // 16-byte vectors of a row's piece per consumer thread
+
+__device__ __forceinline__ unsigned smemAddress(const void* p) {
+    return static_cast<unsigned>(__cvta_generic_to_shared(p));
+}
+__device__ __forceinline__ void mbarInit(unsigned long long* bar, int count) {
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(smemAddress(bar)), "r"(count) : "memory");
+}
+// One arrival that also expects `bytes` of bulk copies before the phase completes.
+__device__ __forceinline__ void mbarArriveExpectTx(unsigned long long* bar, int bytes) {
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(smemAddress(bar)), "r"(bytes)
+                 : "memory");
+}
+__device__ __forceinline__ void mbarArrive(unsigned long long* bar) {
+    asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(smemAddress(bar)) : "memory");
+}
+// Waits until the barrier's phase of parity `parity` has completed.
+__device__ __forceinline__ void mbarWait(unsigned long long* bar, int parity) {
+    asm volatile("{\n .reg .pred done;\n"
+                 "WAIT:\n"
+                 " mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n"
+                 " @!done bra WAIT;\n"
+                 "}\n" ::"r"(smemAddress(bar)),
+                 "r"(parity)
+                 : "memory");
+}
+// `bytes` (a multiple of 16, both addresses 16-byte aligned) from global `src` to shared `dst`;
+// completes on `bar`.
+__device__ __forceinline__ void bulkLoad(void* dst, const void* src, int bytes, unsigned long long* bar) {
+    const unsigned d = smemAddress(dst), b = smemAddress(bar);
+    asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n" ::"r"(d),
+                 "l"(src), "r"(bytes), "r"(b)
+                 : "memory");
+}
+
+extern "C" __global__ void __launch_bounds__((WARPS + 1) * 32)
+    gemv(int M, int N, int K, const elem_t* __restrict__ x, const elem_t* __restrict__ W, elem_t* __restrict__ y) {
+    // Dynamic: the ring of STAGES * STAGE_ELEMS elements, then x's K.
+    extern __shared__ __align__(128) unsigned char smem[];
+    __shared__ unsigned long long full[STAGES], empty[STAGES], xFull;
+    __shared__ float partial[2][WARPS][ROWS]; // the warps' row sums, two groups apart
+    elem_t* const ring = reinterpret_cast<elem_t*>(smem);
+    elem_t* const xs = ring + STAGES * STAGE_ELEMS;
+    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+    const int groups = N / ROWS, chunks = K / CHUNK;
+    if (threadIdx.x == 0) {
+        for (int s = 0; s < STAGES; ++s) {
+            mbarInit(full + s, 1);
+            mbarInit(empty + s, WARPS);
+        }
+        mbarInit(&xFull, 1);
+        asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+    }
+    __syncthreads();
+
+    if (warp == WARPS) {
+        // The producer: stage it % STAGES takes the block's it-th chunk, counted over all its groups.
+        if (lane == 0) {
+            mbarArriveExpectTx(&xFull, K * 2);
+            bulkLoad(xs, x, K * 2, &xFull);
+            int it = 0;
+            for (int g = blockIdx.x; g < groups; g += gridDim.x)
+                for (int c = 0; c < chunks; ++c, ++it) {
+                    const int stage = it % STAGES;
+                    if (it >= STAGES)
+                        mbarWait(empty + stage, (it / STAGES - 1) & 1); // read out STAGES chunks ago
+                    mbarArriveExpectTx(full + stage, STAGE_ELEMS * 2);
+#pragma unroll
+                    for (int r = 0; r < ROWS; ++r)
+                        bulkLoad(ring + stage * STAGE_ELEMS + r * CHUNK,
+                                 W + static_cast<long long>(g * ROWS + r) * K + c * CHUNK, CHUNK * 2, full + stage);
+                }
+        }
+        return;
+    }
+
+    const uint4* const xv = reinterpret_cast<const uint4*>(xs) + threadIdx.x;
+    mbarWait(&xFull, 0);
+    int it = 0, n = 0;
+    for (int g = blockIdx.x; g < groups; g += gridDim.x, ++n) {
+        float acc[ROWS];
+#pragma unroll
+        for (int r = 0; r < ROWS; ++r)
+            acc[r] = 0.0f;
+        for (int c = 0; c < chunks; ++c, ++it) {
+            const int stage = it % STAGES;
+            mbarWait(full + stage, (it / STAGES) & 1);
+            const uint4* const wv = reinterpret_cast<const uint4*>(ring + stage * STAGE_ELEMS) + threadIdx.x;
+#pragma unroll
+            for (int v = 0; v < VECS; ++v) {
+                // x is unpacked once and used for every row.
+                float xf[8];
+                unpack8(xv[c * (CHUNK / 8) + v * 32 * WARPS], xf);
+#pragma unroll
+                for (int r = 0; r < ROWS; ++r) {
+                    float wf[8];
+                    unpack8(wv[r * (CHUNK / 8) + v * 32 * WARPS], wf);
+#pragma unroll
+                    for (int i = 0; i < 8; ++i)
+                        acc[r] = fmaf(xf[i], wf[i], acc[r]);
+                }
+            }
+            __syncwarp(); // the warp's reads of the stage are done before it is handed back
+            if (lane == 0)
+                mbarArrive(empty + stage);
+        }
+
+#pragma unroll
+        for (int r = 0; r < ROWS; ++r) {
+            float v = acc[r];
+#pragma unroll
+            for (int offset = 16; offset > 0; offset /= 2)
+                v += __shfl_xor_sync(0xffffffffu, v, offset);
+            if (lane == 0)
+                partial[n & 1][warp][r] = v;
+        }
+        // The consumers only (barrier 1): the producer does not take part.
+        asm volatile("bar.sync 1, %0;\n" ::"n"(WARPS * 32) : "memory");
+        if (threadIdx.x < ROWS) {
+            float v = 0.0f;
+#pragma unroll
+            for (int w = 0; w < WARPS; ++w)
+                v += partial[n & 1][w][threadIdx.x];
+            y[static_cast<long long>(g) * ROWS + threadIdx.x] = pack1(v);
+        }
+    }
+}
 #else
 extern "C" __global__ void __launch_bounds__(WARPS * 32)
     gemv(int M, int N, int K, const elem_t* __restrict__ x, const elem_t* __restrict__ W, elem_t* __restrict__ y) {
@@ -221,7 +369,8 @@ extern "C" __global__ void __launch_bounds__(WARPS * 32)
             for (int m = 0; m < MT; ++m) {
                 if (m < M) {
                     float xf[8];
-                    unpack8(__ldg(reinterpret_cast<const uint4*>(x + static_cast<long long>(m) * K + k0 + u * 256)), xf);
+                    unpack8(__ldg(reinterpret_cast<const uint4*>(x + static_cast<long long>(m) * K + k0 + u * 256)),
+                            xf);
 #pragma unroll
                     for (int r = 0; r < ROWS; ++r)
 #pragma unroll

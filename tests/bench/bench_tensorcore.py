@@ -270,6 +270,10 @@ def geometry(kind, config, shape):
     M, K, N = shape
     if config.get("ALGO", 0) == 1:  # tensor cores: 16 rows of W a tile, the warps split K
         return N // (16 * config["ROWS"]), config["WARPS"] * 32, 0
+    if config.get("ALGO", 0) == 2:  # bulk copies: a producer warp more, TILES groups of ROWS rows a block
+        groups = N // config["ROWS"]
+        return ((groups + config["TILES"] - 1) // config["TILES"], (config["WARPS"] + 1) * 32,
+                config["STAGES"] * config["ROWS"] * config["CHUNK"] * 2 + K * 2)
     return N // (config["WARPS"] * config["ROWS"]), config["WARPS"] * 32, 0
 
 
@@ -287,6 +291,10 @@ def fits(kind, config, shape):
                 and config["TPR"] * config["VEC"] <= cols and (config["CACHE_ROW"] == 0 or cols <= 32 * config["TPR"]))
     M, K, N = shape
     mt = config["MT"]
+    if config.get("ALGO", 0) == 2:
+        smem = config["STAGES"] * config["ROWS"] * config["CHUNK"] * 2 + K * 2 + 1024
+        return (M == 1 and N % config["ROWS"] == 0 and K % config["CHUNK"] == 0
+                and config["CHUNK"] % (256 * config["WARPS"]) == 0 and smem <= 227 * 1024)
     if config.get("ALGO", 0) == 1:
         return (M <= mt < 2 * M and N % (16 * config["ROWS"]) == 0
                 and K % (32 * config["UNROLL"] * config["WARPS"]) == 0)

@@ -781,6 +781,23 @@ void TestCudaBackend::tensorCoreEdgesMatchTheHost_data() {
         << "kernels/gemv/gemv_bf16.json" << gemvSpace << R"({"M": 3, "K": 4096, "N": 1024})" << 8;
     QTest::newRow("gemv tensor cores, M = 11")
         << "kernels/gemv/gemv_bf16.json" << gemvSpace << R"({"M": 11, "K": 4096, "N": 1024})" << 8;
+    // The bulk-copy family at M = 1 (kernels/gemv ALGO 2; its problem a fixture until it has run
+    // on a GPU): rings of 2 to 8 stages over 4 chunks, persistent blocks (TILES) over a ragged
+    // count of groups, fewer chunks than stages, and x's 32 KiB in one bulk copy.
+    QTest::newRow("gemv bulk copies, M = 1")
+        << "tests/data/cuda/gemv_bf16_bulk.json"
+        << R"({"ALGO": "[2]", "WARPS": "[1, 4]", "ROWS": "[1, 2, 4]", "STAGES": "[2, 8]", "CHUNK": "[1024]",
+              "TILES": "[1, 3]"})"
+        << R"({"M": 1, "K": 4096, "N": 1000})" << 24;
+    QTest::newRow("gemv bulk copies, one chunk")
+        << "tests/data/cuda/gemv_bf16_bulk.json"
+        << R"({"ALGO": "[2]", "WARPS": "[4]", "ROWS": "[1, 4]", "STAGES": "[3]", "CHUNK": "[1024]", "TILES": "[5]"})"
+        << R"({"M": 1, "K": 1024, "N": 1000})" << 2;
+    QTest::newRow("gemv bulk copies, K = 16384")
+        << "tests/data/cuda/gemv_bf16_bulk.json"
+        << R"({"ALGO": "[2]", "WARPS": "[8]", "ROWS": "[2]", "STAGES": "[2, 4]", "CHUNK": "[4096, 8192]",
+              "TILES": "[4]"})"
+        << R"({"M": 1, "K": 16384, "N": 512})" << 4;
 }
 
 void TestCudaBackend::tensorCoreEdgesMatchTheHost() {
