@@ -234,6 +234,9 @@ def _first_line(error, where):
     text = str(detail if detail else error).strip()
     lines = [l.strip() for l in text.splitlines() if l.strip()]
     message = lines[-1] if lines else kind
+    if message == "^" and len(lines) > 1:
+        # No message of its own (a static_assert without one): the code at the caret says what failed.
+        message = "%s: %s" % (kind, lines[-2])
     if not where and kind not in message:
         message = "%s: %s" % (kind, message)
     return _bounded(where + ": " + message if where else message, _MAX_MESSAGE)

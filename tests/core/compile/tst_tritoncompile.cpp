@@ -139,6 +139,10 @@ void TestTritonCompile::refusedConfigIsACompileError_data() {
     QTest::newRow("warps not a power of 2") << "num_warps"
                                             << "3"
                                             << "num_warps must be a power of 2";
+    // A static_assert without a message: the assertion itself says what failed.
+    QTest::newRow("static_assert") << "BLOCK"
+                                   << "8192"
+                                   << "add.py:15:5: CompileTimeAssertionFailure: tl.static_assert(BLOCK <= 4096)";
     QTest::newRow("an option Triton does not know") << "num_warpz"
                                                     << "4"
                                                     << "Keyword argument num_warpz was specified but unrecognised";

@@ -12,6 +12,7 @@ def add_kernel(x_ptr,  # the first input
                EVEN: tl.constexpr = False):
     pid = tl.program_id(axis=0)
     offsets = pid * BLOCK + tl.arange(0, BLOCK)
+    tl.static_assert(BLOCK <= 4096)
     if EVEN:
         x = tl.load(x_ptr + offsets)
         y = tl.load(y_ptr + offsets)
