@@ -20,11 +20,10 @@
 // - The TMA family at M, N and K that no tile divides, the FP8 GEMMs (e4m3, e5m2) and the
 //   tensor-core GEMV at 3 and 11 tokens: every config's output equals C computed on the host
 //   from the same inputs, within two bf16 units in the last place.
-// - kernels/attention, causal and not, at HEAD_DIM 128 and 64: every config of the space at a
-//   small shape (B = 1, H = 2, S = 256) runs, and its O (downloaded as tune --outputs keeps it)
-//   equals attention computed on the host in double from the same inputs, within the rounding of
-//   P and O to bf16; so does every config of the wgmma family (ALGO 1, kept out of the problems'
-//   spaces for now; on sm_90 only) at S = 384.
+// - kernels/attention, causal and not, at HEAD_DIM 128 and 64: every config of the mma.sync family
+//   at a small shape (B = 1, H = 2, S = 256) runs, and its O (downloaded as tune --outputs keeps
+//   it) equals attention computed on the host in double from the same inputs, within the rounding
+//   of P and O to bf16; so does every config of the wgmma family (ALGO 1, on sm_90 only) at S = 384.
 // - The worker takes configs from the session's feed while a measure() call runs: a sweep of 40
 //   configs is a few calls, most configs fed (no batch of 2 waits for its slowest config).
 // - Executed instructions (CUPTI's SASS metrics) of tests/data/sass/spill.json, a kernel that
@@ -887,21 +886,21 @@ void TestCudaBackend::tensorCoreEdgesMatchTheHost() {
 // before P V and O at the end: an element may differ by 2^-9 of sum_k p_k |v_k| / l (P's
 // rounding, each term at most 2^-9 relative) plus 2^-9 of |O| (O's), doubled for the fp32 sums
 // and exp2's approximation; a wrong fragment layout, a lost key block or a stale tile moves
-// values by far more. The space is the problem's at S = 256, each value of each parameter in
-// some config; the wgmma family (ALGO 1, which the problems leave out of their spaces until it has
-// run on a GPU; sm_90a only) has rows of its own at S = 384, its values put in the space.
+// values by far more. The mma.sync family's space is the problem's at S = 256, each value of each
+// parameter in some config; the wgmma family (ALGO 1, sm_90a only) has rows of its own at S = 384.
 void TestCudaBackend::attentionMatchesTheHost_data() {
     QTest::addColumn<QString>("file");
     QTest::addColumn<int>("headDim");
     QTest::addColumn<int>("seqLen");
     QTest::addColumn<QString>("parameters"); // JSON object: name -> Values, in place of the problem's
     QTest::addColumn<int>("configs");
-    QTest::newRow("bf16, HEAD_DIM 128") << "kernels/attention/attention_bf16.json" << 128 << 256 << "{}" << 22;
+    const char* mma = R"({"ALGO": "[0]"})"; // mma.sync, any GPU from sm_80
+    QTest::newRow("bf16, HEAD_DIM 128") << "kernels/attention/attention_bf16.json" << 128 << 256 << mma << 22;
     QTest::newRow("bf16 causal, HEAD_DIM 128")
-        << "kernels/attention/attention_bf16_causal.json" << 128 << 256 << "{}" << 22;
-    QTest::newRow("bf16, HEAD_DIM 64") << "kernels/attention/attention_bf16.json" << 64 << 256 << "{}" << 30;
+        << "kernels/attention/attention_bf16_causal.json" << 128 << 256 << mma << 22;
+    QTest::newRow("bf16, HEAD_DIM 64") << "kernels/attention/attention_bf16.json" << 64 << 256 << mma << 30;
     QTest::newRow("bf16 causal, HEAD_DIM 64")
-        << "kernels/attention/attention_bf16_causal.json" << 64 << 256 << "{}" << 30;
+        << "kernels/attention/attention_bf16_causal.json" << 64 << 256 << mma << 30;
     // BLOCK_M 64 and 128 (WARPS 4 and 8) by BLOCK_N 32, 64 and 128 by STAGES 1 and 2.
     const char* wgmma = R"({"ALGO": "[1]", "Q_REGS": "[0]"})";
     QTest::newRow("wgmma bf16, HEAD_DIM 128") << "kernels/attention/attention_bf16.json" << 128 << 384 << wgmma << 12;
@@ -935,10 +934,15 @@ void TestCudaBackend::attentionMatchesTheHost() {
             wgmma = std::find(algos.begin(), algos.end(), 1) != algos.end();
         }
     }
-    if (wgmma) { // wgmma needs the arch-specific sm_90a
+    // The problems compile for sm_90a, which wgmma needs; the mma.sync family alone is compiled for
+    // the GPU at hand.
+    auto& options = doc["KernelSpecification"]["CompilerOptions"];
+    for (auto it = options.begin(); it != options.end();)
+        it = it->get<std::string>().rfind("--gpu-architecture=", 0) == 0 ? options.erase(it) : it + 1;
+    if (wgmma) {
         if (m_arch != "sm_90")
             QSKIP("the wgmma family needs sm_90");
-        doc["KernelSpecification"]["CompilerOptions"].push_back("--gpu-architecture=sm_90a");
+        options.push_back("--gpu-architecture=sm_90a");
     }
     constexpr int heads = 2; // B = 1
     const int S = seqLen;
