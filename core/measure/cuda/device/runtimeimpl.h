@@ -352,6 +352,9 @@ struct WorkerRuntime::Impl {
     void returnContents(const worker::Measure& m, worker::Result& r);
 
     // ---- timing.cpp ----
+    /// Waits for the end event and returns the milliseconds since the start event; `failure` says
+    /// what failed when the wait reports an error.
+    double elapsedMs(const char* failure);
     /// One launch between a pair of events, after the restore of the ReadWrite buffers it changes
     /// and the L2 flush (both queued before the start event, so neither is timed). Milliseconds.
     /// `writeBytes` > 0: write that many bytes over the L2 first (the flush, or a smaller

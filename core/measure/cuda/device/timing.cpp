@@ -13,6 +13,13 @@
 
 namespace tilescope::cuda {
 
+double WorkerRuntime::Impl::elapsedMs(const char* failure) {
+    check(cu->cuEventSynchronize(endEvent), failure);
+    float ms = 0;
+    check(cu->cuEventElapsedTime(&ms, startEvent, endEvent), "cuEventElapsedTime");
+    return ms;
+}
+
 double WorkerRuntime::Impl::timedLaunch(const worker::Result& r, std::int64_t writeBytes) {
     // The restore first, then the flush: the restored buffers start the sample as cold as the rest.
     check(restoreReadWrite(), "cannot restore the ReadWrite arguments (cuMemcpyDtoDAsync)");
@@ -23,10 +30,7 @@ double WorkerRuntime::Impl::timedLaunch(const worker::Result& r, std::int64_t wr
     check(cu->cuEventRecord(startEvent, stream), "cuEventRecord");
     launchChecked(r, "a timed launch failed");
     check(cu->cuEventRecord(endEvent, stream), "cuEventRecord");
-    check(cu->cuEventSynchronize(endEvent), "the kernel failed while it was timed");
-    float ms = 0;
-    check(cu->cuEventElapsedTime(&ms, startEvent, endEvent), "cuEventElapsedTime");
-    return ms;
+    return elapsedMs("the kernel failed while it was timed");
 }
 
 double WorkerRuntime::Impl::timedBatch(const worker::Result& r, int count) {
@@ -36,10 +40,7 @@ double WorkerRuntime::Impl::timedBatch(const worker::Result& r, int count) {
         launchChecked(r, "a warm-up launch failed");
     }
     check(cu->cuEventRecord(endEvent, stream), "cuEventRecord");
-    check(cu->cuEventSynchronize(endEvent), "the kernel failed while it was warmed up");
-    float ms = 0;
-    check(cu->cuEventElapsedTime(&ms, startEvent, endEvent), "cuEventElapsedTime");
-    return ms;
+    return elapsedMs("the kernel failed while it was warmed up");
 }
 
 bool WorkerRuntime::Impl::makeHold() {
@@ -102,10 +103,7 @@ std::optional<double> WorkerRuntime::Impl::heldBatch(const worker::Result& r, in
             launchChecked(r, "a timed launch failed");
         check(cu->cuEventRecord(endEvent, stream), "cuEventRecord");
     }
-    check(cu->cuEventSynchronize(endEvent), "the kernel failed while it was timed");
-    float ms = 0;
-    check(cu->cuEventElapsedTime(&ms, startEvent, endEvent), "cuEventElapsedTime");
-    return ms;
+    return elapsedMs("the kernel failed while it was timed");
 }
 
 void WorkerRuntime::Impl::time(const worker::TimingRule& rule, worker::Result& r) {
