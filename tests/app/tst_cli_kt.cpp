@@ -366,6 +366,18 @@ private slots:
             QVERIFY2(row["status"] != "compile_error", row.dump().c_str());
     }
 
+    // Kernel Tuner's strategy modules as the strategy (its vector_add_custom_strategy.py passes
+    // kernel_tuner.strategies.minimize): each searches as its name does, with the options given.
+    void strategyModule() {
+        requirePython();
+        const CliRun r = kt({"strategy_module.py"}, QStringLiteral("strategy_module.db"));
+        QVERIFY2(r.status == 0, qPrintable(describe(r)));
+        const Json s = summary(r);
+        QVERIFY2(s.is_object(), qPrintable(describe(r)));
+        QCOMPARE(s["sampled"].get<int>(), 4);   // random_sample, fraction 0.5 of 8 configs
+        QCOMPARE(s["minimized"].get<int>(), 3); // minimize (Tilescope's auto), max_fevals 3
+    }
+
     // What Tilescope cannot honour stops the script with a message that names the argument.
     // Kernels written for nvcc, as Kernel Tuner's expdist and reduction examples are: CUB's
     // <cub/cub.cuh> (include/cccl in CUDA 13), <stdio.h> for printf, a header found through the

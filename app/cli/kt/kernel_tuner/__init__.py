@@ -14,6 +14,7 @@ except ImportError:
 
 from kernel_tuner._space import Refusal as TilescopeRefusal
 from kernel_tuner.interface import run_kernel, tune_cache, tune_kernel, tune_kernel_T1
+from kernel_tuner import strategies  # noqa: F401 (kernel_tuner.strategies.minimize, as Kernel Tuner has it)
 
 __version__ = "1.5.0"
 

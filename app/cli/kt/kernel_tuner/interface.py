@@ -150,6 +150,9 @@ def _objectives(objective, objective_higher_is_better, objectives):
 def _strategy(strategy, strategy_options):
     """Tilescope's strategy for Kernel Tuner's, the options checked as Kernel Tuner checks them."""
     name = strategy or "brute_force"
+    # One of Kernel Tuner's strategy modules (kernel_tuner.strategies.minimize): Kernel Tuner calls
+    # its tune as a user-defined strategy's, which is the strategy of that name.
+    name = getattr(name, "_tilescope_strategy", name)
     if not isinstance(name, str):
         if hasattr(name, "tune") and callable(name.tune):
             raise Refusal(
