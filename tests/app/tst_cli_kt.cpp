@@ -430,6 +430,9 @@ private slots:
         QTest::newRow("a code generator") << "generator"
                                           << "Tilescope cannot take kernel_source as a code generator when its "
                                              "code differs with 'op'";
+        QTest::newRow("PythonKernel without a GPU") << "pythonkernel"
+                                                    << "Tilescope cannot build a PythonKernel on the backend "
+                                                       "'analysis:sm_90'";
     }
     void refusals() {
         requirePython();

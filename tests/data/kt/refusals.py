@@ -52,5 +52,10 @@ elif case == "generator":
     # Code that differs with a string parameter: the preprocessor cannot choose between them.
     tune_kernel("vector_add", lambda p: kernel_string.replace("c[i] =", "c[i] = (" + p["op"] + ")"), size, args,
                 dict(tune_params, op=["1.0f *", "2.0f *"]), lang="CUDA")
+elif case == "pythonkernel":
+    # A kernel called from Python needs a GPU to run on.
+    from kernel_tuner.kernelbuilder import PythonKernel
+
+    PythonKernel("vector_add", kernel_string, size, args, {"block_size_x": 128})
 else:
     sys.exit(f"unknown case {case}")
