@@ -16,7 +16,11 @@
 #include <sqlite3.h>
 
 #include <atomic>
+#include <chrono>
 #include <cmath>
+#include <csignal>
+#include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <random>
 #include <sys/wait.h>
@@ -149,9 +153,11 @@ void makeSchema1(const std::string& file) {
     rawSql(file, ("PRAGMA application_id = " + std::to_string(store::kApplicationId)).c_str());
 }
 
-// The work of one process of concurrentOpensOfOneDatabase (in a child, so no test macros): opens the
-// database, adds a finished session of `results` results; 0 when all went in, else 1 with the error
-// written to `errorFd`.
+// The work of one process of concurrentOpensOfOneDatabase (a fresh process of this program, so no
+// test macros): opens the database, adds a finished session of `results` results; 0 when all went
+// in, else 1 with the error written to `errorFd`.
+constexpr const char* kChildFlag = "--add-session-child";
+
 int addSessionInChild(const std::string& file, int results, int errorFd) {
     try {
         ResultStore store = ResultStore::open(file);
@@ -841,11 +847,18 @@ private slots:
     // nothing of either is lost. Processes, not threads: what is tested is the locking between them.
     void concurrentOpensOfOneDatabase() {
         QFETCH(QString, start);
+        const std::string self = QCoreApplication::applicationFilePath().toStdString();
         QTemporaryDir dir;
         constexpr int kTrials = 50;
         constexpr int kResults = 20;
         QStringList failures;
-        for (int trial = 0; trial < kTrials; ++trial) {
+        // At most kTrials, and no more once kBudget has passed: on a loaded machine a trial's
+        // processes wait for each other's locks for seconds.
+        const auto started = std::chrono::steady_clock::now();
+        constexpr auto kBudget = std::chrono::seconds(90);
+        int trials = 0;
+        for (int trial = 0; trial < kTrials && (trial < 5 || std::chrono::steady_clock::now() - started < kBudget);
+             ++trial, ++trials) {
             const std::string file = path(dir, ("r" + std::to_string(trial) + ".db").c_str());
             if (start == "empty")
                 std::ofstream{file};
@@ -853,29 +866,54 @@ private slots:
                 makeSchema1(file);
             int gate[2];
             int errors[2];
+            int ready[2];
             QCOMPARE(::pipe(gate), 0);
             QCOMPARE(::pipe(errors), 0);
+            QCOMPARE(::pipe(ready), 0);
+            // Each child is this program started afresh (fork, then exec at once): a child that ran
+            // on after fork alone would inherit whatever lock another thread of this process held.
+            const std::string results = std::to_string(kResults);
+            const std::string gateFd = std::to_string(gate[0]);
+            const std::string errorFd = std::to_string(errors[1]);
+            const std::string readyFd = std::to_string(ready[1]);
+            const char* const argv[] = {self.c_str(),   kChildFlag,      file.c_str(),    results.c_str(),
+                                        gateFd.c_str(), errorFd.c_str(), readyFd.c_str(), nullptr};
             pid_t children[2] = {};
             for (pid_t& child : children) {
                 child = ::fork();
                 QVERIFY(child >= 0);
                 if (child == 0) {
-                    // Both wait at the gate, so that they open the file together.
-                    ::close(gate[1]);
-                    ::close(errors[0]);
-                    char go = 0;
-                    const bool opened = ::read(gate[0], &go, 1) == 1;
-                    ::_exit(opened ? addSessionInChild(file, kResults, errors[1]) : 3);
+                    ::execv(self.c_str(), const_cast<char* const*>(argv));
+                    ::_exit(4);
                 }
             }
             ::close(gate[0]);
             ::close(errors[1]);
+            ::close(ready[1]);
+            // The gate opens once both are at it, so that they open the file together.
+            char at[2];
+            for (ssize_t got = 0, n = 0; got < 2 && (n = ::read(ready[0], at + got, 2 - got)) > 0;)
+                got += n;
+            ::close(ready[0]);
             QCOMPARE(::write(gate[1], "go", 2), ssize_t(2));
             ::close(gate[1]);
+            // A child that has not ended in two minutes is stuck: it is killed and the trial fails.
             int exits[2] = {};
+            const auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(2);
             for (int i = 0; i < 2; ++i) {
                 int status = 0;
-                QCOMPARE(::waitpid(children[i], &status, 0), children[i]);
+                pid_t done = 0;
+                while ((done = ::waitpid(children[i], &status, WNOHANG)) == 0 &&
+                       std::chrono::steady_clock::now() < deadline)
+                    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+                if (done == 0) {
+                    ::kill(children[i], SIGKILL);
+                    done = ::waitpid(children[i], &status, 0);
+                    failures << QStringLiteral("trial %1: process %2 still running after two minutes; killed")
+                                    .arg(trial)
+                                    .arg(i);
+                }
+                QCOMPARE(done, children[i]);
                 exits[i] = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
             }
             std::string said;
@@ -883,21 +921,28 @@ private slots:
             for (ssize_t n; (n = ::read(errors[0], buf, sizeof buf)) > 0;)
                 said.append(buf, static_cast<std::size_t>(n));
             ::close(errors[0]);
-            const ResultStore store = ResultStore::open(file, StoreMode::ReadOnly);
             std::string lost;
-            for (const SessionInfo& s : store.sessions())
-                if (s.state != SessionState::Finished || store.resultCount(s.id) != std::uint64_t(kResults))
-                    lost += " session " + std::to_string(s.id) + " has " + std::to_string(store.resultCount(s.id)) +
-                            " results, state " + std::string(sessionStateName(s.state)) + ";";
-            if (exits[0] != 0 || exits[1] != 0 || store.sessions().size() != 2 || !lost.empty())
+            std::size_t sessions = 0;
+            try {
+                const ResultStore store = ResultStore::open(file, StoreMode::ReadOnly);
+                sessions = store.sessions().size();
+                for (const SessionInfo& s : store.sessions())
+                    if (s.state != SessionState::Finished || store.resultCount(s.id) != std::uint64_t(kResults))
+                        lost += " session " + std::to_string(s.id) + " has " + std::to_string(store.resultCount(s.id)) +
+                                " results, state " + std::string(sessionStateName(s.state)) + ";";
+            } catch (const std::exception& e) {
+                lost = std::string(" the database does not open: ") + e.what() + ";";
+            }
+            if (exits[0] != 0 || exits[1] != 0 || sessions != 2 || !lost.empty())
                 failures << QStringLiteral("trial %1: exits %2 %3, %4 sessions;%5 %6")
                                 .arg(trial)
                                 .arg(exits[0])
                                 .arg(exits[1])
-                                .arg(store.sessions().size())
+                                .arg(sessions)
                                 .arg(QString::fromStdString(lost), QString::fromStdString(said).trimmed());
         }
-        QVERIFY2(failures.isEmpty(), qPrintable(QString::number(failures.size()) + " of " + QString::number(kTrials) +
+        qInfo("%d trials", trials);
+        QVERIFY2(failures.isEmpty(), qPrintable(QString::number(failures.size()) + " of " + QString::number(trials) +
                                                 " trials failed:\n" + failures.join('\n')));
     }
 
@@ -1003,5 +1048,18 @@ private slots:
     }
 };
 
-QTEST_GUILESS_MAIN(TestStore)
+// A child of concurrentOpensOfOneDatabase: `tst_store --add-session-child FILE RESULTS GATE_FD
+// ERROR_FD READY_FD` says it is ready, waits at the gate, then adds its session.
+int main(int argc, char** argv) {
+    if (argc == 7 && std::strcmp(argv[1], kChildFlag) == 0) {
+        char go = 0;
+        if (::write(std::atoi(argv[6]), "r", 1) != 1 || ::read(std::atoi(argv[4]), &go, 1) != 1)
+            return 3;
+        return addSessionInChild(argv[2], std::atoi(argv[3]), std::atoi(argv[5]));
+    }
+    QCoreApplication app(argc, argv);
+    TestStore test;
+    QTEST_SET_MAIN_SOURCE_PATH
+    return QTest::qExec(&test, argc, argv);
+}
 #include "tst_store.moc"
