@@ -330,15 +330,33 @@ void readDefines(std::string& text, std::map<std::string, std::string>& defines,
     }
 }
 
+// The #if conditions of a source's lines: chains of conditions, each node one (a branch taken,
+// or the negation of an earlier branch of its group) with the node before it as its parent.
+struct LineConditions {
+    std::vector<std::string> text; ///< node -> its condition, as written
+    std::vector<int> parent;       ///< node -> the node before it, -1 at a chain's start
+    std::vector<int> lineNode;     ///< line -> the last node of its chain, -1 where none applies
+};
+
 // The #if conditions each line of stripped source `text` is compiled under, as written: the
-// branch taken (`MODE == 1`, `defined(X)`), and the negations of the branches before it.
-std::vector<std::vector<std::string>> conditionsByLine(const std::string& text) {
+// branch taken (`MODE == 1`, `defined(X)`), and the negations of the branches before it. Lines
+// share their conditions as chains (a code generator's `#elif` over thousands of configs would
+// otherwise copy every earlier branch's condition into each line after it).
+LineConditions conditionsByLine(const std::string& text) {
+    LineConditions out;
+    auto add = [&](int parent, std::string condition) {
+        out.text.push_back(std::move(condition));
+        out.parent.push_back(parent);
+        return static_cast<int>(out.text.size()) - 1;
+    };
     struct Group {
-        std::vector<std::string> before; // the conditions of earlier branches, each false here
-        std::string current;             // this branch's ("" after #else)
+        int outer;           // the enclosing chain's end
+        int before;          // the chain with the negations of this group's earlier branches
+        std::string current; // this branch's condition ("" after #else)
+        int tail;            // the chain a line of this branch is compiled under
     };
     std::vector<Group> open;
-    std::vector<std::vector<std::string>> out;
+    auto tail = [&] { return open.empty() ? -1 : open.back().tail; };
     for (std::size_t start = 0; start <= text.size();) {
         std::size_t end = text.find('\n', start);
         if (end == std::string::npos)
@@ -348,27 +366,27 @@ std::vector<std::vector<std::string>> conditionsByLine(const std::string& text) 
             const std::vector<Token> words = tokenize(std::string_view(text).substr(first + 1, end - first - 1));
             const std::string directive = words.empty() ? std::string() : words[0].text;
             const std::string rest = spaced(words, 1, words.size());
+            auto opens = [&](std::string condition) {
+                const int outer = tail();
+                open.push_back({outer, outer, condition, add(outer, condition)});
+            };
             if (directive == "if") {
-                open.push_back({{}, rest});
+                opens(rest);
             } else if (directive == "ifdef") {
-                open.push_back({{}, "defined ( " + rest + " )"});
+                opens("defined ( " + rest + " )");
             } else if (directive == "ifndef") {
-                open.push_back({{}, "! defined ( " + rest + " )"});
+                opens("! defined ( " + rest + " )");
             } else if ((directive == "elif" || directive == "else") && !open.empty()) {
-                open.back().before.push_back(open.back().current);
-                open.back().current = directive == "elif" ? rest : std::string();
+                Group& g = open.back();
+                if (!g.current.empty())
+                    g.before = add(g.before, "! ( " + g.current + " )");
+                g.current = directive == "elif" ? rest : std::string();
+                g.tail = g.current.empty() ? g.before : add(g.before, g.current);
             } else if (directive == "endif" && !open.empty()) {
                 open.pop_back();
             }
         }
-        std::vector<std::string> line;
-        for (const Group& g : open) {
-            for (const std::string& b : g.before)
-                line.push_back("! ( " + b + " )");
-            if (!g.current.empty())
-                line.push_back(g.current);
-        }
-        out.push_back(std::move(line));
+        out.lineNode.push_back(tail());
         start = end + 1;
     }
     return out;
@@ -549,7 +567,7 @@ struct KernelReach::Body {
     std::set<std::string> movedArguments;           // pointer arguments the kernel moves (`in += n`)
     std::map<std::size_t, std::size_t> aliasOf;     // an access's token -> the pointer's declaration
     // The #if conditions each line is compiled under, as written ("!(MODE == 1)", "defined(X)").
-    std::vector<std::vector<std::string>> conditions;
+    LineConditions conditions;
 
     // The declaration of `name` that the token at `position` sees (of those `compiled` keeps);
     // nullptr for none. `twice`: another one is declared in the same block, as both branches of
@@ -631,7 +649,7 @@ private:
     std::vector<std::pair<Bound, std::size_t>> m_branch;
     std::vector<std::pair<std::string, std::string>> m_branchUnread;
     std::set<std::string> m_resolving; // against a name bounded through itself
-    std::map<int, bool> m_compiled;    // lines -> whether their #if branches are compiled
+    std::map<int, bool> m_compiled;    // condition chains' nodes -> whether their branches are compiled
     std::string m_why;                 // the first thing not followed
     int m_budget = 20000;              // steps, against runaway expansion
 
@@ -934,15 +952,24 @@ public:
     // Whether the code at `line` is compiled for these values: false only when one of its #if
     // conditions is known to be false.
     bool compiled(int line) {
-        if (line < 0 || static_cast<std::size_t>(line) >= m_body.conditions.size())
+        const LineConditions& c = m_body.conditions;
+        if (line < 0 || static_cast<std::size_t>(line) >= c.lineNode.size())
             return true;
-        const auto known = m_compiled.find(line);
-        if (known != m_compiled.end())
-            return known->second;
+        // The chain from the line's innermost condition out to the first one already known.
+        std::vector<int> chain;
         bool yes = true;
-        for (const std::string& condition : m_body.conditions[static_cast<std::size_t>(line)])
-            yes = yes && holds(condition).value_or(true);
-        m_compiled.emplace(line, yes);
+        for (int node = c.lineNode[static_cast<std::size_t>(line)]; node >= 0;
+             node = c.parent[static_cast<std::size_t>(node)]) {
+            if (const auto known = m_compiled.find(node); known != m_compiled.end()) {
+                yes = known->second;
+                break;
+            }
+            chain.push_back(node);
+        }
+        for (auto it = chain.rbegin(); it != chain.rend(); ++it) {
+            yes = yes && holds(c.text[static_cast<std::size_t>(*it)]).value_or(true);
+            m_compiled.emplace(*it, yes);
+        }
         return yes;
     }
 
@@ -1229,7 +1256,7 @@ KernelReach::KernelReach(std::string_view source, std::string_view kernelName, c
     // Object-like #defines (one definition each, among the kernel's and its headers'), then
     // directives blanked out of the code.
     std::set<std::string> twice;
-    std::vector<std::vector<std::string>> conditions = conditionsByLine(text);
+    LineConditions conditions = conditionsByLine(text);
     readHeaderDefines(source, headers, m_defines, twice);
     readDefines(text, m_defines, twice, true);
     for (const std::string& name : twice)

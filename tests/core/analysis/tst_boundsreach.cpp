@@ -327,6 +327,30 @@ void TestBoundsReach::follows_data() {
         << "__global__ void k(float* out) {\n  int i = threadIdx.x;\n#if MODE == 1\n  out[i + 4] = 0;\n#endif\n}"
         << launch + "MODE=0"
         << "out [ i + 4 ]" << -1LL << "not compiled";
+    const QString chain = QStringLiteral("__global__ void k(float* out) {\n  int i = threadIdx.x;\n#if MODE == 1\n"
+                                         "  out[i + 4] = 0;\n#elif MODE == 2\n  out[i + 8] = 0;\n#else\n"
+                                         "  out[i + 16] = 0;\n#endif\n}");
+    QTest::newRow("an #elif these values compile") << chain << launch + "MODE=2"
+                                                   << "out [ i + 8 ]" << 135LL << "";
+    QTest::newRow("an #elif after the branch taken") << chain << launch + "MODE=1"
+                                                     << "out [ i + 8 ]" << -1LL << "not compiled";
+    QTest::newRow("an #else after the branch taken") << chain << launch + "MODE=2"
+                                                     << "out [ i + 16 ]" << -1LL << "not compiled";
+    QTest::newRow("an #else these values compile") << chain << launch + "MODE=3"
+                                                   << "out [ i + 16 ]" << 143LL << "";
+    // A code generator's source (Kernel Tuner's, written out by `kt`): one #elif per config, each
+    // line under the negations of all the branches before it.
+    QString generated = QStringLiteral("__global__ void k(float* out) {\n  int i = threadIdx.x;\n#if MODE == 0\n"
+                                       "  out[i] = 0;\n");
+    for (int m = 1; m < 4000; ++m)
+        generated += QStringLiteral("#elif MODE == %1 && (VARIANT == 1 || VARIANT == 2 || VARIANT == 3)\n"
+                                    "  out[i + %1] = 0;\n")
+                         .arg(m);
+    generated += QStringLiteral("#endif\n}");
+    QTest::newRow("4,000 #elif branches, the last taken") << generated << launch + "MODE=3999 VARIANT=2"
+                                                          << "out [ i + 3999 ]" << 4126LL << "";
+    QTest::newRow("4,000 #elif branches, one before the last") << generated << launch + "MODE=3999 VARIANT=2"
+                                                               << "out [ i + 3998 ]" << -1LL << "not compiled";
     QTest::newRow("a check it cannot read")
         << "__global__ void k(float* out) {\n"
            "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n  if ((i & 1) == 0) out[i / 2] = 0;\n}"
