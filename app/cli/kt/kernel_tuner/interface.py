@@ -480,13 +480,20 @@ class _Call:
                             or _space.conditions(self.all_restrictions, self.tune_params) is None)
         explicit_grid = False
         problem = None
+        refused = None  # why `space` refused the first problem written, which a fallback must not hide
         while True:
             if problem is not None:
                 _problem.remove_problem(problem)  # an attempt Tilescope read otherwise
-            doc, files = self.t1(configs, smem, explicit_configs, explicit_grid, reference)
+            try:
+                doc, files = self.t1(configs, smem, explicit_configs, explicit_grid, reference)
+            except Refusal as e:
+                if refused is None:
+                    raise
+                raise Refusal(f"{e}; before that, Tilescope refused the problem as first written: {refused}") from None
             problem = _problem.write_problem(self.cli.problem_root, self.kernel_name, self.source, doc, files)
             info, err = self.cli.space(problem)
             if info is None:
+                refused = refused or err or "`space` ended without a message"
                 if not explicit_configs:
                     explicit_configs = True  # a restriction Tilescope's expressions do not take
                     continue
@@ -1053,8 +1060,7 @@ def _verify_outputs(call, config, outputs, verify, answer, atol):
         f = folder / f"{a.index}.bin"
         if not f.is_file():
             raise RuntimeError(f"Tilescope wrote no output of argument {a.index} for config {_key(config)} ({f})")
-        data = np.fromfile(f, dtype=a.value.dtype)
-        host.append(data.reshape(a.value.shape))
+        host.append(_problem.read_output(f, a))
     expected = None if answer is None else [None if x is None else np.array(x) for x in answer]
     correct = verify(expected, host, atol=atol)
     return bool(correct), ""
@@ -1172,7 +1178,7 @@ def run_kernel(
             f = folder / f"{a.index}.bin"
             if not f.is_file():
                 raise RuntimeError(f"Tilescope wrote no output of argument {a.index} ({f})")
-            out.append(np.fromfile(f, dtype=a.value.dtype).reshape(a.value.shape))
+            out.append(_problem.read_output(f, a))
         return out
     finally:
         shutil.rmtree(outputs, ignore_errors=True)
