@@ -139,7 +139,8 @@ struct InstructionCount {
 /// the module and checking the launch.
 struct BenchmarkParts {
     double check = 0;         ///< the checked launch: canaried outputs, their downloads and the comparison
-    double timing = 0;        ///< the timed samples, with their L2 flushes and restores
+    double timing = 0;        ///< the timed samples, with their L2 flushes and restores, and the warm-up before them
+    double warmup = 0;        ///< of timing: the warm-up launches before the samples
     double counters = 0;      ///< CUPTI's passes and the executed-instruction counts
     double energy = 0;        ///< NVML's pass
     int comparedOnDevice = 0; ///< outputs whose comparison with the reference the GPU settled
@@ -149,6 +150,7 @@ struct BenchmarkParts {
     int unrestored = 0;       ///< ReadWrite buffers the first launch left unchanged, not restored before the others
     int batched = 0;          ///< configs timed in batches of launches (the warm context, kernels under 10 us)
     int batchLaunches = 0;    ///< the most launches a batch held (a sum of configs keeps the largest)
+    int samples = 0;          ///< timed samples (a sum of configs adds them up)
 
     bool operator==(const BenchmarkParts&) const = default;
 };

@@ -43,6 +43,8 @@ std::string benchmarkPartsSentence(const SessionPipeline& pl) {
         text += " (" + formatCount(double(b.comparedOnDevice)) + " of " +
                 formatCount(double(b.comparedOnDevice + b.downloaded)) + " outputs compared on the GPU)";
     text += ", timing " + ms(b.timing);
+    if (b.warmup > 0 || b.samples > 0)
+        text += " (warm-up " + ms(b.warmup) + ", " + formatDouble("%.3g", double(b.samples) / n) + " samples)";
     if (b.raced > 0)
         text += " (" + formatCount(double(b.raced)) + " of " + formatCount(n) + " configs raced: stopped early)";
     if (b.batched > 0)

@@ -754,10 +754,12 @@ struct TuningSession::Run {
                 p["benchmark_ms_a_config"] = nlohmann::ordered_json{{"all", 1e3 * pipeline.benchmarkSeconds / n},
                                                                     {"check", 1e3 * b.check / n},
                                                                     {"timing", 1e3 * b.timing / n},
+                                                                    {"warmup", 1e3 * b.warmup / n},
                                                                     {"counters", 1e3 * b.counters / n},
                                                                     {"energy", 1e3 * b.energy / n}};
                 p["outputs_compared_on_gpu"] = b.comparedOnDevice;
                 p["outputs_downloaded"] = b.downloaded;
+                p["samples_a_config"] = static_cast<double>(b.samples) / n;
                 p["configs_raced"] = b.raced;
                 p["configs_profiled"] = b.profiled;
                 p["read_write_buffers_unrestored"] = b.unrestored;

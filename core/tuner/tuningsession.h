@@ -147,6 +147,8 @@ struct SessionPipeline {
             ++measuredConfigs;
         parts.check += m.parts.check;
         parts.timing += m.parts.timing;
+        parts.warmup += m.parts.warmup;
+        parts.samples += m.parts.samples;
         parts.counters += m.parts.counters;
         parts.energy += m.parts.energy;
         parts.comparedOnDevice += m.parts.comparedOnDevice;

@@ -26,6 +26,13 @@ bool Sampler::warmedUp(int launches, double kernelSeconds, double wallSeconds) c
            wallSeconds >= m_warmupSeconds + kWarmupWallSlack;
 }
 
+double Sampler::warmupFor(double warmupSeconds, double idleSeconds) {
+    warmupSeconds = std::max(0.0, finiteOr(warmupSeconds, 0.0));
+    if (!(idleSeconds >= 0) || idleSeconds >= kWarmGapSeconds)
+        return warmupSeconds;
+    return std::min(warmupSeconds, kShortWarmupSeconds);
+}
+
 int Sampler::warmupBatch(int launches, double kernelSeconds) const {
     launches = std::max(launches, 1);
     const double each = std::max(finiteOr(kernelSeconds, 0.0) / launches, 1e-7);

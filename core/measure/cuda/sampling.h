@@ -33,6 +33,18 @@ public:
     /// ... in at most this many launches (all queued behind the stream's hold before any runs).
     static constexpr int kMaxBatch = 64;
 
+    /// A worker that timed a sample less than this long ago keeps the GPU warm: its clocks are up
+    /// and a config's checked launch has done the module's lazy work, so the next config's
+    /// warm-up is short ...
+    static constexpr double kWarmGapSeconds = 0.1;
+    /// ... this much kernel time (at least one launch), unless the rule asks for less.
+    static constexpr double kShortWarmupSeconds = 0.5e-3;
+
+    /// The warm-up time for a config whose worker last timed a sample `idleSeconds` ago (infinity
+    /// when it never did): the rule's `warmupSeconds`, or kShortWarmupSeconds where the GPU is
+    /// still warm.
+    static double warmupFor(double warmupSeconds, double idleSeconds);
+
     /// The rule with its fields made sane: at least one sample, max >= min, both capped, times
     /// finite and not negative.
     explicit Sampler(const TimingRule& rule);

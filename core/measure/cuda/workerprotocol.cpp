@@ -225,6 +225,8 @@ json measurementJson(const Measurement& m) {
         const BenchmarkParts& b = m.parts;
         j["parts"] = json{{"check_s", number(b.check)},
                           {"timing_s", number(b.timing)},
+                          {"warmup_s", number(b.warmup)},
+                          {"samples", b.samples},
                           {"counters_s", number(b.counters)},
                           {"energy_s", number(b.energy)},
                           {"compared_on_device", b.comparedOnDevice},
@@ -271,6 +273,8 @@ Measurement measurementOf(const json& j) {
     if (const auto b = j.find("parts"); b != j.end()) {
         m.parts.check = numberOf(b->at("check_s"));
         m.parts.timing = numberOf(b->at("timing_s"));
+        m.parts.warmup = b->contains("warmup_s") ? numberOf(b->at("warmup_s")) : 0.0;
+        m.parts.samples = b->value("samples", 0);
         m.parts.counters = numberOf(b->at("counters_s"));
         m.parts.energy = numberOf(b->at("energy_s"));
         m.parts.comparedOnDevice = b->value("compared_on_device", 0);

@@ -217,6 +217,30 @@ private slots:
         QVERIFY2(syncs <= 6, std::to_string(syncs).c_str());
     }
 
+    // The warm-up is the rule's on a worker's first config or after an idle gap, and short where the
+    // worker timed samples a moment ago; never longer than the rule asks.
+    void warmUpAfterAGap() {
+        const double inf = std::numeric_limits<double>::infinity();
+        QCOMPARE(Sampler::warmupFor(0.005, inf), 0.005);                         // the first config
+        QCOMPARE(Sampler::warmupFor(0.005, Sampler::kWarmGapSeconds), 0.005);    // idle long enough to cool
+        QCOMPARE(Sampler::warmupFor(0.005, 0.02), Sampler::kShortWarmupSeconds); // right after the last one
+        QCOMPARE(Sampler::warmupFor(0.0, 0.02), 0.0);                            // the rule asks for less
+        QCOMPARE(Sampler::warmupFor(0.005, std::nan("")), 0.005);                // unknown: the rule's
+        QCOMPARE(Sampler::warmupFor(std::nan(""), inf), 0.0);                    // nonsense in: none
+        // A 40 us kernel right after another config: 13 launches where the rule's warm-up takes 125.
+        TimingRule rule;
+        rule.warmupSeconds = Sampler::warmupFor(0.005, 0.001);
+        const Sampler sampler(rule);
+        int launches = 1;
+        double seconds = 40e-6;
+        while (!sampler.warmedUp(launches, seconds, seconds)) {
+            const int batch = sampler.warmupBatch(launches, seconds);
+            launches += batch;
+            seconds += batch * 40e-6;
+        }
+        QCOMPARE(launches, 13);
+    }
+
     // Batches of launches a sample: only where nothing is written or restored between launches and
     // the kernel is shorter than kBatchBelowSeconds; enough to span kBatchSeconds, capped.
     void samplesOfBatchedLaunches() {

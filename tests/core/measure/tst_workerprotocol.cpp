@@ -395,7 +395,7 @@ void TestWorkerProtocol::resultWithEverything() {
     m.measurement.staticInfo = info;
     m.measurement.deviceState = DeviceState{1755, 3201, 41, 0, 412.5, 0x4};
     m.measurement.samplesMs = {1.25, 1.0, 2.5, 1.125};
-    m.measurement.parts = BenchmarkParts{0.004, 0.03, 0.02, 0, 1, 2, 1, 1, 3, 1, 25};
+    m.measurement.parts = BenchmarkParts{0.004, 0.03, 0.01, 0.02, 0, 1, 2, 1, 1, 3, 1, 25, 42};
     // Executions per instruction: offsets and counts past 32 bits come back exactly.
     m.measurement.executed = {{0x0, 2048}, {0x10, 8192}, {0xfff0, 0x1'0000'0001ull}};
     m.executedNote = "executed instructions not counted: none";
@@ -436,6 +436,8 @@ void TestWorkerProtocol::resultWithEverything() {
     QCOMPARE(back.measurement.parts.unrestored, 3);
     QCOMPARE(back.measurement.parts.batched, 1);
     QCOMPARE(back.measurement.parts.batchLaunches, 25);
+    QCOMPARE(back.measurement.parts.warmup, 0.01);
+    QCOMPARE(back.measurement.parts.samples, 42);
     QVERIFY(back.function.has_value());
     QCOMPARE(back.function->registers, 255);
     QCOMPARE(back.function->localBytes, std::int64_t{1304});

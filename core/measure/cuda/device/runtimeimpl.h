@@ -88,6 +88,9 @@ struct WorkerRuntime::Impl {
     std::uint32_t holdValue = 0;
     bool holdTried = false;
 
+    // When this worker's last timed sample ended: the next config's warm-up is short shortly after.
+    std::optional<Clock::time_point> lastSampled;
+
     // The open problem.
     std::unique_ptr<TuningProblem> problem;
     std::unique_ptr<LaunchPlanner> planner;

@@ -10,6 +10,7 @@
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
+#include <limits>
 
 namespace tilescope::cuda {
 
@@ -119,11 +120,16 @@ void WorkerRuntime::Impl::time(const worker::TimingRule& rule, worker::Result& r
             flushBytes = writeBytes;
         }
     }
-    worker::Sampler sampler(rule);
-    // Warm-up: clocks up, caches and TLBs warm, lazy driver work done; at least one launch. The
-    // first launch alone tells how long one takes; the launches still wanted then go in batches
-    // with one synchronisation each (Sampler::warmupBatch).
+    // Warm-up: clocks up, caches and TLBs warm, lazy driver work done; at least one launch, and
+    // short where this worker timed samples a moment ago (Sampler::warmupFor). The first launch
+    // alone tells how long one takes; the launches still wanted then go in batches with one
+    // synchronisation each (Sampler::warmupBatch).
+    worker::TimingRule warm = rule;
     const auto warmStart = Clock::now();
+    warm.warmupSeconds = worker::Sampler::warmupFor(
+        rule.warmupSeconds, lastSampled ? std::chrono::duration<double>(warmStart - *lastSampled).count()
+                                        : std::numeric_limits<double>::infinity());
+    worker::Sampler sampler(warm);
     double warmed = timedLaunch(r, 0) / 1000.0;
     int launches = 1;
     while (!sampler.warmedUp(launches, warmed, std::chrono::duration<double>(Clock::now() - warmStart).count())) {
@@ -131,6 +137,7 @@ void WorkerRuntime::Impl::time(const worker::TimingRule& rule, worker::Result& r
         warmed += timedBatch(r, batch) / 1000.0;
         launches += batch;
     }
+    r.measurement.parts.warmup = std::chrono::duration<double>(Clock::now() - warmStart).count();
 
     // The samples. In the warm context nothing is queued before a sample's start event that would
     // keep the GPU busy while the CPU queues the launch, so the launch's queueing would be timed:
@@ -151,7 +158,9 @@ void WorkerRuntime::Impl::time(const worker::TimingRule& rule, worker::Result& r
         if (held ? sampler.add(*held / batch, batch) : sampler.add(timedLaunch(r, writeBytes)))
             break;
     }
+    lastSampled = Clock::now();
     r.measurement.time = sampler.stats();
+    r.measurement.parts.samples = sampler.count();
     r.measurement.parts.raced = sampler.raced() ? 1 : 0;
     r.measurement.parts.batched = batch > 1 ? 1 : 0;
     r.measurement.parts.batchLaunches = batch > 1 ? batch : 0;
