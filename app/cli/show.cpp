@@ -536,9 +536,9 @@ void printResults(const ShowOptions& opt, const ResultStore& store, const Sessio
     if (!c.metricNames.empty() && unprofiled > 0)
         std::printf("\n%s", fitLines("note: ",
                                      std::to_string(unprofiled) + (unprofiled == 1 ? " config" : " configs") +
-                                         " listed without counters: counters go to the configs among the best five "
-                                         "when they were measured (tune --metrics default,all-configs for every "
-                                         "config's)",
+                                         " listed without counters: counters go to the best five configs, and to "
+                                         "the leaders of a search once 20 configs have a time (tune --metrics "
+                                         "default,all-configs for every config's)",
                                      kWidth)
                                 .c_str());
 }

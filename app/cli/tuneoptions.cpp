@@ -112,8 +112,9 @@ void addCudaOptions(CLI::App* cmd, TuneOptions* opt) {
                                          "counter, each with an interval; a loop of about 1.2 s per config), "
                                          "energy-check (that and NVML's power readings sampled through a second "
                                          "loop of 3 s), or metric names separated by commas (default: the "
-                                         "problem's Tilescope.Metrics). Counters are collected for the configs "
-                                         "among the best 5 so far; add all-configs for every config's")
+                                         "problem's Tilescope.Metrics). Counters are collected for the best 5 "
+                                         "configs after the search (and for the leaders so far once 20 configs "
+                                         "have a time); add all-configs for every config's")
                              ->group("CUDA backend");
     cmd->add_option("--objective", opt->objective,
                     "What ranks configs: time (the default, or the problem's Tilescope.Objective), energy (joules "

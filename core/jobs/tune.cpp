@@ -302,8 +302,11 @@ SessionOptions tuneSessionOptions(const TuneRequest& request, const BackendSpec&
     const bool timeRanks = std::all_of(problem.objectives.begin(), problem.objectives.end(),
                                        [](const std::string& o) { return o == "time"; });
     options.raceMargin = timeRanks ? request.raceMargin : std::nullopt;
-    if (request.profileAll || wantsEveryConfigProfiled(request.cuda.metrics ? *request.cuda.metrics : problem.metrics))
+    const std::vector<std::string>& metrics = request.cuda.metrics ? *request.cuda.metrics : problem.metrics;
+    if (request.profileAll || wantsEveryConfigProfiled(metrics))
         options.profileTop = std::nullopt;
+    if (spec.kind == BackendSpec::Kind::Cuda)
+        options.counterNames = cuptiMetricNames(expandMetricNames(metrics));
     if (request.stopEarly)
         options.earlyStop = EarlyStop{};
     options.stopOnSystematicFailure = !request.keepGoing;

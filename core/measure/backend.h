@@ -88,8 +88,12 @@ struct MeasureControl {
     double slowerThanMs = 0;
     /// > 0: counters (the profiling pass) only for configs whose median is at or under this: those
     /// that rank near the best so far; analysis still has every config's static information.
-    /// Read as each config is handed to a device, as slowerThanMs. 0: every config's counters.
+    /// Read as each config is handed to a device, as slowerThanMs. 0: every config's counters;
+    /// < 0: none (a search's first configs: SessionOptions::profileTop).
     double profileUnderMs = 0;
+    /// Each config's counters, with one sample of its time (kept by no one): the configs that
+    /// ranked, profiled after the search. Other rules of timing do not apply.
+    bool countersOnly = false;
     /// Return every timed sample (Measurement::samplesMs): a final round pools them.
     bool keepSamples = false;
     /// > 0: take this many samples of each config (fewer only past the backend's time cap) and

@@ -108,11 +108,9 @@ worker::Frame encodeJob(const SlotJob& job) {
         compiles.push_back(std::move(entry));
         blob.insert(blob.end(), r.cubin.begin(), r.cubin.end());
     }
-    json control{{"per_config_s", job.perConfigSeconds},
-                 {"slower_than_ms", job.slowerThanMs},
-                 {"profile_under_ms", job.profileUnderMs},
-                 {"keep_samples", job.keepSamples},
-                 {"samples_per_config", job.samplesPerConfig}};
+    json control{{"per_config_s", job.perConfigSeconds},       {"slower_than_ms", job.slowerThanMs},
+                 {"profile_under_ms", job.profileUnderMs},     {"keep_samples", job.keepSamples},
+                 {"samples_per_config", job.samplesPerConfig}, {"counters_only", job.countersOnly}};
     if (job.deadline)
         control["deadline_s"] = std::chrono::duration<double>(*job.deadline - Clock::now()).count();
     return worker::Frame{json{{"type", "measure"},
@@ -146,6 +144,7 @@ SlotJob decodeJob(const worker::Frame& frame) try {
     job.profileUnderMs = control.value("profile_under_ms", 0.0);
     job.keepSamples = control.value("keep_samples", false);
     job.samplesPerConfig = control.value("samples_per_config", 0);
+    job.countersOnly = control.value("counters_only", false);
     if (control.contains("deadline_s"))
         job.deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(
                                           std::chrono::duration<double>(control.at("deadline_s").get<double>()));

@@ -41,6 +41,7 @@ struct SlotJob {
     double profileUnderMs = 0;
     bool keepSamples = false;
     int samplesPerConfig = 0;
+    bool countersOnly = false;
 };
 
 /// A "measure" frame: the config, each compile's status, static info and entry name, their

@@ -55,7 +55,7 @@ std::string benchmarkPartsSentence(const SessionPipeline& pl) {
         text += ", counters " + ms(b.counters);
     if (b.profiled > 0 && std::uint64_t(b.profiled) < pl.measuredConfigs)
         text +=
-            " (profiled " + formatCount(double(b.profiled)) + " of " + formatCount(n) + " configs, the best so far)";
+            " (profiled " + formatCount(double(b.profiled)) + " of " + formatCount(n) + " configs: those that ranked)";
     if (b.energy > 0)
         text += ", energy " + ms(b.energy);
     const double rest = pl.benchmarkSeconds - b.check - b.timing - b.counters - b.energy;

@@ -558,14 +558,16 @@ struct TuningSession::Run {
         control.cancel = &self.m_cancel;
         // The race and the profiling of the leaders, against the best so far (SessionOptions).
         auto adapt = [&] {
+            if (options.profileTop && *options.profileTop > 0)
+                control.profileUnderMs = rankedTimes.size() >= SessionOptions::kProfileAfter * *options.profileTop
+                                             ? *std::next(rankedTimes.begin(), std::ptrdiff_t(*options.profileTop - 1))
+                                             : -1.0;
             if (!progress().best || progress().best->timeMs() <= 0)
                 return;
             const ResultRecord& best = *progress().best;
             if (options.raceMargin)
                 control.slowerThanMs =
                     std::max(best.timeMs(), best.measurement.time.ciHighMs) * (1.0 + *options.raceMargin);
-            if (options.profileTop && *options.profileTop > 0 && rankedTimes.size() >= *options.profileTop)
-                control.profileUnderMs = *std::next(rankedTimes.begin(), std::ptrdiff_t(*options.profileTop - 1));
         };
         adapt();
         control.feed = [&](std::size_t wanted, std::vector<MeasureItem>& out) {
@@ -709,6 +711,8 @@ struct TuningSession::Run {
 
     // Measures the best configs once more (SessionOptions::confirmTop).
     void confirmBest();
+    // The counters of the best configs that have none (SessionOptions::profileTop, counterNames).
+    void profileLeaders();
 
     // The verdict on the wrong results, after verifying again within the groups of a parameter
     // that splits them (analysis/verificationsplit.h) where nothing speaks against it.
@@ -945,6 +949,67 @@ void TuningSession::Run::confirmBest() {
     confirmation = concludeFinalRound(remeasured, configKey(top.front().config));
 }
 
+void TuningSession::Run::profileLeaders() {
+    auto hasCounters = [&](const ResultRecord& r) {
+        return std::any_of(r.measurement.metrics.begin(), r.measurement.metrics.end(), [&](const Metric& m) {
+            return std::find(options.counterNames.begin(), options.counterNames.end(), m.name) !=
+                   options.counterNames.end();
+        });
+    };
+    std::vector<ResultRecord> top;
+    for (ResultRecord& r : self.m_store.results(sessionId, true, *options.profileTop))
+        if (r.ok() && r.timeMs() > 0 && !hasCounters(r))
+            top.push_back(std::move(r));
+    std::vector<PendingConfig> taken;
+    std::vector<std::size_t> topOf; // pending -> index in `top`
+    for (std::size_t i = 0; i < top.size(); ++i) {
+        if (const std::optional<std::uint64_t> index = spaceIndexOf(top[i], space, *codec)) {
+            taken.push_back(compiles.submit(*index, space.at(*index)));
+            topOf.push_back(i);
+        }
+    }
+    std::vector<MeasureItem> items;
+    std::vector<std::size_t> topOfItem;
+    for (std::size_t i = 0; i < taken.size(); ++i) {
+        taken[i].collect(); // from the compile cache: it compiled during the search
+        if (taken[i].compiled && !taken[i].compiled->ok())
+            continue;
+        items.push_back(compiles.measureItem(taken[i]));
+        topOfItem.push_back(topOf[i]);
+    }
+    if (items.empty())
+        return;
+    MeasureControl control;
+    control.perConfigSeconds = options.perConfigSeconds;
+    control.cancel = &self.m_cancel;
+    control.countersOnly = true;
+    self.m_backend.measure(items, control, [&](std::size_t i, Measurement m) {
+        if (i >= topOfItem.size())
+            return;
+        tally.addRecordedSeconds(m.benchmarkSeconds);
+        pipeline.benchmarkSeconds += std::max(0.0, m.benchmarkSeconds);
+        pipeline.parts.counters += m.parts.counters;
+        pipeline.parts.profiled += m.parts.profiled;
+        if (m.status != ResultStatus::Ok)
+            return; // its verdict stands: the search measured it right
+        ResultRecord& r = top[topOfItem[i]];
+        bool added = false;
+        for (Metric& metric : m.metrics) {
+            if (std::find(options.counterNames.begin(), options.counterNames.end(), metric.name) !=
+                options.counterNames.end()) {
+                r.measurement.metrics.push_back(std::move(metric));
+                added = true;
+            }
+        }
+        if (!added)
+            return;
+        self.m_store.updateVerdict(r.id, r.measurement, r.objective, m.benchmarkSeconds);
+        if (self.m_events.updated)
+            self.m_events.updated(r);
+    });
+    self.m_store.flush();
+}
+
 SessionSummary TuningSession::run() {
     if (m_options.shapeIndex >= std::max<std::size_t>(1, m_problem.shapes.size()))
         throw InputError(m_problem.fileName, "--shape",
@@ -962,6 +1027,8 @@ SessionSummary TuningSession::run() {
         run.judgeWrongResults();
         if (m_options.confirmTop > 0 && !run.backend.simulated && !m_cancel.load())
             run.confirmBest();
+        if (m_options.profileTop && !m_options.counterNames.empty() && !run.backend.simulated && !m_cancel.load())
+            run.profileLeaders();
         run.keepVerdicts();
         run.keepDeviceStates();
         const bool wasCancelled = m_cancel.load();

@@ -78,10 +78,18 @@ struct SessionOptions {
     /// round settles the winner among those that stay close. nullopt: every config sampled by
     /// the timing rule alone.
     std::optional<double> raceMargin = 0.05;
-    /// Counters (the profiling pass) only for the configs that rank: whose median is at most the
-    /// profileTop-th best time so far (every config until that many have a time). The configs
-    /// that were ever among the best so many keep their counters. nullopt: every config's.
+    /// Counters (the profiling pass) only for the configs that rank: during the search, those
+    /// whose median is at most the profileTop-th best time so far once kProfileAfter times
+    /// profileTop configs have a time (none before: in a small session most configs are among the
+    /// best so far when they are measured); after the search (and its final round), the best
+    /// profileTop that have none get theirs. The configs that were ever among the best so many
+    /// keep their counters. nullopt: every config's, during the search.
     std::optional<std::size_t> profileTop = 5;
+    static constexpr std::size_t kProfileAfter = 4;
+    /// The counters the backend collects (cuptiMetricNames of its metrics): the configs that
+    /// ranked are profiled after the search when none of these is among their metrics. Empty: no
+    /// profiling after the search (no counters asked for, or a backend that collects none).
+    std::vector<std::string> counterNames;
 
     /// Stop with SystematicFailure when the first configs of the run all fail with the same
     /// error that no tuning parameter explains (see SystematicFailure), instead of spending the

@@ -218,9 +218,9 @@ QString trafficParagraph(const ResultRecord& r, const StaticInfo& info) {
         return esc(text);
     } else if (info.spills()) {
         return esc(QStringLiteral("No CUPTI counters for this config: how much local-memory traffic the spills "
-                                  "cause is not measured. With metrics on, counters go to the configs among the "
-                                  "best five when they were measured; --metrics default,all-configs collects "
-                                  "them for every config."));
+                                  "cause is not measured. With metrics on, counters go to the best five configs, "
+                                  "and to the leaders of a search once 20 configs have a time; --metrics "
+                                  "default,all-configs collects them for every config."));
     }
     return {};
 }

@@ -417,8 +417,8 @@ void RunPanel::setProblem(std::shared_ptr<const TuningProblem> problem, QString 
         m_metricsBox->setToolTip(
             wantsEveryConfigProfiled(m_problem->metrics)
                 ? tr("CUPTI metrics: %1; for every config (all-configs)").arg(qs(joined(metrics)))
-                : tr("CUPTI metrics: %1; for the configs among the best five when they are measured (all-configs in "
-                     "the problem's Tilescope.Metrics: for every config)")
+                : tr("CUPTI metrics: %1; for the best five configs, and the leaders of a search once 20 configs have "
+                     "a time (all-configs in the problem's Tilescope.Metrics: for every config)")
                       .arg(qs(joined(metrics))));
         m_metricsBox->setChecked(!m_problem->metrics.empty());
     }

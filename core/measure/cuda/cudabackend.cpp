@@ -5,6 +5,7 @@
 #include "compile/requestbuilder.h"
 #include "measure/cuda/memorycheck.h"
 #include "measure/cuda/workerdepot.h"
+#include "measure/metricnames.h"
 #include "spec/tuningproblem.h"
 
 #include <nlohmann/json.hpp>
@@ -579,7 +580,18 @@ struct CudaBackend::Impl {
                 m.timing.slowerThanMs = control->slowerThanMs;
                 m.timing.profileUnderMs = control->profileUnderMs;
                 m.timing.keepSamples = control->keepSamples;
-                if (control->samplesPerConfig > 0) {
+                if (control->countersOnly) {
+                    // The counters of a config that ranked: one sample, kept by no one.
+                    m.timing.minSamples = m.timing.maxSamples = 1;
+                    m.timing.warmupSeconds = 0;
+                    m.timing.maxSeconds = 0;
+                    m.timing.targetRelStdev = 0;
+                    m.timing.slowerThanMs = 0;
+                    m.timing.profileUnderMs = 0;
+                    m.timing.keepSamples = false;
+                    m.metrics = cuptiMetricNames(m.metrics); // not the energy's loop
+                    m.returnArguments.clear();
+                } else if (control->samplesPerConfig > 0) {
                     // A round of a final comparison: that many samples (fewer only past the
                     // time cap), timing alone.
                     m.timing.minSamples = m.timing.maxSamples = control->samplesPerConfig;

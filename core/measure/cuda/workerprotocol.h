@@ -94,7 +94,7 @@ struct TimingRule {
     /// clearly slower than the best so far needs no precise time (0: never).
     double slowerThanMs = 0;
     /// > 0: the profiling pass (CUPTI's counters) only for a config whose median is at or under
-    /// this: the configs that rank near the best so far (0: every config).
+    /// this: the configs that rank near the best so far (0: every config; < 0: none).
     double profileUnderMs = 0;
 };
 

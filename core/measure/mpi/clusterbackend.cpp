@@ -201,6 +201,7 @@ private:
             control.profileUnderMs = job.profileUnderMs;
             control.keepSamples = job.keepSamples;
             control.samplesPerConfig = job.samplesPerConfig;
+            control.countersOnly = job.countersOnly;
             std::optional<Measurement> result;
             try {
                 m_backend->measure(std::span<const MeasureItem>(&job.item, 1), control,
@@ -955,6 +956,7 @@ void ClusterBackend::measure(std::span<const MeasureItem> items, const MeasureCo
                     job.profileUnderMs = control.profileUnderMs;
                     job.keepSamples = control.keepSamples;
                     job.samplesPerConfig = control.samplesPerConfig;
+                    job.countersOnly = control.countersOnly;
                     inFlight[job.id] = InFlight{pending.front(), s};
                     pending.pop_front();
                     ++slot.inFlight;

@@ -12,6 +12,7 @@
 #include "spec/tuningproblem.h"
 #include "store/resultstore.h"
 #include "tuner/objective.h"
+#include "tuner/resume.h"
 #include "tuner/tuningsession.h"
 
 #include <nlohmann/json.hpp>
@@ -61,6 +62,10 @@ public:
     std::map<std::uint64_t, std::pair<ResultStatus, std::string>> fails; // index -> its failure
     int opened = 0;
     int closed = 0;
+    // Counters: a config profiled (MeasureControl's bounds say so) gets kCounter, its time.
+    bool countsCounters = false;
+    static constexpr const char* kCounter = "sm__cycles_elapsed.avg";
+    std::vector<bool> countersOnlyAsked; // per measure() call
 
     FakeBackend() {
         info.kind = "fake";
@@ -81,6 +86,7 @@ public:
         samplesAsked.push_back(control.samplesPerConfig);
         bounds.emplace_back(control.slowerThanMs, control.profileUnderMs);
         verifyWithinAsked.push_back(control.verifyWithin);
+        countersOnlyAsked.push_back(control.countersOnly);
         for (std::size_t i = 0; i < items.size(); ++i) {
             Measurement m;
             if (control.cancel && control.cancel->load()) {
@@ -111,6 +117,12 @@ public:
             }
             m.benchmarkSeconds = 0.05;
             m.device = 0;
+            const bool profiled = control.countersOnly || control.profileUnderMs == 0 ||
+                                  (control.profileUnderMs > 0 && t <= control.profileUnderMs);
+            if (countsCounters && profiled && control.samplesPerConfig == 0) {
+                m.metrics.push_back({kCounter, t});
+                m.parts.profiled = 1;
+            }
             const bool isWrong = !control.verifyWithin.empty()
                                      ? wrongWithinGroups && wrongWithinGroups(items[i].config)
                                      : (wrong && wrong(items[i].config)) ||
@@ -244,7 +256,7 @@ private slots:
     // The race and the profiling of the leaders follow the results so far: each batch after the
     // first is told to stop sampling a config clearly above the best (its median 5 % above the
     // upper end of the best's interval) and to profile only those at or under the 5th best time
-    // (all, until five have a time); off, every config is sampled and profiled fully.
+    // (none, until 20 have a time); off, every config is sampled and profiled fully.
     void raceAndProfilingFollowTheBest() {
         const ConfigSpace space = ConfigSpace::build(m_tiny);
         QVERIFY(space.size() > 16); // several batches of 8
@@ -262,7 +274,7 @@ private slots:
             TuningSession session(m_tiny, backend, store, options, rec.events());
             session.run();
             QVERIFY(backend.bounds.size() >= 3);
-            QCOMPARE(backend.bounds.front(), (std::pair<double, double>{0.0, 0.0})); // no best yet
+            QCOMPARE(backend.bounds.front(), (std::pair<double, double>{0.0, on ? -1.0 : 0.0})); // no best yet
             std::size_t seen = 0;
             for (std::size_t call = 1; call < backend.bounds.size(); ++call) {
                 seen += backend.batches[call - 1];
@@ -274,12 +286,71 @@ private slots:
                 if (on) {
                     // The fake's interval: none (0), so the median is the upper end.
                     QCOMPARE(race, times.front() * 1.05);
-                    QCOMPARE(profile, times.size() >= 5 ? times[4] : 0.0);
+                    QCOMPARE(profile, times.size() >= 20 ? times[4] : -1.0);
                 } else {
                     QCOMPARE(race, 0.0);
                     QCOMPARE(profile, 0.0);
                 }
             }
+        }
+    }
+
+    // After the search (and its final round) the best five that have no counters get theirs, in
+    // one call of their own; the configs among the first 20 timed got none during the search.
+    // Without counters asked for, or with every config's, there is no such call.
+    void theLeadersAreProfiledAfterTheSearch() {
+        const ConfigSpace space = ConfigSpace::build(m_tiny);
+        QVERIFY(space.size() > 30);
+        for (const int variant : {0, 1, 2}) { // counters of the leaders, none asked for, every config's
+            QTemporaryDir dir;
+            ResultStore store = ResultStore::open(dbPath(dir));
+            FakeBackend backend;
+            backend.countsCounters = true;
+            Recorder rec;
+            SessionOptions options;
+            options.compile = SessionOptions::Compile::Never;
+            options.confirmTop = 3;
+            if (variant != 1)
+                options.counterNames = {FakeBackend::kCounter};
+            if (variant == 2)
+                options.profileTop.reset();
+            TuningSession session(m_tiny, backend, store, options, rec.events());
+            const SessionSummary summary = session.run();
+            const std::size_t afterwards = static_cast<std::size_t>(
+                std::count(backend.countersOnlyAsked.begin(), backend.countersOnlyAsked.end(), true));
+            auto hasCounter = [](const ResultRecord& r) {
+                return std::any_of(r.measurement.metrics.begin(), r.measurement.metrics.end(),
+                                   [](const Metric& m) { return m.name == FakeBackend::kCounter; });
+            };
+            const std::vector<ResultRecord> ranked = store.results(summary.session.id, true);
+            QVERIFY(ranked.size() == space.size());
+            if (variant != 0) {
+                QCOMPARE(afterwards, std::size_t(0));
+                continue;
+            }
+            QCOMPARE(afterwards, std::size_t(1));
+            QVERIFY(backend.countersOnlyAsked.back());
+            for (std::size_t k = 0; k < 5; ++k) // the best five have counters, with their own values
+                QVERIFY2(hasCounter(ranked[k]), describeConfig(ranked[k].config).c_str());
+            // Of the first 20 configs timed, only those among the best five have counters.
+            const ConfigCodec codec(space);
+            std::vector<std::uint64_t> bestFive;
+            for (std::size_t k = 0; k < 5; ++k)
+                bestFive.push_back(*spaceIndexOf(ranked[k], space, codec));
+            std::size_t withCounters = 0;
+            for (const ResultRecord& r : ranked)
+                withCounters += hasCounter(r) ? 1 : 0;
+            QVERIFY2(withCounters < space.size() / 2, std::to_string(withCounters).c_str());
+            for (std::size_t k = 0; k < 20; ++k) {
+                const std::uint64_t index = backend.measured[k];
+                const auto r = std::find_if(ranked.begin(), ranked.end(), [&](const ResultRecord& x) {
+                    return spaceIndexOf(x, space, codec) == index;
+                });
+                QVERIFY(r != ranked.end());
+                const bool top = std::find(bestFive.begin(), bestFive.end(), index) != bestFive.end();
+                QCOMPARE(hasCounter(*r), top);
+            }
+            QVERIFY(summary.pipeline && summary.pipeline->parts.profiled >= 1);
         }
     }
 

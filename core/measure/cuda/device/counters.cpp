@@ -11,8 +11,10 @@ void WorkerRuntime::Impl::profile(const worker::Measure& m, worker::Result& r) {
     if (names.empty())
         return;
     // Counters are for the configs that rank near the best so far (TimingRule::profileUnderMs):
-    // one clearly slower keeps its time and its static information, not a profiling pass.
-    if (m.timing.profileUnderMs > 0 && r.measurement.time.medianMs > m.timing.profileUnderMs)
+    // one clearly slower keeps its time and its static information, not a profiling pass; none
+    // while a search has too few times to tell (a negative bound).
+    if (m.timing.profileUnderMs < 0 ||
+        (m.timing.profileUnderMs > 0 && r.measurement.time.medianMs > m.timing.profileUnderMs))
         return;
     if (!profiler) {
         r.metricsNote = cuptiNote.empty() ? "CUPTI counters are not available on this device" : cuptiNote;
