@@ -120,6 +120,35 @@ params = {"SKIP": [0, 1], "block_size_x": [128, 256, 512]}
 results, env = tune_kernel("skipper", kernel, n, [out, x, n], params, verbose=False)
 )py";
 
+// A sum per block in a buffer sized for the most blocks, as Kernel Tuner's expdist.py writes its
+// cross terms, with no answer: a config with fewer blocks ends its output early.
+constexpr const char* kBlockSumsScript = R"py(
+import numpy as np
+from kernel_tuner import tune_kernel
+
+kernel = """
+extern "C" __global__ void block_sums(float* sums, const float* in, int n) {
+    __shared__ float part[512];
+    const int i = blockIdx.x * block_size_x + threadIdx.x;
+    part[threadIdx.x] = i < n ? in[i] : 0.0f;
+    __syncthreads();
+    for (int s = block_size_x / 2; s > 0; s >>= 1) {
+        if (threadIdx.x < s)
+            part[threadIdx.x] += part[threadIdx.x + s];
+        __syncthreads();
+    }
+    if (threadIdx.x == 0)
+        sums[blockIdx.x] = part[0];
+}
+"""
+n = np.int32(1 << 22)
+x = np.random.rand(n).astype(np.float32)
+sums = np.zeros(n // 64, dtype=np.float32)
+params = {"block_size_x": [64, 128, 256, 512]}
+results, env = tune_kernel("block_sums", kernel, n, [sums, x, n], params, verbose=False)
+print("configs", len(results), "timed", sum(1 for r in results if isinstance(r.get("time"), float)))
+)py";
+
 // Each launch counts itself in `count` and first spins as many rounds as launches it saw before:
 // restored before each launch, every launch spins none. `table` is read, never written, though
 // not const (Kernel Tuner's scripts pass their arrays so).
@@ -324,6 +353,7 @@ private slots:
     void skippedBlocksAreUnwritten_data();
     void skippedBlocksAreUnwritten();
     void ktScriptWithoutAnswer();
+    void ktOutputsAsLongAsTheGrid();
     void outputsThatDependOnAParameter_data();
     void outputsThatDependOnAParameter();
     void secondInputSet();
@@ -463,6 +493,35 @@ void TestVerification::ktScriptWithoutAnswer() {
                  m.c_str());
     }
     QCOMPARE(wrong, 3);
+}
+
+// Without an answer, a config whose output ends before the reference config's (fewer blocks, a
+// sum each) is no error: the script runs to its end with every config timed, and the results say
+// how much shorter each output is. Holes stay errors (ktScriptWithoutAnswer).
+void TestVerification::ktOutputsAsLongAsTheGrid() {
+    if (!m_skip.isEmpty())
+        QSKIP(qPrintable(m_skip));
+    if (runProgram(QStringLiteral("python3"), {"-c", "import numpy"}).status != 0)
+        QSKIP("no python3 with numpy for tilescope-cli kt");
+    const QString script = m_dir.filePath("block_sums_kt.py");
+    std::ofstream(script.toStdString()) << kBlockSumsScript;
+    const QString db = m_dir.filePath("block_sums_kt.db");
+    const CliRun r = runProgram(QStringLiteral(TILESCOPE_CLI), {"kt", "--backend", "cuda:0", "--db", db, script},
+                                300000, m_dir.path());
+    qInfo("%s", qPrintable(describe(r)));
+    QVERIFY2(r.status == 0 && r.out.contains(QStringLiteral("configs 4 timed 4")), qPrintable(describe(r)));
+    ResultStore store = ResultStore::open(db.toStdString(), StoreMode::ReadOnly);
+    const std::vector<SessionInfo> sessions = store.sessions();
+    QCOMPARE(sessions.size(), std::size_t(1));
+    int shorter = 0;
+    for (const ResultRecord& res : store.results(sessions.front().id)) {
+        const std::string& m = res.measurement.message;
+        qInfo("kt %s: %s %s", describeConfig(res.config).c_str(), std::string(statusName(res.status())).c_str(),
+              m.c_str());
+        QVERIFY2(res.status() == ResultStatus::Ok, m.c_str());
+        shorter += contains(m, "elements before the reference config's (a result as long as its grid") ? 1 : 0;
+    }
+    QVERIFY2(shorter >= 1, std::to_string(shorter).c_str());
 }
 
 void TestVerification::outputsThatDependOnAParameter_data() {

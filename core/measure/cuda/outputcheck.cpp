@@ -287,6 +287,7 @@ OutputScan scanOutput(const ArgumentSpec& arg, std::span<const unsigned char> ou
         ElementGap unwritten;
         std::int64_t extra = 0;
         ElementGap nonFinite;
+        std::int64_t lastWritten = -1;
     };
     std::vector<Part> parts(chunks::count(n));
     byElementSize(size, [&](auto word) {
@@ -316,6 +317,8 @@ OutputScan scanOutput(const ArgumentSpec& arg, std::span<const unsigned char> ou
                         part.unwritten.count += std::popcount(miss);
                     }
                     part.extra += std::popcount(written & ~want);
+                    if (written != 0)
+                        part.lastWritten = base + 63 - std::countl_zero(written);
                     if (const std::uint64_t bad = refFinite.words()[k] & written & ~finiteBits; bad != 0) {
                         if (part.nonFinite.first < 0)
                             part.nonFinite.first = base + std::countr_zero(bad);
@@ -334,6 +337,7 @@ OutputScan scanOutput(const ArgumentSpec& arg, std::span<const unsigned char> ou
         if (scan.nonFinite.first < 0)
             scan.nonFinite.first = part.nonFinite.first;
         scan.nonFinite.count += part.nonFinite.count;
+        scan.lastWritten = std::max(scan.lastWritten, part.lastWritten);
     }
     // What the reference wrote past the end of a shorter output was never written.
     if (n < refWritten.size()) {

@@ -85,9 +85,15 @@ NonFinite nonFiniteValues(const ArgumentSpec& arg, std::span<const unsigned char
 
 /// What one launch left in an output, beside its reference config's.
 struct OutputScan {
-    ElementGap unwritten;   ///< elements the reference config wrote and this launch did not
-    std::int64_t extra = 0; ///< elements this launch wrote and the reference config did not
-    NonFinite nonFinite;    ///< NaN or Inf where this launch wrote and the reference's values are finite
+    ElementGap unwritten;          ///< elements the reference config wrote and this launch did not
+    std::int64_t extra = 0;        ///< elements this launch wrote and the reference config did not
+    NonFinite nonFinite;           ///< NaN or Inf where this launch wrote and the reference's values are finite
+    std::int64_t lastWritten = -1; ///< the last element this launch wrote (-1: none)
+
+    /// Every element the reference wrote and this launch did not lies past the last one this
+    /// launch wrote: a shorter result, as long as the config's grid (a sum per block in a buffer
+    /// sized for the most blocks), not holes in it.
+    bool endsEarly() const { return unwritten.count > 0 && unwritten.first > lastWritten; }
 };
 /// One pass over `output` (what a config checks every time, at the speed of memory): which
 /// elements the launch wrote, over the canary `canary` when `initial` is empty, else those whose

@@ -149,6 +149,35 @@ private slots:
         QCOMPARE(nonFiniteValues(ints, bytesOf(std::vector<std::int32_t>{-1, -1})).count, std::int64_t(0));
     }
 
+    // An output that ends before the reference's (a sum per block, as many as the config's blocks,
+    // in a buffer sized for the most) is told from one with holes: every element it leaves lies
+    // past the last one it wrote.
+    void anOutputThatEndsEarly() {
+        const ArgumentSpec out = output(ElementType::Float, 1000);
+        const std::vector<unsigned char> ref = canaried(1000, {});
+        std::vector<std::int64_t> tail;
+        for (std::int64_t i = 600; i < 1000; ++i)
+            tail.push_back(i);
+        const OutputScan shorter =
+            scanOutput(out, canaried(1000, tail), kCanary, {}, writtenOver(out, ref, kCanary), finiteValues(out, ref));
+        QCOMPARE(shorter.unwritten.count, std::int64_t(400));
+        QCOMPARE(shorter.lastWritten, std::int64_t(599));
+        QVERIFY(shorter.endsEarly());
+        std::vector<std::int64_t> holes{10, 11, 12, 700};
+        const OutputScan holed =
+            scanOutput(out, canaried(1000, holes), kCanary, {}, writtenOver(out, ref, kCanary), finiteValues(out, ref));
+        QCOMPARE(holed.lastWritten, std::int64_t(999));
+        QVERIFY(!holed.endsEarly());
+        tail.push_back(300); // the tail and a hole before it
+        QVERIFY(
+            !scanOutput(out, canaried(1000, tail), kCanary, {}, writtenOver(out, ref, kCanary), finiteValues(out, ref))
+                 .endsEarly());
+        const OutputScan whole =
+            scanOutput(out, ref, kCanary, {}, writtenOver(out, ref, kCanary), finiteValues(out, ref));
+        QVERIFY(!whole.endsEarly()); // nothing left: nothing ends early
+        QCOMPARE(whole.lastWritten, std::int64_t(999));
+    }
+
     void comparisonChecksTheWritesInTheSamePass() {
         // Verifying, the comparison with the reference's values finds what the scan finds.
         const ArgumentSpec out = output(ElementType::Float, 4096);
