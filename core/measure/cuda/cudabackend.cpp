@@ -487,9 +487,7 @@ struct CudaBackend::Impl {
             m.kernelName = compiled.entryName.empty() ? problem->kernelName : compiled.entryName;
             m.launch = compiled.launch;
             m.verify = false; // one launch is what memcheck needs
-            m.timing.minSamples = m.timing.maxSamples = 1;
-            m.timing.warmupSeconds = 0;
-            m.timing.maxSeconds = 0;
+            oneSample(m.timing);
             m.guard = worker::Guard::Off;
             // Instrumented kernels run tens of times slower; a hang still ends within 10 minutes.
             const double seconds = std::clamp(20 * watchdog, 120.0, 600.0);
@@ -552,6 +550,13 @@ struct CudaBackend::Impl {
         }
     }
 
+    // One timed launch after the first, no warm-up time: a run for its outputs or its counters.
+    static void oneSample(worker::TimingRule& t) {
+        t.minSamples = t.maxSamples = 1;
+        t.warmupSeconds = 0;
+        t.maxSeconds = 0;
+    }
+
     bool send(Worker& w, std::uint64_t job, const Config& config, const std::vector<char>& cubin,
               const std::string& entryName, const std::optional<LaunchMetadata>& launch, bool makeReference,
               const std::string& group, double watchdog, const MeasureControl* control = nullptr) {
@@ -567,10 +572,7 @@ struct CudaBackend::Impl {
         m.guard = guardFor(w, makeReference);
         if (job == kReferenceJob) {
             // Only its output matters: one sample, no profiling.
-            m.timing.minSamples = 1;
-            m.timing.maxSamples = 1;
-            m.timing.warmupSeconds = 0;
-            m.timing.maxSeconds = 0;
+            oneSample(m.timing);
         } else {
             m.timing = options.timing;
             m.metrics = options.metrics;
@@ -582,9 +584,7 @@ struct CudaBackend::Impl {
                 m.timing.keepSamples = control->keepSamples;
                 if (control->countersOnly) {
                     // The counters of a config that ranked: one sample, kept by no one.
-                    m.timing.minSamples = m.timing.maxSamples = 1;
-                    m.timing.warmupSeconds = 0;
-                    m.timing.maxSeconds = 0;
+                    oneSample(m.timing);
                     m.timing.targetRelStdev = 0;
                     m.timing.slowerThanMs = 0;
                     m.timing.profileUnderMs = 0;
