@@ -99,6 +99,17 @@ def _refuse_unsupported(texmem_args, defines, observers, parallel):
         if getattr(obs, "_tilescope_registers", False):
             honoured.append(obs)
             continue
+        measured = getattr(obs, "TILESCOPE_METRICS", None)
+        if measured is not None:
+            others = [o for o in obs.observables if o not in measured]
+            if others:
+                raise Refusal(
+                    f"Tilescope cannot honour observers[{i}] ({name}) for {', '.join(map(str, others))}: of NVML's "
+                    "observables it measures nvml_energy and nvml_power (its energy measurement: joules per launch "
+                    "and mean power from NVML's energy counter), not clocks, temperatures, voltages or power readings"
+                )
+            honoured.append(obs)
+            continue
         raise Refusal(
             f"Tilescope cannot honour observers[{i}] ({name}): it measures kernel time (the median, with L2 "
             "flushed) and records registers (RegisterObserver); power, energy, clocks and profiler metrics "
@@ -107,6 +118,16 @@ def _refuse_unsupported(texmem_args, defines, observers, parallel):
     if parallel:
         _note("parallel: Tilescope compiles in parallel and measures on the GPUs of its --backend anyway")
     return honoured
+
+
+def _nvml_observables(observers):
+    """{observable: Tilescope's metric} of the NVMLObservers honoured."""
+    out = {}
+    for obs in observers or []:
+        measured = getattr(obs, "TILESCOPE_METRICS", None)
+        if measured is not None:
+            out.update({o: measured[o] for o in obs.observables})
+    return out
 
 
 def _block_size_names(block_size_names, tune_params):
@@ -739,6 +760,8 @@ def tune_kernel(
             args += ["--seed", str(int(seed))]
         if kind == "cuda":
             args += ["--min-samples", str(max(1, int(iterations)))]
+            if _nvml_observables(register_observers):
+                args += ["--metrics", "default,energy"]
             if verify_in_python:
                 outputs = tempfile.mkdtemp(prefix="outputs-", dir=str(call.problem.parent))
                 args += ["--no-verify", "--outputs", outputs]
@@ -975,8 +998,12 @@ def _collect(call, raw, cached, kind, simulation_mode, ts_strategy, metrics, reg
         result["compile_time"] = 1000 * float(r.get("compile_s") or 0)
         result["verification_time"] = 0
         result["benchmark_time"] = 1000 * float(r.get("benchmark_s") or 0)
-        if register_observers and r.get("registers") is not None:
+        if register_observers and r.get("registers") is not None and any(
+                getattr(o, "_tilescope_registers", False) for o in register_observers):
             result["num_regs"] = r["registers"]
+        for observable, metric in _nvml_observables(register_observers).items():
+            if kind != "analysis":
+                result[observable] = float((r.get("metrics") or {}).get(metric, float("nan")))
         if verify is not None and outputs and "__error__" not in result:
             ok, message = _verify_outputs(call, config, outputs, verify, answer, atol)
             if not ok:

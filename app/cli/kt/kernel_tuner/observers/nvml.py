@@ -1,5 +1,6 @@
-"""Kernel Tuner's NVMLObserver: it observes power, energy, clocks and temperatures through NVML. Scripts that build one load; tune_kernel
-refuses it by name, since Tilescope measures time its own way and observes none of this."""
+"""Kernel Tuner's NVMLObserver: it observes power, energy, clocks and temperatures through NVML. tune_kernel honours
+"nvml_energy" and "nvml_power" with Tilescope's energy measurement (tune --metrics energy: joules per launch and mean
+power from NVML's energy counter, over a loop of about a second a config) and refuses the other observables by name."""
 
 from .observer import BenchmarkObserver
 
@@ -14,7 +15,11 @@ class nvml(BenchmarkObserver):
 
 
 class NVMLObserver(BenchmarkObserver):
-    def __init__(self, *args, **kwargs):
+    # Observables Tilescope measures, and the metric of its results that holds each.
+    TILESCOPE_METRICS = {"nvml_energy": "energy", "nvml_power": "power"}
+
+    def __init__(self, observables=None, *args, **kwargs):
+        self.observables = list(observables or [])
         self.args = args
         self.kwargs = kwargs
 
