@@ -111,7 +111,9 @@ void addCudaOptions(CLI::App* cmd, TuneOptions* opt) {
                                          "none, energy (joules per launch and mean power from NVML's energy "
                                          "counter, each with an interval; a loop of about 1.2 s per config), "
                                          "energy-check (that and NVML's power readings sampled through a second "
-                                         "loop of 3 s), or metric names separated by commas (default: the "
+                                         "loop of 3 s), gpu-state (each config's SM and memory clocks and "
+                                         "temperature, read by NVML right after its samples, kept as metrics), "
+                                         "or metric names separated by commas (default: the "
                                          "problem's Tilescope.Metrics). Counters are collected for the best 5 "
                                          "configs after the search (and for the leaders so far once 20 configs "
                                          "have a time); add all-configs for every config's")

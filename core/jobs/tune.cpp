@@ -305,8 +305,10 @@ SessionOptions tuneSessionOptions(const TuneRequest& request, const BackendSpec&
     const std::vector<std::string>& metrics = request.cuda.metrics ? *request.cuda.metrics : problem.metrics;
     if (request.profileAll || wantsEveryConfigProfiled(metrics))
         options.profileTop = std::nullopt;
-    if (spec.kind == BackendSpec::Kind::Cuda)
+    if (spec.kind == BackendSpec::Kind::Cuda) {
         options.counterNames = cuptiMetricNames(expandMetricNames(metrics));
+        options.gpuStateMetrics = wantsGpuState(metrics);
+    }
     if (request.stopEarly)
         options.earlyStop = EarlyStop{};
     options.stopOnSystematicFailure = !request.keepGoing;

@@ -75,8 +75,23 @@ bool isEnergyRequest(const std::string& name) {
 
 std::vector<std::string> cuptiMetricNames(const std::vector<std::string>& names) {
     std::vector<std::string> out = expandMetricNames(names);
-    out.erase(std::remove_if(out.begin(), out.end(), isEnergyRequest), out.end());
+    out.erase(std::remove_if(out.begin(), out.end(),
+                             [](const std::string& n) { return isEnergyRequest(n) || n == kGpuStateWord; }),
+              out.end());
     return out;
+}
+
+bool wantsGpuState(const std::vector<std::string>& names) {
+    return std::find(names.begin(), names.end(), kGpuStateWord) != names.end();
+}
+
+void appendGpuStateMetrics(const DeviceState& state, std::vector<Metric>& metrics) {
+    if (state.smClockMHz > 0)
+        metrics.push_back({kSmClockMetric, static_cast<double>(state.smClockMHz)});
+    if (state.memoryClockMHz > 0)
+        metrics.push_back({kMemoryClockMetric, static_cast<double>(state.memoryClockMHz)});
+    if (state.temperatureC > 0)
+        metrics.push_back({kTemperatureMetric, static_cast<double>(state.temperatureC)});
 }
 
 bool wantsEnergy(const std::vector<std::string>& names) {
@@ -89,11 +104,18 @@ bool wantsEnergyCheck(const std::vector<std::string>& names) {
 
 std::string metricLabel(const std::string& name) {
     static const std::pair<const char*, const char*> energy[] = {
-        {kEnergyMetric, "energy J / launch"},     {kPowerMetric, "power W"},
-        {kEnergyLowMetric, "energy low J"},       {kEnergyHighMetric, "energy high J"},
-        {kPowerLowMetric, "power low W"},         {kPowerHighMetric, "power high W"},
-        {kEnergySampledMetric, "energy sampled J"}, {kPowerSampledMetric, "power sampled W"},
+        {kEnergyMetric, "energy J / launch"},
+        {kPowerMetric, "power W"},
+        {kEnergyLowMetric, "energy low J"},
+        {kEnergyHighMetric, "energy high J"},
+        {kPowerLowMetric, "power low W"},
+        {kPowerHighMetric, "power high W"},
+        {kEnergySampledMetric, "energy sampled J"},
+        {kPowerSampledMetric, "power sampled W"},
         {kEnergyCounterMetric, "energy counter period ms"},
+        {kSmClockMetric, "SM clock MHz"},
+        {kMemoryClockMetric, "memory clock MHz"},
+        {kTemperatureMetric, "temperature C"},
     };
     for (const auto& [n, label] : energy)
         if (name == n)

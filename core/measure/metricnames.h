@@ -9,6 +9,9 @@
 
 namespace tilescope {
 
+struct DeviceState;
+struct Metric;
+
 /// The default set: duration, achieved occupancy, local-memory (spill) load and store sectors,
 /// DRAM bytes read and written, tensor-pipe activity (mma.sync and wgmma alike).
 const std::vector<std::string>& defaultMetricNames();
@@ -31,7 +34,21 @@ bool wantsEveryConfigProfiled(const std::vector<std::string>& names);
 /// an interval, from the energy counter) and "energy-check" (that, and the sampled-power
 /// cross-check); "power" is read as "energy". Not passed to CUPTI.
 bool isEnergyRequest(const std::string& name);
-/// The names of `names` (as given) that CUPTI measures: expandMetricNames less the energy requests.
+/// The word of a metric list that asks for each config's GPU state as metrics: the SM and memory
+/// clocks and the temperature NVML reads right after the config's samples (kGpuStateMetrics).
+/// Not passed to CUPTI.
+inline constexpr const char* kGpuStateWord = "gpu-state";
+/// Whether `names` hold kGpuStateWord.
+bool wantsGpuState(const std::vector<std::string>& names);
+/// The metrics a config's GPU state becomes: SM clock (MHz), memory clock (MHz), temperature (C).
+inline constexpr const char* kSmClockMetric = "gpu.sm_clock_mhz";
+inline constexpr const char* kMemoryClockMetric = "gpu.memory_clock_mhz";
+inline constexpr const char* kTemperatureMetric = "gpu.temperature_c";
+/// `state` as those metrics, appended to `metrics` (the values NVML could not read left out).
+void appendGpuStateMetrics(const DeviceState& state, std::vector<Metric>& metrics);
+
+/// The names of `names` (as given) that CUPTI measures: expandMetricNames less the energy and
+/// GPU-state requests.
 std::vector<std::string> cuptiMetricNames(const std::vector<std::string>& names);
 /// Whether `names` ask for energy, and for its cross-check.
 bool wantsEnergy(const std::vector<std::string>& names);

@@ -11,6 +11,7 @@
 #include "compile/nvcc.h"
 #include "compile/triton.h"
 #include "exchange/configcodec.h"
+#include "measure/metricnames.h"
 #include "spec/problemfiles.h"
 #include "spec/tuningproblem.h"
 #include "tuner/compileahead.h"
@@ -153,6 +154,8 @@ struct TuningSession::Run {
         r.spaceIndex = index;
         if (r.recordedAt.empty())
             r.recordedAt = nowIso8601();
+        if (options.gpuStateMetrics && r.measurement.deviceState)
+            appendGpuStateMetrics(*r.measurement.deviceState, r.measurement.metrics);
         r.id = self.m_store.append(sessionId, r);
         if (r.measurement.deviceState)
             deviceStates.add(*r.measurement.deviceState);

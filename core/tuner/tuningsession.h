@@ -90,6 +90,9 @@ struct SessionOptions {
     /// ranked are profiled after the search when none of these is among their metrics. Empty: no
     /// profiling after the search (no counters asked for, or a backend that collects none).
     std::vector<std::string> counterNames;
+    /// Each result's GPU state (the clocks and temperature its backend read right after its
+    /// samples) kept among its metrics (measure/metricnames.h, kGpuStateWord).
+    bool gpuStateMetrics = false;
 
     /// Stop with SystematicFailure when the first configs of the run all fail with the same
     /// error that no tuning parameter explains (see SystematicFailure), instead of spending the

@@ -424,7 +424,7 @@ private slots:
         QTest::newRow("lang OpenCL") << "opencl"
                                      << "Tilescope cannot tune lang='OpenCL' kernels";
         QTest::newRow("an observer") << "observer"
-                                     << "Tilescope cannot honour observers[0] (NVMLObserver) for core_freq";
+                                     << "Tilescope cannot honour observers[0] (NVMLObserver) for gr_voltage";
         QTest::newRow("a strategy object") << "strategy"
                                            << "Tilescope cannot run strategy MyStrategy";
         QTest::newRow("a code generator") << "generator"
@@ -443,14 +443,15 @@ private slots:
         QVERIFY2(r.err.contains(message), qPrintable(describe(r)));
     }
 
-    // An NVMLObserver of nvml_energy and nvml_power is honoured (Tilescope's energy measurement on
-    // a GPU); without one, its metric is Kernel Tuner's marker, as every time-based one is.
+    // An NVMLObserver of nvml_energy, nvml_power and temperature is honoured (Tilescope's energy
+    // measurement and GPU state on a GPU); without one, its metric is Kernel Tuner's marker, as
+    // every time-based one is.
     void nvmlEnergyObserved() {
         requirePython();
         const CliRun r = kt({"nvml_energy.py"}, QStringLiteral("nvml_energy.db"));
         QVERIFY2(r.status == 0, qPrintable(describe(r)));
         QCOMPARE(r.out.count(QStringLiteral("energy ")), 3);
-        QVERIFY2(r.out.contains(QStringLiteral("energy 128 None None InvalidConfig")), qPrintable(describe(r)));
+        QVERIFY2(r.out.contains(QStringLiteral("energy 128 None None None InvalidConfig")), qPrintable(describe(r)));
     }
 
     // run_kernel needs a kernel that runs: on the analysis backend it is refused.

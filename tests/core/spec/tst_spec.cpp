@@ -2,6 +2,7 @@
 
 #include "base/error.h"
 #include "measure/metricnames.h"
+#include "model/measurement.h"
 #include "spec/tuningproblem.h"
 
 #include <nlohmann/json.hpp>
@@ -1128,6 +1129,18 @@ void TestSpec::metricSets() {
     QVERIFY(wantsEveryConfigProfiled({"default", "all-configs"}));
     QVERIFY(!wantsEveryConfigProfiled({"default"}));
     QCOMPARE(cuptiMetricNames({"all-configs", "energy"}), std::vector<std::string>{});
+    // The GPU's state is NVML's, read after the samples: never a CUPTI metric.
+    QVERIFY(wantsGpuState({"default", "gpu-state"}));
+    QVERIFY(!wantsGpuState({"default"}));
+    QCOMPARE(cuptiMetricNames({"gpu-state", "energy", "x.sum"}), std::vector<std::string>{"x.sum"});
+    std::vector<Metric> metrics{{"energy", 0.5}};
+    appendGpuStateMetrics(DeviceState{1980, 2619, 41, 0, 0, 0}, metrics);
+    QCOMPARE(metrics.size(), std::size_t(4));
+    QCOMPARE(metrics[1], (Metric{kSmClockMetric, 1980}));
+    QCOMPARE(metrics[3], (Metric{kTemperatureMetric, 41}));
+    appendGpuStateMetrics(DeviceState{}, metrics); // NVML read nothing: nothing kept
+    QCOMPARE(metrics.size(), std::size_t(4));
+    QCOMPARE(metricLabel(kTemperatureMetric), std::string("temperature C"));
 }
 
 #include "tst_spec.moc"

@@ -8,6 +8,7 @@
 #include "compile/compileservice.h"
 #include "exchange/configcodec.h"
 #include "exchange/kerneltunercache.h"
+#include "measure/metricnames.h"
 #include "measure/replay/replaybackend.h"
 #include "spec/tuningproblem.h"
 #include "store/resultstore.h"
@@ -64,6 +65,7 @@ public:
     int closed = 0;
     // Counters: a config profiled (MeasureControl's bounds say so) gets kCounter, its time.
     bool countsCounters = false;
+    std::optional<DeviceState> state; // each measurement's GPU state, when set
     static constexpr const char* kCounter = "sm__cycles_elapsed.avg";
     std::vector<bool> countersOnlyAsked; // per measure() call
 
@@ -117,6 +119,7 @@ public:
             }
             m.benchmarkSeconds = 0.05;
             m.device = 0;
+            m.deviceState = state;
             const bool profiled = control.countersOnly || control.profileUnderMs == 0 ||
                                   (control.profileUnderMs > 0 && t <= control.profileUnderMs);
             if (countsCounters && profiled && control.samplesPerConfig == 0) {
@@ -351,6 +354,32 @@ private slots:
                 QCOMPARE(hasCounter(*r), top);
             }
             QVERIFY(summary.pipeline && summary.pipeline->parts.profiled >= 1);
+        }
+    }
+
+    // Asked for (gpu-state), each result keeps the GPU state its backend read as metrics; not
+    // asked for, the state only feeds the session's range.
+    void gpuStateKeptPerResult() {
+        for (const bool asked : {true, false}) {
+            QTemporaryDir dir;
+            ResultStore store = ResultStore::open(dbPath(dir));
+            FakeBackend backend;
+            backend.state = DeviceState{1980, 2619, 44, 0, 0, 0};
+            Recorder rec;
+            SessionOptions options;
+            options.compile = SessionOptions::Compile::Never;
+            options.gpuStateMetrics = asked;
+            TuningSession session(m_tiny, backend, store, options, rec.events());
+            const SessionSummary summary = session.run();
+            const std::vector<ResultRecord> results = store.results(summary.session.id);
+            QVERIFY(!results.empty());
+            for (const ResultRecord& r : results) {
+                const auto t = std::find_if(r.measurement.metrics.begin(), r.measurement.metrics.end(),
+                                            [](const Metric& m) { return m.name == kTemperatureMetric; });
+                QCOMPARE(t != r.measurement.metrics.end(), asked);
+                if (asked)
+                    QCOMPARE(t->value, 44.0);
+            }
         }
     }
 

@@ -1,6 +1,7 @@
 #!/usr/bin/env python
-"""Kernel Tuner's vector_add_observers.py with the observables Tilescope measures: nvml_energy and
-nvml_power, through its energy measurement, and a metric of them (GFLOPS/W)."""
+"""Kernel Tuner's vector_add_observers.py with observables Tilescope measures: nvml_energy and
+nvml_power (its energy measurement) and temperature (the GPU state after each config's samples),
+and a metric of them (GFLOPS/W)."""
 
 from collections import OrderedDict
 
@@ -28,6 +29,6 @@ metrics = OrderedDict()
 metrics["GFLOPS/W"] = lambda p: (size / 1e9) / p["nvml_energy"]
 
 results, env = tune_kernel("vector_add", kernel_string, size, args, tune_params,
-                           observers=[NVMLObserver(["nvml_energy", "nvml_power"])], metrics=metrics, iterations=32)
+                           observers=[NVMLObserver(["nvml_energy", "nvml_power", "temperature"])], metrics=metrics, iterations=32)
 for r in results:
-    print("energy", r["block_size_x"], r.get("nvml_energy"), r.get("nvml_power"), r.get("GFLOPS/W"))
+    print("energy", r["block_size_x"], r.get("nvml_energy"), r.get("nvml_power"), r.get("temperature"), r.get("GFLOPS/W"))

@@ -40,7 +40,7 @@ if case == "texmem":
 elif case == "opencl":
     tune_kernel("vector_add", opencl_string, size, args, tune_params, lang="OpenCL")
 elif case == "observer":
-    tune_kernel("vector_add", kernel_string, size, args, tune_params, observers=[NVMLObserver(["core_freq"])])
+    tune_kernel("vector_add", kernel_string, size, args, tune_params, observers=[NVMLObserver(["gr_voltage"])])
 elif case == "strategy":
 
     class MyStrategy:

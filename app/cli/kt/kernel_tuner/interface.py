@@ -106,7 +106,8 @@ def _refuse_unsupported(texmem_args, defines, observers, parallel):
                 raise Refusal(
                     f"Tilescope cannot honour observers[{i}] ({name}) for {', '.join(map(str, others))}: of NVML's "
                     "observables it measures nvml_energy and nvml_power (its energy measurement: joules per launch "
-                    "and mean power from NVML's energy counter), not clocks, temperatures, voltages or power readings"
+                    "and mean power from NVML's energy counter) and core_freq, mem_freq and temperature (read right "
+                    "after each config's samples), not voltages or single power readings"
                 )
             honoured.append(obs)
             continue
@@ -760,8 +761,11 @@ def tune_kernel(
             args += ["--seed", str(int(seed))]
         if kind == "cuda":
             args += ["--min-samples", str(max(1, int(iterations)))]
-            if _nvml_observables(register_observers):
-                args += ["--metrics", "default,energy"]
+            nvml = _nvml_observables(register_observers)
+            if nvml:
+                energy = any(m in ("energy", "power") for m in nvml.values())
+                state = any(m.startswith("gpu.") for m in nvml.values())
+                args += ["--metrics", "default" + (",energy" if energy else "") + (",gpu-state" if state else "")]
             if verify_in_python:
                 outputs = tempfile.mkdtemp(prefix="outputs-", dir=str(call.problem.parent))
                 args += ["--no-verify", "--outputs", outputs]

@@ -1,6 +1,8 @@
 """Kernel Tuner's NVMLObserver: it observes power, energy, clocks and temperatures through NVML. tune_kernel honours
 "nvml_energy" and "nvml_power" with Tilescope's energy measurement (tune --metrics energy: joules per launch and mean
-power from NVML's energy counter, over a loop of about a second a config) and refuses the other observables by name."""
+power from NVML's energy counter, over a loop of about a second a config), and "core_freq", "mem_freq" and
+"temperature" with the GPU state NVML reads right after each config's samples (tune --metrics gpu-state); it refuses
+the other observables by name."""
 
 from .observer import BenchmarkObserver
 
@@ -16,7 +18,13 @@ class nvml(BenchmarkObserver):
 
 class NVMLObserver(BenchmarkObserver):
     # Observables Tilescope measures, and the metric of its results that holds each.
-    TILESCOPE_METRICS = {"nvml_energy": "energy", "nvml_power": "power"}
+    TILESCOPE_METRICS = {
+        "nvml_energy": "energy",
+        "nvml_power": "power",
+        "core_freq": "gpu.sm_clock_mhz",
+        "mem_freq": "gpu.memory_clock_mhz",
+        "temperature": "gpu.temperature_c",
+    }
 
     def __init__(self, observables=None, *args, **kwargs):
         self.observables = list(observables or [])
