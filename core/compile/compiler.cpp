@@ -131,7 +131,8 @@ bool nameExpressionFailed(std::string_view log) {
         std::size_t end = log.find('\n', start);
         end = end == std::string_view::npos ? log.size() : end;
         const std::string_view line = log.substr(start, end - start);
-        if (line.find(": error") != std::string_view::npos || line.find(": catastrophic error") != std::string_view::npos) {
+        if (line.find(": error") != std::string_view::npos ||
+            line.find(": catastrophic error") != std::string_view::npos) {
             if (line.rfind("__nv_name_map", 0) != 0)
                 return false;
             any = true;
@@ -304,6 +305,8 @@ CompileResult compileKernel(const CompileRequest& request) {
         std::string message = missingHeaderMessage(log, request, nvrtcHeaders());
         if (message.empty())
             message = removedIntrinsicMessage(log);
+        if (message.empty())
+            message = unrollFactorMessage(log);
         if (message.empty())
             message = firstError(log);
         if (rc != NVRTC_ERROR_COMPILATION)

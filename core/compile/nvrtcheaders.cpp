@@ -330,6 +330,23 @@ std::string missingHeaderMessage(std::string_view log, const CompileRequest& req
     return message;
 }
 
+std::string unrollFactorMessage(std::string_view log) {
+    static constexpr std::string_view kStart = "identifier \"loop_unroll_factor";
+    const std::size_t at = log.find(kStart);
+    if (at == std::string_view::npos)
+        return {};
+    const std::size_t close = log.find('"', at + kStart.size());
+    static constexpr std::string_view kUndefined = "\" is undefined";
+    if (close == std::string_view::npos || log.substr(close, kUndefined.size()) != kUndefined)
+        return {};
+    const std::string name(log.substr(at + 12, close - at - 12));
+    const std::size_t lineStart = log.rfind('\n', at) == std::string_view::npos ? 0 : log.rfind('\n', at) + 1;
+    return std::string(log.substr(lineStart, close + kUndefined.size() - lineStart)) + ": " + name +
+           " is defined (as a constexpr int, Kernel Tuner's convention for `#pragma unroll " + name +
+           "`) only when it is a tuning parameter: tune it (0 leaves the loop as the compiler unrolls it) or write "
+           "the factor in the pragma";
+}
+
 std::string removedIntrinsicMessage(std::string_view log) {
     // Each with the arguments of its _sync form after the mask.
     static constexpr std::array<std::pair<std::string_view, std::string_view>, 7> kRemoved = {{

@@ -55,4 +55,8 @@ std::string missingHeaderMessage(std::string_view log, const CompileRequest& req
 /// the _sync form that replaced it; "" otherwise.
 std::string removedIntrinsicMessage(std::string_view log);
 
+/// When `log` says a name of Kernel Tuner's `#pragma unroll loop_unroll_factor_N` convention is
+/// undefined, that error line saying that it is defined only as a tuning parameter; "" otherwise.
+std::string unrollFactorMessage(std::string_view log);
+
 } // namespace tilescope

@@ -51,6 +51,7 @@ private slots:
     void relativeIncludeFromTheProblemsFolder();
     void missingHeader();
     void removedIntrinsic();
+    void untunedUnrollFactor();
     void noToolkit();
     void toolkitOfNvrtcsVersion();
 };
@@ -224,6 +225,21 @@ void TestNvrtcHeaders::removedIntrinsic() {
     QVERIFY(removedIntrinsicMessage("k.cu(3): error: identifier \"__shfl_down_sync\" is undefined").empty());
     QVERIFY(removedIntrinsicMessage("k.cu(3): error: identifier \"__ballot\" is undefined")
                 .find("__ballot_sync(0xffffffff, predicate)") != std::string::npos);
+}
+
+// Kernel Tuner's reduction example unrolls with `#pragma unroll loop_unroll_factor_0` but does not
+// tune loop_unroll_factor_0: the error says the name is defined only as a tuning parameter.
+void TestNvrtcHeaders::untunedUnrollFactor() {
+    const CompileResult r =
+        compileKernel(request("__global__ void k(float* y) {\n  float s = 0;\n#pragma unroll loop_unroll_factor_0\n"
+                              "  for (int i = 0; i < 8; ++i) s += y[i];\n  y[0] = s;\n}\n"));
+    QCOMPARE(r.status, CompileStatus::CompileError);
+    QVERIFY2(r.message.find("identifier \"loop_unroll_factor_0\" is undefined: loop_unroll_factor_0 is defined (as "
+                            "a constexpr int") != std::string::npos,
+             r.message.c_str());
+    QVERIFY2(r.message.find("only when it is a tuning parameter") != std::string::npos, r.message.c_str());
+    QVERIFY(unrollFactorMessage("k.cu(3): error: identifier \"loop_unroll\" is undefined").empty());
+    QVERIFY(unrollFactorMessage("k.cu(3): error: identifier \"n\" is undefined").empty());
 }
 
 void TestNvrtcHeaders::noToolkit() {
