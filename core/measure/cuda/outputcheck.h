@@ -91,9 +91,13 @@ struct OutputScan {
     std::int64_t lastWritten = -1; ///< the last element this launch wrote (-1: none)
 
     /// Every element the reference wrote and this launch did not lies past the last one this
-    /// launch wrote: a shorter result, as long as the config's grid (a sum per block in a buffer
-    /// sized for the most blocks), not holes in it.
-    bool endsEarly() const { return unwritten.count > 0 && unwritten.first > lastWritten; }
+    /// launch wrote, and it wrote as many elements as the launch had `blocks`: one result per
+    /// block (a sum per block in a buffer sized for the most blocks), not holes in it, nor a
+    /// grid too small for its output (which leaves a tail too, but a block's worth of elements a
+    /// block).
+    bool endsEarly(std::int64_t blocks) const {
+        return unwritten.count > 0 && unwritten.first > lastWritten && lastWritten + 1 == blocks;
+    }
 };
 /// One pass over `output` (what a config checks every time, at the speed of memory): which
 /// elements the launch wrote, over the canary `canary` when `initial` is empty, else those whose

@@ -150,8 +150,8 @@ private slots:
     }
 
     // An output that ends before the reference's (a sum per block, as many as the config's blocks,
-    // in a buffer sized for the most) is told from one with holes: every element it leaves lies
-    // past the last one it wrote.
+    // in a buffer sized for the most) is told from one with holes, and from a grid too small for
+    // its output: every element it leaves lies past the last one it wrote, one written a block.
     void anOutputThatEndsEarly() {
         const ArgumentSpec out = output(ElementType::Float, 1000);
         const std::vector<unsigned char> ref = canaried(1000, {});
@@ -162,19 +162,21 @@ private slots:
             scanOutput(out, canaried(1000, tail), kCanary, {}, writtenOver(out, ref, kCanary), finiteValues(out, ref));
         QCOMPARE(shorter.unwritten.count, std::int64_t(400));
         QCOMPARE(shorter.lastWritten, std::int64_t(599));
-        QVERIFY(shorter.endsEarly());
+        QVERIFY(shorter.endsEarly(600));  // 600 blocks, a sum each
+        QVERIFY(!shorter.endsEarly(5));   // 5 blocks of 120 threads that do not cover the output
+        QVERIFY(!shorter.endsEarly(601)); // a block whose result is missing
         std::vector<std::int64_t> holes{10, 11, 12, 700};
         const OutputScan holed =
             scanOutput(out, canaried(1000, holes), kCanary, {}, writtenOver(out, ref, kCanary), finiteValues(out, ref));
         QCOMPARE(holed.lastWritten, std::int64_t(999));
-        QVERIFY(!holed.endsEarly());
+        QVERIFY(!holed.endsEarly(1000));
         tail.push_back(300); // the tail and a hole before it
         QVERIFY(
             !scanOutput(out, canaried(1000, tail), kCanary, {}, writtenOver(out, ref, kCanary), finiteValues(out, ref))
-                 .endsEarly());
+                 .endsEarly(600));
         const OutputScan whole =
             scanOutput(out, ref, kCanary, {}, writtenOver(out, ref, kCanary), finiteValues(out, ref));
-        QVERIFY(!whole.endsEarly()); // nothing left: nothing ends early
+        QVERIFY(!whole.endsEarly(1000)); // nothing left: nothing ends early
         QCOMPARE(whole.lastWritten, std::int64_t(999));
     }
 

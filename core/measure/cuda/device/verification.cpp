@@ -194,16 +194,17 @@ void WorkerRuntime::Impl::verify(const worker::Measure& m, worker::Result& r) {
         if (!ref)
             continue;
         const OutputScan& scan = scans[i];
-        // Unverified, an output that ends before the reference's (a result as long as the
-        // config's grid: a sum per block in a buffer sized for the most blocks) is no error;
-        // holes in it are.
-        const bool endsEarly = !m.verify && scan.endsEarly();
+        // Unverified, an output that ends before the reference's with one element per block of
+        // this launch (a sum per block in a buffer sized for the most blocks) is no error; holes
+        // in it, or a tail left by a grid too small, are.
+        const bool endsEarly =
+            !m.verify && scan.endsEarly(std::int64_t{grid[0]} * std::int64_t{grid[1]} * std::int64_t{grid[2]});
         if (!args[i].partial && scan.unwritten.count > 0 && !endsEarly) {
             unwritten += scan.unwritten.count;
             fail(unwrittenMessage(args[i], scan.unwritten, canaried(i)));
         } else if (!args[i].partial && endsEarly) {
             shorter += "; " + args[i].label() + " ends " + formatCount(static_cast<double>(scan.unwritten.count)) +
-                       " elements before the reference config's (a result as long as its grid, not checked past "
+                       " elements before the reference config's (a result per block of its grid, not checked past "
                        "its end)";
         }
         if (canaried(i))
