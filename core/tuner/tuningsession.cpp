@@ -717,6 +717,18 @@ struct TuningSession::Run {
     // The counters of the best configs that have none (SessionOptions::profileTop, counterNames).
     void profileLeaders();
 
+    // The configs of `records` (results of this session) ready to measure again: each compiled
+    // (from the cache: it compiled during the search) and made a measure item, unless its config
+    // has left the space (a prior result) or no longer compiles.
+    struct Remeasure {
+        std::vector<PendingConfig> taken;
+        std::vector<std::size_t> recordOf; // taken -> index in `records`
+        std::vector<std::size_t> itemOf;   // taken -> item (taken.size(): none, it did not compile)
+        std::vector<MeasureItem> items;
+        std::vector<std::size_t> recordOfItem; // item -> index in `records`
+    };
+    Remeasure remeasure(const std::vector<ResultRecord>& records);
+
     // The verdict on the wrong results, after verifying again within the groups of a parameter
     // that splits them (analysis/verificationsplit.h) where nothing speaks against it.
     void judgeWrongResults();
@@ -803,43 +815,47 @@ void TuningSession::Run::judgeWrongResults() {
     verification = describeVerification(before, splits, within ? &*within : nullptr);
 }
 
+TuningSession::Run::Remeasure TuningSession::Run::remeasure(const std::vector<ResultRecord>& records) {
+    Remeasure m;
+    for (std::size_t i = 0; i < records.size(); ++i) {
+        if (const std::optional<std::uint64_t> index = spaceIndexOf(records[i], space, *codec)) {
+            m.taken.push_back(compiles.submit(*index, space.at(*index)));
+            m.recordOf.push_back(i);
+        }
+    }
+    m.itemOf.assign(m.taken.size(), m.taken.size());
+    for (std::size_t i = 0; i < m.taken.size(); ++i) {
+        PendingConfig& p = m.taken[i];
+        p.collect();
+        if (p.compiled && !p.compiled->ok())
+            continue;
+        m.itemOf[i] = m.items.size();
+        m.items.push_back(compiles.measureItem(p));
+        m.recordOfItem.push_back(m.recordOf[i]);
+    }
+    return m;
+}
+
 WithinGroupsCheck TuningSession::Run::verifyWithin(const std::vector<ResultRecord>& before,
                                                    const VerificationSplit& split, std::size_t parameter) {
     WithinGroupsCheck check;
     check.parameter = split.parameter;
-    std::vector<PendingConfig> taken;
-    std::vector<const ResultRecord*> stored; // per pending config
-    for (const ResultRecord& r : before) {
-        if (r.status() != ResultStatus::WrongResult)
-            continue;
-        const std::optional<std::uint64_t> index = spaceIndexOf(r, space, *codec);
-        if (!index)
-            continue;
-        taken.push_back(compiles.submit(*index, space.at(*index)));
-        stored.push_back(&r);
-    }
-    std::vector<MeasureItem> items;
-    std::vector<std::size_t> pendingOf; // item -> pending
-    for (std::size_t i = 0; i < taken.size(); ++i) {
-        taken[i].collect(); // from the compile cache: it compiled during the search
-        if (taken[i].compiled && !taken[i].compiled->ok())
-            continue;
-        pendingOf.push_back(i);
-        items.push_back(compiles.measureItem(taken[i]));
-    }
-    if (items.empty())
+    std::vector<ResultRecord> wrong;
+    std::copy_if(before.begin(), before.end(), std::back_inserter(wrong),
+                 [](const ResultRecord& r) { return r.status() == ResultStatus::WrongResult; });
+    Remeasure again = remeasure(wrong);
+    if (again.items.empty())
         return check;
     MeasureControl control;
     control.perConfigSeconds = options.perConfigSeconds;
     control.cancel = &self.m_cancel;
     control.verifyWithin = {parameter};
-    self.m_backend.measure(items, control, [&](std::size_t item, Measurement m) {
-        if (item >= pendingOf.size() || m.status == ResultStatus::Skipped)
+    self.m_backend.measure(again.items, control, [&](std::size_t item, Measurement m) {
+        if (item >= again.recordOfItem.size() || m.status == ResultStatus::Skipped)
             return;
-        const std::size_t i = pendingOf[item];
         ++check.verified;
         tally.addRecordedSeconds(m.benchmarkSeconds);
-        ResultRecord r = *stored[i];
+        ResultRecord r = wrong[again.recordOfItem[item]];
         if (m.status != ResultStatus::WrongResult && m.status != ResultStatus::Ok) {
             if (check.firstDiffering.empty())
                 check.firstDiffering =
@@ -870,27 +886,13 @@ void TuningSession::Run::confirmBest() {
     for (ResultRecord& r : self.m_store.results(sessionId, true, options.confirmTop))
         if (r.ok())
             top.push_back(std::move(r));
-    std::vector<PendingConfig> taken;
-    std::vector<std::size_t> topOf; // pending -> index in `top`
-    for (std::size_t i = 0; i < top.size(); ++i) {
-        const std::optional<std::uint64_t> index = spaceIndexOf(top[i], space, *codec);
-        if (!index)
-            continue; // a prior result of a config no longer in the space
-        taken.push_back(compiles.submit(*index, space.at(*index)));
-        topOf.push_back(i);
-    }
-    if (taken.empty())
+    Remeasure again = remeasure(top);
+    if (again.taken.empty())
         return;
-    std::vector<MeasureItem> items;
-    std::vector<std::size_t> itemOf(taken.size(), taken.size()); // pending -> item (taken.size(): none)
-    for (std::size_t i = 0; i < taken.size(); ++i) {
-        PendingConfig& p = taken[i];
-        p.collect(); // from the compile cache: it compiled during the search
-        if (p.compiled && !p.compiled->ok())
-            continue;
-        itemOf[i] = items.size();
-        items.push_back(compiles.measureItem(p));
-    }
+    const std::vector<PendingConfig>& taken = again.taken;
+    const std::vector<std::size_t>& topOf = again.recordOf;
+    const std::vector<std::size_t>& itemOf = again.itemOf;
+    const std::vector<MeasureItem>& items = again.items;
 
     // A second input set: each config is verified again on inputs from another seed, against its
     // reference config run on them, so that a kernel right only by accident of the data is caught.
@@ -963,23 +965,9 @@ void TuningSession::Run::profileLeaders() {
     for (ResultRecord& r : self.m_store.results(sessionId, true, *options.profileTop))
         if (r.ok() && r.timeMs() > 0 && !hasCounters(r))
             top.push_back(std::move(r));
-    std::vector<PendingConfig> taken;
-    std::vector<std::size_t> topOf; // pending -> index in `top`
-    for (std::size_t i = 0; i < top.size(); ++i) {
-        if (const std::optional<std::uint64_t> index = spaceIndexOf(top[i], space, *codec)) {
-            taken.push_back(compiles.submit(*index, space.at(*index)));
-            topOf.push_back(i);
-        }
-    }
-    std::vector<MeasureItem> items;
-    std::vector<std::size_t> topOfItem;
-    for (std::size_t i = 0; i < taken.size(); ++i) {
-        taken[i].collect(); // from the compile cache: it compiled during the search
-        if (taken[i].compiled && !taken[i].compiled->ok())
-            continue;
-        items.push_back(compiles.measureItem(taken[i]));
-        topOfItem.push_back(topOf[i]);
-    }
+    Remeasure again = remeasure(top);
+    const std::vector<MeasureItem>& items = again.items;
+    const std::vector<std::size_t>& topOfItem = again.recordOfItem;
     if (items.empty())
         return;
     MeasureControl control;
