@@ -34,7 +34,8 @@ set(TILESCOPE_FRONT_HEADERS
     analysis/occupancy.h analysis/pareto.h analysis/sourcelines.h analysis/staticanalysis.h
     analysis/verificationsplit.h
     base/error.h base/filewrite.h base/textformat.h
-    compile/compilecache.h compile/compiler.h compile/compileservice.h compile/requestbuilder.h compile/sass.h
+    compile/compilecache.h compile/compiler.h compile/compileservice.h compile/nvrtchelper.h compile/requestbuilder.h
+    compile/sass.h
     exchange/bestconfigs.h exchange/cachecheck.h exchange/configcodec.h
     exchange/detection.h exchange/parts.h exchange/recording.h exchange/textfile.h
     expr/expr.h

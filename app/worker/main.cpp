@@ -2,6 +2,7 @@
 // requests over two pipes (core/measure/cuda/workerprotocol.h). Wiring only: the work is in
 // WorkerRuntime.
 
+#include "compile/nvrtchelper.h"
 #include "measure/cuda/device/workerruntime.h"
 #include "measure/cuda/workerprotocol.h"
 
@@ -24,6 +25,7 @@ using namespace tilescope;
 
 constexpr const char* kUsage =
     "Usage: tilescope-worker --device N (--in FD --out FD | --stdio)\n"
+    "       tilescope-worker --compile\n"
     "\n"
     "Measures CUDA kernels on device N for the Tilescope engine, which starts one worker per GPU\n"
     "and talks to it over the file descriptors FD (requests in, replies out). Not for use by hand.\n"
@@ -34,6 +36,9 @@ constexpr const char* kUsage =
     "  --out FD     the descriptor to write replies to\n"
     "  --stdio      requests on stdin, replies on stdout (started through ssh or another launcher);\n"
     "               anything else the process prints goes to stderr\n"
+    "  --compile    compile CUDA C++ with NVRTC for the engine instead, requests on stdin and\n"
+    "               results on stdout (NVRTC compiles one program at a time in a process, so the\n"
+    "               engine runs one such helper per compile thread); no GPU is used\n"
     "  --help       this text\n"
     "  --version    the version\n"
     "\n"
@@ -190,6 +195,11 @@ int main(int argc, char** argv) {
         if (arg == "--stdio") {
             options.stdio = true;
             continue;
+        }
+        if (arg == "--compile") {
+            if (argc != 2)
+                return usageError("--compile takes no other argument");
+            return serveNvrtcCompiles(STDIN_FILENO, STDOUT_FILENO);
         }
         int* target = arg == "--device" ? &options.device
                       : arg == "--in"   ? &options.in

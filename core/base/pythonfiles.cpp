@@ -8,6 +8,14 @@ namespace tilescope {
 
 namespace fs = std::filesystem;
 
+std::filesystem::path workerProgram() {
+    if (const char* env = std::getenv("TILESCOPE_WORKER"); env && *env)
+        return env;
+    std::error_code ec;
+    const fs::path self = fs::read_symlink("/proc/self/exe", ec);
+    return (ec ? fs::path(".") : self.parent_path()) / "tilescope-worker";
+}
+
 std::filesystem::path findPythonFile(const fs::path& relative, std::string* searched) {
     std::error_code ec;
     const fs::path self = fs::read_symlink("/proc/self/exe", ec);

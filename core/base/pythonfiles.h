@@ -15,6 +15,10 @@ namespace tilescope {
 /// it, with the places looked in written to `searched`.
 std::filesystem::path findPythonFile(const std::filesystem::path& relative, std::string* searched = nullptr);
 
+/// Tilescope's worker program (it measures on a GPU, and compiles for the NVRTC helpers):
+/// $TILESCOPE_WORKER when set, else tilescope-worker beside this program, which may not exist.
+std::filesystem::path workerProgram();
+
 /// The Python that runs Tilescope's helpers: $TILESCOPE_PYTHON when set, else python3 (looked up
 /// on PATH when started).
 std::string tilescopePython();

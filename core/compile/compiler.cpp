@@ -1,5 +1,7 @@
 #include "compile/compiler.h"
 
+#include "compile/nvrtchelper.h"
+
 #include "compile/nvcc.h"
 #include "compile/nvrtcheaders.h"
 #include "compile/triton.h"
@@ -255,6 +257,10 @@ CompileResult compileKernel(const CompileRequest& request) {
         return compileNvcc(request);
     if (std::string problem = validate(request); !problem.empty())
         return failure(CompileStatus::CompileError, problem, problem);
+    // NVRTC's front end compiles one program at a time in a process: a helper process per thread
+    // where there can be one (compile/nvrtchelper.h).
+    if (std::optional<CompileResult> helped = compileInNvrtcHelper(request))
+        return std::move(*helped);
 
     disableDriverComputeCache();
     const auto start = std::chrono::steady_clock::now();

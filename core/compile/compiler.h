@@ -66,9 +66,9 @@ struct CompileRequest {
     /// Put before the source as Kernel Tuner does (compile/kernelsource.h: "#define NAME VALUE",
     /// loop_unroll_factor names as constexpr int, then "#line 1"), in this order.
     std::vector<std::pair<std::string, std::string>> defines;
-    std::vector<std::string> options;                         ///< more NVRTC options (T1 CompilerOptions)
-    std::string arch;                                         ///< a real arch: "sm_90"
-    std::vector<std::string> includeDirs;                     ///< -I, in this order
+    std::vector<std::string> options;     ///< more NVRTC options (T1 CompilerOptions)
+    std::string arch;                     ///< a real arch: "sm_90"
+    std::vector<std::string> includeDirs; ///< -I, in this order
     SourceLanguage language = SourceLanguage::Cuda;
     /// For CUDA: NVRTC, or nvcc where the problem asks for it (Tilescope.Compiler); the same
     /// source, defines, options and include dirs either way.
@@ -96,9 +96,9 @@ std::string_view compileStatusName(CompileStatus status);
 /// its shared memory, the scratch buffers it takes after the problem's arguments). Absent for
 /// CUDA C++, whose launch the problem's expressions decide.
 struct LaunchMetadata {
-    int threadsPerBlock = 0;             ///< num_warps x 32; 0: the problem's LocalSize decides
-    std::int64_t sharedBytes = 0;        ///< dynamic shared memory per block (opted in past 48 KiB)
-    int clusterSize = 1;                 ///< blocks per cluster along x (Triton's num_ctas); 1: no cluster
+    int threadsPerBlock = 0;      ///< num_warps x 32; 0: the problem's LocalSize decides
+    std::int64_t sharedBytes = 0; ///< dynamic shared memory per block (opted in past 48 KiB)
+    int clusterSize = 1;          ///< blocks per cluster along x (Triton's num_ctas); 1: no cluster
     /// Pointer parameters after the problem's Arguments, in order: each gets a buffer of
     /// bytesPerBlock x blocks of the grid x clusterSize bytes (aligned to `align`), or null when
     /// bytesPerBlock is 0. Triton 3: the global scratch, then the profile scratch.
@@ -169,7 +169,9 @@ inline std::string preparedSource(const CompileRequest& request) {
 /// Triton request: with Triton, compileTriton in compile/triton.h; an nvcc request with nvcc,
 /// compileNvcc in compile/nvcc.h).
 /// Synchronous and thread-safe: no shared state but read-only statics, one nvrtcProgram per call
-/// (seen: 15 threads compiling 2761 variants concurrently). Never
+/// (seen: 15 threads compiling 2761 variants concurrently). NVRTC runs in this thread's helper
+/// process where there is one (compile/nvrtchelper.h), since its front end compiles one program
+/// at a time in a process; the result is the same. Never
 /// throws for anything the source, defines or options can cause: that is a CompileError result.
 CompileResult compileKernel(const CompileRequest& request);
 

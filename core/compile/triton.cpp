@@ -1,11 +1,11 @@
 #include "compile/triton.h"
 
 #include "base/pythonfiles.h"
+#include "compile/helperprocess.h"
 
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -23,8 +23,6 @@
 #include <mutex>
 #include <optional>
 #include <vector>
-
-extern char** environ;
 
 namespace tilescope {
 
@@ -83,37 +81,8 @@ public:
         helper->m_fd = fds[0];
         helper->m_errFile = scratchFile(".log");
 
-        posix_spawn_file_actions_t actions;
-        posix_spawn_file_actions_init(&actions);
-        posix_spawn_file_actions_adddup2(&actions, fds[1], 0);
-        posix_spawn_file_actions_adddup2(&actions, fds[1], 1);
-        posix_spawn_file_actions_addopen(&actions, 2, helper->m_errFile.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-#if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 34))
-        // Nothing else of this process (a worker's pipe, a database): a helper that outlives a
-        // worker must not keep its pipe open.
-        posix_spawn_file_actions_addclosefrom_np(&actions, 3);
-#endif
-        posix_spawnattr_t attributes;
-        posix_spawnattr_init(&attributes);
-        // Its own process group (Ctrl-C in a terminal stops the program, which ends its helpers
-        // by closing their input, rather than killing a compile half-way), default signals.
-        sigset_t none, defaults;
-        sigemptyset(&none);
-        sigemptyset(&defaults);
-        for (int s : {SIGINT, SIGTERM, SIGPIPE, SIGCHLD, SIGHUP})
-            sigaddset(&defaults, s);
-        posix_spawnattr_setsigmask(&attributes, &none);
-        posix_spawnattr_setsigdefault(&attributes, &defaults);
-        posix_spawnattr_setpgroup(&attributes, 0);
-        posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETPGROUP);
-        std::vector<std::string> argv{python, "-u", script.string()};
-        std::vector<char*> args;
-        for (std::string& a : argv)
-            args.push_back(a.data());
-        args.push_back(nullptr);
-        const int rc = posix_spawnp(&helper->m_pid, python.c_str(), &actions, &attributes, args.data(), environ);
-        posix_spawn_file_actions_destroy(&actions);
-        posix_spawnattr_destroy(&attributes);
+        int rc = 0;
+        helper->m_pid = spawnHelperProcess({python, "-u", script.string()}, fds[1], helper->m_errFile.string(), rc);
         ::close(fds[1]);
         if (rc != 0) {
             helper->m_pid = -1;

@@ -1,5 +1,7 @@
 #include "measure/clusterprotocol.h"
 
+#include "compile/compilewire.h"
+
 #include <nlohmann/json.hpp>
 
 #include <cstring>
@@ -11,64 +13,6 @@ namespace {
 using json = nlohmann::json;
 using Clock = std::chrono::steady_clock;
 
-// A compile's result as JSON, its cubin's size in place of the cubin (which goes in the blob).
-json compileJson(const CompileResult& r, bool withLog) {
-    json j{{"status", int(r.status)},
-           {"message", r.message},
-           {"entry", r.entryName},
-           {"seconds", r.seconds},
-           {"nvrtc", r.nvrtcVersion},
-           {"cached", r.cached},
-           {"key", r.key},
-           {"static", json::parse(worker::staticInfoJson(r.info))},
-           {"cubin_bytes", r.cubin.size()}};
-    if (r.launch) {
-        json scratch = json::array();
-        for (const LaunchMetadata::Scratch& s : r.launch->scratch)
-            scratch.push_back(json::array({s.bytesPerBlock, s.align}));
-        j["launch"] = json{{"threads", r.launch->threadsPerBlock},
-                           {"shared", r.launch->sharedBytes},
-                           {"cluster", r.launch->clusterSize},
-                           {"scratch", std::move(scratch)},
-                           {"argument_types", r.launch->argumentTypes}};
-    }
-    if (withLog) {
-        j["log"] = r.log;
-        j["transient"] = r.transient;
-    }
-    return j;
-}
-
-// The result compileJson() describes, its cubin read from `blob` at `offset` (moved past it).
-CompileResult compileOf(const json& c, const std::vector<char>& blob, std::size_t& offset) {
-    CompileResult r;
-    r.status = CompileStatus(c.at("status").get<int>());
-    r.message = c.value("message", std::string());
-    r.entryName = c.value("entry", std::string());
-    r.seconds = c.value("seconds", 0.0);
-    r.nvrtcVersion = c.value("nvrtc", std::string());
-    r.cached = c.value("cached", false);
-    r.key = c.value("key", std::string());
-    r.log = c.value("log", std::string());
-    r.transient = c.value("transient", false);
-    r.info = worker::staticInfoOf(c.at("static").dump());
-    if (const auto launch = c.find("launch"); launch != c.end()) {
-        LaunchMetadata m;
-        m.threadsPerBlock = launch->at("threads").get<int>();
-        m.sharedBytes = launch->at("shared").get<std::int64_t>();
-        m.clusterSize = launch->value("cluster", 1);
-        for (const json& s : launch->value("scratch", json::array()))
-            m.scratch.push_back({s.at(0).get<std::int64_t>(), s.at(1).get<std::int64_t>()});
-        m.argumentTypes = launch->value("argument_types", std::vector<std::string>());
-        r.launch = std::move(m);
-    }
-    const std::size_t bytes = c.at("cubin_bytes").get<std::size_t>();
-    if (offset + bytes > blob.size())
-        throw std::runtime_error("a cubin is shorter than its size says");
-    r.cubin.assign(blob.begin() + std::ptrdiff_t(offset), blob.begin() + std::ptrdiff_t(offset + bytes));
-    offset += bytes;
-    return r;
-}
 } // namespace
 
 std::vector<char> pack(const worker::Frame& frame) {
@@ -103,7 +47,7 @@ worker::Frame encodeJob(const SlotJob& job) {
         if (!c.result)
             continue;
         const CompileResult& r = *c.result;
-        json entry = compileJson(r, false);
+        json entry = compileResultJson(r, false);
         entry["arch"] = c.arch;
         compiles.push_back(std::move(entry));
         blob.insert(blob.end(), r.cubin.begin(), r.cubin.end());
@@ -134,7 +78,7 @@ SlotJob decodeJob(const worker::Frame& frame) try {
     job.item.config = j.at("config").get<Config>();
     std::size_t offset = 0;
     for (const json& c : j.at("compiles")) {
-        auto r = std::make_shared<CompileResult>(compileOf(c, blob, offset));
+        auto r = std::make_shared<CompileResult>(compileResultOf(c, blob, offset));
         job.item.compiles.push_back(ArchCompile{c.at("arch").get<std::string>(), r.get()});
         job.compiles.push_back(std::move(r));
     }
@@ -154,24 +98,10 @@ SlotJob decodeJob(const worker::Frame& frame) try {
 }
 
 worker::Frame encodeCompile(std::uint64_t id, const CompileRequest& request) {
-    json defines = json::array();
-    for (const auto& [name, value] : request.defines)
-        defines.push_back(json::array({name, value}));
-    // The source goes in the blob as it is: JSON text holds UTF-8 only, and a source's bytes are
-    // part of its binary's key.
-    return worker::Frame{json{{"type", "compile"},
-                              {"id", id},
-                              {"source_bytes", request.source.size()},
-                              {"source_name", request.sourceName},
-                              {"kernel", request.kernelName},
-                              {"defines", std::move(defines)},
-                              {"options", request.options},
-                              {"arch", request.arch},
-                              {"include_dirs", request.includeDirs},
-                              {"language", request.language == SourceLanguage::Triton ? "triton" : "cuda"},
-                              {"arguments", request.arguments},
-                              {"compiler", request.compiler == CudaCompiler::Nvcc ? "nvcc" : "nvrtc"}}
-                             .dump(-1, ' ', false, json::error_handler_t::replace),
+    json header = compileRequestJson(request);
+    header["type"] = "compile";
+    header["id"] = id;
+    return worker::Frame{header.dump(-1, ' ', false, json::error_handler_t::replace),
                          std::vector<char>(request.source.begin(), request.source.end())};
 }
 
@@ -179,20 +109,7 @@ CompileJob decodeCompile(const worker::Frame& frame) try {
     const json j = json::parse(frame.header);
     CompileJob job;
     job.id = j.at("id").get<std::uint64_t>();
-    CompileRequest& r = job.request;
-    if (j.at("source_bytes").get<std::size_t>() != frame.blob.size())
-        throw std::runtime_error("a compile's source is not the size it says");
-    r.source.assign(frame.blob.begin(), frame.blob.end());
-    r.sourceName = j.value("source_name", std::string());
-    r.kernelName = j.at("kernel").get<std::string>();
-    for (const json& d : j.at("defines"))
-        r.defines.emplace_back(d.at(0).get<std::string>(), d.at(1).get<std::string>());
-    r.options = j.value("options", std::vector<std::string>());
-    r.arch = j.at("arch").get<std::string>();
-    r.includeDirs = j.value("include_dirs", std::vector<std::string>());
-    r.language = j.value("language", std::string("cuda")) == "triton" ? SourceLanguage::Triton : SourceLanguage::Cuda;
-    r.arguments = j.value("arguments", std::vector<std::string>());
-    r.compiler = j.value("compiler", std::string("nvrtc")) == "nvcc" ? CudaCompiler::Nvcc : CudaCompiler::Nvrtc;
+    job.request = compileRequestOf(j, std::string(frame.blob.begin(), frame.blob.end()));
     return job;
 } catch (const json::exception& e) {
     throw std::runtime_error(std::string("a compile sent to a rank cannot be read: ") + e.what());
@@ -200,7 +117,7 @@ CompileJob decodeCompile(const worker::Frame& frame) try {
 
 worker::Frame encodeCompiled(std::uint64_t id, const CompileResult& result, bool fresh) {
     return worker::Frame{
-        json{{"type", "compiled"}, {"id", id}, {"fresh", fresh}, {"compile", compileJson(result, true)}}.dump(
+        json{{"type", "compiled"}, {"id", id}, {"fresh", fresh}, {"compile", compileResultJson(result, true)}}.dump(
             -1, ' ', false, json::error_handler_t::replace), // a log may quote a source's bytes
         result.cubin};
 }
@@ -211,7 +128,7 @@ Compiled decodeCompiled(const worker::Frame& frame) try {
     c.id = j.at("id").get<std::uint64_t>();
     c.fresh = j.value("fresh", false);
     std::size_t offset = 0;
-    c.result = compileOf(j.at("compile"), frame.blob, offset);
+    c.result = compileResultOf(j.at("compile"), frame.blob, offset);
     return c;
 } catch (const json::exception& e) {
     throw std::runtime_error(std::string("a rank's compile cannot be read: ") + e.what());

@@ -4,6 +4,7 @@
 #include "clirun.h"
 #include "tritontest.h"
 
+#include "compile/compiler.h"
 #include "compile/sass.h"
 
 #include <QFile>
@@ -90,6 +91,8 @@ private slots:
     void cudaAsWritten();
     void cudaAsWrittenBadInput_data();
     void cudaAsWrittenBadInput();
+    void nvrtcHelpersCompileTheSame();
+    void nvrtcHelperThatDiesIsACompileError();
 };
 
 // Triton's matmul tutorial kernel (kernels/triton) without a GPU, as CI runs it: its space, the
@@ -731,6 +734,62 @@ void TestCliAnalyze::cudaAsWrittenBadInput() {
              qPrintable(r.err));
     for (const QString& part : expected)
         QVERIFY2(r.err.contains(part), qPrintable(part + " not in: " + r.err));
+}
+
+// NVRTC compiles in helper processes (tilescope-worker --compile, one per compile thread) where
+// the worker is beside the CLI, as here; in the CLI itself with TILESCOPE_NVRTC_HELPERS=off. A
+// kernel that includes CUB's headers (whose front end NVRTC runs one at a time in a process)
+// analyses the same either way.
+void TestCliAnalyze::nvrtcHelpersCompileTheSame() {
+    QTemporaryDir dir; // a compile cache of each run's own: both compile
+    const QStringList args{"analyze", kCudaCpp + "/cub_block.json", "--arch", "sm_90", "--all", "--json"};
+    const CliRun helped = runAnalyze(args + QStringList{"--cache-dir", dir.filePath(QStringLiteral("helped"))});
+    QVERIFY2(helped.status == 0, qPrintable(helped.err));
+    const CliRun here = runWithEnv(args + QStringList{"--cache-dir", dir.filePath(QStringLiteral("here"))},
+                                   {{QStringLiteral("TILESCOPE_NVRTC_HELPERS"), QStringLiteral("off")}});
+    QVERIFY2(here.status == 0, qPrintable(here.err));
+    const nlohmann::json a = nlohmann::json::parse(helped.out.toStdString());
+    const nlohmann::json b = nlohmann::json::parse(here.out.toStdString());
+    QCOMPARE(a.size(), std::size_t(2));
+    QCOMPARE(a.size(), b.size());
+    for (std::size_t i = 0; i < a.size(); ++i) {
+        QVERIFY2(a[i]["status"] == "ok", a[i].dump().c_str());
+        for (const char* field : {"config", "registers", "shared_static", "spill_stores", "stack_frame", "occupancy"})
+            QVERIFY2(a[i][field] == b[i][field], (a[i].dump() + "\n" + b[i].dump()).c_str());
+    }
+}
+
+// A helper that dies during a compile (NVRTC crashing on a config) takes that compile down, not
+// the program: the config is a compile error that says so, and the others go on. The worker here
+// is a script that answers as a helper does, then kills itself at the first request.
+void TestCliAnalyze::nvrtcHelperThatDiesIsACompileError() {
+    QTemporaryDir dir;
+    const QString script = dir.filePath(QStringLiteral("dying-worker"));
+    {
+        QFile f(script);
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        const std::string hello = nlohmann::json{{"nvrtc", tilescope::nvrtcVersionString()}}.dump();
+        QVERIFY(hello.size() < 64);
+        // the hello: its header's size (u32) and its blob's (u64), little-endian, then the header
+        std::string sizes = "\\" + QString::number(hello.size(), 8).rightJustified(3, '0').toStdString();
+        for (int i = 0; i < 11; ++i)
+            sizes += "\\000";
+        f.write(("#!/bin/sh\nprintf '" + sizes + "%s' '" + hello + "'\nhead -c 1 > /dev/null\nkill -9 $$\n").c_str());
+    }
+    QVERIFY(QFile::setPermissions(script, QFile::ReadOwner | QFile::WriteOwner | QFile::ExeOwner));
+    const CliRun r = runWithEnv({"analyze", kCudaCpp + "/std_array.json", "--arch", "sm_90", "--all", "--json",
+                                 "--cache-dir", dir.filePath(QStringLiteral("cache"))},
+                                {{QStringLiteral("TILESCOPE_WORKER"), script}});
+    // every config fails alike: said as the cause, status 2
+    QVERIFY2(r.status == 2, qPrintable(r.err + r.out));
+    QVERIFY2(r.err.contains(QStringLiteral("its compile helper was killed by signal 9")), qPrintable(r.err));
+    const nlohmann::json records = nlohmann::json::parse(r.out.toStdString());
+    QVERIFY(!records.empty());
+    for (const nlohmann::json& record : records) {
+        QVERIFY2(record["status"] == "compile_error" && !record.value("cached", false), record.dump().c_str());
+        const std::string message = record["message"].get<std::string>();
+        QVERIFY2(message.find("its compile helper was killed by signal 9") != std::string::npos, message.c_str());
+    }
 }
 
 QTEST_GUILESS_MAIN(TestCliAnalyze)

@@ -1,5 +1,7 @@
 #include "measure/cuda/workerdepot.h"
 
+#include "base/pythonfiles.h"
+
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -169,11 +171,7 @@ std::string startWorkerProcess(const WorkerLaunch& launch, WorkerProcess& proces
 }
 
 std::filesystem::path defaultWorkerPath() {
-    if (const char* env = std::getenv("TILESCOPE_WORKER"); env && *env)
-        return env;
-    std::error_code ec;
-    const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", ec);
-    return (ec ? std::filesystem::path(".") : self.parent_path()) / "tilescope-worker";
+    return workerProgram();
 }
 
 struct WorkerDepot::Impl {

@@ -1,5 +1,7 @@
 #include "measure/cuda/workerprotocol.h"
 
+#include "compile/compilewire.h"
+
 #include <nlohmann/json.hpp>
 
 #include <poll.h>
@@ -176,21 +178,11 @@ DeviceInfo deviceOf(const json& j) {
 }
 
 json staticJson(const StaticInfo& s) {
-    return json{{"registers", s.registers},         {"barriers", s.barriers},      {"stack_frame", s.stackFrame},
-                {"spill_stores", s.spillStores},    {"spill_loads", s.spillLoads}, {"shared_static", s.sharedStatic},
-                {"constant_bytes", s.constantBytes}};
+    return tilescope::staticInfoJson(s);
 }
 
 StaticInfo staticOf(const json& j) {
-    StaticInfo s;
-    s.registers = j.value("registers", -1);
-    s.barriers = j.value("barriers", 0);
-    s.stackFrame = j.value("stack_frame", std::int64_t{0});
-    s.spillStores = j.value("spill_stores", std::int64_t{0});
-    s.spillLoads = j.value("spill_loads", std::int64_t{0});
-    s.sharedStatic = j.value("shared_static", std::int64_t{0});
-    s.constantBytes = j.value("constant_bytes", std::int64_t{0});
-    return s;
+    return tilescope::staticInfoOf(j);
 }
 
 json measurementJson(const Measurement& m) {
