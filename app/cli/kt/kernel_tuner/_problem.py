@@ -293,6 +293,49 @@ class Argument:
         return isinstance(self.value, np.ndarray)
 
 
+def device_kind(arg):
+    """"cupy" or "torch" for an array of theirs (on the GPU or not), else None."""
+    package = type(arg).__module__.split(".")[0]
+    if package == "cupy" and hasattr(arg, "get") and hasattr(arg, "set"):
+        return "cupy"
+    if package == "torch" and hasattr(arg, "detach") and hasattr(arg, "copy_"):
+        return "torch"
+    return None
+
+
+def host_arguments(arguments):
+    """The arguments with CuPy and PyTorch arrays copied to NumPy arrays (Kernel Tuner's CuPy backend
+    takes them as they are; Tilescope's worker reads every argument's data from a file), and the
+    positions of those arrays, for write_back. Anything else as it is."""
+    if not isinstance(arguments, (list, tuple)):
+        return arguments, []
+    host, device = [], []
+    for i, arg in enumerate(arguments):
+        kind = device_kind(arg)
+        if kind == "cupy":
+            host.append(arg.get())
+        elif kind == "torch":
+            host.append(arg.detach().cpu().numpy())
+        else:
+            host.append(arg)
+            continue
+        device.append(i)
+    return host, device
+
+
+def write_back(arguments, results, device):
+    """Copies each result at a position of `device` into the CuPy or PyTorch array given there, as
+    Kernel Tuner's run leaves the kernel's output in them."""
+    for i in device:
+        target, value = arguments[i], results[i]
+        if device_kind(target) == "cupy":
+            target.set(np.ascontiguousarray(value.reshape(target.shape)))
+        else:
+            import torch  # the argument is a torch.Tensor: torch is there
+
+            target.copy_(torch.from_numpy(np.ascontiguousarray(value.reshape(tuple(target.shape)))))
+
+
 def check_arguments(arguments):
     if not isinstance(arguments, (list, tuple)):
         raise TypeError(f"arguments should be a list, got {type(arguments).__name__}")
@@ -302,8 +345,8 @@ def check_arguments(arguments):
         kind = type(arg).__module__ + "." + type(arg).__name__
         if kind.startswith(("torch.", "cupy.", "hip.")):
             raise Refusal(
-                f"Tilescope cannot pass argument {i}, a {kind}: it takes numpy arrays and numpy scalars "
-                "(the data go to a file the Tilescope worker reads); pass a numpy array"
+                f"Tilescope cannot pass argument {i}, a {kind}: it takes NumPy arrays and scalars, and CuPy "
+                "and PyTorch arrays (copied to the host: the data go to a file the Tilescope worker reads)"
             )
         raise TypeError(
             f"Argument at position {i} of type: {type(arg)} should be of type "

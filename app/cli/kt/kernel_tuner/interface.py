@@ -691,6 +691,7 @@ def tune_kernel(
     if log:
         logging.basicConfig(filename=kernel_name + datetime.now().strftime("%Y%m%d-%H:%M:%S") + ".log", level=log)
     source = _problem.KernelSource(kernel_name, kernel_source, lang)
+    arguments, _device = _problem.host_arguments(arguments)
     _problem.check_arguments(arguments)
     register_observers = _refuse_unsupported(texmem_args, defines, observers, parallel)
     objective, higher = _objectives(objective, objective_higher_is_better, objectives)
@@ -1157,6 +1158,8 @@ def run_kernel(
     if log:
         logging.basicConfig(filename=kernel_name + datetime.now().strftime("%Y%m%d-%H:%M:%S") + ".log", level=log)
     source = _problem.KernelSource(kernel_name, kernel_source, lang)
+    given = arguments
+    arguments, device = _problem.host_arguments(arguments)
     _problem.check_arguments(arguments)
     _refuse_unsupported(texmem_args, defines, None, None)
     if not isinstance(params, dict):
@@ -1210,6 +1213,8 @@ def run_kernel(
             if not f.is_file():
                 raise RuntimeError(f"Tilescope wrote no output of argument {a.index} ({f})")
             out.append(_problem.read_output(f, a))
+        # CuPy and PyTorch arrays hold the output afterwards, as they do under Kernel Tuner
+        _problem.write_back(given, out, device)
         return out
     finally:
         shutil.rmtree(outputs, ignore_errors=True)

@@ -6,6 +6,7 @@ call's, any other what the previous call left (at first the one given to the con
 
 import numpy as np
 
+from ._problem import device_kind
 from ._session import Cli
 from ._space import Refusal
 from .interface import run_kernel
@@ -28,7 +29,9 @@ class PythonKernel:
                          quiet=not verbose, **options)
         self.inputs = inputs if inputs else [True for _ in arguments]
         self.outputs = outputs if outputs else [True for _ in arguments]
-        # What Kernel Tuner's object holds on the GPU between calls.
+        # What Kernel Tuner's object holds on the GPU between calls (CuPy and PyTorch arrays: the
+        # arrays themselves, which each call's output is written back into, as Kernel Tuner's runs
+        # write into them).
         self._held = [np.array(a, copy=True) if isinstance(a, np.ndarray) else a for a in arguments]
 
     def run_kernel(self, args):
@@ -36,9 +39,9 @@ class PythonKernel:
         them) and returns the array arguments flagged as outputs, in a list."""
         given = [a if self.inputs[i] else self._held[i] for i, a in enumerate(args)]
         after = run_kernel(arguments=given, **self._run)
-        self._held = after
+        self._held = [g if device_kind(g) else a for g, a in zip(given, after)]
         return [np.array(a, copy=True) for i, a in enumerate(after)
-                if self.outputs[i] and isinstance(args[i], np.ndarray)]
+                if self.outputs[i] and (isinstance(args[i], np.ndarray) or device_kind(args[i]))]
 
     def __call__(self, *args):
         return self.run_kernel(args)
