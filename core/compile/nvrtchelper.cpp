@@ -31,7 +31,7 @@ namespace fs = std::filesystem;
 using json = nlohmann::json;
 
 // Starting the worker program and loading NVRTC: well under a second; past this it is not one.
-constexpr int kNvrtcHelloMs = 30'000;
+constexpr int kNvrtcHelloMs = 10'000;
 
 std::atomic<bool> g_inHelper{false}; // this process is a helper: it compiles itself
 
