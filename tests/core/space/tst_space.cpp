@@ -8,7 +8,6 @@
 
 #include <QtTest>
 
-#include <chrono>
 #include <cmath>
 #include <numeric>
 #include <random>
@@ -417,13 +416,12 @@ private slots:
         for (int p = 0; p < 5; ++p)
             params.push_back({"P" + std::to_string(p), values});
         const auto problem = makeProblem(params, {"P0+P1+P2+P3+P4 == 17"});
-        const auto start = std::chrono::steady_clock::now();
         const ConfigSpace space = ConfigSpace::build(problem);
-        const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
         QCOMPARE(space.size(), std::uint64_t(5985));
+        // Counted by bounds, not by trying 10^15 configs: the evaluations say so on any machine
+        // (a wall-clock bound here took 10.3 s under the sanitizers on 2 busy cores).
         QVERIFY2(space.stats().conditionEvaluations < 20'000'000,
                  qPrintable(QString::number(space.stats().conditionEvaluations)));
-        QVERIFY2(seconds < 10, qPrintable(QString::number(seconds)));
         // Enumerated, indexed and sampled as any space: every config sums to 17, each once.
         std::set<Config> seen;
         for (std::uint64_t i = 0; i < space.size(); ++i) {
