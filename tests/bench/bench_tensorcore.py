@@ -1030,8 +1030,12 @@ def main():
                     if not fits(kind, config, shape):
                         print(f"{kind} {shape}: the config {config} does not fit the shape; skipped")
                         continue
-                    lib = build(kind, config, workdir)
                     gx, bx, smem = geometry(kind, config, shape)
+                    if smem > max_shared_memory():  # its launch would fail; the other rows still run
+                        print(f"{kind} {shape}: the config {config} needs {smem} bytes of shared memory, the device "
+                              f"allows {max_shared_memory()}; skipped")
+                        continue
+                    lib = build(kind, config, workdir)
                 layouts = {}  # GEMM rows: Triton's layout -> B as a K x N view in that layout
                 if kind == "hgemm_fp8":
                     # cublasLt's FP8 GEMM through torch._scaled_mm: B column-major (N x K row-major), per-tensor scales
