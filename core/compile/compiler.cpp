@@ -1,9 +1,8 @@
 #include "compile/compiler.h"
 
-#include "compile/nvrtchelper.h"
-
 #include "compile/nvcc.h"
 #include "compile/nvrtcheaders.h"
+#include "compile/nvrtchelper.h"
 #include "compile/triton.h"
 
 #include <nvrtc.h>

@@ -170,18 +170,8 @@ public:
     }
 
     ~NvrtcHelper() {
-        if (m_fd >= 0)
-            ::close(m_fd); // the helper reads the end of its input and leaves
-        if (m_pid > 0) {
-            // A moment to leave; then it is killed (a compile that does not end).
-            for (int i = 0; i < 200 && ::waitpid(m_pid, nullptr, WNOHANG) == 0; ++i)
-                std::this_thread::sleep_for(std::chrono::milliseconds(10));
-            if (::waitpid(m_pid, nullptr, WNOHANG) == 0) {
-                ::kill(m_pid, SIGKILL);
-                while (::waitpid(m_pid, nullptr, 0) < 0 && errno == EINTR) {
-                }
-            }
-        }
+        if (m_pid > 0)
+            reap();
     }
 
 private:
@@ -191,9 +181,11 @@ private:
         return readMessage(m_fd, header, blob, timeoutMs);
     }
 
-    // How the helper ended (it closed its end or died): waited for, so that it leaves no zombie.
+    // Closes the helper's input, which ends it, and waits for it (so that it leaves no zombie): a
+    // moment to leave, then it is killed (a compile that does not end). How it ended.
     std::string reap() {
-        ::close(m_fd);
+        if (m_fd >= 0)
+            ::close(m_fd);
         m_fd = -1;
         int status = 0;
         pid_t done = 0;

@@ -6,6 +6,7 @@
 #include "analysis/pareto.h"
 #include "base/error.h"
 #include "base/filewrite.h"
+#include "base/pythonfiles.h"
 #include "exchange/bestconfigs.h"
 #include "measure/cuda/workerdepot.h"
 #include "measure/metricnames.h"
@@ -356,7 +357,7 @@ ScriptWorkers::ScriptWorkers(const std::string& backend) {
     } catch (const std::exception&) {
         return; // the tunes say what is wrong with it
     }
-    const std::filesystem::path worker = defaultWorkerPath();
+    const std::filesystem::path worker = workerProgram();
     std::error_code ec;
     if (spec.kind != BackendSpec::Kind::Cuda || !spec.host.empty() || !std::filesystem::exists(worker, ec))
         return;

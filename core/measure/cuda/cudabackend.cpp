@@ -2,6 +2,7 @@
 
 #include "analysis/gpuarch.h"
 #include "base/error.h"
+#include "base/pythonfiles.h"
 #include "compile/requestbuilder.h"
 #include "measure/cuda/memorycheck.h"
 #include "measure/cuda/workerdepot.h"
@@ -168,7 +169,7 @@ struct CudaBackend::Impl {
     }
 
     std::filesystem::path workerPath() const {
-        return options.workerPath.empty() ? defaultWorkerPath() : options.workerPath;
+        return options.workerPath.empty() ? workerProgram() : options.workerPath;
     }
 
     void drainStderr(Worker& w) {

@@ -1,7 +1,5 @@
 #include "measure/cuda/workerdepot.h"
 
-#include "base/pythonfiles.h"
-
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -168,10 +166,6 @@ std::string startWorkerProcess(const WorkerLaunch& launch, WorkerProcess& proces
     }
     process.pid = pid;
     return {};
-}
-
-std::filesystem::path defaultWorkerPath() {
-    return workerProgram();
 }
 
 struct WorkerDepot::Impl {

@@ -45,9 +45,6 @@ struct WorkerLaunch {
 /// Starts a worker process; "" and `process`, or why it could not start.
 std::string startWorkerProcess(const WorkerLaunch& launch, WorkerProcess& process);
 
-/// The worker program: $TILESCOPE_WORKER when set, else tilescope-worker beside this program.
-std::filesystem::path defaultWorkerPath();
-
 class WorkerDepot {
 public:
     /// Starts a worker of `worker` on each of `devices` at once and serves them at a Unix socket in a
