@@ -10,6 +10,8 @@
 //   SCHEDULE         0 KernelTmaWarpSpecializedCooperative, 1 KernelTmaWarpSpecializedPingpong
 //   RASTER           the persistent tile scheduler's order: 0 along M, 1 along N
 //   SWIZZLE          the scheduler's max swizzle size (1, 2, 4, 8)
+//   EPILOGUE         1: D staged in shared memory and stored by TMA (TmaWarpSpecialized[Cooperative],
+//                    CUTLASS's default for Hopper), 0: D stored from registers (NoSmemWarpSpecialized)
 //
 // How it runs as a plain kernel. CUTLASS's kernels take one Params struct that the host builds,
 // with TMA descriptors in it, and read the descriptors where the Params lie (kernel parameters,
@@ -23,7 +25,9 @@
 // WGMMA, the epilogue) on them. The descriptors the worker builds must be the ones CUTLASS's
 // make_tma_copy would: the same rank (K, M or N, and a batch of 1), extents and box, with the
 // 128-byte swizzle; the box is the tile over the CTAs that share it by multicast, so the problem
-// passes one map per box size, and the checks below hold that at compile time.
+// passes one map per box size, and the checks below hold that at compile time. The TMA epilogue
+// stores D through the worker's mapD: rank 3 (N, M, batch), a box of the epilogue tile (32 values
+// of N by 128 rows for the cooperative schedule or 64 for ping-pong), the 64-byte swizzle.
 
 #include <cuda.h>
 
@@ -45,6 +49,7 @@
 #define SCHEDULE 0
 #define RASTER 0
 #define SWIZZLE 1
+#define EPILOGUE 1
 #endif
 
 namespace tilescope_gemm {
@@ -64,8 +69,12 @@ using TileShape = Shape<Int<TILE_M>, Int<TILE_N>, _64>;
 using ClusterShape = Shape<Int<CLUSTER_M>, Int<CLUSTER_N>, _1>;
 using KernelSchedule = cute::conditional_t<SCHEDULE == 0, cutlass::gemm::KernelTmaWarpSpecializedCooperative,
                                            cutlass::gemm::KernelTmaWarpSpecializedPingpong>;
-// The epilogue stores D from registers (C is void: D = A * B); its Params are plain pointers.
-using EpilogueSchedule = cutlass::epilogue::NoSmemWarpSpecialized;
+// C is void: D = A * B. EPILOGUE 1 stages D in shared memory for TMA stores; EPILOGUE 0 stores it
+// from registers, and its Params are plain pointers.
+using EpilogueSchedule =
+    cute::conditional_t<EPILOGUE == 0, cutlass::epilogue::NoSmemWarpSpecialized,
+                        cute::conditional_t<SCHEDULE == 0, cutlass::epilogue::TmaWarpSpecializedCooperative,
+                                            cutlass::epilogue::TmaWarpSpecialized>>;
 
 using CollectiveEpilogue = typename cutlass::epilogue::collective::CollectiveBuilder<
     cutlass::arch::Sm90, cutlass::arch::OpClassTensorOp, TileShape, ClusterShape,
@@ -117,6 +126,21 @@ static_assert(is_static<typename AuxParams<TmaA>::GmemStrides>::value &&
                   is_static<typename AuxParams<TmaB>::GmemStrides>::value,
               "CUTLASS's TMA copies carry run-time parameters");
 
+// The TMA epilogue's store of D, held to the worker's mapD in the same way: rank 3 (N, M, L),
+// a box of the epilogue tile, the 64-byte swizzle.
+constexpr int kEpilogueM = SCHEDULE == 0 ? (TILE_M < 128 ? TILE_M : 128) : (TILE_M < 64 ? TILE_M : 64);
+#if EPILOGUE == 1
+using TmaD = typename CollectiveEpilogue::Params::TMA_D;
+static_assert(decltype(rank(GmemBasis<TmaD>{}))::value == 3, "CUTLASS's TMA for D is not of rank 3 (N, M, batch)");
+static_assert(decltype(size<0>(GmemBasis<TmaD>{}))::value == 32 &&
+                  decltype(size<1>(GmemBasis<TmaD>{}))::value == kEpilogueM,
+              "CUTLASS's TMA box of D is not the epilogue tile mapD has");
+static_assert(cute::is_same_v<TmaSwizzle<TmaD>, Swizzle<2, 4, 3>>,
+              "CUTLASS's shared memory layout of D is not the 64-byte swizzle mapD has");
+static_assert(is_static<typename AuxParams<TmaD>::GmemStrides>::value,
+              "CUTLASS's TMA store carries run-time parameters");
+#endif
+
 constexpr int kBoxA = TILE_M / CLUSTER_N; // A's tile is loaded in CLUSTER_N slices, one per CTA, and multicast
 constexpr int kBoxB = TILE_N / CLUSTER_M;
 // One Params per CTA: TMA descriptors must lie in global, constant or parameter memory. A
@@ -157,19 +181,35 @@ __device__ SchedulerParams schedulerParams(int m, int n) {
 }
 
 // GemmKernel::to_underlying_arguments, host code in CUTLASS, for the device.
-__device__ void buildParams(Params& p, const CUtensorMap& mapA, const CUtensorMap& mapB, ElementD* d, int m, int n,
-                            int k) {
+__device__ void buildParams(Params& p, const CUtensorMap& mapA, const CUtensorMap& mapB, const CUtensorMap& mapD,
+                            ElementD* d, int m, int n, int k) {
     p.mode = cutlass::gemm::GemmUniversalMode::kGemm;
     p.problem_shape = make_shape(m, n, k, 1);
     p.mainloop = typename CollectiveMainloop::Params{}; // the transaction bytes: static
     p.mainloop.tma_load_a.tma_desc_ = mapA;
     p.mainloop.tma_load_b.tma_desc_ = mapB;
     typename CollectiveEpilogue::Params epilogue{};
+#if EPILOGUE == 1
+    (void)d;
+    // D = alpha * acc + beta * C with alpha 1 and beta 0, in the visitor tree's own Arguments (what
+    // LinearCombination's Arguments convert to on the host), whose Params are the same values.
+    using Fusion = typename CollectiveEpilogue::FusionCallbacks;
+    using ScalarStride = Stride<_0, _0, int64_t>;
+    const typename Fusion::Impl::Arguments fusion{
+        {{ElementAccumulator(0)}, {nullptr}, {ScalarStride{}}},           // beta
+        {},                                                               // C
+        {{{ElementAccumulator(1)}, {nullptr}, {ScalarStride{}}}, {}, {}}, // alpha * acc
+        {}};
+    epilogue.thread = Fusion::to_underlying_arguments(p.problem_shape, fusion, nullptr);
+    epilogue.tma_store_d.tma_desc_ = mapD; // C is void: its load is never issued, nor its descriptor read
+#else
+    (void)mapD;
     epilogue.thread = {ElementAccumulator(1), ElementAccumulator(0)}; // alpha, beta
     epilogue.ptr_C = nullptr;
     epilogue.ptr_D = d;
     epilogue.dD = typename CollectiveEpilogue::StrideD{int64_t(n), Int<1>{}, int64_t(m) * n}; // row-major, packed
     epilogue.dC = epilogue.dD;
+#endif
     p.epilogue = epilogue;
     p.hw_info = cutlass::KernelHardwareInfo{0, int(gridDim.x * gridDim.y * gridDim.z), 0};
     p.scheduler = schedulerParams(m, n);
@@ -180,7 +220,8 @@ __device__ void buildParams(Params& p, const CUtensorMap& mapA, const CUtensorMa
 // The launch: the block is GemmKernel::MaxThreadsPerBlock threads, the grid persistent (at most a
 // CTA per SM, in clusters of CLUSTER_M x CLUSTER_N laid out as CUTLASS's get_grid_shape lays
 // them), the dynamic shared memory at least GemmKernel::SharedStorageSize. mapA_<box> and
-// mapB_<box> are the worker's TMA descriptors of A and B for each box size the space uses.
+// mapB_<box> are the worker's TMA descriptors of A and B for each box size the space uses, mapD
+// the descriptor of D for the TMA epilogue (its box follows the config).
 extern "C" __global__ void __cluster_dims__(CLUSTER_M, CLUSTER_N, 1)
     __launch_bounds__(tilescope_gemm::GemmKernel::MaxThreadsPerBlock, 1)
         cutlass_gemm(int M, int N, int K, const cutlass::bfloat16_t* A, const cutlass::bfloat16_t* B,
@@ -188,7 +229,7 @@ extern "C" __global__ void __cluster_dims__(CLUSTER_M, CLUSTER_N, 1)
                      const __grid_constant__ CUtensorMap mapA_64, const __grid_constant__ CUtensorMap mapA_128,
                      const __grid_constant__ CUtensorMap mapA_256, const __grid_constant__ CUtensorMap mapB_32,
                      const __grid_constant__ CUtensorMap mapB_64, const __grid_constant__ CUtensorMap mapB_128,
-                     const __grid_constant__ CUtensorMap mapB_256) {
+                     const __grid_constant__ CUtensorMap mapB_256, const __grid_constant__ CUtensorMap mapD) {
 #if defined(__CUDA_ARCH__) && (__CUDA_ARCH__ >= 900)
     using namespace tilescope_gemm;
     (void)A;
@@ -203,13 +244,16 @@ extern "C" __global__ void __cluster_dims__(CLUSTER_M, CLUSTER_N, 1)
     Params& params = *reinterpret_cast<Params*>(g_params[cta]);
     if (threadIdx.x == 0) {
         new (&params) Params{};
-        buildParams(params, mapA, mapB, D, M, N, K);
+        buildParams(params, mapA, mapB, mapD, D, M, N, K);
         // The descriptors were written as data; the TMA unit reads them through the tensormap proxy.
         cute::tma_descriptor_fence_release();
     }
     __syncthreads();
     cute::tma_descriptor_fence_acquire(&params.mainloop.tma_load_a.tma_desc_);
     cute::tma_descriptor_fence_acquire(&params.mainloop.tma_load_b.tma_desc_);
+#if EPILOGUE == 1
+    cute::tma_descriptor_fence_acquire(&params.epilogue.tma_store_d.tma_desc_);
+#endif
     extern __shared__ char smem[];
     GemmKernel gemm;
     gemm(params, smem);
