@@ -330,6 +330,9 @@ private slots:
                                                 << "Tilescope cannot tune inner_kernel (autotuned.py line";
         QTest::newRow("None for a pointer") << "none_argument"
                                             << "Tilescope cannot pass None as the argument 'y_ptr' of add_kernel";
+        QTest::newRow("a host-side tensor descriptor")
+            << "tensor_descriptor"
+            << "Tilescope cannot pass the argument 'x_ptr' of copy_kernel: it is a host-side tensor descriptor";
     }
     void refusals() {
         REQUIRE_TRITON();

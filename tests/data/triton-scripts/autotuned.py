@@ -4,7 +4,7 @@
 (--backend replay:add.t4.json) and the kernels then run on the CPU with the winner.
 
 python autotuned.py [CASE]: CASE is add (the default), reset, or one that Tilescope refuses
-(pre_hook, post_hook, do_bench, config_pre_hook, nested, none_argument). The last line printed
+(pre_hook, post_hook, do_bench, config_pre_hook, nested, none_argument, tensor_descriptor). The last line printed
 is "SUMMARY <json>"."""
 
 import json
@@ -91,6 +91,10 @@ elif CASE == "nested":
     nested()[grid(n)](x, out, n)
 elif CASE == "none_argument":
     add_kernel[grid(n)](x, None, out, n)
+elif CASE == "tensor_descriptor":
+    from triton.tools.tensor_descriptor import TensorDescriptor
+
+    autotuned()[grid(n)](TensorDescriptor(x, [n], [1], [64]), out, n)
 elif CASE == "config_pre_hook":
     configs = [triton.Config({"BLOCK": 64}, pre_hook=lambda args: None), triton.Config({"BLOCK": 128})]
     autotuned(configs=configs)[grid(n)](x, out, n)

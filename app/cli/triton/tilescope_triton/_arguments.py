@@ -142,6 +142,13 @@ def scalar_entry(name, value, where):
     elif hasattr(value, "dtype") and hasattr(value, "item") and np.ndim(value) == 0:
         entry["Type"] = t1_type(value.dtype, where)
         entry["FillValue"] = _expr.plain(value.item())
+    elif type(value).__name__ == "TensorDescriptor":
+        raise Refusal(
+            f"Tilescope cannot pass {where}: it is a host-side tensor descriptor ({type(value).__module__}."
+            "TensorDescriptor), which Triton's launcher turns into a TMA descriptor; Tilescope passes tensors and "
+            "numbers (a descriptor the kernel makes itself from a tensor argument, tl.make_tensor_descriptor, is "
+            "kernel code and compiles as any other)"
+        )
     elif value is None:
         raise Refusal(
             f"Tilescope cannot pass None as {where}: a T1 argument is a tensor's data or a number (Triton compiles "
