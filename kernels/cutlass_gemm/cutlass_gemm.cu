@@ -10,8 +10,10 @@
 //   SCHEDULE         0 KernelTmaWarpSpecializedCooperative, 1 KernelTmaWarpSpecializedPingpong
 //   RASTER           the persistent tile scheduler's order: 0 along M, 1 along N
 //   SWIZZLE          the scheduler's max swizzle size (1, 2, 4, 8)
-//   EPILOGUE         1: D staged in shared memory and stored by TMA (TmaWarpSpecialized[Cooperative],
-//                    CUTLASS's default for Hopper), 0: D stored from registers (NoSmemWarpSpecialized)
+//   EPILOGUE         0: D stored from registers (NoSmemWarpSpecialized); 1: D staged in shared memory
+//                    and stored by TMA (TmaWarpSpecialized[Cooperative], CUTLASS's default for Hopper).
+//                    1 compiles, and ran at 0.86-1.01 of cuBLAS on an H100, but its D was wrong there
+//                    (not yet known why), so the problem offers 0 only.
 //
 // How it runs as a plain kernel. CUTLASS's kernels take one Params struct that the host builds,
 // with TMA descriptors in it, and read the descriptors where the Params lie (kernel parameters,
@@ -26,8 +28,9 @@
 // make_tma_copy would: the same rank (K, M or N, and a batch of 1), extents and box, with the
 // 128-byte swizzle; the box is the tile over the CTAs that share it by multicast, so the problem
 // passes one map per box size, and the checks below hold that at compile time. The TMA epilogue
-// stores D through the worker's mapD: rank 3 (N, M, batch), a box of the epilogue tile (32 values
-// of N by 128 rows for the cooperative schedule or 64 for ping-pong), the 64-byte swizzle.
+// stores D through the worker's mapD_64 or mapD_128: rank 3 (N, M, batch), a box of the epilogue
+// tile (32 values of N by 128 rows for the cooperative schedule or 64 for ping-pong), the 64-byte
+// swizzle.
 
 #include <cuda.h>
 
@@ -49,7 +52,7 @@
 #define SCHEDULE 0
 #define RASTER 0
 #define SWIZZLE 1
-#define EPILOGUE 1
+#define EPILOGUE 0
 #endif
 
 namespace tilescope_gemm {
@@ -220,8 +223,8 @@ __device__ void buildParams(Params& p, const CUtensorMap& mapA, const CUtensorMa
 // The launch: the block is GemmKernel::MaxThreadsPerBlock threads, the grid persistent (at most a
 // CTA per SM, in clusters of CLUSTER_M x CLUSTER_N laid out as CUTLASS's get_grid_shape lays
 // them), the dynamic shared memory at least GemmKernel::SharedStorageSize. mapA_<box> and
-// mapB_<box> are the worker's TMA descriptors of A and B for each box size the space uses, mapD
-// the descriptor of D for the TMA epilogue (its box follows the config).
+// mapB_<box> are the worker's TMA descriptors of A and B for each box size the space uses, mapD_<rows>
+// those of D for the TMA epilogue (unread with EPILOGUE 0).
 extern "C" __global__ void __cluster_dims__(CLUSTER_M, CLUSTER_N, 1)
     __launch_bounds__(tilescope_gemm::GemmKernel::MaxThreadsPerBlock, 1)
         cutlass_gemm(int M, int N, int K, const cutlass::bfloat16_t* A, const cutlass::bfloat16_t* B,
@@ -229,7 +232,8 @@ extern "C" __global__ void __cluster_dims__(CLUSTER_M, CLUSTER_N, 1)
                      const __grid_constant__ CUtensorMap mapA_64, const __grid_constant__ CUtensorMap mapA_128,
                      const __grid_constant__ CUtensorMap mapA_256, const __grid_constant__ CUtensorMap mapB_32,
                      const __grid_constant__ CUtensorMap mapB_64, const __grid_constant__ CUtensorMap mapB_128,
-                     const __grid_constant__ CUtensorMap mapB_256, const __grid_constant__ CUtensorMap mapD) {
+                     const __grid_constant__ CUtensorMap mapB_256, const __grid_constant__ CUtensorMap mapD_64,
+                     const __grid_constant__ CUtensorMap mapD_128) {
 #if defined(__CUDA_ARCH__) && (__CUDA_ARCH__ >= 900)
     using namespace tilescope_gemm;
     (void)A;
@@ -238,6 +242,8 @@ extern "C" __global__ void __cluster_dims__(CLUSTER_M, CLUSTER_N, 1)
     static_assert(kBoxB == 32 || kBoxB == 64 || kBoxB == 128 || kBoxB == 256, "no tensor map of B's box");
     const CUtensorMap& mapA = kBoxA == 32 ? mapA_32 : kBoxA == 64 ? mapA_64 : kBoxA == 128 ? mapA_128 : mapA_256;
     const CUtensorMap& mapB = kBoxB == 32 ? mapB_32 : kBoxB == 64 ? mapB_64 : kBoxB == 128 ? mapB_128 : mapB_256;
+    static_assert(kEpilogueM == 64 || kEpilogueM == 128, "no tensor map of D's box");
+    const CUtensorMap& mapD = kEpilogueM == 64 ? mapD_64 : mapD_128;
     const unsigned cta = blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z);
     if (cta >= unsigned(kMaxCtas))
         __trap(); // a grid the problem's GlobalSize should never give

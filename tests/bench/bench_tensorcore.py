@@ -242,7 +242,7 @@ extern "C" int launch(int gx, int gy, int bx, int smem, int S, float scale, cons
 # picks the one its tile and cluster need), and mapD for its TMA epilogue, encoded here as the worker
 # encodes the problem's TensorMap arguments (core/measure/cuda/device/workerruntime.cpp,
 # encodeTensorMap): A's and B's dims (K, rows, 1), byte strides of dims 1 and 2, box (64, 32 to 256,
-# 1), 128-byte swizzle; D's dims (N, M, 1), box (32, the epilogue tile's rows, 1), 64-byte swizzle;
+# 1), 128-byte swizzle; D's dims (N, M, 1), box (32, 64 or 128: the epilogue tile's rows, 1), 64-byte swizzle;
 # L2 promotion 256B. They are encoded once per set of buffers, sizes and epilogue tile, outside the
 # timed launches. The cluster dims are compiled into the kernel, so a plain launch makes clusters of
 # the (multiple-of-cluster) grid.
@@ -259,9 +259,9 @@ static CUresult encode(CUtensorMap* map, const void* p, int inner, int rows, int
                                   unit, CU_TENSOR_MAP_INTERLEAVE_NONE, swizzle,
                                   CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
 }
-// 0, a CUDA error, or -1 - i where the driver refused map i (mapA_32 .. mapB_256, mapD)
+// 0, a CUDA error, or -1 - i where the driver refused map i (mapA_32 .. mapB_256, mapD_64, mapD_128)
 extern "C" int launch(int gx, int gy, int bx, int smem, int M, int N, int K, const void* a, const void* b, void* d) {
-    static CUtensorMap maps[9];  // mapA_32, _64, _128, _256, mapB_32, _64, _128, _256, mapD
+    static CUtensorMap maps[10];  // mapA_32, _64, _128, _256, mapB_32, _64, _128, _256, mapD_64, _128
     static const void *lastA = nullptr, *lastB = nullptr, *lastD = nullptr;
     static int lastM = 0, lastN = 0, lastK = 0;
     if (a != lastA || b != lastB || d != lastD || M != lastM || N != lastN || K != lastK) {
@@ -270,8 +270,9 @@ extern "C" int launch(int gx, int gy, int bx, int smem, int M, int N, int K, con
             if (encode(&maps[i], i < 4 ? a : b, K, i < 4 ? M : N, 64, 32 << (i %% 4), CU_TENSOR_MAP_SWIZZLE_128B) !=
                 CUDA_SUCCESS)
                 return -1 - i;
-        if (encode(&maps[8], d, N, M, 32, tilescope_gemm::kEpilogueM, CU_TENSOR_MAP_SWIZZLE_64B) != CUDA_SUCCESS)
-            return -9;
+        for (int i = 8; i < 10; ++i)
+            if (encode(&maps[i], d, N, M, 32, 64 << (i - 8), CU_TENSOR_MAP_SWIZZLE_64B) != CUDA_SUCCESS)
+                return -1 - i;
         lastA = a;
         lastB = b;
         lastD = d;
@@ -288,7 +289,7 @@ extern "C" int launch(int gx, int gy, int bx, int smem, int M, int N, int K, con
     }
     %(name)s<<<dim3(gx, gy), bx, smem>>>(M, N, K, (const cutlass::bfloat16_t*)a, (const cutlass::bfloat16_t*)b,
                                          (cutlass::bfloat16_t*)d, maps[0], maps[1], maps[2], maps[3], maps[4],
-                                         maps[5], maps[6], maps[7], maps[8]);
+                                         maps[5], maps[6], maps[7], maps[8], maps[9]);
     return (int)cudaGetLastError();
 }
 """
@@ -631,7 +632,7 @@ DEFAULTS = {
     # cutlass_gemm: the kernel file's own defaults (its #ifndef kernel_tuner block); SMS, the persistent
     # grid's bound, is set to the device's SM count by main()
     "cutlass_gemm": {"TILE_M": 128, "TILE_N": 256, "CLUSTER_M": 2, "CLUSTER_N": 1, "STAGES": 0, "SCHEDULE": 0,
-                     "RASTER": 0, "SWIZZLE": 1, "EPILOGUE": 1, "SMS": 132},
+                     "RASTER": 0, "SWIZZLE": 1, "EPILOGUE": 0, "SMS": 132},
 }
 
 # The names an attention problem file may give the shape's values (batch, heads, sequence, head

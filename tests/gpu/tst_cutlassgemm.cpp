@@ -3,8 +3,7 @@
 //
 // - A known result: A and B all ones, so every element of D is K (exact in bf16), at a shape
 //   whose N is no multiple of the tiles (the scheduler's partial tiles, the epilogue's predicates),
-//   for configs of both schedules and both epilogues, every cluster shape and each box the tensor
-//   maps come in.
+//   for configs of both schedules, every cluster shape and each box the tensor maps come in.
 // - The problem as shipped at 4096^3 on a list of configs: each verified against the first, the
 //   best at a plausible TFLOP/s.
 // Skipped without a device, without nvcc, or without CUTLASS_DIR.
@@ -36,16 +35,16 @@ namespace {
 constexpr const char* kWorker = TILESCOPE_WORKER;
 const std::filesystem::path kKernels = std::filesystem::path(TILESCOPE_SOURCE_DIR) / "kernels/cutlass_gemm";
 
-// TILE_M, TILE_N, CLUSTER_M, CLUSTER_N, STAGES, SCHEDULE, RASTER, SWIZZLE, EPILOGUE, SMS: both
-// epilogues with both schedules
+// TILE_M, TILE_N, CLUSTER_M, CLUSTER_N, STAGES, SCHEDULE, RASTER, SWIZZLE, EPILOGUE, SMS (the
+// problem's one epilogue, 0)
 const nlohmann::json kConfigs = nlohmann::json::parse(R"([
-    [128, 256, 2, 1, 0, 0, 0, 1, 1, 132],
-    [256, 128, 1, 2, 0, 0, 1, 8, 1, 132],
+    [128, 256, 2, 1, 0, 0, 0, 1, 0, 132],
+    [256, 128, 1, 2, 0, 0, 1, 8, 0, 132],
     [128, 128, 1, 1, 4, 0, 0, 2, 0, 132],
-    [64, 256, 1, 1, 0, 1, 0, 1, 1, 132],
-    [128, 128, 2, 2, 0, 1, 1, 4, 1, 132],
+    [64, 256, 1, 1, 0, 1, 0, 1, 0, 132],
+    [128, 128, 2, 2, 0, 1, 1, 4, 0, 132],
     [64, 128, 2, 1, 5, 1, 0, 1, 0, 132],
-    [64, 64, 1, 2, 0, 1, 0, 1, 1, 132]
+    [64, 64, 1, 2, 0, 1, 0, 1, 0, 132]
 ])");
 
 nlohmann::json shippedProblem() {
