@@ -179,7 +179,7 @@ private:
 
     /// Plain expressions must compile for the problem to load; Launch ones (geometry, argument
     /// sizes) are needed only to compile and run the kernel, so their failure blocks that alone.
-    enum class Role { Plain, ProblemSize, Launch };
+    enum class Role { Plain, ProblemSize, Launch, TensorMap };
     struct Pending {
         std::string ptr;
         std::string source;
@@ -200,11 +200,25 @@ private:
             try {
                 e = expr::Expression::compile(pending.source, scope);
             } catch (const expr::ExprError& error) {
-                if (pending.role == Role::Launch) {
+                if (pending.role == Role::Launch || pending.role == Role::TensorMap) {
                     block(pending.ptr, spec::describeExprError(error));
                     continue;
                 }
                 fail(pending.ptr, spec::describeExprError(error));
+            }
+            if (pending.role == Role::TensorMap) {
+                // The worker encodes a tensor map once per shape, before any config runs.
+                for (int slot : e.usedSlots()) {
+                    if (slot >= firstShapeSlot)
+                        continue;
+                    const std::string p = scope.nameOf(slot);
+                    block(pending.ptr, "'" + pending.source + "' depends on the config (parameter '" + p +
+                                           "'); a tensor map is built once per shape, so its Dims and Box may use "
+                                           "the shape's names and min(" +
+                                           p + ") or max(" + p + "), not the parameter itself");
+                    break;
+                }
+                continue;
             }
             if (pending.role != Role::ProblemSize)
                 continue;
@@ -704,7 +718,7 @@ private:
             for (std::size_t i = 0; i < ln->size(); ++i) {
                 const JsonNode item = ln.item(i);
                 out.push_back(asExpressionText(item));
-                expression(item, out.back(), Role::Launch);
+                expression(item, out.back(), Role::TensorMap);
             }
             return ln;
         };

@@ -770,6 +770,26 @@ void TestLaunchPlan::tensorMapArguments() {
     QCOMPARE(args[6].tensorBox, (std::vector<std::int64_t>{64, 64}));
     QCOMPARE(args[6].tensorSwizzle, 128);
     QCOMPARE(args[6].element, ElementType::BFloat16);
+    // A box that follows the config cannot be: the worker encodes each map once per shape. The
+    // problem opens (space counts it) with a launch blocker naming the field, before any GPU.
+    nlohmann::json json =
+        nlohmann::json::parse(std::ifstream(TILESCOPE_SOURCE_DIR "/kernels/hgemm/hgemm_bf16_bt.json"));
+    json["KernelSpecification"]["KernelFile"] = TILESCOPE_SOURCE_DIR "/kernels/hgemm/hgemm.cu";
+    json["KernelSpecification"]["Arguments"][6]["TensorMap"]["Box"][1] = "min(BLOCK_M, M)";
+    const QTemporaryDir dir;
+    const std::string file = dir.filePath(QStringLiteral("box.json")).toStdString();
+    std::ofstream(file) << json.dump();
+    const TuningProblem byConfig = TuningProblem::load(file);
+    QCOMPARE(byConfig.launchBlockers.size(), std::size_t(1));
+    QCOMPARE(QString::fromStdString(byConfig.launchBlockers[0].location()),
+             QStringLiteral("/KernelSpecification/Arguments/6/TensorMap/Box/1"));
+    QVERIFY2(byConfig.launchBlockers[0].message().find("'min(BLOCK_M, M)' depends on the config (parameter "
+                                                       "'BLOCK_M'); a tensor map is built once per shape") !=
+                 std::string::npos,
+             byConfig.launchBlockers[0].message().c_str());
+    json["KernelSpecification"]["Arguments"][6]["TensorMap"]["Box"][1] = "min(max(BLOCK_M), M)";
+    std::ofstream(file) << json.dump();
+    QVERIFY(TuningProblem::load(file).launchBlockers.empty());
     // Only the buffers count as memory.
     QCOMPARE(planner.bufferBytes(), std::int64_t(2) * (8192 * 1024 * 2 + 8192 * 8192));
     // Row-major B (K x N) is mapped as N innermost.
