@@ -400,8 +400,10 @@ AnalyzeOutcome runAnalysis(const AnalyzeRequest& request, const AnalyzeEvents& e
     if (request.cancel && request.cancel->load())
         throw Cancelled();
 
-    // Parameters whose values never reach the code, from the compiled sample and its neighbours.
-    if (request.inertCheck && events.warning)
+    // Parameters whose values never reach the code, from the compiled sample and its neighbours
+    // (a compile of each neighbour: not for configs named one by one, where they would be most of
+    // the work, minutes with nvcc and CUTLASS).
+    if (request.inertCheck && request.indices.empty() && events.warning)
         if (std::optional<LaunchWarning> w = inertWarning(
                 problem, findInertParameters(analyzer, space, service, out.archs.front(), indices, request.cancel)))
             events.warning(*w);

@@ -12,8 +12,6 @@
 //   SWIZZLE          the scheduler's max swizzle size (1, 2, 4, 8)
 //   EPILOGUE         0: D stored from registers (NoSmemWarpSpecialized); 1: D staged in shared memory
 //                    and stored by TMA (TmaWarpSpecialized[Cooperative], CUTLASS's default for Hopper).
-//                    1 compiles, and ran at 0.86-1.01 of cuBLAS on an H100, but its D was wrong there
-//                    (not yet known why), so the problem offers 0 only.
 //
 // How it runs as a plain kernel. CUTLASS's kernels take one Params struct that the host builds,
 // with TMA descriptors in it, and read the descriptors where the Params lie (kernel parameters,
@@ -194,16 +192,20 @@ __device__ void buildParams(Params& p, const CUtensorMap& mapA, const CUtensorMa
     typename CollectiveEpilogue::Params epilogue{};
 #if EPILOGUE == 1
     (void)d;
-    // D = alpha * acc + beta * C with alpha 1 and beta 0, in the visitor tree's own Arguments (what
-    // LinearCombination's Arguments convert to on the host), whose Params are the same values.
-    using Fusion = typename CollectiveEpilogue::FusionCallbacks;
-    using ScalarStride = Stride<_0, _0, int64_t>;
-    const typename Fusion::Impl::Arguments fusion{
-        {{ElementAccumulator(0)}, {nullptr}, {ScalarStride{}}},           // beta
-        {},                                                               // C
-        {{{ElementAccumulator(1)}, {nullptr}, {ScalarStride{}}}, {}, {}}, // alpha * acc
-        {}};
-    epilogue.thread = Fusion::to_underlying_arguments(p.problem_shape, fusion, nullptr);
+    // D = alpha * acc + beta * C with alpha 1 and beta 0, written into the visitor tree's Params (what
+    // LinearCombination's host-side Arguments become): op_0 beta, op_1 C, op_2 the node alpha * acc
+    // (its op_0 alpha), op_3 the multiply-add; the scalar leaves are Sm90ScalarBroadcast's Params.
+    // Built through the tree's to_underlying_arguments in device code, they came out all zero on an
+    // H100 (alpha 0: D was signed zeros), so the two scalars are set where the kernel reads them.
+    using Scalar = typename cutlass::epilogue::fusion::Sm90ScalarBroadcast<ElementAccumulator,
+                                                                           Stride<_0, _0, int64_t>>::Params;
+    static_assert(cute::is_same_v<decltype(epilogue.thread.op_0), Scalar> &&
+                      cute::is_same_v<decltype(epilogue.thread.op_2.op_0), Scalar>,
+                  "CUTLASS's LinearCombination is not the tree (beta, C, (alpha, acc)) this kernel fills");
+    epilogue.thread.op_0 = Scalar{};
+    epilogue.thread.op_0.scalars[0] = ElementAccumulator(0);
+    epilogue.thread.op_2.op_0 = Scalar{};
+    epilogue.thread.op_2.op_0.scalars[0] = ElementAccumulator(1);
     epilogue.tma_store_d.tma_desc_ = mapD; // C is void: its load is never issued, nor its descriptor read
 #else
     (void)mapD;

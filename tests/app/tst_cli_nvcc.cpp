@@ -277,7 +277,7 @@ void TestCliNvcc::nvccAbsentFromEveryFolder() {
 void TestCliNvcc::cutlassProblemCounted() {
     const CliRun run = runCli({QStringLiteral("space"), QString::fromUtf8(kCutlassProblem)}, kCli);
     QVERIFY2(run.status == 0, qPrintable(describe(run)));
-    QVERIFY2(run.out.contains(QStringLiteral("valid size    1,536")), qPrintable(run.out));
+    QVERIFY2(run.out.contains(QStringLiteral("valid size    3,072")), qPrintable(run.out));
     QVERIFY2(run.out.contains(QStringLiteral("SCHEDULE")) && run.out.contains(QStringLiteral("CLUSTER_N")),
              qPrintable(run.out));
 }

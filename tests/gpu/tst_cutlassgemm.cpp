@@ -35,8 +35,8 @@ namespace {
 constexpr const char* kWorker = TILESCOPE_WORKER;
 const std::filesystem::path kKernels = std::filesystem::path(TILESCOPE_SOURCE_DIR) / "kernels/cutlass_gemm";
 
-// TILE_M, TILE_N, CLUSTER_M, CLUSTER_N, STAGES, SCHEDULE, RASTER, SWIZZLE, EPILOGUE, SMS (the
-// problem's one epilogue, 0)
+// TILE_M, TILE_N, CLUSTER_M, CLUSTER_N, STAGES, SCHEDULE, RASTER, SWIZZLE, EPILOGUE, SMS: both
+// schedules, clusters and staging counts, with D stored from registers (EPILOGUE 0) and by TMA (1)
 const nlohmann::json kConfigs = nlohmann::json::parse(R"([
     [128, 256, 2, 1, 0, 0, 0, 1, 0, 132],
     [256, 128, 1, 2, 0, 0, 1, 8, 0, 132],
@@ -44,7 +44,11 @@ const nlohmann::json kConfigs = nlohmann::json::parse(R"([
     [64, 256, 1, 1, 0, 1, 0, 1, 0, 132],
     [128, 128, 2, 2, 0, 1, 1, 4, 0, 132],
     [64, 128, 2, 1, 5, 1, 0, 1, 0, 132],
-    [64, 64, 1, 2, 0, 1, 0, 1, 0, 132]
+    [64, 64, 1, 2, 0, 1, 0, 1, 0, 132],
+    [128, 256, 2, 1, 0, 0, 0, 1, 1, 132],
+    [256, 128, 1, 2, 4, 0, 1, 8, 1, 132],
+    [128, 128, 1, 1, 0, 1, 1, 4, 1, 132],
+    [64, 256, 2, 1, 0, 1, 0, 2, 1, 132]
 ])");
 
 nlohmann::json shippedProblem() {
@@ -104,7 +108,13 @@ std::vector<ResultRecord> TestCutlassGemm::tune(const nlohmann::json& json, cons
     session.backendLabel = "cuda:0";
     session.stopOnSystematicFailure = false;
     TuningSession tuning(problem, backend, store, session, {}, m_compiler.get());
-    const SessionSummary s = tuning.run();
+    SessionSummary s;
+    try {
+        s = tuning.run();
+    } catch (const std::exception& e) { // a problem the GPU refuses (InputError): the caller's count fails
+        qWarning("%s: %s", name.c_str(), e.what());
+        return {};
+    }
     if (summary)
         *summary = s;
     std::vector<ResultRecord> results = store.results(s.session.id);
