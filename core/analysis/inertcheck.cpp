@@ -56,7 +56,8 @@ std::vector<std::pair<std::string, std::string>> redefinedMacros(std::string_vie
 
 std::vector<InertParameter> findInertParameters(const StaticAnalyzer& analyzer, const ConfigSpace& space,
                                                 CompileService& service, const std::string& arch,
-                                                std::span<const std::uint64_t> bases, const std::atomic<bool>* cancel) {
+                                                std::span<const std::uint64_t> bases, const std::atomic<bool>* cancel,
+                                                bool compareNeighbours) {
     const RequestBuilder& requests = analyzer.requests();
     const int parameters = space.parameterCount();
     const auto words = wordsOf(requests.source());
@@ -81,8 +82,15 @@ std::vector<InertParameter> findInertParameters(const StaticAnalyzer& analyzer, 
     std::vector<char> inert(static_cast<std::size_t>(parameters), 0);
     std::vector<char> tried(static_cast<std::size_t>(parameters), 0);
     std::vector<std::pair<std::string, std::string>> pair(static_cast<std::size_t>(parameters));
+    if (!compareNeighbours) {
+        std::vector<CompileRequest> batch;
+        for (const std::uint64_t index : bases)
+            batch.push_back(requests.request(space.at(index), arch));
+        for (const CompileResult& result : service.compileAll(batch, {}, cancel))
+            noteWarnings(result);
+    }
     std::size_t next = 0;
-    for (int round = 0; round < 2; ++round) {
+    for (int round = 0; round < (compareNeighbours ? 2 : 0); ++round) {
         std::optional<Config> base;
         CompileResult baseResult;
         for (; next < bases.size() && !base; ++next) {

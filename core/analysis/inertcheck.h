@@ -40,11 +40,14 @@ struct InertParameter {
 /// Compiles the first config of `bases` that compiles, and its neighbours in each parameter with
 /// several values (the next valid value; a second base confirms what the first finds), for
 /// `arch` on `service`; returns the parameters found inert or redefined, in parameter order.
-/// Compile errors are not findings. Never throws for what a config causes.
+/// Without `compareNeighbours`, only `bases` are compiled (all of them: configs already compiled come
+/// from the cache) and only the compiler's redefinition warnings are findings. Compile errors are
+/// not findings. Never throws for what a config causes.
 std::vector<InertParameter> findInertParameters(const StaticAnalyzer& analyzer, const ConfigSpace& space,
                                                 CompileService& service, const std::string& arch,
                                                 std::span<const std::uint64_t> bases,
-                                                const std::atomic<bool>* cancel = nullptr);
+                                                const std::atomic<bool>* cancel = nullptr,
+                                                bool compareNeighbours = true);
 
 /// The warning ("inert-parameter", at the first parameter's field) for `found`, or nullopt when
 /// nothing was found or the problem silences it.

@@ -402,10 +402,12 @@ AnalyzeOutcome runAnalysis(const AnalyzeRequest& request, const AnalyzeEvents& e
 
     // Parameters whose values never reach the code, from the compiled sample and its neighbours
     // (a compile of each neighbour: not for configs named one by one, where they would be most of
-    // the work, minutes with nvcc and CUTLASS).
-    if (request.inertCheck && request.indices.empty() && events.warning)
-        if (std::optional<LaunchWarning> w = inertWarning(
-                problem, findInertParameters(analyzer, space, service, out.archs.front(), indices, request.cancel)))
+    // the work, minutes with nvcc and CUTLASS; the compiler's redefinition warnings still count,
+    // read again from the cache).
+    if (request.inertCheck && events.warning && (request.indices.empty() || !request.noCache))
+        if (std::optional<LaunchWarning> w =
+                inertWarning(problem, findInertParameters(analyzer, space, service, out.archs.front(), indices,
+                                                          request.cancel, request.indices.empty())))
             events.warning(*w);
 
     if (!request.csvPath.empty())

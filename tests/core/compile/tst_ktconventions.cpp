@@ -39,6 +39,7 @@ private slots:
     void parametersReachTheCode();
     void redefinedParameterWarns();
     void redefinedParameterFromTheCli();
+    void namedConfigsCompiledAlone();
     void nvrtcRedefinitionWarning();
     void compiledCheckBesideTheSweep();
 };
@@ -207,6 +208,37 @@ void TestKtConventions::nvrtcRedefinitionWarning() {
     QVERIFY(w.has_value());
     QVERIFY2(w->message.find("tile_size") != std::string::npos, w->message.c_str());
     QVERIFY2(w->message.find("cond.cu(2)") != std::string::npos, w->message.c_str());
+}
+
+// analyze of configs named with --index compiles them alone (no neighbours for the inert check),
+// and still reports the compiler's redefinition warning; a sample compiles the neighbours too.
+void TestKtConventions::namedConfigsCompiledAlone() {
+    QTemporaryDir temp;
+    QVERIFY(temp.isValid());
+    const std::filesystem::path root = temp.path().toStdString();
+    writeConditionalRedefinition(root);
+    auto analyze = [&](const QStringList& extra, const std::filesystem::path& cache) {
+        QProcess cli;
+        cli.setProcessChannelMode(QProcess::MergedChannels);
+        cli.start(QStringLiteral(TILESCOPE_CLI),
+                  QStringList{QStringLiteral("analyze"), QString::fromStdString((root / "cond.json").string()),
+                              QStringLiteral("--arch"), QStringLiteral("sm_90"), QStringLiteral("--cache-dir"),
+                              QString::fromStdString(cache.string())} +
+                      extra);
+        cli.waitForFinished(120000);
+        std::size_t entries = 0;
+        for (const auto& e : std::filesystem::recursive_directory_iterator(cache))
+            entries += e.path().extension() == ".tsc" ? 1 : 0;
+        return std::make_pair(QString::fromUtf8(cli.readAll()) + "\nexit " + QString::number(cli.exitCode()), entries);
+    };
+    const auto [alone, aloneEntries] = analyze({QStringLiteral("--index"), QStringLiteral("0")}, root / "c1");
+    QVERIFY2(alone.endsWith(QStringLiteral("exit 0")), qPrintable(alone));
+    QVERIFY2(alone.contains(QStringLiteral("cond.cu(2)")), qPrintable(alone)); // NVRTC's redefinition warning
+    QCOMPARE(aloneEntries, std::size_t(1));
+    const auto [sampled, sampledEntries] = analyze({QStringLiteral("--sample"), QStringLiteral("1")}, root / "c2");
+    QVERIFY2(sampled.endsWith(QStringLiteral("exit 0")), qPrintable(sampled));
+    QVERIFY2(sampled.contains(QStringLiteral("cond.cu(2)")), qPrintable(sampled));
+    QVERIFY2(sampledEntries > 1, qPrintable(QString::number(sampledEntries)));
 }
 
 // In a session the check runs on the compile pool beside the sweep's first configs, and its
