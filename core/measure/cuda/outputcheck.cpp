@@ -256,6 +256,14 @@ ElementGap unsetIn(const ElementMask& mask) {
     return missingFrom(fullMask(mask.size()), mask);
 }
 
+std::int64_t lastSetIn(const ElementMask& mask) {
+    for (std::size_t k = mask.wordCount(); k-- > 0;) {
+        if (const std::uint64_t w = mask.words()[k]; w != 0)
+            return static_cast<std::int64_t>(k) * 64 + 63 - std::countl_zero(w);
+    }
+    return -1;
+}
+
 NonFinite nonFiniteValues(const ArgumentSpec& arg, std::span<const unsigned char> output, const ElementMask* where) {
     NonFinite found;
     if (!isFloatingPoint(arg.element))

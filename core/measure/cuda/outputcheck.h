@@ -71,6 +71,8 @@ ElementMask finiteValues(const ArgumentSpec& arg, std::span<const unsigned char>
 ElementGap missingFrom(const ElementMask& wanted, const ElementMask& have);
 /// The elements not set in `mask`.
 ElementGap unsetIn(const ElementMask& mask);
+/// The last element set in `mask`, -1 when none is.
+std::int64_t lastSetIn(const ElementMask& mask);
 
 /// NaN or Inf values of an output.
 struct NonFinite {

@@ -71,6 +71,9 @@ private slots:
         const ElementGap gap = unsetIn(m);
         QCOMPARE(gap.count, std::int64_t(126));
         QCOMPARE(gap.first, std::int64_t(2));
+        QCOMPARE(lastSetIn(m), std::int64_t(129));
+        QCOMPARE(lastSetIn(other), std::int64_t(64)); // the last set in a word before the last word
+        QCOMPARE(lastSetIn(ElementMask(130)), std::int64_t(-1));
     }
 
     void canaryShowsTheElementsNeverWritten() {

@@ -346,9 +346,10 @@ struct WorkerRuntime::Impl {
     /// Runs the config once on canaried outputs, checks which elements it wrote and whether they are
     /// finite against its group's reference, and with m.verify compares the values too.
     void verify(const worker::Measure& m, worker::Result& r);
-    /// Launches the config once more on outputs filled with kSecondCanary and adds the elements it
-    /// wrote to `written` (per argument, those in `which`): an element that held kCanary after the
-    /// first launch and kSecondCanary after this one was never written.
+    /// Launches the config once more on outputs filled with kSecondCanary (ReadWrite ones in
+    /// `which` start from their initial contents with each element's lowest bit flipped) and adds
+    /// the elements it wrote to `written` (per argument, those in `which`): an element that held
+    /// the first fill after the first launch and the second after this one was never written.
     void confirmUnwritten(const std::vector<std::size_t>& which, const worker::Result& r,
                           std::vector<ElementMask>& written);
     /// Copies the Measure's returnArguments (Vector arguments) to the result, as the first launch left them.

@@ -150,16 +150,24 @@ void WorkerRuntime::Impl::verify(const worker::Measure& m, worker::Result& r) {
         } else {
             scans[i] = scanOutput(args[i], host[i], kCanary, before, ref->written[i], ref->finite[i]);
         }
-        if (confirmable && scans[i].unwritten.count > 0) {
-            written[i] = writtenOver(args[i], host[i], kCanary);
+        // Unverified, a ReadWrite output whose elements keep their initial contents may have been
+        // written with those very values (a sum per block that is 0 over a buffer of zeros): a
+        // second launch over other initial contents tells.
+        const bool confirmableReadWrite = !canaried(i) && !args[i].partial && !m.verify && !initial[i].empty();
+        if ((confirmable || confirmableReadWrite) && scans[i].unwritten.count > 0) {
+            written[i] =
+                canaried(i) ? writtenOver(args[i], host[i], kCanary) : changedFrom(args[i], host[i], initial[i]);
             toConfirm.push_back(i);
         }
     }
     if (!toConfirm.empty())
         confirmUnwritten(toConfirm, r, written);
-    for (const std::size_t i : toConfirm)
-        if (ref)
-            scans[i].unwritten = missingFrom(ref->written[i], written[i]);
+    for (const std::size_t i : toConfirm) {
+        if (!ref)
+            continue;
+        scans[i].unwritten = missingFrom(ref->written[i], written[i]);
+        scans[i].lastWritten = lastSetIn(written[i]);
+    }
 
     bool failed = false;
     std::string shorter; // outputs that end early, for the message
@@ -317,6 +325,22 @@ void WorkerRuntime::Impl::confirmUnwritten(const std::vector<std::size_t>& which
             check(cu->cuMemsetD8Async(buffers[i], kSecondCanary, static_cast<std::size_t>(args[i].bytes()), stream),
                   "cannot fill " + args[i].label() + " with the canary (cuMemsetD8Async)");
     }
+    // A ReadWrite output starts from its initial contents with the lowest bit of each element
+    // flipped: as input nearly the same, and an element the kernel writes with its initial value
+    // now differs from where it started. (Only outputs the reference config changed come here,
+    // never a buffer of indices the kernel only reads.)
+    std::vector<std::vector<unsigned char>> nudged(args.size());
+    check(cu->cuStreamSynchronize(stream), "cannot restore the ReadWrite arguments"); // before the copies below
+    for (const std::size_t i : which) {
+        if (args[i].access == Access::WriteOnly)
+            continue;
+        nudged[i] = initial[i];
+        const std::size_t size = elementSize(args[i].element);
+        for (std::size_t at = 0; at < nudged[i].size(); at += size)
+            nudged[i][at] ^= 1u; // the least significant byte: elements are little-endian
+        check(cu->cuMemcpyHtoD(buffers[i], nudged[i].data(), nudged[i].size()),
+              "cannot fill " + args[i].label() + " (cuMemcpyHtoD)");
+    }
     launchChecked(r, "the launch failed");
     check(cu->cuStreamSynchronize(stream), "the kernel failed");
     std::vector<unsigned char> second;
@@ -324,7 +348,15 @@ void WorkerRuntime::Impl::confirmUnwritten(const std::vector<std::size_t>& which
         second.resize(static_cast<std::size_t>(args[i].bytes()));
         check(cu->cuMemcpyDtoH(second.data(), buffers[i], second.size()),
               "cannot copy " + args[i].label() + " to the host (cuMemcpyDtoH)");
-        written[i].unite(writtenOver(args[i], second, kSecondCanary));
+        written[i].unite(args[i].access == Access::WriteOnly ? writtenOver(args[i], second, kSecondCanary)
+                                                             : changedFrom(args[i], second, nudged[i]));
+    }
+    // What is returned and timed next starts from the initial contents again: once more as the
+    // first launch ran.
+    if (std::any_of(nudged.begin(), nudged.end(), [](const auto& n) { return !n.empty(); })) {
+        check(restoreReadWrite(), "cannot restore the ReadWrite arguments (cuMemcpyDtoDAsync)");
+        launchChecked(r, "the launch failed");
+        check(cu->cuStreamSynchronize(stream), "the kernel failed");
     }
 }
 
