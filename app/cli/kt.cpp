@@ -28,6 +28,7 @@ struct KtOptions {
     std::string python = "python3";
     int jobs = 0;
     double sampleSeconds = 0;
+    bool omitFailed = false;
     std::vector<std::string> tuneArgs;
 };
 
@@ -57,7 +58,8 @@ int runKt(const KtOptions& opt, const std::vector<std::string>& rest) {
                                                          {"TILESCOPE_CLI", thisProgram().string()},
                                                          {"TILESCOPE_KT_BACKEND", opt.backend},
                                                          {"TILESCOPE_KT_DB", db},
-                                                         {"TILESCOPE_KT_TUNE_ARGS", nlohmann::json(tuneArgs).dump()}};
+                                                         {"TILESCOPE_KT_TUNE_ARGS", nlohmann::json(tuneArgs).dump()},
+                                                         {"TILESCOPE_KT_OMIT_FAILED", opt.omitFailed ? "1" : ""}};
     int status = 0;
     {
         const ScriptWorkers workers(opt.backend);
@@ -97,6 +99,10 @@ void registerKt(CLI::App& app) {
     cmd->add_option("--sample-time", opt->sampleSeconds,
                     "Kernel time to spend sampling each config, in seconds (default: tune's)")
         ->check(positiveNumber());
+    cmd->add_flag("--omit-failed", opt->omitFailed,
+                  "Leave the configs that did not compile or run out of the results tune_kernel returns, as Kernel "
+                  "Tuner did before 1.0 (Kernel Tuner 1.5 returns them with '__error__' and no 'time'; scripts "
+                  "written then, such as its expdist.py, take min(results, key=lambda r: r['time']))");
     cmd->add_option("--tune-arg", opt->tuneArgs,
                     "An argument for every tune the script starts (repeat it; e.g. --tune-arg=--guard)")
         ->allow_extra_args(false);

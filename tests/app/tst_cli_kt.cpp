@@ -279,6 +279,13 @@ private slots:
         // problem_size "num_blocks": the grid is the parameter itself.
         QCOMPARE(t1["KernelSpecification"]["GlobalSizeType"].get<std::string>(), std::string("CUDA"));
         QCOMPARE(t1["KernelSpecification"]["GlobalSize"]["X"].get<std::string>(), std::string("num_blocks"));
+        // The untuned `#pragma unroll loop_unroll_factor_0` is left to the compiler, with a warning,
+        // its line emptied so that the file's line numbers stay.
+        QVERIFY2(first.err.contains("loop_unroll_factor_0 is not among tune_params"), qPrintable(describe(first)));
+        const std::string kernel = readFile(QFileInfo(problem).dir().filePath(
+            QString::fromStdString(t1["KernelSpecification"]["KernelFile"].get<std::string>())));
+        QVERIFY2(kernel.find("loop_unroll_factor") == std::string::npos, kernel.c_str());
+        QVERIFY2(kernel.find("float sum = 0.0f;\n\n    for (int i") != std::string::npos, kernel.c_str());
 
         const QString cacheFile = m_dir.filePath("red_cache.json");
         const Json cache = Json::parse(readFile(cacheFile), nullptr, false);
@@ -414,6 +421,25 @@ private slots:
         QVERIFY2(r.err.contains(QStringLiteral("__shfl_down was removed in CUDA 9; use __shfl_down_sync(0xffffffff, "
                                                "value, delta)")),
                  qPrintable(describe(r)));
+    }
+
+    // A script written for Kernel Tuner before 1.0 takes min(results, key=lambda x: x['time']), as
+    // Kernel Tuner's expdist.py does: a config that did not compile has no 'time' in the results
+    // (Kernel Tuner 1.5's way), so it fails with KeyError, and kt says what helps; with
+    // --omit-failed the results leave it out and the script runs to its end.
+    void failedConfigsOmitted() {
+        requirePython();
+        const CliRun r = kt({"failed_configs.py"}, QStringLiteral("failed.db"));
+        QVERIFY2(r.status != 0, qPrintable(describe(r)));
+        QVERIFY2(r.err.contains(QStringLiteral("KeyError: 'time'")), qPrintable(describe(r)));
+        QVERIFY2(r.err.contains(QStringLiteral("held 1 configs that did not compile or run")), qPrintable(describe(r)));
+        QVERIFY2(r.err.contains(QStringLiteral("tilescope-cli kt --omit-failed")), qPrintable(describe(r)));
+
+        const CliRun omitted = kt({"--omit-failed", "failed_configs.py"}, QStringLiteral("failed.db"));
+        QVERIFY2(omitted.status == 0, qPrintable(describe(omitted)));
+        const Json s = summary(omitted);
+        QVERIFY2(s.is_object(), qPrintable(describe(omitted)));
+        QCOMPARE(s["results"].get<int>(), 2);
     }
 
     void refusals_data() {

@@ -193,6 +193,28 @@ class KernelSource:
         self.code = "\n".join(lines) + "\n"
 
 
+    # Kernel Tuner's `#pragma unroll loop_unroll_factor_N`: the name is a constexpr int only when it
+    # is tuned (0 removes the pragma). A kernel whose script does not tune it (Kernel Tuner's own
+    # reduction.py) fails under Kernel Tuner with "identifier is undefined"; here the pragma is left
+    # to the compiler, as the value 0 would, and a warning names it.
+    _UNROLL_PRAGMA = re.compile(r"^[ \t]*#[ \t]*pragma[ \t]+unroll[ \t]+(\w*loop_unroll_factor\w*)[ \t]*$", re.M)
+
+    def drop_untuned_unroll_factors(self, tune_params):
+        untuned = sorted({m.group(1) for m in self._UNROLL_PRAGMA.finditer(self.code)} - set(tune_params))
+        if not untuned:
+            return []
+        # Each such line becomes empty, so that the compiler's line numbers stay the file's.
+        self.code = self._UNROLL_PRAGMA.sub(lambda m: "" if m.group(1) in untuned else m.group(0), self.code)
+        warnings.warn(
+            "Tilescope leaves the loops under `#pragma unroll " + "`, `#pragma unroll ".join(untuned)
+            + "` to the compiler: " + ", ".join(untuned) + (" is" if len(untuned) == 1 else " are")
+            + " not among tune_params (Kernel Tuner defines it only when it is tuned; 0 is its value for "
+            "no pragma)",
+            UserWarning,
+        )
+        return untuned
+
+
 def _strip_comments(code):
     code = re.sub(r"/\*.*?\*/", " ", code, flags=re.S)
     return re.sub(r"//[^\n]*", " ", code)

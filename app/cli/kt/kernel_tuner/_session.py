@@ -25,6 +25,7 @@ class Cli:
             )
         self.backend = os.environ.get("TILESCOPE_KT_BACKEND") or "cuda"
         self.db = os.path.abspath(os.environ.get("TILESCOPE_KT_DB") or "tilescope-kt.db")
+        self.omit_failed = os.environ.get("TILESCOPE_KT_OMIT_FAILED") == "1"
         text = os.environ.get("TILESCOPE_KT_TUNE_ARGS")
         self.tune_args = []
         if text:

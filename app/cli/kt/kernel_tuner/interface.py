@@ -384,6 +384,7 @@ class _Call:
         self.atol = atol
         self.verify_in_python = verify is not None
         source.realize(self.names, self.valid)
+        source.drop_untuned_unroll_factors(tune_params)
 
         self.declarations = _problem.kernel_parameters(source.code, kernel_name)
         _problem.check_argument_types(kernel_name, self.declarations, arguments)
@@ -865,7 +866,33 @@ def tune_kernel(
 
     overhead_ms = 1000 * (perf_counter() - start_overhead)
     env = _total_timings(results, env, overhead_ms)
+    failed = [r for r in results if "__error__" in r and "time" not in r]
+    if failed and cli.omit_failed:
+        results = [r for r in results if not ("__error__" in r and "time" not in r)]
+    _failed_without_time[0] += 0 if cli.omit_failed else len(failed)
     return results, env
+
+
+# Configs that did not compile or run, returned (as Kernel Tuner 1.5 returns them) without a
+# "time": a script written for Kernel Tuner before 1.0, which left them out, fails with
+# KeyError: 'time' on them, and the hook below says why and what helps.
+_failed_without_time = [0]
+_script_excepthook = sys.excepthook
+
+
+def _explain_missing_time(kind, value, traceback):
+    _script_excepthook(kind, value, traceback)
+    if kind is KeyError and value.args == ("time",) and _failed_without_time[0]:
+        print(
+            f"kt: the results tune_kernel returned held {_failed_without_time[0]} configs that did not compile or "
+            "run, without a 'time' (Kernel Tuner 1.5 returns them so, marked '__error__'; Kernel Tuner before 1.0 "
+            "left them out, and scripts written then expect that): run with tilescope-cli kt --omit-failed to "
+            "leave them out",
+            file=sys.stderr,
+        )
+
+
+sys.excepthook = _explain_missing_time
 
 
 def _analysed_order(raw, tune_params):
