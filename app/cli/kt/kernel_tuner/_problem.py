@@ -197,7 +197,7 @@ class KernelSource:
     # is tuned (0 removes the pragma). A kernel whose script does not tune it (Kernel Tuner's own
     # reduction.py) fails under Kernel Tuner with "identifier is undefined"; here the pragma is left
     # to the compiler, as the value 0 would, and a warning names it.
-    _UNROLL_PRAGMA = re.compile(r"^[ \t]*#[ \t]*pragma[ \t]+unroll[ \t]+(\w*loop_unroll_factor\w*)[ \t]*$", re.M)
+    _UNROLL_PRAGMA = re.compile(r"^[ \t]*#[ \t]*pragma[ \t]+unroll[ \t]+(\w*loop_unroll_factor\w*)[ \t\r]*$", re.M)
 
     def drop_untuned_unroll_factors(self, tune_params):
         untuned = sorted({m.group(1) for m in self._UNROLL_PRAGMA.finditer(self.code)} - set(tune_params))
@@ -211,6 +211,7 @@ class KernelSource:
             + " not among tune_params (Kernel Tuner defines it only when it is tuned; 0 is its value for "
             "no pragma)",
             UserWarning,
+            stacklevel=4,  # the script's tune_kernel or run_kernel call
         )
         return untuned
 
