@@ -101,7 +101,7 @@ void registerKt(CLI::App& app) {
         ->check(positiveNumber());
     cmd->add_flag("--omit-failed", opt->omitFailed,
                   "Leave the configs that did not compile or run out of the results tune_kernel returns, as Kernel "
-                  "Tuner did before 1.0 (Kernel Tuner 1.5 returns them with '__error__' and no 'time'; scripts "
+                  "Tuner's early releases did (1.5 returns them with '__error__' and no 'time'; scripts "
                   "written then, such as its expdist.py, take min(results, key=lambda r: r['time']))");
     cmd->add_option("--tune-arg", opt->tuneArgs,
                     "An argument for every tune the script starts (repeat it; e.g. --tune-arg=--guard)")

@@ -423,7 +423,7 @@ private slots:
                  qPrintable(describe(r)));
     }
 
-    // A script written for Kernel Tuner before 1.0 takes min(results, key=lambda x: x['time']), as
+    // A script written for Kernel Tuner's early releases takes min(results, key=lambda x: x['time']), as
     // Kernel Tuner's expdist.py does: a config that did not compile has no 'time' in the results
     // (Kernel Tuner 1.5's way), so it fails with KeyError, and kt says what helps; with
     // --omit-failed the results leave it out and the script runs to its end.

@@ -1,6 +1,6 @@
 #!/usr/bin/env python
 """Written as Kernel Tuner's expdist.py takes its best config, `min(results, key=lambda x: x['time'])`,
-which holds in Kernel Tuner before 1.0 (failed configs left out of the results) and fails in 1.5
+which holds in Kernel Tuner's early releases (failed configs left out of the results) and fails in 1.5
 (returned with '__error__' and no 'time'). One config of three asks for more static shared memory
 than a block may have (64 KB), so it does not compile."""
 

@@ -874,7 +874,7 @@ def tune_kernel(
 
 
 # Configs that did not compile or run, returned (as Kernel Tuner 1.5 returns them) without a
-# "time": a script written for Kernel Tuner before 1.0, which left them out, fails with
+# "time": a script written for Kernel Tuner's early releases, which left them out, fails with
 # KeyError: 'time' on them, and the hook below says why and what helps.
 _failed_without_time = [0]
 _script_excepthook = sys.excepthook
@@ -885,9 +885,9 @@ def _explain_missing_time(kind, value, traceback):
     if kind is KeyError and value.args == ("time",) and _failed_without_time[0]:
         print(
             f"kt: the results tune_kernel returned held {_failed_without_time[0]} configs that did not compile or "
-            "run, without a 'time' (Kernel Tuner 1.5 returns them so, marked '__error__'; Kernel Tuner before 1.0 "
-            "left them out, and scripts written then expect that): run with tilescope-cli kt --omit-failed to "
-            "leave them out",
+            "run, without a 'time' (Kernel Tuner 1.5 returns them so, marked '__error__'; Kernel Tuner's early "
+            "releases left them out, and scripts written then expect that): run with tilescope-cli kt "
+            "--omit-failed to leave them out",
             file=sys.stderr,
         )
 
