@@ -866,10 +866,11 @@ def tune_kernel(
 
     overhead_ms = 1000 * (perf_counter() - start_overhead)
     env = _total_timings(results, env, overhead_ms)
-    failed = [r for r in results if "__error__" in r and "time" not in r]
-    if failed and cli.omit_failed:
-        results = [r for r in results if not ("__error__" in r and "time" not in r)]
-    _failed_without_time[0] += 0 if cli.omit_failed else len(failed)
+    timed = [r for r in results if "__error__" not in r or "time" in r]
+    if cli.omit_failed:
+        results = timed
+    else:
+        _failed_without_time[0] += len(results) - len(timed)
     return results, env
 
 
