@@ -117,19 +117,28 @@ runs["cublas"] = lambda: torch.matmul(a, b)
 # move under its power cap, and whichever was timed second in one pass would pay for it.
 names = list(runs)
 times = {{n: [] for n in names}}
-for r in range(7):
+for r in range({rounds}):
     for n in names[r % len(names):] + names[:r % len(names)]:
         times[n].append(triton.testing.do_bench(runs[n], rep=50))
 out = {{n: flops / (sorted(t)[len(t) // 2] * 1e-3) / 1e12 for n, t in times.items()}}
+# The rounds' spread of each, as TFLOP/s (the slowest round, the fastest): the noise to judge by.
+spread = {{n: [flops / (max(t) * 1e-3) / 1e12, flops / (min(t) * 1e-3) / 1e12] for n, t in times.items()}}
+print("SPREAD " + json.dumps(spread), flush=True)
 print("RESULT " + json.dumps(out), flush=True)
 '''
 
 
-def result_of(text):
+def result_of(text, tag="RESULT"):
     for line in text.splitlines():
-        if line.startswith("RESULT "):
-            return json.loads(line[len("RESULT "):])
-    raise RuntimeError("no result in:\n" + text[-3000:])
+        if line.startswith(tag + " "):
+            return json.loads(line[len(tag) + 1:])
+    raise RuntimeError(f"no {tag} in:\n" + text[-3000:])
+
+
+def spread_line(text):
+    """The timer's rounds, slowest to fastest, of each: "NAME 630.1-641.2, ..." TFLOP/s."""
+    spread = result_of(text, "SPREAD")
+    return "rounds' spread " + ", ".join(f"{n} {lo:.1f}-{hi:.1f}" for n, (lo, hi) in spread.items()) + " TFLOP/s"
 
 
 def winner_of(cli, db):
@@ -152,6 +161,8 @@ def main():
                         help="the widened space (kernels/triton/matmul_wide.json, 108 configs): triton.autotune over "
                              "all of it against Tilescope's Bayesian search with a quarter of the configs")
     parser.add_argument("--budget", type=int, default=27, help="--wide: Tilescope's configs (default 27)")
+    parser.add_argument("--rounds", type=int, default=7,
+                        help="interleaved rounds of do_bench when the winners are timed side by side (default 7)")
     parser.add_argument("--time", metavar="JSON",
                         help="only time these winners side by side: {\"M,N,K\": {\"NAME\": {\"kwargs\": {...}, "
                              "\"num_warps\": W, \"num_stages\": S}}}")
@@ -161,7 +172,7 @@ def main():
     work.mkdir(parents=True, exist_ok=True)
     kernels = str(REPO / "kernels" / "triton")
     (work / "driver.py").write_text(DRIVER.format(kernels=kernels))
-    (work / "timer.py").write_text(TIMER.format(kernels=kernels))
+    (work / "timer.py").write_text(TIMER.format(kernels=kernels, rounds=args.rounds))
     rows = []
     if args.time:
         for shape, winners in json.loads(Path(args.time).read_text()).items():
@@ -174,6 +185,7 @@ def main():
             tflops = result_of(timed.stdout)
             print(f"{shape}: TFLOP/s " + ", ".join(f"{n} {v:.1f} ({v / tflops['cublas']:.3f} of cuBLAS)"
                                                   for n, v in tflops.items()), flush=True)
+            print(f"{shape}: {spread_line(timed.stdout)}", flush=True)
         return 0
     for shape in args.shapes:
         M, N, K = shape.split(",")
@@ -231,6 +243,7 @@ def main():
               f"{tflops['tilescope']:.1f}, cuBLAS {tflops['cublas']:.1f} "
               f"({tflops['triton.autotune'] / tflops['cublas']:.2f} / {tflops['tilescope'] / tflops['cublas']:.2f} "
               f"of cuBLAS)", flush=True)
+        print(f"{shape}: {spread_line(timed.stdout)}", flush=True)
     return 0
 
 
