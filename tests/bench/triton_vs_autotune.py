@@ -167,6 +167,8 @@ def main():
                         help="only time these winners side by side: {\"M,N,K\": {\"NAME\": {\"kwargs\": {...}, "
                              "\"num_warps\": W, \"num_stages\": S}}}")
     args = parser.parse_args()
+    if args.rounds < 1:
+        parser.error("--rounds must be at least 1")
     args.cli = str(Path(args.cli).resolve())  # the runs start in the work folder
     work = Path(args.work or tempfile.mkdtemp(prefix="triton-vs-autotune-"))
     work.mkdir(parents=True, exist_ok=True)
